@@ -1,0 +1,1 @@
+//! The Rowtree database: schema, transactions and mutations over the split map

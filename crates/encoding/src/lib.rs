@@ -1,0 +1,1 @@
+//! Order-preserving key codec and row codec

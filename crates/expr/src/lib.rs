@@ -1,0 +1,1 @@
+//! GoogleSQL expression typing and evaluation

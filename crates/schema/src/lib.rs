@@ -1,0 +1,1 @@
+//! The catalog: tables, keys, interleaving, indexes, sequences; DDL validation

@@ -1,0 +1,1 @@
+//! Ordered key-value engines (fjall on disk, memory) and MVCC versions

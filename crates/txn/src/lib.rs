@@ -1,0 +1,1 @@
+//! Lock manager (wound-wait), timestamp oracle and group commit

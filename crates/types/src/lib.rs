@@ -1,0 +1,28 @@
+//! GoogleSQL's value types, as Rowtree stores and computes them.
+//!
+//! Every layer above speaks these types: the key codec orders [`Value`]s, the
+//! schema declares columns of a [`Type`], the expression evaluator computes
+//! [`Value`]s, and the API layer converts them to Spanner's wire form.
+//!
+//! The representations are chosen to hold Spanner's full ranges exactly:
+//!
+//! | GoogleSQL type | Rust representation | range |
+//! |---|---|---|
+//! | `TIMESTAMP` | [`Timestamp`]: `i128` nanoseconds since the Unix epoch, UTC | `0001-01-01T00:00:00Z` to `9999-12-31T23:59:59.999999999Z` |
+//! | `DATE` | [`Date`]: `i32` days since 1970-01-01 | `0001-01-01` to `9999-12-31` |
+//! | `NUMERIC` | [`Numeric`]: `i128` scaled by 10^9 | precision 38, scale 9 |
+//! | `JSON` | `serde_json::Value` (objects with sorted keys, as Spanner prints them) | |
+
+mod date;
+mod error;
+mod numeric;
+mod timestamp;
+mod ty;
+mod value;
+
+pub use date::Date;
+pub use error::{Error, Result};
+pub use numeric::Numeric;
+pub use timestamp::Timestamp;
+pub use ty::Type;
+pub use value::Value;
