@@ -1,1 +1,36 @@
-//! The Rowtree database: schema, transactions and mutations over the split map
+//! The Rowtree database: Spanner's data model over an ordered, split,
+//! multi-versioned key space.
+//!
+//! A statement or API call passes through these layers:
+//!
+//! 1. [`Database`] holds the catalog (the schema), the storage engine, the
+//!    split router, the lock manager and the commit pipeline.
+//! 2. DDL ([`Database::apply_ddl`]) is validated by the catalog and applied
+//!    with its data work (index backfill, constraint checks) — see [`ddl`].
+//! 3. Reads ([`ReadRequest`]) turn key sets into byte ranges ([`keys`]),
+//!    read them through the split router at a timestamp, and decode rows.
+//! 4. Writes are [`Mutation`]s buffered in a [`ReadWriteTransaction`]; at
+//!    commit they are resolved into row and index writes under locks
+//!    ([`write`]), timestamped and made durable by group commit.
+//! 5. [`ReadOnlyTransaction`]s read a snapshot at a [`TimestampBound`].
+
+pub mod database;
+pub mod ddl;
+pub mod error;
+pub mod keys;
+pub mod mutation;
+pub mod read;
+mod sequences;
+pub mod transaction;
+pub mod write;
+
+pub use database::{Database, Options};
+pub use ddl::DdlError;
+pub use error::{Error, Result};
+pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
+pub use read::ReadRequest;
+pub use sequences::bit_reversed_positive;
+pub use transaction::{CommitResult, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
+pub use write::PENDING_COMMIT_TIMESTAMP;
+
+pub use rowtree_types::{Timestamp, Type, Value};

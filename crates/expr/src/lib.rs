@@ -1,1 +1,36 @@
-//! GoogleSQL expression typing and evaluation
+//! GoogleSQL expression typing and evaluation.
+//!
+//! An expression goes through two steps:
+//!
+//! 1. **Binding** ([`bind`]): the parser's [`ast::Expr`](rowtree_parser::ast::Expr) is
+//!    resolved against a [`Scope`] (which columns exist, and where they sit in a
+//!    row) and typed. Every GoogleSQL typing rule lives here: which operator
+//!    signatures exist, how `INT64` is coerced to `FLOAT64` or `NUMERIC`, which
+//!    functions are known. Errors carry the [`Span`](rowtree_parser::ast::Span) of
+//!    the node at fault, so callers can print `[at line:col]`.
+//! 2. **Evaluation** ([`BoundExpr::eval`]): the typed tree is evaluated against a
+//!    row (a slice of [`Value`](rowtree_types::Value)s) and an [`EvalContext`],
+//!    which supplies everything that is not a pure function of the row: the
+//!    statement's `CURRENT_TIMESTAMP`, sequences, the pending commit timestamp and
+//!    query parameters.
+//!
+//! The value-level semantics that do not need a tree ([`cast`], [`coerce_value`],
+//! [`compare`]) are public on their own, for the schema layer (DEFAULT values,
+//! mutations) and the SQL layer (ORDER BY).
+
+mod bind;
+mod bound;
+mod cast;
+mod compare;
+mod context;
+mod error;
+mod eval;
+mod functions;
+mod like;
+
+pub use bind::{bind, BindOptions, Scope};
+pub use bound::BoundExpr;
+pub use cast::{cast, coerce_value};
+pub use compare::compare;
+pub use context::EvalContext;
+pub use error::{Error, Result};

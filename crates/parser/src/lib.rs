@@ -2,5 +2,24 @@
 //!
 //! Text becomes tokens ([`lexer`]), tokens become statements ([`ast`]).
 //! Errors carry a byte offset that [`Position`] turns into `line:column`.
+//!
+//! A script is handled in three steps:
+//!
+//! 1. [`split_statements`] cuts it at every `;` that is not inside a literal,
+//!    a backquoted identifier or a comment, and drops empty pieces.
+//! 2. [`parse_statement`] lexes one piece and parses exactly one DDL
+//!    statement from it; [`parse_expr`] does the same for one expression.
+//! 3. A [`ParseError`] names what went wrong in GoogleSQL's words and where,
+//!    as a byte offset into the text that was parsed.
 
 pub mod ast;
+mod error;
+pub mod lexer;
+mod parser;
+mod position;
+mod split;
+
+pub use error::{ParseError, Result};
+pub use parser::{parse_expr, parse_statement};
+pub use position::Position;
+pub use split::{split_statements, StatementText};

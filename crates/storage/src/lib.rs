@@ -1,1 +1,28 @@
-//! Ordered key-value engines (fjall on disk, memory) and MVCC versions
+//! Storage: an ordered byte key-value store, and MVCC versions on top of it.
+//!
+//! Everything Rowtree keeps ends up here as byte keys and byte values:
+//!
+//! * [`Engine`] is the interface the upper layers use: point reads, ordered
+//!   range scans (forward and reverse), and atomic, optionally durable write
+//!   batches, over two key spaces ([`Space::Data`] for rows, [`Space::Meta`] for
+//!   the catalog and other metadata). Two engines implement it: [`FjallEngine`]
+//!   (on disk, an LSM tree) and [`MemoryEngine`] (tests, ephemeral databases).
+//! * [`Mvcc`] stores many versions of each row, tagged with their commit
+//!   timestamps, so a reader at timestamp `t` sees exactly the rows committed at
+//!   or before `t`, without locks; [`Mvcc::gc`] drops versions nobody can read.
+//!
+//! The engine knows nothing about rows, tables or timestamps; the MVCC layer
+//! knows timestamps but not tables. Splits and routing live one layer up, in
+//! `rowtree-kv`.
+
+mod engine;
+mod error;
+mod fjall_engine;
+mod memory;
+pub mod mvcc;
+
+pub use engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
+pub use error::{Error, Result};
+pub use fjall_engine::{FjallEngine, FjallOptions};
+pub use memory::MemoryEngine;
+pub use mvcc::{GcStats, Mvcc};

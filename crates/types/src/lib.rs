@@ -13,16 +13,27 @@
 //! | `NUMERIC` | [`Numeric`]: `i128` scaled by 10^9 | precision 38, scale 9 |
 //! | `JSON` | `serde_json::Value` (objects with sorted keys, as Spanner prints them) | |
 
+//!
+//! Each type owns its text forms: parsing GoogleSQL literals and strings, and
+//! printing the `CAST(x AS STRING)` and wire forms. [`TimeZone`] connects
+//! instants with civil time; [`parse_json`] applies Spanner's JSON rules.
+
 mod date;
 mod error;
+mod float;
+mod json;
 mod numeric;
+mod time_zone;
 mod timestamp;
 mod ty;
 mod value;
 
 pub use date::Date;
 pub use error::{Error, Result};
+pub use float::{format_f32, format_f64, parse_f64};
+pub use json::parse_json;
 pub use numeric::Numeric;
+pub use time_zone::TimeZone;
 pub use timestamp::Timestamp;
 pub use ty::Type;
 pub use value::Value;

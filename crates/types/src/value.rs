@@ -1,6 +1,16 @@
-//! Runtime values.
+//! Runtime values, and their two text forms.
+//!
+//! * [`fmt::Display`] is GoogleSQL's `CAST(value AS STRING)`: `1.5`, `true`,
+//!   `2016-01-25 07:10:10.555555-08` (timestamps in Spanner's default zone,
+//!   America/Los_Angeles). Strings print raw, without quotes.
+//! * [`Value::sql_literal`] is an expression that evaluates back to the value
+//!   (`"it's"`, `b"\x00"`, `NUMERIC "1.5"`, `TIMESTAMP "... +00"`), for error
+//!   messages, DDL printing and tests.
 
-use crate::{Date, Numeric, Timestamp, Type};
+use std::fmt;
+
+use crate::float::{format_f32, format_f64};
+use crate::{Date, Numeric, Timestamp, TimeZone, Type};
 
 /// A GoogleSQL value. `Null` is untyped at runtime: the type of a NULL is
 /// known from the column or expression that produced it.
@@ -65,5 +75,198 @@ impl Value {
                 items.iter().map(Value::approx_size).sum::<usize>() + 1
             }
         }
+    }
+}
+
+impl Value {
+    /// A GoogleSQL expression that evaluates to this value (see the module
+    /// docs). Timestamps print in UTC so the literal does not depend on the
+    /// reader's default zone.
+    pub fn sql_literal(&self) -> String {
+        match self {
+            Value::Null => "NULL".into(),
+            Value::Bool(true) => "TRUE".into(),
+            Value::Bool(false) => "FALSE".into(),
+            Value::Int64(v) => v.to_string(),
+            Value::Float64(v) if !v.is_finite() => {
+                format!("CAST(\"{}\" AS FLOAT64)", format_f64(*v))
+            }
+            Value::Float64(v) => {
+                let text = format_f64(*v);
+                if text.contains(['.', 'e']) {
+                    text
+                } else {
+                    format!("{text}.0")
+                }
+            }
+            Value::Float32(v) => format!("CAST(\"{}\" AS FLOAT32)", format_f32(*v)),
+            Value::Numeric(n) => format!("NUMERIC \"{n}\""),
+            Value::String(s) => quote(s.as_bytes(), false),
+            Value::Bytes(b) => quote(b, true),
+            Value::Date(d) => format!("DATE \"{d}\""),
+            Value::Timestamp(t) => format!("TIMESTAMP \"{}\"", t.format_sql(&TimeZone::UTC)),
+            Value::Json(j) => format!("JSON {}", quote(j.to_string().as_bytes(), false)),
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(Value::sql_literal).collect();
+                format!("[{}]", items.join(", "))
+            }
+            Value::Struct(fields) => {
+                let fields: Vec<String> = fields.iter().map(Value::sql_literal).collect();
+                format!("STRUCT({})", fields.join(", "))
+            }
+        }
+    }
+}
+
+/// A GoogleSQL string (or, with `bytes`, bytes) literal. Double quotes unless
+/// the text contains a double quote and no single quote, as GoogleSQL's own
+/// printer does; control characters (and, for bytes, non-ASCII) as `\xHH`.
+fn quote(raw: &[u8], bytes: bool) -> String {
+    let q = if raw.contains(&b'"') && !raw.contains(&b'\'') { '\'' } else { '"' };
+    let mut out = String::new();
+    if bytes {
+        out.push('b');
+    }
+    out.push(q);
+    let text = String::from_utf8_lossy(raw);
+    let push_char = |c: char, out: &mut String| match c {
+        '\\' => out.push_str("\\\\"),
+        '\n' => out.push_str("\\n"),
+        '\r' => out.push_str("\\r"),
+        '\t' => out.push_str("\\t"),
+        c if c == q => {
+            out.push('\\');
+            out.push(c);
+        }
+        c if (c as u32) < 0x20 || c as u32 == 0x7f => out.push_str(&format!("\\x{:02x}", c as u32)),
+        c => out.push(c),
+    };
+    if bytes {
+        for &b in raw {
+            if b >= 0x80 {
+                out.push_str(&format!("\\x{b:02x}"));
+            } else {
+                push_char(b as char, &mut out);
+            }
+        }
+    } else {
+        for c in text.chars() {
+            push_char(c, &mut out);
+        }
+    }
+    out.push(q);
+    out
+}
+
+impl fmt::Display for Value {
+    /// GoogleSQL's `CAST(value AS STRING)` form (see the module docs); arrays
+    /// and structs, which have no such cast, print their elements as
+    /// literals: `[1, "a"]`, `(1, "a")`.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Value::Null => f.write_str("NULL"),
+            Value::Bool(b) => write!(f, "{b}"),
+            Value::Int64(v) => write!(f, "{v}"),
+            Value::Float64(v) => f.write_str(&format_f64(*v)),
+            Value::Float32(v) => f.write_str(&format_f32(*v)),
+            Value::Numeric(n) => write!(f, "{n}"),
+            Value::String(s) => f.write_str(s),
+            Value::Bytes(b) => f.write_str(&String::from_utf8_lossy(b)),
+            Value::Date(d) => write!(f, "{d}"),
+            Value::Timestamp(t) => f.write_str(&t.format_sql(&TimeZone::LOS_ANGELES)),
+            Value::Json(j) => write!(f, "{j}"),
+            Value::Array(items) => {
+                let items: Vec<String> = items.iter().map(Value::sql_literal).collect();
+                write!(f, "[{}]", items.join(", "))
+            }
+            Value::Struct(fields) => {
+                let fields: Vec<String> = fields.iter().map(Value::sql_literal).collect();
+                write!(f, "({})", fields.join(", "))
+            }
+        }
+    }
+}
+
+impl From<Date> for Value {
+    fn from(d: Date) -> Value {
+        Value::Date(d)
+    }
+}
+
+impl From<Timestamp> for Value {
+    fn from(t: Timestamp) -> Value {
+        Value::Timestamp(t)
+    }
+}
+
+impl From<Numeric> for Value {
+    fn from(n: Numeric) -> Value {
+        Value::Numeric(n)
+    }
+}
+
+impl From<i64> for Value {
+    fn from(v: i64) -> Value {
+        Value::Int64(v)
+    }
+}
+
+impl From<bool> for Value {
+    fn from(v: bool) -> Value {
+        Value::Bool(v)
+    }
+}
+
+impl From<f64> for Value {
+    fn from(v: f64) -> Value {
+        Value::Float64(v)
+    }
+}
+
+impl From<&str> for Value {
+    fn from(v: &str) -> Value {
+        Value::String(v.to_owned())
+    }
+}
+
+impl From<String> for Value {
+    fn from(v: String) -> Value {
+        Value::String(v)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn literals() {
+        assert_eq!(Value::Null.sql_literal(), "NULL");
+        assert_eq!(Value::Float64(1.0).sql_literal(), "1.0");
+        assert_eq!(Value::Float64(f64::NAN).sql_literal(), "CAST(\"nan\" AS FLOAT64)");
+        assert_eq!(Value::from("it's").sql_literal(), "\"it's\"");
+        assert_eq!(Value::from("say \"hi\"").sql_literal(), "'say \"hi\"'");
+        assert_eq!(Value::from("a\nb\\").sql_literal(), "\"a\\nb\\\\\"");
+        assert_eq!(Value::Bytes(vec![0, b'a', 0xff]).sql_literal(), "b\"\\x00a\\xff\"");
+        assert_eq!(
+            Value::Numeric(Numeric::parse("1.5").unwrap()).sql_literal(),
+            "NUMERIC \"1.5\""
+        );
+        let ts = Timestamp::parse("2016-01-25T15:10:10.5Z", &TimeZone::UTC).unwrap();
+        assert_eq!(Value::from(ts).sql_literal(), "TIMESTAMP \"2016-01-25 15:10:10.500+00\"");
+        assert_eq!(
+            Value::Array(vec![Value::Int64(1), Value::Null]).sql_literal(),
+            "[1, NULL]"
+        );
+    }
+
+    #[test]
+    fn display_is_cast_to_string() {
+        assert_eq!(Value::Bool(true).to_string(), "true");
+        assert_eq!(Value::Float64(1e20).to_string(), "1e+20");
+        assert_eq!(Value::from("raw 'text'").to_string(), "raw 'text'");
+        let ts = Timestamp::parse("2016-01-25 10:10:10.555555-05:00", &TimeZone::UTC).unwrap();
+        assert_eq!(Value::from(ts).to_string(), "2016-01-25 07:10:10.555555-08");
+        assert_eq!(Value::Date(Date::parse("2024-02-29").unwrap()).to_string(), "2024-02-29");
     }
 }

@@ -1,0 +1,270 @@
+//! The database handle: storage, the split map, the schema, and the
+//! machinery transactions share (locks, the commit pipeline, sequences).
+//!
+//! # A commit's life
+//!
+//! 1. A read-write transaction reads under shared locks and buffers its
+//!    mutations ([`crate::ReadWriteTransaction`]).
+//! 2. At commit, the mutations are resolved against the latest data under
+//!    exclusive locks into row writes and index writes ([`crate::write`]).
+//! 3. The writes go to the commit pipeline, which gives the commit its
+//!    timestamp, writes the MVCC versions of a whole group of commits in one
+//!    batch with one fsync, publishes the new visible timestamp and wakes the
+//!    committers (group commit).
+//! 4. The transaction releases its locks.
+//!
+//! Schema changes take the schema gate exclusively, so no commit is between
+//! steps 2 and 3 while a DDL statement validates data or backfills an index.
+
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use parking_lot::{Mutex, RwLock};
+use rowtree_kv::{Router, SplitMap};
+use rowtree_schema::Catalog;
+use rowtree_storage::{Durability, Engine, FjallEngine, MemoryEngine, Mvcc, Space, WriteBatch};
+use rowtree_txn::{Clock, CommitPipeline, LockManager, SystemClock};
+
+use crate::error::{Error, Result};
+use crate::sequences::Sequences;
+
+/// What the commit pipeline writes for one commit: its timestamp and its
+/// key/value versions.
+pub(crate) type CommitWrites = (u64, Vec<(Vec<u8>, Option<Vec<u8>>)>);
+
+/// Database settings.
+#[derive(Clone)]
+pub struct Options {
+    /// How long old versions stay readable (Spanner's
+    /// `version_retention_period`, default one hour). Reads at older
+    /// timestamps fail; versions older than this are garbage collected.
+    pub version_retention: Duration,
+    /// How often the garbage collector runs.
+    pub gc_interval: Duration,
+    /// The clock (injected so tests can drive time).
+    pub clock: Arc<dyn Clock>,
+    /// Block cache of the disk engine, in bytes.
+    pub cache_bytes: u64,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            version_retention: Duration::from_secs(3600),
+            gc_interval: Duration::from_secs(60),
+            clock: Arc::new(SystemClock),
+            cache_bytes: 64 << 20,
+        }
+    }
+}
+
+impl std::fmt::Debug for Options {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Options")
+            .field("version_retention", &self.version_retention)
+            .field("gc_interval", &self.gc_interval)
+            .field("cache_bytes", &self.cache_bytes)
+            .finish()
+    }
+}
+
+pub(crate) struct Inner {
+    pub engine: Arc<dyn Engine>,
+    pub router: Router,
+    pub catalog: RwLock<Arc<Catalog>>,
+    /// Commits hold it shared from resolution to durability; DDL holds it
+    /// exclusively.
+    pub schema_gate: RwLock<()>,
+    /// Serialises DDL statements.
+    pub ddl_lock: Mutex<()>,
+    pub locks: LockManager,
+    pub pipeline: CommitPipeline<CommitWrites>,
+    pub sequences: Sequences,
+    pub options: Options,
+    stop: Arc<AtomicBool>,
+    gc_thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// A Rowtree database: one schema and its data, on disk or in memory.
+///
+/// Cheap to clone; all clones share the same database. The background
+/// garbage collector stops when the last clone is dropped.
+#[derive(Clone)]
+pub struct Database {
+    pub(crate) inner: Arc<Inner>,
+}
+
+const META_LAST_TS: &[u8] = b"commit/last_ts";
+pub(crate) const META_DDL_PREFIX: &[u8] = b"ddl/";
+
+impl Database {
+    /// Opens (or creates) a durable database in `dir`.
+    pub fn open(dir: impl AsRef<Path>) -> Result<Database> {
+        Self::open_with(dir, Options::default())
+    }
+
+    /// Opens (or creates) a durable database in `dir` with `options`.
+    pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let engine = FjallEngine::open(dir.as_ref(), options.cache_bytes)?;
+        Self::with_engine(Arc::new(engine), options)
+    }
+
+    /// A database held in memory only, for tests and experiments.
+    pub fn in_memory() -> Database {
+        Self::with_engine(Arc::new(MemoryEngine::new()), Options::default())
+            .expect("an empty in-memory database always opens")
+    }
+
+    /// A database held in memory with `options`.
+    pub fn in_memory_with(options: Options) -> Database {
+        Self::with_engine(Arc::new(MemoryEngine::new()), options)
+            .expect("an empty in-memory database always opens")
+    }
+
+    /// A database over any storage engine.
+    pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Result<Database> {
+        // Replay the DDL log into the catalog.
+        let mut catalog = Catalog::new();
+        for item in engine.scan(Space::Meta, crate::read::prefix_bounds(META_DDL_PREFIX), false) {
+            let (_, text) = item?;
+            let text = String::from_utf8(text)
+                .map_err(|_| Error::internal("corrupt DDL log entry"))?;
+            let stmt = rowtree_parser::parse_statement(&text)
+                .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
+            let (next, _) = catalog
+                .apply(&stmt)
+                .map_err(|e| Error::internal(format!("stored DDL does not apply: {e}: {text}")))?;
+            catalog = next;
+        }
+        let last_ts = match engine.get(Space::Meta, META_LAST_TS)? {
+            Some(b) if b.len() == 8 => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+            _ => 0,
+        };
+
+        let splits = SplitMap::new();
+        let router = Router::new(Mvcc::new(engine.clone()), splits);
+        let flush_engine = engine.clone();
+        let pipeline = CommitPipeline::new(
+            options.clock.clone(),
+            last_ts,
+            move |groups: Vec<CommitWrites>| -> std::result::Result<(), String> {
+                let mut batch = WriteBatch::new();
+                let mut max_ts = 0;
+                for (ts, writes) in groups {
+                    max_ts = max_ts.max(ts);
+                    Mvcc::put_versions(&mut batch, ts, writes);
+                }
+                batch.put(Space::Meta, META_LAST_TS.to_vec(), max_ts.to_be_bytes().to_vec());
+                flush_engine
+                    .write(batch, Durability::Sync)
+                    .map_err(|e| e.to_string())
+            },
+        );
+        let stop = Arc::new(AtomicBool::new(false));
+        let inner = Arc::new(Inner {
+            sequences: Sequences::new(engine.clone()),
+            engine,
+            router,
+            catalog: RwLock::new(Arc::new(catalog)),
+            schema_gate: RwLock::new(()),
+            ddl_lock: Mutex::new(()),
+            locks: LockManager::new(),
+            pipeline,
+            options,
+            stop: stop.clone(),
+            gc_thread: Mutex::new(None),
+        });
+        let db = Database { inner };
+        db.refresh_split_points();
+        db.start_gc();
+        Ok(db)
+    }
+
+    /// The current schema.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.inner.catalog.read().clone()
+    }
+
+    /// The schema as Spanner's GetDatabaseDdl prints it.
+    pub fn ddl(&self) -> Vec<String> {
+        self.catalog().ddl()
+    }
+
+    /// The newest timestamp at which every commit is visible (strong reads
+    /// read here).
+    pub fn visible_timestamp(&self) -> u64 {
+        self.inner.pipeline.visible_ts()
+    }
+
+    /// The split map and router every read and write goes through.
+    pub fn router(&self) -> &Router {
+        &self.inner.router
+    }
+
+    /// Puts a split boundary at the start of every root-level object (root
+    /// tables and non-interleaved indexes), so each starts its own split.
+    pub(crate) fn refresh_split_points(&self) {
+        let catalog = self.catalog();
+        for t in catalog.tables().filter(|t| t.parent.is_none()) {
+            self.inner.router.splits().add_split_point(crate::keys::object_range(t.id).0);
+        }
+        for ix in catalog.indexes().filter(|ix| ix.interleave_in.is_none()) {
+            self.inner.router.splits().add_split_point(crate::keys::object_range(ix.id).0);
+        }
+    }
+
+    /// The oldest timestamp that may still be read.
+    pub fn oldest_readable_timestamp(&self) -> u64 {
+        let now = self.inner.options.clock.now_nanos();
+        now.saturating_sub(self.inner.options.version_retention.as_nanos() as u64)
+    }
+
+    /// Runs one garbage-collection pass now: versions no read may need any
+    /// more (older than the retention period and shadowed) are removed.
+    pub fn collect_garbage(&self) -> Result<()> {
+        let horizon = self.oldest_readable_timestamp().min(self.visible_timestamp());
+        self.inner.router.mvcc().gc(horizon, usize::MAX)?;
+        Ok(())
+    }
+
+    fn start_gc(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let stop = self.inner.stop.clone();
+        let interval = self.inner.options.gc_interval;
+        let handle = std::thread::Builder::new()
+            .name("rowtree-gc".into())
+            .spawn(move || {
+                let tick = Duration::from_millis(100).min(interval);
+                let mut waited = Duration::ZERO;
+                while !stop.load(Ordering::Relaxed) {
+                    std::thread::sleep(tick);
+                    waited += tick;
+                    if waited < interval {
+                        continue;
+                    }
+                    waited = Duration::ZERO;
+                    let Some(inner) = weak.upgrade() else { break };
+                    let db = Database { inner };
+                    if let Err(e) = db.collect_garbage() {
+                        tracing::warn!("garbage collection failed: {e}");
+                    }
+                }
+            })
+            .ok();
+        *self.inner.gc_thread.lock() = handle;
+    }
+}
+
+impl Drop for Inner {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.gc_thread.lock().take() {
+            if h.thread().id() != std::thread::current().id() {
+                let _ = h.join();
+            }
+        }
+    }
+}

@@ -1,0 +1,362 @@
+//! Schema changes: validate, do the data work, persist, publish.
+//!
+//! A statement is validated by the catalog ([`Catalog::apply`]), which also
+//! says what the data must undergo ([`Effect`]): backfilling a new index,
+//! checking existing rows against a new constraint, deleting a dropped
+//! table's rows. The statement takes the schema gate exclusively, so no
+//! commit runs while it checks or backfills; the data work commits through
+//! the commit pipeline like any transaction (so its versions get a proper
+//! timestamp), and the statement text is appended to the DDL log in the
+//! metadata space. Opening a database replays the log into the catalog.
+//!
+//! A batch of statements is applied in order and stops at the first failure,
+//! as Spanner's `UpdateDatabaseDdl` does: the statements before it stay
+//! applied.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use rowtree_encoding::prefix_end;
+use rowtree_schema::{Catalog, Effect, SchemaError};
+use rowtree_storage::{Durability, Space, WriteBatch};
+use rowtree_types::Value;
+
+use crate::database::{Database, META_DDL_PREFIX};
+use crate::error::{Error, Result};
+use crate::keys::{self, Object};
+use crate::write::{index_entry, stored_columns};
+
+/// A DDL failure: which statement failed and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{error}")]
+pub struct DdlError {
+    /// Index of the failed statement in the batch (0-based).
+    pub statement: usize,
+    /// Byte offset of the error inside that statement's text, when known.
+    pub offset: Option<usize>,
+    pub error: Error,
+}
+
+impl From<SchemaError> for Error {
+    fn from(e: SchemaError) -> Error {
+        let message = e.to_string();
+        match e.code() {
+            "NOT_FOUND" => Error::NotFound { message },
+            "ALREADY_EXISTS" => Error::AlreadyExists { message },
+            "FAILED_PRECONDITION" => Error::FailedPrecondition { message },
+            _ => Error::InvalidArgument { message },
+        }
+    }
+}
+
+impl Database {
+    /// Applies one DDL statement.
+    pub fn apply_ddl_statement(&self, text: &str) -> std::result::Result<(), DdlError> {
+        self.apply_ddl(&[text]).map(|_| ())
+    }
+
+    /// Applies DDL statements in order, stopping at the first failure (the
+    /// statements before it stay applied). Returns how many were applied.
+    pub fn apply_ddl(&self, statements: &[&str]) -> std::result::Result<usize, DdlError> {
+        let _serial = self.inner.ddl_lock.lock();
+        for (i, text) in statements.iter().enumerate() {
+            self.apply_one(text).map_err(|(error, offset)| DdlError { statement: i, offset, error })?;
+        }
+        Ok(statements.len())
+    }
+
+    /// Validates every statement first and applies them only if all are
+    /// valid (CreateDatabase with extra statements is all-or-nothing). On an
+    /// empty database nothing can fail after validation.
+    pub fn apply_ddl_all_or_nothing(&self, statements: &[&str]) -> std::result::Result<usize, DdlError> {
+        let _serial = self.inner.ddl_lock.lock();
+        let mut catalog = (*self.catalog()).clone();
+        for (i, text) in statements.iter().enumerate() {
+            let stmt = rowtree_parser::parse_statement(text).map_err(|e| DdlError {
+                statement: i,
+                offset: Some(e.offset),
+                error: Error::invalid(e.message.clone()),
+            })?;
+            let (next, _) = catalog.apply(&stmt).map_err(|e| DdlError {
+                statement: i,
+                offset: e.span().map(|s| s.start),
+                error: e.into(),
+            })?;
+            catalog = next;
+        }
+        for (i, text) in statements.iter().enumerate() {
+            self.apply_one(text).map_err(|(error, offset)| DdlError { statement: i, offset, error })?;
+        }
+        Ok(statements.len())
+    }
+
+    fn apply_one(&self, text: &str) -> std::result::Result<(), (Error, Option<usize>)> {
+        let stmt = rowtree_parser::parse_statement(text)
+            .map_err(|e| (Error::invalid(e.message.clone()), Some(e.offset)))?;
+        let _gate = self.inner.schema_gate.write();
+        let current = self.catalog();
+        let (next, effects) = current
+            .apply(&stmt)
+            .map_err(|e| (e.span().map(|s| s.start), e))
+            .map_err(|(off, e)| (Error::from(e), off))?;
+        if next.version() == current.version() {
+            // IF NOT EXISTS / IF EXISTS with nothing to do.
+            return Ok(());
+        }
+        let next = Arc::new(next);
+        self.run_effects(&current, &next, &effects).map_err(|e| (e, None))?;
+        // Persist the statement, then publish the new schema.
+        let mut batch = WriteBatch::new();
+        let mut key = META_DDL_PREFIX.to_vec();
+        key.extend_from_slice(&next.version().to_be_bytes());
+        batch.put(Space::Meta, key, text.trim().trim_end_matches(';').as_bytes().to_vec());
+        self.inner
+            .engine
+            .write(batch, Durability::Sync)
+            .map_err(|e| (Error::from(e), None))?;
+        *self.inner.catalog.write() = next;
+        self.refresh_split_points();
+        Ok(())
+    }
+
+    fn run_effects(&self, old: &Catalog, new: &Catalog, effects: &[Effect]) -> Result<()> {
+        for effect in effects {
+            match effect {
+                Effect::BackfillIndex(id) => self.backfill_index(new, *id)?,
+                Effect::DropIndexData(id) => self.drop_object_rows(old, Object::Index(*id))?,
+                Effect::DropTableData(id) => self.drop_object_rows(old, Object::Table(*id))?,
+                Effect::ValidateNotNull { table, column } => {
+                    self.validate_rows(new, *table, |t, row| {
+                        if row[*column].is_null() {
+                            Some(format!(
+                                "Adding a NOT NULL constraint on a column {}.{} that has NULL values",
+                                t.name, t.columns[*column].name
+                            ))
+                        } else {
+                            None
+                        }
+                    })?
+                }
+                Effect::ValidateColumnLength { table, column } => {
+                    self.validate_rows(new, *table, |t, row| {
+                        let col = &t.columns[*column];
+                        let limit = match &col.data_type {
+                            rowtree_parser::ast::DataType::String(rowtree_parser::ast::Length::Limit(n))
+                            | rowtree_parser::ast::DataType::Bytes(rowtree_parser::ast::Length::Limit(n)) => *n as usize,
+                            _ => return None,
+                        };
+                        let len = match &row[*column] {
+                            Value::String(s) => s.chars().count(),
+                            Value::Bytes(b) => b.len(),
+                            _ => 0,
+                        };
+                        (len > limit).then(|| {
+                            format!("Cannot reduce the length of column {}.{}: a value has length {len}", t.name, col.name)
+                        })
+                    })?
+                }
+                Effect::ValidateCheck { table, check } => {
+                    let t = new.table_by_id(*table).ok_or_else(|| Error::internal("table vanished"))?;
+                    let Some(c) = t.checks.iter().find(|c| &c.name == check) else { continue };
+                    let now = rowtree_types::Timestamp::now();
+                    self.validate_rows(new, *table, |t, row| {
+                        let mut ctx = NoSideEffects { now };
+                        match c.expr.expr.eval(row, &mut ctx) {
+                            Ok(Value::Bool(false)) => Some(format!(
+                                "Check constraint `{}`.`{}` is violated by an existing row",
+                                t.name, c.name
+                            )),
+                            Err(e) => Some(e.to_string()),
+                            _ => None,
+                        }
+                    })?
+                }
+                Effect::ValidateForeignKey { table, foreign_key } => {
+                    self.validate_foreign_key(new, *table, foreign_key)?
+                }
+                Effect::ResetSequence { sequence, counter } => {
+                    let start = match counter {
+                        Some(c) => *c,
+                        None => new
+                            .sequences()
+                            .find(|s| s.id == *sequence)
+                            .map(|s| s.start_with_counter)
+                            .unwrap_or(1),
+                    };
+                    self.inner.sequences.reset(*sequence, start.max(1) as u64)?;
+                }
+                Effect::DropSequence(id) => self.inner.sequences.drop_sequence(*id)?,
+            }
+        }
+        Ok(())
+    }
+
+    /// Every live row of a table at the latest timestamp, as full rows.
+    fn table_rows(&self, catalog: &Catalog, table: u32) -> Result<Vec<(Vec<u8>, Vec<Value>)>> {
+        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let root = catalog.root_of(table);
+        let (start, end) = keys::object_range(root.id);
+        let target = crate::write::table_target(catalog, t);
+        let mut rows = Vec::new();
+        for item in self.inner.router.scan(&start, end.as_deref(), u64::MAX, false) {
+            let (kb, value) = item?;
+            let Some((Object::Table(id), key)) = keys::decode_key(catalog, &kb)? else { continue };
+            if id != table {
+                continue;
+            }
+            rows.push((kb, crate::read::materialize(&target, key, &value)?));
+        }
+        Ok(rows)
+    }
+
+    fn validate_rows(
+        &self,
+        catalog: &Catalog,
+        table: u32,
+        check: impl Fn(&rowtree_schema::Table, &[Value]) -> Option<String>,
+    ) -> Result<()> {
+        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        for (_, row) in self.table_rows(catalog, table)? {
+            if let Some(message) = check(t, &row) {
+                return Err(Error::FailedPrecondition { message });
+            }
+        }
+        Ok(())
+    }
+
+    fn validate_foreign_key(&self, catalog: &Catalog, table: u32, name: &str) -> Result<()> {
+        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let Some(fk) = t.foreign_keys.iter().find(|f| f.name == name) else { return Ok(()) };
+        let referenced: HashSet<Vec<KeyValue>> = self
+            .table_rows(catalog, fk.referenced_table)?
+            .into_iter()
+            .map(|(_, row)| fk.referenced_columns.iter().map(|&p| KeyValue(row[p].clone())).collect())
+            .collect();
+        for (_, row) in self.table_rows(catalog, table)? {
+            let vals: Vec<KeyValue> = fk.columns.iter().map(|&p| KeyValue(row[p].clone())).collect();
+            if vals.iter().any(|v| v.0.is_null()) {
+                continue;
+            }
+            if !referenced.contains(&vals) {
+                return Err(Error::FailedPrecondition {
+                    message: format!(
+                        "Foreign key constraint `{}` is violated on table `{}`: a row references values that do not exist",
+                        fk.name, t.name
+                    ),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Writes the entries of a new index for every existing row, checking
+    /// UNIQUE on the way.
+    fn backfill_index(&self, catalog: &Catalog, id: u32) -> Result<()> {
+        let ix = catalog.index_by_id(id).ok_or_else(|| Error::internal("index vanished"))?;
+        let t = catalog.table_by_id(ix.table).ok_or_else(|| Error::internal("table vanished"))?;
+        let mut writes = Vec::new();
+        let mut seen: HashSet<Vec<KeyValue>> = HashSet::new();
+        for (_, row) in self.table_rows(catalog, t.id)? {
+            let Some(entry) = index_entry(catalog, t, ix, &row)? else { continue };
+            if ix.unique {
+                let declared: Vec<KeyValue> = entry.key[..entry.declared].iter().cloned().map(KeyValue).collect();
+                if !seen.insert(declared) {
+                    return Err(Error::FailedPrecondition {
+                        message: format!(
+                            "Found uniqueness violation on index {}, duplicate key: {}",
+                            ix.name,
+                            entry.key[..entry.declared].iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+                        ),
+                    });
+                }
+            }
+            let key = keys::encode_full(&entry.levels, &entry.key)?;
+            let value = rowtree_encoding::encode_row(entry.stored.iter().map(|(id, v)| (*id, v)));
+            writes.push((key, Some(value)));
+        }
+        let _ = stored_columns;
+        self.commit_raw(writes)
+    }
+
+    /// Deletes (with tombstones, so stale reads still see them) every row of
+    /// a dropped table or index.
+    fn drop_object_rows(&self, old: &Catalog, object: Object) -> Result<()> {
+        let root_id = match object {
+            Object::Table(id) => old.root_of(id).id,
+            Object::Index(id) => {
+                let ix = old.index_by_id(id).ok_or_else(|| Error::internal("index vanished"))?;
+                match ix.interleave_in {
+                    Some(p) => old.root_of(p).id,
+                    None => id,
+                }
+            }
+        };
+        let (start, end) = keys::object_range(root_id);
+        let mut writes = Vec::new();
+        for item in self.inner.router.scan(&start, end.as_deref(), u64::MAX, false) {
+            let (kb, _) = item?;
+            match keys::decode_key(old, &kb)? {
+                Some((o, _)) if o == object => writes.push((kb, None)),
+                _ => {}
+            }
+        }
+        let _ = prefix_end;
+        self.commit_raw(writes)
+    }
+
+    /// Commits raw key/value writes through the pipeline.
+    pub(crate) fn commit_raw(&self, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
+        if writes.is_empty() {
+            return Ok(());
+        }
+        self.inner.router.charge_writes(&writes);
+        self.inner.pipeline.commit(Box::new(move |ts| Ok((ts, writes))))?;
+        Ok(())
+    }
+}
+
+/// A value usable as a hash key (floats by their bits).
+#[derive(Debug, Clone)]
+struct KeyValue(Value);
+
+impl PartialEq for KeyValue {
+    fn eq(&self, other: &Self) -> bool {
+        let mut a = Vec::new();
+        let mut b = Vec::new();
+        let ea = rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc);
+        let eb = rowtree_encoding::encode_key_value(&mut b, &other.0, rowtree_encoding::Direction::Asc);
+        match (ea, eb) {
+            (Ok(()), Ok(())) => a == b,
+            _ => self.0 == other.0,
+        }
+    }
+}
+impl Eq for KeyValue {}
+impl std::hash::Hash for KeyValue {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        let mut a = Vec::new();
+        if rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc).is_ok() {
+            a.hash(state);
+        }
+    }
+}
+
+/// Evaluation context for validating constraints over existing rows.
+struct NoSideEffects {
+    now: rowtree_types::Timestamp,
+}
+
+impl rowtree_expr::EvalContext for NoSideEffects {
+    fn now(&self) -> rowtree_types::Timestamp {
+        self.now
+    }
+    fn next_sequence_value(&mut self, _: &str) -> std::result::Result<i64, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid("sequence functions are not allowed here"))
+    }
+    fn sequence_state(&mut self, _: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid("sequence functions are not allowed here"))
+    }
+    fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid("PENDING_COMMIT_TIMESTAMP is not allowed here"))
+    }
+}

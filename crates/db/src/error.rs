@@ -1,0 +1,118 @@
+//! Errors of the database layer, typed by what the caller should do.
+//!
+//! Lower layers have their own error enums; they are converted here into the
+//! categories a client acts on. Only the API server maps these to gRPC status
+//! codes, using [`Error::code`].
+
+/// Result alias for the database layer.
+pub type Result<T> = std::result::Result<T, Error>;
+
+/// A database error.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The request is malformed: fix it and send it again.
+    #[error("{message}")]
+    InvalidArgument { message: String },
+    /// A named object or a row the request requires does not exist.
+    #[error("{message}")]
+    NotFound { message: String },
+    /// The object or row being created exists already.
+    #[error("{message}")]
+    AlreadyExists { message: String },
+    /// The database is not in a state that allows the request (a constraint,
+    /// a referenced row, a stale timestamp).
+    #[error("{message}")]
+    FailedPrecondition { message: String },
+    /// A value is outside its type's range, or a limit is exceeded.
+    #[error("{message}")]
+    OutOfRange { message: String },
+    /// The transaction lost a conflict (wound-wait) or was aborted: retry
+    /// the whole transaction, keeping its priority.
+    #[error("Transaction was aborted: {reason}")]
+    Aborted { reason: String },
+    /// The deadline passed before the request finished.
+    #[error("Deadline exceeded: {message}")]
+    DeadlineExceeded { message: String },
+    /// A resource limit (mutations or bytes per commit) was exceeded.
+    #[error("{message}")]
+    ResourceExhausted { message: String },
+    /// The transaction has already committed or rolled back.
+    #[error("{message}")]
+    TransactionClosed { message: String },
+    /// Storage failed or stored data is corrupt. Not the client's fault.
+    #[error("internal error: {message}")]
+    Internal { message: String },
+}
+
+impl Error {
+    /// The gRPC status code name of this error (`INVALID_ARGUMENT`, ...).
+    pub fn code(&self) -> &'static str {
+        match self {
+            Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            Error::NotFound { .. } => "NOT_FOUND",
+            Error::AlreadyExists { .. } => "ALREADY_EXISTS",
+            Error::FailedPrecondition { .. } | Error::TransactionClosed { .. } => {
+                "FAILED_PRECONDITION"
+            }
+            Error::OutOfRange { .. } => "OUT_OF_RANGE",
+            Error::Aborted { .. } => "ABORTED",
+            Error::DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
+            Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
+            Error::Internal { .. } => "INTERNAL",
+        }
+    }
+
+    /// Whether retrying the whole transaction may succeed.
+    pub fn is_retryable(&self) -> bool {
+        matches!(self, Error::Aborted { .. })
+    }
+
+    pub(crate) fn invalid(message: impl Into<String>) -> Error {
+        Error::InvalidArgument { message: message.into() }
+    }
+
+    pub(crate) fn not_found(message: impl Into<String>) -> Error {
+        Error::NotFound { message: message.into() }
+    }
+
+    pub(crate) fn precondition(message: impl Into<String>) -> Error {
+        Error::FailedPrecondition { message: message.into() }
+    }
+
+    pub(crate) fn internal(message: impl Into<String>) -> Error {
+        Error::Internal { message: message.into() }
+    }
+}
+
+impl From<rowtree_storage::Error> for Error {
+    fn from(e: rowtree_storage::Error) -> Error {
+        Error::internal(format!("storage: {e}"))
+    }
+}
+
+impl From<rowtree_kv::Error> for Error {
+    fn from(e: rowtree_kv::Error) -> Error {
+        Error::internal(format!("kv: {e}"))
+    }
+}
+
+impl From<rowtree_encoding::Error> for Error {
+    fn from(e: rowtree_encoding::Error) -> Error {
+        Error::internal(format!("encoding: {e}"))
+    }
+}
+
+impl From<rowtree_txn::Error> for Error {
+    fn from(e: rowtree_txn::Error) -> Error {
+        if e.is_retryable() {
+            Error::Aborted { reason: e.to_string() }
+        } else {
+            match e {
+                rowtree_txn::Error::DeadlineExceeded => Error::DeadlineExceeded {
+                    message: "waiting for a lock".into(),
+                },
+                other => Error::internal(other.to_string()),
+            }
+        }
+    }
+}

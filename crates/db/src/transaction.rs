@@ -1,0 +1,297 @@
+//! Read-write and read-only transactions, with Spanner's semantics.
+//!
+//! * A [`ReadWriteTransaction`] reads the latest data under shared locks and
+//!   buffers its mutations; [`ReadWriteTransaction::commit`] resolves them
+//!   under exclusive locks and makes them durable at one commit timestamp.
+//!   Conflicts are settled by wound-wait: the older transaction wins, the
+//!   younger gets [`Error::Aborted`] and should retry with the same priority
+//!   ([`Database::run_in_transaction`] does).
+//! * A [`ReadOnlyTransaction`] reads a snapshot at one timestamp, chosen by
+//!   its [`TimestampBound`], without locks.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use rowtree_schema::Catalog;
+use rowtree_txn::TxnHandle;
+use rowtree_types::{Timestamp, Value};
+
+use crate::database::Database;
+use crate::error::{Error, Result};
+use crate::mutation::Mutation;
+use crate::read::{read_at, ReadRequest};
+use crate::write::Resolver;
+
+/// How a read-only transaction picks its timestamp (Spanner's
+/// `TransactionOptions.ReadOnly`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum TimestampBound {
+    /// See every transaction committed before the read started.
+    #[default]
+    Strong,
+    /// Read exactly this long ago.
+    ExactStaleness(Duration),
+    /// Read at a timestamp no older than this (Rowtree picks the freshest).
+    MaxStaleness(Duration),
+    /// Read at this timestamp (nanoseconds since the epoch).
+    ReadTimestamp(u64),
+    /// Read at this timestamp or later (Rowtree picks the freshest).
+    MinReadTimestamp(u64),
+}
+
+/// The outcome of a successful commit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitResult {
+    /// The commit timestamp, nanoseconds since the epoch (a multiple of 1,000).
+    pub commit_timestamp: u64,
+    /// Mutations counted as Spanner counts them (commit stats).
+    pub mutation_count: usize,
+}
+
+impl CommitResult {
+    /// The commit timestamp as a SQL value.
+    pub fn timestamp(&self) -> Timestamp {
+        Timestamp::from_nanos(self.commit_timestamp as i128).expect("commit timestamps are in range")
+    }
+}
+
+/// A read-write transaction. Dropping it without committing rolls it back.
+pub struct ReadWriteTransaction {
+    db: Database,
+    handle: Arc<TxnHandle>,
+    mutations: Vec<Mutation>,
+    done: bool,
+}
+
+impl ReadWriteTransaction {
+    pub(crate) fn new(db: Database, priority: Option<u64>) -> ReadWriteTransaction {
+        let handle = db.inner.locks.begin(priority);
+        ReadWriteTransaction { db, handle, mutations: Vec::new(), done: false }
+    }
+
+    /// This transaction's wound-wait priority (smaller is older and wins);
+    /// pass it to [`Database::begin_with_priority`] when retrying.
+    pub fn priority(&self) -> u64 {
+        self.handle.priority()
+    }
+
+    fn check_open(&self) -> Result<()> {
+        if self.done {
+            return Err(Error::TransactionClosed {
+                message: "Transaction has already been committed or rolled back".into(),
+            });
+        }
+        if self.handle.is_wounded() {
+            return Err(Error::Aborted {
+                reason: "the transaction was wounded by an older conflicting transaction".into(),
+            });
+        }
+        Ok(())
+    }
+
+    /// Reads the latest committed rows, holding shared locks on what was
+    /// read until the transaction ends. Buffered mutations are not visible
+    /// to reads (as in Spanner).
+    pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
+        self.check_open()?;
+        let catalog = self.db.catalog();
+        let result = read_at(&self.db.inner, &catalog, request, u64::MAX, Some(&self.handle));
+        if matches!(result, Err(Error::Aborted { .. })) {
+            self.abort();
+        }
+        result
+    }
+
+    /// Buffers a mutation; it is applied at commit.
+    pub fn buffer(&mut self, mutation: Mutation) -> Result<()> {
+        self.check_open()?;
+        self.mutations.push(mutation);
+        Ok(())
+    }
+
+    /// Buffers several mutations.
+    pub fn buffer_all(&mut self, mutations: impl IntoIterator<Item = Mutation>) -> Result<()> {
+        self.check_open()?;
+        self.mutations.extend(mutations);
+        Ok(())
+    }
+
+    /// The next value of a sequence (only read-write transactions may ask).
+    pub fn next_sequence_value(&mut self, sequence: &str) -> Result<i64> {
+        self.check_open()?;
+        let catalog = self.db.catalog();
+        self.db.inner.sequences.next_value(&catalog, sequence)
+    }
+
+    /// Applies the buffered mutations atomically and durably.
+    pub fn commit(mut self) -> Result<CommitResult> {
+        self.check_open()?;
+        self.done = true;
+        let result = self.commit_inner();
+        self.db.inner.locks.release_all(&self.handle);
+        result
+    }
+
+    fn commit_inner(&mut self) -> Result<CommitResult> {
+        let inner = &self.db.inner;
+        let _gate = inner.schema_gate.read();
+        let catalog: Arc<Catalog> = self.db.catalog();
+        let now = Timestamp::from_nanos(inner.options.clock.now_nanos() as i128)
+            .ok_or_else(|| Error::internal("clock out of range"))?;
+        let resolved = Resolver::new(inner, &catalog, &self.handle, now).resolve(&self.mutations)?;
+        inner.locks.mark_committing(&self.handle)?;
+        let mutation_count = resolved.mutation_count;
+        if resolved.writes.is_empty() {
+            // Nothing to write: the commit timestamp is the latest visible one.
+            return Ok(CommitResult { commit_timestamp: self.db.visible_timestamp(), mutation_count });
+        }
+        let accounted: Vec<(Vec<u8>, Option<Vec<u8>>)> = resolved
+            .writes
+            .iter()
+            .filter_map(|w| w.key_for_accounting().map(|k| (k.to_vec(), None)))
+            .collect();
+        inner.router.charge_writes(&accounted);
+        let writes = resolved.writes;
+        let ts = inner.pipeline.commit(Box::new(move |ts: u64| {
+            let mut out = Vec::with_capacity(writes.len());
+            for w in writes {
+                out.push(w.finish(ts).map_err(|e| rowtree_txn::Error::Rejected(e.to_string()))?);
+            }
+            Ok((ts, out))
+        }))?;
+        Ok(CommitResult { commit_timestamp: ts, mutation_count })
+    }
+
+    /// Abandons the transaction, releasing its locks.
+    pub fn rollback(mut self) {
+        self.abort();
+    }
+
+    fn abort(&mut self) {
+        if !self.done {
+            self.done = true;
+            self.db.inner.locks.release_all(&self.handle);
+        }
+    }
+}
+
+impl Drop for ReadWriteTransaction {
+    fn drop(&mut self) {
+        self.abort();
+    }
+}
+
+/// A read-only transaction: a consistent snapshot at one timestamp.
+pub struct ReadOnlyTransaction {
+    db: Database,
+    read_ts: u64,
+}
+
+impl ReadOnlyTransaction {
+    pub(crate) fn new(db: Database, bound: TimestampBound) -> Result<ReadOnlyTransaction> {
+        let inner = &db.inner;
+        let now = inner.options.clock.now_nanos();
+        let visible = inner.pipeline.visible_ts();
+        let ts = match bound {
+            TimestampBound::Strong | TimestampBound::MaxStaleness(_) => visible,
+            TimestampBound::MinReadTimestamp(t) => visible.max(t),
+            TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),
+            TimestampBound::ReadTimestamp(t) => t,
+        };
+        let oldest = db.oldest_readable_timestamp();
+        if ts < oldest && ts < visible {
+            return Err(Error::FailedPrecondition {
+                message: format!(
+                    "Read timestamp {} is older than the version retention period ({:?}); the oldest readable timestamp is {}",
+                    fmt_ts(ts),
+                    inner.options.version_retention,
+                    fmt_ts(oldest)
+                ),
+            });
+        }
+        // A read at a timestamp past what is visible waits for the commits
+        // that may still land at or below it.
+        inner.pipeline.wait_safe(ts, Some(std::time::Instant::now() + Duration::from_secs(60)))?;
+        Ok(ReadOnlyTransaction { db, read_ts: ts })
+    }
+
+    /// The timestamp this transaction reads at.
+    pub fn read_timestamp(&self) -> u64 {
+        self.read_ts
+    }
+
+    /// Reads rows as of the transaction's timestamp.
+    pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
+        if self.read_ts < self.db.oldest_readable_timestamp() && self.read_ts < self.db.visible_timestamp() {
+            return Err(Error::FailedPrecondition {
+                message: format!(
+                    "Read timestamp {} is older than the version retention period",
+                    fmt_ts(self.read_ts)
+                ),
+            });
+        }
+        let catalog = self.db.catalog();
+        read_at(&self.db.inner, &catalog, request, self.read_ts, None)
+    }
+}
+
+fn fmt_ts(ts: u64) -> String {
+    match Timestamp::from_nanos(ts as i128) {
+        Some(t) => t.to_rfc3339(),
+        None => ts.to_string(),
+    }
+}
+
+impl Database {
+    /// Starts a read-write transaction.
+    pub fn begin(&self) -> ReadWriteTransaction {
+        ReadWriteTransaction::new(self.clone(), None)
+    }
+
+    /// Starts a read-write transaction that keeps an earlier attempt's
+    /// wound-wait priority (so a retried transaction ages and eventually wins).
+    pub fn begin_with_priority(&self, priority: u64) -> ReadWriteTransaction {
+        ReadWriteTransaction::new(self.clone(), Some(priority))
+    }
+
+    /// Starts a read-only transaction.
+    pub fn read_only(&self, bound: TimestampBound) -> Result<ReadOnlyTransaction> {
+        ReadOnlyTransaction::new(self.clone(), bound)
+    }
+
+    /// A single strong read.
+    pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
+        self.read_only(TimestampBound::Strong)?.read(request)
+    }
+
+    /// Applies mutations in a transaction of their own (Spanner's
+    /// single-use read-write transaction), retrying when aborted.
+    pub fn write(&self, mutations: Vec<Mutation>) -> Result<CommitResult> {
+        self.run_in_transaction(|txn| txn.buffer_all(mutations.clone()))
+    }
+
+    /// Runs `body` in a read-write transaction and commits, retrying the
+    /// whole transaction (with its original priority) while it is aborted.
+    pub fn run_in_transaction<T>(
+        &self,
+        mut body: impl FnMut(&mut ReadWriteTransaction) -> Result<T>,
+    ) -> Result<CommitResult> {
+        let mut priority = None;
+        let mut backoff = Duration::from_micros(200);
+        loop {
+            let mut txn = match priority {
+                None => self.begin(),
+                Some(p) => self.begin_with_priority(p),
+            };
+            priority = Some(txn.priority());
+            let outcome = body(&mut txn).and_then(|_| txn.commit());
+            match outcome {
+                Err(e) if e.is_retryable() => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+}

@@ -1,0 +1,32 @@
+//! What an expression needs from outside the row: [`EvalContext`].
+
+use rowtree_types::{Timestamp, Value};
+
+use crate::Result;
+
+/// Everything evaluation needs that is not a pure function of the row.
+///
+/// Injected by the caller so that clocks, sequences and commit timestamps are
+/// deterministic in tests and owned by the transaction layer in production.
+pub trait EvalContext {
+    /// The statement's `CURRENT_TIMESTAMP()`: one fixed instant per statement.
+    fn now(&self) -> Timestamp;
+
+    /// `GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)`: advances the sequence and
+    /// returns its next (bit-reversed) value.
+    fn next_sequence_value(&mut self, sequence: &str) -> Result<i64>;
+
+    /// `GET_INTERNAL_SEQUENCE_STATE(SEQUENCE s)`: the sequence's counter, or
+    /// `None` if no value has been handed out yet.
+    fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>>;
+
+    /// `PENDING_COMMIT_TIMESTAMP()`: the db layer returns a placeholder value
+    /// that it replaces with the commit timestamp at commit.
+    fn pending_commit_timestamp(&mut self) -> Result<Value>;
+
+    /// The value of query parameter `@name`, if bound.
+    fn param(&self, name: &str) -> Option<Value> {
+        let _ = name;
+        None
+    }
+}

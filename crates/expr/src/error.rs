@@ -1,0 +1,108 @@
+//! Errors of binding and evaluation.
+//!
+//! Each variant names what the caller should do about it: fix the statement
+//! (`InvalidArgument`), fix the data or the arithmetic (`OutOfRange`), create
+//! the missing object (`NotFound`), or retry/adjust the transaction
+//! (`FailedPrecondition`). Each carries the [`Span`] of the expression node at
+//! fault when one is known, so the statement layer can print `[at line:col]`.
+
+use rowtree_parser::ast::Span;
+
+/// An error while binding or evaluating an expression.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum Error {
+    /// The expression is malformed or ill-typed, or a value cannot be
+    /// converted (`Invalid cast from BOOL to DATE`, a bad literal).
+    #[error("{message}")]
+    InvalidArgument { message: String, span: Option<Span> },
+    /// A computation left its type's range (`int64 overflow: ...`, division
+    /// by zero, a timestamp past 9999-12-31).
+    #[error("{message}")]
+    OutOfRange { message: String, span: Option<Span> },
+    /// A named object the expression refers to does not exist (a sequence).
+    #[error("{message}")]
+    NotFound { message: String, span: Option<Span> },
+    /// The expression is valid but not allowed here (e.g.
+    /// `GET_NEXT_SEQUENCE_VALUE` outside a read-write transaction).
+    #[error("{message}")]
+    FailedPrecondition { message: String, span: Option<Span> },
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    /// An [`Error::InvalidArgument`] without a position.
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::InvalidArgument {
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// An [`Error::OutOfRange`] without a position.
+    pub fn out_of_range(message: impl Into<String>) -> Error {
+        Error::OutOfRange {
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// An [`Error::NotFound`] without a position.
+    pub fn not_found(message: impl Into<String>) -> Error {
+        Error::NotFound {
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// The message, without the category.
+    pub fn message(&self) -> &str {
+        match self {
+            Error::InvalidArgument { message, .. }
+            | Error::OutOfRange { message, .. }
+            | Error::NotFound { message, .. }
+            | Error::FailedPrecondition { message, .. } => message,
+        }
+    }
+
+    /// The source range of the node at fault, if known.
+    pub fn span(&self) -> Option<Span> {
+        match self {
+            Error::InvalidArgument { span, .. }
+            | Error::OutOfRange { span, .. }
+            | Error::NotFound { span, .. }
+            | Error::FailedPrecondition { span, .. } => *span,
+        }
+    }
+
+    /// Attaches `span` unless the error already has a (more precise) one.
+    pub fn at(mut self, at: Span) -> Error {
+        match &mut self {
+            Error::InvalidArgument { span, .. }
+            | Error::OutOfRange { span, .. }
+            | Error::NotFound { span, .. }
+            | Error::FailedPrecondition { span, .. } => {
+                if span.is_none() {
+                    *span = Some(at);
+                }
+            }
+        }
+        self
+    }
+}
+
+impl From<rowtree_types::Error> for Error {
+    fn from(e: rowtree_types::Error) -> Error {
+        match e {
+            rowtree_types::Error::InvalidArgument(message) => Error::InvalidArgument {
+                message,
+                span: None,
+            },
+            rowtree_types::Error::OutOfRange(message) => Error::OutOfRange {
+                message,
+                span: None,
+            },
+        }
+    }
+}

@@ -1,0 +1,657 @@
+//! Expressions, one method per precedence level.
+//!
+//! GoogleSQL's binary operators, loosest first (each level left-associative
+//! except comparisons, which do not chain):
+//!
+//! ```text
+//! OR
+//! AND
+//! NOT (prefix)
+//! = != <> < <= > >=, IS [NOT], [NOT] IN, [NOT] BETWEEN, [NOT] LIKE
+//! |
+//! ^
+//! &
+//! << >>
+//! + -
+//! * / ||
+//! - + ~ (prefix)
+//! a[...], a.field (postfix)
+//! ```
+//!
+//! `BETWEEN`'s bounds and `LIKE`'s pattern are parsed at the `|` level, so the
+//! `AND` in `x BETWEEN 1 AND 2` ends the lower bound instead of starting a
+//! conjunction.
+
+use super::Parser;
+use crate::ast::{BinaryOp, Expr, Ident, IsTest, Literal, SubscriptMode, UnaryOp};
+use crate::error::{ParseError, Result};
+use crate::lexer::{Keyword, Punct, TokenKind};
+use rowtree_types::Type;
+
+/// Reserved keywords that GoogleSQL still accepts as function names when a
+/// `(` follows, e.g. `IF(cond, a, b)`.
+const KEYWORD_FUNCTIONS: &[Keyword] = &[
+    Keyword::If,
+    Keyword::Left,
+    Keyword::Right,
+    Keyword::Grouping,
+    Keyword::Range,
+    Keyword::Collate,
+];
+
+/// Date/time functions that may be written without parentheses.
+const NILADIC_FUNCTIONS: &[&str] = &["CURRENT_DATE", "CURRENT_TIMESTAMP"];
+
+impl Parser<'_> {
+    /// A whole expression.
+    pub(crate) fn parse_expr(&mut self) -> Result<Expr> {
+        self.parse_or()
+    }
+
+    fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        let span = crate::ast::Span {
+            start: left.span().start,
+            end: right.span().end,
+        };
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            span,
+        }
+    }
+
+    fn parse_or(&mut self) -> Result<Expr> {
+        let mut left = self.parse_and()?;
+        while self.eat_keyword(Keyword::Or) {
+            let right = self.parse_and()?;
+            left = Self::binary(BinaryOp::Or, left, right);
+        }
+        Ok(left)
+    }
+
+    fn parse_and(&mut self) -> Result<Expr> {
+        let mut left = self.parse_not()?;
+        while self.eat_keyword(Keyword::And) {
+            let right = self.parse_not()?;
+            left = Self::binary(BinaryOp::And, left, right);
+        }
+        Ok(left)
+    }
+
+    fn parse_not(&mut self) -> Result<Expr> {
+        if self.at_keyword(Keyword::Not) {
+            let start = self.advance().span.start;
+            let expr = self.parse_not()?;
+            return Ok(Expr::Unary {
+                op: UnaryOp::Not,
+                expr: Box::new(expr),
+                span: self.span_from(start),
+            });
+        }
+        self.parse_comparison()
+    }
+
+    /// One optional comparison-level operator after a `|`-level operand.
+    fn parse_comparison(&mut self) -> Result<Expr> {
+        let left = self.parse_bit_or()?;
+        let start = left.span().start;
+        let op = match self.peek().kind {
+            TokenKind::Punct(Punct::Eq) => Some(BinaryOp::Eq),
+            TokenKind::Punct(Punct::NotEq) => Some(BinaryOp::NotEq),
+            TokenKind::Punct(Punct::Lt) => Some(BinaryOp::Lt),
+            TokenKind::Punct(Punct::LtEq) => Some(BinaryOp::LtEq),
+            TokenKind::Punct(Punct::Gt) => Some(BinaryOp::Gt),
+            TokenKind::Punct(Punct::GtEq) => Some(BinaryOp::GtEq),
+            _ => None,
+        };
+        if let Some(op) = op {
+            self.advance();
+            let right = self.parse_bit_or()?;
+            return Ok(Self::binary(op, left, right));
+        }
+        if self.eat_keyword(Keyword::Is) {
+            let negated = self.eat_keyword(Keyword::Not);
+            let test = if self.eat_keyword(Keyword::Null) {
+                IsTest::Null
+            } else if self.eat_keyword(Keyword::True) {
+                IsTest::True
+            } else if self.eat_keyword(Keyword::False) {
+                IsTest::False
+            } else {
+                return Err(self.expected("NULL, TRUE or FALSE"));
+            };
+            return Ok(Expr::Is {
+                expr: Box::new(left),
+                test,
+                negated,
+                span: self.span_from(start),
+            });
+        }
+        // `NOT` here can only start NOT IN / NOT BETWEEN / NOT LIKE.
+        let negated = self.at_keyword(Keyword::Not)
+            && matches!(
+                self.peek_at(1).kind,
+                TokenKind::Keyword(Keyword::In | Keyword::Between | Keyword::Like)
+            );
+        if negated {
+            self.advance();
+        }
+        if self.eat_keyword(Keyword::In) {
+            if !self.at_punct(Punct::LParen) {
+                return Err(self.expected("\"(\""));
+            }
+            let list = self.parse_paren_list()?;
+            return Ok(Expr::InList {
+                expr: Box::new(left),
+                list,
+                negated,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_keyword(Keyword::Between) {
+            let low = self.parse_bit_or()?;
+            self.expect_keyword(Keyword::And)?;
+            let high = self.parse_bit_or()?;
+            return Ok(Expr::Between {
+                expr: Box::new(left),
+                low: Box::new(low),
+                high: Box::new(high),
+                negated,
+                span: self.span_from(start),
+            });
+        }
+        if self.eat_keyword(Keyword::Like) {
+            let pattern = self.parse_bit_or()?;
+            return Ok(Expr::Like {
+                expr: Box::new(left),
+                pattern: Box::new(pattern),
+                negated,
+                span: self.span_from(start),
+            });
+        }
+        Ok(left)
+    }
+
+    /// One left-associative level: operands from `next`, operators from `ops`.
+    fn parse_level(
+        &mut self,
+        ops: &[(Punct, BinaryOp)],
+        next: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
+        let mut left = next(self)?;
+        'more: loop {
+            for (punct, op) in ops {
+                if self.eat_punct(*punct) {
+                    let right = next(self)?;
+                    left = Self::binary(*op, left, right);
+                    continue 'more;
+                }
+            }
+            return Ok(left);
+        }
+    }
+
+    fn parse_bit_or(&mut self) -> Result<Expr> {
+        self.parse_level(&[(Punct::Pipe, BinaryOp::BitOr)], Self::parse_bit_xor)
+    }
+
+    fn parse_bit_xor(&mut self) -> Result<Expr> {
+        self.parse_level(&[(Punct::Caret, BinaryOp::BitXor)], Self::parse_bit_and)
+    }
+
+    fn parse_bit_and(&mut self) -> Result<Expr> {
+        self.parse_level(&[(Punct::Amp, BinaryOp::BitAnd)], Self::parse_shift)
+    }
+
+    fn parse_shift(&mut self) -> Result<Expr> {
+        self.parse_level(
+            &[
+                (Punct::ShiftLeft, BinaryOp::ShiftLeft),
+                (Punct::ShiftRight, BinaryOp::ShiftRight),
+            ],
+            Self::parse_additive,
+        )
+    }
+
+    fn parse_additive(&mut self) -> Result<Expr> {
+        self.parse_level(
+            &[(Punct::Plus, BinaryOp::Add), (Punct::Minus, BinaryOp::Sub)],
+            Self::parse_multiplicative,
+        )
+    }
+
+    fn parse_multiplicative(&mut self) -> Result<Expr> {
+        self.parse_level(
+            &[
+                (Punct::Star, BinaryOp::Mul),
+                (Punct::Slash, BinaryOp::Div),
+                (Punct::Concat, BinaryOp::Concat),
+            ],
+            Self::parse_unary,
+        )
+    }
+
+    fn parse_unary(&mut self) -> Result<Expr> {
+        let op = match self.peek().kind {
+            TokenKind::Punct(Punct::Minus) => UnaryOp::Neg,
+            TokenKind::Punct(Punct::Plus) => UnaryOp::Plus,
+            TokenKind::Punct(Punct::Tilde) => UnaryOp::BitNot,
+            _ => return self.parse_postfix(),
+        };
+        let start = self.advance().span.start;
+        let expr = self.parse_unary()?;
+        Ok(Expr::Unary {
+            op,
+            expr: Box::new(expr),
+            span: self.span_from(start),
+        })
+    }
+
+    /// A primary followed by any number of `[...]` subscripts and `.field`s.
+    fn parse_postfix(&mut self) -> Result<Expr> {
+        let mut expr = self.parse_primary()?;
+        let start = expr.span().start;
+        loop {
+            if self.eat_punct(Punct::LBracket) {
+                let (mode, index) = self.parse_subscript_index()?;
+                self.expect_punct(Punct::RBracket)?;
+                expr = Expr::Subscript {
+                    expr: Box::new(expr),
+                    index: Box::new(index),
+                    mode,
+                    span: self.span_from(start),
+                };
+            } else if self.eat_punct(Punct::Dot) {
+                let field = self.parse_ident()?;
+                expr = Expr::Field {
+                    expr: Box::new(expr),
+                    field,
+                    span: self.span_from(start),
+                };
+            } else {
+                return Ok(expr);
+            }
+        }
+    }
+
+    /// Inside `[...]`: `OFFSET(i)`, `ORDINAL(i)`, `SAFE_OFFSET(i)`,
+    /// `SAFE_ORDINAL(i)` or a bare index.
+    fn parse_subscript_index(&mut self) -> Result<(SubscriptMode, Expr)> {
+        let modes = [
+            ("OFFSET", SubscriptMode::Offset),
+            ("ORDINAL", SubscriptMode::Ordinal),
+            ("SAFE_OFFSET", SubscriptMode::SafeOffset),
+            ("SAFE_ORDINAL", SubscriptMode::SafeOrdinal),
+        ];
+        if self.peek_at(1).kind == TokenKind::Punct(Punct::LParen) {
+            for (word, mode) in modes {
+                if self.eat_word(word) {
+                    self.expect_punct(Punct::LParen)?;
+                    let index = self.parse_expr()?;
+                    self.expect_punct(Punct::RParen)?;
+                    return Ok((mode, index));
+                }
+            }
+        }
+        Ok((SubscriptMode::Bare, self.parse_expr()?))
+    }
+
+    fn parse_primary(&mut self) -> Result<Expr> {
+        let token = self.peek().clone();
+        let span = token.span;
+        let literal = |value| Expr::Literal { value, span };
+        match token.kind {
+            TokenKind::Integer(text) => {
+                self.advance();
+                Ok(literal(Literal::Integer(text)))
+            }
+            TokenKind::Float(text) => {
+                self.advance();
+                Ok(literal(Literal::Float(text)))
+            }
+            TokenKind::String(s) => {
+                self.advance();
+                Ok(literal(Literal::String(s)))
+            }
+            TokenKind::Bytes(b) => {
+                self.advance();
+                Ok(literal(Literal::Bytes(b)))
+            }
+            TokenKind::Parameter(name) => {
+                self.advance();
+                Ok(Expr::Parameter { name, span })
+            }
+            TokenKind::Keyword(Keyword::Null) => {
+                self.advance();
+                Ok(literal(Literal::Null))
+            }
+            TokenKind::Keyword(Keyword::True) => {
+                self.advance();
+                Ok(literal(Literal::Bool(true)))
+            }
+            TokenKind::Keyword(Keyword::False) => {
+                self.advance();
+                Ok(literal(Literal::Bool(false)))
+            }
+            TokenKind::Punct(Punct::LParen) => self.parse_paren_or_struct(),
+            TokenKind::Punct(Punct::LBracket) => {
+                self.advance();
+                let items = self.parse_list_until(Punct::RBracket)?;
+                Ok(Expr::Array {
+                    element_type: None,
+                    items,
+                    span: self.span_from(span.start),
+                })
+            }
+            TokenKind::Keyword(Keyword::Array) => self.parse_array_constructor(),
+            TokenKind::Keyword(Keyword::Struct) => self.parse_struct_constructor(),
+            TokenKind::Keyword(Keyword::Case) => self.parse_case(),
+            TokenKind::Keyword(Keyword::Cast) => self.parse_cast(false),
+            TokenKind::Keyword(Keyword::Interval) => self.parse_interval(),
+            TokenKind::Keyword(k)
+                if KEYWORD_FUNCTIONS.contains(&k)
+                    && self.peek_at(1).kind == TokenKind::Punct(Punct::LParen) =>
+            {
+                self.advance();
+                let name = Ident {
+                    value: k.as_str().to_string(),
+                    span,
+                };
+                self.parse_call(name, false, span.start)
+            }
+            TokenKind::Ident { quoted: false, .. }
+                if token.is_word("SAFE_CAST")
+                    && self.peek_at(1).kind == TokenKind::Punct(Punct::LParen) =>
+            {
+                self.parse_cast(true)
+            }
+            TokenKind::Ident { quoted: false, ref value }
+                if matches!(self.peek_at(1).kind, TokenKind::String(_))
+                    && typed_literal_type(value).is_some() =>
+            {
+                self.advance();
+                let ty = typed_literal_type(value).unwrap_or(Type::String);
+                let TokenKind::String(text) = self.advance().kind else {
+                    return Err(ParseError::new("Syntax error: Expected string literal", span.end));
+                };
+                Ok(Expr::Literal {
+                    value: Literal::Typed(ty, text),
+                    span: self.span_from(span.start),
+                })
+            }
+            TokenKind::Ident { .. } => self.parse_path_or_call(),
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    /// `a`, `t.c`, `f(...)`, `SAFE.f(...)`, `NET.HOST(...)`.
+    fn parse_path_or_call(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        let mut path = vec![self.parse_ident()?];
+        while self.at_punct(Punct::Dot)
+            && matches!(self.peek_at(1).kind, TokenKind::Ident { .. })
+        {
+            self.advance();
+            path.push(self.parse_ident()?);
+        }
+        if self.at_punct(Punct::LParen) {
+            let safe = path.len() > 1 && path[0].matches("SAFE");
+            let parts = if safe { &path[1..] } else { &path[..] };
+            let name = Ident {
+                value: parts
+                    .iter()
+                    .map(|i| i.value.as_str())
+                    .collect::<Vec<_>>()
+                    .join("."),
+                span: crate::ast::Span {
+                    start: parts[0].span.start,
+                    end: parts[parts.len() - 1].span.end,
+                },
+            };
+            return self.parse_call(name, safe, start);
+        }
+        let span = self.span_from(start);
+        if path.len() == 1 && NILADIC_FUNCTIONS.iter().any(|f| path[0].matches(f)) {
+            let name = path.remove(0);
+            return Ok(Expr::Function {
+                name,
+                args: Vec::new(),
+                safe: false,
+                span,
+            });
+        }
+        Ok(Expr::Column { path, span })
+    }
+
+    /// The argument list of a call, from `(`. `SEQUENCE s` and
+    /// `INTERVAL n unit` are accepted as arguments.
+    fn parse_call(&mut self, name: Ident, safe: bool, start: usize) -> Result<Expr> {
+        self.expect_punct(Punct::LParen)?;
+        let mut args = Vec::new();
+        if !self.eat_punct(Punct::RParen) {
+            loop {
+                args.push(self.parse_argument()?);
+                if self.eat_punct(Punct::Comma) {
+                    continue;
+                }
+                self.expect_punct(Punct::RParen)?;
+                break;
+            }
+        }
+        Ok(Expr::Function {
+            name,
+            args,
+            safe,
+            span: self.span_from(start),
+        })
+    }
+
+    fn parse_argument(&mut self) -> Result<Expr> {
+        if self.at_word("SEQUENCE") && matches!(self.peek_at(1).kind, TokenKind::Ident { .. }) {
+            let start = self.advance().span.start;
+            let name = self.parse_ident()?;
+            return Ok(Expr::Sequence {
+                name,
+                span: self.span_from(start),
+            });
+        }
+        self.parse_expr()
+    }
+
+    /// `INTERVAL value unit`.
+    fn parse_interval(&mut self) -> Result<Expr> {
+        let start = self.expect_keyword(Keyword::Interval)?.start;
+        let value = self.parse_additive()?;
+        let unit = self.parse_ident()?;
+        Ok(Expr::Interval {
+            value: Box::new(value),
+            unit,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `CAST(e AS T)` or `SAFE_CAST(e AS T)`.
+    fn parse_cast(&mut self, safe: bool) -> Result<Expr> {
+        let start = self.advance().span.start;
+        self.expect_punct(Punct::LParen)?;
+        let expr = self.parse_expr()?;
+        self.expect_keyword(Keyword::As)?;
+        let (to, _) = self.parse_data_type(false)?;
+        self.expect_punct(Punct::RParen)?;
+        Ok(Expr::Cast {
+            expr: Box::new(expr),
+            to,
+            safe,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `(e)` is `e` with a span that covers the parentheses; `(e1, e2, ...)`
+    /// is an anonymous struct.
+    fn parse_paren_or_struct(&mut self) -> Result<Expr> {
+        let start = self.expect_punct(Punct::LParen)?.start;
+        let first = self.parse_expr()?;
+        if self.eat_punct(Punct::RParen) {
+            return Ok(with_span(first, self.span_from(start)));
+        }
+        let mut fields = vec![(None, first)];
+        while self.eat_punct(Punct::Comma) {
+            fields.push((None, self.parse_expr()?));
+        }
+        self.expect_punct(Punct::RParen)?;
+        Ok(Expr::Struct {
+            fields,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `ARRAY<T>[...]` or `ARRAY[...]`.
+    fn parse_array_constructor(&mut self) -> Result<Expr> {
+        let start = self.expect_keyword(Keyword::Array)?.start;
+        let element_type = if self.eat_punct(Punct::Lt) {
+            let (ty, _) = self.parse_data_type(false)?;
+            self.expect_punct(Punct::Gt)?;
+            Some(ty)
+        } else {
+            None
+        };
+        self.expect_punct(Punct::LBracket)?;
+        let items = self.parse_list_until(Punct::RBracket)?;
+        Ok(Expr::Array {
+            element_type,
+            items,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `STRUCT(e [AS name], ...)`.
+    fn parse_struct_constructor(&mut self) -> Result<Expr> {
+        let start = self.expect_keyword(Keyword::Struct)?.start;
+        if self.at_punct(Punct::Lt) {
+            return Err(ParseError::new(
+                "Syntax error: Typed STRUCT constructors are not supported",
+                self.peek().span.start,
+            ));
+        }
+        self.expect_punct(Punct::LParen)?;
+        let mut fields = Vec::new();
+        if !self.eat_punct(Punct::RParen) {
+            loop {
+                let value = self.parse_expr()?;
+                let name = if self.eat_keyword(Keyword::As) {
+                    Some(self.parse_ident()?)
+                } else {
+                    None
+                };
+                fields.push((name, value));
+                if self.eat_punct(Punct::Comma) {
+                    continue;
+                }
+                self.expect_punct(Punct::RParen)?;
+                break;
+            }
+        }
+        Ok(Expr::Struct {
+            fields,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `CASE [operand] WHEN .. THEN .. [ELSE ..] END`.
+    fn parse_case(&mut self) -> Result<Expr> {
+        let start = self.expect_keyword(Keyword::Case)?.start;
+        let operand = if self.at_keyword(Keyword::When) {
+            None
+        } else {
+            Some(Box::new(self.parse_expr()?))
+        };
+        let mut branches = Vec::new();
+        while self.eat_keyword(Keyword::When) {
+            let when = self.parse_expr()?;
+            self.expect_keyword(Keyword::Then)?;
+            let then = self.parse_expr()?;
+            branches.push((when, then));
+        }
+        if branches.is_empty() {
+            return Err(self.expected("keyword WHEN"));
+        }
+        let else_expr = if self.eat_keyword(Keyword::Else) {
+            Some(Box::new(self.parse_expr()?))
+        } else {
+            None
+        };
+        self.expect_keyword(Keyword::End)?;
+        Ok(Expr::Case {
+            operand,
+            branches,
+            else_expr,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `( e, ... )`, at least one element.
+    pub(super) fn parse_paren_list(&mut self) -> Result<Vec<Expr>> {
+        self.expect_punct(Punct::LParen)?;
+        let mut items = vec![self.parse_expr()?];
+        while self.eat_punct(Punct::Comma) {
+            items.push(self.parse_expr()?);
+        }
+        self.expect_punct(Punct::RParen)?;
+        Ok(items)
+    }
+
+    /// Elements up to and including `close`, possibly none (the opening
+    /// bracket is already consumed).
+    fn parse_list_until(&mut self, close: Punct) -> Result<Vec<Expr>> {
+        let mut items = Vec::new();
+        if self.eat_punct(close) {
+            return Ok(items);
+        }
+        loop {
+            items.push(self.parse_expr()?);
+            if self.eat_punct(Punct::Comma) {
+                continue;
+            }
+            self.expect_punct(close)?;
+            return Ok(items);
+        }
+    }
+}
+
+/// The type of a typed literal prefix: `DATE '...'` and friends.
+fn typed_literal_type(word: &str) -> Option<Type> {
+    let ty = match word.to_ascii_uppercase().as_str() {
+        "DATE" => Type::Date,
+        "TIMESTAMP" => Type::Timestamp,
+        "NUMERIC" => Type::Numeric,
+        "JSON" => Type::Json,
+        _ => return None,
+    };
+    Some(ty)
+}
+
+/// `expr` with its outermost span replaced (used to cover parentheses).
+fn with_span(mut expr: Expr, new_span: crate::ast::Span) -> Expr {
+    match &mut expr {
+        Expr::Literal { span, .. }
+        | Expr::Column { span, .. }
+        | Expr::Parameter { span, .. }
+        | Expr::Unary { span, .. }
+        | Expr::Binary { span, .. }
+        | Expr::Function { span, .. }
+        | Expr::Sequence { span, .. }
+        | Expr::Cast { span, .. }
+        | Expr::Is { span, .. }
+        | Expr::InList { span, .. }
+        | Expr::Between { span, .. }
+        | Expr::Like { span, .. }
+        | Expr::Case { span, .. }
+        | Expr::Array { span, .. }
+        | Expr::Struct { span, .. }
+        | Expr::Subscript { span, .. }
+        | Expr::Field { span, .. }
+        | Expr::Interval { span, .. } => *span = new_span,
+    }
+    expr
+}

@@ -1,0 +1,4 @@
+//! Unit tests of parser details that scenario files show less directly:
+//! spans, source text of expressions, and precedence.
+
+use super::*;

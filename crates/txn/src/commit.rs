@@ -1,0 +1,404 @@
+//! The group-commit pipeline: durable commits at the price of one fsync per *group*.
+//!
+//! # Why group commit
+//!
+//! A commit may be acknowledged only once it is durable, and making data durable costs an
+//! fsync of about a millisecond or more. One fsync per commit would cap a database at a
+//! few hundred commits a second however many clients it has. Instead, commits queue up
+//! while the previous flush is running, and the next flush writes all of them at once:
+//!
+//! ```text
+//! committers:  c1 c2 c3        c4 c5 c6 c7 c8         c9
+//!               \  |  /          \  \ | /  /           |
+//! queue:        [c1 c2 c3]       [c4 .. c8]           [c9]
+//! pipeline:     ts, build, ──fsync──> publish, wake  ts, build, ──fsync──> ...
+//! ```
+//!
+//! The busier the system, the larger the groups, so throughput grows with the number of
+//! committers while each one still waits for at most about two flushes.
+//!
+//! # The pipeline thread
+//!
+//! One background thread owns the order of commits. For each group it:
+//!
+//! 1. takes everything queued (up to [`CommitOptions::max_group_size`]);
+//! 2. assigns each request the next commit timestamp, in queue order, from the
+//!    [`TimestampOracle`];
+//! 3. calls each request's builder with its timestamp to get the write set (this is where
+//!    the database substitutes `PENDING_COMMIT_TIMESTAMP()`); a failing builder fails only
+//!    its own request;
+//! 4. calls the flush function once with every write set of the group (one fsync);
+//! 5. publishes [`CommitPipeline::visible_ts`] = the group's last timestamp, then wakes each
+//!    committer with its timestamp (or, if the flush failed, with [`Error::Storage`]).
+//!
+//! Because one thread assigns timestamps and flushes groups in order, every commit with a
+//! timestamp at or below `visible_ts` is durable, and every later commit gets a greater
+//! timestamp: a strong read at `visible_ts` sees a consistent snapshot that includes every
+//! acknowledged commit. When nothing is queued but someone waits for a future timestamp
+//! ([`CommitPipeline::wait_visible`]), the thread advances `visible_ts` with the clock.
+//!
+//! The pipeline knows nothing about storage: the write set `W` is whatever the caller
+//! chooses, and the flush closure decides how to write a group (the database merges the
+//! sets into one storage batch written with a synchronous sync).
+
+use std::collections::VecDeque;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use parking_lot::{Condvar, Mutex};
+
+use crate::error::{Error, Result};
+use crate::timestamp::TimestampOracle;
+
+/// How often an idle pipeline re-reads the clock while someone waits for a future timestamp,
+/// and how often `wait_visible` re-checks without a wake-up.
+const TICK: Duration = Duration::from_millis(1);
+
+/// Turns a commit timestamp into the write set to make durable.
+pub type WriteSetBuilder<W> = Box<dyn FnOnce(u64) -> Result<W> + Send>;
+
+/// One transaction's request to commit.
+pub struct CommitRequest<W> {
+    build: WriteSetBuilder<W>,
+}
+
+impl<W> CommitRequest<W> {
+    /// A request whose write set `build` produces once the commit timestamp is known. The
+    /// builder runs on the pipeline thread: keep it to CPU work, no I/O or locking.
+    pub fn new(build: impl FnOnce(u64) -> Result<W> + Send + 'static) -> Self {
+        CommitRequest {
+            build: Box::new(build),
+        }
+    }
+}
+
+impl<W> std::fmt::Debug for CommitRequest<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitRequest").finish_non_exhaustive()
+    }
+}
+
+/// Tuning of a [`CommitPipeline`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CommitOptions {
+    /// The most requests flushed together; bounds the size of one storage batch.
+    pub max_group_size: usize,
+}
+
+impl Default for CommitOptions {
+    fn default() -> Self {
+        CommitOptions {
+            max_group_size: 512,
+        }
+    }
+}
+
+/// Counters of a [`CommitPipeline`] since it started.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CommitStats {
+    /// Requests that were made durable.
+    pub commits: u64,
+    /// Calls of the flush function (successful or not).
+    pub flushes: u64,
+    /// Requests waiting to be picked up by the pipeline thread right now.
+    pub queued: usize,
+}
+
+struct Pending<W> {
+    build: WriteSetBuilder<W>,
+    reply: mpsc::SyncSender<Result<u64>>,
+}
+
+struct Queue<W> {
+    pending: VecDeque<Pending<W>>,
+    shutdown: bool,
+}
+
+struct Shared<W> {
+    queue: Mutex<Queue<W>>,
+    /// Signals the pipeline thread: work queued, shutdown, or a new `wanted_ts`.
+    work: Condvar,
+    /// Invariant: every commit with a timestamp <= `visible_ts` is durable, and every commit
+    /// not yet durable will get a greater timestamp.
+    visible_ts: AtomicU64,
+    /// Guards nothing but pairs with `visible_changed` for `wait_visible`.
+    visible_lock: Mutex<()>,
+    visible_changed: Condvar,
+    /// The largest timestamp a `wait_visible` caller waits for.
+    wanted_ts: AtomicU64,
+    stopped: AtomicBool,
+    commits: AtomicU64,
+    flushes: AtomicU64,
+    oracle: TimestampOracle,
+    options: CommitOptions,
+}
+
+/// Commits write sets of type `W` durably, in timestamp order, sharing one flush per group.
+/// See the [module docs](self).
+pub struct CommitPipeline<W: Send + 'static> {
+    shared: Arc<Shared<W>>,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl<W: Send + 'static> CommitPipeline<W> {
+    /// Starts the pipeline thread.
+    ///
+    /// `oracle` issues the commit timestamps; its [`TimestampOracle::last`] is the initial
+    /// `visible_ts` (resume it from the highest durable commit timestamp after a restart).
+    /// `flush` must write every set it is given, each set atomically, and return only once
+    /// they are durable (one fsync); an `Err` fails every commit of the group.
+    ///
+    /// Fails with [`Error::Internal`] if the thread cannot be spawned.
+    pub fn new<F>(oracle: TimestampOracle, options: CommitOptions, flush: F) -> Result<Self>
+    where
+        F: FnMut(Vec<W>) -> std::result::Result<(), String> + Send + 'static,
+    {
+        let shared = Arc::new(Shared {
+            queue: Mutex::new(Queue {
+                pending: VecDeque::new(),
+                shutdown: false,
+            }),
+            work: Condvar::new(),
+            visible_ts: AtomicU64::new(oracle.last()),
+            visible_lock: Mutex::new(()),
+            visible_changed: Condvar::new(),
+            wanted_ts: AtomicU64::new(0),
+            stopped: AtomicBool::new(false),
+            commits: AtomicU64::new(0),
+            flushes: AtomicU64::new(0),
+            oracle,
+            options: CommitOptions {
+                max_group_size: options.max_group_size.max(1),
+            },
+        });
+        let thread_shared = shared.clone();
+        let thread = std::thread::Builder::new()
+            .name("rowtree-commit".into())
+            .spawn(move || run(&thread_shared, flush))
+            .map_err(|e| Error::Internal(format!("cannot spawn the commit thread: {e}")))?;
+        Ok(CommitPipeline {
+            shared,
+            thread: Mutex::new(Some(thread)),
+        })
+    }
+
+    /// Commits one request and blocks until it is durable; returns its commit timestamp.
+    ///
+    /// Errors: whatever the request's builder returned (nothing was written);
+    /// [`Error::Storage`] if the group's flush failed; [`Error::Shutdown`] if the pipeline
+    /// was shut down before the request was queued.
+    pub fn commit(&self, request: CommitRequest<W>) -> Result<u64> {
+        let (reply, result) = mpsc::sync_channel(1);
+        {
+            let mut queue = self.shared.queue.lock();
+            if queue.shutdown {
+                return Err(Error::Shutdown);
+            }
+            queue.pending.push_back(Pending {
+                build: request.build,
+                reply,
+            });
+        }
+        self.shared.work.notify_one();
+        // The sender is dropped unanswered only if the thread died, which `run` prevents.
+        result.recv().unwrap_or(Err(Error::Shutdown))
+    }
+
+    /// The timestamp up to which every commit is durable: strong reads read at it.
+    pub fn visible_ts(&self) -> u64 {
+        self.shared.visible_ts.load(Ordering::Acquire)
+    }
+
+    /// Blocks until [`visible_ts`](Self::visible_ts) `>= ts`, for reads at a given (possibly
+    /// future) timestamp. With no commits queued, `visible_ts` follows the clock.
+    ///
+    /// Errors: [`Error::DeadlineExceeded`] if `deadline` passes first; [`Error::Shutdown`]
+    /// if the pipeline stops first.
+    pub fn wait_visible(&self, ts: u64, deadline: Option<Instant>) -> Result<()> {
+        let shared = &self.shared;
+        if shared.visible_ts.load(Ordering::Acquire) >= ts {
+            return Ok(());
+        }
+        // Tell the idle pipeline to advance with the clock; set under the queue lock so the
+        // thread cannot miss it between its check and its wait.
+        {
+            let _queue = shared.queue.lock();
+            shared.wanted_ts.fetch_max(ts, Ordering::AcqRel);
+        }
+        shared.work.notify_one();
+        let mut guard = shared.visible_lock.lock();
+        loop {
+            if shared.visible_ts.load(Ordering::Acquire) >= ts {
+                return Ok(());
+            }
+            if shared.stopped.load(Ordering::Acquire) {
+                return Err(Error::Shutdown);
+            }
+            let now = Instant::now();
+            let mut wake_at = now + TICK * 50;
+            if let Some(deadline) = deadline {
+                if now >= deadline {
+                    return Err(Error::DeadlineExceeded);
+                }
+                wake_at = wake_at.min(deadline);
+            }
+            shared.visible_changed.wait_until(&mut guard, wake_at);
+        }
+    }
+
+    /// Counters since the pipeline started.
+    pub fn stats(&self) -> CommitStats {
+        CommitStats {
+            commits: self.shared.commits.load(Ordering::Relaxed),
+            flushes: self.shared.flushes.load(Ordering::Relaxed),
+            queued: self.shared.queue.lock().pending.len(),
+        }
+    }
+
+    /// Stops accepting commits, finishes the ones already queued, and stops the thread.
+    /// Later commits fail with [`Error::Shutdown`]. Idempotent; also run on drop.
+    pub fn shutdown(&self) {
+        self.shared.queue.lock().shutdown = true;
+        self.shared.work.notify_all();
+        let Some(thread) = self.thread.lock().take() else {
+            return;
+        };
+        if thread.thread().id() == std::thread::current().id() {
+            // Called from the flush function or a builder: joining would deadlock; the
+            // thread exits on its own after this group.
+            return;
+        }
+        // `run` catches panics of user code, so a join error would be a bug of ours;
+        // there is nothing left to clean up either way.
+        let _ = thread.join();
+    }
+}
+
+impl<W: Send + 'static> Drop for CommitPipeline<W> {
+    fn drop(&mut self) {
+        self.shutdown();
+    }
+}
+
+impl<W: Send + 'static> std::fmt::Debug for CommitPipeline<W> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CommitPipeline")
+            .field("visible_ts", &self.visible_ts())
+            .field("stats", &self.stats())
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the pipeline thread should do next.
+enum Next<W> {
+    Group(Vec<Pending<W>>),
+    /// Nothing queued, but a reader waits for a timestamp the clock has reached.
+    AdvanceIdle,
+    Stop,
+}
+
+/// The pipeline thread's loop.
+fn run<W, F>(shared: &Shared<W>, mut flush: F)
+where
+    F: FnMut(Vec<W>) -> std::result::Result<(), String>,
+{
+    loop {
+        match next_work(shared) {
+            Next::Group(group) => commit_group(shared, &mut flush, group),
+            Next::AdvanceIdle => {
+                // Nothing is queued or in flight, so every later commit gets a greater
+                // timestamp than this one: it is safe to publish.
+                publish(shared, shared.oracle.next());
+            }
+            Next::Stop => break,
+        }
+    }
+    shared.stopped.store(true, Ordering::Release);
+    let _guard = shared.visible_lock.lock();
+    shared.visible_changed.notify_all();
+}
+
+fn next_work<W>(shared: &Shared<W>) -> Next<W> {
+    let mut queue = shared.queue.lock();
+    loop {
+        if !queue.pending.is_empty() {
+            let n = queue.pending.len().min(shared.options.max_group_size);
+            return Next::Group(queue.pending.drain(..n).collect());
+        }
+        if queue.shutdown {
+            return Next::Stop;
+        }
+        let wanted = shared.wanted_ts.load(Ordering::Acquire);
+        if wanted > shared.visible_ts.load(Ordering::Acquire) {
+            if shared.oracle.now() >= wanted {
+                return Next::AdvanceIdle;
+            }
+            shared.work.wait_for(&mut queue, TICK);
+        } else {
+            shared.work.wait(&mut queue);
+        }
+    }
+}
+
+fn commit_group<W, F>(shared: &Shared<W>, flush: &mut F, group: Vec<Pending<W>>)
+where
+    F: FnMut(Vec<W>) -> std::result::Result<(), String>,
+{
+    let mut writes = Vec::with_capacity(group.len());
+    let mut waiting = Vec::with_capacity(group.len());
+    let mut last_ts = 0;
+    for Pending { build, reply } in group {
+        let ts = shared.oracle.next();
+        last_ts = ts;
+        let built = catch_unwind(AssertUnwindSafe(|| build(ts))).unwrap_or_else(|_| {
+            Err(Error::Internal("the write-set builder panicked".into()))
+        });
+        match built {
+            Ok(write) => {
+                writes.push(write);
+                waiting.push((ts, reply));
+            }
+            // Only this request fails; its timestamp is simply never used.
+            Err(e) => {
+                let _ = reply.send(Err(e));
+            }
+        }
+    }
+    if writes.is_empty() {
+        // Nothing was written at these timestamps; publishing them is still correct.
+        publish(shared, last_ts);
+        return;
+    }
+    shared.flushes.fetch_add(1, Ordering::Relaxed);
+    let flushed = catch_unwind(AssertUnwindSafe(|| flush(writes)))
+        .unwrap_or_else(|_| Err("the flush function panicked".into()));
+    match flushed {
+        Ok(()) => {
+            shared
+                .commits
+                .fetch_add(waiting.len() as u64, Ordering::Relaxed);
+            // Publish before acknowledging: a committer that then reads at `visible_ts`
+            // must see its own write.
+            publish(shared, last_ts);
+            for (ts, reply) in waiting {
+                // A committer that went away is not our problem: its write is durable.
+                let _ = reply.send(Ok(ts));
+            }
+        }
+        Err(message) => {
+            for (_, reply) in waiting {
+                let _ = reply.send(Err(Error::Storage(message.clone())));
+            }
+        }
+    }
+}
+
+/// Raises `visible_ts` to `ts` and wakes `wait_visible` callers.
+fn publish<W>(shared: &Shared<W>, ts: u64) {
+    shared.visible_ts.fetch_max(ts, Ordering::AcqRel);
+    let _guard = shared.visible_lock.lock();
+    shared.visible_changed.notify_all();
+}
