@@ -25,8 +25,8 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use rowtree_kv::{Router, SplitMap};
 use rowtree_schema::Catalog;
-use rowtree_storage::{Durability, Engine, FjallEngine, MemoryEngine, Mvcc, Space, WriteBatch};
-use rowtree_txn::{Clock, CommitPipeline, LockManager, SystemClock};
+use rowtree_storage::{Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch};
+use rowtree_txn::{Clock, CommitOptions, CommitPipeline, LockManager, SystemClock, TimestampOracle};
 
 use crate::error::{Error, Result};
 use crate::sequences::Sequences;
@@ -108,7 +108,10 @@ impl Database {
 
     /// Opens (or creates) a durable database in `dir` with `options`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
-        let engine = FjallEngine::open(dir.as_ref(), options.cache_bytes)?;
+        let engine = FjallEngine::open(
+            dir.as_ref(),
+            FjallOptions { cache_size: options.cache_bytes, ..FjallOptions::default() },
+        )?;
         Self::with_engine(Arc::new(engine), options)
     }
 
@@ -128,7 +131,7 @@ impl Database {
     pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Result<Database> {
         // Replay the DDL log into the catalog.
         let mut catalog = Catalog::new();
-        for item in engine.scan(Space::Meta, crate::read::prefix_bounds(META_DDL_PREFIX), false) {
+        for item in engine.scan(Space::Meta, KeyRange::prefix(META_DDL_PREFIX), false) {
             let (_, text) = item?;
             let text = String::from_utf8(text)
                 .map_err(|_| Error::internal("corrupt DDL log entry"))?;
@@ -144,12 +147,16 @@ impl Database {
             _ => 0,
         };
 
+        // Start the clock of visible timestamps no earlier than now, so a
+        // read on a fresh database has a meaningful timestamp.
+        let now_micros = options.clock.now_nanos() / 1000 * 1000;
+        let last_ts = last_ts.max(now_micros);
         let splits = SplitMap::new();
         let router = Router::new(Mvcc::new(engine.clone()), splits);
         let flush_engine = engine.clone();
         let pipeline = CommitPipeline::new(
-            options.clock.clone(),
-            last_ts,
+            TimestampOracle::resume(options.clock.clone(), last_ts),
+            CommitOptions::default(),
             move |groups: Vec<CommitWrites>| -> std::result::Result<(), String> {
                 let mut batch = WriteBatch::new();
                 let mut max_ts = 0;
@@ -162,7 +169,7 @@ impl Database {
                     .write(batch, Durability::Sync)
                     .map_err(|e| e.to_string())
             },
-        );
+        )?;
         let stop = Arc::new(AtomicBool::new(false));
         let inner = Arc::new(Inner {
             sequences: Sequences::new(engine.clone()),
@@ -209,10 +216,10 @@ impl Database {
     pub(crate) fn refresh_split_points(&self) {
         let catalog = self.catalog();
         for t in catalog.tables().filter(|t| t.parent.is_none()) {
-            self.inner.router.splits().add_split_point(crate::keys::object_range(t.id).0);
+            self.inner.router.splits().add_split_point(&crate::keys::object_range(t.id).0);
         }
         for ix in catalog.indexes().filter(|ix| ix.interleave_in.is_none()) {
-            self.inner.router.splits().add_split_point(crate::keys::object_range(ix.id).0);
+            self.inner.router.splits().add_split_point(&crate::keys::object_range(ix.id).0);
         }
     }
 
@@ -266,5 +273,24 @@ impl Drop for Inner {
                 let _ = h.join();
             }
         }
+    }
+}
+
+impl Database {
+    /// Every live key at the latest visible timestamp, decoded into its
+    /// object (table or index) and key values, in key order. Shows how row
+    /// trees and indexes are laid out; meant for tests and debugging.
+    #[allow(clippy::type_complexity)]
+    pub fn dump(&self) -> Result<Vec<(Vec<u8>, crate::keys::Object, Vec<rowtree_types::Value>)>> {
+        let catalog = self.catalog();
+        let ts = self.visible_timestamp();
+        let mut out = Vec::new();
+        for item in self.inner.router.mvcc().scan_at(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, ts, false) {
+            let (key, _) = item?;
+            if let Some((object, values)) = crate::keys::decode_key(&catalog, &key)? {
+                out.push((key, object, values));
+            }
+        }
+        Ok(out)
     }
 }

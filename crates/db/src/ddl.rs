@@ -186,6 +186,8 @@ impl Database {
                     self.inner.sequences.reset(*sequence, start.max(1) as u64)?;
                 }
                 Effect::DropSequence(id) => self.inner.sequences.drop_sequence(*id)?,
+                Effect::BackfillColumn { table, column } => self.backfill_column(new, *table, *column)?,
+                Effect::ConvertColumn { table, column } => self.convert_column(new, *table, *column)?,
             }
         }
         Ok(())
@@ -249,6 +251,45 @@ impl Database {
         Ok(())
     }
 
+    /// Fills a column added with a DEFAULT, an identity or a stored
+    /// generated expression into every existing row (each row evaluates the
+    /// expression anew, so `GENERATE_UUID()` differs from row to row).
+    fn backfill_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
+        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let col = &t.columns[column];
+        let Some(expr) = col.generated.as_ref().or(col.default.as_ref()) else { return Ok(()) };
+        let now = rowtree_types::Timestamp::now();
+        let mut writes = Vec::new();
+        for (kb, mut row) in self.table_rows(catalog, table)? {
+            let mut ctx = crate::write::DdlEval { db: self, catalog, now };
+            let v = expr.expr.eval(&row, &mut ctx).map_err(|e| Error::FailedPrecondition {
+                message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
+            })?;
+            row[column] = rowtree_expr::coerce_value(v, &col.ty).map_err(|e| Error::FailedPrecondition {
+                message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
+            })?;
+            let cols = stored_columns(t, &row);
+            writes.push((kb, Some(rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?)));
+        }
+        self.commit_raw(writes)
+    }
+
+    /// Rewrites a column's values after ALTER COLUMN changed STRING <-> BYTES.
+    fn convert_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
+        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let col = &t.columns[column];
+        let mut writes = Vec::new();
+        for (kb, mut row) in self.table_rows(catalog, table)? {
+            let v = std::mem::replace(&mut row[column], Value::Null);
+            row[column] = rowtree_expr::cast(v, &col.ty).map_err(|e| Error::FailedPrecondition {
+                message: format!("Cannot convert column {}.{}: {e}", t.name, col.name),
+            })?;
+            let cols = stored_columns(t, &row);
+            writes.push((kb, Some(rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?)));
+        }
+        self.commit_raw(writes)
+    }
+
     /// Writes the entries of a new index for every existing row, checking
     /// UNIQUE on the way.
     fn backfill_index(&self, catalog: &Catalog, id: u32) -> Result<()> {
@@ -271,10 +312,9 @@ impl Database {
                 }
             }
             let key = keys::encode_full(&entry.levels, &entry.key)?;
-            let value = rowtree_encoding::encode_row(entry.stored.iter().map(|(id, v)| (*id, v)));
+            let value = rowtree_encoding::encode_row(entry.stored.iter().map(|(id, v)| (*id, v)))?;
             writes.push((key, Some(value)));
         }
-        let _ = stored_columns;
         self.commit_raw(writes)
     }
 
@@ -310,7 +350,7 @@ impl Database {
             return Ok(());
         }
         self.inner.router.charge_writes(&writes);
-        self.inner.pipeline.commit(Box::new(move |ts| Ok((ts, writes))))?;
+        self.inner.pipeline.commit(rowtree_txn::CommitRequest::new(move |ts| Ok((ts, writes))))?;
         Ok(())
     }
 }

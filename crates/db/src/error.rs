@@ -75,10 +75,6 @@ impl Error {
         Error::NotFound { message: message.into() }
     }
 
-    pub(crate) fn precondition(message: impl Into<String>) -> Error {
-        Error::FailedPrecondition { message: message.into() }
-    }
-
     pub(crate) fn internal(message: impl Into<String>) -> Error {
         Error::Internal { message: message.into() }
     }

@@ -37,7 +37,7 @@ pub enum Object {
 
 /// One level of a key: an object id and the key columns it adds, with their
 /// types and directions.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Level {
     pub object_id: u32,
     pub object: Object,

@@ -7,8 +7,6 @@
 //! an index return index entries: the index's key columns, the table's key
 //! columns and the STORING columns.
 
-use std::ops::Bound as RangeBound;
-
 use rowtree_encoding::{decode_row, prefix_end};
 use rowtree_schema::{Catalog, Index, Table};
 use rowtree_types::Value;
@@ -226,27 +224,6 @@ pub(crate) fn materialize(target: &Target<'_>, key_values: Vec<Value>, value: &[
     Ok(row)
 }
 
-pub(crate) fn to_bounds(r: &ByteRange) -> (RangeBound<Vec<u8>>, RangeBound<Vec<u8>>) {
-    (
-        RangeBound::Included(r.0.clone()),
-        match &r.1 {
-            Some(e) => RangeBound::Excluded(e.clone()),
-            None => RangeBound::Unbounded,
-        },
-    )
-}
-
-/// Bounds covering every key that starts with `prefix`.
-pub(crate) fn prefix_bounds(prefix: &[u8]) -> (RangeBound<Vec<u8>>, RangeBound<Vec<u8>>) {
-    (
-        RangeBound::Included(prefix.to_vec()),
-        match prefix_end(prefix) {
-            Some(e) => RangeBound::Excluded(e),
-            None => RangeBound::Unbounded,
-        },
-    )
-}
-
 /// Reads `request` at timestamp `ts`. With `lock`, every key and range read
 /// is first locked shared for that read-write transaction.
 pub(crate) fn read_at(
@@ -267,7 +244,7 @@ pub(crate) fn read_at(
         match span {
             Span::Point(key) => {
                 if let Some(txn) = lock {
-                    inner.locks.lock(txn, rowtree_txn::LockTarget::Key(key.clone()), rowtree_txn::LockMode::Shared, None)?;
+                    inner.locks.lock(txn, rowtree_txn::LockTarget::key(key.clone()), rowtree_txn::LockMode::Shared, None)?;
                 }
                 if let Some(value) = inner.router.get(&key, ts)? {
                     let Some((object, kv)) = keys::decode_key(catalog, &key)? else { continue };
@@ -282,7 +259,7 @@ pub(crate) fn read_at(
                 if let Some(txn) = lock {
                     inner.locks.lock(
                         txn,
-                        rowtree_txn::LockTarget::Range(start.clone(), end.clone()),
+                        rowtree_txn::LockTarget::range(start.clone(), end.clone()),
                         rowtree_txn::LockMode::Shared,
                         None,
                     )?;

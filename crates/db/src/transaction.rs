@@ -152,10 +152,10 @@ impl ReadWriteTransaction {
             .collect();
         inner.router.charge_writes(&accounted);
         let writes = resolved.writes;
-        let ts = inner.pipeline.commit(Box::new(move |ts: u64| {
+        let ts = inner.pipeline.commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
             let mut out = Vec::with_capacity(writes.len());
             for w in writes {
-                out.push(w.finish(ts).map_err(|e| rowtree_txn::Error::Rejected(e.to_string()))?);
+                out.push(w.finish(ts).map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?);
             }
             Ok((ts, out))
         }))?;
@@ -211,7 +211,7 @@ impl ReadOnlyTransaction {
         }
         // A read at a timestamp past what is visible waits for the commits
         // that may still land at or below it.
-        inner.pipeline.wait_safe(ts, Some(std::time::Instant::now() + Duration::from_secs(60)))?;
+        inner.pipeline.wait_visible(ts, Some(std::time::Instant::now() + Duration::from_secs(60)))?;
         Ok(ReadOnlyTransaction { db, read_ts: ts })
     }
 

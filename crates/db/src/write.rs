@@ -74,10 +74,12 @@ impl PreparedWrite {
                 };
                 let key: Vec<Value> = key.into_iter().map(fix).collect();
                 let k = keys::encode_full(&levels, &key)?;
-                let v = value.map(|cols| {
-                    let cols: Vec<(u32, Value)> = cols.into_iter().map(|(id, v)| (id, fix(v))).collect();
-                    encode_row(cols.iter().map(|(id, v)| (*id, v)))
-                });
+                let v = value
+                    .map(|cols| {
+                        let cols: Vec<(u32, Value)> = cols.into_iter().map(|(id, v)| (id, fix(v))).collect();
+                        encode_row(cols.iter().map(|(id, v)| (*id, v)))
+                    })
+                    .transpose()?;
                 Ok((k, v))
             }
         }
@@ -129,6 +131,36 @@ impl EvalContext for CommitEval<'_> {
     }
 }
 
+/// Evaluation context of DDL backfills: sequences work, commit timestamps do not.
+pub(crate) struct DdlEval<'a> {
+    pub db: &'a crate::Database,
+    pub catalog: &'a Catalog,
+    pub now: Timestamp,
+}
+
+impl EvalContext for DdlEval<'_> {
+    fn now(&self) -> Timestamp {
+        self.now
+    }
+    fn next_sequence_value(&mut self, sequence: &str) -> std::result::Result<i64, rowtree_expr::Error> {
+        self.db
+            .inner
+            .sequences
+            .next_value(self.catalog, sequence)
+            .map_err(|e| rowtree_expr::Error::invalid(e.to_string()))
+    }
+    fn sequence_state(&mut self, sequence: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
+        self.db
+            .inner
+            .sequences
+            .state(self.catalog, sequence)
+            .map_err(|e| rowtree_expr::Error::invalid(e.to_string()))
+    }
+    fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid("PENDING_COMMIT_TIMESTAMP() cannot fill existing rows"))
+    }
+}
+
 /// Resolves one transaction's mutations.
 pub(crate) struct Resolver<'a> {
     inner: &'a Inner,
@@ -154,7 +186,7 @@ impl<'a> Resolver<'a> {
         if self.locked.contains(key) {
             return Ok(());
         }
-        self.inner.locks.lock(self.txn, LockTarget::Key(key.to_vec()), mode, None)?;
+        self.inner.locks.lock(self.txn, LockTarget::key(key.to_vec()), mode, None)?;
         if mode == LockMode::Exclusive {
             self.locked.insert(key.to_vec());
         }
@@ -164,7 +196,7 @@ impl<'a> Resolver<'a> {
     fn lock_range(&mut self, start: &[u8], end: Option<&[u8]>, mode: LockMode) -> Result<()> {
         self.inner.locks.lock(
             self.txn,
-            LockTarget::Range(start.to_vec(), end.map(|e| e.to_vec())),
+            LockTarget::range(start.to_vec(), end.map(|e| e.to_vec())),
             mode,
             None,
         )?;
@@ -212,7 +244,7 @@ impl<'a> Resolver<'a> {
             match m {
                 Mutation::Write { kind, table, columns, rows } => {
                     let t = self.table(table)?;
-                    let positions = self.column_positions(t, columns)?;
+                    let positions = self.column_positions(t, *kind, columns)?;
                     for values in rows {
                         self.write_row(t, *kind, &positions, values)?;
                     }
@@ -244,7 +276,7 @@ impl<'a> Resolver<'a> {
         self.check_foreign_keys()?;
         let mut writes = Vec::new();
         let mut bytes = 0usize;
-        let changes: Vec<RowChange> = std::mem::take(&mut self.rows).into_values().collect();
+        let changes: Vec<RowChange> = self.rows.values().cloned().collect();
         for change in &changes {
             if change.old == change.new {
                 continue;
@@ -253,7 +285,7 @@ impl<'a> Resolver<'a> {
             let levels = keys::table_levels(self.catalog, table);
             let value = change.new.as_ref().map(|row| stored_columns(table, row));
             bytes += value.as_ref().map_or(0, |v| v.iter().map(|(_, v)| v.approx_size()).sum());
-            writes.push(prepare(levels, change.key.clone(), value));
+            writes.push(prepare(levels, change.key.clone(), value)?);
             self.index_writes(table, change, &mut writes)?;
         }
         if bytes > MAX_COMMIT_BYTES {
@@ -268,7 +300,7 @@ impl<'a> Resolver<'a> {
         self.catalog.table(name).ok_or_else(|| Error::not_found(format!("Table not found: {name}")))
     }
 
-    fn column_positions(&self, table: &Table, columns: &[String]) -> Result<Vec<usize>> {
+    fn column_positions(&self, table: &Table, kind: WriteKind, columns: &[String]) -> Result<Vec<usize>> {
         let mut seen = HashSet::new();
         let mut out = Vec::with_capacity(columns.len());
         for name in columns {
@@ -288,7 +320,10 @@ impl<'a> Resolver<'a> {
         }
         for k in &table.primary_key {
             let col = &table.columns[k.column];
-            if col.generated.is_none() && !out.contains(&k.column) {
+            // A key column may be left out only when it is computed: generated,
+            // or filled by its DEFAULT when the row is inserted.
+            let defaulted = col.default.is_some() && matches!(kind, WriteKind::Insert | WriteKind::Replace);
+            if col.generated.is_none() && !defaulted && !out.contains(&k.column) {
                 return Err(Error::invalid(format!(
                     "Mutation for table {} is missing key column {}",
                     table.name, col.name
@@ -525,7 +560,7 @@ impl<'a> Resolver<'a> {
                 if new.as_ref().is_none_or(|n| n.key != o.key) {
                     let kb = keys::encode_full(&o.levels, &o.key)?;
                     self.lock(&kb, LockMode::Exclusive)?;
-                    writes.push(prepare(o.levels.clone(), o.key.clone(), None));
+                    writes.push(prepare(o.levels.clone(), o.key.clone(), None)?);
                 }
             }
             if let Some(n) = new {
@@ -536,7 +571,7 @@ impl<'a> Resolver<'a> {
                     let kb = keys::encode_full(&n.levels, &n.key)?;
                     self.lock(&kb, LockMode::Exclusive)?;
                 }
-                writes.push(prepare(n.levels, n.key, Some(n.stored)));
+                writes.push(prepare(n.levels, n.key, Some(n.stored))?);
             }
         }
         Ok(())
@@ -775,16 +810,14 @@ pub(crate) fn stored_columns(table: &Table, row: &[Value]) -> Vec<(u32, Value)> 
         .collect()
 }
 
-fn prepare(levels: Vec<Level>, key: Vec<Value>, value: Option<Vec<(u32, Value)>>) -> PreparedWrite {
+fn prepare(levels: Vec<Level>, key: Vec<Value>, value: Option<Vec<(u32, Value)>>) -> Result<PreparedWrite> {
     let pending = key.iter().any(is_pending) || value.as_ref().is_some_and(|v| v.iter().any(|(_, v)| is_pending(v)));
     if pending {
-        return PreparedWrite::Pending { levels, key, value };
+        return Ok(PreparedWrite::Pending { levels, key, value });
     }
-    match keys::encode_full(&levels, &key) {
-        Ok(k) => PreparedWrite::Ready(k, value.map(|cols| encode_row(cols.iter().map(|(id, v)| (*id, v))))),
-        // Re-encoding fails again in `finish`, which reports the error.
-        Err(_) => PreparedWrite::Pending { levels, key, value },
-    }
+    let k = keys::encode_full(&levels, &key)?;
+    let v = value.map(|cols| encode_row(cols.iter().map(|(id, v)| (*id, v)))).transpose()?;
+    Ok(PreparedWrite::Ready(k, v))
 }
 
 pub(crate) fn table_target<'c>(catalog: &'c Catalog, table: &'c Table) -> Target<'c> {

@@ -369,21 +369,33 @@ mod tests {
             enc(&Value::String("a\0".into()), Direction::Asc),
             [0x03, b'a', 0x00, 0xFF, 0x00, 0x01]
         );
+        assert_eq!(enc(&Value::Bool(true), Direction::Desc), [0xFC, 0xFE]);
         assert_eq!(
-            enc(&Value::Bool(true), Direction::Desc),
-            [0xFC, 0xFE]
+            enc(&Value::Float64(f64::NAN), Direction::Asc),
+            [0x03, 0, 0, 0, 0, 0, 0, 0, 0]
         );
-        assert_eq!(enc(&Value::Float64(f64::NAN), Direction::Asc), [0x03, 0, 0, 0, 0, 0, 0, 0, 0]);
     }
 
     #[test]
     fn zeros_and_nans_are_normalised() {
         for dir in [Direction::Asc, Direction::Desc] {
-            assert_eq!(enc(&Value::Float64(-0.0), dir), enc(&Value::Float64(0.0), dir));
-            assert_eq!(enc(&Value::Float32(-0.0), dir), enc(&Value::Float32(0.0), dir));
+            assert_eq!(
+                enc(&Value::Float64(-0.0), dir),
+                enc(&Value::Float64(0.0), dir)
+            );
+            assert_eq!(
+                enc(&Value::Float32(-0.0), dir),
+                enc(&Value::Float32(0.0), dir)
+            );
             let other_nan = f64::from_bits(0xFFF8_0000_0000_1234);
-            assert_eq!(enc(&Value::Float64(other_nan), dir), enc(&Value::Float64(f64::NAN), dir));
-            assert!(enc(&Value::Float64(f64::NAN), Direction::Asc) < enc(&Value::Float64(f64::NEG_INFINITY), Direction::Asc));
+            assert_eq!(
+                enc(&Value::Float64(other_nan), dir),
+                enc(&Value::Float64(f64::NAN), dir)
+            );
+            assert!(
+                enc(&Value::Float64(f64::NAN), Direction::Asc)
+                    < enc(&Value::Float64(f64::NEG_INFINITY), Direction::Asc)
+            );
         }
     }
 

@@ -89,8 +89,8 @@ pub fn decode_row(bytes: &[u8]) -> Result<Vec<(u32, Value)>> {
     let mut cols = Vec::new();
     while !input.is_empty() {
         let id = varint::get_u64(&mut input, "column id")?;
-        let id = u32::try_from(id)
-            .map_err(|_| Error::Corrupt(format!("column id {id} exceeds u32")))?;
+        let id =
+            u32::try_from(id).map_err(|_| Error::Corrupt(format!("column id {id} exceeds u32")))?;
         let value = get_value(&mut input, false)?;
         cols.push((id, value));
     }
@@ -257,7 +257,10 @@ mod tests {
     fn compact_layout() {
         let row = encode_row([(1, &Value::Int64(5)), (2, &Value::Null)]).unwrap();
         assert_eq!(row, [FORMAT_V1, 1, TAG_INT64, 10, 2, TAG_NULL]);
-        assert_eq!(decode_row(&row).unwrap(), vec![(1, Value::Int64(5)), (2, Value::Null)]);
+        assert_eq!(
+            decode_row(&row).unwrap(),
+            vec![(1, Value::Int64(5)), (2, Value::Null)]
+        );
         assert_eq!(decode_row(&[FORMAT_V1]).unwrap(), vec![]);
     }
 
@@ -283,7 +286,10 @@ mod tests {
             Err(Error::NotStorable(_))
         ));
         let nested = Value::Array(vec![Value::Array(vec![])]);
-        assert!(matches!(encode_row([(1, &nested)]), Err(Error::NotStorable(_))));
+        assert!(matches!(
+            encode_row([(1, &nested)]),
+            Err(Error::NotStorable(_))
+        ));
         // A nested array tag in stored bytes is corruption.
         assert!(decode_row(&[FORMAT_V1, 1, TAG_ARRAY, 1, TAG_ARRAY, 0]).is_err());
     }

@@ -65,7 +65,17 @@ mod tests {
 
     #[test]
     fn round_trips_extremes() {
-        for v in [0i128, 1, -1, 63, -64, 64, i64::MAX as i128, i128::MIN, i128::MAX] {
+        for v in [
+            0i128,
+            1,
+            -1,
+            63,
+            -64,
+            64,
+            i64::MAX as i128,
+            i128::MIN,
+            i128::MAX,
+        ] {
             let mut out = Vec::new();
             put_i128(&mut out, v);
             let mut input = &out[..];
@@ -87,9 +97,15 @@ mod tests {
 
     #[test]
     fn rejects_overlong_and_truncated() {
-        assert!(matches!(get_u64(&mut &[0x80u8][..], "t"), Err(Error::Truncated(_))));
+        assert!(matches!(
+            get_u64(&mut &[0x80u8][..], "t"),
+            Err(Error::Truncated(_))
+        ));
         let too_long = [0xFFu8; 11];
-        assert!(matches!(get_u64(&mut &too_long[..], "t"), Err(Error::Corrupt(_))));
+        assert!(matches!(
+            get_u64(&mut &too_long[..], "t"),
+            Err(Error::Corrupt(_))
+        ));
         // 2^64 does not fit a u64.
         let mut out = Vec::new();
         put_u128(&mut out, 1u128 << 64);

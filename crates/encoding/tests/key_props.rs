@@ -5,9 +5,7 @@
 use std::cmp::Ordering;
 
 use proptest::prelude::*;
-use rowtree_encoding::{
-    decode_key_value, encode_key_value, encode_object, Direction, ROW_END,
-};
+use rowtree_encoding::{decode_key_value, encode_key_value, encode_object, Direction, ROW_END};
 use rowtree_types::{Date, Numeric, Timestamp, Type, Value};
 
 fn key_type() -> impl Strategy<Value = Type> {
@@ -73,13 +71,9 @@ fn value_of(ty: &Type) -> BoxedStrategy<Value> {
         ]
         .prop_map(|s| Value::Numeric(Numeric::from_scaled(s).unwrap()))
         .boxed(),
-        Type::String => prop_oneof![
-            ".*",
-            "[a\\x00b]{0,4}",
-            Just("\u{10FFFF}".to_string())
-        ]
-        .prop_map(Value::String)
-        .boxed(),
+        Type::String => prop_oneof![".*", "[a\\x00b]{0,4}", Just("\u{10FFFF}".to_string())]
+            .prop_map(Value::String)
+            .boxed(),
         Type::Bytes => prop_oneof![
             prop::collection::vec(any::<u8>(), 0..12),
             prop::collection::vec(prop_oneof![Just(0u8), Just(1), Just(0xFF)], 0..5),

@@ -1,18 +1,148 @@
 //! The typed expression tree produced by [`crate::bind`].
+//!
+//! Binding removes everything evaluation should not have to think about:
+//! names are row slots, literals are [`Value`]s, implicit coercions
+//! (`INT64` to `FLOAT64`, string literal to `DATE`) are explicit
+//! [`Node::Cast`] nodes or already folded into literals, and every operator
+//! node sees operands of the one type it was bound for. Evaluation is then a
+//! plain walk ([`crate::eval`]).
 
-use rowtree_parser::ast::Span;
+use rowtree_parser::ast::{Span, SubscriptMode};
 use rowtree_types::{Type, Value};
 
+use crate::functions::{Function, Volatility};
 use crate::{EvalContext, Result};
 
 /// A bound (resolved and typed) expression, ready to evaluate.
 #[derive(Debug, Clone)]
 pub struct BoundExpr {
+    pub(crate) node: Node,
     pub(crate) ty: Type,
     pub(crate) span: Span,
+    /// Written as a literal (NULL, a string, ...): such expressions coerce
+    /// more freely, as GoogleSQL lets literals do.
+    pub(crate) literal: bool,
+}
+
+/// Arithmetic and bitwise operators, on operands of one type.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum ArithOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    BitAnd,
+    BitOr,
+    BitXor,
+    ShiftLeft,
+    ShiftRight,
+}
+
+impl ArithOp {
+    pub(crate) fn symbol(self) -> &'static str {
+        match self {
+            ArithOp::Add => "+",
+            ArithOp::Sub => "-",
+            ArithOp::Mul => "*",
+            ArithOp::Div => "/",
+            ArithOp::BitAnd => "&",
+            ArithOp::BitOr => "|",
+            ArithOp::BitXor => "^",
+            ArithOp::ShiftLeft => "<<",
+            ArithOp::ShiftRight => ">>",
+        }
+    }
+}
+
+/// Comparison operators.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum CmpOp {
+    Eq,
+    NotEq,
+    Lt,
+    LtEq,
+    Gt,
+    GtEq,
+}
+
+/// The node kinds of a bound tree.
+#[derive(Debug, Clone)]
+pub(crate) enum Node {
+    Literal(Value),
+    Column(usize),
+    Param(String),
+    /// `SEQUENCE s` as a function argument: evaluates to the name.
+    SequenceName(String),
+    Not(Box<BoundExpr>),
+    And(Box<BoundExpr>, Box<BoundExpr>),
+    Or(Box<BoundExpr>, Box<BoundExpr>),
+    Neg(Box<BoundExpr>),
+    BitNot(Box<BoundExpr>),
+    Arith(ArithOp, Box<BoundExpr>, Box<BoundExpr>),
+    Compare(CmpOp, Box<BoundExpr>, Box<BoundExpr>),
+    Concat(Box<BoundExpr>, Box<BoundExpr>),
+    Call {
+        function: &'static Function,
+        args: Vec<BoundExpr>,
+        /// `SAFE.f(...)`: runtime errors become NULL.
+        safe: bool,
+    },
+    Cast {
+        expr: Box<BoundExpr>,
+        safe: bool,
+    },
+    IsNull(Box<BoundExpr>),
+    /// `IS TRUE` / `IS FALSE`.
+    IsBool(Box<BoundExpr>, bool),
+    InList {
+        expr: Box<BoundExpr>,
+        list: Vec<BoundExpr>,
+        negated: bool,
+    },
+    Between {
+        expr: Box<BoundExpr>,
+        low: Box<BoundExpr>,
+        high: Box<BoundExpr>,
+        negated: bool,
+    },
+    Like {
+        expr: Box<BoundExpr>,
+        pattern: Box<BoundExpr>,
+        negated: bool,
+    },
+    /// `CASE [operand] WHEN .. THEN .. ELSE .. END`; also `IF`. Only the
+    /// chosen branch is evaluated.
+    Case {
+        operand: Option<Box<BoundExpr>>,
+        branches: Vec<(BoundExpr, BoundExpr)>,
+        else_expr: Option<Box<BoundExpr>>,
+    },
+    /// `COALESCE` and `IFNULL`: the first non-NULL, evaluated lazily.
+    Coalesce(Vec<BoundExpr>),
+    NullIf(Box<BoundExpr>, Box<BoundExpr>),
+    Array(Vec<BoundExpr>),
+    Struct(Vec<BoundExpr>),
+    Subscript {
+        expr: Box<BoundExpr>,
+        index: Box<BoundExpr>,
+        mode: SubscriptMode,
+    },
+    Field {
+        expr: Box<BoundExpr>,
+        index: usize,
+    },
 }
 
 impl BoundExpr {
+    pub(crate) fn new(node: Node, ty: Type, span: Span) -> BoundExpr {
+        BoundExpr {
+            node,
+            ty,
+            span,
+            literal: false,
+        }
+    }
+
     /// The static type of the expression's result.
     pub fn ty(&self) -> &Type {
         &self.ty
@@ -23,29 +153,125 @@ impl BoundExpr {
         self.span
     }
 
-    /// Evaluates against `row` (indexed by the slots [`crate::Scope`] handed out).
+    /// Evaluates against `row` (indexed by the slots [`crate::Scope`] handed
+    /// out). Errors carry the span of the innermost node that failed.
     pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
-        let _ = (row, ctx);
-        todo!()
+        crate::eval::eval(self, row, ctx)
     }
 
     /// The row slots the expression reads, sorted and without duplicates.
     pub fn columns(&self) -> Vec<usize> {
-        todo!()
+        let mut out = Vec::new();
+        self.walk(&mut |e| {
+            if let Node::Column(slot) = e.node {
+                out.push(slot);
+            }
+        });
+        out.sort_unstable();
+        out.dedup();
+        out
     }
 
-    /// Sequences named in `GET_NEXT_SEQUENCE_VALUE` / `GET_INTERNAL_SEQUENCE_STATE`.
+    /// Sequences named in `GET_NEXT_SEQUENCE_VALUE` /
+    /// `GET_INTERNAL_SEQUENCE_STATE`, in order of appearance, without
+    /// duplicates.
     pub fn sequences(&self) -> Vec<String> {
-        todo!()
+        let mut out: Vec<String> = Vec::new();
+        self.walk(&mut |e| {
+            if let Node::SequenceName(name) = &e.node {
+                if !out.iter().any(|n| n.eq_ignore_ascii_case(name)) {
+                    out.push(name.clone());
+                }
+            }
+        });
+        out
     }
 
-    /// Whether evaluating twice on the same row always gives the same value.
+    /// Whether evaluating twice on the same row gives the same value: false
+    /// when the expression calls `GENERATE_UUID`, `CURRENT_TIMESTAMP`,
+    /// `PENDING_COMMIT_TIMESTAMP` or `GET_NEXT_SEQUENCE_VALUE` (Spanner
+    /// refuses such expressions in generated columns and CHECK constraints).
     pub fn is_deterministic(&self) -> bool {
-        todo!()
+        let mut deterministic = true;
+        self.walk(&mut |e| {
+            if let Node::Call { function, .. } = e.node {
+                deterministic &= function.volatility == Volatility::Deterministic;
+            }
+        });
+        deterministic
     }
 
     /// Whether the expression calls `PENDING_COMMIT_TIMESTAMP()`.
     pub fn uses_pending_commit_timestamp(&self) -> bool {
-        todo!()
+        let mut uses = false;
+        self.walk(&mut |e| {
+            if let Node::Call { function, .. } = e.node {
+                uses |= function.volatility == Volatility::PendingCommitTimestamp;
+            }
+        });
+        uses
+    }
+
+    /// The constant value, if this is a literal (after binding-time folding).
+    pub fn as_literal(&self) -> Option<&Value> {
+        match &self.node {
+            Node::Literal(v) => Some(v),
+            _ => None,
+        }
+    }
+
+    /// Calls `f` on this node and every descendant, parents first.
+    fn walk(&self, f: &mut dyn FnMut(&BoundExpr)) {
+        f(self);
+        for child in self.children() {
+            child.walk(f);
+        }
+    }
+
+    fn children(&self) -> Vec<&BoundExpr> {
+        match &self.node {
+            Node::Literal(_) | Node::Column(_) | Node::Param(_) | Node::SequenceName(_) => vec![],
+            Node::Not(e)
+            | Node::Neg(e)
+            | Node::BitNot(e)
+            | Node::IsNull(e)
+            | Node::IsBool(e, _)
+            | Node::Cast { expr: e, .. }
+            | Node::Field { expr: e, .. } => vec![e],
+            Node::And(a, b)
+            | Node::Or(a, b)
+            | Node::Arith(_, a, b)
+            | Node::Compare(_, a, b)
+            | Node::Concat(a, b)
+            | Node::NullIf(a, b)
+            | Node::Like {
+                expr: a,
+                pattern: b,
+                ..
+            }
+            | Node::Subscript {
+                expr: a, index: b, ..
+            } => vec![a, b],
+            Node::Call { args, .. } => args.iter().collect(),
+            Node::Coalesce(items) | Node::Array(items) | Node::Struct(items) => {
+                items.iter().collect()
+            }
+            Node::InList { expr, list, .. } => {
+                std::iter::once(&**expr).chain(list.iter()).collect()
+            }
+            Node::Between {
+                expr, low, high, ..
+            } => vec![expr, low, high],
+            Node::Case {
+                operand,
+                branches,
+                else_expr,
+            } => operand
+                .iter()
+                .map(|e| &**e)
+                .chain(branches.iter().flat_map(|(w, t)| [w, t]))
+                .chain(else_expr.iter().map(|e| &**e))
+                .collect(),
+        }
     }
 }

@@ -1,17 +1,238 @@
-//! CAST and assignment coercion.
+//! Conversions between types: `CAST` and assignment coercion.
+//!
+//! GoogleSQL has two kinds of conversion:
+//!
+//! * **CAST** ([`cast`]) is explicit and may fail at runtime on the value
+//!   (`CAST('abc' AS INT64)` is an error, `SAFE_CAST` gives NULL). Which
+//!   pairs of types may be cast at all is decided at bind time
+//!   ([`castable`]): `CAST(TRUE AS DATE)` never binds.
+//! * **Coercion** ([`coerce_value`], and the implicit coercions the binder
+//!   inserts) only ever widens: `INT64` to `NUMERIC` or `FLOAT64`, `NUMERIC`
+//!   to `FLOAT64`, `FLOAT32` to `FLOAT64`, plus the literal rule that a
+//!   string literal may stand for a `DATE` or `TIMESTAMP`.
+//!
+//! Timestamps meet text in Spanner's default zone, America/Los_Angeles.
 
-use rowtree_types::{Type, Value};
+use rowtree_types::{parse_f64, Date, Numeric, TimeZone, Timestamp, Type, Value};
 
-use crate::Result;
+use crate::{Error, Result};
 
-/// `CAST(value AS to)`.
-pub fn cast(value: Value, to: &Type) -> Result<Value> {
-    let _ = (value, to);
-    todo!()
+/// Whether `CAST(x AS to)` is allowed for `x` of type `from`.
+pub fn castable(from: &Type, to: &Type) -> bool {
+    use Type::*;
+    if from == to {
+        return true;
+    }
+    match (from, to) {
+        (Int64 | Float32 | Float64 | Numeric, Int64 | Float32 | Float64 | Numeric | String) => true,
+        (Int64, Bool) | (Bool, Int64 | String) => true,
+        (String, Int64 | Float32 | Float64 | Numeric | Bool | Bytes | Date | Timestamp) => true,
+        (Bytes, String) => true,
+        (Date, String | Timestamp) | (Timestamp, String | Date) => true,
+        (Array(a), Array(b)) => castable(a, b),
+        (Struct(a), Struct(b)) => {
+            a.len() == b.len() && a.iter().zip(b).all(|((_, x), (_, y))| castable(x, y))
+        }
+        _ => false,
+    }
 }
 
-/// Assignment coercion.
+/// Whether a value of type `from` implicitly coerces to `to` (assignment,
+/// function arguments, operator operands).
+pub(crate) fn coercible(from: &Type, to: &Type) -> bool {
+    use Type::*;
+    from == to
+        || matches!(
+            (from, to),
+            (Int64, Numeric | Float64) | (Numeric, Float64) | (Float32, Float64)
+        )
+        || matches!((from, to), (Array(a), Array(b)) if coercible(a, b))
+}
+
+/// `CAST(value AS to)` with GoogleSQL's rules. NULL casts to NULL.
+pub fn cast(value: Value, to: &Type) -> Result<Value> {
+    let from = match value_type(&value) {
+        None => return Ok(value),
+        Some(t) => t,
+    };
+    if from == *to {
+        return Ok(value);
+    }
+    let invalid = || Error::invalid(format!("Invalid cast from {from} to {to}"));
+    Ok(match (value, to) {
+        (Value::Int64(v), Type::Bool) => Value::Bool(v != 0),
+        (Value::Int64(v), Type::Float64) => Value::Float64(v as f64),
+        (Value::Int64(v), Type::Float32) => Value::Float32(v as f32),
+        (Value::Int64(v), Type::Numeric) => Value::Numeric(Numeric::from_i64(v)),
+        (Value::Bool(b), Type::Int64) => Value::Int64(b as i64),
+        (Value::Float64(f), Type::Int64) => Value::Int64(float_to_i64(f)?),
+        (Value::Float64(f), Type::Float32) => Value::Float32(f64_to_f32(f)?),
+        (Value::Float64(f), Type::Numeric) => Value::Numeric(Numeric::from_f64(f)?),
+        (Value::Float32(f), Type::Int64) => Value::Int64(float_to_i64(f as f64)?),
+        (Value::Float32(f), Type::Float64) => Value::Float64(f as f64),
+        (Value::Float32(f), Type::Numeric) => Value::Numeric(Numeric::from_f64(f as f64)?),
+        (Value::Numeric(n), Type::Int64) => Value::Int64(n.to_i64()?),
+        (Value::Numeric(n), Type::Float64) => Value::Float64(n.to_f64()),
+        (Value::Numeric(n), Type::Float32) => Value::Float32(f64_to_f32(n.to_f64())?),
+        (Value::String(s), t) => from_string(s, t)?,
+        (Value::Bytes(b), Type::String) => Value::String(
+            String::from_utf8(b)
+                .map_err(|_| Error::out_of_range("Invalid cast of bytes to UTF8 string"))?,
+        ),
+        (Value::Date(d), Type::Timestamp) => {
+            Value::Timestamp(Timestamp::from_date(d, &TimeZone::LOS_ANGELES)?)
+        }
+        (Value::Timestamp(t), Type::Date) => Value::Date(t.to_date(&TimeZone::LOS_ANGELES)?),
+        (v, Type::String) if castable(&from, to) => Value::String(v.to_string()),
+        (Value::Array(items), Type::Array(elem)) if castable(&from, to) => Value::Array(
+            items
+                .into_iter()
+                .map(|v| cast(v, elem))
+                .collect::<Result<_>>()?,
+        ),
+        (Value::Struct(fields), Type::Struct(types)) if fields.len() == types.len() => {
+            Value::Struct(
+                fields
+                    .into_iter()
+                    .zip(types)
+                    .map(|(v, (_, t))| cast(v, t))
+                    .collect::<Result<_>>()?,
+            )
+        }
+        _ => return Err(invalid()),
+    })
+}
+
+/// Assignment coercion, for DEFAULT values and mutation values: NULL, the
+/// same type, a widening (`INT64` to `FLOAT64`/`NUMERIC`, `NUMERIC` to
+/// `FLOAT64`, `FLOAT32` to `FLOAT64`), or a string that parses as the
+/// target `DATE`/`TIMESTAMP` (GoogleSQL's string-literal rule). Arrays
+/// coerce element by element.
 pub fn coerce_value(value: Value, to: &Type) -> Result<Value> {
-    let _ = (value, to);
-    todo!()
+    let from = match value_type(&value) {
+        None => return Ok(value),
+        Some(t) => t,
+    };
+    if from == *to {
+        return Ok(value);
+    }
+    match (value, to) {
+        (Value::String(s), Type::Date | Type::Timestamp) => from_string(s, to),
+        (Value::Array(items), Type::Array(elem)) => Ok(Value::Array(
+            items
+                .into_iter()
+                .map(|v| coerce_value(v, elem))
+                .collect::<Result<_>>()?,
+        )),
+        (v, to) if coercible(&from, to) => cast(v, to),
+        _ => Err(Error::invalid(format!(
+            "Value has type {from} which cannot be assigned to type {to}"
+        ))),
+    }
+}
+
+/// The type of a value as far as the value itself tells: arrays take their
+/// first non-NULL element's type (an empty array says `ARRAY<INT64>`, which
+/// only matters for error messages).
+pub(crate) fn value_type(v: &Value) -> Option<Type> {
+    match v {
+        Value::Null => None,
+        Value::Array(items) => Some(Type::Array(Box::new(
+            items.iter().find_map(value_type).unwrap_or(Type::Int64),
+        ))),
+        Value::Struct(fields) => Some(Type::Struct(
+            fields
+                .iter()
+                .map(|f| (String::new(), value_type(f).unwrap_or(Type::Int64)))
+                .collect(),
+        )),
+        v => v.scalar_type(),
+    }
+}
+
+fn from_string(s: String, to: &Type) -> Result<Value> {
+    Ok(match to {
+        Type::String => Value::String(s),
+        Type::Bytes => Value::Bytes(s.into_bytes()),
+        Type::Int64 => Value::Int64(
+            parse_i64(&s).ok_or_else(|| Error::out_of_range(format!("Bad int64 value: {s}")))?,
+        ),
+        Type::Float64 => Value::Float64(
+            parse_f64(&s).ok_or_else(|| Error::out_of_range(format!("Bad double value: {s}")))?,
+        ),
+        Type::Float32 => Value::Float32(
+            s.trim()
+                .parse::<f32>()
+                .map_err(|_| Error::out_of_range(format!("Bad float value: {s}")))?,
+        ),
+        Type::Numeric => Value::Numeric(Numeric::parse(&s)?),
+        Type::Bool => match s.trim().to_ascii_lowercase().as_str() {
+            "true" => Value::Bool(true),
+            "false" => Value::Bool(false),
+            _ => return Err(Error::out_of_range(format!("Bad bool value: {s}"))),
+        },
+        Type::Date => Value::Date(Date::parse(&s)?),
+        Type::Timestamp => Value::Timestamp(Timestamp::parse(&s, &TimeZone::LOS_ANGELES)?),
+        _ => return Err(Error::invalid(format!("Invalid cast from STRING to {to}"))),
+    })
+}
+
+/// Decimal or `0x` hexadecimal, optionally signed, surrounding whitespace
+/// allowed (GoogleSQL's `CAST(STRING AS INT64)`).
+pub(crate) fn parse_i64(text: &str) -> Option<i64> {
+    let t = text.trim();
+    let (negative, digits) = match t.as_bytes().first()? {
+        b'-' => (true, &t[1..]),
+        b'+' => (false, &t[1..]),
+        _ => (false, t),
+    };
+    let magnitude: u64 = match digits
+        .strip_prefix("0x")
+        .or_else(|| digits.strip_prefix("0X"))
+    {
+        Some(hex) if !hex.is_empty() && hex.bytes().all(|b| b.is_ascii_hexdigit()) => {
+            u64::from_str_radix(hex, 16).ok()?
+        }
+        Some(_) => return None,
+        None if !digits.is_empty() && digits.bytes().all(|b| b.is_ascii_digit()) => {
+            digits.parse().ok()?
+        }
+        None => return None,
+    };
+    if negative {
+        0i64.checked_sub_unsigned(magnitude)
+    } else {
+        i64::try_from(magnitude).ok()
+    }
+}
+
+/// Rounds half away from zero; NaN, infinities and out-of-range values are
+/// errors.
+fn float_to_i64(f: f64) -> Result<i64> {
+    if !f.is_finite() {
+        return Err(Error::out_of_range(format!(
+            "Illegal conversion of non-finite floating point number to int64: {}",
+            rowtree_types::format_f64(f)
+        )));
+    }
+    let r = f.round();
+    // 2^63 is exactly representable; anything at or above it overflows.
+    if !(-9_223_372_036_854_775_808.0..9_223_372_036_854_775_808.0).contains(&r) {
+        return Err(Error::out_of_range(format!(
+            "int64 out of range: {}",
+            rowtree_types::format_f64(f)
+        )));
+    }
+    Ok(r as i64)
+}
+
+fn f64_to_f32(f: f64) -> Result<f32> {
+    let r = f as f32;
+    if f.is_finite() && !r.is_finite() {
+        return Err(Error::out_of_range(format!(
+            "float out of range: {}",
+            rowtree_types::format_f64(f)
+        )));
+    }
+    Ok(r)
 }

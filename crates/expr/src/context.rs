@@ -24,6 +24,12 @@ pub trait EvalContext {
     /// that it replaces with the commit timestamp at commit.
     fn pending_commit_timestamp(&mut self) -> Result<Value>;
 
+    /// `GENERATE_UUID()`: a random (version 4) UUID in its 36-character
+    /// lowercase text form. Override to make tests deterministic.
+    fn generate_uuid(&mut self) -> String {
+        uuid::Uuid::new_v4().to_string()
+    }
+
     /// The value of query parameter `@name`, if bound.
     fn param(&self, name: &str) -> Option<Value> {
         let _ = name;

@@ -1,1 +1,374 @@
-//! eval
+//! Evaluation of a bound tree against one row.
+//!
+//! The binder has already chosen every operator's operand type, so each arm
+//! here only handles the value kinds its node was bound for; anything else
+//! is an internal error, never a panic. NULL follows three-valued logic:
+//! most operators return NULL for a NULL operand, `AND`/`OR` only when the
+//! other side does not decide (`FALSE AND NULL` is FALSE), and lazy forms
+//! (`CASE`, `IF`, `COALESCE`) evaluate only what they need.
+
+use rowtree_parser::ast::SubscriptMode;
+use rowtree_types::{format_f64, Value};
+
+use crate::bound::{ArithOp, BoundExpr, Node};
+use crate::cast::{cast, coerce_value};
+use crate::compare::sql_compare;
+use crate::like::{like, like_str};
+use crate::{Error, EvalContext, Result};
+
+pub(crate) fn eval(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
+    eval_node(e, row, ctx).map_err(|err| err.at(e.span))
+}
+
+fn internal(what: &str) -> Error {
+    Error::invalid(format!("internal error: unexpected operand for {what}"))
+}
+
+fn truth(v: &Value) -> Result<Option<bool>> {
+    match v {
+        Value::Null => Ok(None),
+        Value::Bool(b) => Ok(Some(*b)),
+        _ => Err(internal("a boolean operator")),
+    }
+}
+
+fn from_truth(t: Option<bool>) -> Value {
+    t.map_or(Value::Null, Value::Bool)
+}
+
+fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
+    Ok(match &e.node {
+        Node::Literal(v) => v.clone(),
+        Node::Column(slot) => row
+            .get(*slot)
+            .cloned()
+            .ok_or_else(|| Error::invalid(format!("internal error: row has no slot {slot}")))?,
+        Node::Param(name) => {
+            let v = ctx
+                .param(name)
+                .ok_or_else(|| Error::invalid(format!("No parameter found for binding: {name}")))?;
+            coerce_value(v, &e.ty)?
+        }
+        Node::SequenceName(name) => Value::String(name.clone()),
+        Node::Not(x) => from_truth(truth(&eval(x, row, ctx)?)?.map(|b| !b)),
+        Node::And(a, b) => {
+            let left = truth(&eval(a, row, ctx)?)?;
+            if left == Some(false) {
+                return Ok(Value::Bool(false));
+            }
+            match (left, truth(&eval(b, row, ctx)?)?) {
+                (_, Some(false)) => Value::Bool(false),
+                (Some(true), Some(true)) => Value::Bool(true),
+                _ => Value::Null,
+            }
+        }
+        Node::Or(a, b) => {
+            let left = truth(&eval(a, row, ctx)?)?;
+            if left == Some(true) {
+                return Ok(Value::Bool(true));
+            }
+            match (left, truth(&eval(b, row, ctx)?)?) {
+                (_, Some(true)) => Value::Bool(true),
+                (Some(false), Some(false)) => Value::Bool(false),
+                _ => Value::Null,
+            }
+        }
+        Node::Neg(x) => match eval(x, row, ctx)? {
+            Value::Null => Value::Null,
+            Value::Int64(v) => Value::Int64(
+                v.checked_neg()
+                    .ok_or_else(|| Error::out_of_range(format!("int64 overflow: -({v})")))?,
+            ),
+            Value::Float64(f) => Value::Float64(-f),
+            Value::Float32(f) => Value::Float32(-f),
+            Value::Numeric(n) => Value::Numeric(-n),
+            _ => return Err(internal("unary -")),
+        },
+        Node::BitNot(x) => match eval(x, row, ctx)? {
+            Value::Null => Value::Null,
+            Value::Int64(v) => Value::Int64(!v),
+            Value::Bytes(b) => Value::Bytes(b.iter().map(|x| !x).collect()),
+            _ => return Err(internal("~")),
+        },
+        Node::Arith(op, a, b) => {
+            let (x, y) = (eval(a, row, ctx)?, eval(b, row, ctx)?);
+            if x.is_null() || y.is_null() {
+                return Ok(Value::Null);
+            }
+            arith(*op, x, y)?
+        }
+        Node::Compare(op, a, b) => {
+            let (x, y) = (eval(a, row, ctx)?, eval(b, row, ctx)?);
+            from_truth(sql_compare(*op, &x, &y))
+        }
+        Node::Concat(a, b) => match (eval(a, row, ctx)?, eval(b, row, ctx)?) {
+            (Value::Null, _) | (_, Value::Null) => Value::Null,
+            (Value::String(x), Value::String(y)) => Value::String(x + &y),
+            (Value::Bytes(mut x), Value::Bytes(y)) => {
+                x.extend_from_slice(&y);
+                Value::Bytes(x)
+            }
+            (Value::Array(mut x), Value::Array(y)) => {
+                x.extend(y);
+                Value::Array(x)
+            }
+            _ => return Err(internal("||")),
+        },
+        Node::Call {
+            function,
+            args,
+            safe,
+        } => {
+            let mut values = Vec::with_capacity(args.len());
+            for a in args {
+                match eval(a, row, ctx) {
+                    Ok(v) => values.push(v),
+                    Err(_) if *safe => return Ok(Value::Null),
+                    Err(err) => return Err(err),
+                }
+            }
+            if values.iter().any(Value::is_null) {
+                return Ok(Value::Null);
+            }
+            match (function.eval)(&values, ctx) {
+                Ok(v) => v,
+                Err(_) if *safe => Value::Null,
+                Err(err) => return Err(err),
+            }
+        }
+        Node::Cast { expr, safe } => {
+            let v = eval(expr, row, ctx)?;
+            match cast(v, &e.ty) {
+                Ok(v) => v,
+                Err(_) if *safe => Value::Null,
+                Err(err) => return Err(err),
+            }
+        }
+        Node::IsNull(x) => Value::Bool(eval(x, row, ctx)?.is_null()),
+        Node::IsBool(x, want) => Value::Bool(truth(&eval(x, row, ctx)?)? == Some(*want)),
+        Node::InList {
+            expr,
+            list,
+            negated,
+        } => {
+            let needle = eval(expr, row, ctx)?;
+            let found = in_list(&needle, list, row, ctx)?;
+            from_truth(found.map(|f| f != *negated))
+        }
+        Node::Between {
+            expr,
+            low,
+            high,
+            negated,
+        } => {
+            let v = eval(expr, row, ctx)?;
+            let lo = sql_compare(crate::bound::CmpOp::GtEq, &v, &eval(low, row, ctx)?);
+            let hi = sql_compare(crate::bound::CmpOp::LtEq, &v, &eval(high, row, ctx)?);
+            let inside = match (lo, hi) {
+                (Some(false), _) | (_, Some(false)) => Some(false),
+                (Some(true), Some(true)) => Some(true),
+                _ => None,
+            };
+            from_truth(inside.map(|i| i != *negated))
+        }
+        Node::Like {
+            expr,
+            pattern,
+            negated,
+        } => {
+            let matched = match (eval(expr, row, ctx)?, eval(pattern, row, ctx)?) {
+                (Value::Null, _) | (_, Value::Null) => None,
+                (Value::String(t), Value::String(p)) => Some(like_str(&t, &p)?),
+                (Value::Bytes(t), Value::Bytes(p)) => Some(like(&t, &p)?),
+                _ => return Err(internal("LIKE")),
+            };
+            from_truth(matched.map(|m| m != *negated))
+        }
+        Node::Case {
+            operand,
+            branches,
+            else_expr,
+        } => {
+            let subject = match operand {
+                Some(o) => Some(eval(o, row, ctx)?),
+                None => None,
+            };
+            for (when, then) in branches {
+                let w = eval(when, row, ctx)?;
+                let hit = match &subject {
+                    Some(s) => sql_compare(crate::bound::CmpOp::Eq, s, &w) == Some(true),
+                    None => truth(&w)? == Some(true),
+                };
+                if hit {
+                    return eval(then, row, ctx);
+                }
+            }
+            match else_expr {
+                Some(x) => eval(x, row, ctx)?,
+                None => Value::Null,
+            }
+        }
+        Node::Coalesce(items) => {
+            for item in items {
+                let v = eval(item, row, ctx)?;
+                if !v.is_null() {
+                    return Ok(v);
+                }
+            }
+            Value::Null
+        }
+        Node::NullIf(a, b) => {
+            let x = eval(a, row, ctx)?;
+            let y = eval(b, row, ctx)?;
+            if sql_compare(crate::bound::CmpOp::Eq, &x, &y) == Some(true) {
+                Value::Null
+            } else {
+                x
+            }
+        }
+        Node::Array(items) => Value::Array(
+            items
+                .iter()
+                .map(|i| eval(i, row, ctx))
+                .collect::<Result<_>>()?,
+        ),
+        Node::Struct(items) => Value::Struct(
+            items
+                .iter()
+                .map(|i| eval(i, row, ctx))
+                .collect::<Result<_>>()?,
+        ),
+        Node::Subscript { expr, index, mode } => {
+            let (array, index) = (eval(expr, row, ctx)?, eval(index, row, ctx)?);
+            subscript(array, index, *mode)?
+        }
+        Node::Field { expr, index } => match eval(expr, row, ctx)? {
+            Value::Null => Value::Null,
+            Value::Struct(mut fields) if *index < fields.len() => fields.swap_remove(*index),
+            _ => return Err(internal("field access")),
+        },
+    })
+}
+
+/// `needle IN (list)`: TRUE on a match, else NULL if the needle or any
+/// element is NULL, else FALSE.
+fn in_list(
+    needle: &Value,
+    list: &[BoundExpr],
+    row: &[Value],
+    ctx: &mut dyn EvalContext,
+) -> Result<Option<bool>> {
+    if needle.is_null() {
+        return Ok(if list.is_empty() { Some(false) } else { None });
+    }
+    let mut unknown = false;
+    for item in list {
+        match sql_compare(crate::bound::CmpOp::Eq, needle, &eval(item, row, ctx)?) {
+            Some(true) => return Ok(Some(true)),
+            None => unknown = true,
+            Some(false) => {}
+        }
+    }
+    Ok(if unknown { None } else { Some(false) })
+}
+
+fn subscript(array: Value, index: Value, mode: SubscriptMode) -> Result<Value> {
+    let (items, i) = match (array, index) {
+        (Value::Null, _) | (_, Value::Null) => return Ok(Value::Null),
+        (Value::Array(items), Value::Int64(i)) => (items, i),
+        _ => return Err(internal("array subscript")),
+    };
+    let (position, safe) = match mode {
+        SubscriptMode::Offset | SubscriptMode::Bare => (Some(i), false),
+        SubscriptMode::SafeOffset => (Some(i), true),
+        SubscriptMode::Ordinal => (i.checked_sub(1), false),
+        SubscriptMode::SafeOrdinal => (i.checked_sub(1), true),
+    };
+    match position
+        .and_then(|p| usize::try_from(p).ok())
+        .filter(|p| *p < items.len())
+    {
+        Some(p) => Ok(items.into_iter().nth(p).unwrap_or(Value::Null)),
+        None if safe => Ok(Value::Null),
+        None => Err(Error::out_of_range(format!(
+            "Array index {i} is out of bounds"
+        ))),
+    }
+}
+
+/// Binary arithmetic on two non-NULL operands of the bound type.
+fn arith(op: ArithOp, x: Value, y: Value) -> Result<Value> {
+    let sym = op.symbol();
+    Ok(match (x, y) {
+        (Value::Int64(a), Value::Int64(b)) => {
+            let overflow = || Error::out_of_range(format!("int64 overflow: {a} {sym} {b}"));
+            Value::Int64(match op {
+                ArithOp::Add => a.checked_add(b).ok_or_else(overflow)?,
+                ArithOp::Sub => a.checked_sub(b).ok_or_else(overflow)?,
+                ArithOp::Mul => a.checked_mul(b).ok_or_else(overflow)?,
+                ArithOp::Div => return Err(internal("INT64 /")),
+                ArithOp::BitAnd => a & b,
+                ArithOp::BitOr => a | b,
+                ArithOp::BitXor => a ^ b,
+                ArithOp::ShiftLeft | ArithOp::ShiftRight if b < 0 => {
+                    return Err(Error::out_of_range(format!(
+                        "Bitwise shift by negative offset: {a} {sym} {b}"
+                    )))
+                }
+                ArithOp::ShiftLeft if b >= 64 => 0,
+                ArithOp::ShiftRight if b >= 64 => 0,
+                ArithOp::ShiftLeft => ((a as u64) << b) as i64,
+                // GoogleSQL's >> does not extend the sign.
+                ArithOp::ShiftRight => ((a as u64) >> b) as i64,
+            })
+        }
+        (Value::Float64(a), Value::Float64(b)) => {
+            let r = match op {
+                ArithOp::Add => a + b,
+                ArithOp::Sub => a - b,
+                ArithOp::Mul => a * b,
+                ArithOp::Div if b == 0.0 => {
+                    return Err(Error::out_of_range(format!(
+                        "division by zero: {} / {}",
+                        format_f64(a),
+                        format_f64(b)
+                    )))
+                }
+                ArithOp::Div => a / b,
+                _ => return Err(internal(sym)),
+            };
+            if r.is_infinite() && a.is_finite() && b.is_finite() {
+                return Err(Error::out_of_range(format!(
+                    "double overflow: {} {sym} {}",
+                    format_f64(a),
+                    format_f64(b)
+                )));
+            }
+            Value::Float64(r)
+        }
+        (Value::Numeric(a), Value::Numeric(b)) => Value::Numeric(match op {
+            ArithOp::Add => a.checked_add(b)?,
+            ArithOp::Sub => a.checked_sub(b)?,
+            ArithOp::Mul => a.checked_mul(b)?,
+            ArithOp::Div => a.checked_div(b)?,
+            _ => return Err(internal(sym)),
+        }),
+        (Value::Bytes(a), Value::Bytes(b)) if a.len() == b.len() => Value::Bytes(
+            a.iter()
+                .zip(&b)
+                .map(|(p, q)| match op {
+                    ArithOp::BitAnd => Ok(p & q),
+                    ArithOp::BitOr => Ok(p | q),
+                    ArithOp::BitXor => Ok(p ^ q),
+                    _ => Err(internal(sym)),
+                })
+                .collect::<Result<_>>()?,
+        ),
+        (Value::Bytes(_), Value::Bytes(_)) => {
+            return Err(Error::out_of_range(format!(
+                "Bitwise binary operator {sym} requires two BYTES arguments of the same length"
+            )))
+        }
+        _ => return Err(internal(sym)),
+    })
+}

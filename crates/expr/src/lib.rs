@@ -30,7 +30,7 @@ mod like;
 
 pub use bind::{bind, BindOptions, Scope};
 pub use bound::BoundExpr;
-pub use cast::{cast, coerce_value};
+pub use cast::{cast, castable, coerce_value};
 pub use compare::compare;
 pub use context::EvalContext;
 pub use error::{Error, Result};

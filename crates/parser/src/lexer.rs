@@ -196,7 +196,10 @@ pub enum TokenKind {
     Keyword(Keyword),
     /// An identifier; `quoted` if it was written in backquotes (then it is
     /// never taken for a keyword, reserved or not).
-    Ident { value: String, quoted: bool },
+    Ident {
+        value: String,
+        quoted: bool,
+    },
     /// Integer literal text, decimal or `0x` hex, as written.
     Integer(String),
     /// Floating-point literal text, as written.
@@ -264,7 +267,11 @@ pub enum Scanned {
     /// A number; cooking decides integer or float.
     Number,
     /// A string or bytes literal with its prefix.
-    Quoted { raw: bool, bytes: bool, triple: bool },
+    Quoted {
+        raw: bool,
+        bytes: bool,
+        triple: bool,
+    },
     /// `@name`.
     Parameter,
     Punct(Punct),
@@ -343,10 +350,7 @@ impl Scanner<'_> {
                     match self.text[self.pos + 2..].find("*/") {
                         Some(i) => self.pos += 2 + i + 2,
                         None => {
-                            return Err(ParseError::new(
-                                "Syntax error: Unclosed comment",
-                                self.pos,
-                            ))
+                            return Err(ParseError::new("Syntax error: Unclosed comment", self.pos))
                         }
                     }
                 }
@@ -593,9 +597,7 @@ fn cook(text: &str, scanned: Scanned, span: Span) -> Result<Token> {
             if bytes {
                 TokenKind::Bytes(decoded)
             } else {
-                TokenKind::String(
-                    String::from_utf8(decoded).map_err(|_| invalid_utf8(span.start))?,
-                )
+                TokenKind::String(String::from_utf8(decoded).map_err(|_| invalid_utf8(span.start))?)
             }
         }
         Scanned::Parameter => TokenKind::Parameter(image[1..].to_string()),
@@ -699,12 +701,14 @@ fn decode_escapes(body: &str, offset: usize, bytes: bool) -> Result<Vec<u8>> {
         };
         match e {
             'x' | 'X' => {
-                let v = take(2, 16).ok_or_else(|| illegal("Hex escape must be followed by 2 hex digits"))?;
+                let v = take(2, 16)
+                    .ok_or_else(|| illegal("Hex escape must be followed by 2 hex digits"))?;
                 // Byte-valued: in strings the result must still be valid UTF-8.
                 out.push(v as u8);
             }
             '0'..='7' => {
-                let rest = take(2, 8).ok_or_else(|| illegal("Octal escape must be followed by 3 octal digits"))?;
+                let rest = take(2, 8)
+                    .ok_or_else(|| illegal("Octal escape must be followed by 3 octal digits"))?;
                 let v = (e as u32 - '0' as u32) * 64 + rest;
                 let v = u8::try_from(v).map_err(|_| illegal("Octal value out of range"))?;
                 out.push(v);
@@ -827,9 +831,15 @@ mod tests {
         let err = tokenize("`abc").unwrap_err();
         assert_eq!(err.message, "Syntax error: Unclosed identifier literal");
         let err = tokenize("a /* b").unwrap_err();
-        assert_eq!((err.message.as_str(), err.offset), ("Syntax error: Unclosed comment", 2));
+        assert_eq!(
+            (err.message.as_str(), err.offset),
+            ("Syntax error: Unclosed comment", 2)
+        );
         let err = tokenize(r"'\xff'").unwrap_err();
-        assert_eq!(err.message, "Syntax error: Structurally invalid UTF8 string");
+        assert_eq!(
+            err.message,
+            "Syntax error: Structurally invalid UTF8 string"
+        );
     }
 
     #[test]
@@ -848,13 +858,19 @@ mod tests {
             ]
         );
         let err = tokenize("a $ b").unwrap_err();
-        assert_eq!((err.message.as_str(), err.offset), ("Syntax error: Illegal input character \"$\"", 2));
+        assert_eq!(
+            (err.message.as_str(), err.offset),
+            ("Syntax error: Illegal input character \"$\"", 2)
+        );
     }
 
     #[test]
     fn spans_are_byte_offsets() {
         let err = tokenize("`é` é").unwrap_err();
-        assert_eq!((err.message.as_str(), err.offset), ("Syntax error: Illegal input character \"é\"", 5));
+        assert_eq!(
+            (err.message.as_str(), err.offset),
+            ("Syntax error: Illegal input character \"é\"", 5)
+        );
         let tokens = tokenize("ab  `x` 'y'").expect("lexes");
         let spans: Vec<_> = tokens.iter().map(|t| (t.span.start, t.span.end)).collect();
         assert_eq!(spans, vec![(0, 2), (4, 7), (8, 11), (11, 11)]);

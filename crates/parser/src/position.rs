@@ -35,3 +35,35 @@ impl std::fmt::Display for Position {
         write!(f, "{}:{}", self.line, self.column)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(text: &str, offset: usize) -> (usize, usize) {
+        let p = Position::of(text, offset);
+        (p.line, p.column)
+    }
+
+    #[test]
+    fn lines_and_columns_are_one_based() {
+        assert_eq!(at("abc", 0), (1, 1));
+        assert_eq!(at("abc", 2), (1, 3));
+        assert_eq!(at("ab\ncd", 3), (2, 1));
+        assert_eq!(at("ab\ncd", 4), (2, 2));
+        assert_eq!(at("ab\r\ncd", 4), (2, 1));
+    }
+
+    #[test]
+    fn columns_count_characters_not_bytes() {
+        // 'é' is two bytes; the 'x' after it is the third character.
+        assert_eq!(at("'é'x", 4), (1, 4));
+        assert_eq!(Position::of("日本x", 6).to_string(), "1:3");
+    }
+
+    #[test]
+    fn offsets_past_the_end_are_clamped() {
+        assert_eq!(at("ab\nc", 100), (2, 2));
+        assert_eq!(at("", 5), (1, 1));
+    }
+}

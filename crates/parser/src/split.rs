@@ -17,7 +17,6 @@
 use crate::ast::Span;
 use crate::lexer::{self, Punct, Scanned};
 
-
 /// One statement of a script: its text (without the `;`) and where that text
 /// starts in the whole script, so errors can be placed in the script.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -127,12 +126,18 @@ r */ x; y"#;
                 "CREATE TABLE b (c STRING(1) DEFAULT ('x;); DROP TABLE d"
             ]
         );
-        assert_eq!(texts("DROP TABLE a; /* open"), vec!["DROP TABLE a", "/* open"]);
+        assert_eq!(
+            texts("DROP TABLE a; /* open"),
+            vec!["DROP TABLE a", "/* open"]
+        );
         assert_eq!(texts("'open; x"), vec!["'open; x"]);
     }
 
     #[test]
     fn bad_escapes_do_not_move_boundaries() {
-        assert_eq!(texts(r"SELECT '\q;'; DROP TABLE x"), vec![r"SELECT '\q;'", "DROP TABLE x"]);
+        assert_eq!(
+            texts(r"SELECT '\q;'; DROP TABLE x"),
+            vec![r"SELECT '\q;'", "DROP TABLE x"]
+        );
     }
 }

@@ -35,7 +35,10 @@ pub enum Effect {
     /// Reset a sequence's state: `None` means "never used" (the first value
     /// comes from the sequence's `start_with_counter`), `Some(c)` means the
     /// next counter handed out is `c`.
-    ResetSequence { sequence: SequenceId, counter: Option<i64> },
+    ResetSequence {
+        sequence: SequenceId,
+        counter: Option<i64>,
+    },
     /// Forget a dropped sequence's state.
     DropSequence(SequenceId),
 }

@@ -59,7 +59,10 @@ const NON_DETERMINISTIC: &[&str] = &[
 /// The direct sub-expressions of `expr`.
 fn children(expr: &Expr) -> Vec<&Expr> {
     match expr {
-        Expr::Literal { .. } | Expr::Column { .. } | Expr::Parameter { .. } | Expr::Sequence { .. } => {
+        Expr::Literal { .. }
+        | Expr::Column { .. }
+        | Expr::Parameter { .. }
+        | Expr::Sequence { .. } => {
             vec![]
         }
         Expr::Unary { expr, .. }
@@ -205,7 +208,12 @@ pub(crate) fn bind_default(
         ));
     }
     if !assignable(bound.ty(), &source.expr, target.ty) {
-        return Err(type_error(&context, target.ty, bound.ty(), source.expr.span()));
+        return Err(type_error(
+            &context,
+            target.ty,
+            bound.ty(),
+            source.expr.span(),
+        ));
     }
     let pending = calls(&source.expr, "PENDING_COMMIT_TIMESTAMP");
     if target.allow_commit_timestamp && !pending {
@@ -231,6 +239,7 @@ pub(crate) fn bind_default(
     Ok(ColumnExpr {
         text: source.text.clone(),
         expr: bound,
+        source: source.expr.clone(),
     })
 }
 
@@ -255,11 +264,17 @@ pub(crate) fn bind_generated(
     }
     let bound = bind_with(&source.expr, scope, &context)?;
     if !assignable(bound.ty(), &source.expr, target.ty) {
-        return Err(type_error(&context, target.ty, bound.ty(), source.expr.span()));
+        return Err(type_error(
+            &context,
+            target.ty,
+            bound.ty(),
+            source.expr.span(),
+        ));
     }
     Ok(ColumnExpr {
         text: source.text.clone(),
         expr: bound,
+        source: source.expr.clone(),
     })
 }
 
@@ -278,11 +293,28 @@ pub(crate) fn bind_check(
     }
     let bound = bind_with(&source.expr, scope, &context)?;
     if bound.ty() != &Type::Bool {
-        return Err(type_error(&context, &Type::Bool, bound.ty(), source.expr.span()));
+        return Err(type_error(
+            &context,
+            &Type::Bool,
+            bound.ty(),
+            source.expr.span(),
+        ));
     }
     Ok(ColumnExpr {
         text: source.text.clone(),
         expr: bound,
+        source: source.expr.clone(),
+    })
+}
+
+/// Binds an already validated expression again, after column positions of
+/// its table changed.
+pub(crate) fn rebind(expr: &ColumnExpr, scope: &TableScope<'_>) -> Result<ColumnExpr> {
+    let bound = bind_with(&expr.source, scope, "")?;
+    Ok(ColumnExpr {
+        text: expr.text.clone(),
+        expr: bound,
+        source: expr.source.clone(),
     })
 }
 
@@ -303,8 +335,16 @@ mod tests {
         assert!(assignable(&Type::Int64, &one, &Type::Float64));
         assert!(assignable(&Type::Int64, &one, &Type::Float32));
         assert!(assignable(&Type::Int64, &lit(Literal::Null), &Type::Json));
-        assert!(!assignable(&Type::String, &lit(Literal::String("x".into())), &Type::Int64));
-        assert!(assignable(&Type::String, &lit(Literal::String("2024-01-01".into())), &Type::Date));
+        assert!(!assignable(
+            &Type::String,
+            &lit(Literal::String("x".into())),
+            &Type::Int64
+        ));
+        assert!(assignable(
+            &Type::String,
+            &lit(Literal::String("2024-01-01".into())),
+            &Type::Date
+        ));
     }
 
     #[test]
@@ -318,9 +358,19 @@ mod tests {
             safe: false,
             span: ast::Span::default(),
         };
-        let expr = call("MOD", vec![call("current_timestamp", vec![]), lit(Literal::Integer("2".into()))]);
+        let expr = call(
+            "MOD",
+            vec![
+                call("current_timestamp", vec![]),
+                lit(Literal::Integer("2".into())),
+            ],
+        );
         assert!(calls(&expr, "CURRENT_TIMESTAMP"));
         let err = non_deterministic_error("", &expr, "generated columns").unwrap();
-        assert!(err.message().contains("`CURRENT_TIMESTAMP`"), "{}", err.message());
+        assert!(
+            err.message().contains("`CURRENT_TIMESTAMP`"),
+            "{}",
+            err.message()
+        );
     }
 }

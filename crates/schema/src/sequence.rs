@@ -92,7 +92,12 @@ pub(crate) fn read_settings(options: &ast::SequenceOptions) -> Result<SequenceSe
             options_form: false,
         });
     }
-    if options.kind.is_some() && options.raw_options.iter().all(|o| !o.name.matches("sequence_kind")) {
+    if options.kind.is_some()
+        && options
+            .raw_options
+            .iter()
+            .all(|o| !o.name.matches("sequence_kind"))
+    {
         return Err(SchemaError::invalid(
             "The sequence properties can only be set in either clauses and options for the sequence",
             options.span,
@@ -140,7 +145,10 @@ fn string_option(option: &OptionPair) -> Result<Option<String>> {
 fn int_option(option: &OptionPair) -> Result<Option<i64>> {
     let bad = || {
         SchemaError::precondition(
-            format!("Option {} can only take an integer value.", option.name.value),
+            format!(
+                "Option {} can only take an integer value.",
+                option.name.value
+            ),
             option.value.span(),
         )
     };
@@ -170,11 +178,12 @@ fn int_option(option: &OptionPair) -> Result<Option<i64>> {
 
 /// Parses a decimal or `0x` hex integer literal, negated if `negative`.
 fn parse_int(text: &str, negative: bool) -> Option<i64> {
-    let magnitude: i128 = if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
-        i128::from_str_radix(hex, 16).ok()?
-    } else {
-        text.parse().ok()?
-    };
+    let magnitude: i128 =
+        if let Some(hex) = text.strip_prefix("0x").or_else(|| text.strip_prefix("0X")) {
+            i128::from_str_radix(hex, 16).ok()?
+        } else {
+            text.parse().ok()?
+        };
     let value = if negative { -magnitude } else { magnitude };
     i64::try_from(value).ok()
 }

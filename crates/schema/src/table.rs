@@ -137,9 +137,8 @@ impl Column {
 /// The `STRING(n)`/`BYTES(n)` limit of a (possibly array) type.
 pub(crate) fn declared_length(data_type: &ast::DataType) -> Option<u64> {
     match data_type {
-        ast::DataType::String(ast::Length::Limit(n)) | ast::DataType::Bytes(ast::Length::Limit(n)) => {
-            Some(*n)
-        }
+        ast::DataType::String(ast::Length::Limit(n))
+        | ast::DataType::Bytes(ast::Length::Limit(n)) => Some(*n),
         ast::DataType::Array(inner) => declared_length(inner),
         _ => None,
     }
@@ -153,6 +152,9 @@ pub struct ColumnExpr {
     pub text: String,
     /// Bound against the table's columns: slot `i` is `Table::columns[i]`.
     pub expr: BoundExpr,
+    /// The parsed expression, kept to rebind it when column positions move
+    /// (DROP COLUMN).
+    pub(crate) source: ast::Expr,
 }
 
 /// One column of a primary or index key.
@@ -213,10 +215,8 @@ pub struct ForeignKey {
     pub referenced_table: TableId,
     /// Referenced column positions in the referenced table.
     pub referenced_columns: Vec<usize>,
-    /// What deleting a referenced row does.
+    /// What deleting a referenced row does (`NO ACTION` unless written).
     pub on_delete: ast::OnDelete,
-    /// Whether `ON DELETE` was written (GetDatabaseDdl prints it only then).
-    pub(crate) on_delete_written: bool,
     /// `false` for `NOT ENFORCED` (informational) keys.
     pub enforced: bool,
 }

@@ -100,6 +100,12 @@ impl KeyRange {
     }
 }
 
+impl From<(Bound<Vec<u8>>, Bound<Vec<u8>>)> for KeyRange {
+    fn from((start, end): (Bound<Vec<u8>>, Bound<Vec<u8>>)) -> KeyRange {
+        KeyRange::new(start, end)
+    }
+}
+
 impl RangeBounds<Vec<u8>> for KeyRange {
     fn start_bound(&self) -> Bound<&Vec<u8>> {
         self.start.as_ref()

@@ -11,7 +11,7 @@
 
 use std::path::Path;
 
-use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode};
+use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
 use crate::Result;
@@ -37,7 +37,8 @@ impl Default for FjallOptions {
 
 /// An [`Engine`] stored in a directory by fjall.
 ///
-/// Scans read one consistent snapshot, taken when the scan starts.
+/// Reads go through a fjall snapshot: a get or a whole scan sees exactly the
+/// batches whose write had finished when it started, never part of a batch.
 pub struct FjallEngine {
     db: Database,
     data: Keyspace,
@@ -74,14 +75,18 @@ impl FjallEngine {
 
 impl Engine for FjallEngine {
     fn get(&self, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.keyspace(space).get(key)?.map(|v| v.to_vec()))
+        // Reading through a snapshot (not `Keyspace::get`, which reads the
+        // newest sequence number) hides batches that are still being applied.
+        let snapshot = self.db.snapshot();
+        Ok(snapshot.get(self.keyspace(space), key)?.map(|v| v.to_vec()))
     }
 
     fn scan(&self, space: Space, range: KeyRange, reverse: bool) -> ScanIter<'_> {
         if range.is_empty() {
             return Box::new(std::iter::empty());
         }
-        let iter = self.keyspace(space).range(range);
+        // As in `get`: a snapshot never shows part of a batch.
+        let iter = self.db.snapshot().range(self.keyspace(space), range);
         let convert = |guard: fjall::Guard| {
             let (k, v) = guard.into_inner()?;
             Ok((k.to_vec(), v.to_vec()))

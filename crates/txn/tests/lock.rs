@@ -441,7 +441,10 @@ fn random_contention_never_deadlocks() {
         done_tx.send(aborts).unwrap();
     });
     match done_rx.recv_timeout(Duration::from_secs(120)) {
-        Ok(aborts) => eprintln!("stress test finished with {aborts} aborts"),
+        Ok(aborts) => {
+            eprintln!("stress test finished with {aborts} aborts");
+            assert!(aborts > 0, "the workload must actually contend");
+        }
         Err(_) => {
             if runner.is_finished() {
                 // A worker panicked: surface its message.

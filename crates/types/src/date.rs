@@ -54,9 +54,8 @@ impl Date {
         let (year, month, day) = parse_ymd(text.trim()).ok_or_else(bad)?;
         match NaiveDate::from_ymd_opt(year, month, day) {
             None => Err(bad()),
-            Some(d) => Date::from_naive(d).ok_or_else(|| {
-                Error::OutOfRange(format!("Date is out of range: '{text}'"))
-            }),
+            Some(d) => Date::from_naive(d)
+                .ok_or_else(|| Error::OutOfRange(format!("Date is out of range: '{text}'"))),
         }
     }
 

@@ -49,7 +49,11 @@ fn layout(sci: &str, precision: usize, max_precision: usize) -> String {
     let digits: String = mantissa.chars().filter(|c| *c != '.').collect();
     let digits = digits.trim_end_matches('0');
     let digits = if digits.is_empty() { "0" } else { digits };
-    let p = if digits.len() <= precision { precision } else { max_precision } as i32;
+    let p = if digits.len() <= precision {
+        precision
+    } else {
+        max_precision
+    } as i32;
     let mut out = String::new();
     if negative {
         out.push('-');

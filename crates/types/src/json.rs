@@ -115,7 +115,9 @@ fn check_numbers(text: &str) -> Result<()> {
             }
             b'-' | b'0'..=b'9' => {
                 let start = i;
-                while i < bytes.len() && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E') {
+                while i < bytes.len()
+                    && matches!(bytes[i], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+                {
                     i += 1;
                 }
                 check_number(&text[start..i])?;
@@ -137,7 +139,9 @@ fn check_number(token: &str) -> Result<()> {
         ))
     };
     // Malformed tokens are left to serde_json's syntax error.
-    let Ok(f) = token.parse::<f64>() else { return Ok(()) };
+    let Ok(f) = token.parse::<f64>() else {
+        return Ok(());
+    };
     if !f.is_finite() {
         return Err(lossy());
     }
@@ -179,11 +183,26 @@ mod tests {
 
     #[test]
     fn numbers_must_round_trip() {
-        for ok in ["1", "-0", "1.5", "0.1", "1e10", "1.50", "9223372036854775807",
-                   "18446744073709551615", "[1.25e-3, 100.0]", r#"{"s": "1.00000000000000000001"}"#] {
+        for ok in [
+            "1",
+            "-0",
+            "1.5",
+            "0.1",
+            "1e10",
+            "1.50",
+            "9223372036854775807",
+            "18446744073709551615",
+            "[1.25e-3, 100.0]",
+            r#"{"s": "1.00000000000000000001"}"#,
+        ] {
             assert!(parse_json(ok).is_ok(), "{ok}");
         }
-        for bad in ["1.00000000000000000001", "1e400", "123456789012345678901", "[0.30000000000000000001]"] {
+        for bad in [
+            "1.00000000000000000001",
+            "1e400",
+            "123456789012345678901",
+            "[0.30000000000000000001]",
+        ] {
             assert!(parse_json(bad).is_err(), "{bad}");
         }
     }

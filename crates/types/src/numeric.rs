@@ -67,7 +67,9 @@ impl Numeric {
         };
         let (int_part, frac_part) = mantissa.split_once('.').unwrap_or((mantissa, ""));
         let all_digits = |p: &str| p.bytes().all(|b| b.is_ascii_digit());
-        if (int_part.is_empty() && frac_part.is_empty()) || !all_digits(int_part) || !all_digits(frac_part)
+        if (int_part.is_empty() && frac_part.is_empty())
+            || !all_digits(int_part)
+            || !all_digits(frac_part)
         {
             return Err(bad());
         }
@@ -79,7 +81,9 @@ impl Numeric {
                     return Err(bad());
                 }
                 // Exponents far beyond the range only mean zero or overflow.
-                e.parse::<i64>().unwrap_or(if e.starts_with('-') { -1000 } else { 1000 }).clamp(-1000, 1000)
+                e.parse::<i64>()
+                    .unwrap_or(if e.starts_with('-') { -1000 } else { 1000 })
+                    .clamp(-1000, 1000)
             }
         };
         // value = digits * 10^(exponent - frac_len); scaled = digits * 10^shift.
@@ -103,7 +107,11 @@ impl Numeric {
                 if kept.len() > 38 {
                     return Err(overflow());
                 }
-                let kept: i128 = if kept.is_empty() { 0 } else { kept.parse().map_err(|_| overflow())? };
+                let kept: i128 = if kept.is_empty() {
+                    0
+                } else {
+                    kept.parse().map_err(|_| overflow())?
+                };
                 let round_up = dropped.as_bytes().first().is_some_and(|d| *d >= b'5');
                 kept + round_up as i128
             }
@@ -136,7 +144,9 @@ impl Numeric {
     /// `self / rhs`, rounded half away from zero to 9 decimals.
     pub fn checked_div(self, rhs: Numeric) -> Result<Numeric> {
         if rhs.0 == 0 {
-            return Err(Error::OutOfRange(format!("division by zero: {self} / {rhs}")));
+            return Err(Error::OutOfRange(format!(
+                "division by zero: {self} / {rhs}"
+            )));
         }
         let dividend = U256::mul(self.0.unsigned_abs(), Self::ONE as u128);
         let magnitude = dividend.div_round(rhs.0.unsigned_abs());
@@ -149,14 +159,11 @@ impl Numeric {
     /// the sign of `self` (GoogleSQL `MOD`).
     pub fn checked_rem(self, rhs: Numeric) -> Result<Numeric> {
         if rhs.0 == 0 {
-            return Err(Error::OutOfRange(format!("division by zero: MOD({self}, {rhs})")));
+            return Err(Error::OutOfRange(format!(
+                "division by zero: MOD({self}, {rhs})"
+            )));
         }
         Ok(Numeric(self.0 % rhs.0))
-    }
-
-    /// `-self` (the range is symmetric, so this cannot overflow).
-    pub fn neg(self) -> Numeric {
-        Numeric(-self.0)
     }
 
     /// `|self|`.
@@ -173,8 +180,7 @@ impl Numeric {
         } else {
             (self.0 - half) / Self::ONE
         };
-        i64::try_from(rounded)
-            .map_err(|_| Error::OutOfRange(format!("int64 out of range: {self}")))
+        i64::try_from(rounded).map_err(|_| Error::OutOfRange(format!("int64 out of range: {self}")))
     }
 
     /// The nearest `FLOAT64`.
@@ -198,6 +204,15 @@ impl Numeric {
         // `{:.10}` prints the float's exact binary value rounded to 10 places;
         // `parse` then rounds half away from zero to 9.
         Numeric::parse(&format!("{v:.10}"))
+    }
+}
+
+impl std::ops::Neg for Numeric {
+    type Output = Numeric;
+
+    /// `-self` (the range is symmetric, so this cannot overflow).
+    fn neg(self) -> Numeric {
+        Numeric(-self.0)
     }
 }
 
@@ -300,7 +315,10 @@ mod tests {
             ("1.0000000005", "1.000000001"),
             ("1.0000000004", "1"),
             ("0.00", "0"),
-            ("99999999999999999999999999999.999999999", "99999999999999999999999999999.999999999"),
+            (
+                "99999999999999999999999999999.999999999",
+                "99999999999999999999999999999.999999999",
+            ),
         ] {
             assert_eq!(n(text).to_string(), printed, "{text}");
         }
@@ -310,7 +328,10 @@ mod tests {
             Err(Error::OutOfRange(_))
         ));
         for bad in ["", ".", "abc", "1.2.3", "1e", "--1", "1 2"] {
-            assert!(matches!(Numeric::parse(bad), Err(Error::InvalidArgument(_))), "{bad}");
+            assert!(
+                matches!(Numeric::parse(bad), Err(Error::InvalidArgument(_))),
+                "{bad}"
+            );
         }
     }
 
@@ -319,7 +340,10 @@ mod tests {
         assert_eq!(n("1.5").checked_add(n("2.25")).unwrap(), n("3.75"));
         assert_eq!(n("1.5").checked_sub(n("2.25")).unwrap(), n("-0.75"));
         assert_eq!(n("1.5").checked_mul(n("-2")).unwrap(), n("-3"));
-        assert_eq!(n("0.000000001").checked_mul(n("0.5")).unwrap(), n("0.000000001"));
+        assert_eq!(
+            n("0.000000001").checked_mul(n("0.5")).unwrap(),
+            n("0.000000001")
+        );
         assert_eq!(n("1").checked_div(n("3")).unwrap(), n("0.333333333"));
         assert_eq!(n("2").checked_div(n("3")).unwrap(), n("0.666666667"));
         assert_eq!(n("-7.5").checked_rem(n("2")).unwrap(), n("-1.5"));
@@ -328,12 +352,17 @@ mod tests {
             big.checked_mul(n("0.5")).unwrap(),
             n("49999999999999999999999999999.5")
         );
-        assert!(matches!(Numeric::MAX.checked_add(n("0.000000001")), Err(Error::OutOfRange(_))));
+        assert!(matches!(
+            Numeric::MAX.checked_add(n("0.000000001")),
+            Err(Error::OutOfRange(_))
+        ));
         assert!(matches!(big.checked_mul(big), Err(Error::OutOfRange(_))));
-        assert!(matches!(n("1").checked_div(Numeric::ZERO), Err(Error::OutOfRange(_))));
-        assert_eq!(
+        assert!(matches!(
+            n("1").checked_div(Numeric::ZERO),
+            Err(Error::OutOfRange(_))
+        ));
+        assert!(
             Numeric::MAX.checked_div(n("0.000000001")).is_err(),
-            true,
             "MAX / 1e-9 overflows"
         );
     }

@@ -146,7 +146,9 @@ impl Timestamp {
 
         let local = date.and_time(time);
         let offset = tz.offset_for_local(&local) as i128;
-        let days = Date::from_naive(date).ok_or_else(|| out_of_range(text))?.days() as i128;
+        let days = Date::from_naive(date)
+            .ok_or_else(|| out_of_range(text))?
+            .days() as i128;
         let secs_of_day = chrono::Timelike::num_seconds_from_midnight(&time) as i128;
         let nanos = (days * SECONDS_PER_DAY + secs_of_day - offset) * NANOS_PER_SECOND
             + chrono::Timelike::nanosecond(&time) as i128;
@@ -186,15 +188,12 @@ impl Timestamp {
         let mut out = format_civil(&local);
         let frac = self.0.rem_euclid(NANOS_PER_SECOND) as u32;
         if frac != 0 {
-            let digits = if frac % 1_000_000 == 0 {
-                format!("{:03}", frac / 1_000_000)
-            } else if frac % 1_000 == 0 {
-                format!("{:06}", frac / 1_000)
-            } else {
-                format!("{frac:09}")
-            };
+            // Keep the significant digits, rounded up to a group of three.
+            let all = format!("{frac:09}");
+            let significant = all.trim_end_matches('0').len();
+            let digits = &all[..significant.div_ceil(3) * 3];
             out.push('.');
-            out.push_str(&digits);
+            out.push_str(digits);
         }
         let sign = if offset < 0 { '-' } else { '+' };
         let abs = offset.unsigned_abs();

@@ -10,7 +10,7 @@
 use std::fmt;
 
 use crate::float::{format_f32, format_f64};
-use crate::{Date, Numeric, Timestamp, TimeZone, Type};
+use crate::{Date, Numeric, TimeZone, Timestamp, Type};
 
 /// A GoogleSQL value. `Null` is untyped at runtime: the type of a NULL is
 /// known from the column or expression that produced it.
@@ -122,7 +122,11 @@ impl Value {
 /// the text contains a double quote and no single quote, as GoogleSQL's own
 /// printer does; control characters (and, for bytes, non-ASCII) as `\xHH`.
 fn quote(raw: &[u8], bytes: bool) -> String {
-    let q = if raw.contains(&b'"') && !raw.contains(&b'\'') { '\'' } else { '"' };
+    let q = if raw.contains(&b'"') && !raw.contains(&b'\'') {
+        '\''
+    } else {
+        '"'
+    };
     let mut out = String::new();
     if bytes {
         out.push('b');
@@ -243,17 +247,26 @@ mod tests {
     fn literals() {
         assert_eq!(Value::Null.sql_literal(), "NULL");
         assert_eq!(Value::Float64(1.0).sql_literal(), "1.0");
-        assert_eq!(Value::Float64(f64::NAN).sql_literal(), "CAST(\"nan\" AS FLOAT64)");
+        assert_eq!(
+            Value::Float64(f64::NAN).sql_literal(),
+            "CAST(\"nan\" AS FLOAT64)"
+        );
         assert_eq!(Value::from("it's").sql_literal(), "\"it's\"");
         assert_eq!(Value::from("say \"hi\"").sql_literal(), "'say \"hi\"'");
         assert_eq!(Value::from("a\nb\\").sql_literal(), "\"a\\nb\\\\\"");
-        assert_eq!(Value::Bytes(vec![0, b'a', 0xff]).sql_literal(), "b\"\\x00a\\xff\"");
+        assert_eq!(
+            Value::Bytes(vec![0, b'a', 0xff]).sql_literal(),
+            "b\"\\x00a\\xff\""
+        );
         assert_eq!(
             Value::Numeric(Numeric::parse("1.5").unwrap()).sql_literal(),
             "NUMERIC \"1.5\""
         );
         let ts = Timestamp::parse("2016-01-25T15:10:10.5Z", &TimeZone::UTC).unwrap();
-        assert_eq!(Value::from(ts).sql_literal(), "TIMESTAMP \"2016-01-25 15:10:10.500+00\"");
+        assert_eq!(
+            Value::from(ts).sql_literal(),
+            "TIMESTAMP \"2016-01-25 15:10:10.500+00\""
+        );
         assert_eq!(
             Value::Array(vec![Value::Int64(1), Value::Null]).sql_literal(),
             "[1, NULL]"
@@ -267,6 +280,9 @@ mod tests {
         assert_eq!(Value::from("raw 'text'").to_string(), "raw 'text'");
         let ts = Timestamp::parse("2016-01-25 10:10:10.555555-05:00", &TimeZone::UTC).unwrap();
         assert_eq!(Value::from(ts).to_string(), "2016-01-25 07:10:10.555555-08");
-        assert_eq!(Value::Date(Date::parse("2024-02-29").unwrap()).to_string(), "2024-02-29");
+        assert_eq!(
+            Value::Date(Date::parse("2024-02-29").unwrap()).to_string(),
+            "2024-02-29"
+        );
     }
 }

@@ -1,6 +1,6 @@
 //! Text forms of timestamps and dates: parsing, RFC 3339, CAST AS STRING.
 
-use rowtree_types::{Date, Error, Timestamp, TimeZone};
+use rowtree_types::{Date, Error, TimeZone, Timestamp};
 
 fn utc(text: &str) -> Timestamp {
     Timestamp::parse(text, &TimeZone::UTC).unwrap_or_else(|e| panic!("{text}: {e}"))
@@ -30,11 +30,16 @@ fn parses_googlesql_timestamp_forms() {
     // Date only: midnight.
     assert_eq!(utc("2016-01-25").to_rfc3339(), "2016-01-25T00:00:00Z");
     assert_eq!(
-        Timestamp::parse("2016-01-25", &TimeZone::LOS_ANGELES).unwrap().to_rfc3339(),
+        Timestamp::parse("2016-01-25", &TimeZone::LOS_ANGELES)
+            .unwrap()
+            .to_rfc3339(),
         "2016-01-25T08:00:00Z"
     );
     // Nine fractional digits.
-    assert_eq!(utc("2016-01-25 00:00:00.000000001").nanos() % 1_000_000_000, 1);
+    assert_eq!(
+        utc("2016-01-25 00:00:00.000000001").nanos() % 1_000_000_000,
+        1
+    );
 }
 
 #[test]
@@ -68,7 +73,10 @@ fn range_ends_round_trip() {
     assert_eq!(max.to_rfc3339(), "9999-12-31T23:59:59.999999999Z");
     assert_eq!(utc(&min.to_rfc3339()), min);
     assert_eq!(utc(&max.to_rfc3339()), max);
-    assert_eq!(max.format_sql(&TimeZone::UTC), "9999-12-31 23:59:59.999999999+00");
+    assert_eq!(
+        max.format_sql(&TimeZone::UTC),
+        "9999-12-31 23:59:59.999999999+00"
+    );
     assert_eq!(utc(&max.format_sql(&TimeZone::UTC)), max);
     assert_eq!(min.format_sql(&TimeZone::UTC), "0001-01-01 00:00:00+00");
     // One step past either end is out of range, not malformed.
@@ -81,17 +89,35 @@ fn range_ends_round_trip() {
 
 #[test]
 fn rfc3339_trims_trailing_zeros() {
-    assert_eq!(utc("2016-01-25 10:10:10.500").to_rfc3339(), "2016-01-25T10:10:10.5Z");
-    assert_eq!(utc("2016-01-25 10:10:10.000001").to_rfc3339(), "2016-01-25T10:10:10.000001Z");
-    assert_eq!(utc("1969-12-31 23:59:59.9").to_rfc3339(), "1969-12-31T23:59:59.9Z");
+    assert_eq!(
+        utc("2016-01-25 10:10:10.500").to_rfc3339(),
+        "2016-01-25T10:10:10.5Z"
+    );
+    assert_eq!(
+        utc("2016-01-25 10:10:10.000001").to_rfc3339(),
+        "2016-01-25T10:10:10.000001Z"
+    );
+    assert_eq!(
+        utc("1969-12-31 23:59:59.9").to_rfc3339(),
+        "1969-12-31T23:59:59.9Z"
+    );
 }
 
 #[test]
 fn cast_to_string_form() {
     let ts = utc("2016-01-25 10:10:10.555555-05:00");
-    assert_eq!(ts.format_sql(&TimeZone::LOS_ANGELES), "2016-01-25 07:10:10.555555-08");
-    assert_eq!(ts.format_sql(&TimeZone::parse("+05:30").unwrap()), "2016-01-25 20:40:10.555555+05:30");
-    assert_eq!(utc("2016-01-25 10:10:10.5").format_sql(&TimeZone::UTC), "2016-01-25 10:10:10.500+00");
+    assert_eq!(
+        ts.format_sql(&TimeZone::LOS_ANGELES),
+        "2016-01-25 07:10:10.555555-08"
+    );
+    assert_eq!(
+        ts.format_sql(&TimeZone::parse("+05:30").unwrap()),
+        "2016-01-25 20:40:10.555555+05:30"
+    );
+    assert_eq!(
+        utc("2016-01-25 10:10:10.5").format_sql(&TimeZone::UTC),
+        "2016-01-25 10:10:10.500+00"
+    );
     assert_eq!(
         utc("2016-01-25 10:10:10.1234").format_sql(&TimeZone::UTC),
         "2016-01-25 10:10:10.123400+00"
@@ -100,7 +126,10 @@ fn cast_to_string_form() {
         utc("2016-01-25 10:10:10.1234567").format_sql(&TimeZone::UTC),
         "2016-01-25 10:10:10.123456700+00"
     );
-    assert_eq!(utc("2016-07-01 12:00:00").format_sql(&TimeZone::LOS_ANGELES), "2016-07-01 05:00:00-07");
+    assert_eq!(
+        utc("2016-07-01 12:00:00").format_sql(&TimeZone::LOS_ANGELES),
+        "2016-07-01 05:00:00-07"
+    );
 }
 
 #[test]
@@ -117,14 +146,20 @@ fn dates() {
     let ts = Timestamp::from_date(d, &TimeZone::LOS_ANGELES).unwrap();
     assert_eq!(ts.to_rfc3339(), "2024-02-29T08:00:00Z");
     assert_eq!(ts.to_date(&TimeZone::LOS_ANGELES).unwrap(), d);
-    assert_eq!(ts.to_date(&TimeZone::parse("Asia/Tokyo").unwrap()).unwrap(), Date::parse("2024-02-29").unwrap());
+    assert_eq!(
+        ts.to_date(&TimeZone::parse("Asia/Tokyo").unwrap()).unwrap(),
+        Date::parse("2024-02-29").unwrap()
+    );
 }
 
 #[test]
 fn time_zones() {
     assert_eq!(TimeZone::parse("UTC+3").unwrap().to_string(), "+03:00");
     assert_eq!(TimeZone::parse("-8").unwrap().to_string(), "-08:00");
-    assert_eq!(TimeZone::parse("America/Los_Angeles").unwrap(), TimeZone::LOS_ANGELES);
+    assert_eq!(
+        TimeZone::parse("America/Los_Angeles").unwrap(),
+        TimeZone::LOS_ANGELES
+    );
     assert!(TimeZone::parse("Nowhere/Special").is_err());
     assert!(TimeZone::parse("+25").is_err());
 }

@@ -547,7 +547,10 @@ impl Parser<'_> {
         self.advance();
         parse_i64(&text, negative).ok_or_else(|| {
             ParseError::new(
-                format!("Syntax error: Integer out of range: {}", &self.text[start..self.prev_end()]),
+                format!(
+                    "Syntax error: Integer out of range: {}",
+                    &self.text[start..self.prev_end()]
+                ),
                 start,
             )
         })

@@ -366,14 +366,19 @@ impl Parser<'_> {
             {
                 self.parse_cast(true)
             }
-            TokenKind::Ident { quoted: false, ref value }
-                if matches!(self.peek_at(1).kind, TokenKind::String(_))
-                    && typed_literal_type(value).is_some() =>
+            TokenKind::Ident {
+                quoted: false,
+                ref value,
+            } if matches!(self.peek_at(1).kind, TokenKind::String(_))
+                && typed_literal_type(value).is_some() =>
             {
                 self.advance();
                 let ty = typed_literal_type(value).unwrap_or(Type::String);
                 let TokenKind::String(text) = self.advance().kind else {
-                    return Err(ParseError::new("Syntax error: Expected string literal", span.end));
+                    return Err(ParseError::new(
+                        "Syntax error: Expected string literal",
+                        span.end,
+                    ));
                 };
                 Ok(Expr::Literal {
                     value: Literal::Typed(ty, text),
@@ -389,9 +394,7 @@ impl Parser<'_> {
     fn parse_path_or_call(&mut self) -> Result<Expr> {
         let start = self.peek().span.start;
         let mut path = vec![self.parse_ident()?];
-        while self.at_punct(Punct::Dot)
-            && matches!(self.peek_at(1).kind, TokenKind::Ident { .. })
-        {
+        while self.at_punct(Punct::Dot) && matches!(self.peek_at(1).kind, TokenKind::Ident { .. }) {
             self.advance();
             path.push(self.parse_ident()?);
         }

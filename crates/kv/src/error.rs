@@ -1,0 +1,12 @@
+//! Errors of the kv layer.
+
+/// A failure while reading or writing through the [`Router`](crate::Router).
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The storage layer failed (I/O error, corruption).
+    #[error(transparent)]
+    Storage(#[from] rowtree_storage::Error),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;

@@ -1,0 +1,392 @@
+//! [`Router`]: every read and write of row data goes through here.
+//!
+//! The router resolves each request to the splits it touches (through the
+//! [`SplitMap`]) and charges each split what it served:
+//!
+//! * a **get** is one read request on the split holding the key, plus the
+//!   row and its bytes if found;
+//! * a **scan** is cut at split boundaries and read split by split, in key
+//!   order (or reverse order); each split touched counts one read request and
+//!   is charged the rows and bytes it returned and the CPU time spent reading
+//!   them. Rows are read from storage in small batches, and time is measured
+//!   per batch (not per row) to keep the overhead low; the counters are
+//!   updated once, when the scan leaves the split or is dropped;
+//! * a **commit** is charged with [`Router::charge_writes`]: one write request
+//!   per split it writes to, and each key's row and bytes. The set of splits
+//!   touched tells the commit path whether it needs two-phase commit.
+//!
+//! Keys and values are opaque bytes here; timestamps are MVCC commit/read
+//! timestamps (see [`Mvcc`]).
+
+use std::collections::{BTreeSet, VecDeque};
+use std::ops::Bound;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rowtree_storage::mvcc::MvccScan;
+use rowtree_storage::{Durability, Engine, Mvcc, WriteBatch};
+
+use crate::split::{NodeId, Split, SplitCounters, SplitId};
+use crate::split_map::{range_is_empty, SplitMap};
+use crate::Result;
+
+/// The first batch of rows a scan reads from a split; doubled up to
+/// [`MAX_BATCH`] while the caller keeps reading, so a `LIMIT 1` reads little
+/// and a long scan pays the clock rarely.
+const FIRST_BATCH: usize = 8;
+/// The largest batch of rows read at once.
+const MAX_BATCH: usize = 256;
+
+/// The splits a set of writes touched, in id order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SplitsTouched(BTreeSet<SplitId>);
+
+impl SplitsTouched {
+    /// How many splits.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no split was touched (no writes).
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Whether the writes span several splits, so committing them atomically
+    /// takes two-phase commit.
+    pub fn is_multi_split(&self) -> bool {
+        self.0.len() > 1
+    }
+
+    /// Whether `id` was touched.
+    pub fn contains(&self, id: SplitId) -> bool {
+        self.0.contains(&id)
+    }
+
+    /// The ids, ascending.
+    pub fn iter(&self) -> impl Iterator<Item = SplitId> + '_ {
+        self.0.iter().copied()
+    }
+}
+
+/// One split's row in [`Router::stats_snapshot`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SplitSnapshot {
+    /// The split's id.
+    pub id: SplitId,
+    /// First key (inclusive).
+    pub start: Vec<u8>,
+    /// Limit (exclusive); `None` for the last split.
+    pub limit: Option<Vec<u8>>,
+    /// Serving node.
+    pub node: NodeId,
+    /// Its counters.
+    pub counters: SplitCounters,
+}
+
+/// The data access layer: MVCC storage cut into splits.
+#[derive(Debug)]
+pub struct Router {
+    mvcc: Mvcc,
+    splits: SplitMap,
+}
+
+impl Router {
+    /// A router over the MVCC data of `mvcc`, cut by `splits`.
+    pub fn new(mvcc: Mvcc, splits: SplitMap) -> Router {
+        Router { mvcc, splits }
+    }
+
+    /// The split map (to add split points, or inspect splits).
+    pub fn splits(&self) -> &SplitMap {
+        &self.splits
+    }
+
+    /// The MVCC layer (for garbage collection).
+    pub fn mvcc(&self) -> &Mvcc {
+        &self.mvcc
+    }
+
+    /// The storage engine (for metadata in `Space::Meta`, and to write the
+    /// batches built by [`Router::stage_writes`]).
+    pub fn engine(&self) -> &Arc<dyn Engine> {
+        self.mvcc.engine()
+    }
+
+    /// The row `key` as of `ts`, charged to the split holding it.
+    pub fn get(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
+        let split = self.splits.split_for(key);
+        let started = Instant::now();
+        let row = self.mvcc.get_at(key, ts);
+        split.stats.record_cpu(started.elapsed());
+        let row = row?;
+        match &row {
+            Some(value) => split
+                .stats
+                .record_read(1, 1, (key.len() + value.len()) as u64),
+            None => split.stats.record_read(1, 0, 0),
+        }
+        Ok(row)
+    }
+
+    /// The rows with keys in `[start, end)` (no `end`: to the end of the key
+    /// space) visible at `ts`, in key order (descending if `reverse`), read
+    /// split by split. The usual form of a scan: a row tree or an object is
+    /// `[prefix, prefix_end(prefix))`.
+    pub fn scan(&self, start: &[u8], end: Option<&[u8]>, ts: u64, reverse: bool) -> RouterScan<'_> {
+        let end = match end {
+            Some(e) => Bound::Excluded(e),
+            None => Bound::Unbounded,
+        };
+        self.scan_bounds(Bound::Included(start), end, ts, reverse)
+    }
+
+    /// Like [`Router::scan`], with each bound inclusive, exclusive or
+    /// unbounded.
+    pub fn scan_bounds(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        ts: u64,
+        reverse: bool,
+    ) -> RouterScan<'_> {
+        let mut splits = self.splits.route(start, end);
+        if reverse {
+            splits.reverse();
+        }
+        RouterScan {
+            router: self,
+            start: start.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            ts,
+            reverse,
+            splits: splits.into(),
+            current: None,
+            done: range_is_empty(start, end),
+        }
+    }
+
+    /// Charges each written key (`None`: a delete) to its split: one write
+    /// request per split touched, and one row plus key and value bytes per
+    /// key. Returns the splits touched.
+    pub fn charge_writes<K, V>(&self, writes: &[(K, Option<V>)]) -> SplitsTouched
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let mut per_split: Vec<(Arc<Split>, u64, u64)> = Vec::new();
+        for (key, value) in writes {
+            let key = key.as_ref();
+            let bytes = (key.len() + value.as_ref().map_or(0, |v| v.as_ref().len())) as u64;
+            // Writes of one commit are usually sorted or clustered: check the
+            // last split before routing again.
+            match per_split.last_mut() {
+                Some((split, rows, total)) if split.contains(key) => {
+                    *rows += 1;
+                    *total += bytes;
+                }
+                _ => {
+                    let split = self.splits.split_for(key);
+                    match per_split.iter_mut().find(|(s, _, _)| s.id == split.id) {
+                        Some((_, rows, total)) => {
+                            *rows += 1;
+                            *total += bytes;
+                        }
+                        None => per_split.push((split, 1, bytes)),
+                    }
+                }
+            }
+        }
+        let mut touched = BTreeSet::new();
+        for (split, rows, bytes) in per_split {
+            split.stats.record_write(1, rows, bytes);
+            touched.insert(split.id);
+        }
+        SplitsTouched(touched)
+    }
+
+    /// Adds the versions of `writes` at commit timestamp `ts` to `batch`
+    /// (see [`Mvcc::put_versions`]).
+    pub fn stage_writes<K, V, I>(&self, batch: &mut WriteBatch, ts: u64, writes: I)
+    where
+        I: IntoIterator<Item = (K, Option<V>)>,
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        Mvcc::put_versions(batch, ts, writes);
+    }
+
+    /// Charges, stages and writes `writes` at `ts` in one atomic batch: the
+    /// whole write path of a commit that has nothing else to write.
+    pub fn commit<K, V>(
+        &self,
+        ts: u64,
+        writes: &[(K, Option<V>)],
+        durability: Durability,
+    ) -> Result<SplitsTouched>
+    where
+        K: AsRef<[u8]>,
+        V: AsRef<[u8]>,
+    {
+        let touched = self.charge_writes(writes);
+        let mut batch = WriteBatch::new();
+        self.stage_writes(
+            &mut batch,
+            ts,
+            writes
+                .iter()
+                .map(|(k, v)| (k.as_ref(), v.as_ref().map(AsRef::as_ref))),
+        );
+        self.engine().write(batch, durability)?;
+        Ok(touched)
+    }
+
+    /// Every split with its bounds, node and counters, in key order.
+    pub fn stats_snapshot(&self) -> Vec<SplitSnapshot> {
+        self.splits
+            .splits()
+            .iter()
+            .map(|s| SplitSnapshot {
+                id: s.id,
+                start: s.start.clone(),
+                limit: s.limit.clone(),
+                node: s.node,
+                counters: s.stats.snapshot(),
+            })
+            .collect()
+    }
+}
+
+/// The iterator of [`Router::scan`]: `(key, value)` rows, split by split.
+pub struct RouterScan<'a> {
+    router: &'a Router,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    ts: u64,
+    reverse: bool,
+    /// Splits still to read, in scan order.
+    splits: VecDeque<Arc<Split>>,
+    current: Option<SplitReader<'a>>,
+    done: bool,
+}
+
+impl RouterScan<'_> {
+    /// The part of the scan's range inside `split`.
+    fn clip<'s>(&'s self, split: &'s Split) -> (Bound<&'s [u8]>, Bound<&'s [u8]>) {
+        let start = match self.start.as_ref().map(Vec::as_slice) {
+            Bound::Included(k) if k >= split.start.as_slice() => Bound::Included(k),
+            Bound::Excluded(k) if k >= split.start.as_slice() => Bound::Excluded(k),
+            _ => Bound::Included(split.start.as_slice()),
+        };
+        let end = match (self.end.as_ref().map(Vec::as_slice), split.limit.as_deref()) {
+            (Bound::Included(k), Some(limit)) if k >= limit => Bound::Excluded(limit),
+            (Bound::Excluded(k), Some(limit)) if k > limit => Bound::Excluded(limit),
+            (Bound::Unbounded, Some(limit)) => Bound::Excluded(limit),
+            (end, _) => end,
+        };
+        (start, end)
+    }
+}
+
+impl Iterator for RouterScan<'_> {
+    type Item = Result<(Vec<u8>, Vec<u8>)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        loop {
+            if self.done {
+                return None;
+            }
+            if self.current.is_none() {
+                let Some(split) = self.splits.pop_front() else {
+                    self.done = true;
+                    return None;
+                };
+                let (start, end) = self.clip(&split);
+                let scan = self.router.mvcc.scan_at(start, end, self.ts, self.reverse);
+                self.current = Some(SplitReader::new(split, scan));
+            }
+            if let Some(reader) = self.current.as_mut() {
+                match reader.next_row() {
+                    Some(Ok(row)) => return Some(Ok(row)),
+                    Some(Err(e)) => {
+                        self.done = true;
+                        self.current = None;
+                        return Some(Err(e));
+                    }
+                    // Dropping the reader charges the split.
+                    None => self.current = None,
+                }
+            }
+        }
+    }
+}
+
+/// Reads one split's part of a scan in batches, and charges the split on drop.
+struct SplitReader<'a> {
+    split: Arc<Split>,
+    scan: MvccScan<'a>,
+    buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
+    batch: usize,
+    exhausted: bool,
+    /// An error met while filling the buffer, returned after its rows.
+    error: Option<rowtree_storage::Error>,
+    rows: u64,
+    bytes: u64,
+    cpu: Duration,
+}
+
+impl<'a> SplitReader<'a> {
+    fn new(split: Arc<Split>, scan: MvccScan<'a>) -> SplitReader<'a> {
+        SplitReader {
+            split,
+            scan,
+            buffer: VecDeque::new(),
+            batch: FIRST_BATCH,
+            exhausted: false,
+            error: None,
+            rows: 0,
+            bytes: 0,
+            cpu: Duration::ZERO,
+        }
+    }
+
+    fn fill(&mut self) {
+        let started = Instant::now();
+        while self.buffer.len() < self.batch {
+            match self.scan.next() {
+                Some(Ok(row)) => self.buffer.push_back(row),
+                Some(Err(e)) => {
+                    self.error = Some(e);
+                    self.exhausted = true;
+                    break;
+                }
+                None => {
+                    self.exhausted = true;
+                    break;
+                }
+            }
+        }
+        self.cpu += started.elapsed();
+        self.batch = (self.batch * 2).min(MAX_BATCH);
+    }
+
+    fn next_row(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        if self.buffer.is_empty() && !self.exhausted {
+            self.fill();
+        }
+        if let Some(row) = self.buffer.pop_front() {
+            self.rows += 1;
+            self.bytes += (row.0.len() + row.1.len()) as u64;
+            return Some(Ok(row));
+        }
+        self.error.take().map(|e| Err(e.into()))
+    }
+}
+
+impl Drop for SplitReader<'_> {
+    fn drop(&mut self) {
+        let stats = &self.split.stats;
+        stats.record_read(1, self.rows, self.bytes);
+        stats.record_cpu(self.cpu);
+    }
+}

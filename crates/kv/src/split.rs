@@ -1,0 +1,128 @@
+//! One split: a key range `[start, limit)`, the node serving it, and its load
+//! counters.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The identity of a split. Ids are never reused: when a split is cut in two,
+/// both halves get new ids.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct SplitId(pub u64);
+
+impl fmt::Display for SplitId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "split-{}", self.0)
+    }
+}
+
+/// The node (an executor in-process, later a server) that serves a split.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+pub struct NodeId(pub u32);
+
+impl fmt::Display for NodeId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "node-{}", self.0)
+    }
+}
+
+/// A contiguous range of the key space, served by one node.
+#[derive(Debug)]
+pub struct Split {
+    /// Its identity.
+    pub id: SplitId,
+    /// The first key of the split (inclusive); empty for the first split.
+    pub start: Vec<u8>,
+    /// The first key after the split (exclusive); `None` for the last split.
+    pub limit: Option<Vec<u8>>,
+    /// The node serving it.
+    pub node: NodeId,
+    /// Load served since the split was created.
+    pub stats: SplitStats,
+}
+
+impl Split {
+    /// A split of `[start, limit)` on `node` with zeroed counters.
+    pub fn new(id: SplitId, start: Vec<u8>, limit: Option<Vec<u8>>, node: NodeId) -> Split {
+        Split {
+            id,
+            start,
+            limit,
+            node,
+            stats: SplitStats::default(),
+        }
+    }
+
+    /// Whether `key` lies in `[start, limit)`.
+    pub fn contains(&self, key: &[u8]) -> bool {
+        key >= self.start.as_slice() && self.limit.as_deref().is_none_or(|limit| key < limit)
+    }
+}
+
+/// Load counters of a split, updated concurrently by every request that
+/// touches it (relaxed atomics: each counter is exact, but a snapshot of
+/// several counters is not one instant).
+#[derive(Debug, Default)]
+pub struct SplitStats {
+    reads: AtomicU64,
+    rows_read: AtomicU64,
+    bytes_read: AtomicU64,
+    writes: AtomicU64,
+    rows_written: AtomicU64,
+    bytes_written: AtomicU64,
+    cpu_nanos: AtomicU64,
+}
+
+/// A plain copy of [`SplitStats`] at one moment.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SplitCounters {
+    /// Read requests (gets, and scans that touched the split).
+    pub reads: u64,
+    /// Rows returned.
+    pub rows_read: u64,
+    /// Key and value bytes returned.
+    pub bytes_read: u64,
+    /// Write requests (commits that wrote to the split).
+    pub writes: u64,
+    /// Rows written (puts and deletes).
+    pub rows_written: u64,
+    /// Key and value bytes written.
+    pub bytes_written: u64,
+    /// CPU time spent serving the split, in nanoseconds.
+    pub cpu_nanos: u64,
+}
+
+impl SplitStats {
+    /// Records one read request that returned `rows` rows of `bytes` bytes.
+    pub fn record_read(&self, requests: u64, rows: u64, bytes: u64) {
+        self.reads.fetch_add(requests, Ordering::Relaxed);
+        self.rows_read.fetch_add(rows, Ordering::Relaxed);
+        self.bytes_read.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Records `requests` write requests writing `rows` rows of `bytes` bytes.
+    pub fn record_write(&self, requests: u64, rows: u64, bytes: u64) {
+        self.writes.fetch_add(requests, Ordering::Relaxed);
+        self.rows_written.fetch_add(rows, Ordering::Relaxed);
+        self.bytes_written.fetch_add(bytes, Ordering::Relaxed);
+    }
+
+    /// Records CPU time spent on the split.
+    pub fn record_cpu(&self, cpu: Duration) {
+        let nanos = u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX);
+        self.cpu_nanos.fetch_add(nanos, Ordering::Relaxed);
+    }
+
+    /// The current values.
+    pub fn snapshot(&self) -> SplitCounters {
+        SplitCounters {
+            reads: self.reads.load(Ordering::Relaxed),
+            rows_read: self.rows_read.load(Ordering::Relaxed),
+            bytes_read: self.bytes_read.load(Ordering::Relaxed),
+            writes: self.writes.load(Ordering::Relaxed),
+            rows_written: self.rows_written.load(Ordering::Relaxed),
+            bytes_written: self.bytes_written.load(Ordering::Relaxed),
+            cpu_nanos: self.cpu_nanos.load(Ordering::Relaxed),
+        }
+    }
+}

@@ -1,0 +1,241 @@
+//! [`SplitMap`]: the current cut of the key space into splits.
+//!
+//! Invariant: the splits, ordered by start key, cover the whole key space
+//! exactly once. The first starts at the empty key, each split's limit is the
+//! next split's start, and the last has no limit:
+//!
+//! ```text
+//!   ""            k1             k2                        (no limit)
+//!   ├─ split 1 ───┼─ split 4 ────┼─ split 5 ──────────────────────────▶
+//! ```
+//!
+//! Reads are frequent and changes are rare, so the list is an immutable
+//! `Arc<Vec<Arc<Split>>>` swapped under a lock (copy on write): a reader
+//! clones the `Arc` and routes without holding any lock, and a request that
+//! resolved its splits keeps charging them even if they are cut meanwhile.
+
+use std::ops::Bound;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use parking_lot::RwLock;
+
+use crate::split::{NodeId, Split, SplitId};
+
+/// The splits of the key space.
+#[derive(Debug)]
+pub struct SplitMap {
+    splits: RwLock<Arc<Vec<Arc<Split>>>>,
+    next_id: AtomicU64,
+}
+
+impl Default for SplitMap {
+    fn default() -> Self {
+        SplitMap::new()
+    }
+}
+
+impl SplitMap {
+    /// One split covering the whole key space, on node 0.
+    pub fn new() -> SplitMap {
+        let first = Arc::new(Split::new(SplitId(1), Vec::new(), None, NodeId(0)));
+        SplitMap {
+            splits: RwLock::new(Arc::new(vec![first])),
+            next_id: AtomicU64::new(2),
+        }
+    }
+
+    /// A map cut at each of `points`.
+    pub fn with_split_points<I>(points: I) -> SplitMap
+    where
+        I: IntoIterator,
+        I::Item: AsRef<[u8]>,
+    {
+        let map = SplitMap::new();
+        for point in points {
+            map.add_split_point(point.as_ref());
+        }
+        map
+    }
+
+    /// Cuts the split containing `key` into `[start, key)` and `[key, limit)`.
+    /// Returns `false` (and changes nothing) if `key` is already a split
+    /// boundary (the empty key always is).
+    ///
+    /// Split points should be row-tree or row boundaries (a key prefix such as
+    /// `object(t) key(..)`), never a complete row key followed by more bytes:
+    /// scans rely on no stored row key being a proper prefix of a split limit
+    /// (see `Mvcc::scan_at`).
+    ///
+    /// Both halves are new splits, with new ids, on the node of the old one,
+    /// and start with zeroed counters: the old split's history stays with its
+    /// id (requests already routed to it keep charging it), and load-based
+    /// decisions look at recent load anyway.
+    pub fn add_split_point(&self, key: &[u8]) -> bool {
+        let mut guard = self.splits.write();
+        let index = containing(&guard, key);
+        let old = &guard[index];
+        if old.start == key {
+            return false;
+        }
+        let left = Split::new(
+            self.new_id(),
+            old.start.clone(),
+            Some(key.to_vec()),
+            old.node,
+        );
+        let right = Split::new(self.new_id(), key.to_vec(), old.limit.clone(), old.node);
+        let mut splits = Vec::with_capacity(guard.len() + 1);
+        splits.extend_from_slice(&guard[..index]);
+        splits.push(Arc::new(left));
+        splits.push(Arc::new(right));
+        splits.extend_from_slice(&guard[index + 1..]);
+        *guard = Arc::new(splits);
+        true
+    }
+
+    /// The split holding `key`.
+    pub fn split_for(&self, key: &[u8]) -> Arc<Split> {
+        let splits = self.current();
+        splits[containing(&splits, key)].clone()
+    }
+
+    /// The splits overlapping the key range `(start, end)`, in key order
+    /// (empty if the range is empty).
+    pub fn route(&self, start: Bound<&[u8]>, end: Bound<&[u8]>) -> Vec<Arc<Split>> {
+        if range_is_empty(start, end) {
+            return Vec::new();
+        }
+        let splits = self.current();
+        let first = match start {
+            Bound::Included(k) | Bound::Excluded(k) => containing(&splits, k),
+            Bound::Unbounded => 0,
+        };
+        splits[first..]
+            .iter()
+            .take_while(|split| match end {
+                Bound::Included(e) => split.start.as_slice() <= e,
+                Bound::Excluded(e) => split.start.as_slice() < e,
+                Bound::Unbounded => true,
+            })
+            .cloned()
+            .collect()
+    }
+
+    /// All splits, in key order.
+    pub fn splits(&self) -> Vec<Arc<Split>> {
+        self.current().as_ref().clone()
+    }
+
+    /// The number of splits.
+    pub fn len(&self) -> usize {
+        self.splits.read().len()
+    }
+
+    /// Always `false`: the key space has at least one split.
+    pub fn is_empty(&self) -> bool {
+        false
+    }
+
+    fn current(&self) -> Arc<Vec<Arc<Split>>> {
+        self.splits.read().clone()
+    }
+
+    fn new_id(&self) -> SplitId {
+        SplitId(self.next_id.fetch_add(1, Ordering::Relaxed))
+    }
+}
+
+/// The index of the split containing `key`. The first split starts at the
+/// empty key, so the partition point is at least 1.
+fn containing(splits: &[Arc<Split>], key: &[u8]) -> usize {
+    splits
+        .partition_point(|s| s.start.as_slice() <= key)
+        .saturating_sub(1)
+}
+
+/// Whether no key lies between the bounds.
+pub(crate) fn range_is_empty(start: Bound<&[u8]>, end: Bound<&[u8]>) -> bool {
+    match (start, end) {
+        (Bound::Included(s), Bound::Included(e)) => s > e,
+        (Bound::Included(s) | Bound::Excluded(s), Bound::Excluded(e))
+        | (Bound::Excluded(s), Bound::Included(e)) => s >= e,
+        _ => false,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bounds(map: &SplitMap) -> Vec<(Vec<u8>, Option<Vec<u8>>)> {
+        map.splits()
+            .iter()
+            .map(|s| (s.start.clone(), s.limit.clone()))
+            .collect()
+    }
+
+    #[test]
+    fn split_points_cut_the_containing_split() {
+        let map = SplitMap::new();
+        assert_eq!(bounds(&map), vec![(vec![], None)]);
+        assert!(map.add_split_point(b"m"));
+        assert!(map.add_split_point(b"c"));
+        assert!(map.add_split_point(b"x"));
+        assert!(!map.add_split_point(b"m"), "already a boundary");
+        assert!(
+            !map.add_split_point(b""),
+            "the first split starts at the empty key"
+        );
+        assert_eq!(
+            bounds(&map),
+            vec![
+                (vec![], Some(b"c".to_vec())),
+                (b"c".to_vec(), Some(b"m".to_vec())),
+                (b"m".to_vec(), Some(b"x".to_vec())),
+                (b"x".to_vec(), None),
+            ]
+        );
+        let ids: Vec<_> = map.splits().iter().map(|s| s.id).collect();
+        let mut unique = ids.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), 4);
+        assert!(
+            !ids.contains(&SplitId(1)),
+            "the original split was replaced"
+        );
+    }
+
+    #[test]
+    fn split_for_and_route() {
+        let map = SplitMap::with_split_points([b"c", b"m", b"x"]);
+        let start_of = |s: &Arc<Split>| s.start.clone();
+        assert_eq!(map.split_for(b"").start, b"");
+        assert_eq!(map.split_for(b"b").start, b"");
+        assert_eq!(map.split_for(b"c").start, b"c");
+        assert_eq!(map.split_for(b"lzzz").start, b"c");
+        assert_eq!(map.split_for(b"zzz").start, b"x");
+        assert!(map.split_for(b"d").contains(b"d"));
+
+        let starts = |start, end| {
+            map.route(start, end)
+                .iter()
+                .map(start_of)
+                .collect::<Vec<_>>()
+        };
+        use Bound::*;
+        assert_eq!(starts(Unbounded, Unbounded).len(), 4);
+        assert_eq!(starts(Included(b"d"), Excluded(b"m")), vec![b"c".to_vec()]);
+        assert_eq!(
+            starts(Included(b"d"), Included(b"m")),
+            vec![b"c".to_vec(), b"m".to_vec()]
+        );
+        assert_eq!(
+            starts(Excluded(b"a"), Excluded(b"y")),
+            vec![b"".to_vec(), b"c".to_vec(), b"m".to_vec(), b"x".to_vec()]
+        );
+        assert!(starts(Included(b"d"), Excluded(b"d")).is_empty());
+        assert!(starts(Included(b"z"), Excluded(b"a")).is_empty());
+    }
+}

@@ -1,0 +1,593 @@
+//! Scenario tests: the parser's behaviour as data.
+//!
+//! Each file in `tests/scenarios/` is a list of cases. A case is one or more
+//! input lines with the same prefix, followed by the expected output and a
+//! blank line; lines starting with `#` are comments:
+//!
+//! ```text
+//! # A comment about the next case.
+//! > CREATE TABLE t (a INT64) PRIMARY KEY (a)
+//! create table t  [0..41]
+//!   column a INT64
+//!   primary key (a)
+//! ```
+//!
+//! Prefixes: `>` parses one statement ([`parse_statement`]), `expr>` one
+//! expression ([`parse_expr`]), `script>` splits a script
+//! ([`split_statements`]) and parses every statement. Errors print as
+//! `error line:column: message`, the position taken in the case's input.
+//!
+//! Run with `UPDATE_EXPECT=1` to rewrite the expected output from the actual
+//! output, then review the change as a diff.
+
+use rowtree_parser::ast::*;
+use rowtree_parser::{parse_expr, parse_statement, split_statements, ParseError, Position};
+use std::fmt::Write as _;
+use std::path::Path;
+
+const PREFIXES: &[&str] = &["script>", "expr>", ">"];
+
+#[test]
+fn scenarios() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
+    let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
+    let mut entries: Vec<_> = std::fs::read_dir(&dir)
+        .expect("tests/scenarios exists")
+        .map(|e| e.expect("directory entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
+        .collect();
+    entries.sort();
+    assert!(!entries.is_empty(), "no scenario files in {dir:?}");
+    let mut failures = Vec::new();
+    for path in entries {
+        let original = std::fs::read_to_string(&path).expect("readable scenario file");
+        let (rendered, diffs) = run_file(&original);
+        if rendered != original {
+            if update {
+                std::fs::write(&path, &rendered).expect("writable scenario file");
+            } else {
+                let name = path.file_name().unwrap_or_default().to_string_lossy();
+                failures.push(format!("{name}:\n{}", diffs.join("\n")));
+            }
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "scenario output differs (rerun with UPDATE_EXPECT=1 to accept):\n\n{}",
+        failures.join("\n\n")
+    );
+}
+
+/// Runs every case of a file; returns the file as it should read and a
+/// description of each case whose output changed.
+fn run_file(original: &str) -> (String, Vec<String>) {
+    let lines: Vec<&str> = original.lines().collect();
+    let mut out = String::new();
+    let mut diffs = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(prefix) = case_prefix(lines[i]) else {
+            // Comments and blank lines between cases are kept as they are.
+            out.push_str(lines[i]);
+            out.push('\n');
+            i += 1;
+            continue;
+        };
+        let mut input = Vec::new();
+        while i < lines.len() && case_prefix(lines[i]) == Some(prefix) {
+            out.push_str(lines[i]);
+            out.push('\n');
+            let rest = &lines[i][prefix.len()..];
+            input.push(rest.strip_prefix(' ').unwrap_or(rest));
+            i += 1;
+        }
+        let mut expected = Vec::new();
+        while i < lines.len() && !lines[i].is_empty() && case_prefix(lines[i]).is_none() {
+            expected.push(lines[i]);
+            i += 1;
+        }
+        let actual = run_case(prefix, &input.join("\n"));
+        for line in &actual {
+            out.push_str(line);
+            out.push('\n');
+        }
+        if actual != expected {
+            diffs.push(format!(
+                "  input:    {}\n  expected: {}\n  actual:   {}",
+                input.join("\n            "),
+                expected.join("\n            "),
+                actual.join("\n            ")
+            ));
+        }
+    }
+    (out, diffs)
+}
+
+fn case_prefix(line: &str) -> Option<&'static str> {
+    PREFIXES.iter().copied().find(|p| line.starts_with(p))
+}
+
+fn run_case(prefix: &str, input: &str) -> Vec<String> {
+    match prefix {
+        ">" => match parse_statement(input) {
+            Ok(statement) => render_statement(input, &statement),
+            Err(error) => vec![render_error(input, 0, &error)],
+        },
+        "expr>" => match parse_expr(input) {
+            Ok(expr) => vec![format!("{}  [{}]", expr_str(&expr), span_str(expr.span()))],
+            Err(error) => vec![render_error(input, 0, &error)],
+        },
+        _ => {
+            let mut out = Vec::new();
+            for piece in split_statements(input) {
+                out.push(format!(
+                    "statement at {}: {}",
+                    Position::of(input, piece.offset),
+                    piece.text.replace('\n', "\\n")
+                ));
+                match parse_statement(piece.text) {
+                    Ok(statement) => out.extend(
+                        render_statement(piece.text, &statement)
+                            .into_iter()
+                            .map(|l| format!("  {l}")),
+                    ),
+                    Err(error) => {
+                        out.push(format!("  {}", render_error(input, piece.offset, &error)))
+                    }
+                }
+            }
+            if out.is_empty() {
+                out.push("no statements".to_string());
+            }
+            out
+        }
+    }
+}
+
+fn render_error(text: &str, base: usize, error: &ParseError) -> String {
+    format!(
+        "error {}: {}",
+        Position::of(text, base + error.offset),
+        error.message
+    )
+}
+
+fn span_str(span: Span) -> String {
+    format!("{}..{}", span.start, span.end)
+}
+
+fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
+    let mut out = Vec::new();
+    let span = statement.span;
+    let header = |s: String| format!("{s}  [{}]", span_str(span));
+    assert_eq!(
+        text.get(span.start..span.end).map(str::trim),
+        text.get(span.start..span.end),
+        "a statement span never starts or ends with whitespace"
+    );
+    match &statement.kind {
+        StatementKind::CreateTable(t) => {
+            out.push(header(format!(
+                "create table {}{}",
+                t.name.value,
+                flag(t.if_not_exists, " if not exists")
+            )));
+            for c in &t.columns {
+                render_column(&mut out, "column", c);
+            }
+            for c in &t.constraints {
+                render_constraint(&mut out, c);
+            }
+            out.push(format!("  primary key ({})", key_parts(&t.primary_key)));
+            if let Some(i) = &t.interleave {
+                out.push(format!("  {}", interleave_str(i)));
+            }
+        }
+        StatementKind::AlterTable(a) => {
+            out.push(header(format!("alter table {}", a.name.value)));
+            match &a.action {
+                AlterTableAction::AddColumn {
+                    if_not_exists,
+                    column,
+                } => render_column(
+                    &mut out,
+                    if *if_not_exists {
+                        "add column if not exists"
+                    } else {
+                        "add column"
+                    },
+                    column,
+                ),
+                AlterTableAction::DropColumn { name } => {
+                    out.push(format!("  drop column {}", name.value))
+                }
+                AlterTableAction::AlterColumn { column } => {
+                    render_column(&mut out, "alter column", column)
+                }
+                AlterTableAction::AlterColumnSetOptions { name, options } => out.push(format!(
+                    "  alter column {} set options ({})",
+                    name.value,
+                    options_str(options)
+                )),
+                AlterTableAction::AlterColumnSetDefault { name, default } => out.push(format!(
+                    "  alter column {} set default {}",
+                    name.value,
+                    source_str(default)
+                )),
+                AlterTableAction::AlterColumnDropDefault { name } => {
+                    out.push(format!("  alter column {} drop default", name.value))
+                }
+                AlterTableAction::SetOnDelete(d) => {
+                    out.push(format!("  set on delete {}", on_delete_str(*d)))
+                }
+                AlterTableAction::AddConstraint(c) => {
+                    out.push("  add constraint".to_string());
+                    render_constraint(&mut out, c);
+                }
+                AlterTableAction::DropConstraint { name } => {
+                    out.push(format!("  drop constraint {}", name.value))
+                }
+            }
+        }
+        StatementKind::DropTable { name, if_exists } => out.push(header(format!(
+            "drop table {}{}",
+            name.value,
+            flag(*if_exists, " if exists")
+        ))),
+        StatementKind::DropIndex { name, if_exists } => out.push(header(format!(
+            "drop index {}{}",
+            name.value,
+            flag(*if_exists, " if exists")
+        ))),
+        StatementKind::DropSequence { name, if_exists } => out.push(header(format!(
+            "drop sequence {}{}",
+            name.value,
+            flag(*if_exists, " if exists")
+        ))),
+        StatementKind::CreateIndex(i) => {
+            out.push(header(format!(
+                "create{}{} index {}{} on {}",
+                flag(i.unique, " unique"),
+                flag(i.null_filtered, " null_filtered"),
+                i.name.value,
+                flag(i.if_not_exists, " if not exists"),
+                i.table.value
+            )));
+            out.push(format!("  keys ({})", key_parts(&i.keys)));
+            if !i.storing.is_empty() {
+                out.push(format!("  storing ({})", idents(&i.storing)));
+            }
+            if let Some(p) = &i.interleave_in {
+                out.push(format!("  interleave in {}", p.value));
+            }
+        }
+        StatementKind::CreateSequence(s) => {
+            out.push(header(format!(
+                "create sequence {}{}",
+                s.name.value,
+                flag(s.if_not_exists, " if not exists")
+            )));
+            out.push(format!("  {}", sequence_options_str(text, &s.options)));
+        }
+        StatementKind::AlterSequence(s) => {
+            out.push(header(format!("alter sequence {}", s.name.value)));
+            out.push(match &s.action {
+                AlterSequenceAction::SetOptions(o) => {
+                    format!("  set {}", sequence_options_str(text, o))
+                }
+                AlterSequenceAction::RestartCounterWith(n) => format!("  restart counter with {n}"),
+                AlterSequenceAction::SkipRange(a, b) => format!("  skip range {a}, {b}"),
+                AlterSequenceAction::NoSkipRange => "  no skip range".to_string(),
+            });
+        }
+        StatementKind::AlterDatabase { name, options } => {
+            out.push(header(format!("alter database {}", name.value)));
+            out.push(format!("  set options ({})", options_str(options)));
+        }
+    }
+    out
+}
+
+fn flag(on: bool, text: &str) -> &str {
+    if on {
+        text
+    } else {
+        ""
+    }
+}
+
+fn render_column(out: &mut Vec<String>, what: &str, c: &ColumnDef) {
+    let mut line = format!("  {what} {} {}", c.name.value, type_str(&c.data_type));
+    if c.not_null {
+        line.push_str(" NOT NULL");
+    }
+    if c.hidden {
+        line.push_str(" HIDDEN");
+    }
+    if !c.options.is_empty() {
+        let _ = write!(line, " OPTIONS ({})", options_str(&c.options));
+    }
+    out.push(line);
+    if let Some(d) = &c.default {
+        out.push(format!("    default {}", source_str(d)));
+    }
+    if let Some(g) = &c.generated {
+        out.push(format!(
+            "    as{} {}",
+            flag(g.stored, " stored"),
+            source_str(&g.expr)
+        ));
+    }
+    if let Some(o) = &c.identity {
+        out.push(format!("    identity {}", sequence_options_str("", o)));
+    }
+}
+
+fn render_constraint(out: &mut Vec<String>, c: &TableConstraint) {
+    match c {
+        TableConstraint::ForeignKey(fk) => out.push(format!(
+            "  foreign key{} ({}) references {} ({}) on delete {}{}",
+            fk.name
+                .as_ref()
+                .map(|n| format!(" {}", n.value))
+                .unwrap_or_default(),
+            idents(&fk.columns),
+            fk.referenced_table.value,
+            idents(&fk.referenced_columns),
+            on_delete_str(fk.on_delete),
+            flag(fk.not_enforced, " not enforced"),
+        )),
+        TableConstraint::Check(ch) => out.push(format!(
+            "  check{} {}",
+            ch.name
+                .as_ref()
+                .map(|n| format!(" {}", n.value))
+                .unwrap_or_default(),
+            source_str(&ch.expr)
+        )),
+    }
+}
+
+fn source_str(s: &SourceExpr) -> String {
+    format!("({}) => {}", s.text.replace('\n', "\\n"), expr_str(&s.expr))
+}
+
+fn sequence_options_str(text: &str, o: &SequenceOptions) -> String {
+    let mut parts = vec![format!("kind={}", o.kind.as_deref().unwrap_or("none"))];
+    if let Some((a, b)) = o.skip_range {
+        parts.push(format!("skip_range={a},{b}"));
+    }
+    if let Some(n) = o.start_with_counter {
+        parts.push(format!("start_with_counter={n}"));
+    }
+    if !o.raw_options.is_empty() {
+        parts.push(format!("raw=({})", options_str(&o.raw_options)));
+    }
+    if !text.is_empty() {
+        parts.push(format!(
+            "text={:?}",
+            text.get(o.span.start..o.span.end).unwrap_or("<bad span>")
+        ));
+    }
+    parts.join(" ")
+}
+
+fn options_str(options: &[OptionPair]) -> String {
+    options
+        .iter()
+        .map(|o| format!("{}={}", o.name.value, expr_str(&o.value)))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn idents(list: &[Ident]) -> String {
+    list.iter()
+        .map(|i| i.value.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn key_parts(parts: &[KeyPart]) -> String {
+    parts
+        .iter()
+        .map(|p| format!("{}{}", p.column.value, flag(p.desc, " DESC")))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn on_delete_str(d: OnDelete) -> &'static str {
+    match d {
+        OnDelete::NoAction => "no action",
+        OnDelete::Cascade => "cascade",
+    }
+}
+
+fn interleave_str(i: &Interleave) -> String {
+    match i.kind {
+        InterleaveKind::InParent(d) => format!(
+            "interleave in parent {} on delete {}",
+            i.parent.value,
+            on_delete_str(d)
+        ),
+        InterleaveKind::In => format!("interleave in {}", i.parent.value),
+    }
+}
+
+fn type_str(t: &DataType) -> String {
+    let len = |l: &Length| match l {
+        Length::Max => "MAX".to_string(),
+        Length::Limit(n) => n.to_string(),
+    };
+    match t {
+        DataType::Bool => "BOOL".into(),
+        DataType::Int64 => "INT64".into(),
+        DataType::Float32 => "FLOAT32".into(),
+        DataType::Float64 => "FLOAT64".into(),
+        DataType::Numeric => "NUMERIC".into(),
+        DataType::String(l) => format!("STRING({})", len(l)),
+        DataType::Bytes(l) => format!("BYTES({})", len(l)),
+        DataType::Date => "DATE".into(),
+        DataType::Timestamp => "TIMESTAMP".into(),
+        DataType::Json => "JSON".into(),
+        DataType::Array(t) => format!("ARRAY<{}>", type_str(t)),
+    }
+}
+
+fn list(items: &[Expr]) -> String {
+    items.iter().map(expr_str).collect::<Vec<_>>().join(", ")
+}
+
+/// Expressions print fully parenthesised where precedence matters, so the
+/// tree shape is visible: `a + b * c` prints as `(a + (b * c))`.
+fn expr_str(e: &Expr) -> String {
+    match e {
+        Expr::Literal { value, .. } => match value {
+            Literal::Null => "NULL".into(),
+            Literal::Bool(b) => if *b { "TRUE" } else { "FALSE" }.into(),
+            Literal::Integer(t) | Literal::Float(t) => t.clone(),
+            Literal::String(s) => format!("{s:?}"),
+            Literal::Bytes(b) => format!("b\"{}\"", b.escape_ascii()),
+            Literal::Typed(ty, s) => format!("{ty:?} {s:?}"),
+        },
+        Expr::Column { path, .. } => format!("col:{}", idents(path).replace(", ", ".")),
+        Expr::Parameter { name, .. } => format!("@{name}"),
+        Expr::Unary { op, expr, .. } => {
+            let op = match op {
+                UnaryOp::Not => "NOT ",
+                UnaryOp::Neg => "-",
+                UnaryOp::Plus => "+",
+                UnaryOp::BitNot => "~",
+            };
+            format!("({op}{})", expr_str(expr))
+        }
+        Expr::Binary {
+            op, left, right, ..
+        } => {
+            let op = match op {
+                BinaryOp::Or => "OR",
+                BinaryOp::And => "AND",
+                BinaryOp::Eq => "=",
+                BinaryOp::NotEq => "!=",
+                BinaryOp::Lt => "<",
+                BinaryOp::LtEq => "<=",
+                BinaryOp::Gt => ">",
+                BinaryOp::GtEq => ">=",
+                BinaryOp::BitOr => "|",
+                BinaryOp::BitXor => "^",
+                BinaryOp::BitAnd => "&",
+                BinaryOp::ShiftLeft => "<<",
+                BinaryOp::ShiftRight => ">>",
+                BinaryOp::Add => "+",
+                BinaryOp::Sub => "-",
+                BinaryOp::Mul => "*",
+                BinaryOp::Div => "/",
+                BinaryOp::Concat => "||",
+            };
+            format!("({} {op} {})", expr_str(left), expr_str(right))
+        }
+        Expr::Function {
+            name, args, safe, ..
+        } => format!("{}{}({})", flag(*safe, "SAFE."), name.value, list(args)),
+        Expr::Sequence { name, .. } => format!("SEQUENCE {}", name.value),
+        Expr::Cast { expr, to, safe, .. } => format!(
+            "{}CAST({} AS {})",
+            flag(*safe, "SAFE_"),
+            expr_str(expr),
+            type_str(to)
+        ),
+        Expr::Is {
+            expr,
+            test,
+            negated,
+            ..
+        } => format!(
+            "({} IS {}{})",
+            expr_str(expr),
+            flag(*negated, "NOT "),
+            format!("{test:?}").to_uppercase()
+        ),
+        Expr::InList {
+            expr,
+            list: items,
+            negated,
+            ..
+        } => format!(
+            "({} {}IN ({}))",
+            expr_str(expr),
+            flag(*negated, "NOT "),
+            list(items)
+        ),
+        Expr::Between {
+            expr,
+            low,
+            high,
+            negated,
+            ..
+        } => format!(
+            "({} {}BETWEEN {} AND {})",
+            expr_str(expr),
+            flag(*negated, "NOT "),
+            expr_str(low),
+            expr_str(high)
+        ),
+        Expr::Like {
+            expr,
+            pattern,
+            negated,
+            ..
+        } => format!(
+            "({} {}LIKE {})",
+            expr_str(expr),
+            flag(*negated, "NOT "),
+            expr_str(pattern)
+        ),
+        Expr::Case {
+            operand,
+            branches,
+            else_expr,
+            ..
+        } => {
+            let mut s = "CASE".to_string();
+            if let Some(o) = operand {
+                let _ = write!(s, " {}", expr_str(o));
+            }
+            for (w, t) in branches {
+                let _ = write!(s, " WHEN {} THEN {}", expr_str(w), expr_str(t));
+            }
+            if let Some(e) = else_expr {
+                let _ = write!(s, " ELSE {}", expr_str(e));
+            }
+            s + " END"
+        }
+        Expr::Array {
+            element_type,
+            items,
+            ..
+        } => format!(
+            "ARRAY{}[{}]",
+            element_type
+                .as_ref()
+                .map(|t| format!("<{}>", type_str(t)))
+                .unwrap_or_default(),
+            list(items)
+        ),
+        Expr::Struct { fields, .. } => format!(
+            "STRUCT({})",
+            fields
+                .iter()
+                .map(|(n, e)| match n {
+                    Some(n) => format!("{} AS {}", expr_str(e), n.value),
+                    None => expr_str(e),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+        Expr::Subscript {
+            expr, index, mode, ..
+        } => format!("{}[{mode:?}({})]", expr_str(expr), expr_str(index)),
+        Expr::Field { expr, field, .. } => format!("({}).{}", expr_str(expr), field.value),
+        Expr::Interval { value, unit, .. } => {
+            format!("INTERVAL {} {}", expr_str(value), unit.value)
+        }
+    }
+}

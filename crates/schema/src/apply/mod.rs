@@ -1,0 +1,37 @@
+//! Applying one DDL statement to a private copy of the catalog state.
+//!
+//! One file per statement family, built from shared pieces (column
+//! definitions, keys and interleaving, constraints). Each returns the
+//! [`Effect`]s the db layer must run; on error the copy is simply dropped,
+//! so a half-applied statement is never visible.
+
+mod alter_table;
+mod columns;
+mod constraints;
+mod create_table;
+mod database;
+mod drop_table;
+mod index;
+mod keys;
+mod sequence;
+
+use rowtree_parser::ast::{Statement, StatementKind};
+
+use crate::catalog::State;
+use crate::error::Result;
+use crate::Effect;
+
+/// Applies `stmt` to `state`.
+pub(crate) fn statement(state: &mut State, stmt: &Statement) -> Result<Vec<Effect>> {
+    match &stmt.kind {
+        StatementKind::CreateTable(create) => create_table::apply(state, create),
+        StatementKind::AlterTable(alter) => alter_table::apply(state, alter),
+        StatementKind::DropTable { name, if_exists } => drop_table::apply(state, name, *if_exists),
+        StatementKind::CreateIndex(create) => index::create(state, create),
+        StatementKind::DropIndex { name, if_exists } => index::drop(state, name, *if_exists),
+        StatementKind::CreateSequence(create) => sequence::create(state, create),
+        StatementKind::AlterSequence(alter) => sequence::alter(state, alter),
+        StatementKind::DropSequence { name, if_exists } => sequence::drop(state, name, *if_exists),
+        StatementKind::AlterDatabase { name, options } => database::alter(state, name, options),
+    }
+}

@@ -1,0 +1,290 @@
+//! The catalog: an immutable snapshot of the schema.
+//!
+//! A [`Catalog`] never changes. [`Catalog::apply`] validates one DDL
+//! statement against it and returns a *new* catalog plus the [`Effect`]s the
+//! db layer must run on the data; a refused statement leaves nothing behind.
+//! Readers keep using the snapshot they hold while a schema change is
+//! applied, and cloning a snapshot is one reference-count increment.
+//!
+//! ```text
+//!   Catalog v3 ──apply(stmt)──> Ok((Catalog v4, [Effect, ..]))   db runs effects, then publishes v4
+//!              └──────────────> Err(SchemaError)                  v3 stays current
+//! ```
+//!
+//! Ids are deterministic: tables and indexes draw from one counter starting
+//! at 1 (both are stored as root-level or interleaved key ranges, so no two
+//! objects may share an id), sequences from another. Replaying the same DDL
+//! statements in the same order yields the same ids, which is how the db
+//! layer reopens a database from its DDL log.
+
+use std::sync::Arc;
+
+use rowtree_parser::ast;
+
+use crate::apply;
+use crate::error::{Result, SchemaError};
+use crate::index::Index;
+use crate::print;
+use crate::sequence::Sequence;
+use crate::table::Table;
+use crate::{Effect, IndexId, TableId};
+
+/// An immutable snapshot of the schema. Cheap to clone.
+#[derive(Debug, Clone, Default)]
+pub struct Catalog {
+    state: Arc<State>,
+}
+
+/// Everything a catalog holds. Schema changes work on a private copy.
+#[derive(Debug, Clone)]
+pub(crate) struct State {
+    /// Tables in creation order (so parents come before children).
+    pub tables: Vec<Table>,
+    /// Indexes in creation order.
+    pub indexes: Vec<Index>,
+    /// Sequences in creation order, internal (identity) ones included.
+    pub sequences: Vec<Sequence>,
+    /// Next table/index id.
+    pub next_object_id: u32,
+    /// Next sequence id.
+    pub next_sequence_id: u32,
+    /// Statements applied so far.
+    pub version: u64,
+    /// The database name given in `ALTER DATABASE`, for printing it back.
+    pub database_name: Option<String>,
+    /// `ALTER DATABASE SET OPTIONS`: option name and its SQL literal text.
+    pub database_options: Vec<(String, String)>,
+}
+
+impl Default for State {
+    fn default() -> Self {
+        State {
+            tables: Vec::new(),
+            indexes: Vec::new(),
+            sequences: Vec::new(),
+            next_object_id: 1,
+            next_sequence_id: 1,
+            version: 0,
+            database_name: None,
+            database_options: Vec::new(),
+        }
+    }
+}
+
+impl State {
+    pub fn table_position(&self, name: &str) -> Option<usize> {
+        self.tables
+            .iter()
+            .position(|t| t.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.table_position(name).map(|i| &self.tables[i])
+    }
+
+    pub fn table_by_id(&self, id: TableId) -> Option<&Table> {
+        self.tables.iter().find(|t| t.id == id)
+    }
+
+    pub fn index_position(&self, name: &str) -> Option<usize> {
+        self.indexes
+            .iter()
+            .position(|i| i.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn sequence_position(&self, name: &str) -> Option<usize> {
+        self.sequences
+            .iter()
+            .position(|s| s.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Whether `name` is taken in the shared namespace of tables, indexes,
+    /// sequences and constraints.
+    pub fn name_taken(&self, name: &str) -> bool {
+        self.table_position(name).is_some()
+            || self.index_position(name).is_some()
+            || self.sequence_position(name).is_some()
+            || self
+                .tables
+                .iter()
+                .any(|t| t.check(name).is_some() || t.foreign_key(name).is_some())
+    }
+
+    /// The database option `name`, if set.
+    pub fn database_option(&self, name: &str) -> Option<&str> {
+        self.database_options
+            .iter()
+            .find(|(n, _)| n.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    /// Ancestor ids of `table`, nearest first.
+    pub fn ancestor_ids(&self, table: &Table) -> Vec<TableId> {
+        let mut out = Vec::new();
+        let mut parent = table.parent.map(|p| p.table);
+        while let Some(id) = parent {
+            out.push(id);
+            parent = self.table_by_id(id).and_then(|t| t.parent.map(|p| p.table));
+        }
+        out
+    }
+
+    pub fn take_object_id(&mut self) -> u32 {
+        let id = self.next_object_id;
+        self.next_object_id += 1;
+        id
+    }
+
+    pub fn take_sequence_id(&mut self) -> u32 {
+        let id = self.next_sequence_id;
+        self.next_sequence_id += 1;
+        id
+    }
+}
+
+impl Catalog {
+    /// An empty catalog (version 0).
+    pub fn new() -> Catalog {
+        Catalog::default()
+    }
+
+    /// Validates one statement against this catalog and returns the catalog
+    /// after it plus the data work it needs, in order.
+    ///
+    /// Deterministic: replaying the same statements in the same order yields
+    /// identical ids and an identical catalog.
+    pub fn apply(&self, stmt: &ast::Statement) -> Result<(Catalog, Vec<Effect>)> {
+        let mut next = (*self.state).clone();
+        let effects = apply::statement(&mut next, stmt)?;
+        next.version += 1;
+        Ok((
+            Catalog {
+                state: Arc::new(next),
+            },
+            effects,
+        ))
+    }
+
+    /// Parses and applies one statement (a convenience for tests and tools).
+    /// Parse errors are `INVALID_ARGUMENT` at the parser's position.
+    pub fn apply_sql(&self, text: &str) -> Result<(Catalog, Vec<Effect>)> {
+        let stmt =
+            rowtree_parser::parse_statement(text).map_err(|e| SchemaError::from_parse(&e))?;
+        self.apply(&stmt)
+    }
+
+    /// The table named `name` (case-insensitive).
+    pub fn table(&self, name: &str) -> Option<&Table> {
+        self.state.table(name)
+    }
+
+    /// The table with id `id`.
+    pub fn table_by_id(&self, id: TableId) -> Option<&Table> {
+        self.state.table_by_id(id)
+    }
+
+    /// The index named `name` (case-insensitive).
+    pub fn index(&self, name: &str) -> Option<&Index> {
+        self.state
+            .index_position(name)
+            .map(|i| &self.state.indexes[i])
+    }
+
+    /// The index with id `id`.
+    pub fn index_by_id(&self, id: IndexId) -> Option<&Index> {
+        self.state.indexes.iter().find(|i| i.id == id)
+    }
+
+    /// The sequence named `name` (case-insensitive), internal ones included.
+    pub fn sequence(&self, name: &str) -> Option<&Sequence> {
+        self.state
+            .sequence_position(name)
+            .map(|i| &self.state.sequences[i])
+    }
+
+    /// All tables, in creation order (parents before their children).
+    pub fn tables(&self) -> impl Iterator<Item = &Table> {
+        self.state.tables.iter()
+    }
+
+    /// All indexes, in creation order.
+    pub fn indexes(&self) -> impl Iterator<Item = &Index> {
+        self.state.indexes.iter()
+    }
+
+    /// All sequences, in creation order, internal (identity) ones included.
+    pub fn sequences(&self) -> impl Iterator<Item = &Sequence> {
+        self.state.sequences.iter()
+    }
+
+    /// Tables interleaved directly in `table`, in creation order.
+    pub fn children(&self, table: TableId) -> Vec<&Table> {
+        self.state
+            .tables
+            .iter()
+            .filter(|t| t.parent.is_some_and(|p| p.table == table))
+            .collect()
+    }
+
+    /// Indexes on `table`, in creation order.
+    pub fn indexes_of(&self, table: TableId) -> Vec<&Index> {
+        self.state
+            .indexes
+            .iter()
+            .filter(|i| i.table == table)
+            .collect()
+    }
+
+    /// The ancestors of `table`, root first, excluding `table` itself.
+    pub fn ancestors(&self, table: TableId) -> Vec<&Table> {
+        let Some(t) = self.table_by_id(table) else {
+            return Vec::new();
+        };
+        let mut out: Vec<&Table> = self
+            .state
+            .ancestor_ids(t)
+            .into_iter()
+            .filter_map(|id| self.table_by_id(id))
+            .collect();
+        out.reverse();
+        out
+    }
+
+    /// The root of `table`'s interleave chain (`table` itself for a root).
+    ///
+    /// # Panics
+    /// If `table` is not a table of this catalog: ids come from the catalog,
+    /// so that is a bug in the caller, not a user error.
+    pub fn root_of(&self, table: TableId) -> &Table {
+        self.ancestors(table)
+            .into_iter()
+            .next()
+            .or_else(|| self.table_by_id(table))
+            .unwrap_or_else(|| panic!("root_of: table id {table} is not in the catalog"))
+    }
+
+    /// The schema as Spanner's GetDatabaseDdl prints it: database options,
+    /// sequences, then each table followed by its indexes (sorted by name);
+    /// one statement per string, without a trailing `;`. Applying the output
+    /// to an empty catalog yields the same output.
+    pub fn ddl(&self) -> Vec<String> {
+        print::ddl(&self.state)
+    }
+
+    /// Number of statements applied since [`Catalog::new`].
+    pub fn version(&self) -> u64 {
+        self.state.version
+    }
+
+    /// Database options set by `ALTER DATABASE ... SET OPTIONS`: name and
+    /// value as SQL literal text (`'bit_reversed_positive'`, `true`), in the
+    /// order they were first set.
+    pub fn database_options(&self) -> &[(String, String)] {
+        &self.state.database_options
+    }
+
+    /// The database option `name` (case-insensitive), as SQL literal text.
+    pub fn database_option(&self, name: &str) -> Option<&str> {
+        self.state.database_option(name)
+    }
+}

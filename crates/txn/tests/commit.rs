@@ -1,0 +1,321 @@
+//! Behaviour of the group-commit pipeline: grouping, ordering, durability before the
+//! acknowledgement, failure isolation, visibility and shutdown.
+
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use rowtree_txn::{
+    CommitOptions, CommitPipeline, CommitRequest, Error, ManualClock, SystemClock,
+    TimestampOracle,
+};
+
+/// What the tests write: the commit timestamp and a payload.
+type Write = (u64, String);
+
+/// Everything flushed so far, one inner `Vec` per flush call.
+type Log = Arc<Mutex<Vec<Vec<Write>>>>;
+
+fn system_oracle() -> TimestampOracle {
+    TimestampOracle::new(Arc::new(SystemClock))
+}
+
+/// A pipeline whose flush records the group in `log` after sleeping `fsync`.
+fn logging_pipeline(fsync: Duration) -> (CommitPipeline<Write>, Log) {
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let pipeline = CommitPipeline::new(system_oracle(), CommitOptions::default(), move |group| {
+        thread::sleep(fsync);
+        sink.lock().unwrap().push(group);
+        Ok(())
+    })
+    .unwrap();
+    (pipeline, log)
+}
+
+fn write(payload: &str) -> CommitRequest<Write> {
+    let payload = payload.to_string();
+    CommitRequest::new(move |ts| Ok((ts, payload)))
+}
+
+fn eventually(what: &str, cond: impl Fn() -> bool) {
+    let until = Instant::now() + Duration::from_secs(5);
+    while !cond() {
+        assert!(Instant::now() < until, "timed out waiting for: {what}");
+        thread::sleep(Duration::from_millis(1));
+    }
+}
+
+#[test]
+fn concurrent_commits_share_flushes() {
+    const THREADS: usize = 32;
+    const PER_THREAD: usize = 20;
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(2));
+    let pipeline = Arc::new(pipeline);
+    let per_thread: Vec<Vec<u64>> = (0..THREADS)
+        .map(|t| {
+            let pipeline = pipeline.clone();
+            thread::spawn(move || {
+                (0..PER_THREAD)
+                    .map(|i| pipeline.commit(write(&format!("{t}/{i}"))).unwrap())
+                    .collect()
+            })
+        })
+        .collect::<Vec<_>>()
+        .into_iter()
+        .map(|h| h.join().unwrap())
+        .collect();
+
+    let commits = THREADS * PER_THREAD;
+    let flushes = log.lock().unwrap().len();
+    eprintln!("{commits} commits in {flushes} flushes");
+    // One flush per commit would be 640 flushes (>= 1.28 s of simulated fsync); with 32
+    // committers the groups hold ~30 requests, so a working pipeline needs ~25.
+    assert!(
+        flushes * 8 <= commits,
+        "group commit is not grouping: {flushes} flushes for {commits} commits"
+    );
+    let stats = pipeline.stats();
+    assert_eq!(stats.commits, commits as u64);
+    assert_eq!(stats.flushes, flushes as u64);
+
+    // Every commit was flushed exactly once, with the timestamp it was acknowledged with.
+    let mut acked: Vec<u64> = per_thread.concat();
+    let mut flushed: Vec<u64> = log.lock().unwrap().iter().flatten().map(|w| w.0).collect();
+    assert!(flushed.windows(2).all(|w| w[0] < w[1]), "flushed in timestamp order");
+    acked.sort_unstable();
+    flushed.sort_unstable();
+    assert_eq!(acked, flushed);
+    acked.dedup();
+    assert_eq!(acked.len(), commits, "timestamps are unique");
+    for seq in &per_thread {
+        assert!(seq.windows(2).all(|w| w[0] < w[1]));
+    }
+    assert!(pipeline.visible_ts() >= *acked.last().unwrap());
+}
+
+#[test]
+fn a_commit_is_durable_and_visible_when_acknowledged() {
+    let (pipeline, log) = logging_pipeline(Duration::ZERO);
+    for i in 0..20 {
+        let ts = pipeline.commit(write(&i.to_string())).unwrap();
+        assert_eq!(ts % 1_000, 0, "microsecond granularity");
+        assert!(pipeline.visible_ts() >= ts);
+        let log = log.lock().unwrap();
+        assert!(log.iter().flatten().any(|w| *w == (ts, i.to_string())));
+    }
+}
+
+#[test]
+fn builders_run_in_timestamp_order_within_a_group() {
+    let (gate_tx, gate_rx) = mpsc::channel::<()>();
+    let gate_rx = Mutex::new(gate_rx);
+    let groups: Log = Arc::default();
+    let sink = groups.clone();
+    let pipeline = Arc::new(
+        CommitPipeline::new(system_oracle(), CommitOptions::default(), move |group| {
+            // Hold the first group until the test has queued the second.
+            gate_rx.lock().unwrap().recv().ok();
+            sink.lock().unwrap().push(group);
+            Ok(())
+        })
+        .unwrap(),
+    );
+    let first = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.commit(write("first")))
+    };
+    eventually("first group in flush", || pipeline.stats().flushes == 1);
+
+    // The second group: a good request, a failing one, a panicking one, a good one.
+    let requests: Vec<(&str, CommitRequest<Write>)> = vec![
+        ("ok-1", write("ok-1")),
+        (
+            "fails",
+            CommitRequest::new(|_| Err(Error::FailedPrecondition("row exists".into()))),
+        ),
+        ("panics", CommitRequest::new(|_| panic!("builder bug"))),
+        ("ok-2", write("ok-2")),
+    ];
+    let mut handles = Vec::new();
+    for (i, (name, request)) in requests.into_iter().enumerate() {
+        let p = pipeline.clone();
+        handles.push((name, thread::spawn(move || p.commit(request))));
+        eventually("request queued", || pipeline.stats().queued == i + 1);
+    }
+    gate_tx.send(()).unwrap(); // release group 1
+    gate_tx.send(()).unwrap(); // and group 2
+    let first_ts = first.join().unwrap().unwrap();
+
+    let results: Vec<_> = handles
+        .into_iter()
+        .map(|(name, h)| (name, h.join().unwrap()))
+        .collect();
+    assert!(matches!(results[1].1, Err(Error::FailedPrecondition(_))));
+    assert!(matches!(results[2].1, Err(Error::Internal(_))));
+    let ok1 = results[0].1.clone().unwrap();
+    let ok2 = results[3].1.clone().unwrap();
+    // Queue order is timestamp order, and the failed requests consumed timestamps in between.
+    assert!(first_ts < ok1 && ok1 + 2_000 < ok2, "{first_ts} {ok1} {ok2}");
+
+    let groups = groups.lock().unwrap();
+    assert_eq!(groups.len(), 2, "the four requests formed one group");
+    assert_eq!(
+        groups[1],
+        vec![(ok1, "ok-1".to_string()), (ok2, "ok-2".to_string())],
+        "only the good write sets are flushed"
+    );
+    assert_eq!(pipeline.commit(write("after")).map(|ts| ts > ok2), Ok(true));
+}
+
+#[test]
+fn a_failed_flush_fails_the_whole_group_only() {
+    let fail = Arc::new(AtomicBool::new(true));
+    let fail_flag = fail.clone();
+    let pipeline = CommitPipeline::new(system_oracle(), CommitOptions::default(), move |_| {
+        if fail_flag.load(Ordering::SeqCst) {
+            Err("disk full".to_string())
+        } else {
+            Ok(())
+        }
+    })
+    .unwrap();
+    let before = pipeline.visible_ts();
+    assert_eq!(
+        pipeline.commit(write("x")),
+        Err(Error::Storage("disk full".into()))
+    );
+    assert_eq!(pipeline.visible_ts(), before, "nothing became visible");
+    assert_eq!(pipeline.stats().commits, 0);
+
+    fail.store(false, Ordering::SeqCst);
+    let ts = pipeline.commit(write("y")).unwrap();
+    assert!(pipeline.visible_ts() >= ts);
+    // A panicking flush is a storage failure too, and the pipeline survives it.
+    let pipeline = CommitPipeline::<Write>::new(system_oracle(), CommitOptions::default(), |_| {
+        panic!("flush bug")
+    })
+    .unwrap();
+    assert!(matches!(pipeline.commit(write("z")), Err(Error::Storage(_))));
+    assert!(matches!(pipeline.commit(write("z")), Err(Error::Storage(_))));
+}
+
+#[test]
+fn max_group_size_bounds_each_flush() {
+    let sizes = Arc::new(Mutex::new(Vec::new()));
+    let sink = sizes.clone();
+    let options = CommitOptions { max_group_size: 4 };
+    let pipeline = Arc::new(
+        CommitPipeline::new(system_oracle(), options, move |group: Vec<Write>| {
+            thread::sleep(Duration::from_millis(2));
+            sink.lock().unwrap().push(group.len());
+            Ok(())
+        })
+        .unwrap(),
+    );
+    let handles: Vec<_> = (0..16)
+        .map(|i| {
+            let p = pipeline.clone();
+            thread::spawn(move || p.commit(write(&i.to_string())).unwrap())
+        })
+        .collect();
+    for h in handles {
+        h.join().unwrap();
+    }
+    let sizes = sizes.lock().unwrap();
+    assert_eq!(sizes.iter().sum::<usize>(), 16);
+    assert!(sizes.iter().all(|&n| (1..=4).contains(&n)), "{sizes:?}");
+}
+
+#[test]
+fn wait_visible_follows_the_clock_when_idle() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let oracle = TimestampOracle::new(clock.clone());
+    let pipeline = Arc::new(
+        CommitPipeline::new(oracle, CommitOptions::default(), |_: Vec<Write>| Ok(())).unwrap(),
+    );
+    let ts = pipeline.commit(write("a")).unwrap();
+    pipeline.wait_visible(ts, None).unwrap(); // already visible: immediate
+
+    let future = 5_000_000;
+    assert_eq!(
+        pipeline.wait_visible(future, Some(Instant::now() + Duration::from_millis(30))),
+        Err(Error::DeadlineExceeded),
+        "the clock has not reached it"
+    );
+    let reader = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.wait_visible(future, Some(Instant::now() + Duration::from_secs(10))))
+    };
+    thread::sleep(Duration::from_millis(10));
+    clock.set(6_000_000);
+    reader.join().unwrap().unwrap();
+    assert!(pipeline.visible_ts() >= future);
+    // Later commits are ordered after everything already visible.
+    let later = pipeline.commit(write("b")).unwrap();
+    assert!(later > pipeline.visible_ts() - 1 && later > future);
+}
+
+#[test]
+fn resumed_oracle_sets_the_initial_visible_timestamp() {
+    let clock = Arc::new(ManualClock::new(1_000));
+    let oracle = TimestampOracle::resume(clock, 9_000_000);
+    let pipeline = CommitPipeline::new(oracle, CommitOptions::default(), |_: Vec<Write>| Ok(())).unwrap();
+    assert_eq!(pipeline.visible_ts(), 9_000_000);
+    assert_eq!(pipeline.commit(write("a")), Ok(9_001_000));
+}
+
+#[test]
+fn shutdown_finishes_or_refuses_every_commit_without_hanging() {
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(1));
+    let pipeline = Arc::new(pipeline);
+    let acked = Arc::new(AtomicUsize::new(0));
+    let committers: Vec<_> = (0..8)
+        .map(|i| {
+            let (p, acked) = (pipeline.clone(), acked.clone());
+            thread::spawn(move || loop {
+                match p.commit(write(&i.to_string())) {
+                    Ok(_) => acked.fetch_add(1, Ordering::SeqCst),
+                    Err(Error::Shutdown) => return,
+                    Err(e) => panic!("unexpected {e}"),
+                };
+            })
+        })
+        .collect();
+    eventually("some commits", || acked.load(Ordering::SeqCst) >= 20);
+
+    let (done_tx, done_rx) = mpsc::channel();
+    let stopper = {
+        let p = pipeline.clone();
+        thread::spawn(move || {
+            p.shutdown();
+            done_tx.send(()).unwrap();
+        })
+    };
+    done_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("shutdown hung");
+    stopper.join().unwrap();
+    for c in committers {
+        c.join().unwrap();
+    }
+    // Every acknowledged commit was flushed; nothing queued was lost silently.
+    let flushed: usize = log.lock().unwrap().iter().map(Vec::len).sum();
+    assert_eq!(flushed, acked.load(Ordering::SeqCst));
+    assert_eq!(pipeline.commit(write("late")), Err(Error::Shutdown));
+    assert_eq!(
+        pipeline.wait_visible(u64::MAX, None),
+        Err(Error::Shutdown),
+        "waiters are not left hanging"
+    );
+    pipeline.shutdown(); // idempotent
+}
+
+#[test]
+fn drop_joins_the_thread() {
+    let (pipeline, log) = logging_pipeline(Duration::ZERO);
+    pipeline.commit(write("a")).unwrap();
+    drop(pipeline);
+    assert_eq!(log.lock().unwrap().len(), 1);
+}
