@@ -17,7 +17,8 @@ struct Script {
 
 fn open(args: &SqlArgs) -> Result<Database, String> {
     match (&args.location.data_dir, args.location.in_memory) {
-        (Some(dir), _) => Database::open(dir).map_err(|e| format!("cannot open database in {}: {e}", dir.display())),
+        (Some(dir), _) => Database::open(dir)
+            .map_err(|e| format!("cannot open database in {}: {e}", dir.display())),
         (None, _) => Ok(Database::in_memory()),
     }
 }
@@ -27,15 +28,23 @@ fn load_scripts(args: &SqlArgs) -> Result<Vec<Script>, String> {
     for f in &args.files {
         let text = if f.as_os_str() == "-" {
             let mut s = String::new();
-            std::io::stdin().read_to_string(&mut s).map_err(|e| format!("cannot read standard input: {e}"))?;
+            std::io::stdin()
+                .read_to_string(&mut s)
+                .map_err(|e| format!("cannot read standard input: {e}"))?;
             s
         } else {
             std::fs::read_to_string(f).map_err(|e| format!("cannot read {}: {e}", f.display()))?
         };
-        scripts.push(Script { name: f.display().to_string(), text });
+        scripts.push(Script {
+            name: f.display().to_string(),
+            text,
+        });
     }
     for (i, e) in args.execute.iter().enumerate() {
-        scripts.push(Script { name: format!("-e #{}", i + 1), text: e.clone() });
+        scripts.push(Script {
+            name: format!("-e #{}", i + 1),
+            text: e.clone(),
+        });
     }
     Ok(scripts)
 }
@@ -138,6 +147,13 @@ pub fn print_ddl(dir: &Path) -> ExitCode {
         }
     };
     let statements = db.ddl();
-    println!("{}", statements.iter().map(|s| format!("{s};")).collect::<Vec<_>>().join("\n\n"));
+    println!(
+        "{}",
+        statements
+            .iter()
+            .map(|s| format!("{s};"))
+            .collect::<Vec<_>>()
+            .join("\n\n")
+    );
     ExitCode::SUCCESS
 }

@@ -25,8 +25,12 @@ use std::time::Duration;
 use parking_lot::{Mutex, RwLock};
 use rowtree_kv::{Router, SplitMap};
 use rowtree_schema::Catalog;
-use rowtree_storage::{Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch};
-use rowtree_txn::{Clock, CommitOptions, CommitPipeline, LockManager, SystemClock, TimestampOracle};
+use rowtree_storage::{
+    Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch,
+};
+use rowtree_txn::{
+    Clock, CommitOptions, CommitPipeline, LockManager, SystemClock, TimestampOracle,
+};
 
 use crate::error::{Error, Result};
 use crate::sequences::Sequences;
@@ -110,7 +114,10 @@ impl Database {
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
         let engine = FjallEngine::open(
             dir.as_ref(),
-            FjallOptions { cache_size: options.cache_bytes, ..FjallOptions::default() },
+            FjallOptions {
+                cache_size: options.cache_bytes,
+                ..FjallOptions::default()
+            },
         )?;
         Self::with_engine(Arc::new(engine), options)
     }
@@ -133,8 +140,8 @@ impl Database {
         let mut catalog = Catalog::new();
         for item in engine.scan(Space::Meta, KeyRange::prefix(META_DDL_PREFIX), false) {
             let (_, text) = item?;
-            let text = String::from_utf8(text)
-                .map_err(|_| Error::internal("corrupt DDL log entry"))?;
+            let text =
+                String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
             let stmt = rowtree_parser::parse_statement(&text)
                 .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
             let (next, _) = catalog
@@ -164,7 +171,11 @@ impl Database {
                     max_ts = max_ts.max(ts);
                     Mvcc::put_versions(&mut batch, ts, writes);
                 }
-                batch.put(Space::Meta, META_LAST_TS.to_vec(), max_ts.to_be_bytes().to_vec());
+                batch.put(
+                    Space::Meta,
+                    META_LAST_TS.to_vec(),
+                    max_ts.to_be_bytes().to_vec(),
+                );
                 flush_engine
                     .write(batch, Durability::Sync)
                     .map_err(|e| e.to_string())
@@ -216,10 +227,16 @@ impl Database {
     pub(crate) fn refresh_split_points(&self) {
         let catalog = self.catalog();
         for t in catalog.tables().filter(|t| t.parent.is_none()) {
-            self.inner.router.splits().add_split_point(&crate::keys::object_range(t.id).0);
+            self.inner
+                .router
+                .splits()
+                .add_split_point(&crate::keys::object_range(t.id).0);
         }
         for ix in catalog.indexes().filter(|ix| ix.interleave_in.is_none()) {
-            self.inner.router.splits().add_split_point(&crate::keys::object_range(ix.id).0);
+            self.inner
+                .router
+                .splits()
+                .add_split_point(&crate::keys::object_range(ix.id).0);
         }
     }
 
@@ -232,7 +249,9 @@ impl Database {
     /// Runs one garbage-collection pass now: versions no read may need any
     /// more (older than the retention period and shadowed) are removed.
     pub fn collect_garbage(&self) -> Result<()> {
-        let horizon = self.oldest_readable_timestamp().min(self.visible_timestamp());
+        let horizon = self
+            .oldest_readable_timestamp()
+            .min(self.visible_timestamp());
         self.inner.router.mvcc().gc(horizon, usize::MAX)?;
         Ok(())
     }
@@ -280,12 +299,16 @@ impl Database {
     /// Every live key at the latest visible timestamp, decoded into its
     /// object (table or index) and key values, in key order. Shows how row
     /// trees and indexes are laid out; meant for tests and debugging.
-    #[allow(clippy::type_complexity)]
-    pub fn dump(&self) -> Result<Vec<(Vec<u8>, crate::keys::Object, Vec<rowtree_types::Value>)>> {
+    pub fn dump(&self) -> Result<Vec<crate::keys::DecodedKey>> {
         let catalog = self.catalog();
         let ts = self.visible_timestamp();
         let mut out = Vec::new();
-        for item in self.inner.router.mvcc().scan_at(std::ops::Bound::Unbounded, std::ops::Bound::Unbounded, ts, false) {
+        for item in self.inner.router.mvcc().scan_at(
+            std::ops::Bound::Unbounded,
+            std::ops::Bound::Unbounded,
+            ts,
+            false,
+        ) {
             let (key, _) = item?;
             if let Some((object, values)) = crate::keys::decode_key(&catalog, &key)? {
                 out.push((key, object, values));

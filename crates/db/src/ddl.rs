@@ -16,7 +16,6 @@
 use std::collections::HashSet;
 use std::sync::Arc;
 
-use rowtree_encoding::prefix_end;
 use rowtree_schema::{Catalog, Effect, SchemaError};
 use rowtree_storage::{Durability, Space, WriteBatch};
 use rowtree_types::Value;
@@ -60,7 +59,11 @@ impl Database {
     pub fn apply_ddl(&self, statements: &[&str]) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
         for (i, text) in statements.iter().enumerate() {
-            self.apply_one(text).map_err(|(error, offset)| DdlError { statement: i, offset, error })?;
+            self.apply_one(text).map_err(|(error, offset)| DdlError {
+                statement: i,
+                offset,
+                error,
+            })?;
         }
         Ok(statements.len())
     }
@@ -68,7 +71,10 @@ impl Database {
     /// Validates every statement first and applies them only if all are
     /// valid (CreateDatabase with extra statements is all-or-nothing). On an
     /// empty database nothing can fail after validation.
-    pub fn apply_ddl_all_or_nothing(&self, statements: &[&str]) -> std::result::Result<usize, DdlError> {
+    pub fn apply_ddl_all_or_nothing(
+        &self,
+        statements: &[&str],
+    ) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
         let mut catalog = (*self.catalog()).clone();
         for (i, text) in statements.iter().enumerate() {
@@ -85,7 +91,11 @@ impl Database {
             catalog = next;
         }
         for (i, text) in statements.iter().enumerate() {
-            self.apply_one(text).map_err(|(error, offset)| DdlError { statement: i, offset, error })?;
+            self.apply_one(text).map_err(|(error, offset)| DdlError {
+                statement: i,
+                offset,
+                error,
+            })?;
         }
         Ok(statements.len())
     }
@@ -104,12 +114,17 @@ impl Database {
             return Ok(());
         }
         let next = Arc::new(next);
-        self.run_effects(&current, &next, &effects).map_err(|e| (e, None))?;
+        self.run_effects(&current, &next, &effects)
+            .map_err(|e| (e, None))?;
         // Persist the statement, then publish the new schema.
         let mut batch = WriteBatch::new();
         let mut key = META_DDL_PREFIX.to_vec();
         key.extend_from_slice(&next.version().to_be_bytes());
-        batch.put(Space::Meta, key, text.trim().trim_end_matches(';').as_bytes().to_vec());
+        batch.put(
+            Space::Meta,
+            key,
+            text.trim().trim_end_matches(';').as_bytes().to_vec(),
+        );
         self.inner
             .engine
             .write(batch, Durability::Sync)
@@ -195,14 +210,22 @@ impl Database {
 
     /// Every live row of a table at the latest timestamp, as full rows.
     fn table_rows(&self, catalog: &Catalog, table: u32) -> Result<Vec<(Vec<u8>, Vec<Value>)>> {
-        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         let root = catalog.root_of(table);
         let (start, end) = keys::object_range(root.id);
         let target = crate::write::table_target(catalog, t);
         let mut rows = Vec::new();
-        for item in self.inner.router.scan(&start, end.as_deref(), u64::MAX, false) {
+        for item in self
+            .inner
+            .router
+            .scan(&start, end.as_deref(), u64::MAX, false)
+        {
             let (kb, value) = item?;
-            let Some((Object::Table(id), key)) = keys::decode_key(catalog, &kb)? else { continue };
+            let Some((Object::Table(id), key)) = keys::decode_key(catalog, &kb)? else {
+                continue;
+            };
             if id != table {
                 continue;
             }
@@ -217,7 +240,9 @@ impl Database {
         table: u32,
         check: impl Fn(&rowtree_schema::Table, &[Value]) -> Option<String>,
     ) -> Result<()> {
-        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         for (_, row) in self.table_rows(catalog, table)? {
             if let Some(message) = check(t, &row) {
                 return Err(Error::FailedPrecondition { message });
@@ -227,15 +252,28 @@ impl Database {
     }
 
     fn validate_foreign_key(&self, catalog: &Catalog, table: u32, name: &str) -> Result<()> {
-        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
-        let Some(fk) = t.foreign_keys.iter().find(|f| f.name == name) else { return Ok(()) };
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
+        let Some(fk) = t.foreign_keys.iter().find(|f| f.name == name) else {
+            return Ok(());
+        };
         let referenced: HashSet<Vec<KeyValue>> = self
             .table_rows(catalog, fk.referenced_table)?
             .into_iter()
-            .map(|(_, row)| fk.referenced_columns.iter().map(|&p| KeyValue(row[p].clone())).collect())
+            .map(|(_, row)| {
+                fk.referenced_columns
+                    .iter()
+                    .map(|&p| KeyValue(row[p].clone()))
+                    .collect()
+            })
             .collect();
         for (_, row) in self.table_rows(catalog, table)? {
-            let vals: Vec<KeyValue> = fk.columns.iter().map(|&p| KeyValue(row[p].clone())).collect();
+            let vals: Vec<KeyValue> = fk
+                .columns
+                .iter()
+                .map(|&p| KeyValue(row[p].clone()))
+                .collect();
             if vals.iter().any(|v| v.0.is_null()) {
                 continue;
             }
@@ -255,37 +293,62 @@ impl Database {
     /// generated expression into every existing row (each row evaluates the
     /// expression anew, so `GENERATE_UUID()` differs from row to row).
     fn backfill_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
-        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         let col = &t.columns[column];
-        let Some(expr) = col.generated.as_ref().or(col.default.as_ref()) else { return Ok(()) };
+        let Some(expr) = col.generated.as_ref().or(col.default.as_ref()) else {
+            return Ok(());
+        };
         let now = rowtree_types::Timestamp::now();
         let mut writes = Vec::new();
         for (kb, mut row) in self.table_rows(catalog, table)? {
-            let mut ctx = crate::write::DdlEval { db: self, catalog, now };
-            let v = expr.expr.eval(&row, &mut ctx).map_err(|e| Error::FailedPrecondition {
-                message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
-            })?;
-            row[column] = rowtree_expr::coerce_value(v, &col.ty).map_err(|e| Error::FailedPrecondition {
-                message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
-            })?;
+            let mut ctx = crate::write::DdlEval {
+                db: self,
+                catalog,
+                now,
+            };
+            let v = expr
+                .expr
+                .eval(&row, &mut ctx)
+                .map_err(|e| Error::FailedPrecondition {
+                    message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
+                })?;
+            row[column] =
+                rowtree_expr::coerce_value(v, &col.ty).map_err(|e| Error::FailedPrecondition {
+                    message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
+                })?;
             let cols = stored_columns(t, &row);
-            writes.push((kb, Some(rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?)));
+            writes.push((
+                kb,
+                Some(rowtree_encoding::encode_row(
+                    cols.iter().map(|(id, v)| (*id, v)),
+                )?),
+            ));
         }
         self.commit_raw(writes)
     }
 
     /// Rewrites a column's values after ALTER COLUMN changed STRING <-> BYTES.
     fn convert_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
-        let t = catalog.table_by_id(table).ok_or_else(|| Error::internal("table vanished"))?;
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         let col = &t.columns[column];
         let mut writes = Vec::new();
         for (kb, mut row) in self.table_rows(catalog, table)? {
             let v = std::mem::replace(&mut row[column], Value::Null);
-            row[column] = rowtree_expr::cast(v, &col.ty).map_err(|e| Error::FailedPrecondition {
-                message: format!("Cannot convert column {}.{}: {e}", t.name, col.name),
-            })?;
+            row[column] =
+                rowtree_expr::cast(v, &col.ty).map_err(|e| Error::FailedPrecondition {
+                    message: format!("Cannot convert column {}.{}: {e}", t.name, col.name),
+                })?;
             let cols = stored_columns(t, &row);
-            writes.push((kb, Some(rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?)));
+            writes.push((
+                kb,
+                Some(rowtree_encoding::encode_row(
+                    cols.iter().map(|(id, v)| (*id, v)),
+                )?),
+            ));
         }
         self.commit_raw(writes)
     }
@@ -293,20 +356,34 @@ impl Database {
     /// Writes the entries of a new index for every existing row, checking
     /// UNIQUE on the way.
     fn backfill_index(&self, catalog: &Catalog, id: u32) -> Result<()> {
-        let ix = catalog.index_by_id(id).ok_or_else(|| Error::internal("index vanished"))?;
-        let t = catalog.table_by_id(ix.table).ok_or_else(|| Error::internal("table vanished"))?;
+        let ix = catalog
+            .index_by_id(id)
+            .ok_or_else(|| Error::internal("index vanished"))?;
+        let t = catalog
+            .table_by_id(ix.table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         let mut writes = Vec::new();
         let mut seen: HashSet<Vec<KeyValue>> = HashSet::new();
         for (_, row) in self.table_rows(catalog, t.id)? {
-            let Some(entry) = index_entry(catalog, t, ix, &row)? else { continue };
+            let Some(entry) = index_entry(catalog, t, ix, &row)? else {
+                continue;
+            };
             if ix.unique {
-                let declared: Vec<KeyValue> = entry.key[..entry.declared].iter().cloned().map(KeyValue).collect();
+                let declared: Vec<KeyValue> = entry.key[..entry.declared]
+                    .iter()
+                    .cloned()
+                    .map(KeyValue)
+                    .collect();
                 if !seen.insert(declared) {
                     return Err(Error::FailedPrecondition {
                         message: format!(
                             "Found uniqueness violation on index {}, duplicate key: {}",
                             ix.name,
-                            entry.key[..entry.declared].iter().map(|v| v.to_string()).collect::<Vec<_>>().join(", ")
+                            entry.key[..entry.declared]
+                                .iter()
+                                .map(|v| v.to_string())
+                                .collect::<Vec<_>>()
+                                .join(", ")
                         ),
                     });
                 }
@@ -324,7 +401,9 @@ impl Database {
         let root_id = match object {
             Object::Table(id) => old.root_of(id).id,
             Object::Index(id) => {
-                let ix = old.index_by_id(id).ok_or_else(|| Error::internal("index vanished"))?;
+                let ix = old
+                    .index_by_id(id)
+                    .ok_or_else(|| Error::internal("index vanished"))?;
                 match ix.interleave_in {
                     Some(p) => old.root_of(p).id,
                     None => id,
@@ -333,14 +412,17 @@ impl Database {
         };
         let (start, end) = keys::object_range(root_id);
         let mut writes = Vec::new();
-        for item in self.inner.router.scan(&start, end.as_deref(), u64::MAX, false) {
+        for item in self
+            .inner
+            .router
+            .scan(&start, end.as_deref(), u64::MAX, false)
+        {
             let (kb, _) = item?;
             match keys::decode_key(old, &kb)? {
                 Some((o, _)) if o == object => writes.push((kb, None)),
                 _ => {}
             }
         }
-        let _ = prefix_end;
         self.commit_raw(writes)
     }
 
@@ -350,7 +432,9 @@ impl Database {
             return Ok(());
         }
         self.inner.router.charge_writes(&writes);
-        self.inner.pipeline.commit(rowtree_txn::CommitRequest::new(move |ts| Ok((ts, writes))))?;
+        self.inner
+            .pipeline
+            .commit(rowtree_txn::CommitRequest::new(move |ts| Ok((ts, writes))))?;
         Ok(())
     }
 }
@@ -363,8 +447,10 @@ impl PartialEq for KeyValue {
     fn eq(&self, other: &Self) -> bool {
         let mut a = Vec::new();
         let mut b = Vec::new();
-        let ea = rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc);
-        let eb = rowtree_encoding::encode_key_value(&mut b, &other.0, rowtree_encoding::Direction::Asc);
+        let ea =
+            rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc);
+        let eb =
+            rowtree_encoding::encode_key_value(&mut b, &other.0, rowtree_encoding::Direction::Asc);
         match (ea, eb) {
             (Ok(()), Ok(())) => a == b,
             _ => self.0 == other.0,
@@ -375,7 +461,9 @@ impl Eq for KeyValue {}
 impl std::hash::Hash for KeyValue {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
         let mut a = Vec::new();
-        if rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc).is_ok() {
+        if rowtree_encoding::encode_key_value(&mut a, &self.0, rowtree_encoding::Direction::Asc)
+            .is_ok()
+        {
             a.hash(state);
         }
     }
@@ -391,12 +479,18 @@ impl rowtree_expr::EvalContext for NoSideEffects {
         self.now
     }
     fn next_sequence_value(&mut self, _: &str) -> std::result::Result<i64, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid("sequence functions are not allowed here"))
+        Err(rowtree_expr::Error::invalid(
+            "sequence functions are not allowed here",
+        ))
     }
     fn sequence_state(&mut self, _: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid("sequence functions are not allowed here"))
+        Err(rowtree_expr::Error::invalid(
+            "sequence functions are not allowed here",
+        ))
     }
     fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid("PENDING_COMMIT_TIMESTAMP is not allowed here"))
+        Err(rowtree_expr::Error::invalid(
+            "PENDING_COMMIT_TIMESTAMP is not allowed here",
+        ))
     }
 }

@@ -68,15 +68,21 @@ impl Error {
     }
 
     pub(crate) fn invalid(message: impl Into<String>) -> Error {
-        Error::InvalidArgument { message: message.into() }
+        Error::InvalidArgument {
+            message: message.into(),
+        }
     }
 
     pub(crate) fn not_found(message: impl Into<String>) -> Error {
-        Error::NotFound { message: message.into() }
+        Error::NotFound {
+            message: message.into(),
+        }
     }
 
     pub(crate) fn internal(message: impl Into<String>) -> Error {
-        Error::Internal { message: message.into() }
+        Error::Internal {
+            message: message.into(),
+        }
     }
 }
 
@@ -101,7 +107,9 @@ impl From<rowtree_encoding::Error> for Error {
 impl From<rowtree_txn::Error> for Error {
     fn from(e: rowtree_txn::Error) -> Error {
         if e.is_retryable() {
-            Error::Aborted { reason: e.to_string() }
+            Error::Aborted {
+                reason: e.to_string(),
+            }
         } else {
             match e {
                 rowtree_txn::Error::DeadlineExceeded => Error::DeadlineExceeded {

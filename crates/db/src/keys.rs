@@ -35,6 +35,10 @@ pub enum Object {
     Index(u32),
 }
 
+/// A stored key with what it decodes to: the object it belongs to and its
+/// key values.
+pub type DecodedKey = (Vec<u8>, Object, Vec<Value>);
+
 /// One level of a key: an object id and the key columns it adds, with their
 /// types and directions.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,11 +88,21 @@ pub(crate) fn index_key_columns(table: &Table, index: &Index) -> Vec<(usize, Typ
     let mut cols: Vec<(usize, Type, Direction)> = index
         .keys
         .iter()
-        .map(|k| (k.column, table.columns[k.column].ty.clone(), direction(k.desc)))
+        .map(|k| {
+            (
+                k.column,
+                table.columns[k.column].ty.clone(),
+                direction(k.desc),
+            )
+        })
         .collect();
     for k in &table.primary_key {
         if !index.keys.iter().any(|ik| ik.column == k.column) {
-            cols.push((k.column, table.columns[k.column].ty.clone(), direction(k.desc)));
+            cols.push((
+                k.column,
+                table.columns[k.column].ty.clone(),
+                direction(k.desc),
+            ));
         }
     }
     cols
@@ -159,14 +173,9 @@ pub(crate) fn encode_full(levels: &[Level], values: &[Value]) -> Result<Vec<u8>>
             values.len()
         )));
     }
+    // With every value given, encode_prefix writes every level's object
+    // marker (also for a table whose key is empty).
     let mut key = encode_prefix(levels, values)?;
-    // A table with an empty primary key (single-row table) still has its
-    // object marker written by encode_prefix only when values are empty:
-    if values.is_empty() && key.is_empty() {
-        for level in levels {
-            encode_object(&mut key, level.object_id);
-        }
-    }
     key.push(ROW_END);
     if key.len() > MAX_KEY_BYTES {
         return Err(Error::OutOfRange {
@@ -227,7 +236,9 @@ pub(crate) fn decode_key(catalog: &Catalog, key: &[u8]) -> Result<Option<(Object
                     return Ok(None);
                 };
                 if l.len() <= depth || l[depth].object_id != id {
-                    return Err(Error::internal("key does not follow the schema's interleaving"));
+                    return Err(Error::internal(
+                        "key does not follow the schema's interleaving",
+                    ));
                 }
                 levels = Some(l);
                 levels.as_ref().expect("just set")

@@ -29,12 +29,18 @@ pub struct KeyRange {
 impl KeyRange {
     /// `[start, end]`, both prefixes included.
     pub fn closed(start: Key, end: Key) -> KeyRange {
-        KeyRange { start: Bound::Closed(start), end: Bound::Closed(end) }
+        KeyRange {
+            start: Bound::Closed(start),
+            end: Bound::Closed(end),
+        }
     }
 
     /// `[start, end)`.
     pub fn closed_open(start: Key, end: Key) -> KeyRange {
-        KeyRange { start: Bound::Closed(start), end: Bound::Open(end) }
+        KeyRange {
+            start: Bound::Closed(start),
+            end: Bound::Open(end),
+        }
     }
 
     /// Every key starting with `prefix`.
@@ -54,12 +60,18 @@ pub struct KeySet {
 impl KeySet {
     /// Every row.
     pub fn all() -> KeySet {
-        KeySet { all: true, ..KeySet::default() }
+        KeySet {
+            all: true,
+            ..KeySet::default()
+        }
     }
 
     /// The given keys.
     pub fn keys(keys: impl IntoIterator<Item = Key>) -> KeySet {
-        KeySet { keys: keys.into_iter().collect(), ..KeySet::default() }
+        KeySet {
+            keys: keys.into_iter().collect(),
+            ..KeySet::default()
+        }
     }
 
     /// One key.
@@ -69,7 +81,10 @@ impl KeySet {
 
     /// One range.
     pub fn range(range: KeyRange) -> KeySet {
-        KeySet { ranges: vec![range], ..KeySet::default() }
+        KeySet {
+            ranges: vec![range],
+            ..KeySet::default()
+        }
     }
 }
 
@@ -126,7 +141,10 @@ impl Mutation {
 
     /// A delete of a key set.
     pub fn delete(table: &str, key_set: KeySet) -> Mutation {
-        Mutation::Delete { table: table.to_string(), key_set }
+        Mutation::Delete {
+            table: table.to_string(),
+            key_set,
+        }
     }
 
     fn write(kind: WriteKind, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) -> Mutation {

@@ -91,7 +91,10 @@ impl<'c> Target<'c> {
                     index: Some(ix),
                     levels: keys::index_levels(catalog, t, ix),
                     object: Object::Index(ix.id),
-                    key_columns: keys::index_key_columns(t, ix).into_iter().map(|(c, _, _)| c).collect(),
+                    key_columns: keys::index_key_columns(t, ix)
+                        .into_iter()
+                        .map(|(c, _, _)| c)
+                        .collect(),
                 })
             }
         }
@@ -104,7 +107,10 @@ impl<'c> Target<'c> {
             .iter()
             .map(|name| {
                 let (pos, _) = self.table.column(name).ok_or_else(|| {
-                    Error::not_found(format!("Column not found in table {}: {name}", self.table.name))
+                    Error::not_found(format!(
+                        "Column not found in table {}: {name}",
+                        self.table.name
+                    ))
                 })?;
                 if let Some(ix) = self.index {
                     if !self.key_columns.contains(&pos) && !ix.storing.contains(&pos) {
@@ -142,7 +148,9 @@ impl<'c> Target<'c> {
     }
 
     pub fn name(&self) -> &str {
-        self.index.map(|i| i.name.as_str()).unwrap_or(&self.table.name)
+        self.index
+            .map(|i| i.name.as_str())
+            .unwrap_or(&self.table.name)
     }
 
     /// The byte ranges that hold the rows of `key_set`, with point keys
@@ -190,7 +198,9 @@ impl<'c> Target<'c> {
             }
         };
         let end = match &range.end {
-            Bound::Closed(k) => prefix_end(&keys::encode_prefix(&self.levels, &self.coerce_key(k)?)?),
+            Bound::Closed(k) => {
+                prefix_end(&keys::encode_prefix(&self.levels, &self.coerce_key(k)?)?)
+            }
             Bound::Open(k) => Some(keys::encode_prefix(&self.levels, &self.coerce_key(k)?)?),
         };
         if let Some(e) = &end {
@@ -211,7 +221,11 @@ pub(crate) enum Span {
 
 /// Turns a stored key and value into a full table-shaped row (`Value::Null`
 /// for columns an index does not hold) indexed by table column position.
-pub(crate) fn materialize(target: &Target<'_>, key_values: Vec<Value>, value: &[u8]) -> Result<Vec<Value>> {
+pub(crate) fn materialize(
+    target: &Target<'_>,
+    key_values: Vec<Value>,
+    value: &[u8],
+) -> Result<Vec<Value>> {
     let mut row = vec![Value::Null; target.table.columns.len()];
     for (pos, v) in target.key_columns.iter().zip(key_values) {
         row[*pos] = v;
@@ -235,7 +249,11 @@ pub(crate) fn read_at(
 ) -> Result<Vec<Vec<Value>>> {
     let target = Target::resolve(catalog, &request.table, request.index.as_deref())?;
     let projection = target.project(&request.columns)?;
-    let limit = if request.limit == 0 { usize::MAX } else { request.limit };
+    let limit = if request.limit == 0 {
+        usize::MAX
+    } else {
+        request.limit
+    };
     let mut rows = Vec::new();
     for span in target.ranges(&request.key_set)? {
         if rows.len() >= limit {
@@ -244,10 +262,17 @@ pub(crate) fn read_at(
         match span {
             Span::Point(key) => {
                 if let Some(txn) = lock {
-                    inner.locks.lock(txn, rowtree_txn::LockTarget::key(key.clone()), rowtree_txn::LockMode::Shared, None)?;
+                    inner.locks.lock(
+                        txn,
+                        rowtree_txn::LockTarget::key(key.clone()),
+                        rowtree_txn::LockMode::Shared,
+                        None,
+                    )?;
                 }
                 if let Some(value) = inner.router.get(&key, ts)? {
-                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else { continue };
+                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else {
+                        continue;
+                    };
                     if object != target.object {
                         continue;
                     }
@@ -266,7 +291,9 @@ pub(crate) fn read_at(
                 }
                 for item in inner.router.scan(&start, end.as_deref(), ts, false) {
                     let (key, value) = item?;
-                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else { continue };
+                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else {
+                        continue;
+                    };
                     if object != target.object {
                         continue;
                     }

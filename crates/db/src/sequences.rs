@@ -54,7 +54,10 @@ fn meta_key(id: SequenceId) -> Vec<u8> {
 
 impl Sequences {
     pub fn new(engine: Arc<dyn Engine>) -> Sequences {
-        Sequences { engine, states: Mutex::new(HashMap::new()) }
+        Sequences {
+            engine,
+            states: Mutex::new(HashMap::new()),
+        }
     }
 
     fn load(&self, seq: &Sequence) -> Result<State> {
@@ -65,9 +68,17 @@ impl Sequences {
                 let mut b = [0u8; 8];
                 b.copy_from_slice(&bytes[..8]);
                 let mark = u64::from_be_bytes(b);
-                State { next: mark.max(start), reserved: mark, used: bytes[8] == 1 }
+                State {
+                    next: mark.max(start),
+                    reserved: mark,
+                    used: bytes[8] == 1,
+                }
             }
-            _ => State { next: start, reserved: 0, used: false },
+            _ => State {
+                next: start,
+                reserved: 0,
+                used: false,
+            },
         })
     }
 
@@ -135,7 +146,14 @@ impl Sequences {
     pub fn reset(&self, id: SequenceId, counter: u64) -> Result<()> {
         let mut states = self.states.lock();
         self.persist(id, counter, false)?;
-        states.insert(id, State { next: counter, reserved: counter, used: false });
+        states.insert(
+            id,
+            State {
+                next: counter,
+                reserved: counter,
+                used: false,
+            },
+        );
         Ok(())
     }
 

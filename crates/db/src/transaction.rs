@@ -51,7 +51,8 @@ pub struct CommitResult {
 impl CommitResult {
     /// The commit timestamp as a SQL value.
     pub fn timestamp(&self) -> Timestamp {
-        Timestamp::from_nanos(self.commit_timestamp as i128).expect("commit timestamps are in range")
+        Timestamp::from_nanos(self.commit_timestamp as i128)
+            .expect("commit timestamps are in range")
     }
 }
 
@@ -66,7 +67,12 @@ pub struct ReadWriteTransaction {
 impl ReadWriteTransaction {
     pub(crate) fn new(db: Database, priority: Option<u64>) -> ReadWriteTransaction {
         let handle = db.inner.locks.begin(priority);
-        ReadWriteTransaction { db, handle, mutations: Vec::new(), done: false }
+        ReadWriteTransaction {
+            db,
+            handle,
+            mutations: Vec::new(),
+            done: false,
+        }
     }
 
     /// This transaction's wound-wait priority (smaller is older and wins);
@@ -95,7 +101,13 @@ impl ReadWriteTransaction {
     pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.check_open()?;
         let catalog = self.db.catalog();
-        let result = read_at(&self.db.inner, &catalog, request, u64::MAX, Some(&self.handle));
+        let result = read_at(
+            &self.db.inner,
+            &catalog,
+            request,
+            u64::MAX,
+            Some(&self.handle),
+        );
         if matches!(result, Err(Error::Aborted { .. })) {
             self.abort();
         }
@@ -138,12 +150,16 @@ impl ReadWriteTransaction {
         let catalog: Arc<Catalog> = self.db.catalog();
         let now = Timestamp::from_nanos(inner.options.clock.now_nanos() as i128)
             .ok_or_else(|| Error::internal("clock out of range"))?;
-        let resolved = Resolver::new(inner, &catalog, &self.handle, now).resolve(&self.mutations)?;
+        let resolved =
+            Resolver::new(inner, &catalog, &self.handle, now).resolve(&self.mutations)?;
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
         if resolved.writes.is_empty() {
             // Nothing to write: the commit timestamp is the latest visible one.
-            return Ok(CommitResult { commit_timestamp: self.db.visible_timestamp(), mutation_count });
+            return Ok(CommitResult {
+                commit_timestamp: self.db.visible_timestamp(),
+                mutation_count,
+            });
         }
         let accounted: Vec<(Vec<u8>, Option<Vec<u8>>)> = resolved
             .writes
@@ -152,14 +168,22 @@ impl ReadWriteTransaction {
             .collect();
         inner.router.charge_writes(&accounted);
         let writes = resolved.writes;
-        let ts = inner.pipeline.commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
-            let mut out = Vec::with_capacity(writes.len());
-            for w in writes {
-                out.push(w.finish(ts).map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?);
-            }
-            Ok((ts, out))
-        }))?;
-        Ok(CommitResult { commit_timestamp: ts, mutation_count })
+        let ts = inner
+            .pipeline
+            .commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
+                let mut out = Vec::with_capacity(writes.len());
+                for w in writes {
+                    out.push(
+                        w.finish(ts)
+                            .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
+                    );
+                }
+                Ok((ts, out))
+            }))?;
+        Ok(CommitResult {
+            commit_timestamp: ts,
+            mutation_count,
+        })
     }
 
     /// Abandons the transaction, releasing its locks.
@@ -211,7 +235,10 @@ impl ReadOnlyTransaction {
         }
         // A read at a timestamp past what is visible waits for the commits
         // that may still land at or below it.
-        inner.pipeline.wait_visible(ts, Some(std::time::Instant::now() + Duration::from_secs(60)))?;
+        inner.pipeline.wait_visible(
+            ts,
+            Some(std::time::Instant::now() + Duration::from_secs(60)),
+        )?;
         Ok(ReadOnlyTransaction { db, read_ts: ts })
     }
 
@@ -222,7 +249,9 @@ impl ReadOnlyTransaction {
 
     /// Reads rows as of the transaction's timestamp.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
-        if self.read_ts < self.db.oldest_readable_timestamp() && self.read_ts < self.db.visible_timestamp() {
+        if self.read_ts < self.db.oldest_readable_timestamp()
+            && self.read_ts < self.db.visible_timestamp()
+        {
             return Err(Error::FailedPrecondition {
                 message: format!(
                     "Read timestamp {} is older than the version retention period",

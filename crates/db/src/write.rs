@@ -12,7 +12,7 @@
 //! column changes), UNIQUE checks, FOREIGN KEY checks. The result is a list
 //! of key/value writes that the commit pipeline timestamps and makes durable.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
 
 use rowtree_encoding::{encode_row, prefix_end};
@@ -20,7 +20,7 @@ use rowtree_expr::EvalContext;
 use rowtree_parser::ast::{InterleaveKind, Length, OnDelete};
 use rowtree_schema::{Catalog, Column, Index, Table, TableId};
 use rowtree_txn::{LockMode, LockTarget, TxnHandle};
-use rowtree_types::{Timestamp, Type, Value};
+use rowtree_types::{Timestamp, Value};
 
 use crate::database::Inner;
 use crate::error::{Error, Result};
@@ -57,7 +57,11 @@ struct RowChange {
 pub(crate) enum PreparedWrite {
     Ready(Vec<u8>, Option<Vec<u8>>),
     /// Holds [`PENDING_COMMIT_TIMESTAMP`] in its key or value.
-    Pending { levels: Vec<Level>, key: Vec<Value>, value: Option<Vec<(u32, Value)>> },
+    Pending {
+        levels: Vec<Level>,
+        key: Vec<Value>,
+        value: Option<Vec<(u32, Value)>>,
+    },
 }
 
 impl PreparedWrite {
@@ -76,7 +80,8 @@ impl PreparedWrite {
                 let k = keys::encode_full(&levels, &key)?;
                 let v = value
                     .map(|cols| {
-                        let cols: Vec<(u32, Value)> = cols.into_iter().map(|(id, v)| (id, fix(v))).collect();
+                        let cols: Vec<(u32, Value)> =
+                            cols.into_iter().map(|(id, v)| (id, fix(v))).collect();
                         encode_row(cols.iter().map(|(id, v)| (*id, v)))
                     })
                     .transpose()?;
@@ -114,13 +119,19 @@ impl EvalContext for CommitEval<'_> {
     fn now(&self) -> Timestamp {
         self.now
     }
-    fn next_sequence_value(&mut self, sequence: &str) -> std::result::Result<i64, rowtree_expr::Error> {
+    fn next_sequence_value(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<i64, rowtree_expr::Error> {
         self.inner
             .sequences
             .next_value(self.catalog, sequence)
             .map_err(|e| rowtree_expr::Error::invalid(e.to_string()))
     }
-    fn sequence_state(&mut self, sequence: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
+    fn sequence_state(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
         self.inner
             .sequences
             .state(self.catalog, sequence)
@@ -142,14 +153,20 @@ impl EvalContext for DdlEval<'_> {
     fn now(&self) -> Timestamp {
         self.now
     }
-    fn next_sequence_value(&mut self, sequence: &str) -> std::result::Result<i64, rowtree_expr::Error> {
+    fn next_sequence_value(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<i64, rowtree_expr::Error> {
         self.db
             .inner
             .sequences
             .next_value(self.catalog, sequence)
             .map_err(|e| rowtree_expr::Error::invalid(e.to_string()))
     }
-    fn sequence_state(&mut self, sequence: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
+    fn sequence_state(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
         self.db
             .inner
             .sequences
@@ -157,7 +174,9 @@ impl EvalContext for DdlEval<'_> {
             .map_err(|e| rowtree_expr::Error::invalid(e.to_string()))
     }
     fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid("PENDING_COMMIT_TIMESTAMP() cannot fill existing rows"))
+        Err(rowtree_expr::Error::invalid(
+            "PENDING_COMMIT_TIMESTAMP() cannot fill existing rows",
+        ))
     }
 }
 
@@ -178,15 +197,29 @@ fn key_string(key: &[Value]) -> String {
 }
 
 impl<'a> Resolver<'a> {
-    pub fn new(inner: &'a Inner, catalog: &'a Catalog, txn: &'a Arc<TxnHandle>, now: Timestamp) -> Self {
-        Resolver { inner, catalog, txn, rows: BTreeMap::new(), locked: HashSet::new(), now }
+    pub fn new(
+        inner: &'a Inner,
+        catalog: &'a Catalog,
+        txn: &'a Arc<TxnHandle>,
+        now: Timestamp,
+    ) -> Self {
+        Resolver {
+            inner,
+            catalog,
+            txn,
+            rows: BTreeMap::new(),
+            locked: HashSet::new(),
+            now,
+        }
     }
 
     fn lock(&mut self, key: &[u8], mode: LockMode) -> Result<()> {
         if self.locked.contains(key) {
             return Ok(());
         }
-        self.inner.locks.lock(self.txn, LockTarget::key(key.to_vec()), mode, None)?;
+        self.inner
+            .locks
+            .lock(self.txn, LockTarget::key(key.to_vec()), mode, None)?;
         if mode == LockMode::Exclusive {
             self.locked.insert(key.to_vec());
         }
@@ -204,7 +237,13 @@ impl<'a> Resolver<'a> {
     }
 
     /// The current state of a table row, locking it in `mode` first.
-    fn current(&mut self, table: &Table, key_bytes: &[u8], key: &[Value], mode: LockMode) -> Result<Option<Vec<Value>>> {
+    fn current(
+        &mut self,
+        table: &Table,
+        key_bytes: &[u8],
+        key: &[Value],
+        mode: LockMode,
+    ) -> Result<Option<Vec<Value>>> {
         self.lock(key_bytes, mode)?;
         if let Some(change) = self.rows.get(key_bytes) {
             return Ok(change.new.clone());
@@ -219,7 +258,12 @@ impl<'a> Resolver<'a> {
         };
         self.rows.insert(
             key_bytes.to_vec(),
-            RowChange { table: table.id, key: key.to_vec(), old: row.clone(), new: row.clone() },
+            RowChange {
+                table: table.id,
+                key: key.to_vec(),
+                old: row.clone(),
+                new: row.clone(),
+            },
         );
         Ok(row)
     }
@@ -242,7 +286,12 @@ impl<'a> Resolver<'a> {
         }
         for m in mutations {
             match m {
-                Mutation::Write { kind, table, columns, rows } => {
+                Mutation::Write {
+                    kind,
+                    table,
+                    columns,
+                    rows,
+                } => {
                     let t = self.table(table)?;
                     let positions = self.column_positions(t, *kind, columns)?;
                     for values in rows {
@@ -255,7 +304,9 @@ impl<'a> Resolver<'a> {
                     for span in target.ranges(key_set)? {
                         match span {
                             Span::Point(kb) => {
-                                let Some((_, key)) = keys::decode_key(self.catalog, &kb)? else { continue };
+                                let Some((_, key)) = keys::decode_key(self.catalog, &kb)? else {
+                                    continue;
+                                };
                                 if self.current(t, &kb, &key, LockMode::Exclusive)?.is_some() {
                                     self.delete_row(t, kb, key)?;
                                 }
@@ -281,10 +332,15 @@ impl<'a> Resolver<'a> {
             if change.old == change.new {
                 continue;
             }
-            let table = self.catalog.table_by_id(change.table).ok_or_else(|| Error::internal("table vanished"))?;
+            let table = self
+                .catalog
+                .table_by_id(change.table)
+                .ok_or_else(|| Error::internal("table vanished"))?;
             let levels = keys::table_levels(self.catalog, table);
             let value = change.new.as_ref().map(|row| stored_columns(table, row));
-            bytes += value.as_ref().map_or(0, |v| v.iter().map(|(_, v)| v.approx_size()).sum());
+            bytes += value
+                .as_ref()
+                .map_or(0, |v| v.iter().map(|(_, v)| v.approx_size()).sum());
             writes.push(prepare(levels, change.key.clone(), value)?);
             self.index_writes(table, change, &mut writes)?;
         }
@@ -293,14 +349,24 @@ impl<'a> Resolver<'a> {
                 message: format!("The transaction is too large: {bytes} bytes, the limit is {MAX_COMMIT_BYTES} bytes"),
             });
         }
-        Ok(Resolved { writes, mutation_count })
+        Ok(Resolved {
+            writes,
+            mutation_count,
+        })
     }
 
     fn table(&self, name: &str) -> Result<&'a Table> {
-        self.catalog.table(name).ok_or_else(|| Error::not_found(format!("Table not found: {name}")))
+        self.catalog
+            .table(name)
+            .ok_or_else(|| Error::not_found(format!("Table not found: {name}")))
     }
 
-    fn column_positions(&self, table: &Table, kind: WriteKind, columns: &[String]) -> Result<Vec<usize>> {
+    fn column_positions(
+        &self,
+        table: &Table,
+        kind: WriteKind,
+        columns: &[String],
+    ) -> Result<Vec<usize>> {
         let mut seen = HashSet::new();
         let mut out = Vec::with_capacity(columns.len());
         for name in columns {
@@ -308,7 +374,9 @@ impl<'a> Resolver<'a> {
                 Error::not_found(format!("Column not found in table {}: {name}", table.name))
             })?;
             if !seen.insert(pos) {
-                return Err(Error::invalid(format!("Duplicate column in mutation: {name}")));
+                return Err(Error::invalid(format!(
+                    "Duplicate column in mutation: {name}"
+                )));
             }
             if col.generated.is_some() {
                 return Err(Error::invalid(format!(
@@ -322,7 +390,8 @@ impl<'a> Resolver<'a> {
             let col = &table.columns[k.column];
             // A key column may be left out only when it is computed: generated,
             // or filled by its DEFAULT when the row is inserted.
-            let defaulted = col.default.is_some() && matches!(kind, WriteKind::Insert | WriteKind::Replace);
+            let defaulted =
+                col.default.is_some() && matches!(kind, WriteKind::Insert | WriteKind::Replace);
             if col.generated.is_none() && !defaulted && !out.contains(&k.column) {
                 return Err(Error::invalid(format!(
                     "Mutation for table {} is missing key column {}",
@@ -333,30 +402,54 @@ impl<'a> Resolver<'a> {
         Ok(out)
     }
 
-    fn eval_defaults_and_generated(&self, table: &Table, row: &mut [Value], provided: &[usize], fill_defaults: bool) -> Result<()> {
-        let mut ctx = CommitEval { inner: self.inner, catalog: self.catalog, now: self.now };
+    fn eval_defaults_and_generated(
+        &self,
+        table: &Table,
+        row: &mut [Value],
+        provided: &[usize],
+        fill_defaults: bool,
+    ) -> Result<()> {
+        let mut ctx = CommitEval {
+            inner: self.inner,
+            catalog: self.catalog,
+            now: self.now,
+        };
         if fill_defaults {
             for (pos, col) in table.columns.iter().enumerate() {
                 if provided.contains(&pos) || col.generated.is_some() {
                     continue;
                 }
                 if let Some(d) = &col.default {
-                    let v = d.expr.eval(row, &mut ctx).map_err(|e| expr_error(table, col, e))?;
-                    row[pos] = rowtree_expr::coerce_value(v, &col.ty).map_err(|e| expr_error(table, col, e))?;
+                    let v = d
+                        .expr
+                        .eval(row, &mut ctx)
+                        .map_err(|e| expr_error(table, col, e))?;
+                    row[pos] = rowtree_expr::coerce_value(v, &col.ty)
+                        .map_err(|e| expr_error(table, col, e))?;
                 }
             }
         }
         for &pos in table.generated_order() {
             let col = &table.columns[pos];
             if let Some(g) = &col.generated {
-                let v = g.expr.eval(row, &mut ctx).map_err(|e| expr_error(table, col, e))?;
-                row[pos] = rowtree_expr::coerce_value(v, &col.ty).map_err(|e| expr_error(table, col, e))?;
+                let v = g
+                    .expr
+                    .eval(row, &mut ctx)
+                    .map_err(|e| expr_error(table, col, e))?;
+                row[pos] = rowtree_expr::coerce_value(v, &col.ty)
+                    .map_err(|e| expr_error(table, col, e))?;
             }
         }
         Ok(())
     }
 
-    fn write_row(&mut self, table: &Table, kind: WriteKind, positions: &[usize], values: &[Value]) -> Result<()> {
+    fn write_row(
+        &mut self,
+        table: &Table,
+        kind: WriteKind,
+        positions: &[usize],
+        values: &[Value],
+    ) -> Result<()> {
         if values.len() != positions.len() {
             return Err(Error::invalid(format!(
                 "Mutation for table {} has {} columns but {} values",
@@ -369,20 +462,36 @@ impl<'a> Resolver<'a> {
         for (&pos, v) in positions.iter().zip(values) {
             let col = &table.columns[pos];
             candidate[pos] = rowtree_expr::coerce_value(v.clone(), &col.ty).map_err(|e| {
-                Error::invalid(format!("Invalid value for column {} in table {}: {e}", col.name, table.name))
+                Error::invalid(format!(
+                    "Invalid value for column {} in table {}: {e}",
+                    col.name, table.name
+                ))
             })?;
         }
         let inserting = matches!(kind, WriteKind::Insert | WriteKind::Replace);
         // Generated key columns are computed from the provided values.
-        self.eval_defaults_and_generated(table, &mut candidate, positions, inserting || kind == WriteKind::InsertOrUpdate)?;
-        let key: Vec<Value> = table.primary_key.iter().map(|k| candidate[k.column].clone()).collect();
+        self.eval_defaults_and_generated(
+            table,
+            &mut candidate,
+            positions,
+            inserting || kind == WriteKind::InsertOrUpdate,
+        )?;
+        let key: Vec<Value> = table
+            .primary_key
+            .iter()
+            .map(|k| candidate[k.column].clone())
+            .collect();
         let levels = keys::table_levels(self.catalog, table);
         let kb = keys::encode_full(&levels, &key)?;
         let existing = self.current(table, &kb, &key, LockMode::Exclusive)?;
         let new_row = match (kind, existing) {
             (WriteKind::Insert, Some(_)) => {
                 return Err(Error::AlreadyExists {
-                    message: format!("Row {} in table {} already exists", key_string(&key), table.name),
+                    message: format!(
+                        "Row {} in table {} already exists",
+                        key_string(&key),
+                        table.name
+                    ),
                 })
             }
             (WriteKind::Update, None) => {
@@ -408,12 +517,22 @@ impl<'a> Resolver<'a> {
             }
         };
         self.validate_row(table, &key, &new_row)?;
-        if let Some(Parent { table: parent_id, kind: InterleaveKind::InParent(_) }) = table.parent.as_ref().map(|p| Parent { table: p.table, kind: p.kind }) {
-            let parent = self.catalog.table_by_id(parent_id).ok_or_else(|| Error::internal("parent vanished"))?;
+        if let Some(p) = table
+            .parent
+            .as_ref()
+            .filter(|p| matches!(p.kind, InterleaveKind::InParent(_)))
+        {
+            let parent = self
+                .catalog
+                .table_by_id(p.table)
+                .ok_or_else(|| Error::internal("parent vanished"))?;
             let pkey = &key[..parent.primary_key.len()];
             let plevels = keys::table_levels(self.catalog, parent);
             let pkb = keys::encode_full(&plevels, pkey)?;
-            if self.current(parent, &pkb, pkey, LockMode::Shared)?.is_none() {
+            if self
+                .current(parent, &pkb, pkey, LockMode::Shared)?
+                .is_none()
+            {
                 return Err(Error::not_found(format!(
                     "Insert failed because key was not found in parent table:  Parent Table: {}  Child Table: {}  Key: {{{}}}",
                     parent.name,
@@ -446,7 +565,10 @@ impl<'a> Resolver<'a> {
                         ),
                     });
                 }
-                if col.allow_commit_timestamp && !is_pending(v) && t.nanos() > self.inner.options.clock.now_nanos() as i128 {
+                if col.allow_commit_timestamp
+                    && !is_pending(v)
+                    && t.nanos() > self.inner.options.clock.now_nanos() as i128
+                {
                     return Err(Error::FailedPrecondition {
                         message: format!(
                             "Cannot write timestamps in the future {} to a commit timestamp column {}.{}",
@@ -456,7 +578,11 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        let mut ctx = CommitEval { inner: self.inner, catalog: self.catalog, now: self.now };
+        let mut ctx = CommitEval {
+            inner: self.inner,
+            catalog: self.catalog,
+            now: self.now,
+        };
         for check in &table.checks {
             match check.expr.expr.eval(row, &mut ctx) {
                 Ok(Value::Bool(false)) => {
@@ -470,7 +596,11 @@ impl<'a> Resolver<'a> {
                     })
                 }
                 Ok(_) => {}
-                Err(e) => return Err(Error::OutOfRange { message: e.to_string() }),
+                Err(e) => {
+                    return Err(Error::OutOfRange {
+                        message: e.to_string(),
+                    })
+                }
             }
         }
         Ok(())
@@ -490,10 +620,16 @@ impl<'a> Resolver<'a> {
         self.lock_range(prefix, end.as_deref(), LockMode::Exclusive)?;
         let tree = self.scan_merged(prefix, end.as_deref())?;
         for child in children {
-            let Some(parent) = &child.parent else { continue };
-            let InterleaveKind::InParent(on_delete) = parent.kind else { continue };
-            for (ckb, obj, ckey) in tree.iter().filter(|(_, o, _)| *o == Object::Table(child.id)) {
-                let _ = obj;
+            let Some(parent) = &child.parent else {
+                continue;
+            };
+            let InterleaveKind::InParent(on_delete) = parent.kind else {
+                continue;
+            };
+            for (ckb, _, ckey) in tree
+                .iter()
+                .filter(|(_, o, _)| *o == Object::Table(child.id))
+            {
                 // A grandchild row may already be gone through an earlier cascade.
                 if self.rows.get(ckb).is_some_and(|c| c.new.is_none()) {
                     continue;
@@ -516,7 +652,7 @@ impl<'a> Resolver<'a> {
 
     /// The live table rows in `[start, end)`: committed rows merged with this
     /// transaction's changes, loaded into the overlay.
-    fn scan_merged(&mut self, start: &[u8], end: Option<&[u8]>) -> Result<Vec<(Vec<u8>, Object, Vec<Value>)>> {
+    fn scan_merged(&mut self, start: &[u8], end: Option<&[u8]>) -> Result<Vec<keys::DecodedKey>> {
         let mut found: BTreeMap<Vec<u8>, (Object, Vec<Value>)> = BTreeMap::new();
         let stored: Vec<(Vec<u8>, Vec<u8>)> = self
             .inner
@@ -524,12 +660,25 @@ impl<'a> Resolver<'a> {
             .scan(start, end, u64::MAX, false)
             .collect::<std::result::Result<_, _>>()?;
         for (kb, value) in stored {
-            let Some((obj, key)) = keys::decode_key(self.catalog, &kb)? else { continue };
+            let Some((obj, key)) = keys::decode_key(self.catalog, &kb)? else {
+                continue;
+            };
             let Object::Table(tid) = obj else { continue };
             if !self.rows.contains_key(&kb) {
-                let table = self.catalog.table_by_id(tid).ok_or_else(|| Error::internal("table vanished"))?;
+                let table = self
+                    .catalog
+                    .table_by_id(tid)
+                    .ok_or_else(|| Error::internal("table vanished"))?;
                 let row = materialize(&table_target(self.catalog, table), key.clone(), &value)?;
-                self.rows.insert(kb.clone(), RowChange { table: tid, key: key.clone(), old: Some(row.clone()), new: Some(row) });
+                self.rows.insert(
+                    kb.clone(),
+                    RowChange {
+                        table: tid,
+                        key: key.clone(),
+                        old: Some(row.clone()),
+                        new: Some(row),
+                    },
+                );
             }
             found.insert(kb, (obj, key));
         }
@@ -540,7 +689,10 @@ impl<'a> Resolver<'a> {
                 break;
             }
             if change.new.is_some() {
-                found.insert(kb.clone(), (Object::Table(change.table), change.key.clone()));
+                found.insert(
+                    kb.clone(),
+                    (Object::Table(change.table), change.key.clone()),
+                );
             } else {
                 found.remove(kb);
             }
@@ -549,10 +701,23 @@ impl<'a> Resolver<'a> {
     }
 
     /// Index entries to delete and add for one changed row.
-    fn index_writes(&mut self, table: &Table, change: &RowChange, writes: &mut Vec<PreparedWrite>) -> Result<()> {
+    fn index_writes(
+        &mut self,
+        table: &Table,
+        change: &RowChange,
+        writes: &mut Vec<PreparedWrite>,
+    ) -> Result<()> {
         for index in self.catalog.indexes_of(table.id) {
-            let old = change.old.as_ref().and_then(|r| index_entry(self.catalog, table, index, r).transpose()).transpose()?;
-            let new = change.new.as_ref().and_then(|r| index_entry(self.catalog, table, index, r).transpose()).transpose()?;
+            let old = change
+                .old
+                .as_ref()
+                .and_then(|r| index_entry(self.catalog, table, index, r).transpose())
+                .transpose()?;
+            let new = change
+                .new
+                .as_ref()
+                .and_then(|r| index_entry(self.catalog, table, index, r).transpose())
+                .transpose()?;
             if old == new {
                 continue;
             }
@@ -577,25 +742,40 @@ impl<'a> Resolver<'a> {
         Ok(())
     }
 
-    fn check_unique(&mut self, table: &Table, index: &Index, entry: &IndexEntry, change: &RowChange) -> Result<()> {
+    fn check_unique(
+        &mut self,
+        table: &Table,
+        index: &Index,
+        entry: &IndexEntry,
+        change: &RowChange,
+    ) -> Result<()> {
         let declared = entry.declared;
         let prefix = keys::encode_prefix(&entry.levels, &entry.key[..declared])?;
         let end = prefix_end(&prefix);
         self.lock_range(&prefix, end.as_deref(), LockMode::Shared)?;
         let own_key = keys::encode_full(&entry.levels, &entry.key)?;
         // Committed entries with the same indexed values, other than this row's.
-        for item in self.inner.router.scan(&prefix, end.as_deref(), u64::MAX, false) {
+        for item in self
+            .inner
+            .router
+            .scan(&prefix, end.as_deref(), u64::MAX, false)
+        {
             let (kb, _) = item?;
             if kb == own_key {
                 continue;
             }
             // The row behind that entry may be changed by this transaction.
-            let Some((_, ikey)) = keys::decode_key(self.catalog, &kb)? else { continue };
+            let Some((_, ikey)) = keys::decode_key(self.catalog, &kb)? else {
+                continue;
+            };
             let table_key = index_entry_table_key(table, index, &ikey);
             let tkb = keys::encode_full(&keys::table_levels(self.catalog, table), &table_key)?;
             let still = match self.rows.get(&tkb) {
                 Some(c) => c.new.as_ref().is_some_and(|r| {
-                    index_entry(self.catalog, table, index, r).ok().flatten().is_some_and(|e| e.key[..declared] == entry.key[..declared])
+                    index_entry(self.catalog, table, index, r)
+                        .ok()
+                        .flatten()
+                        .is_some_and(|e| e.key[..declared] == entry.key[..declared])
                 }),
                 None => true,
             };
@@ -623,7 +803,9 @@ impl<'a> Resolver<'a> {
     /// ON DELETE CASCADE foreign keys deleting referencing rows.
     fn check_foreign_keys(&mut self) -> Result<()> {
         let catalog = self.catalog;
-        let has_fk = catalog.tables().any(|t| t.foreign_keys.iter().any(|fk| fk.enforced));
+        let has_fk = catalog
+            .tables()
+            .any(|t| t.foreign_keys.iter().any(|fk| fk.enforced));
         if !has_fk {
             return Ok(());
         }
@@ -640,16 +822,29 @@ impl<'a> Resolver<'a> {
                 for fk in referencing.foreign_keys.iter().filter(|fk| fk.enforced) {
                     for c in changes.iter().filter(|c| c.table == fk.referenced_table) {
                         let Some(old) = &c.old else { continue };
-                        let old_vals: Vec<Value> = fk.referenced_columns.iter().map(|&p| old[p].clone()).collect();
+                        let old_vals: Vec<Value> = fk
+                            .referenced_columns
+                            .iter()
+                            .map(|&p| old[p].clone())
+                            .collect();
                         if let Some(new) = &c.new {
-                            let new_vals: Vec<Value> = fk.referenced_columns.iter().map(|&p| new[p].clone()).collect();
+                            let new_vals: Vec<Value> = fk
+                                .referenced_columns
+                                .iter()
+                                .map(|&p| new[p].clone())
+                                .collect();
                             if new_vals == old_vals {
                                 continue;
                             }
                         }
                         // Is another row still providing the old values?
-                        let referenced = catalog.table_by_id(fk.referenced_table).ok_or_else(|| Error::internal("table vanished"))?;
-                        if self.find_row(referenced, &fk.referenced_columns, &old_vals)?.is_some() {
+                        let referenced = catalog
+                            .table_by_id(fk.referenced_table)
+                            .ok_or_else(|| Error::internal("table vanished"))?;
+                        if self
+                            .find_row(referenced, &fk.referenced_columns, &old_vals)?
+                            .is_some()
+                        {
                             continue;
                         }
                         let dependents = self.find_rows(referencing, &fk.columns, &old_vals)?;
@@ -680,7 +875,9 @@ impl<'a> Resolver<'a> {
         let changes: Vec<RowChange> = self.rows.values().cloned().collect();
         for c in &changes {
             let Some(new) = &c.new else { continue };
-            let table = catalog.table_by_id(c.table).ok_or_else(|| Error::internal("table vanished"))?;
+            let table = catalog
+                .table_by_id(c.table)
+                .ok_or_else(|| Error::internal("table vanished"))?;
             for fk in table.foreign_keys.iter().filter(|fk| fk.enforced) {
                 let vals: Vec<Value> = fk.columns.iter().map(|&p| new[p].clone()).collect();
                 if vals.iter().any(Value::is_null) {
@@ -692,8 +889,13 @@ impl<'a> Resolver<'a> {
                         continue;
                     }
                 }
-                let referenced = catalog.table_by_id(fk.referenced_table).ok_or_else(|| Error::internal("table vanished"))?;
-                if self.find_row(referenced, &fk.referenced_columns, &vals)?.is_none() {
+                let referenced = catalog
+                    .table_by_id(fk.referenced_table)
+                    .ok_or_else(|| Error::internal("table vanished"))?;
+                if self
+                    .find_row(referenced, &fk.referenced_columns, &vals)?
+                    .is_none()
+                {
                     return Err(Error::FailedPrecondition {
                         message: format!(
                             "Foreign key constraint `{}` is violated on table `{}`. Cannot find referenced values in {}({}).",
@@ -710,19 +912,35 @@ impl<'a> Resolver<'a> {
     }
 
     /// One live row of `table` whose `columns` equal `values`.
-    fn find_row(&mut self, table: &Table, columns: &[usize], values: &[Value]) -> Result<Option<Vec<u8>>> {
+    fn find_row(
+        &mut self,
+        table: &Table,
+        columns: &[usize],
+        values: &[Value],
+    ) -> Result<Option<Vec<u8>>> {
         let pk: Vec<usize> = table.primary_key.iter().map(|k| k.column).collect();
         if columns == pk.as_slice() {
             let levels = keys::table_levels(self.catalog, table);
             let kb = keys::encode_full(&levels, values)?;
-            return Ok(self.current(table, &kb, values, LockMode::Shared)?.map(|_| kb));
+            return Ok(self
+                .current(table, &kb, values, LockMode::Shared)?
+                .map(|_| kb));
         }
-        Ok(self.find_rows(table, columns, values)?.into_iter().next().map(|(k, _)| k))
+        Ok(self
+            .find_rows(table, columns, values)?
+            .into_iter()
+            .next()
+            .map(|(k, _)| k))
     }
 
     /// Every live row of `table` whose `columns` equal `values` (a scan of
     /// the table; foreign keys on non-key columns pay this cost).
-    fn find_rows(&mut self, table: &Table, columns: &[usize], values: &[Value]) -> Result<Vec<(Vec<u8>, Vec<Value>)>> {
+    fn find_rows(
+        &mut self,
+        table: &Table,
+        columns: &[usize],
+        values: &[Value],
+    ) -> Result<Vec<(Vec<u8>, Vec<Value>)>> {
         let root = self.catalog.root_of(table.id);
         let (start, end) = keys::object_range(root.id);
         self.lock_range(&start, end.as_deref(), LockMode::Shared)?;
@@ -731,18 +949,15 @@ impl<'a> Resolver<'a> {
             if obj != Object::Table(table.id) {
                 continue;
             }
-            let Some(row) = self.rows.get(&kb).and_then(|c| c.new.clone()) else { continue };
+            let Some(row) = self.rows.get(&kb).and_then(|c| c.new.clone()) else {
+                continue;
+            };
             if columns.iter().zip(values).all(|(&p, v)| &row[p] == v) {
                 out.push((kb, key));
             }
         }
         Ok(out)
     }
-}
-
-struct Parent {
-    table: TableId,
-    kind: InterleaveKind,
 }
 
 /// One index entry: its key values (declared columns first, then the rest
@@ -758,7 +973,12 @@ pub(crate) struct IndexEntry {
 
 /// The entry `row` has in `index`, or `None` when a NULL_FILTERED index
 /// skips it.
-pub(crate) fn index_entry(catalog: &Catalog, table: &Table, index: &Index, row: &[Value]) -> Result<Option<IndexEntry>> {
+pub(crate) fn index_entry(
+    catalog: &Catalog,
+    table: &Table,
+    index: &Index,
+    row: &[Value],
+) -> Result<Option<IndexEntry>> {
     if index.null_filtered && index.keys.iter().any(|k| row[k.column].is_null()) {
         return Ok(None);
     }
@@ -770,7 +990,12 @@ pub(crate) fn index_entry(catalog: &Catalog, table: &Table, index: &Index, row: 
         .filter(|&&p| !row[p].is_null())
         .map(|&p| (table.columns[p].id, row[p].clone()))
         .collect();
-    Ok(Some(IndexEntry { levels: keys::index_levels(catalog, table, index), key, declared: index.keys.len(), stored }))
+    Ok(Some(IndexEntry {
+        levels: keys::index_levels(catalog, table, index),
+        key,
+        declared: index.keys.len(),
+        stored,
+    }))
 }
 
 /// The table key of the row behind an index entry's key values.
@@ -810,13 +1035,22 @@ pub(crate) fn stored_columns(table: &Table, row: &[Value]) -> Vec<(u32, Value)> 
         .collect()
 }
 
-fn prepare(levels: Vec<Level>, key: Vec<Value>, value: Option<Vec<(u32, Value)>>) -> Result<PreparedWrite> {
-    let pending = key.iter().any(is_pending) || value.as_ref().is_some_and(|v| v.iter().any(|(_, v)| is_pending(v)));
+fn prepare(
+    levels: Vec<Level>,
+    key: Vec<Value>,
+    value: Option<Vec<(u32, Value)>>,
+) -> Result<PreparedWrite> {
+    let pending = key.iter().any(is_pending)
+        || value
+            .as_ref()
+            .is_some_and(|v| v.iter().any(|(_, v)| is_pending(v)));
     if pending {
         return Ok(PreparedWrite::Pending { levels, key, value });
     }
     let k = keys::encode_full(&levels, &key)?;
-    let v = value.map(|cols| encode_row(cols.iter().map(|(id, v)| (*id, v)))).transpose()?;
+    let v = value
+        .map(|cols| encode_row(cols.iter().map(|(id, v)| (*id, v))))
+        .transpose()?;
     Ok(PreparedWrite::Ready(k, v))
 }
 
@@ -869,10 +1103,11 @@ fn check_length(table: &Table, col: &Column, v: &Value) -> Result<()> {
     }
     if v.approx_size() > MAX_CELL_BYTES {
         return Err(Error::InvalidArgument {
-            message: format!("Value of column {}.{} exceeds the 10 MiB cell limit", table.name, col.name),
+            message: format!(
+                "Value of column {}.{} exceeds the 10 MiB cell limit",
+                table.name, col.name
+            ),
         });
     }
-    let _ = Type::Bool;
-    let _: HashMap<(), ()> = HashMap::new();
     Ok(())
 }

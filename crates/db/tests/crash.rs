@@ -40,10 +40,19 @@ fn child(dir: &str, start: i64) {
                 loop {
                     let id = start + n * 4 + t;
                     n += 1;
-                    let payload = Value::String(format!("payload-{id}-{}", "x".repeat((id % 50) as usize)));
+                    let payload =
+                        Value::String(format!("payload-{id}-{}", "x".repeat((id % 50) as usize)));
                     db.write(vec![
-                        Mutation::insert("A", &["Id", "Writer", "Payload"], vec![vec![Value::Int64(id), Value::Int64(t), payload.clone()]]),
-                        Mutation::insert("B", &["Id", "Payload"], vec![vec![Value::Int64(id), payload]]),
+                        Mutation::insert(
+                            "A",
+                            &["Id", "Writer", "Payload"],
+                            vec![vec![Value::Int64(id), Value::Int64(t), payload.clone()]],
+                        ),
+                        Mutation::insert(
+                            "B",
+                            &["Id", "Payload"],
+                            vec![vec![Value::Int64(id), payload]],
+                        ),
                     ])
                     .expect("commit");
                     use std::io::Write;
@@ -74,7 +83,10 @@ fn ids(db: &Database, table: &str) -> std::collections::BTreeSet<i64> {
 fn crash_child() {
     // Only does something when started by `sigkill_keeps_acknowledged_commits`.
     if let Ok(dir) = std::env::var("ROWTREE_CRASH_CHILD") {
-        let start: i64 = std::env::var("ROWTREE_CRASH_START").expect("start").parse().expect("number");
+        let start: i64 = std::env::var("ROWTREE_CRASH_START")
+            .expect("start")
+            .parse()
+            .expect("number");
         child(&dir, start);
     }
 }
@@ -84,7 +96,10 @@ fn sigkill_keeps_acknowledged_commits() {
     if std::env::var("ROWTREE_CRASH_CHILD").is_ok() {
         return;
     }
-    let cycles: usize = std::env::var("CRASH_CYCLES").ok().and_then(|c| c.parse().ok()).unwrap_or(5);
+    let cycles: usize = std::env::var("CRASH_CYCLES")
+        .ok()
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(5);
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("db");
     let exe = std::env::current_exe().expect("test binary");
@@ -108,7 +123,10 @@ fn sigkill_keeps_acknowledged_commits() {
                 for line in BufReader::new(stdout).lines() {
                     let Ok(line) = line else { break };
                     if let Some(id) = line.strip_prefix("ack ") {
-                        acked.lock().expect("acked").push(id.trim().parse::<i64>().expect("id"));
+                        acked
+                            .lock()
+                            .expect("acked")
+                            .push(id.trim().parse::<i64>().expect("id"));
                     }
                 }
             })
@@ -127,19 +145,31 @@ fn sigkill_keeps_acknowledged_commits() {
         let _ = child.wait();
         reader.join().expect("reader");
         let acked = acked.lock().expect("acked").clone();
-        assert!(!acked.is_empty(), "cycle {cycle}: the child acknowledged nothing");
+        assert!(
+            !acked.is_empty(),
+            "cycle {cycle}: the child acknowledged nothing"
+        );
 
         let db = Database::open(&path).expect("reopen after SIGKILL");
         let a = ids(&db, "A");
         let b = ids(&db, "B");
         for id in &acked {
-            assert!(a.contains(id), "cycle {cycle}: acknowledged commit {id} lost from A");
+            assert!(
+                a.contains(id),
+                "cycle {cycle}: acknowledged commit {id} lost from A"
+            );
         }
         acked_total.extend(acked.iter().copied());
         for id in &acked_total {
-            assert!(a.contains(id), "cycle {cycle}: earlier acknowledged commit {id} lost");
+            assert!(
+                a.contains(id),
+                "cycle {cycle}: earlier acknowledged commit {id} lost"
+            );
         }
-        assert_eq!(a, b, "cycle {cycle}: a commit is half visible (A and B differ)");
+        assert_eq!(
+            a, b,
+            "cycle {cycle}: a commit is half visible (A and B differ)"
+        );
         let by_index: std::collections::BTreeSet<i64> = db
             .read(&ReadRequest::new("A", &["Id"], KeySet::all()).with_index("AByWriter"))
             .expect("index read")
@@ -149,7 +179,14 @@ fn sigkill_keeps_acknowledged_commits() {
                 ref other => panic!("unexpected {other:?}"),
             })
             .collect();
-        assert_eq!(a, by_index, "cycle {cycle}: index entries and rows disagree");
-        eprintln!("cycle {cycle}: {} acknowledged, {} rows survive", acked.len(), a.len());
+        assert_eq!(
+            a, by_index,
+            "cycle {cycle}: index entries and rows disagree"
+        );
+        eprintln!(
+            "cycle {cycle}: {} acknowledged, {} rows survive",
+            acked.len(),
+            a.len()
+        );
     }
 }

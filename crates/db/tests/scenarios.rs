@@ -22,7 +22,9 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use rowtree_db::{Bound, Database, KeyRange, KeySet, Mutation, ReadRequest, TimestampBound, Value, WriteKind};
+use rowtree_db::{
+    Bound, Database, KeyRange, KeySet, Mutation, ReadRequest, TimestampBound, Value, WriteKind,
+};
 
 struct Runner {
     db: Database,
@@ -77,7 +79,10 @@ fn split_top(text: &str, sep: char) -> Vec<String> {
 fn value(text: &str) -> Value {
     struct NoColumns;
     impl rowtree_expr::Scope for NoColumns {
-        fn resolve(&self, _: &[rowtree_parser::ast::Ident]) -> Option<(usize, rowtree_types::Type)> {
+        fn resolve(
+            &self,
+            _: &[rowtree_parser::ast::Ident],
+        ) -> Option<(usize, rowtree_types::Type)> {
             None
         }
     }
@@ -97,8 +102,11 @@ fn value(text: &str) -> Value {
         }
     }
     let expr = rowtree_parser::parse_expr(text).unwrap_or_else(|e| panic!("bad value {text}: {e}"));
-    let bound = rowtree_expr::bind(&expr, &NoColumns, &Default::default()).unwrap_or_else(|e| panic!("bad value {text}: {e}"));
-    bound.eval(&[], &mut Ctx).unwrap_or_else(|e| panic!("bad value {text}: {e}"))
+    let bound = rowtree_expr::bind(&expr, &NoColumns, &Default::default())
+        .unwrap_or_else(|e| panic!("bad value {text}: {e}"));
+    bound
+        .eval(&[], &mut Ctx)
+        .unwrap_or_else(|e| panic!("bad value {text}: {e}"))
 }
 
 /// `(1, 'a'), (2, 'b')` -> rows of values.
@@ -106,7 +114,11 @@ fn tuples(text: &str) -> Vec<Vec<Value>> {
     split_top(text, ',')
         .into_iter()
         .map(|t| {
-            let inner = t.trim().strip_prefix('(').and_then(|s| s.strip_suffix(')')).unwrap_or_else(|| panic!("expected (..): {t}"));
+            let inner = t
+                .trim()
+                .strip_prefix('(')
+                .and_then(|s| s.strip_suffix(')'))
+                .unwrap_or_else(|| panic!("expected (..): {t}"));
             split_top(inner, ',').iter().map(|v| value(v)).collect()
         })
         .collect()
@@ -116,7 +128,11 @@ fn tuples(text: &str) -> Vec<Vec<Value>> {
 fn target(text: &str) -> (String, Option<String>, Vec<String>) {
     let open = text.find('(').expect("table(columns)");
     let name = text[..open].trim();
-    let cols = text[open + 1..text.rfind(')').expect(")")].split(',').map(|c| c.trim().to_string()).filter(|c| !c.is_empty()).collect();
+    let cols = text[open + 1..text.rfind(')').expect(")")]
+        .split(',')
+        .map(|c| c.trim().to_string())
+        .filter(|c| !c.is_empty())
+        .collect();
     match name.split_once('@') {
         Some((t, i)) => (t.to_string(), Some(i.to_string()), cols),
         None => (name.to_string(), None, cols),
@@ -146,8 +162,16 @@ fn key_set(text: &str) -> KeySet {
             let inner = &b[1..b.len() - 1];
             split_top(inner, ',').iter().map(|v| value(v)).collect()
         };
-        let start = if s.starts_with('[') { Bound::Closed(parse(s)) } else { Bound::Open(parse(s)) };
-        let end = if e.ends_with(']') { Bound::Closed(parse(e)) } else { Bound::Open(parse(e)) };
+        let start = if s.starts_with('[') {
+            Bound::Closed(parse(s))
+        } else {
+            Bound::Open(parse(s))
+        };
+        let end = if e.ends_with(']') {
+            Bound::Closed(parse(e))
+        } else {
+            Bound::Open(parse(e))
+        };
         return KeySet::range(KeyRange { start, end });
     }
     panic!("bad key set: {text}")
@@ -182,7 +206,12 @@ fn mutation(text: &str) -> Mutation {
     };
     let values_at = rest.find("VALUES").expect("VALUES");
     let (table, _, columns) = target(&rest[..values_at]);
-    Mutation::Write { kind, table, columns, rows: tuples(&rest[values_at + 6..]) }
+    Mutation::Write {
+        kind,
+        table,
+        columns,
+        rows: tuples(&rest[values_at + 6..]),
+    }
 }
 
 impl Runner {
@@ -201,7 +230,8 @@ impl Runner {
                 }
             }
             "mark" => {
-                self.marks.insert(rest.trim().to_string(), self.db.visible_timestamp());
+                self.marks
+                    .insert(rest.trim().to_string(), self.db.visible_timestamp());
                 String::new()
             }
             "dump" => {
@@ -210,8 +240,12 @@ impl Runner {
                 for (key, object, values) in self.db.dump().expect("dump") {
                     let _ = key;
                     let name = match object {
-                        rowtree_db::keys::Object::Table(id) => catalog.table_by_id(id).map(|t| t.name.clone()),
-                        rowtree_db::keys::Object::Index(id) => catalog.index_by_id(id).map(|i| i.name.clone()),
+                        rowtree_db::keys::Object::Table(id) => {
+                            catalog.table_by_id(id).map(|t| t.name.clone())
+                        }
+                        rowtree_db::keys::Object::Index(id) => {
+                            catalog.index_by_id(id).map(|i| i.name.clone())
+                        }
                     }
                     .unwrap_or_else(|| "?".into());
                     out.push(format!("{name}{}", show_row(&values)));
@@ -228,11 +262,18 @@ impl Runner {
                 req.index = index;
                 let result = match at {
                     None => self.db.read(&req),
-                    Some(ts) => self.db.read_only(TimestampBound::ReadTimestamp(ts)).and_then(|t| t.read(&req)),
+                    Some(ts) => self
+                        .db
+                        .read_only(TimestampBound::ReadTimestamp(ts))
+                        .and_then(|t| t.read(&req)),
                 };
                 match result {
                     Ok(rows) if rows.is_empty() => "(no rows)".into(),
-                    Ok(rows) => rows.iter().map(|r| show_row(r)).collect::<Vec<_>>().join("\n"),
+                    Ok(rows) => rows
+                        .iter()
+                        .map(|r| show_row(r))
+                        .collect::<Vec<_>>()
+                        .join("\n"),
                     Err(e) => format!("error: {}: {e}", e.code()),
                 }
             }
@@ -243,13 +284,18 @@ impl Runner {
 
 fn run_file(path: &Path) {
     let text = std::fs::read_to_string(path).expect("read scenario");
-    let mut runner = Runner { db: Database::in_memory(), marks: HashMap::new() };
+    let mut runner = Runner {
+        db: Database::in_memory(),
+        marks: HashMap::new(),
+    };
     let mut actual = String::new();
     let mut lines = text.lines().peekable();
     while let Some(line) = lines.next() {
         actual.push_str(line);
         actual.push('\n');
-        let Some(command) = line.strip_prefix("> ") else { continue };
+        let Some(command) = line.strip_prefix("> ") else {
+            continue;
+        };
         let out = runner.run(command);
         if !out.is_empty() {
             actual.push_str(&out);
@@ -285,7 +331,10 @@ fn run_file(path: &Path) {
 #[test]
 fn scenarios() {
     let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
-    let mut files: Vec<_> = std::fs::read_dir(&dir).expect("scenario dir").map(|e| e.expect("entry").path()).collect();
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("scenario dir")
+        .map(|e| e.expect("entry").path())
+        .collect();
     files.sort();
     assert!(!files.is_empty(), "no scenarios found");
     for f in files {

@@ -146,6 +146,7 @@ fn builders_run_in_timestamp_order_within_a_group() {
     }
     gate_tx.send(()).unwrap(); // release group 1
     gate_tx.send(()).unwrap(); // and group 2
+    drop(gate_tx); // later flushes pass straight through
     let first_ts = first.join().unwrap().unwrap();
 
     let results: Vec<_> = handles
