@@ -39,6 +39,17 @@ use crate::sequences::Sequences;
 /// key/value versions.
 pub(crate) type CommitWrites = (u64, Vec<(Vec<u8>, Option<Vec<u8>>)>);
 
+/// Commit counters of a database since it was opened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct CommitStats {
+    /// Durable commits.
+    pub commits: u64,
+    /// Group flushes (one fsync each).
+    pub flushes: u64,
+    /// Commits that wrote to more than one split.
+    pub multi_split_commits: u64,
+}
+
 /// Database settings.
 #[derive(Clone)]
 pub struct Options {
@@ -88,6 +99,8 @@ pub(crate) struct Inner {
     pub pipeline: CommitPipeline<CommitWrites>,
     pub sequences: Sequences,
     pub options: Options,
+    /// Commits whose writes touched more than one split.
+    pub multi_split_commits: std::sync::atomic::AtomicU64,
     stop: Arc<AtomicBool>,
     gc_thread: Mutex<Option<JoinHandle<()>>>,
 }
@@ -192,6 +205,7 @@ impl Database {
             locks: LockManager::new(),
             pipeline,
             options,
+            multi_split_commits: std::sync::atomic::AtomicU64::new(0),
             stop: stop.clone(),
             gc_thread: Mutex::new(None),
         });
@@ -238,6 +252,46 @@ impl Database {
                 .splits()
                 .add_split_point(&crate::keys::object_range(ix.id).0);
         }
+    }
+
+    /// Every split with its key range, node and load counters.
+    pub fn split_stats(&self) -> Vec<rowtree_kv::SplitSnapshot> {
+        self.inner.router.stats_snapshot()
+    }
+
+    /// Commit counters: commits, group flushes (fsyncs), and commits that
+    /// spanned several splits (two-phase commits in a distributed setting).
+    pub fn commit_stats(&self) -> CommitStats {
+        let p = self.inner.pipeline.stats();
+        CommitStats {
+            commits: p.commits,
+            flushes: p.flushes,
+            multi_split_commits: self.inner.multi_split_commits.load(Ordering::Relaxed),
+        }
+    }
+
+    /// Adds a split boundary at a (possibly partial) key of a table or
+    /// index, as Spanner's AddSplitPoints does (pre-splitting). Returns
+    /// whether a new boundary was made.
+    pub fn add_split_point(
+        &self,
+        table_or_index: &str,
+        key: &[rowtree_types::Value],
+    ) -> Result<bool> {
+        let catalog = self.catalog();
+        let (table, index) = match catalog.index(table_or_index) {
+            Some(ix) => {
+                let t = catalog
+                    .table_by_id(ix.table)
+                    .ok_or_else(|| Error::internal("table vanished"))?;
+                (t.name.clone(), Some(ix.name.clone()))
+            }
+            None => (table_or_index.to_string(), None),
+        };
+        let target = crate::read::Target::resolve(&catalog, &table, index.as_deref())?;
+        let key = target.coerce_key(key)?;
+        let point = crate::keys::encode_prefix(&target.levels, &key)?;
+        Ok(self.inner.router.splits().add_split_point(&point))
     }
 
     /// The oldest timestamp that may still be read.

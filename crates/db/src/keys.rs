@@ -45,8 +45,16 @@ pub type DecodedKey = (Vec<u8>, Object, Vec<Value>);
 pub(crate) struct Level {
     pub object_id: u32,
     pub object: Object,
+    /// `encode_object(object_id)`, the bytes that start this level.
+    pub prefix: Vec<u8>,
     /// (type, direction) of each key column added at this level.
     pub columns: Vec<(Type, Direction)>,
+}
+
+fn object_prefix(id: u32) -> Vec<u8> {
+    let mut out = Vec::with_capacity(5);
+    encode_object(&mut out, id);
+    out
 }
 
 fn direction(desc: bool) -> Direction {
@@ -75,6 +83,7 @@ pub(crate) fn table_levels(catalog: &Catalog, table: &Table) -> Vec<Level> {
         levels.push(Level {
             object_id: t.id,
             object: Object::Table(t.id),
+            prefix: object_prefix(t.id),
             columns: all[done.min(all.len())..].to_vec(),
         });
         done = all.len();
@@ -117,6 +126,7 @@ pub(crate) fn index_levels(catalog: &Catalog, table: &Table, index: &Index) -> V
         None => vec![Level {
             object_id: index.id,
             object: Object::Index(index.id),
+            prefix: object_prefix(index.id),
             columns: cols.into_iter().map(|(_, t, d)| (t, d)).collect(),
         }],
         Some(parent) => {
@@ -127,6 +137,7 @@ pub(crate) fn index_levels(catalog: &Catalog, table: &Table, index: &Index) -> V
             levels.push(Level {
                 object_id: index.id,
                 object: Object::Index(index.id),
+                prefix: object_prefix(index.id),
                 columns: cols[shared.min(cols.len())..]
                     .iter()
                     .map(|(_, t, d)| (t.clone(), *d))
@@ -146,7 +157,7 @@ pub(crate) fn encode_prefix(levels: &[Level], values: &[Value]) -> Result<Vec<u8
         if i >= values.len() && i > 0 {
             break;
         }
-        encode_object(&mut out, level.object_id);
+        out.extend_from_slice(&level.prefix);
         for (_, dir) in &level.columns {
             let Some(v) = values.get(i) else {
                 return Ok(out);
@@ -255,5 +266,68 @@ pub(crate) fn decode_key(catalog: &Catalog, key: &[u8]) -> Result<Option<(Object
             Some(_) => continue,
             None => return Err(Error::internal("key ends without a row terminator")),
         }
+    }
+}
+
+/// Describes a key or key prefix (such as a split boundary) in human terms:
+/// `Users(1)`, `Users(1)/Albums(10)`, `UsersByLastAccess`, or `<begin>`.
+pub fn describe(catalog: &Catalog, key: &[u8]) -> String {
+    use rowtree_encoding::{decode_key_value, decode_object};
+    if key.is_empty() {
+        return "<begin>".into();
+    }
+    let mut input = key;
+    let mut parts: Vec<String> = Vec::new();
+    let mut depth = 0;
+    while !input.is_empty() && input[0] != ROW_END {
+        let Ok(id) = decode_object(&mut input) else {
+            break;
+        };
+        let levels = if let Some(t) = catalog.table_by_id(id) {
+            table_levels(catalog, t)
+        } else if let Some(ix) = catalog.index_by_id(id) {
+            match catalog.table_by_id(ix.table) {
+                Some(t) => index_levels(catalog, t, ix),
+                None => break,
+            }
+        } else {
+            parts.push(format!("<dropped object {id}>"));
+            break;
+        };
+        let Some(level) = levels.get(depth) else {
+            break;
+        };
+        let name = match level.object {
+            Object::Table(t) => catalog.table_by_id(t).map(|t| t.name.clone()),
+            Object::Index(i) => catalog.index_by_id(i).map(|i| i.name.clone()),
+        }
+        .unwrap_or_default();
+        let mut values = Vec::new();
+        for (ty, dir) in &level.columns {
+            if input.is_empty()
+                || input[0] == ROW_END
+                || input[0] == rowtree_encoding::OBJECT_MARKER
+            {
+                break;
+            }
+            match decode_key_value(&mut input, ty, *dir) {
+                Ok(v) => values.push(v.sql_literal()),
+                Err(_) => break,
+            }
+        }
+        parts.push(if values.is_empty() {
+            name
+        } else {
+            format!("{name}({})", values.join(", "))
+        });
+        depth += 1;
+    }
+    if parts.is_empty() {
+        format!(
+            "<{}>",
+            key.iter().map(|b| format!("{b:02x}")).collect::<String>()
+        )
+    } else {
+        parts.join("/")
     }
 }

@@ -24,7 +24,7 @@ mod sequences;
 pub mod transaction;
 pub mod write;
 
-pub use database::{Database, Options};
+pub use database::{CommitStats, Database, Options};
 pub use ddl::DdlError;
 pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};

@@ -161,12 +161,15 @@ impl ReadWriteTransaction {
                 mutation_count,
             });
         }
-        let accounted: Vec<(Vec<u8>, Option<Vec<u8>>)> = resolved
-            .writes
-            .iter()
-            .filter_map(|w| w.key_for_accounting().map(|k| (k.to_vec(), None)))
-            .collect();
-        inner.router.charge_writes(&accounted);
+        let accounted: Vec<(&[u8], Option<&[u8]>)> =
+            resolved.writes.iter().map(|w| w.for_accounting()).collect();
+        if inner.router.charge_writes(&accounted).is_multi_split() {
+            // Spanner would run two-phase commit across these splits' leaders.
+            inner
+                .multi_split_commits
+                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+        drop(accounted);
         let writes = resolved.writes;
         let ts = inner
             .pipeline

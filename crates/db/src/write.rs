@@ -90,10 +90,15 @@ impl PreparedWrite {
         }
     }
 
-    pub fn key_for_accounting(&self) -> Option<&[u8]> {
+    /// The key and value for split accounting (a write whose key waits for
+    /// the commit timestamp is charged where its prefix routes).
+    pub fn for_accounting(&self) -> (&[u8], Option<&[u8]>) {
         match self {
-            PreparedWrite::Ready(k, _) => Some(k),
-            PreparedWrite::Pending { .. } => None,
+            PreparedWrite::Ready(k, v) => (k, v.as_deref()),
+            PreparedWrite::Pending { levels, .. } => (
+                levels.first().map_or(&[][..], |l| l.prefix.as_slice()),
+                None,
+            ),
         }
     }
 }

@@ -15,6 +15,8 @@
 //! > read@label T(a) ALL                  read at a marked timestamp
 //! > mark label                           remember the current timestamp
 //! > dump                                 every stored key, decoded, in key order
+//! > split T (1)                           add a split point at a key (prefix)
+//! > splits                               splits in key order with their row counters
 //! ```
 //!
 //! Mutation kinds: insert, update, insert_or_update, replace, delete.
@@ -228,6 +230,36 @@ impl Runner {
                     Ok(_) => "committed".into(),
                     Err(e) => format!("error: {}: {e}", e.code()),
                 }
+            }
+            "split" => {
+                // split T (key values): add a split point.
+                let (name, key) = rest.split_once(' ').expect("split T (k)");
+                let key = tuples(key).remove(0);
+                match self.db.add_split_point(name, &key) {
+                    Ok(added) => format!("added: {added}"),
+                    Err(e) => format!("error: {}: {e}", e.code()),
+                }
+            }
+            "splits" => {
+                // Every split with its range in human terms and its row counters.
+                let catalog = self.db.catalog();
+                self.db
+                    .split_stats()
+                    .iter()
+                    .map(|s| {
+                        let limit = s.limit.as_ref().map_or("<end>".to_string(), |l| {
+                            rowtree_db::keys::describe(&catalog, l)
+                        });
+                        format!(
+                            "[{} .. {}) rows_read={} rows_written={}",
+                            rowtree_db::keys::describe(&catalog, &s.start),
+                            limit,
+                            s.counters.rows_read,
+                            s.counters.rows_written
+                        )
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n")
             }
             "mark" => {
                 self.marks
