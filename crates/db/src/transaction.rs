@@ -81,13 +81,16 @@ impl ReadWriteTransaction {
         self.handle.priority()
     }
 
-    fn check_open(&self) -> Result<()> {
+    /// Fails if the transaction ended; a wounded transaction ends here
+    /// (releasing its locks so the older transaction can proceed at once).
+    fn check_open(&mut self) -> Result<()> {
         if self.done {
             return Err(Error::TransactionClosed {
                 message: "Transaction has already been committed or rolled back".into(),
             });
         }
         if self.handle.is_wounded() {
+            self.abort();
             return Err(Error::Aborted {
                 reason: "the transaction was wounded by an older conflicting transaction".into(),
             });

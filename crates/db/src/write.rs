@@ -32,7 +32,7 @@ use crate::read::{materialize, Span, Target};
 /// column with `allow_commit_timestamp = true` (Spanner's
 /// `spanner.commit_timestamp()` / `PENDING_COMMIT_TIMESTAMP()`). It is
 /// replaced by the commit timestamp when the commit is made durable.
-pub const PENDING_COMMIT_TIMESTAMP: Timestamp = Timestamp::MAX;
+pub const PENDING_COMMIT_TIMESTAMP: Timestamp = Timestamp::PENDING_COMMIT;
 
 /// Spanner's limit on mutations per commit.
 pub const MAX_MUTATIONS: usize = 80_000;
@@ -1077,8 +1077,11 @@ fn expr_error(table: &Table, col: &Column, e: rowtree_expr::Error) -> Error {
 
 fn check_length(table: &Table, col: &Column, v: &Value) -> Result<()> {
     use rowtree_parser::ast::DataType;
+    // STRING(MAX) holds 2,621,440 characters (Spanner's limit); BYTES(MAX)
+    // is bounded by the 10 MiB cell limit below.
     let limit = |dt: &DataType| match dt {
         DataType::String(Length::Limit(n)) | DataType::Bytes(Length::Limit(n)) => Some(*n as usize),
+        DataType::String(Length::Max) => Some(2_621_440),
         _ => None,
     };
     let too_long = |dt: &DataType, v: &Value| -> Option<(usize, usize)> {

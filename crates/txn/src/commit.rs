@@ -353,9 +353,8 @@ where
     for Pending { build, reply } in group {
         let ts = shared.oracle.next();
         last_ts = ts;
-        let built = catch_unwind(AssertUnwindSafe(|| build(ts))).unwrap_or_else(|_| {
-            Err(Error::Internal("the write-set builder panicked".into()))
-        });
+        let built = catch_unwind(AssertUnwindSafe(|| build(ts)))
+            .unwrap_or_else(|_| Err(Error::Internal("the write-set builder panicked".into())));
         match built {
             Ok(write) => {
                 writes.push(write);

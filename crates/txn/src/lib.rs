@@ -16,5 +16,7 @@ pub mod timestamp;
 
 pub use commit::{CommitOptions, CommitPipeline, CommitRequest, CommitStats};
 pub use error::{Error, Result};
-pub use lock::{KeyRange, LockManager, LockMode, LockStats, LockTarget, TxnHandle, TxnId, TxnState};
+pub use lock::{
+    KeyRange, LockManager, LockMode, LockStats, LockTarget, TxnHandle, TxnId, TxnState,
+};
 pub use timestamp::{Clock, ManualClock, SystemClock, TimestampOracle};

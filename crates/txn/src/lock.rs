@@ -118,7 +118,9 @@ impl KeyRange {
 
     /// Whether the range holds no key at all (`end <= start`).
     pub fn is_empty(&self) -> bool {
-        self.end.as_deref().is_some_and(|end| end <= &self.start[..])
+        self.end
+            .as_deref()
+            .is_some_and(|end| end <= &self.start[..])
     }
 
     /// Whether `key` lies inside the range.
@@ -387,9 +389,10 @@ impl Tables {
                 self.held.entry(txn.id).or_default().keys.push(key);
             }
             LockTarget::Range(range) => {
-                let already = self.ranges.iter().any(|r| {
-                    r.txn.id == txn.id && r.range == range && r.mode >= mode
-                });
+                let already = self
+                    .ranges
+                    .iter()
+                    .any(|r| r.txn.id == txn.id && r.range == range && r.mode >= mode);
                 if !already {
                     self.ranges.push(RangeLock {
                         range,

@@ -123,12 +123,18 @@ fn older_requester_wounds_younger_holder() {
         thread::spawn(move || lm.lock(&old, key("a"), X, within(10)))
     };
     eventually("younger wounded", || young.is_wounded());
-    assert!(!requester.is_finished(), "the older one waits for the release");
+    assert!(
+        !requester.is_finished(),
+        "the older one waits for the release"
+    );
 
     // The wounded transaction's next request and its commit are refused.
     assert!(is_aborted(&lm.lock(&young, key("b"), S, no_wait())));
     assert!(is_aborted(&lm.mark_committing(&young)));
-    assert!(Error::Aborted { reason: String::new() }.is_retryable());
+    assert!(Error::Aborted {
+        reason: String::new()
+    }
+    .is_retryable());
 
     lm.release_all(&young);
     assert_eq!(young.state(), TxnState::Done);
@@ -244,7 +250,10 @@ fn release_all_empties_the_tables() {
     lm.lock(&t, LockTarget::range("d", None), S, no_wait())
         .unwrap();
     let stats = lm.stats();
-    assert_eq!((stats.locked_keys, stats.range_locks, stats.transactions), (3, 1, 1));
+    assert_eq!(
+        (stats.locked_keys, stats.range_locks, stats.transactions),
+        (3, 1, 1)
+    );
     lm.release_all(&t);
     assert_eq!(lm.stats(), Default::default());
 }
@@ -288,8 +297,13 @@ fn range_request_conflicts_with_keys_and_ranges_held() {
     let lm = LockManager::new();
     let (old, young) = (lm.begin(None), lm.begin(None));
     lm.lock(&old, key("c"), X, no_wait()).unwrap();
-    lm.lock(&old, LockTarget::range("x", Some(b"z".to_vec())), X, no_wait())
-        .unwrap();
+    lm.lock(
+        &old,
+        LockTarget::range("x", Some(b"z".to_vec())),
+        X,
+        no_wait(),
+    )
+    .unwrap();
     let blocked = [
         LockTarget::range("a", Some(b"d".to_vec())),
         LockTarget::range("c", None),
@@ -321,8 +335,13 @@ fn range_request_conflicts_with_keys_and_ranges_held() {
 fn shared_ranges_are_compatible_and_block_writers_until_released() {
     let lm = Arc::new(LockManager::new());
     let (old, young) = (lm.begin(None), lm.begin(None));
-    lm.lock(&young, LockTarget::range("a", Some(b"m".to_vec())), S, no_wait())
-        .unwrap();
+    lm.lock(
+        &young,
+        LockTarget::range("a", Some(b"m".to_vec())),
+        S,
+        no_wait(),
+    )
+    .unwrap();
     lm.lock(&old, LockTarget::range("f", None), S, no_wait())
         .unwrap();
     // The older one inserts into the younger one's range: it wounds and waits.

@@ -21,7 +21,10 @@ fn hammer(oracle: Arc<TimestampOracle>) {
         assert!(seq.windows(2).all(|w| w[0] < w[1]), "increasing per thread");
     }
     let mut all: Vec<u64> = per_thread.concat();
-    assert!(all.iter().all(|ts| ts % 1_000 == 0), "microsecond granularity");
+    assert!(
+        all.iter().all(|ts| ts % 1_000 == 0),
+        "microsecond granularity"
+    );
     all.sort_unstable();
     all.dedup();
     assert_eq!(all.len(), THREADS * PER_THREAD, "no timestamp issued twice");

@@ -35,6 +35,12 @@ impl Timestamp {
     pub const MAX: Timestamp = Timestamp(253_402_300_799 * 1_000_000_000 + 999_999_999);
     /// 1970-01-01T00:00:00Z.
     pub const UNIX_EPOCH: Timestamp = Timestamp(0);
+    /// A marker outside the valid range that stands for "the commit
+    /// timestamp of this transaction" (Spanner's `PENDING_COMMIT_TIMESTAMP()`
+    /// and `spanner.commit_timestamp()`) until the commit timestamp is
+    /// known. No parse or arithmetic produces it; the database replaces it
+    /// before anything is stored.
+    pub const PENDING_COMMIT: Timestamp = Timestamp(i128::MAX);
 
     /// A timestamp from nanoseconds since the Unix epoch; `None` outside
     /// Spanner's range.
@@ -163,6 +169,9 @@ impl Timestamp {
     /// Spanner and its emulator print commit timestamps. Every client parses
     /// any number of digits.
     pub fn to_rfc3339(self) -> String {
+        if self == Timestamp::PENDING_COMMIT {
+            return "spanner.commit_timestamp()".to_string();
+        }
         let (local, _) = self.local(&TimeZone::UTC);
         let mut out = format_civil(&local);
         let frac = self.0.rem_euclid(NANOS_PER_SECOND) as u32;
@@ -184,6 +193,9 @@ impl Timestamp {
     /// seconds, such as Los Angeles' 1883 local mean time, is truncated to
     /// minutes in the text, as absl does).
     pub fn format_sql(self, tz: &TimeZone) -> String {
+        if self == Timestamp::PENDING_COMMIT {
+            return "PENDING_COMMIT_TIMESTAMP()".to_string();
+        }
         let (local, offset) = self.local(tz);
         let mut out = format_civil(&local);
         let frac = self.0.rem_euclid(NANOS_PER_SECOND) as u32;
