@@ -221,8 +221,18 @@ impl Binder<'_> {
                 name,
                 args,
                 safe,
+                distinct,
+                modifiers,
                 span,
-            } => self.bind_function(name, args, *safe, *span),
+            } => {
+                if *distinct || modifiers.is_some() {
+                    return Err(invalid_at(
+                        *span,
+                        format!("Aggregate function {} is not allowed here", name.value.to_uppercase()),
+                    ));
+                }
+                self.bind_function(name, args, *safe, *span)
+            }
             Expr::Sequence { span, .. } => Err(invalid_at(
                 *span,
                 "SEQUENCE arguments are only allowed in sequence functions",
@@ -499,6 +509,18 @@ impl Binder<'_> {
                 *span,
                 "INTERVAL is only allowed as an argument of date and timestamp functions",
             )),
+            Expr::Star { span } => Err(invalid_at(*span, "* is only allowed in COUNT(*)")),
+            Expr::Default { span } => Err(invalid_at(
+                *span,
+                "DEFAULT is only allowed as a value in INSERT and UPDATE",
+            )),
+            Expr::Subquery { span, .. }
+            | Expr::Exists { span, .. }
+            | Expr::ArraySubquery { span, .. }
+            | Expr::InSubquery { span, .. } => Err(invalid_at(*span, "Subqueries are not allowed here")),
+            Expr::InUnnest { span, .. } | Expr::Extract { span, .. } => {
+                Err(invalid_at(*span, "This expression is not supported here yet"))
+            }
         }
     }
 

@@ -52,6 +52,17 @@ pub struct Statement {
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 pub enum StatementKind {
+    /// A query (`SELECT`, `WITH`, set operations).
+    Query(Box<Query>),
+    /// `INSERT [OR UPDATE | OR IGNORE] ...`.
+    Insert(Box<Insert>),
+    /// `UPDATE ... SET ... WHERE ...`.
+    Update(Box<Update>),
+    /// `DELETE [FROM] ... WHERE ...`.
+    Delete(Box<Delete>),
+    /// `EXPLAIN [ANALYZE] statement`: the plan (and, with ANALYZE, the
+    /// execution profile) instead of the result.
+    Explain { analyze: bool, statement: Box<Statement> },
     CreateTable(CreateTable),
     AlterTable(AlterTable),
     DropTable {
@@ -362,14 +373,36 @@ pub enum Expr {
         right: Box<Expr>,
         span: Span,
     },
-    /// `f(args)`, including `SAFE.f(args)` (`safe` set) and
-    /// `GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)` (argument [`Expr::Sequence`]).
+    /// `f(args)`, including `SAFE.f(args)` (`safe` set),
+    /// `GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)` (argument [`Expr::Sequence`]),
+    /// `COUNT(*)` (argument [`Expr::Star`]) and aggregate calls with
+    /// `DISTINCT`, `IGNORE NULLS`, `ORDER BY` or `LIMIT` inside.
     Function {
         name: Ident,
         args: Vec<Expr>,
         safe: bool,
+        /// `f(DISTINCT ...)`.
+        distinct: bool,
+        /// Aggregate modifiers, when any was written.
+        modifiers: Option<Box<CallModifiers>>,
         span: Span,
     },
+    /// `*` as a function argument: `COUNT(*)`.
+    Star { span: Span },
+    /// `DEFAULT` as a value in INSERT VALUES or UPDATE SET.
+    Default { span: Span },
+    /// `(SELECT ...)` used as a value: one column, at most one row.
+    Subquery { query: Box<Query>, span: Span },
+    /// `EXISTS (SELECT ...)`.
+    Exists { query: Box<Query>, span: Span },
+    /// `ARRAY(SELECT ...)`.
+    ArraySubquery { query: Box<Query>, span: Span },
+    /// `e [NOT] IN (SELECT ...)`.
+    InSubquery { expr: Box<Expr>, query: Box<Query>, negated: bool, span: Span },
+    /// `e [NOT] IN UNNEST(array)`.
+    InUnnest { expr: Box<Expr>, array: Box<Expr>, negated: bool, span: Span },
+    /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
+    Extract { part: Ident, expr: Box<Expr>, time_zone: Option<Box<Expr>>, span: Span },
     /// `SEQUENCE s` as a function argument.
     Sequence {
         name: Ident,
@@ -460,6 +493,14 @@ impl Expr {
             | Expr::Unary { span, .. }
             | Expr::Binary { span, .. }
             | Expr::Function { span, .. }
+            | Expr::Star { span }
+            | Expr::Default { span }
+            | Expr::Subquery { span, .. }
+            | Expr::Exists { span, .. }
+            | Expr::ArraySubquery { span, .. }
+            | Expr::InSubquery { span, .. }
+            | Expr::InUnnest { span, .. }
+            | Expr::Extract { span, .. }
             | Expr::Sequence { span, .. }
             | Expr::Cast { span, .. }
             | Expr::Is { span, .. }
@@ -545,4 +586,203 @@ pub enum SubscriptMode {
     SafeOrdinal,
     /// Bare `a[i]` (same as OFFSET).
     Bare,
+}
+
+/// Modifiers inside an aggregate call:
+/// `ARRAY_AGG(x IGNORE NULLS ORDER BY y LIMIT 3)`, `STRING_AGG(s, ',' ORDER BY s)`.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct CallModifiers {
+    /// `IGNORE NULLS` (true) or `RESPECT NULLS` (false).
+    pub ignore_nulls: Option<bool>,
+    pub order_by: Vec<OrderByItem>,
+    pub limit: Option<Expr>,
+}
+
+/// A query: `[WITH ...] body [ORDER BY ...] [LIMIT n [OFFSET m]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Query {
+    /// Statement hints written before the query: `@{USE_ADDITIONAL_PARALLELISM=true}`.
+    pub hints: Vec<Hint>,
+    pub with: Vec<Cte>,
+    pub body: SetExpr,
+    pub order_by: Vec<OrderByItem>,
+    pub limit: Option<Expr>,
+    pub offset: Option<Expr>,
+    pub span: Span,
+}
+
+/// `name AS (query)` in a WITH clause.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Cte {
+    pub name: Ident,
+    pub query: Box<Query>,
+}
+
+/// The body of a query: a SELECT, a parenthesised query, or a set operation.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SetExpr {
+    Select(Box<Select>),
+    /// `(query)`, which may carry its own ORDER BY / LIMIT.
+    Query(Box<Query>),
+    SetOperation {
+        op: SetOperator,
+        /// `ALL` (true) or `DISTINCT` (false); GoogleSQL requires one.
+        all: bool,
+        left: Box<SetExpr>,
+        right: Box<SetExpr>,
+        span: Span,
+    },
+}
+
+/// UNION, INTERSECT, EXCEPT.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SetOperator {
+    Union,
+    Intersect,
+    Except,
+}
+
+/// `SELECT [DISTINCT] [AS STRUCT] items [FROM ...] [WHERE ...] [GROUP BY ...] [HAVING ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Select {
+    pub distinct: bool,
+    /// `SELECT AS STRUCT`: each row becomes one STRUCT value.
+    pub as_struct: bool,
+    pub items: Vec<SelectItem>,
+    pub from: Option<TableExpr>,
+    pub where_clause: Option<Expr>,
+    pub group_by: Vec<Expr>,
+    pub having: Option<Expr>,
+    pub span: Span,
+}
+
+/// One item of a select list.
+#[derive(Debug, Clone, PartialEq)]
+pub enum SelectItem {
+    /// `expr [AS alias]`.
+    Expr { expr: Expr, alias: Option<Ident> },
+    /// `*` (with optional `EXCEPT (cols)` / `REPLACE (expr AS col)`).
+    Star { except: Vec<Ident>, replace: Vec<(Expr, Ident)>, span: Span },
+    /// `t.*` or `expr.*`.
+    QualifiedStar { qualifier: Vec<Ident>, span: Span },
+}
+
+/// A FROM-clause item.
+#[derive(Debug, Clone, PartialEq)]
+pub enum TableExpr {
+    /// A table (possibly `INFORMATION_SCHEMA.TABLES`), with hints such as
+    /// `@{FORCE_INDEX=idx}`.
+    Table { path: Vec<Ident>, alias: Option<Ident>, hints: Vec<Hint>, span: Span },
+    /// `(query) [AS alias]`.
+    Subquery { query: Box<Query>, alias: Option<Ident>, span: Span },
+    /// `UNNEST(array) [AS alias] [WITH OFFSET [AS name]]`, or a path to an
+    /// array column of an earlier table (`t.arr`).
+    Unnest {
+        array: Expr,
+        alias: Option<Ident>,
+        /// `Some(None)`: WITH OFFSET without a name; `Some(Some(n))`: `AS n`.
+        with_offset: Option<Option<Ident>>,
+        span: Span,
+    },
+    /// A join; comma joins are `Cross`.
+    Join {
+        kind: JoinKind,
+        left: Box<TableExpr>,
+        right: Box<TableExpr>,
+        condition: JoinCondition,
+        /// `@{JOIN_METHOD=HASH_JOIN}` and friends, written after JOIN.
+        hints: Vec<Hint>,
+        span: Span,
+    },
+}
+
+/// The kinds of join.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum JoinKind {
+    Inner,
+    Left,
+    Right,
+    Full,
+    Cross,
+}
+
+/// How a join matches rows.
+#[derive(Debug, Clone, PartialEq)]
+pub enum JoinCondition {
+    On(Expr),
+    Using(Vec<Ident>),
+    None,
+}
+
+/// A hint `name = value` inside `@{...}`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Hint {
+    pub name: Ident,
+    pub value: Expr,
+}
+
+/// `expr [ASC|DESC] [NULLS FIRST|LAST]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct OrderByItem {
+    pub expr: Expr,
+    pub desc: bool,
+    /// `Some(true)`: NULLS FIRST; `Some(false)`: NULLS LAST; `None`: the
+    /// default (NULLs first in ASC, last in DESC).
+    pub nulls_first: Option<bool>,
+}
+
+/// `THEN RETURN items` after a DML statement.
+pub type Returning = Vec<SelectItem>;
+
+/// `INSERT [OR UPDATE | OR IGNORE] [INTO] t (cols) VALUES (...), ... | query [THEN RETURN ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Insert {
+    pub mode: InsertMode,
+    pub table: Ident,
+    pub columns: Vec<Ident>,
+    pub source: InsertSource,
+    pub returning: Option<Returning>,
+    pub span: Span,
+}
+
+/// What INSERT does with an existing row.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InsertMode {
+    /// Fail with ALREADY_EXISTS.
+    Plain,
+    /// `INSERT OR UPDATE`: update the named columns.
+    OrUpdate,
+    /// `INSERT OR IGNORE`: leave the row as it is.
+    OrIgnore,
+}
+
+/// The rows an INSERT writes.
+#[derive(Debug, Clone, PartialEq)]
+pub enum InsertSource {
+    /// `VALUES (..), (..)`; items may be [`Expr::Default`].
+    Values(Vec<Vec<Expr>>),
+    Query(Box<Query>),
+}
+
+/// `UPDATE t [AS a] SET c = e, ... WHERE cond [THEN RETURN ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Update {
+    pub table: Ident,
+    pub alias: Option<Ident>,
+    /// `(column path, value)`; the value may be [`Expr::Default`].
+    pub assignments: Vec<(Vec<Ident>, Expr)>,
+    /// Required in GoogleSQL (use `WHERE true` for every row).
+    pub where_clause: Expr,
+    pub returning: Option<Returning>,
+    pub span: Span,
+}
+
+/// `DELETE [FROM] t [AS a] WHERE cond [THEN RETURN ...]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Delete {
+    pub table: Ident,
+    pub alias: Option<Ident>,
+    pub where_clause: Expr,
+    pub returning: Option<Returning>,
+    pub span: Span,
 }

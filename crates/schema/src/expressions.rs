@@ -91,6 +91,15 @@ fn children(expr: &Expr) -> Vec<&Expr> {
         Expr::Array { items, .. } => items.iter().collect(),
         Expr::Struct { fields, .. } => fields.iter().map(|(_, e)| e).collect(),
         Expr::Subscript { expr, index, .. } => vec![expr, index],
+        Expr::Star { .. } | Expr::Default { .. } => vec![],
+        // Subqueries are refused by the binder; their insides are not
+        // part of this expression.
+        Expr::Subquery { .. } | Expr::Exists { .. } | Expr::ArraySubquery { .. } => vec![],
+        Expr::InSubquery { expr, .. } => vec![expr],
+        Expr::InUnnest { expr, array, .. } => vec![expr, array],
+        Expr::Extract { expr, time_zone, .. } => {
+            std::iter::once(expr.as_ref()).chain(time_zone.iter().map(|e| e.as_ref())).collect()
+        }
     }
 }
 
@@ -356,6 +365,8 @@ mod tests {
             },
             args,
             safe: false,
+            distinct: false,
+            modifiers: None,
             span: ast::Span::default(),
         };
         let expr = call(

@@ -421,6 +421,8 @@ impl Parser<'_> {
                 name,
                 args: Vec::new(),
                 safe: false,
+                distinct: false,
+                modifiers: None,
                 span,
             });
         }
@@ -446,6 +448,8 @@ impl Parser<'_> {
             name,
             args,
             safe,
+            distinct: false,
+            modifiers: None,
             span: self.span_from(start),
         })
     }
@@ -654,7 +658,15 @@ fn with_span(mut expr: Expr, new_span: crate::ast::Span) -> Expr {
         | Expr::Struct { span, .. }
         | Expr::Subscript { span, .. }
         | Expr::Field { span, .. }
-        | Expr::Interval { span, .. } => *span = new_span,
+        | Expr::Interval { span, .. }
+        | Expr::Star { span }
+        | Expr::Default { span }
+        | Expr::Subquery { span, .. }
+        | Expr::Exists { span, .. }
+        | Expr::ArraySubquery { span, .. }
+        | Expr::InSubquery { span, .. }
+        | Expr::InUnnest { span, .. }
+        | Expr::Extract { span, .. } => *span = new_span,
     }
     expr
 }

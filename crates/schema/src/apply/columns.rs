@@ -274,6 +274,8 @@ fn create_identity_sequence(
             span,
         }],
         safe: false,
+        distinct: false,
+        modifiers: None,
         span,
     };
     let source = ast::SourceExpr {

@@ -33,5 +33,13 @@ pub(crate) fn statement(state: &mut State, stmt: &Statement) -> Result<Vec<Effec
         StatementKind::AlterSequence(alter) => sequence::alter(state, alter),
         StatementKind::DropSequence { name, if_exists } => sequence::drop(state, name, *if_exists),
         StatementKind::AlterDatabase { name, options } => database::alter(state, name, options),
+        StatementKind::Query(_)
+        | StatementKind::Insert(_)
+        | StatementKind::Update(_)
+        | StatementKind::Delete(_)
+        | StatementKind::Explain { .. } => Err(crate::SchemaError::invalid(
+            "Only DDL statements can change the schema",
+            Some(stmt.span),
+        )),
     }
 }
