@@ -21,6 +21,7 @@ pub mod keys;
 pub mod mutation;
 pub mod read;
 mod sequences;
+pub mod stream;
 pub mod transaction;
 pub mod write;
 
@@ -30,7 +31,8 @@ pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
+pub use stream::{RowStream, ScanRequest, ScanStats};
 pub use transaction::{CommitResult, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
-pub use write::PENDING_COMMIT_TIMESTAMP;
+pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
 pub use rowtree_types::{Timestamp, Type, Value};

@@ -101,6 +101,8 @@ pub enum WriteKind {
     /// Delete the row (and, per ON DELETE, its children) and insert it anew:
     /// unnamed columns become NULL or their default.
     Replace,
+    /// Insert, or leave an existing row untouched (`INSERT OR IGNORE`).
+    InsertOrIgnore,
 }
 
 /// A mutation, applied at commit in the order given.
@@ -137,6 +139,11 @@ impl Mutation {
     /// A replace of one or more rows.
     pub fn replace(table: &str, columns: &[&str], rows: Vec<Vec<Value>>) -> Mutation {
         Self::write(WriteKind::Replace, table, columns, rows)
+    }
+
+    /// An insert that leaves existing rows untouched.
+    pub fn insert_or_ignore(table: &str, columns: &[&str], rows: Vec<Vec<Value>>) -> Mutation {
+        Self::write(WriteKind::InsertOrIgnore, table, columns, rows)
     }
 
     /// A delete of a key set.

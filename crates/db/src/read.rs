@@ -238,73 +238,34 @@ pub(crate) fn materialize(
     Ok(row)
 }
 
-/// Reads `request` at timestamp `ts`. With `lock`, every key and range read
-/// is first locked shared for that read-write transaction.
+/// Reads `request` at timestamp `ts`, merging a read-write transaction's own
+/// writes when given. Rows come back in key order.
 pub(crate) fn read_at(
-    inner: &crate::database::Inner,
-    catalog: &Catalog,
+    db: &crate::Database,
+    catalog: std::sync::Arc<Catalog>,
     request: &ReadRequest,
     ts: u64,
-    lock: Option<&std::sync::Arc<rowtree_txn::TxnHandle>>,
+    writes: Option<&crate::write::TxnWrites>,
+) -> Result<crate::stream::RowStream> {
+    let scan = crate::stream::ScanRequest {
+        table: request.table.clone(),
+        index: request.index.clone(),
+        key_set: request.key_set.clone(),
+        reverse: false,
+        limit: request.limit,
+    };
+    crate::stream::RowStream::open(db.clone(), catalog, &scan, ts, writes)
+}
+
+/// Projects full rows onto the requested columns.
+pub(crate) fn project_rows(
+    catalog: &Catalog,
+    request: &ReadRequest,
+    stream: crate::stream::RowStream,
 ) -> Result<Vec<Vec<Value>>> {
     let target = Target::resolve(catalog, &request.table, request.index.as_deref())?;
     let projection = target.project(&request.columns)?;
-    let limit = if request.limit == 0 {
-        usize::MAX
-    } else {
-        request.limit
-    };
-    let mut rows = Vec::new();
-    for span in target.ranges(&request.key_set)? {
-        if rows.len() >= limit {
-            break;
-        }
-        match span {
-            Span::Point(key) => {
-                if let Some(txn) = lock {
-                    inner.locks.lock(
-                        txn,
-                        rowtree_txn::LockTarget::key(key.clone()),
-                        rowtree_txn::LockMode::Shared,
-                        None,
-                    )?;
-                }
-                if let Some(value) = inner.router.get(&key, ts)? {
-                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else {
-                        continue;
-                    };
-                    if object != target.object {
-                        continue;
-                    }
-                    let row = materialize(&target, kv, &value)?;
-                    rows.push(projection.iter().map(|&p| row[p].clone()).collect());
-                }
-            }
-            Span::Range((start, end)) => {
-                if let Some(txn) = lock {
-                    inner.locks.lock(
-                        txn,
-                        rowtree_txn::LockTarget::range(start.clone(), end.clone()),
-                        rowtree_txn::LockMode::Shared,
-                        None,
-                    )?;
-                }
-                for item in inner.router.scan(&start, end.as_deref(), ts, false) {
-                    let (key, value) = item?;
-                    let Some((object, kv)) = keys::decode_key(catalog, &key)? else {
-                        continue;
-                    };
-                    if object != target.object {
-                        continue;
-                    }
-                    let row = materialize(&target, kv, &value)?;
-                    rows.push(projection.iter().map(|&p| row[p].clone()).collect());
-                    if rows.len() >= limit {
-                        break;
-                    }
-                }
-            }
-        }
-    }
-    Ok(rows)
+    stream
+        .map(|row| row.map(|r| projection.iter().map(|&p| r[p].clone()).collect()))
+        .collect()
 }

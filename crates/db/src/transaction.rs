@@ -19,8 +19,9 @@ use rowtree_types::{Timestamp, Value};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::mutation::Mutation;
-use crate::read::{read_at, ReadRequest};
-use crate::write::Resolver;
+use crate::read::{project_rows, read_at, ReadRequest};
+use crate::stream::{RowStream, ScanRequest};
+use crate::write::{Resolver, TxnWrites, WrittenRow};
 
 /// How a read-only transaction picks its timestamp (Spanner's
 /// `TransactionOptions.ReadOnly`).
@@ -61,6 +62,11 @@ pub struct ReadWriteTransaction {
     db: Database,
     handle: Arc<TxnHandle>,
     mutations: Vec<Mutation>,
+    /// Rows written by DML so far (applied at once, visible to later scans).
+    writes: TxnWrites,
+    /// The schema the transaction's DML was resolved against; a commit
+    /// after a schema change aborts.
+    pinned: Option<Arc<Catalog>>,
     done: bool,
 }
 
@@ -71,6 +77,8 @@ impl ReadWriteTransaction {
             db,
             handle,
             mutations: Vec::new(),
+            writes: TxnWrites::default(),
+            pinned: None,
             done: false,
         }
     }
@@ -99,22 +107,99 @@ impl ReadWriteTransaction {
     }
 
     /// Reads the latest committed rows, holding shared locks on what was
-    /// read until the transaction ends. Buffered mutations are not visible
-    /// to reads (as in Spanner).
+    /// read until the transaction ends. The transaction's DML is visible;
+    /// buffered mutations are not (as in Spanner).
     pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.check_open()?;
-        let catalog = self.db.catalog();
-        let result = read_at(
-            &self.db.inner,
-            &catalog,
-            request,
-            u64::MAX,
-            Some(&self.handle),
-        );
+        let catalog = self.catalog();
+        // Validate the columns before taking locks.
+        crate::read::Target::resolve(&catalog, &request.table, request.index.as_deref())?
+            .project(&request.columns)?;
+        let scan = ScanRequest {
+            table: request.table.clone(),
+            index: request.index.clone(),
+            key_set: request.key_set.clone(),
+            reverse: false,
+            limit: request.limit,
+        };
+        let stream = self.scan(&scan)?;
+        let result = project_rows(&catalog, request, stream);
         if matches!(result, Err(Error::Aborted { .. })) {
             self.abort();
         }
         result
+    }
+
+    /// The schema this transaction works with.
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.pinned.clone().unwrap_or_else(|| self.db.catalog())
+    }
+
+    /// Scans rows in key order, holding shared locks on the ranges read;
+    /// the stream sees this transaction's earlier DML.
+    pub fn scan(&mut self, request: &ScanRequest) -> Result<RowStream> {
+        self.check_open()?;
+        let result = self.scan_inner(request);
+        if matches!(result, Err(Error::Aborted { .. })) {
+            self.abort();
+        }
+        result
+    }
+
+    fn scan_inner(&mut self, request: &ScanRequest) -> Result<RowStream> {
+        let catalog = self.catalog();
+        let stream = RowStream::open(
+            self.db.clone(),
+            catalog,
+            request,
+            u64::MAX,
+            Some(&self.writes),
+        )?;
+        for span in stream.spans() {
+            let target = match span {
+                crate::read::Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
+                crate::read::Span::Range((s, e)) => {
+                    rowtree_txn::LockTarget::range(s.clone(), e.clone())
+                }
+            };
+            self.db
+                .inner
+                .locks
+                .lock(&self.handle, target, rowtree_txn::LockMode::Shared, None)?;
+        }
+        Ok(stream)
+    }
+
+    /// Applies DML mutations now: they are resolved (defaults, generated
+    /// columns, constraints, parents, cascades) under exclusive locks into
+    /// the transaction's writes, visible to its later scans and committed
+    /// with it. All or nothing: on error the transaction's writes are as
+    /// before the call. Returns the rows written directly.
+    pub fn apply_dml(&mut self, mutations: Vec<Mutation>) -> Result<Vec<WrittenRow>> {
+        self.check_open()?;
+        let catalog = self.catalog();
+        self.pinned = Some(catalog.clone());
+        let inner = &self.db.inner;
+        let now = Timestamp::from_nanos(inner.options.clock.now_nanos() as i128)
+            .ok_or_else(|| Error::internal("clock out of range"))?;
+        let before = self.writes.clone();
+        let mut resolver = Resolver::new(inner, &catalog, &self.handle, &mut self.writes, now);
+        let outcome = resolver
+            .apply(&mutations)
+            .map(|()| resolver.written(&before));
+        match outcome {
+            Ok(rows) => Ok(rows),
+            Err(e) => {
+                // Keep the locks taken (they are harmless) but undo the writes.
+                let locked = std::mem::take(&mut self.writes.locked);
+                self.writes = before;
+                self.writes.locked.extend(locked);
+                if e.is_retryable() {
+                    self.abort();
+                }
+                Err(e)
+            }
+        }
     }
 
     /// Buffers a mutation; it is applied at commit.
@@ -151,10 +236,19 @@ impl ReadWriteTransaction {
         let inner = &self.db.inner;
         let _gate = inner.schema_gate.read();
         let catalog: Arc<Catalog> = self.db.catalog();
+        if let Some(pinned) = &self.pinned {
+            if pinned.version() != catalog.version() {
+                return Err(Error::Aborted {
+                    reason: "the schema changed while the transaction was running".into(),
+                });
+            }
+        }
         let now = Timestamp::from_nanos(inner.options.clock.now_nanos() as i128)
             .ok_or_else(|| Error::internal("clock out of range"))?;
-        let resolved =
-            Resolver::new(inner, &catalog, &self.handle, now).resolve(&self.mutations)?;
+        let mut state = std::mem::take(&mut self.writes);
+        let mut resolver = Resolver::new(inner, &catalog, &self.handle, &mut state, now);
+        resolver.apply(&self.mutations)?;
+        let resolved = resolver.finish()?;
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
         if resolved.writes.is_empty() {
@@ -253,8 +347,25 @@ impl ReadOnlyTransaction {
         self.read_ts
     }
 
-    /// Reads rows as of the transaction's timestamp.
-    pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
+    /// The schema (the current one: Rowtree does not keep schema versions
+    /// for past timestamps yet).
+    pub fn catalog(&self) -> Arc<Catalog> {
+        self.db.catalog()
+    }
+
+    /// Scans rows in key order as of the transaction's timestamp.
+    pub fn scan(&self, request: &ScanRequest) -> Result<RowStream> {
+        self.check_retention()?;
+        RowStream::open(
+            self.db.clone(),
+            self.db.catalog(),
+            request,
+            self.read_ts,
+            None,
+        )
+    }
+
+    fn check_retention(&self) -> Result<()> {
         if self.read_ts < self.db.oldest_readable_timestamp()
             && self.read_ts < self.db.visible_timestamp()
         {
@@ -265,8 +376,15 @@ impl ReadOnlyTransaction {
                 ),
             });
         }
+        Ok(())
+    }
+
+    /// Reads rows as of the transaction's timestamp.
+    pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
+        self.check_retention()?;
         let catalog = self.db.catalog();
-        read_at(&self.db.inner, &catalog, request, self.read_ts, None)
+        let stream = read_at(&self.db, catalog.clone(), request, self.read_ts, None)?;
+        project_rows(&catalog, request, stream)
     }
 }
 

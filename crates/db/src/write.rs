@@ -43,13 +43,34 @@ pub const MAX_CELL_BYTES: usize = 10 << 20;
 
 /// The state of one table row during resolution.
 #[derive(Debug, Clone)]
-struct RowChange {
-    table: TableId,
-    key: Vec<Value>,
+pub(crate) struct RowChange {
+    pub table: TableId,
+    pub key: Vec<Value>,
     /// The row as committed before this transaction (loaded once).
-    old: Option<Vec<Value>>,
+    pub old: Option<Vec<Value>>,
     /// The row as this transaction leaves it.
-    new: Option<Vec<Value>>,
+    pub new: Option<Vec<Value>>,
+}
+
+/// What a read-write transaction has written so far (its DML, applied
+/// statement by statement) and the keys it holds exclusively. Buffered
+/// mutations join it at commit.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct TxnWrites {
+    /// Every row the transaction touched, by row key.
+    pub rows: BTreeMap<Vec<u8>, RowChange>,
+    /// Keys already locked exclusively.
+    pub locked: HashSet<Vec<u8>>,
+    /// Mutations applied so far, for the 80,000 limit.
+    pub mutation_count: usize,
+}
+
+/// A row a DML statement wrote: its state before and after the statement.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WrittenRow {
+    pub table: String,
+    pub old: Option<Vec<Value>>,
+    pub new: Option<Vec<Value>>,
 }
 
 /// One key/value write, ready or waiting for the commit timestamp.
@@ -190,9 +211,10 @@ pub(crate) struct Resolver<'a> {
     inner: &'a Inner,
     catalog: &'a Catalog,
     txn: &'a Arc<TxnHandle>,
-    rows: BTreeMap<Vec<u8>, RowChange>,
-    /// Keys already locked exclusively.
-    locked: HashSet<Vec<u8>>,
+    state: &'a mut TxnWrites,
+    /// Row keys the mutations applied by this resolver wrote directly (not
+    /// through cascades), in order: what a DML statement reports.
+    direct: Vec<Vec<u8>>,
     now: Timestamp,
 }
 
@@ -206,27 +228,28 @@ impl<'a> Resolver<'a> {
         inner: &'a Inner,
         catalog: &'a Catalog,
         txn: &'a Arc<TxnHandle>,
+        state: &'a mut TxnWrites,
         now: Timestamp,
     ) -> Self {
         Resolver {
             inner,
             catalog,
             txn,
-            rows: BTreeMap::new(),
-            locked: HashSet::new(),
+            state,
+            direct: Vec::new(),
             now,
         }
     }
 
     fn lock(&mut self, key: &[u8], mode: LockMode) -> Result<()> {
-        if self.locked.contains(key) {
+        if self.state.locked.contains(key) {
             return Ok(());
         }
         self.inner
             .locks
             .lock(self.txn, LockTarget::key(key.to_vec()), mode, None)?;
         if mode == LockMode::Exclusive {
-            self.locked.insert(key.to_vec());
+            self.state.locked.insert(key.to_vec());
         }
         Ok(())
     }
@@ -250,7 +273,7 @@ impl<'a> Resolver<'a> {
         mode: LockMode,
     ) -> Result<Option<Vec<Value>>> {
         self.lock(key_bytes, mode)?;
-        if let Some(change) = self.rows.get(key_bytes) {
+        if let Some(change) = self.state.rows.get(key_bytes) {
             return Ok(change.new.clone());
         }
         let stored = self.inner.router.get(key_bytes, u64::MAX)?;
@@ -261,7 +284,7 @@ impl<'a> Resolver<'a> {
                 Some(materialize(&target, key.to_vec(), &bytes)?)
             }
         };
-        self.rows.insert(
+        self.state.rows.insert(
             key_bytes.to_vec(),
             RowChange {
                 table: table.id,
@@ -274,14 +297,16 @@ impl<'a> Resolver<'a> {
     }
 
     fn set(&mut self, key_bytes: Vec<u8>, new: Option<Vec<Value>>) {
-        if let Some(c) = self.rows.get_mut(&key_bytes) {
+        if let Some(c) = self.state.rows.get_mut(&key_bytes) {
             c.new = new;
         }
     }
 
-    /// Applies every mutation in order and derives index writes.
-    pub fn resolve(mut self, mutations: &[Mutation]) -> Result<Resolved> {
-        let mutation_count: usize = mutations.iter().map(Mutation::count).sum();
+    /// Applies mutations in order to the transaction's writes.
+    pub fn apply(&mut self, mutations: &[Mutation]) -> Result<()> {
+        let mutation_count: usize =
+            self.state.mutation_count + mutations.iter().map(Mutation::count).sum::<usize>();
+        self.state.mutation_count = mutation_count;
         if mutation_count > MAX_MUTATIONS {
             return Err(Error::InvalidArgument {
                 message: format!(
@@ -313,6 +338,7 @@ impl<'a> Resolver<'a> {
                                     continue;
                                 };
                                 if self.current(t, &kb, &key, LockMode::Exclusive)?.is_some() {
+                                    self.direct.push(kb.clone());
                                     self.delete_row(t, kb, key)?;
                                 }
                             }
@@ -320,6 +346,7 @@ impl<'a> Resolver<'a> {
                                 self.lock_range(&start, end.as_deref(), LockMode::Exclusive)?;
                                 for (kb, obj, key) in self.scan_merged(&start, end.as_deref())? {
                                     if obj == Object::Table(t.id) {
+                                        self.direct.push(kb.clone());
                                         self.delete_row(t, kb, key)?;
                                     }
                                 }
@@ -329,10 +356,50 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The rows the applied mutations wrote directly, before and after:
+    /// `before` is the transaction's state before them.
+    pub fn written(&self, before: &TxnWrites) -> Vec<WrittenRow> {
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for kb in &self.direct {
+            if !seen.insert(kb) {
+                continue;
+            }
+            let Some(change) = self.state.rows.get(kb) else {
+                continue;
+            };
+            let old = match before.rows.get(kb) {
+                Some(c) => c.new.clone(),
+                None => change.old.clone(),
+            };
+            if old.is_none() && change.new.is_none() {
+                continue;
+            }
+            let table = self
+                .catalog
+                .table_by_id(change.table)
+                .map(|t| t.name.clone())
+                .unwrap_or_default();
+            out.push(WrittenRow {
+                table,
+                old,
+                new: change.new.clone(),
+            });
+        }
+        out
+    }
+
+    /// Checks foreign keys over everything written and derives the
+    /// key/value writes of the commit, index entries included.
+    pub fn finish(mut self) -> Result<Resolved> {
+        let mutation_count = self.state.mutation_count;
         self.check_foreign_keys()?;
         let mut writes = Vec::new();
         let mut bytes = 0usize;
-        let changes: Vec<RowChange> = self.rows.values().cloned().collect();
+        let changes: Vec<RowChange> = self.state.rows.values().cloned().collect();
         for change in &changes {
             if change.old == change.new {
                 continue;
@@ -473,7 +540,10 @@ impl<'a> Resolver<'a> {
                 ))
             })?;
         }
-        let inserting = matches!(kind, WriteKind::Insert | WriteKind::Replace);
+        let inserting = matches!(
+            kind,
+            WriteKind::Insert | WriteKind::Replace | WriteKind::InsertOrIgnore
+        );
         // Generated key columns are computed from the provided values.
         self.eval_defaults_and_generated(
             table,
@@ -506,7 +576,11 @@ impl<'a> Resolver<'a> {
                     table.name
                 )))
             }
-            (WriteKind::Insert, None) | (WriteKind::InsertOrUpdate, None) => candidate,
+            // INSERT OR IGNORE leaves an existing row as it is.
+            (WriteKind::InsertOrIgnore, Some(_)) => return Ok(()),
+            (WriteKind::Insert, None)
+            | (WriteKind::InsertOrUpdate, None)
+            | (WriteKind::InsertOrIgnore, None) => candidate,
             (WriteKind::Replace, existing) => {
                 if existing.is_some() {
                     self.delete_row(table, kb.clone(), key.clone())?;
@@ -546,6 +620,7 @@ impl<'a> Resolver<'a> {
                 )));
             }
         }
+        self.direct.push(kb.clone());
         self.set(kb, Some(new_row));
         Ok(())
     }
@@ -636,7 +711,7 @@ impl<'a> Resolver<'a> {
                 .filter(|(_, o, _)| *o == Object::Table(child.id))
             {
                 // A grandchild row may already be gone through an earlier cascade.
-                if self.rows.get(ckb).is_some_and(|c| c.new.is_none()) {
+                if self.state.rows.get(ckb).is_some_and(|c| c.new.is_none()) {
                     continue;
                 }
                 match on_delete {
@@ -669,13 +744,13 @@ impl<'a> Resolver<'a> {
                 continue;
             };
             let Object::Table(tid) = obj else { continue };
-            if !self.rows.contains_key(&kb) {
+            if !self.state.rows.contains_key(&kb) {
                 let table = self
                     .catalog
                     .table_by_id(tid)
                     .ok_or_else(|| Error::internal("table vanished"))?;
                 let row = materialize(&table_target(self.catalog, table), key.clone(), &value)?;
-                self.rows.insert(
+                self.state.rows.insert(
                     kb.clone(),
                     RowChange {
                         table: tid,
@@ -689,7 +764,7 @@ impl<'a> Resolver<'a> {
         }
         // This transaction's own rows in the range (inserted ones included).
         let upper = end.map(|e| e.to_vec());
-        for (kb, change) in self.rows.range(start.to_vec()..) {
+        for (kb, change) in self.state.rows.range(start.to_vec()..) {
             if upper.as_ref().is_some_and(|e| kb >= e) {
                 break;
             }
@@ -775,7 +850,7 @@ impl<'a> Resolver<'a> {
             };
             let table_key = index_entry_table_key(table, index, &ikey);
             let tkb = keys::encode_full(&keys::table_levels(self.catalog, table), &table_key)?;
-            let still = match self.rows.get(&tkb) {
+            let still = match self.state.rows.get(&tkb) {
                 Some(c) => c.new.as_ref().is_some_and(|r| {
                     index_entry(self.catalog, table, index, r)
                         .ok()
@@ -789,7 +864,7 @@ impl<'a> Resolver<'a> {
             }
         }
         // Other rows of this transaction with the same indexed values.
-        for other in self.rows.values() {
+        for other in self.state.rows.values() {
             if other.table != table.id || other.key == change.key {
                 continue;
             }
@@ -821,7 +896,7 @@ impl<'a> Resolver<'a> {
             if round > 64 {
                 return Err(Error::internal("foreign key cascades do not converge"));
             }
-            let changes: Vec<RowChange> = self.rows.values().cloned().collect();
+            let changes: Vec<RowChange> = self.state.rows.values().cloned().collect();
             let mut cascaded = false;
             for referencing in catalog.tables() {
                 for fk in referencing.foreign_keys.iter().filter(|fk| fk.enforced) {
@@ -877,7 +952,7 @@ impl<'a> Resolver<'a> {
             }
         }
         // New or changed referencing rows: their referenced row must exist.
-        let changes: Vec<RowChange> = self.rows.values().cloned().collect();
+        let changes: Vec<RowChange> = self.state.rows.values().cloned().collect();
         for c in &changes {
             let Some(new) = &c.new else { continue };
             let table = catalog
@@ -954,7 +1029,7 @@ impl<'a> Resolver<'a> {
             if obj != Object::Table(table.id) {
                 continue;
             }
-            let Some(row) = self.rows.get(&kb).and_then(|c| c.new.clone()) else {
+            let Some(row) = self.state.rows.get(&kb).and_then(|c| c.new.clone()) else {
                 continue;
             };
             if columns.iter().zip(values).all(|(&p, v)| &row[p] == v) {

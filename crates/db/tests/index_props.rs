@@ -113,10 +113,17 @@ impl Model {
             match (w.kind, exists) {
                 (WriteKind::Insert, true) => return Err("ALREADY_EXISTS"),
                 (WriteKind::Update, false) => return Err("NOT_FOUND"),
+                (WriteKind::InsertOrIgnore, true) => {}
                 (WriteKind::Update | WriteKind::InsertOrUpdate, true) => {
                     named(self.p.get_mut(id).expect("exists"));
                 }
-                (WriteKind::Insert | WriteKind::InsertOrUpdate | WriteKind::Replace, _) => {
+                (
+                    WriteKind::Insert
+                    | WriteKind::InsertOrUpdate
+                    | WriteKind::Replace
+                    | WriteKind::InsertOrIgnore,
+                    _,
+                ) => {
                     if exists {
                         // Replace deletes the row (and its cascading children) first.
                         self.delete_p(*id);
@@ -136,6 +143,7 @@ impl Model {
             match (w.kind, exists) {
                 (WriteKind::Insert, true) => return Err("ALREADY_EXISTS"),
                 (WriteKind::Update, false) => return Err("NOT_FOUND"),
+                (WriteKind::InsertOrIgnore, true) => continue,
                 _ => {}
             }
             if !self.p.contains_key(&id) {
@@ -370,6 +378,7 @@ fn write(kind: WriteKind, table: &str, columns: &[&str], rows: Vec<Vec<Value>>) 
         WriteKind::Update => Mutation::update(table, columns, rows),
         WriteKind::InsertOrUpdate => Mutation::insert_or_update(table, columns, rows),
         WriteKind::Replace => Mutation::replace(table, columns, rows),
+        WriteKind::InsertOrIgnore => Mutation::insert_or_ignore(table, columns, rows),
     }
 }
 
@@ -383,6 +392,7 @@ fn kind() -> impl Strategy<Value = WriteKind> {
         2 => Just(WriteKind::Update),
         3 => Just(WriteKind::InsertOrUpdate),
         2 => Just(WriteKind::Replace),
+        1 => Just(WriteKind::InsertOrIgnore),
     ]
 }
 
