@@ -62,7 +62,10 @@ pub enum StatementKind {
     Delete(Box<Delete>),
     /// `EXPLAIN [ANALYZE] statement`: the plan (and, with ANALYZE, the
     /// execution profile) instead of the result.
-    Explain { analyze: bool, statement: Box<Statement> },
+    Explain {
+        analyze: bool,
+        statement: Box<Statement>,
+    },
     CreateTable(CreateTable),
     AlterTable(AlterTable),
     DropTable {
@@ -388,21 +391,49 @@ pub enum Expr {
         span: Span,
     },
     /// `*` as a function argument: `COUNT(*)`.
-    Star { span: Span },
+    Star {
+        span: Span,
+    },
     /// `DEFAULT` as a value in INSERT VALUES or UPDATE SET.
-    Default { span: Span },
+    Default {
+        span: Span,
+    },
     /// `(SELECT ...)` used as a value: one column, at most one row.
-    Subquery { query: Box<Query>, span: Span },
+    Subquery {
+        query: Box<Query>,
+        span: Span,
+    },
     /// `EXISTS (SELECT ...)`.
-    Exists { query: Box<Query>, span: Span },
+    Exists {
+        query: Box<Query>,
+        span: Span,
+    },
     /// `ARRAY(SELECT ...)`.
-    ArraySubquery { query: Box<Query>, span: Span },
+    ArraySubquery {
+        query: Box<Query>,
+        span: Span,
+    },
     /// `e [NOT] IN (SELECT ...)`.
-    InSubquery { expr: Box<Expr>, query: Box<Query>, negated: bool, span: Span },
+    InSubquery {
+        expr: Box<Expr>,
+        query: Box<Query>,
+        negated: bool,
+        span: Span,
+    },
     /// `e [NOT] IN UNNEST(array)`.
-    InUnnest { expr: Box<Expr>, array: Box<Expr>, negated: bool, span: Span },
+    InUnnest {
+        expr: Box<Expr>,
+        array: Box<Expr>,
+        negated: bool,
+        span: Span,
+    },
     /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
-    Extract { part: Ident, expr: Box<Expr>, time_zone: Option<Box<Expr>>, span: Span },
+    Extract {
+        part: Ident,
+        expr: Box<Expr>,
+        time_zone: Option<Box<Expr>>,
+        span: Span,
+    },
     /// `SEQUENCE s` as a function argument.
     Sequence {
         name: Ident,
@@ -662,7 +693,11 @@ pub enum SelectItem {
     /// `expr [AS alias]`.
     Expr { expr: Expr, alias: Option<Ident> },
     /// `*` (with optional `EXCEPT (cols)` / `REPLACE (expr AS col)`).
-    Star { except: Vec<Ident>, replace: Vec<(Expr, Ident)>, span: Span },
+    Star {
+        except: Vec<Ident>,
+        replace: Vec<(Expr, Ident)>,
+        span: Span,
+    },
     /// `t.*` or `expr.*`.
     QualifiedStar { qualifier: Vec<Ident>, span: Span },
 }
@@ -672,9 +707,18 @@ pub enum SelectItem {
 pub enum TableExpr {
     /// A table (possibly `INFORMATION_SCHEMA.TABLES`), with hints such as
     /// `@{FORCE_INDEX=idx}`.
-    Table { path: Vec<Ident>, alias: Option<Ident>, hints: Vec<Hint>, span: Span },
+    Table {
+        path: Vec<Ident>,
+        alias: Option<Ident>,
+        hints: Vec<Hint>,
+        span: Span,
+    },
     /// `(query) [AS alias]`.
-    Subquery { query: Box<Query>, alias: Option<Ident>, span: Span },
+    Subquery {
+        query: Box<Query>,
+        alias: Option<Ident>,
+        span: Span,
+    },
     /// `UNNEST(array) [AS alias] [WITH OFFSET [AS name]]`, or a path to an
     /// array column of an earlier table (`t.arr`).
     Unnest {

@@ -86,12 +86,14 @@ fn cmp_ignore_case(a: &str, b: &str) -> std::cmp::Ordering {
         .cmp(b.bytes().map(|c| c.to_ascii_uppercase()))
 }
 
-/// Words that are not reserved but mean something in the DDL grammar. They
-/// lex as identifiers; error messages call them keywords, like GoogleSQL does.
+/// Words that are not reserved but mean something in the DDL, query or DML
+/// grammar. They lex as identifiers; error messages call them keywords, like
+/// GoogleSQL does.
 pub const NON_RESERVED_KEYWORDS: &[&str] = &[
     "ACTION",
     "ADD",
     "ALTER",
+    "ANALYZE",
     "BIT_REVERSED_POSITIVE",
     "CASCADE",
     "CHECK",
@@ -102,27 +104,38 @@ pub const NON_RESERVED_KEYWORDS: &[&str] = &[
     "DELETE",
     "DROP",
     "ENFORCED",
+    "EXPLAIN",
+    "FIRST",
     "FOREIGN",
     "GENERATED",
     "HIDDEN",
     "IDENTITY",
     "INDEX",
+    "INSERT",
     "INTERLEAVE",
     "KEY",
+    "LAST",
     "MAX",
     "NULL_FILTERED",
+    "OFFSET",
     "OPTIONS",
     "PARENT",
     "PRIMARY",
     "REFERENCES",
+    "REPLACE",
     "RESTART",
+    "RETURN",
     "SEQUENCE",
     "SKIP",
     "START",
     "STORED",
     "STORING",
     "TABLE",
+    "TIME",
     "UNIQUE",
+    "UPDATE",
+    "VALUES",
+    "ZONE",
 ];
 
 /// Punctuation and operators.
@@ -154,6 +167,10 @@ pub enum Punct {
     Tilde,
     ShiftLeft,
     ShiftRight,
+    /// `@` not followed by a name: the start of a hint, `@{...}`.
+    At,
+    LBrace,
+    RBrace,
 }
 
 impl Punct {
@@ -185,6 +202,9 @@ impl Punct {
             Punct::Tilde => "~",
             Punct::ShiftLeft => "<<",
             Punct::ShiftRight => ">>",
+            Punct::At => "@",
+            Punct::LBrace => "{",
+            Punct::RBrace => "}",
         }
     }
 }
@@ -548,6 +568,9 @@ impl Scanner<'_> {
             b'^' => Punct::Caret,
             b'&' => Punct::Amp,
             b'~' => Punct::Tilde,
+            b'@' => Punct::At,
+            b'{' => Punct::LBrace,
+            b'}' => Punct::RBrace,
             _ => return None,
         };
         Some((p, 1))
@@ -855,6 +878,18 @@ mod tests {
                 TokenKind::Punct(Punct::ShiftRight),
                 TokenKind::Punct(Punct::Concat),
                 TokenKind::Punct(Punct::Tilde),
+            ]
+        );
+        // `@` before a name is a parameter; otherwise it starts a hint.
+        assert_eq!(
+            kinds("@{a=@b}"),
+            vec![
+                TokenKind::Punct(Punct::At),
+                TokenKind::Punct(Punct::LBrace),
+                ident("a", false),
+                TokenKind::Punct(Punct::Eq),
+                TokenKind::Parameter("b".into()),
+                TokenKind::Punct(Punct::RBrace),
             ]
         );
         let err = tokenize("a $ b").unwrap_err();

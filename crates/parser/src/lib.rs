@@ -7,8 +7,9 @@
 //!
 //! 1. [`split_statements`] cuts it at every `;` that is not inside a literal,
 //!    a backquoted identifier or a comment, and drops empty pieces.
-//! 2. [`parse_statement`] lexes one piece and parses exactly one DDL
-//!    statement from it; [`parse_expr`] does the same for one expression.
+//! 2. [`parse_statement`] lexes one piece and parses exactly one statement
+//!    (DDL, a query, DML or EXPLAIN) from it; [`parse_query`] and
+//!    [`parse_expr`] do the same for one query or one expression.
 //! 3. A [`ParseError`] names what went wrong in GoogleSQL's words and where,
 //!    as a byte offset into the text that was parsed.
 
@@ -20,6 +21,6 @@ mod position;
 mod split;
 
 pub use error::{ParseError, Result};
-pub use parser::{parse_expr, parse_statement};
+pub use parser::{parse_expr, parse_query, parse_statement};
 pub use position::Position;
 pub use split::{split_statements, StatementText};

@@ -1,5 +1,5 @@
-//! DDL statements: CREATE/ALTER/DROP of tables, indexes and sequences,
-//! ALTER DATABASE, column definitions and types.
+//! Statement dispatch, and the DDL statements: CREATE/ALTER/DROP of tables,
+//! indexes and sequences, ALTER DATABASE, column definitions and types.
 //!
 //! Spanner's DDL keywords (`TABLE`, `KEY`, `INTERLEAVE`, ...) are not reserved
 //! in GoogleSQL, so they are matched by spelling ([`Parser::at_word`]) and a
@@ -27,10 +27,18 @@ impl Parser<'_> {
             self.parse_alter()?
         } else if self.eat_word("DROP") {
             self.parse_drop()?
-        } else if self.peek().kind == TokenKind::Eof {
-            return Err(self.unexpected());
+        } else if self.at_query_start() {
+            StatementKind::Query(Box::new(self.parse_query()?))
+        } else if self.at_word("INSERT") {
+            self.parse_insert()?
+        } else if self.at_word("UPDATE") {
+            self.parse_update()?
+        } else if self.at_word("DELETE") {
+            self.parse_delete()?
+        } else if self.at_word("EXPLAIN") {
+            self.parse_explain()?
         } else {
-            return Err(self.expected("CREATE, ALTER or DROP"));
+            return Err(self.unexpected());
         };
         Ok(Statement {
             kind,

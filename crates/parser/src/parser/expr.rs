@@ -22,8 +22,9 @@
 //! `AND` in `x BETWEEN 1 AND 2` ends the lower bound instead of starting a
 //! conjunction.
 
+use super::query::further;
 use super::Parser;
-use crate::ast::{BinaryOp, Expr, Ident, IsTest, Literal, SubscriptMode, UnaryOp};
+use crate::ast::{BinaryOp, CallModifiers, Expr, Ident, IsTest, Literal, SubscriptMode, UnaryOp};
 use crate::error::{ParseError, Result};
 use crate::lexer::{Keyword, Punct, TokenKind};
 use rowtree_types::Type;
@@ -138,10 +139,39 @@ impl Parser<'_> {
             self.advance();
         }
         if self.eat_keyword(Keyword::In) {
-            if !self.at_punct(Punct::LParen) {
-                return Err(self.expected("\"(\""));
+            if self.eat_keyword(Keyword::Unnest) {
+                self.expect_punct(Punct::LParen)?;
+                let array = self.parse_expr()?;
+                self.expect_punct(Punct::RParen)?;
+                return Ok(Expr::InUnnest {
+                    expr: Box::new(left),
+                    array: Box::new(array),
+                    negated,
+                    span: self.span_from(start),
+                });
             }
-            let list = self.parse_paren_list()?;
+            if !self.at_punct(Punct::LParen) {
+                return Err(self.expected("\"(\" or keyword UNNEST"));
+            }
+            let mut query_error = None;
+            if self.parens_then_query() {
+                match self.attempt(Self::parse_paren_query) {
+                    Ok((query, _)) => {
+                        return Ok(Expr::InSubquery {
+                            expr: Box::new(left),
+                            query: Box::new(query),
+                            negated,
+                            span: self.span_from(start),
+                        })
+                    }
+                    Err(error) => query_error = Some(error),
+                }
+            }
+            let list = match (self.parse_paren_list(), query_error) {
+                (Ok(list), _) => list,
+                (Err(e), None) => return Err(e),
+                (Err(e), Some(q)) => return Err(further(q, e)),
+            };
             return Ok(Expr::InList {
                 expr: Box::new(left),
                 list,
@@ -232,7 +262,7 @@ impl Parser<'_> {
         )
     }
 
-    fn parse_unary(&mut self) -> Result<Expr> {
+    pub(super) fn parse_unary(&mut self) -> Result<Expr> {
         let op = match self.peek().kind {
             TokenKind::Punct(Punct::Minus) => UnaryOp::Neg,
             TokenKind::Punct(Punct::Plus) => UnaryOp::Plus,
@@ -347,6 +377,15 @@ impl Parser<'_> {
             TokenKind::Keyword(Keyword::Array) => self.parse_array_constructor(),
             TokenKind::Keyword(Keyword::Struct) => self.parse_struct_constructor(),
             TokenKind::Keyword(Keyword::Case) => self.parse_case(),
+            TokenKind::Keyword(Keyword::Exists) => {
+                self.advance();
+                let (query, _) = self.parse_paren_query()?;
+                Ok(Expr::Exists {
+                    query: Box::new(query),
+                    span: self.span_from(span.start),
+                })
+            }
+            TokenKind::Keyword(Keyword::Extract) => self.parse_extract(),
             TokenKind::Keyword(Keyword::Cast) => self.parse_cast(false),
             TokenKind::Keyword(Keyword::Interval) => self.parse_interval(),
             TokenKind::Keyword(k)
@@ -431,25 +470,82 @@ impl Parser<'_> {
 
     /// The argument list of a call, from `(`. `SEQUENCE s` and
     /// `INTERVAL n unit` are accepted as arguments.
+    ///
+    /// `f(*)` (COUNT) takes [`Expr::Star`]; aggregate calls may start with
+    /// `DISTINCT` and end with `IGNORE|RESPECT NULLS`, `ORDER BY ...` and
+    /// `LIMIT n`, in that order. Which functions accept them is the binder's
+    /// business.
     fn parse_call(&mut self, name: Ident, safe: bool, start: usize) -> Result<Expr> {
         self.expect_punct(Punct::LParen)?;
+        let distinct = self.eat_keyword(Keyword::Distinct);
         let mut args = Vec::new();
-        if !self.eat_punct(Punct::RParen) {
-            loop {
+        if !distinct
+            && self.at_punct(Punct::Star)
+            && self.peek_at(1).kind == TokenKind::Punct(Punct::RParen)
+        {
+            let span = self.advance().span;
+            args.push(Expr::Star { span });
+        } else if distinct || !self.at_punct(Punct::RParen) {
+            args.push(self.parse_argument()?);
+            while self.eat_punct(Punct::Comma) {
                 args.push(self.parse_argument()?);
-                if self.eat_punct(Punct::Comma) {
-                    continue;
-                }
-                self.expect_punct(Punct::RParen)?;
-                break;
             }
         }
+        let mut modifiers = CallModifiers::default();
+        if self.eat_keyword(Keyword::Ignore) {
+            self.expect_keyword(Keyword::Nulls)?;
+            modifiers.ignore_nulls = Some(true);
+        } else if self.eat_keyword(Keyword::Respect) {
+            self.expect_keyword(Keyword::Nulls)?;
+            modifiers.ignore_nulls = Some(false);
+        }
+        if self.eat_keyword(Keyword::Order) {
+            self.expect_keyword(Keyword::By)?;
+            modifiers.order_by = self.parse_order_by_list()?;
+        }
+        if self.eat_keyword(Keyword::Limit) {
+            modifiers.limit = Some(self.parse_expr()?);
+        }
+        self.expect_punct(Punct::RParen)?;
+        let modifiers = (modifiers != CallModifiers::default()).then(|| Box::new(modifiers));
         Ok(Expr::Function {
             name,
             args,
             safe,
-            distinct: false,
-            modifiers: None,
+            distinct,
+            modifiers,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
+    fn parse_extract(&mut self) -> Result<Expr> {
+        let start = self.expect_keyword(Keyword::Extract)?.start;
+        self.expect_punct(Punct::LParen)?;
+        let part = self.parse_ident()?;
+        if self.at_punct(Punct::LParen) {
+            return Err(ParseError::new(
+                format!(
+                    "Syntax error: EXTRACT({}(...) FROM ...) is not supported",
+                    part.value.to_ascii_uppercase()
+                ),
+                self.peek().span.start,
+            ));
+        }
+        self.expect_keyword(Keyword::From)?;
+        let expr = self.parse_expr()?;
+        let time_zone = if self.eat_keyword(Keyword::At) {
+            self.expect_word("TIME")?;
+            self.expect_word("ZONE")?;
+            Some(Box::new(self.parse_expr()?))
+        } else {
+            None
+        };
+        self.expect_punct(Punct::RParen)?;
+        Ok(Expr::Extract {
+            part,
+            expr: Box::new(expr),
+            time_zone,
             span: self.span_from(start),
         })
     }
@@ -496,7 +592,29 @@ impl Parser<'_> {
 
     /// `(e)` is `e` with a span that covers the parentheses; `(e1, e2, ...)`
     /// is an anonymous struct.
+    /// `(SELECT ...)` is a scalar subquery.
     fn parse_paren_or_struct(&mut self) -> Result<Expr> {
+        let mut query_error = None;
+        if self.parens_then_query() {
+            match self.attempt(Self::parse_paren_query) {
+                Ok((query, span)) => {
+                    return Ok(Expr::Subquery {
+                        query: Box::new(query),
+                        span,
+                    })
+                }
+                Err(error) => query_error = Some(error),
+            }
+        }
+        match (self.attempt(Self::parse_paren_expr), query_error) {
+            (Ok(expr), _) => Ok(expr),
+            (Err(e), None) => Err(e),
+            (Err(e), Some(q)) => Err(further(q, e)),
+        }
+    }
+
+    /// `(e)` or `(e1, e2, ...)`.
+    fn parse_paren_expr(&mut self) -> Result<Expr> {
         let start = self.expect_punct(Punct::LParen)?.start;
         let first = self.parse_expr()?;
         if self.eat_punct(Punct::RParen) {
@@ -513,9 +631,16 @@ impl Parser<'_> {
         })
     }
 
-    /// `ARRAY<T>[...]` or `ARRAY[...]`.
+    /// `ARRAY<T>[...]`, `ARRAY[...]` or `ARRAY(SELECT ...)`.
     fn parse_array_constructor(&mut self) -> Result<Expr> {
         let start = self.expect_keyword(Keyword::Array)?.start;
+        if self.at_punct(Punct::LParen) {
+            let (query, _) = self.parse_paren_query()?;
+            return Ok(Expr::ArraySubquery {
+                query: Box::new(query),
+                span: self.span_from(start),
+            });
+        }
         let element_type = if self.eat_punct(Punct::Lt) {
             let (ty, _) = self.parse_data_type(false)?;
             self.expect_punct(Punct::Gt)?;

@@ -7,17 +7,22 @@
 //! returns an error naming the token it could not use, so the first error is
 //! the one reported and positions are always those of a real token.
 //!
-//! The grammar is split by topic: [`ddl`] for statements, column
-//! definitions and types; [`expr`] for expressions, by precedence.
+//! The grammar is split by topic: [`ddl`] for statement dispatch, DDL,
+//! column definitions and types; [`query`] for queries (SELECT, set
+//! operations, FROM, hints); [`dml`] for INSERT, UPDATE, DELETE and EXPLAIN;
+//! [`expr`] for expressions, by precedence.
 
 mod ddl;
+mod dml;
 mod expr;
+mod query;
 
-use crate::ast::{Expr, Ident, Span, Statement};
+use crate::ast::{Expr, Ident, Query, Span, Statement};
 use crate::error::{ParseError, Result};
 use crate::lexer::{self, Keyword, Punct, Token, TokenKind};
 
-/// Parses exactly one DDL statement (a trailing `;` is allowed).
+/// Parses exactly one statement: DDL, a query, DML or EXPLAIN (a trailing
+/// `;` is allowed).
 ///
 /// Spans in the result are byte offsets into `text`.
 pub fn parse_statement(text: &str) -> Result<Statement> {
@@ -26,6 +31,15 @@ pub fn parse_statement(text: &str) -> Result<Statement> {
     parser.eat_punct(Punct::Semicolon);
     parser.expect_end()?;
     Ok(statement)
+}
+
+/// Parses exactly one query (a trailing `;` is allowed).
+pub fn parse_query(text: &str) -> Result<Query> {
+    let mut parser = Parser::new(text)?;
+    let query = parser.parse_query()?;
+    parser.eat_punct(Punct::Semicolon);
+    parser.expect_end()?;
+    Ok(query)
 }
 
 /// Parses one expression, such as the body of a `DEFAULT (...)`.

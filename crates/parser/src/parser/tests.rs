@@ -133,3 +133,190 @@ fn errors_carry_byte_offsets() {
     assert_eq!(err.message, "Syntax error: Unexpected end of statement");
     assert_eq!(err.offset, 10);
 }
+
+fn text_of(text: &str, span: Span) -> &str {
+    &text[span.start..span.end]
+}
+
+fn select_of(query: &Query) -> &Select {
+    match &query.body {
+        SetExpr::Select(s) => s,
+        other => panic!("not a SELECT: {other:?}"),
+    }
+}
+
+#[test]
+fn parse_query_accepts_one_query_only() {
+    let text = "SELECT a FROM t ORDER BY a LIMIT 1;";
+    let query = parse_query(text).expect("parses");
+    assert_eq!(
+        text_of(text, query.span),
+        "SELECT a FROM t ORDER BY a LIMIT 1"
+    );
+    assert_eq!(text_of(text, select_of(&query).span), "SELECT a FROM t");
+    let err = parse_query("DELETE FROM t WHERE TRUE").unwrap_err();
+    assert_eq!(
+        err.message,
+        "Syntax error: Expected \"(\" or keyword SELECT but got keyword DELETE"
+    );
+    assert_eq!(err.offset, 0);
+    assert!(parse_query("SELECT 1 UNION ALL SELECT 2 x y").is_err());
+}
+
+#[test]
+fn query_spans_cover_their_text() {
+    let text = "WITH c AS (SELECT 1 AS x) SELECT s.x FROM (SELECT x FROM c) AS s JOIN u ON s.x = u.x, u.arr AS e WHERE EXISTS (SELECT 1)";
+    let query = parse_query(text).expect("parses");
+    assert_eq!(text_of(text, query.span), text);
+    assert_eq!(text_of(text, query.with[0].query.span), "SELECT 1 AS x");
+    let select = select_of(&query);
+    let Some(TableExpr::Join {
+        kind: JoinKind::Cross,
+        left,
+        right,
+        span,
+        ..
+    }) = &select.from
+    else {
+        panic!("expected a comma join: {:?}", select.from);
+    };
+    assert_eq!(
+        text_of(text, *span),
+        "(SELECT x FROM c) AS s JOIN u ON s.x = u.x, u.arr AS e"
+    );
+    let TableExpr::Join {
+        kind: JoinKind::Inner,
+        left: sub,
+        condition: JoinCondition::On(on),
+        ..
+    } = left.as_ref()
+    else {
+        panic!("expected an inner join: {left:?}");
+    };
+    assert!(
+        matches!(sub.as_ref(), TableExpr::Subquery { span, .. } if text_of(text, *span) == "(SELECT x FROM c) AS s")
+    );
+    assert_eq!(text_of(text, on.span()), "s.x = u.x");
+    // The array path after the comma is a two-part table path.
+    let TableExpr::Table { path, alias, .. } = right.as_ref() else {
+        panic!("expected a table path: {right:?}");
+    };
+    assert_eq!(path.len(), 2);
+    assert!(alias.as_ref().is_some_and(|a| a.matches("E")));
+    let where_clause = select.where_clause.as_ref().expect("where");
+    assert_eq!(text_of(text, where_clause.span()), "EXISTS (SELECT 1)");
+}
+
+#[test]
+fn aggregate_calls_keep_star_distinct_and_modifiers() {
+    let Expr::Function {
+        args,
+        distinct,
+        modifiers,
+        ..
+    } = parse_expr("COUNT(*)").expect("parses")
+    else {
+        panic!("expected a call");
+    };
+    assert!(matches!(&args[..], [Expr::Star { span }] if (span.start, span.end) == (6, 7)));
+    assert!(!distinct);
+    assert!(modifiers.is_none());
+    let Expr::Function {
+        distinct,
+        modifiers,
+        ..
+    } = parse_expr("ARRAY_AGG(DISTINCT x IGNORE NULLS ORDER BY y DESC LIMIT 3)").expect("parses")
+    else {
+        panic!("expected a call");
+    };
+    assert!(distinct);
+    let modifiers = modifiers.expect("modifiers");
+    assert_eq!(modifiers.ignore_nulls, Some(true));
+    assert!(modifiers.order_by[0].desc);
+    assert!(matches!(
+        modifiers.limit,
+        Some(Expr::Literal { value: Literal::Integer(ref n), .. }) if n == "3"
+    ));
+}
+
+#[test]
+fn subquery_expression_spans_include_their_parentheses() {
+    let text = "((SELECT 1) + x) IN (SELECT 2)";
+    let expr = parse_expr(text).expect("parses");
+    let Expr::InSubquery {
+        expr: left,
+        query,
+        negated: false,
+        span,
+    } = &expr
+    else {
+        panic!("expected IN subquery: {expr:?}");
+    };
+    assert_eq!(text_of(text, *span), text);
+    assert_eq!(text_of(text, query.span), "SELECT 2");
+    let Expr::Binary { left: sub, .. } = left.as_ref() else {
+        panic!("expected a sum: {left:?}");
+    };
+    assert!(
+        matches!(sub.as_ref(), Expr::Subquery { span, .. } if text_of(text, *span) == "(SELECT 1)")
+    );
+}
+
+#[test]
+fn dml_values_may_be_default() {
+    let text = "INSERT t (a, b) VALUES (DEFAULT, 1)";
+    let StatementKind::Insert(insert) = parse_statement(text).expect("parses").kind else {
+        panic!("expected INSERT");
+    };
+    assert_eq!(insert.mode, InsertMode::Plain);
+    let InsertSource::Values(rows) = &insert.source else {
+        panic!("expected VALUES");
+    };
+    assert!(matches!(&rows[0][0], Expr::Default { span } if text_of(text, *span) == "DEFAULT"));
+    assert_eq!(text_of(text, insert.span), text);
+    let text = "UPDATE t SET a = DEFAULT WHERE TRUE THEN RETURN a";
+    let StatementKind::Update(update) = parse_statement(text).expect("parses").kind else {
+        panic!("expected UPDATE");
+    };
+    assert!(matches!(update.assignments[0].1, Expr::Default { .. }));
+    assert_eq!(update.returning.as_ref().map(Vec::len), Some(1));
+}
+
+#[test]
+fn explain_wraps_the_inner_statement_with_its_own_span() {
+    let text = "EXPLAIN ANALYZE SELECT 1";
+    let statement = parse_statement(text).expect("parses");
+    let StatementKind::Explain {
+        analyze,
+        statement: inner,
+    } = statement.kind
+    else {
+        panic!("expected EXPLAIN");
+    };
+    assert!(analyze);
+    assert_eq!(text_of(text, inner.span), "SELECT 1");
+    assert!(matches!(inner.kind, StatementKind::Query(_)));
+}
+
+#[test]
+fn nested_parentheses_around_subqueries_do_not_backtrack_exponentially() {
+    // Every level first tries the query reading, fails at `+`, and re-reads
+    // as an expression; each failed attempt is linear, so this stays fast.
+    let depth = 60;
+    let text = format!(
+        "SELECT {}SELECT 1{} FROM t WHERE x IN {}SELECT 2{}",
+        "(".repeat(depth),
+        ") + 1".repeat(depth),
+        "(".repeat(depth),
+        ")".repeat(depth)
+    );
+    let started = std::time::Instant::now();
+    parse_query(&text).expect("parses");
+    let text = format!(
+        "SELECT * FROM {}SELECT 1) AS s JOIN t ON TRUE{}",
+        "(".repeat(depth),
+        ")".repeat(depth - 1)
+    );
+    parse_query(&text).expect("parses");
+    assert!(started.elapsed() < std::time::Duration::from_secs(2));
+}
