@@ -42,6 +42,69 @@ pub trait Scope {
         let _ = name;
         None
     }
+
+    /// An aggregate call (`COUNT(*)`, `SUM(DISTINCT x)`, `ARRAY_AGG(x
+    /// IGNORE NULLS ORDER BY y LIMIT 3)`, ...; `call` is the whole
+    /// [`ast::Expr::Function`]) in a context where the engine computes
+    /// aggregates: the slot of the row where its value will be, and its
+    /// type. The binder then reads that slot like a column.
+    ///
+    /// `None` (the default) means aggregates are not allowed here; the
+    /// binder reports `Aggregate function SUM not allowed in <context>`
+    /// using [`Scope::aggregate_context_name`].
+    fn bind_aggregate(&self, call: &ast::Expr) -> Option<Result<(usize, Type)>> {
+        let _ = call;
+        None
+    }
+
+    /// Where aggregates are refused, for the error message: `"WHERE
+    /// clause"` gives `Aggregate function SUM not allowed in WHERE clause`.
+    /// `None` (the default) gives `... not allowed here`.
+    fn aggregate_context_name(&self) -> Option<&str> {
+        None
+    }
+
+    /// A subquery expression: `expr` is the [`ast::Expr::Subquery`],
+    /// [`ast::Expr::Exists`], [`ast::Expr::ArraySubquery`] or
+    /// [`ast::Expr::InSubquery`] node and `query` its query. The engine
+    /// plans it and returns an id, which evaluation passes to
+    /// [`crate::EvalContext::subquery`], and the type of the value that call
+    /// returns: [`SubqueryKind::Scalar`] the column's type,
+    /// [`SubqueryKind::Exists`] BOOL, [`SubqueryKind::Array`] and
+    /// [`SubqueryKind::In`] `ARRAY<column type>` (for `In`, the binder checks
+    /// the left operand against the element type and computes `IN` itself).
+    ///
+    /// `None` (the default) means subqueries are not allowed here.
+    fn bind_subquery(
+        &self,
+        expr: &ast::Expr,
+        query: &ast::Query,
+        kind: SubqueryKind,
+    ) -> Option<Result<(usize, Type)>> {
+        let _ = (expr, query, kind);
+        None
+    }
+}
+
+/// Which subquery expression [`Scope::bind_subquery`] is asked to plan.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum SubqueryKind {
+    /// `(SELECT x ...)`: one column, at most one row; NULL when empty.
+    Scalar,
+    /// `EXISTS (SELECT ...)`: BOOL.
+    Exists,
+    /// `ARRAY(SELECT x ...)`: `ARRAY<type of x>`.
+    Array,
+    /// `e [NOT] IN (SELECT x ...)`: the candidates, as `ARRAY<type of x>`.
+    In,
+}
+
+/// Whether `name` (any case) is an aggregate function, which
+/// [`Scope::bind_aggregate`] binds instead of the scalar registry.
+pub fn is_aggregate_function(name: &str) -> bool {
+    crate::aggregate::AGGREGATE_FUNCTIONS
+        .iter()
+        .any(|f| f.eq_ignore_ascii_case(name))
 }
 
 /// A scope without columns, for constant expressions.
@@ -225,10 +288,25 @@ impl Binder<'_> {
                 modifiers,
                 span,
             } => {
+                if is_aggregate_function(&name.value) {
+                    return self.bind_aggregate_call(e, name, *span);
+                }
                 if *distinct || modifiers.is_some() {
                     return Err(invalid_at(
                         *span,
-                        format!("Aggregate function {} is not allowed here", name.value.to_uppercase()),
+                        format!(
+                            "Non-aggregate function {} does not support DISTINCT, IGNORE NULLS, ORDER BY or LIMIT",
+                            name.value.to_uppercase()
+                        ),
+                    ));
+                }
+                if args.iter().any(|a| matches!(a, Expr::Star { .. })) {
+                    return Err(invalid_at(
+                        *span,
+                        format!(
+                            "* is only allowed in COUNT(*), not in {}",
+                            name.value.to_uppercase()
+                        ),
                     ));
                 }
                 self.bind_function(name, args, *safe, *span)
@@ -514,14 +592,236 @@ impl Binder<'_> {
                 *span,
                 "DEFAULT is only allowed as a value in INSERT and UPDATE",
             )),
-            Expr::Subquery { span, .. }
-            | Expr::Exists { span, .. }
-            | Expr::ArraySubquery { span, .. }
-            | Expr::InSubquery { span, .. } => Err(invalid_at(*span, "Subqueries are not allowed here")),
-            Expr::InUnnest { span, .. } | Expr::Extract { span, .. } => {
-                Err(invalid_at(*span, "This expression is not supported here yet"))
+            Expr::Subquery { query, span } => {
+                let (id, ty) = self.plan_subquery(e, query, SubqueryKind::Scalar, *span)?;
+                Ok(BoundExpr::new(
+                    Node::Subquery {
+                        id,
+                        kind: SubqueryKind::Scalar,
+                    },
+                    ty,
+                    *span,
+                ))
             }
+            Expr::Exists { query, span } => {
+                let (id, _) = self.plan_subquery(e, query, SubqueryKind::Exists, *span)?;
+                Ok(BoundExpr::new(
+                    Node::Subquery {
+                        id,
+                        kind: SubqueryKind::Exists,
+                    },
+                    Type::Bool,
+                    *span,
+                ))
+            }
+            Expr::ArraySubquery { query, span } => {
+                let (id, ty) = self.plan_subquery(e, query, SubqueryKind::Array, *span)?;
+                Ok(BoundExpr::new(
+                    Node::Subquery {
+                        id,
+                        kind: SubqueryKind::Array,
+                    },
+                    ty,
+                    *span,
+                ))
+            }
+            Expr::InSubquery {
+                expr,
+                query,
+                negated,
+                span,
+            } => {
+                let needle = self.bind(expr)?;
+                let (id, ty) = self.plan_subquery(e, query, SubqueryKind::In, *span)?;
+                let elem = match ty {
+                    Type::Array(elem) => *elem,
+                    other => other,
+                };
+                let needle = self.coerce_in_needle(needle, &elem, *span)?;
+                Ok(BoundExpr::new(
+                    Node::InSubquery {
+                        expr: Box::new(needle),
+                        id,
+                        negated: *negated,
+                    },
+                    Type::Bool,
+                    *span,
+                ))
+            }
+            Expr::InUnnest {
+                expr,
+                array,
+                negated,
+                span,
+            } => {
+                let needle = self.bind(expr)?;
+                let array = self.bind(array)?;
+                let elem = match &array.ty {
+                    _ if array.is_null_literal() => needle.ty.clone(),
+                    Type::Array(elem) => (**elem).clone(),
+                    other => {
+                        return Err(invalid_at(
+                            array.span,
+                            format!(
+                                "Second argument of IN UNNEST must be an array but was {other}"
+                            ),
+                        ))
+                    }
+                };
+                let array = self.coerce(array, &Type::Array(Box::new(elem.clone())))?;
+                let needle = self.coerce_in_needle(needle, &elem, *span)?;
+                Ok(BoundExpr::new(
+                    Node::InUnnest {
+                        expr: Box::new(needle),
+                        array: Box::new(array),
+                        negated: *negated,
+                    },
+                    Type::Bool,
+                    *span,
+                ))
+            }
+            Expr::Extract {
+                part,
+                expr,
+                time_zone,
+                span,
+            } => self.bind_extract(part, expr, time_zone.as_deref(), *span),
         }
+    }
+
+    /// An aggregate call: the scope says where its value is, or refuses.
+    fn bind_aggregate_call(&self, call: &Expr, name: &Ident, span: Span) -> Result<BoundExpr> {
+        match self.scope.bind_aggregate(call) {
+            Some(Ok((slot, ty))) => Ok(BoundExpr::new(Node::Column(slot), ty, span)),
+            Some(Err(e)) => Err(e.at(span)),
+            None => Err(invalid_at(
+                span,
+                format!(
+                    "Aggregate function {} not allowed {}",
+                    name.value.to_ascii_uppercase(),
+                    match self.scope.aggregate_context_name() {
+                        Some(context) => format!("in {context}"),
+                        None => "here".to_string(),
+                    }
+                ),
+            )),
+        }
+    }
+
+    fn plan_subquery(
+        &self,
+        e: &Expr,
+        query: &ast::Query,
+        kind: SubqueryKind,
+        span: Span,
+    ) -> Result<(usize, Type)> {
+        match self.scope.bind_subquery(e, query, kind) {
+            Some(result) => result.map_err(|err| err.at(span)),
+            None => Err(invalid_at(span, "Subqueries are not allowed here")),
+        }
+    }
+
+    /// Checks that `needle IN <candidates of type elem>` is comparable and
+    /// coerces the needle to the common type.
+    fn coerce_in_needle(&self, needle: BoundExpr, elem: &Type, span: Span) -> Result<BoundExpr> {
+        let probe = BoundExpr::new(Node::Literal(Value::Null), elem.clone(), span);
+        let ty = supertype(&[&needle, &probe])
+            .filter(equality_comparable)
+            .ok_or_else(|| {
+                invalid_at(
+                    span,
+                    format!(
+                        "No matching signature for operator IN for argument types: {}, {elem}",
+                        needle.type_name()
+                    ),
+                )
+            })?;
+        // The candidates are not coerced; comparison across numeric types
+        // is exact, so only the needle needs the common type when it is an
+        // untyped literal.
+        if needle.literal {
+            self.coerce(needle, &ty)
+        } else {
+            Ok(needle)
+        }
+    }
+
+    fn bind_extract(
+        &self,
+        part: &Ident,
+        expr: &Expr,
+        time_zone: Option<&Expr>,
+        span: Span,
+    ) -> Result<BoundExpr> {
+        let inner = self.bind(expr)?;
+        let part_name = part.value.to_ascii_uppercase();
+        let date_part = crate::datetime::DatePart::parse(&part_name).ok_or_else(|| {
+            invalid_at(
+                part.span,
+                format!(
+                    "A valid date part name is required but found {}",
+                    part.value
+                ),
+            )
+        })?;
+        let from_date = inner.ty == Type::Date && !inner.is_null_literal();
+        if !(from_date
+            || inner.ty == Type::Timestamp
+            || inner.is_null_literal()
+            || inner.is_string_literal())
+        {
+            return Err(invalid_at(
+                span,
+                format!(
+                    "No matching signature for function EXTRACT for argument types: DATE_TIME_PART FROM {}",
+                    inner.type_name()
+                ),
+            ));
+        }
+        if from_date && !date_part.applies_to_date() {
+            return Err(invalid_at(
+                span,
+                format!("EXTRACT from DATE does not support the {part_name} date part"),
+            ));
+        }
+        if from_date && time_zone.is_some() {
+            return Err(invalid_at(
+                span,
+                "EXTRACT from DATE does not support AT TIME ZONE",
+            ));
+        }
+        let inner = if from_date {
+            inner
+        } else {
+            self.coerce(inner, &Type::Timestamp)?
+        };
+        let time_zone = match time_zone {
+            Some(tz) => {
+                let tz = self.bind(tz)?;
+                if !(tz.ty == Type::String || tz.is_null_literal()) {
+                    return Err(invalid_at(
+                        tz.span,
+                        format!("AT TIME ZONE expects a STRING, but got {}", tz.type_name()),
+                    ));
+                }
+                Some(Box::new(self.coerce(tz, &Type::String)?))
+            }
+            None => None,
+        };
+        let ty = if date_part == crate::datetime::DatePart::Date {
+            Type::Date
+        } else {
+            Type::Int64
+        };
+        Ok(BoundExpr::new(
+            Node::Extract {
+                part: date_part,
+                expr: Box::new(inner),
+                time_zone,
+            },
+            ty,
+            span,
+        ))
     }
 
     fn bind_literal(&self, value: &Literal, span: Span) -> Result<BoundExpr> {
@@ -839,9 +1139,16 @@ impl Binder<'_> {
         span: Span,
     ) -> Result<BoundExpr> {
         let upper = name.value.to_ascii_uppercase();
-        let bound = args
-            .iter()
-            .map(|a| match a {
+        // Date-part arguments: `DATE_TRUNC(d, MONTH)` and `INTERVAL n DAY`
+        // reach the function as upper-case STRING arguments.
+        let part_position = match upper.as_str() {
+            "DATE_DIFF" | "TIMESTAMP_DIFF" => Some(2),
+            "DATE_TRUNC" | "TIMESTAMP_TRUNC" => Some(1),
+            _ => None,
+        };
+        let mut bound = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            match a {
                 Expr::Sequence { name, span } => {
                     if self.scope.sequence_exists(&name.value) == Some(false) {
                         return Err(Error::NotFound {
@@ -849,15 +1156,54 @@ impl Binder<'_> {
                             span: Some(*span),
                         });
                     }
-                    Ok(BoundExpr::new(
+                    bound.push(BoundExpr::new(
                         Node::SequenceName(name.value.clone()),
                         Type::String,
                         *span,
-                    ))
+                    ));
                 }
-                a => self.bind(a),
-            })
-            .collect::<Result<Vec<_>>>()?;
+                Expr::Interval { value, unit, span } => {
+                    let n = self.bind(value)?;
+                    if !(n.ty == Type::Int64 || n.is_null_literal()) {
+                        return Err(invalid_at(
+                            *span,
+                            format!("INTERVAL value must be INT64, but was {}", n.type_name()),
+                        ));
+                    }
+                    let unit_name = unit.value.to_ascii_uppercase();
+                    if crate::datetime::DatePart::parse(&unit_name).is_none() {
+                        return Err(invalid_at(
+                            unit.span,
+                            format!(
+                                "A valid date part name is required but found {}",
+                                unit.value
+                            ),
+                        ));
+                    }
+                    bound.push(self.coerce(n, &Type::Int64)?);
+                    bound.push(BoundExpr::literal(
+                        Value::String(unit_name),
+                        Type::String,
+                        unit.span,
+                    ));
+                }
+                Expr::Column { path, span }
+                    if part_position == Some(i)
+                        && path.len() == 1
+                        && crate::datetime::DatePart::parse(
+                            &path[0].value.to_ascii_uppercase(),
+                        )
+                        .is_some() =>
+                {
+                    bound.push(BoundExpr::literal(
+                        Value::String(path[0].value.to_ascii_uppercase()),
+                        Type::String,
+                        *span,
+                    ));
+                }
+                a => bound.push(self.bind(a)?),
+            }
+        }
         let arg_types = type_names(&bound);
         let no_match = |supported: &str| {
             invalid_at(
@@ -937,6 +1283,28 @@ impl Binder<'_> {
         let function = functions::lookup(&upper)
             .ok_or_else(|| invalid_at(name.span, format!("Function not found: {}", name.value)))?;
         self.check_allowed(function, span)?;
+        if let Some((check, described)) = function.generic {
+            let types: Vec<Option<Type>> = bound
+                .iter()
+                .map(|a| (!a.is_null_literal()).then(|| a.ty.clone()))
+                .collect();
+            let (params, result) = check(&types).ok_or_else(|| no_match(described))?;
+            let args = bound
+                .into_iter()
+                .zip(params)
+                .map(|(a, t)| self.coerce(a, &t))
+                .collect::<Result<Vec<_>>>()
+                .map_err(|_| no_match(described))?;
+            return Ok(BoundExpr::new(
+                Node::Call {
+                    function,
+                    args,
+                    safe,
+                },
+                result,
+                span,
+            ));
+        }
         let signature = [true, false]
             .iter()
             .find_map(|exact| {

@@ -10,7 +10,9 @@
 use rowtree_parser::ast::{Span, SubscriptMode};
 use rowtree_types::{Type, Value};
 
+use crate::datetime::DatePart;
 use crate::functions::{Function, Volatility};
+use crate::SubqueryKind;
 use crate::{EvalContext, Result};
 
 /// A bound (resolved and typed) expression, ready to evaluate.
@@ -131,6 +133,30 @@ pub(crate) enum Node {
         expr: Box<BoundExpr>,
         index: usize,
     },
+    /// A scalar, `EXISTS` or `ARRAY` subquery: `ctx.subquery(id, row)`.
+    Subquery {
+        id: usize,
+        kind: SubqueryKind,
+    },
+    /// `e [NOT] IN (SELECT ..)`: the candidates come from
+    /// `ctx.subquery(id, row)` as an array.
+    InSubquery {
+        expr: Box<BoundExpr>,
+        id: usize,
+        negated: bool,
+    },
+    /// `e [NOT] IN UNNEST(array)`.
+    InUnnest {
+        expr: Box<BoundExpr>,
+        array: Box<BoundExpr>,
+        negated: bool,
+    },
+    /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
+    Extract {
+        part: DatePart,
+        expr: Box<BoundExpr>,
+        time_zone: Option<Box<BoundExpr>>,
+    },
 }
 
 impl BoundExpr {
@@ -212,6 +238,17 @@ impl BoundExpr {
         uses
     }
 
+    /// The ids of the subqueries ([`crate::Scope::bind_subquery`]) the
+    /// expression evaluates, in order of appearance.
+    pub fn subqueries(&self) -> Vec<usize> {
+        let mut out = Vec::new();
+        self.walk(&mut |e| match &e.node {
+            Node::Subquery { id, .. } | Node::InSubquery { id, .. } => out.push(*id),
+            _ => {}
+        });
+        out
+    }
+
     /// The constant value, if this is a literal (after binding-time folding).
     pub fn as_literal(&self) -> Option<&Value> {
         match &self.node {
@@ -230,7 +267,18 @@ impl BoundExpr {
 
     fn children(&self) -> Vec<&BoundExpr> {
         match &self.node {
-            Node::Literal(_) | Node::Column(_) | Node::Param(_) | Node::SequenceName(_) => vec![],
+            Node::Literal(_)
+            | Node::Column(_)
+            | Node::Param(_)
+            | Node::SequenceName(_)
+            | Node::Subquery { .. } => vec![],
+            Node::InSubquery { expr, .. } => vec![expr],
+            Node::InUnnest { expr, array, .. } => vec![expr, array],
+            Node::Extract {
+                expr, time_zone, ..
+            } => std::iter::once(&**expr)
+                .chain(time_zone.iter().map(|e| &**e))
+                .collect(),
             Node::Not(e)
             | Node::Neg(e)
             | Node::BitNot(e)

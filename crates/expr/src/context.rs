@@ -35,4 +35,13 @@ pub trait EvalContext {
         let _ = name;
         None
     }
+
+    /// The value of subquery `id` (an id handed out by
+    /// [`crate::Scope::bind_subquery`]) for the outer row `row`: the scalar
+    /// (or NULL) of a scalar subquery, a BOOL for `EXISTS`, an ARRAY for
+    /// `ARRAY(SELECT ..)` and for the candidates of `IN (SELECT ..)`.
+    fn subquery(&mut self, id: usize, row: &[Value]) -> Result<Value> {
+        let _ = (id, row);
+        Err(crate::Error::invalid("subqueries are not supported here"))
+    }
 }

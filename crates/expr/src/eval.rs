@@ -127,7 +127,7 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
                     Err(err) => return Err(err),
                 }
             }
-            if values.iter().any(Value::is_null) {
+            if !function.handles_null && values.iter().any(Value::is_null) {
                 return Ok(Value::Null);
             }
             match (function.eval)(&values, ctx) {
@@ -247,7 +247,66 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             Value::Struct(mut fields) if *index < fields.len() => fields.swap_remove(*index),
             _ => return Err(internal("field access")),
         },
+        Node::Subquery { id, kind } => match ctx.subquery(*id, row)? {
+            Value::Null if *kind == crate::SubqueryKind::Exists => Value::Bool(false),
+            v => v,
+        },
+        Node::InSubquery { expr, id, negated } => {
+            let needle = eval(expr, row, ctx)?;
+            let candidates = ctx.subquery(*id, row)?;
+            from_truth(in_values(&needle, &candidates)?.map(|f| f != *negated))
+        }
+        Node::InUnnest {
+            expr,
+            array,
+            negated,
+        } => {
+            let needle = eval(expr, row, ctx)?;
+            let candidates = eval(array, row, ctx)?;
+            from_truth(in_values(&needle, &candidates)?.map(|f| f != *negated))
+        }
+        Node::Extract {
+            part,
+            expr,
+            time_zone,
+        } => {
+            let v = eval(expr, row, ctx)?;
+            let tz = match time_zone {
+                Some(tz) => eval(tz, row, ctx)?,
+                None => Value::String(String::new()),
+            };
+            if v.is_null() || tz.is_null() {
+                return Ok(Value::Null);
+            }
+            crate::datetime::extract(*part, &v, &tz)?
+        }
     })
+}
+
+/// `needle IN UNNEST(candidates)` (an array, or NULL for none): TRUE on a
+/// match, else NULL if the needle or any candidate is NULL, else FALSE. A
+/// NULL needle against no candidates is FALSE.
+fn in_values(needle: &Value, candidates: &Value) -> Result<Option<bool>> {
+    let items = match candidates {
+        Value::Null => return Ok(Some(false)),
+        Value::Array(items) => items,
+        _ => return Err(internal("IN")),
+    };
+    if items.is_empty() {
+        return Ok(Some(false));
+    }
+    if needle.is_null() {
+        return Ok(None);
+    }
+    let mut unknown = false;
+    for item in items {
+        match sql_compare(crate::bound::CmpOp::Eq, needle, item) {
+            Some(true) => return Ok(Some(true)),
+            None => unknown = true,
+            Some(false) => {}
+        }
+    }
+    Ok(if unknown { None } else { Some(false) })
 }
 
 /// `needle IN (list)`: TRUE on a match, else NULL if the needle or any

@@ -40,6 +40,12 @@ pub(crate) enum Scalar {
     Bytes,
     Date,
     Timestamp,
+    Json,
+    ArrayInt64,
+    ArrayString,
+    ArrayBytes,
+    ArrayJson,
+    ArrayDate,
 }
 
 impl Scalar {
@@ -53,6 +59,12 @@ impl Scalar {
             Scalar::Bytes => Type::Bytes,
             Scalar::Date => Type::Date,
             Scalar::Timestamp => Type::Timestamp,
+            Scalar::Json => Type::Json,
+            Scalar::ArrayInt64 => Type::Array(Box::new(Type::Int64)),
+            Scalar::ArrayString => Type::Array(Box::new(Type::String)),
+            Scalar::ArrayBytes => Type::Array(Box::new(Type::Bytes)),
+            Scalar::ArrayJson => Type::Array(Box::new(Type::Json)),
+            Scalar::ArrayDate => Type::Array(Box::new(Type::Date)),
         }
     }
 }
@@ -85,7 +97,19 @@ pub(crate) struct Function {
     /// [`crate::BindOptions::allow_sequence_functions`] says so).
     pub advances_sequence: bool,
     pub eval: fn(&[Value], &mut dyn EvalContext) -> Result<Value>,
+    /// For functions generic over their argument types (`GREATEST`,
+    /// `ARRAY_LENGTH`): given the argument types (`None` for an untyped
+    /// NULL), the types to coerce the arguments to and the result type;
+    /// `None` if no signature fits. The string describes the signatures
+    /// for error messages. `signatures` is then empty.
+    pub generic: Option<(GenericCheck, &'static str)>,
+    /// Whether `eval` is called with NULL arguments (else any NULL
+    /// argument gives NULL without calling it).
+    pub handles_null: bool,
 }
+
+/// See [`Function::generic`].
+pub(crate) type GenericCheck = fn(&[Option<Type>]) -> Option<(Vec<Type>, Type)>;
 
 impl std::fmt::Debug for Function {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -96,6 +120,9 @@ impl std::fmt::Debug for Function {
 impl Function {
     /// `MOD(INT64, INT64); MOD(NUMERIC, NUMERIC)`, for error messages.
     pub(crate) fn describe_signatures(&self) -> String {
+        if let Some((_, described)) = self.generic {
+            return described.to_string();
+        }
         let sigs: Vec<String> = self
             .signatures
             .iter()
@@ -122,10 +149,13 @@ impl Function {
 
 /// Finds a function by name, case-insensitively.
 pub(crate) fn lookup(name: &str) -> Option<&'static Function> {
-    FUNCTIONS.iter().find(|f| f.name.eq_ignore_ascii_case(name))
+    FUNCTIONS
+        .iter()
+        .chain(crate::library::LIBRARY.iter())
+        .find(|f| f.name.eq_ignore_ascii_case(name))
 }
 
-const fn sig(params: &'static [Param], result: Scalar) -> Signature {
+pub(crate) const fn sig(params: &'static [Param], result: Scalar) -> Signature {
     Signature {
         params,
         variadic: false,
@@ -133,7 +163,7 @@ const fn sig(params: &'static [Param], result: Scalar) -> Signature {
     }
 }
 
-const fn deterministic(
+pub(crate) const fn deterministic(
     name: &'static str,
     signatures: &'static [Signature],
     eval: fn(&[Value], &mut dyn EvalContext) -> Result<Value>,
@@ -144,6 +174,8 @@ const fn deterministic(
         volatility: Volatility::Deterministic,
         advances_sequence: false,
         eval,
+        generic: None,
+        handles_null: false,
     }
 }
 
@@ -156,6 +188,8 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         signatures: &[sig(&[], Scalar::String)],
         volatility: Volatility::Volatile,
         advances_sequence: false,
+        generic: None,
+        handles_null: false,
         eval: |_, ctx| Ok(Value::String(ctx.generate_uuid())),
     },
     Function {
@@ -163,6 +197,8 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         signatures: &[sig(&[], Scalar::Timestamp)],
         volatility: Volatility::Volatile,
         advances_sequence: false,
+        generic: None,
+        handles_null: false,
         eval: |_, ctx| Ok(Value::Timestamp(ctx.now())),
     },
     Function {
@@ -170,6 +206,8 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         signatures: &[sig(&[], Scalar::Timestamp)],
         volatility: Volatility::PendingCommitTimestamp,
         advances_sequence: false,
+        generic: None,
+        handles_null: false,
         eval: |_, ctx| ctx.pending_commit_timestamp(),
     },
     Function {
@@ -177,6 +215,8 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         signatures: &[sig(&[Param::Sequence], Scalar::Int64)],
         volatility: Volatility::Volatile,
         advances_sequence: true,
+        generic: None,
+        handles_null: false,
         eval: |args, ctx| Ok(Value::Int64(ctx.next_sequence_value(sequence_name(args)?)?)),
     },
     Function {
@@ -185,6 +225,8 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         // Reads state another statement may change: not a pure function.
         volatility: Volatility::Volatile,
         advances_sequence: false,
+        generic: None,
+        handles_null: false,
         eval: |args, ctx| {
             Ok(match ctx.sequence_state(sequence_name(args)?)? {
                 Some(v) => Value::Int64(v),
@@ -328,8 +370,26 @@ pub(crate) static FUNCTIONS: &[Function] = &[
         &[
             sig(&[V(Scalar::Timestamp)], Scalar::Date),
             sig(&[V(Scalar::Timestamp), V(Scalar::String)], Scalar::Date),
+            sig(
+                &[V(Scalar::Int64), V(Scalar::Int64), V(Scalar::Int64)],
+                Scalar::Date,
+            ),
+            sig(&[V(Scalar::Date)], Scalar::Date),
         ],
         |args, _| match args {
+            [Value::Date(d)] => Ok(Value::Date(*d)),
+            [Value::Int64(y), Value::Int64(m), Value::Int64(d)] => {
+                let date = (|| {
+                    rowtree_types::Date::from_ymd(
+                        i32::try_from(*y).ok()?,
+                        u32::try_from(*m).ok()?,
+                        u32::try_from(*d).ok()?,
+                    )
+                })();
+                date.map(Value::Date).ok_or_else(|| {
+                    Error::out_of_range(format!("Invalid date: DATE({y}, {m}, {d})"))
+                })
+            }
             [Value::Timestamp(t)] => Ok(Value::Date(t.to_date(&TimeZone::LOS_ANGELES)?)),
             [Value::Timestamp(t), Value::String(zone)] => {
                 Ok(Value::Date(t.to_date(&TimeZone::parse(zone)?)?))
@@ -349,7 +409,7 @@ pub(crate) static FUNCTIONS: &[Function] = &[
     ),
 ];
 
-fn internal(name: &str) -> Error {
+pub(crate) fn internal(name: &str) -> Error {
     Error::invalid(format!(
         "internal error: {name} called with unexpected argument types"
     ))
@@ -362,7 +422,7 @@ fn sequence_name(args: &[Value]) -> Result<&str> {
     }
 }
 
-fn bytes_of(v: &Value) -> Result<&[u8]> {
+pub(crate) fn bytes_of(v: &Value) -> Result<&[u8]> {
     match v {
         Value::String(s) => Ok(s.as_bytes()),
         Value::Bytes(b) => Ok(b),

@@ -18,17 +18,20 @@
 //! [`compare`]) are public on their own, for the schema layer (DEFAULT values,
 //! mutations) and the SQL layer (ORDER BY).
 
+pub mod aggregate;
 mod bind;
 mod bound;
 mod cast;
 mod compare;
 mod context;
+mod datetime;
 mod error;
 mod eval;
 mod functions;
+mod library;
 mod like;
 
-pub use bind::{bind, BindOptions, Scope};
+pub use bind::{bind, is_aggregate_function, BindOptions, Scope, SubqueryKind};
 pub use bound::BoundExpr;
 pub use cast::{cast, castable, coerce_value};
 pub use compare::compare;

@@ -59,6 +59,16 @@ impl Date {
         }
     }
 
+    /// The date of a chrono [`NaiveDate`]; `None` outside Spanner's range.
+    pub fn from_naive_date(d: NaiveDate) -> Option<Date> {
+        Date::from_naive(d)
+    }
+
+    /// This date as a chrono [`NaiveDate`] (for calendar computations).
+    pub fn to_naive_date(self) -> NaiveDate {
+        self.to_naive()
+    }
+
     pub(crate) fn from_naive(d: NaiveDate) -> Option<Date> {
         Date::from_days(d.num_days_from_ce() - EPOCH_DAYS_FROM_CE)
     }

@@ -122,13 +122,17 @@ impl Numeric {
 
     /// `self + rhs`, or an `OutOfRange` error on overflow.
     pub fn checked_add(self, rhs: Numeric) -> Result<Numeric> {
-        Numeric::from_scaled(self.0 + rhs.0)
+        self.0
+            .checked_add(rhs.0)
+            .and_then(Numeric::from_scaled)
             .ok_or_else(|| Error::OutOfRange(format!("numeric overflow: {self} + {rhs}")))
     }
 
     /// `self - rhs`, or an `OutOfRange` error on overflow.
     pub fn checked_sub(self, rhs: Numeric) -> Result<Numeric> {
-        Numeric::from_scaled(self.0 - rhs.0)
+        self.0
+            .checked_sub(rhs.0)
+            .and_then(Numeric::from_scaled)
             .ok_or_else(|| Error::OutOfRange(format!("numeric overflow: {self} - {rhs}")))
     }
 

@@ -12,7 +12,7 @@
 
 use std::fmt;
 
-use chrono::{NaiveDateTime, NaiveTime};
+use chrono::{Datelike, NaiveDateTime, NaiveTime};
 
 use crate::date::{naive_from_epoch_days, parse_ymd};
 use crate::time_zone::parse_offset;
@@ -216,6 +216,31 @@ impl Timestamp {
             out.push_str(&format!("{sign}{hours:02}:{minutes:02}"));
         }
         out
+    }
+
+    /// The civil date-time of this instant in `tz`, with its nanoseconds,
+    /// and the offset from UTC in seconds in effect there (for `EXTRACT`,
+    /// `FORMAT_TIMESTAMP`, `TIMESTAMP_TRUNC`).
+    pub fn to_civil(self, tz: &TimeZone) -> (NaiveDateTime, i32) {
+        let (local, offset) = self.local(tz);
+        let frac = self.0.rem_euclid(NANOS_PER_SECOND) as u32;
+        (
+            chrono::Timelike::with_nanosecond(&local, frac).unwrap_or(local),
+            offset,
+        )
+    }
+
+    /// The instant of the civil date-time `local` in `tz` (a skipped or
+    /// repeated local time resolves as [`Timestamp::parse`] does); an error
+    /// outside Spanner's range.
+    pub fn from_civil(local: NaiveDateTime, tz: &TimeZone) -> Result<Timestamp> {
+        let offset = tz.offset_for_local(&local) as i128;
+        let days = local.date().num_days_from_ce() as i128 - 719_163;
+        let time = local.time();
+        let secs_of_day = chrono::Timelike::num_seconds_from_midnight(&time) as i128;
+        let nanos = (days * SECONDS_PER_DAY + secs_of_day - offset) * NANOS_PER_SECOND
+            + chrono::Timelike::nanosecond(&time).min(999_999_999) as i128;
+        Timestamp::from_nanos(nanos).ok_or_else(|| out_of_range(&format_civil(&local)))
     }
 
     /// The civil date-time (nanoseconds dropped) of this instant in `tz`,
