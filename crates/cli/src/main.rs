@@ -6,6 +6,8 @@
 //!   and column.
 //! * `rowtree ddl` prints a database's schema as Spanner's GetDatabaseDdl does.
 
+mod format;
+mod params;
 mod sql;
 
 use std::path::PathBuf;
@@ -23,12 +25,15 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
-    /// Run GoogleSQL statements (DDL today) against a database.
+    /// Run GoogleSQL statements: queries, DML, DDL, EXPLAIN.
     ///
-    /// Statements are separated by `;`. Every statement is applied in order;
-    /// a failed statement is reported with its number, line and column, and
-    /// the rest still run unless --bail is given. The exit status is 1 if
-    /// any statement failed.
+    /// Statements are separated by `;`. With -f or -e, every statement runs
+    /// in order; a failed statement is reported with its number, line and
+    /// column, and the rest still run unless --bail is given; the exit
+    /// status is 1 if any statement failed. Without -f/-e, an interactive
+    /// shell starts (or, when standard input is not a terminal, the script
+    /// on standard input runs). Outside BEGIN ... COMMIT each statement is
+    /// its own transaction.
     Sql(SqlArgs),
     /// Print the schema as Spanner's GetDatabaseDdl would: one canonical
     /// statement per entry, separated by `;` and a blank line.
@@ -63,6 +68,9 @@ struct SqlArgs {
     /// Output format.
     #[arg(long, value_enum, default_value_t = Format::Table)]
     format: Format,
+    /// A typed query parameter, usable as @name: `--param id=INT64:42`.
+    #[arg(long = "param", value_name = "NAME=TYPE:VALUE")]
+    params: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -75,9 +83,11 @@ struct DdlArgs {
 /// How `rowtree sql` prints results.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum Format {
-    /// Human-readable lines.
+    /// Aligned tables for humans.
     Table,
-    /// One JSON object per statement per line.
+    /// CSV with a header row.
+    Csv,
+    /// One JSON object per statement per line; values as Spanner's REST API encodes them.
     Json,
 }
 

@@ -1,12 +1,19 @@
-//! `rowtree sql` and `rowtree ddl`.
+//! `rowtree sql` (scripts and the interactive shell) and `rowtree ddl`.
+//!
+//! Every statement goes through a [`rowtree_sql::Session`]: queries, DML,
+//! DDL, EXPLAIN, and BEGIN / COMMIT / ROLLBACK. Errors are reported with the
+//! statement's number and the line and column in the script.
 
-use std::io::{Read, Write};
+use std::io::{IsTerminal, Read, Write};
 use std::path::Path;
 use std::process::ExitCode;
+use std::time::Instant;
 
 use rowtree_db::Database;
 use rowtree_parser::{split_statements, Position};
+use rowtree_sql::{ExecuteResult, Params, Session, SqlError};
 
+use crate::format;
 use crate::{Format, SqlArgs};
 
 /// One script to run: its name (for messages) and its text.
@@ -16,10 +23,10 @@ struct Script {
 }
 
 fn open(args: &SqlArgs) -> Result<Database, String> {
-    match (&args.location.data_dir, args.location.in_memory) {
-        (Some(dir), _) => Database::open(dir)
+    match &args.location.data_dir {
+        Some(dir) => Database::open(dir)
             .map_err(|e| format!("cannot open database in {}: {e}", dir.display())),
-        (None, _) => Ok(Database::in_memory()),
+        None => Ok(Database::in_memory()),
     }
 }
 
@@ -49,19 +56,24 @@ fn load_scripts(args: &SqlArgs) -> Result<Vec<Script>, String> {
     Ok(scripts)
 }
 
+fn params(args: &SqlArgs) -> Result<Params, String> {
+    let mut params = Params::new();
+    for spec in &args.params {
+        let (name, ty, value) = crate::params::parse(spec)?;
+        params.insert(name, (ty, value));
+    }
+    Ok(params)
+}
+
 /// Runs `rowtree sql`.
 pub fn run(args: SqlArgs) -> ExitCode {
-    let scripts = match load_scripts(&args) {
-        Ok(s) => s,
+    let (scripts, params) = match load_scripts(&args).and_then(|s| Ok((s, params(&args)?))) {
+        Ok(x) => x,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
-    if scripts.is_empty() {
-        eprintln!("error: nothing to run: give statements with -e or a file with -f (interactive shell comes with the SQL issue)");
-        return ExitCode::from(2);
-    }
     let db = match open(&args) {
         Ok(db) => db,
         Err(e) => {
@@ -69,68 +81,253 @@ pub fn run(args: SqlArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    let mut session = Session::new(db);
+    if scripts.is_empty() {
+        if std::io::stdin().is_terminal() {
+            return shell(&mut session, &params, args.format);
+        }
+        let mut text = String::new();
+        if let Err(e) = std::io::stdin().read_to_string(&mut text) {
+            eprintln!("error: cannot read standard input: {e}");
+            return ExitCode::from(2);
+        }
+        let script = Script {
+            name: "<stdin>".into(),
+            text,
+        };
+        return exit(run_script(
+            &mut session,
+            &script,
+            &params,
+            args.format,
+            args.bail,
+            &mut 0,
+        ));
+    }
+    let mut number = 0usize;
+    let mut ok = true;
+    for script in &scripts {
+        let script_ok = run_script(
+            &mut session,
+            script,
+            &params,
+            args.format,
+            args.bail,
+            &mut number,
+        );
+        ok &= script_ok;
+        if !script_ok && args.bail {
+            break;
+        }
+    }
+    exit(ok)
+}
+
+fn exit(ok: bool) -> ExitCode {
+    if ok {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    }
+}
+
+/// Runs every statement of a script; false if any failed.
+fn run_script(
+    session: &mut Session,
+    script: &Script,
+    params: &Params,
+    format: Format,
+    bail: bool,
+    number: &mut usize,
+) -> bool {
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
-    let mut failed = false;
-    let mut number = 0usize;
-    'scripts: for script in &scripts {
-        for stmt in split_statements(&script.text) {
-            number += 1;
-            match db.apply_ddl_statement(stmt.text) {
-                Ok(()) => {
-                    let _ = match args.format {
-                        Format::Json => writeln!(out, "{}", serde_json::json!({"ok": true})),
-                        Format::Table => writeln!(out, "OK (statement {number})"),
-                    };
+    let mut ok = true;
+    for stmt in split_statements(&script.text) {
+        *number += 1;
+        match session.execute(stmt.text, params) {
+            Ok(result) => {
+                let _ = writeln!(out, "{}", render(&result, format, None));
+            }
+            Err(e) => {
+                ok = false;
+                let (message, pos) = locate(&e, &script.text, stmt.offset, stmt.text);
+                match format {
+                    Format::Json => {
+                        let _ = writeln!(
+                            out,
+                            "{}",
+                            serde_json::json!({"error": {
+                                "code": e.code,
+                                "message": format!("{message} [at {}:{}]", pos.line, pos.column),
+                                "statement": *number,
+                                "line": pos.line,
+                                "column": pos.column,
+                            }})
+                        );
+                    }
+                    Format::Table | Format::Csv => {
+                        let _ = out.flush();
+                        eprintln!(
+                            "ERROR in statement {number} ({}, line {}, column {}): {}: {message}",
+                            script.name, pos.line, pos.column, e.code
+                        );
+                    }
                 }
-                Err(e) => {
-                    failed = true;
-                    let offset = stmt.offset + e.offset.unwrap_or_else(|| leading_space(stmt.text));
-                    let pos = Position::of(&script.text, offset);
-                    let message = e.error.to_string();
-                    match args.format {
-                        Format::Json => {
-                            let _ = writeln!(
-                                out,
-                                "{}",
-                                serde_json::json!({"error": {
-                                    "code": e.error.code(),
-                                    "message": format!("{message} [at {}:{}]", pos.line, pos.column),
-                                    "statement": number,
-                                    "line": pos.line,
-                                    "column": pos.column,
-                                }})
-                            );
-                        }
-                        Format::Table => {
-                            let _ = out.flush();
-                            eprintln!(
-                                "ERROR in statement {number} ({}, line {}, column {}): {}: {message}",
-                                script.name,
-                                pos.line,
-                                pos.column,
-                                e.error.code()
-                            );
-                        }
-                    }
-                    if args.bail {
-                        break 'scripts;
-                    }
+                if bail {
+                    break;
                 }
             }
         }
     }
     let _ = out.flush();
-    if failed {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
+    ok
+}
+
+/// The error message without its `[at L:C]` suffix, and the position in the
+/// whole script (the statement's own position when the error has none).
+fn locate(e: &SqlError, script: &str, stmt_offset: usize, stmt: &str) -> (String, Position) {
+    let start = stmt_offset + (stmt.len() - stmt.trim_start().len());
+    let base = Position::of(script, start);
+    let message = e.message.trim_end();
+    if let Some(open) = message.rfind(" [at ") {
+        let inner = &message[open + 5..message.len().saturating_sub(1)];
+        if let Some((l, c)) = inner.split_once(':') {
+            if let (Ok(l), Ok(c)) = (l.parse::<usize>(), c.parse::<usize>()) {
+                // Positions are relative to the statement text.
+                let stmt_base = Position::of(script, stmt_offset);
+                let pos = if l == 1 {
+                    Position {
+                        line: stmt_base.line,
+                        column: stmt_base.column + c - 1,
+                    }
+                } else {
+                    Position {
+                        line: stmt_base.line + l - 1,
+                        column: c,
+                    }
+                };
+                return (message[..open].to_string(), pos);
+            }
+        }
+    }
+    (message.to_string(), base)
+}
+
+/// A statement's result in the chosen format.
+fn render(result: &ExecuteResult, format: Format, elapsed: Option<std::time::Duration>) -> String {
+    let timing = |n: usize, what: &str| match elapsed {
+        Some(d) => format!("({n} {what}, {:.3} ms)", d.as_secs_f64() * 1000.0),
+        None => format!("({n} {what})"),
+    };
+    match (result, format) {
+        (ExecuteResult::Query(q), Format::Json) => {
+            format::json_rows(&q.columns, &q.rows).to_string()
+        }
+        (ExecuteResult::Query(q), Format::Csv) => format::csv(&q.columns, &q.rows),
+        (ExecuteResult::Query(q), Format::Table) => {
+            format!(
+                "{}\n{}",
+                format::table(&q.columns, &q.rows),
+                timing(q.rows.len(), "rows")
+            )
+        }
+        (
+            ExecuteResult::Dml {
+                row_count,
+                returning,
+            },
+            Format::Json,
+        ) => match returning {
+            Some(q) => {
+                let mut v = format::json_rows(&q.columns, &q.rows);
+                v["row_count"] = serde_json::json!(row_count);
+                v.to_string()
+            }
+            None => serde_json::json!({ "row_count": row_count }).to_string(),
+        },
+        (
+            ExecuteResult::Dml {
+                row_count,
+                returning,
+            },
+            _,
+        ) => {
+            let mut s = String::new();
+            if let Some(q) = returning {
+                s.push_str(&if format == Format::Csv {
+                    format::csv(&q.columns, &q.rows)
+                } else {
+                    format::table(&q.columns, &q.rows)
+                });
+                s.push('\n');
+            }
+            s.push_str(&timing(*row_count as usize, "rows affected"));
+            s
+        }
+        (ExecuteResult::Ddl, Format::Json) | (ExecuteResult::Transaction(_), Format::Json) => {
+            serde_json::json!({ "ok": true }).to_string()
+        }
+        (ExecuteResult::Ddl, _) => "OK".to_string(),
+        (ExecuteResult::Transaction(what), _) => what.to_string(),
     }
 }
 
-/// Bytes of whitespace and comments before the statement's first token.
-fn leading_space(text: &str) -> usize {
-    text.len() - text.trim_start().len()
+/// The interactive shell: line editing, history, multi-line statements
+/// ending with `;`, aligned tables with timing.
+fn shell(session: &mut Session, params: &Params, format: Format) -> ExitCode {
+    let mut editor = match rustyline::DefaultEditor::new() {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("error: cannot start the line editor: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let history = std::env::var_os("HOME").map(|h| Path::new(&h).join(".rowtree_history"));
+    if let Some(h) = &history {
+        let _ = editor.load_history(h);
+    }
+    println!("Rowtree SQL shell. End statements with ';'. BEGIN/COMMIT/ROLLBACK for transactions; \\q quits.");
+    let mut buffer = String::new();
+    loop {
+        let prompt = if buffer.is_empty() {
+            "rowtree> "
+        } else {
+            "      -> "
+        };
+        let line = match editor.readline(prompt) {
+            Ok(l) => l,
+            Err(rustyline::error::ReadlineError::Interrupted) => {
+                buffer.clear();
+                continue;
+            }
+            Err(_) => break,
+        };
+        if buffer.is_empty() && matches!(line.trim(), "\\q" | "quit" | "exit") {
+            break;
+        }
+        buffer.push_str(&line);
+        buffer.push('\n');
+        if !buffer.trim_end().ends_with(';') {
+            continue;
+        }
+        let _ = editor.add_history_entry(buffer.trim());
+        let text = std::mem::take(&mut buffer);
+        for stmt in split_statements(&text) {
+            let started = Instant::now();
+            match session.execute(stmt.text, params) {
+                Ok(result) => println!("{}", render(&result, format, Some(started.elapsed()))),
+                Err(e) => {
+                    let (message, pos) = locate(&e, &text, stmt.offset, stmt.text);
+                    eprintln!("ERROR ({}:{}): {}: {message}", pos.line, pos.column, e.code);
+                }
+            }
+        }
+    }
+    if let Some(h) = &history {
+        let _ = editor.save_history(h);
+    }
+    ExitCode::SUCCESS
 }
 
 /// Runs `rowtree ddl`.

@@ -221,7 +221,12 @@ impl RowStream {
                 }
             }
             let (start, end) = self.cursor.clone().expect("set above");
-            let want = self.chunk;
+            // Read no more than the limit still needs: a "latest 10" scan
+            // reads about 10 keys.
+            let still = self
+                .limit
+                .saturating_sub(self.stats.rows_returned as usize + self.buffer.len());
+            let want = self.chunk.min(still.max(1));
             let chunk: Vec<(Vec<u8>, Vec<u8>)> = self
                 .db
                 .inner

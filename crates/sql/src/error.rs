@@ -1,0 +1,140 @@
+//! Errors of the SQL layer.
+//!
+//! Inside the crate an [`Error`] carries a gRPC category (what the caller
+//! does about it: fix the statement, create the object, retry), GoogleSQL's
+//! message text and, when known, the [`Span`] of the statement text at
+//! fault. At the session boundary [`Error::render`] turns the span into
+//! `[at line:column]` against the statement text, giving a [`SqlError`].
+
+use rowtree_parser::ast::Span;
+use rowtree_parser::Position;
+
+/// An error while binding, planning or executing a statement.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct Error {
+    /// The gRPC status code name: `INVALID_ARGUMENT`, `NOT_FOUND`, ...
+    pub code: &'static str,
+    /// GoogleSQL's wording, without the position.
+    pub message: String,
+    /// Where in the statement text, when known.
+    pub span: Option<Span>,
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, Error>;
+
+impl Error {
+    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Error {
+        Error {
+            code,
+            message: message.into(),
+            span: None,
+        }
+    }
+
+    /// `INVALID_ARGUMENT`: the statement must be fixed.
+    pub fn invalid(message: impl Into<String>) -> Error {
+        Error::new("INVALID_ARGUMENT", message)
+    }
+
+    /// `INVALID_ARGUMENT` at a place in the text.
+    pub fn invalid_at(span: Span, message: impl Into<String>) -> Error {
+        Error::invalid(message).at(span)
+    }
+
+    /// `NOT_FOUND`: a named object does not exist.
+    pub fn not_found(message: impl Into<String>) -> Error {
+        Error::new("NOT_FOUND", message)
+    }
+
+    /// `OUT_OF_RANGE`: a value or a row count left its allowed range.
+    pub fn out_of_range(message: impl Into<String>) -> Error {
+        Error::new("OUT_OF_RANGE", message)
+    }
+
+    /// `UNIMPLEMENTED`: valid GoogleSQL that Rowtree does not run yet.
+    pub fn unimplemented(message: impl Into<String>) -> Error {
+        Error::new("UNIMPLEMENTED", message)
+    }
+
+    /// `INTERNAL`: a bug in Rowtree, never the client's fault.
+    pub fn internal(message: impl Into<String>) -> Error {
+        Error::new("INTERNAL", message)
+    }
+
+    /// Attaches `span` unless the error already has a (more precise) one.
+    pub fn at(mut self, span: Span) -> Error {
+        if self.span.is_none() {
+            self.span = Some(span);
+        }
+        self
+    }
+
+    /// Whether retrying the whole transaction may succeed.
+    pub fn is_retryable(&self) -> bool {
+        self.code == "ABORTED"
+    }
+
+    /// The client-facing error: the message with ` [at L:C]` appended when
+    /// the position is known (`text` is the statement the span points into).
+    pub fn render(&self, text: &str) -> SqlError {
+        let message = match self.span {
+            Some(span) if span.start <= text.len() => {
+                format!("{} [at {}]", self.message, Position::of(text, span.start))
+            }
+            _ => self.message.clone(),
+        };
+        SqlError {
+            code: self.code,
+            message,
+        }
+    }
+}
+
+impl From<rowtree_expr::Error> for Error {
+    fn from(e: rowtree_expr::Error) -> Error {
+        let code = match &e {
+            rowtree_expr::Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
+            rowtree_expr::Error::OutOfRange { .. } => "OUT_OF_RANGE",
+            rowtree_expr::Error::NotFound { .. } => "NOT_FOUND",
+            rowtree_expr::Error::FailedPrecondition { .. } => "FAILED_PRECONDITION",
+        };
+        Error {
+            code,
+            message: e.message().to_string(),
+            span: e.span(),
+        }
+    }
+}
+
+impl From<rowtree_db::Error> for Error {
+    fn from(e: rowtree_db::Error) -> Error {
+        let message = match &e {
+            // The db layer's Display adds a prefix for these two; keep it.
+            rowtree_db::Error::Aborted { .. } | rowtree_db::Error::DeadlineExceeded { .. } => {
+                e.to_string()
+            }
+            _ => e.to_string(),
+        };
+        Error::new(e.code(), message)
+    }
+}
+
+impl From<rowtree_parser::ParseError> for Error {
+    fn from(e: rowtree_parser::ParseError) -> Error {
+        Error::invalid(e.message).at(Span {
+            start: e.offset,
+            end: e.offset,
+        })
+    }
+}
+
+/// The error a client sees: a gRPC status code name and GoogleSQL's message,
+/// ending in ` [at line:column]` when the position is known.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct SqlError {
+    pub code: &'static str,
+    pub message: String,
+}

@@ -1,0 +1,1129 @@
+//! Pull-based execution.
+//!
+//! Each plan [`Node`] becomes an [`Operator`] whose `next` returns one row at
+//! a time, pulling from its inputs only as far as it must: a `LIMIT` stops
+//! pulling once it has its rows, so the scan below stops reading (a
+//! [`RowStream`] reads its ranges in chunks). Operators that need all their
+//! input (sort, aggregate, the build side of a hash join, set operations)
+//! hold it in memory; everything else streams.
+//!
+//! Operators do not own the transaction: every `next` receives the
+//! [`ExecContext`] that does (through [`DataSource`]), together with the
+//! query parameters, the subquery plans and, inside a correlated subquery,
+//! the outer row's values. Those are appended after each row before an
+//! expression is evaluated, which is where the binder put their slots.
+
+use std::cell::RefCell;
+use std::cmp::Ordering;
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
+use std::sync::atomic::Ordering as AtomicOrdering;
+use std::sync::Arc;
+
+use rowtree_db::{KeySet, ReadOnlyTransaction, ReadWriteTransaction, RowStream, ScanRequest};
+use rowtree_expr::aggregate::{accumulator, Accumulator, AggregateModifiers, GroupKey};
+use rowtree_expr::{BoundExpr, EvalContext, SubqueryKind};
+use rowtree_parser::ast::{JoinKind, SetOperator};
+use rowtree_schema::Catalog;
+use rowtree_types::{Timestamp, Value};
+
+use crate::error::{Error, Result};
+use crate::plan::{Counters, JoinMethod, Node, NodeKind, Plan, ScanNode, SortKey};
+
+/// Where a plan reads rows: a transaction.
+pub trait DataSource {
+    /// The schema the statement runs against.
+    fn catalog(&self) -> Arc<Catalog>;
+    /// Opens a scan (see [`ScanRequest`]).
+    fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream>;
+    /// The statement's `CURRENT_TIMESTAMP()`.
+    fn now(&self) -> Timestamp;
+    /// `GET_NEXT_SEQUENCE_VALUE`: only read-write transactions may.
+    fn next_sequence_value(&mut self, sequence: &str) -> Result<i64> {
+        let _ = sequence;
+        Err(Error::new(
+            "FAILED_PRECONDITION",
+            "GET_NEXT_SEQUENCE_VALUE is not allowed in read-only transactions",
+        ))
+    }
+}
+
+fn wall_clock() -> Timestamp {
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    Timestamp::from_nanos(nanos / 1000 * 1000)
+        .unwrap_or_else(|| Timestamp::from_nanos(0).expect("epoch"))
+}
+
+impl DataSource for ReadOnlyTransaction {
+    fn catalog(&self) -> Arc<Catalog> {
+        ReadOnlyTransaction::catalog(self)
+    }
+    fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream> {
+        ReadOnlyTransaction::scan(self, request)
+    }
+    fn now(&self) -> Timestamp {
+        wall_clock()
+    }
+}
+
+impl DataSource for ReadWriteTransaction {
+    fn catalog(&self) -> Arc<Catalog> {
+        ReadWriteTransaction::catalog(self)
+    }
+    fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream> {
+        ReadWriteTransaction::scan(self, request)
+    }
+    fn now(&self) -> Timestamp {
+        wall_clock()
+    }
+    fn next_sequence_value(&mut self, sequence: &str) -> Result<i64> {
+        Ok(ReadWriteTransaction::next_sequence_value(self, sequence)?)
+    }
+}
+
+/// A row.
+pub(crate) type Row = Vec<Value>;
+
+/// What operators need besides their inputs.
+pub(crate) struct ExecContext<'a> {
+    pub source: &'a mut dyn DataSource,
+    pub plan: &'a Plan,
+    /// Values of the enclosing row's correlated slots (inside a subquery).
+    pub outer: Vec<Value>,
+    /// Results of uncorrelated subqueries, computed once.
+    pub cache: Rc<RefCell<HashMap<usize, Value>>>,
+    pub now: Timestamp,
+    /// Allow `PENDING_COMMIT_TIMESTAMP()` (DML values).
+    pub pending_commit_timestamp: bool,
+}
+
+impl<'a> ExecContext<'a> {
+    pub fn new(source: &'a mut dyn DataSource, plan: &'a Plan) -> ExecContext<'a> {
+        let now = source.now();
+        ExecContext {
+            source,
+            plan,
+            outer: Vec::new(),
+            cache: Rc::new(RefCell::new(HashMap::new())),
+            now,
+            pending_commit_timestamp: false,
+        }
+    }
+
+    /// Evaluates `e` on `row` (followed by the outer values, if any).
+    pub fn eval(&mut self, e: &BoundExpr, row: &[Value]) -> Result<Value> {
+        if self.outer.is_empty() {
+            Ok(e.eval(row, self)?)
+        } else {
+            let mut ext = Vec::with_capacity(row.len() + self.outer.len());
+            ext.extend_from_slice(row);
+            ext.extend(self.outer.iter().cloned());
+            Ok(e.eval(&ext, self)?)
+        }
+    }
+
+    fn test(&mut self, e: &BoundExpr, row: &[Value]) -> Result<bool> {
+        Ok(matches!(self.eval(e, row)?, Value::Bool(true)))
+    }
+
+    fn run_subquery(&mut self, id: usize, row: &[Value]) -> Result<Value> {
+        let plan = self.plan;
+        let sub = plan
+            .subqueries
+            .get(id)
+            .ok_or_else(|| Error::internal(format!("no subquery {id}")))?;
+        if sub.correlations.is_empty() {
+            if let Some(v) = self.cache.borrow().get(&id) {
+                return Ok(v.clone());
+            }
+        }
+        let outer: Vec<Value> = sub
+            .correlations
+            .iter()
+            .map(|&s| row.get(s).cloned().unwrap_or(Value::Null))
+            .collect();
+        let mut cx = ExecContext {
+            source: &mut *self.source,
+            plan,
+            outer,
+            cache: self.cache.clone(),
+            now: self.now,
+            pending_commit_timestamp: false,
+        };
+        let mut op = build(&sub.root);
+        let value = match sub.kind {
+            SubqueryKind::Scalar => match op.next(&mut cx)? {
+                None => Value::Null,
+                Some(mut first) => {
+                    if op.next(&mut cx)?.is_some() {
+                        return Err(Error::out_of_range(
+                            "A scalar subquery returned more than one row",
+                        ));
+                    }
+                    first.swap_remove(0)
+                }
+            },
+            SubqueryKind::Exists => Value::Bool(op.next(&mut cx)?.is_some()),
+            SubqueryKind::Array | SubqueryKind::In => {
+                let mut items = Vec::new();
+                while let Some(mut r) = op.next(&mut cx)? {
+                    items.push(r.swap_remove(0));
+                }
+                Value::Array(items)
+            }
+        };
+        if sub.correlations.is_empty() {
+            self.cache.borrow_mut().insert(id, value.clone());
+        }
+        Ok(value)
+    }
+}
+
+impl EvalContext for ExecContext<'_> {
+    fn now(&self) -> Timestamp {
+        self.now
+    }
+    fn next_sequence_value(&mut self, sequence: &str) -> rowtree_expr::Result<i64> {
+        self.source
+            .next_sequence_value(sequence)
+            .map_err(|e| match e.code {
+                "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+                "INVALID_ARGUMENT" => rowtree_expr::Error::invalid(e.message),
+                _ => rowtree_expr::Error::FailedPrecondition {
+                    message: e.message,
+                    span: None,
+                },
+            })
+    }
+    fn sequence_state(&mut self, _sequence: &str) -> rowtree_expr::Result<Option<i64>> {
+        Err(rowtree_expr::Error::invalid(
+            "GET_INTERNAL_SEQUENCE_STATE is not supported in queries yet",
+        ))
+    }
+    fn pending_commit_timestamp(&mut self) -> rowtree_expr::Result<Value> {
+        if self.pending_commit_timestamp {
+            Ok(Value::Timestamp(rowtree_db::PENDING_COMMIT_TIMESTAMP))
+        } else {
+            Err(rowtree_expr::Error::invalid("PENDING_COMMIT_TIMESTAMP() is only allowed as a value written to a commit timestamp column"))
+        }
+    }
+    fn param(&self, name: &str) -> Option<Value> {
+        crate::binder::lookup_param(&self.plan.params, name)
+    }
+    fn subquery(&mut self, id: usize, row: &[Value]) -> rowtree_expr::Result<Value> {
+        self.run_subquery(id, row).map_err(|e| match e.code {
+            "OUT_OF_RANGE" => rowtree_expr::Error::out_of_range(e.message),
+            "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+            _ => rowtree_expr::Error::InvalidArgument {
+                message: e.message,
+                span: e.span,
+            },
+        })
+    }
+}
+
+/// A running operator.
+pub(crate) trait Operator {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>>;
+}
+
+/// The rows of an executing plan.
+pub struct RowIter<'a> {
+    root: Box<dyn Operator + 'a>,
+    cx: ExecContext<'a>,
+    done: bool,
+}
+
+impl<'a> RowIter<'a> {
+    pub(crate) fn new(plan: &'a Plan, source: &'a mut dyn DataSource) -> RowIter<'a> {
+        RowIter {
+            root: build(&plan.root),
+            cx: ExecContext::new(source, plan),
+            done: false,
+        }
+    }
+}
+
+impl Iterator for RowIter<'_> {
+    type Item = Result<Vec<Value>>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        match self.root.next(&mut self.cx) {
+            Ok(Some(row)) => Some(Ok(row)),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}
+
+/// Builds the operator tree of `node`.
+pub(crate) fn build(node: &Node) -> Box<dyn Operator + '_> {
+    let counters = &node.counters;
+    match &node.kind {
+        NodeKind::Scan(scan) => Box::new(Scan {
+            node: scan,
+            counters,
+            stream: None,
+            done: false,
+        }),
+        NodeKind::Values { rows } => Box::new(Values {
+            rows,
+            next: 0,
+            counters,
+        }),
+        NodeKind::Rows { rows, .. } => Box::new(Rows {
+            rows,
+            next: 0,
+            counters,
+        }),
+        NodeKind::Filter {
+            input, predicate, ..
+        } => Box::new(Filter {
+            input: build(input),
+            predicate,
+            counters,
+        }),
+        NodeKind::Project { input, exprs, .. } => Box::new(Project {
+            input: build(input),
+            exprs,
+            counters,
+        }),
+        NodeKind::Aggregate {
+            input,
+            groups,
+            aggregates,
+            ..
+        } => Box::new(Aggregate {
+            input: Some(build(input)),
+            groups,
+            calls: aggregates,
+            output: VecDeque::new(),
+            counters,
+        }),
+        NodeKind::Sort { input, keys } => Box::new(Sort {
+            input: Some(build(input)),
+            keys,
+            output: VecDeque::new(),
+            counters,
+        }),
+        NodeKind::Limit {
+            input,
+            limit,
+            offset,
+        } => Box::new(Limit {
+            input: build(input),
+            limit: *limit,
+            offset: *offset,
+            seen: 0,
+            counters,
+        }),
+        NodeKind::Distinct { input } => Box::new(Distinct {
+            input: build(input),
+            seen: HashSet::new(),
+            counters,
+        }),
+        NodeKind::Join {
+            left,
+            right,
+            kind,
+            method,
+            condition,
+            ..
+        } => match method {
+            JoinMethod::InterleavedMerge {
+                left_keys,
+                right_keys,
+                desc,
+            } => Box::new(MergeJoin {
+                left: build(left),
+                right: build(right),
+                left_keys,
+                right_keys,
+                desc,
+                outer: *kind == JoinKind::Left,
+                condition: condition.as_ref(),
+                right_width: right.width,
+                child: None,
+                right_done: false,
+                pending: VecDeque::new(),
+                counters,
+            }),
+            _ => Box::new(Join {
+                left: build(left),
+                right: Some(build(right)),
+                kind: *kind,
+                method,
+                condition: condition.as_ref(),
+                left_width: left.width,
+                right_width: right.width,
+                built: None,
+                left_done: false,
+                unmatched_next: 0,
+                pending: VecDeque::new(),
+                counters,
+            }),
+        },
+        NodeKind::SetOp {
+            left,
+            right,
+            op,
+            all,
+        } => Box::new(SetOp {
+            left: build(left),
+            right: Some(build(right)),
+            op: *op,
+            all: *all,
+            counts: HashMap::new(),
+            seen: HashSet::new(),
+            left_done: false,
+            counters,
+        }),
+        NodeKind::Unnest {
+            input,
+            array,
+            with_offset,
+            outer,
+            ..
+        } => Box::new(Unnest {
+            input: build(input),
+            array,
+            with_offset: *with_offset,
+            outer: *outer,
+            pending: VecDeque::new(),
+            counters,
+        }),
+    }
+}
+
+fn emit(counters: &Counters, row: Row) -> Result<Option<Row>> {
+    counters.add_rows(1);
+    Ok(Some(row))
+}
+
+// ----- scans ---------------------------------------------------------------
+
+struct Scan<'p> {
+    node: &'p ScanNode,
+    counters: &'p Counters,
+    stream: Option<RowStream>,
+    done: bool,
+}
+
+impl Scan<'_> {
+    fn record(&mut self) {
+        if let Some(s) = self.stream.take() {
+            let stats = s.stats();
+            self.counters
+                .scanned
+                .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
+            self.counters
+                .splits
+                .fetch_add(stats.splits_touched as u64, AtomicOrdering::Relaxed);
+        }
+    }
+}
+
+impl Drop for Scan<'_> {
+    fn drop(&mut self) {
+        self.record();
+    }
+}
+
+impl Operator for Scan<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if self.done {
+            return Ok(None);
+        }
+        let access = &self.node.access;
+        if self.stream.is_none() {
+            let request = ScanRequest {
+                table: self.node.table.clone(),
+                index: access.index.clone(),
+                key_set: access.key_set.clone(),
+                reverse: access.reverse,
+                limit: access.limit,
+            };
+            self.stream = Some(cx.source.scan(&request)?);
+        }
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(None);
+            };
+            let Some(row) = stream.next() else {
+                self.done = true;
+                self.record();
+                return Ok(None);
+            };
+            let mut row = row?;
+            if access.back_join {
+                row = match self.base_row(cx, &row)? {
+                    Some(r) => r,
+                    None => continue,
+                };
+            }
+            let mut pass = true;
+            for &i in &access.residual {
+                if !cx.test(&self.node.conjuncts[i].expr, &row)? {
+                    pass = false;
+                    break;
+                }
+            }
+            if pass {
+                return emit(self.counters, row);
+            }
+        }
+    }
+}
+
+impl Scan<'_> {
+    /// The base table row of an index entry (a point lookup by primary key).
+    fn base_row(&self, cx: &mut ExecContext<'_>, entry: &[Value]) -> Result<Option<Row>> {
+        let catalog = cx.source.catalog();
+        let table = catalog
+            .table(&self.node.table)
+            .ok_or_else(|| Error::not_found(format!("Table not found: {}", self.node.table)))?;
+        let key: Vec<Value> = table
+            .primary_key
+            .iter()
+            .map(|k| entry[k.column].clone())
+            .collect();
+        let request = ScanRequest {
+            table: self.node.table.clone(),
+            index: None,
+            key_set: KeySet::key(key),
+            reverse: false,
+            limit: 1,
+        };
+        let mut stream = cx.source.scan(&request)?;
+        let row = stream.next().transpose()?;
+        let stats = stream.stats();
+        self.counters
+            .scanned
+            .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
+        Ok(row)
+    }
+}
+
+struct Values<'p> {
+    rows: &'p [Vec<BoundExpr>],
+    next: usize,
+    counters: &'p Counters,
+}
+
+impl Operator for Values<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let Some(exprs) = self.rows.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        let row = exprs
+            .iter()
+            .map(|e| cx.eval(e, &[]))
+            .collect::<Result<Row>>()?;
+        emit(self.counters, row)
+    }
+}
+
+struct Rows<'p> {
+    rows: &'p [Vec<Value>],
+    next: usize,
+    counters: &'p Counters,
+}
+
+impl Operator for Rows<'_> {
+    fn next(&mut self, _cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let Some(row) = self.rows.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        emit(self.counters, row.clone())
+    }
+}
+
+// ----- row-at-a-time operators ---------------------------------------------
+
+struct Filter<'p> {
+    input: Box<dyn Operator + 'p>,
+    predicate: &'p BoundExpr,
+    counters: &'p Counters,
+}
+
+impl Operator for Filter<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        while let Some(row) = self.input.next(cx)? {
+            if cx.test(self.predicate, &row)? {
+                return emit(self.counters, row);
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct Project<'p> {
+    input: Box<dyn Operator + 'p>,
+    exprs: &'p [BoundExpr],
+    counters: &'p Counters,
+}
+
+impl Operator for Project<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let Some(row) = self.input.next(cx)? else {
+            return Ok(None);
+        };
+        let out = self
+            .exprs
+            .iter()
+            .map(|e| cx.eval(e, &row))
+            .collect::<Result<Row>>()?;
+        emit(self.counters, out)
+    }
+}
+
+struct Limit<'p> {
+    input: Box<dyn Operator + 'p>,
+    limit: Option<u64>,
+    offset: u64,
+    seen: u64,
+    counters: &'p Counters,
+}
+
+impl Operator for Limit<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        loop {
+            if let Some(l) = self.limit {
+                // Stop pulling: the input (and its scan) read no further.
+                if self.seen >= self.offset + l {
+                    return Ok(None);
+                }
+            }
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
+            self.seen += 1;
+            if self.seen > self.offset {
+                return emit(self.counters, row);
+            }
+        }
+    }
+}
+
+struct Distinct<'p> {
+    input: Box<dyn Operator + 'p>,
+    seen: HashSet<GroupKey>,
+    counters: &'p Counters,
+}
+
+impl Operator for Distinct<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        while let Some(row) = self.input.next(cx)? {
+            if self.seen.insert(GroupKey::from_values(row.clone())) {
+                return emit(self.counters, row);
+            }
+        }
+        Ok(None)
+    }
+}
+
+struct Unnest<'p> {
+    input: Box<dyn Operator + 'p>,
+    array: &'p BoundExpr,
+    with_offset: bool,
+    outer: bool,
+    pending: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+impl Operator for Unnest<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return emit(self.counters, r);
+            }
+            let Some(row) = self.input.next(cx)? else {
+                return Ok(None);
+            };
+            let items = match cx.eval(self.array, &row)? {
+                Value::Array(items) => items,
+                _ => Vec::new(),
+            };
+            if items.is_empty() && self.outer {
+                let mut r = row.clone();
+                r.push(Value::Null);
+                if self.with_offset {
+                    r.push(Value::Null);
+                }
+                self.pending.push_back(r);
+            }
+            for (i, item) in items.into_iter().enumerate() {
+                let mut r = row.clone();
+                r.push(item);
+                if self.with_offset {
+                    r.push(Value::Int64(i as i64));
+                }
+                self.pending.push_back(r);
+            }
+        }
+    }
+}
+
+// ----- blocking operators --------------------------------------------------
+
+/// ORDER BY's comparison of two rows by `keys`.
+pub(crate) fn compare_rows(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
+    for k in keys {
+        let (x, y) = (&a[k.slot], &b[k.slot]);
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) => {
+                if k.nulls_first {
+                    Ordering::Less
+                } else {
+                    Ordering::Greater
+                }
+            }
+            (false, true) => {
+                if k.nulls_first {
+                    Ordering::Greater
+                } else {
+                    Ordering::Less
+                }
+            }
+            (false, false) => {
+                let o = rowtree_expr::compare(x, y).unwrap_or(Ordering::Equal);
+                if k.desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+struct Sort<'p> {
+    input: Option<Box<dyn Operator + 'p>>,
+    keys: &'p [SortKey],
+    output: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+impl Operator for Sort<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let mut rows = Vec::new();
+            while let Some(r) = input.next(cx)? {
+                rows.push(r);
+            }
+            rows.sort_by(|a, b| compare_rows(a, b, self.keys));
+            self.output = rows.into();
+        }
+        match self.output.pop_front() {
+            Some(r) => emit(self.counters, r),
+            None => Ok(None),
+        }
+    }
+}
+
+struct Aggregate<'p> {
+    input: Option<Box<dyn Operator + 'p>>,
+    groups: &'p [BoundExpr],
+    calls: &'p [crate::plan::AggregateCall],
+    output: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+impl Aggregate<'_> {
+    fn accumulators(&self) -> Result<Vec<Box<dyn Accumulator>>> {
+        self.calls
+            .iter()
+            .map(|c| {
+                let types: Vec<_> = c.args.iter().map(|a| a.ty().clone()).collect();
+                let modifiers = AggregateModifiers {
+                    ignore_nulls: c.ignore_nulls.unwrap_or(false),
+                    order_by: c.order_by.iter().map(|(_, d, n)| (*d, Some(*n))).collect(),
+                    limit: c.limit.map(|l| l as usize),
+                };
+                let m = (modifiers != AggregateModifiers::default()).then_some(&modifiers);
+                Ok(accumulator(&c.name, &types, c.distinct, m)?)
+            })
+            .collect()
+    }
+}
+
+impl Operator for Aggregate<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let mut index: HashMap<GroupKey, usize> = HashMap::new();
+            let mut groups: Vec<(Row, Vec<Box<dyn Accumulator>>)> = Vec::new();
+            while let Some(row) = input.next(cx)? {
+                let key: Row = self
+                    .groups
+                    .iter()
+                    .map(|g| cx.eval(g, &row))
+                    .collect::<Result<_>>()?;
+                let gk = GroupKey::from_values(key.clone());
+                let i = match index.get(&gk) {
+                    Some(&i) => i,
+                    None => {
+                        groups.push((key, self.accumulators()?));
+                        index.insert(gk, groups.len() - 1);
+                        groups.len() - 1
+                    }
+                };
+                for (call, acc) in self.calls.iter().zip(groups[i].1.iter_mut()) {
+                    let mut args: Row = call
+                        .args
+                        .iter()
+                        .map(|a| cx.eval(a, &row))
+                        .collect::<Result<_>>()?;
+                    for (o, _, _) in &call.order_by {
+                        args.push(cx.eval(o, &row)?);
+                    }
+                    acc.update(&args)?;
+                }
+            }
+            // No GROUP BY: one row even over no input.
+            if groups.is_empty() && self.groups.is_empty() {
+                groups.push((Vec::new(), self.accumulators()?));
+            }
+            for (key, mut accs) in groups {
+                let mut row = key;
+                for a in accs.iter_mut() {
+                    row.push(a.finish()?);
+                }
+                self.output.push_back(row);
+            }
+        }
+        match self.output.pop_front() {
+            Some(r) => emit(self.counters, r),
+            None => Ok(None),
+        }
+    }
+}
+
+/// The right input of a hash or nested-loop join, held in memory.
+struct Built {
+    rows: Vec<Row>,
+    map: HashMap<GroupKey, Vec<usize>>,
+    matched: Vec<bool>,
+}
+
+struct Join<'p> {
+    left: Box<dyn Operator + 'p>,
+    right: Option<Box<dyn Operator + 'p>>,
+    kind: JoinKind,
+    method: &'p JoinMethod,
+    condition: Option<&'p BoundExpr>,
+    left_width: usize,
+    right_width: usize,
+    built: Option<Built>,
+    left_done: bool,
+    unmatched_next: usize,
+    pending: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+fn key_of(
+    cx: &mut ExecContext<'_>,
+    exprs: &[BoundExpr],
+    row: &[Value],
+) -> Result<Option<GroupKey>> {
+    let mut values = Vec::with_capacity(exprs.len());
+    for e in exprs {
+        let v = cx.eval(e, row)?;
+        if v.is_null() {
+            // NULL = anything is not true: such a row matches nothing.
+            return Ok(None);
+        }
+        values.push(v);
+    }
+    Ok(Some(GroupKey::from_values(values)))
+}
+
+impl Operator for Join<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if let Some(mut right) = self.right.take() {
+            let mut built = Built {
+                rows: Vec::new(),
+                map: HashMap::new(),
+                matched: Vec::new(),
+            };
+            while let Some(r) = right.next(cx)? {
+                if let JoinMethod::Hash { right_keys, .. } = self.method {
+                    if let Some(k) = key_of(cx, right_keys, &r)? {
+                        built.map.entry(k).or_default().push(built.rows.len());
+                    }
+                }
+                built.rows.push(r);
+            }
+            built.matched = vec![false; built.rows.len()];
+            self.built = Some(built);
+        }
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return emit(self.counters, r);
+            }
+            let Some(built) = self.built.as_mut() else {
+                return Ok(None);
+            };
+            if self.left_done {
+                if matches!(self.kind, JoinKind::Right | JoinKind::Full) {
+                    while self.unmatched_next < built.rows.len() {
+                        let i = self.unmatched_next;
+                        self.unmatched_next += 1;
+                        if !built.matched[i] {
+                            let mut row = vec![Value::Null; self.left_width];
+                            row.extend(built.rows[i].iter().cloned());
+                            return emit(self.counters, row);
+                        }
+                    }
+                }
+                return Ok(None);
+            }
+            let Some(l) = self.left.next(cx)? else {
+                self.left_done = true;
+                continue;
+            };
+            let candidates: Vec<usize> = match self.method {
+                JoinMethod::Hash { left_keys, .. } => match key_of(cx, left_keys, &l)? {
+                    Some(k) => built.map.get(&k).cloned().unwrap_or_default(),
+                    None => Vec::new(),
+                },
+                _ => (0..built.rows.len()).collect(),
+            };
+            let mut any = false;
+            for i in candidates {
+                let mut row = l.clone();
+                row.extend(built.rows[i].iter().cloned());
+                let ok = match self.condition {
+                    Some(c) => cx.test(c, &row)?,
+                    None => true,
+                };
+                if ok {
+                    any = true;
+                    built.matched[i] = true;
+                    self.pending.push_back(row);
+                }
+            }
+            if !any && matches!(self.kind, JoinKind::Left | JoinKind::Full) {
+                let mut row = l;
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                self.pending.push_back(row);
+            }
+        }
+    }
+}
+
+/// Parent rows and their interleaved children, both in key order.
+struct MergeJoin<'p> {
+    left: Box<dyn Operator + 'p>,
+    right: Box<dyn Operator + 'p>,
+    left_keys: &'p [usize],
+    right_keys: &'p [usize],
+    desc: &'p [bool],
+    outer: bool,
+    condition: Option<&'p BoundExpr>,
+    right_width: usize,
+    /// The next child row not yet matched (read ahead by one).
+    child: Option<Row>,
+    right_done: bool,
+    pending: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+impl MergeJoin<'_> {
+    fn compare(&self, child: &[Value], parent: &[Value]) -> Ordering {
+        for ((&c, &p), &d) in self.right_keys.iter().zip(self.left_keys).zip(self.desc) {
+            let o = rowtree_expr::compare(&child[c], &parent[p]).unwrap_or(Ordering::Equal);
+            let o = if d { o.reverse() } else { o };
+            if o != Ordering::Equal {
+                return o;
+            }
+        }
+        Ordering::Equal
+    }
+}
+
+impl Operator for MergeJoin<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return emit(self.counters, r);
+            }
+            let Some(parent) = self.left.next(cx)? else {
+                return Ok(None);
+            };
+            let null_key = self.left_keys.iter().any(|&k| parent[k].is_null());
+            let mut matched = false;
+            loop {
+                if self.child.is_none() && !self.right_done {
+                    self.child = self.right.next(cx)?;
+                    self.right_done = self.child.is_none();
+                }
+                let Some(child) = self.child.as_ref() else {
+                    break;
+                };
+                match self.compare(child, &parent) {
+                    Ordering::Less => self.child = None,
+                    Ordering::Greater => break,
+                    Ordering::Equal => {
+                        let child = self.child.take().unwrap_or_default();
+                        if null_key {
+                            continue;
+                        }
+                        let mut row = parent.clone();
+                        row.extend(child);
+                        let ok = match self.condition {
+                            Some(c) => cx.test(c, &row)?,
+                            None => true,
+                        };
+                        if ok {
+                            matched = true;
+                            self.pending.push_back(row);
+                        }
+                    }
+                }
+            }
+            if !matched && self.outer {
+                let mut row = parent;
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                self.pending.push_back(row);
+            }
+        }
+    }
+}
+
+struct SetOp<'p> {
+    left: Box<dyn Operator + 'p>,
+    right: Option<Box<dyn Operator + 'p>>,
+    op: SetOperator,
+    all: bool,
+    /// INTERSECT / EXCEPT: how many times each right row occurs.
+    counts: HashMap<GroupKey, usize>,
+    /// DISTINCT: rows already returned.
+    seen: HashSet<GroupKey>,
+    left_done: bool,
+    counters: &'p Counters,
+}
+
+impl Operator for SetOp<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if self.op != SetOperator::Union {
+            if let Some(mut right) = self.right.take() {
+                while let Some(r) = right.next(cx)? {
+                    *self.counts.entry(GroupKey::from_values(r)).or_default() += 1;
+                }
+            }
+        }
+        loop {
+            let row = if !self.left_done {
+                match self.left.next(cx)? {
+                    Some(r) => r,
+                    None => {
+                        self.left_done = true;
+                        continue;
+                    }
+                }
+            } else if self.op == SetOperator::Union {
+                match self.right.as_mut() {
+                    Some(r) => match r.next(cx)? {
+                        Some(row) => row,
+                        None => return Ok(None),
+                    },
+                    None => return Ok(None),
+                }
+            } else {
+                return Ok(None);
+            };
+            let key = GroupKey::from_values(row.clone());
+            let keep = match self.op {
+                SetOperator::Union => true,
+                SetOperator::Intersect => match self.counts.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        if self.all {
+                            *n -= 1;
+                        }
+                        true
+                    }
+                    _ => false,
+                },
+                SetOperator::Except => match self.counts.get_mut(&key) {
+                    Some(n) if *n > 0 => {
+                        if self.all {
+                            *n -= 1;
+                        }
+                        false
+                    }
+                    _ => true,
+                },
+            };
+            if !keep {
+                continue;
+            }
+            if !self.all && !self.seen.insert(key) {
+                continue;
+            }
+            return emit(self.counters, row);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key(slot: usize, desc: bool, nulls_first: bool) -> SortKey {
+        SortKey {
+            slot,
+            desc,
+            nulls_first,
+            origin: None,
+            text: String::new(),
+        }
+    }
+
+    #[test]
+    fn sort_order_follows_googlesql_null_rules() {
+        let mut rows = vec![
+            vec![Value::Int64(2)],
+            vec![Value::Null],
+            vec![Value::Int64(1)],
+        ];
+        rows.sort_by(|a, b| compare_rows(a, b, &[key(0, false, true)]));
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Null],
+                vec![Value::Int64(1)],
+                vec![Value::Int64(2)]
+            ]
+        );
+        rows.sort_by(|a, b| compare_rows(a, b, &[key(0, true, false)]));
+        assert_eq!(
+            rows,
+            vec![
+                vec![Value::Int64(2)],
+                vec![Value::Int64(1)],
+                vec![Value::Null]
+            ]
+        );
+        rows.sort_by(|a, b| compare_rows(a, b, &[key(0, true, true)]));
+        assert_eq!(rows[0], vec![Value::Null]);
+    }
+}

@@ -1,0 +1,181 @@
+//! EXPLAIN: the operator tree as text.
+//!
+//! One line per operator, children indented under their parent. A scan
+//! shows what the planner decided about storage: table or index (and
+//! whether it fetches base rows by key), the key ranges it reads, the
+//! direction, an early limit, and the residual filter. A join shows its
+//! method. With ANALYZE (after the plan ran), each line also gives the rows
+//! the operator produced and, for scans, the keys read and splits touched.
+
+use rowtree_expr::SubqueryKind;
+use rowtree_parser::ast::{JoinKind, SetOperator};
+
+use crate::plan::{JoinMethod, Node, NodeKind, Plan};
+
+/// Renders `plan`; with `analyze`, with the counters of its execution.
+pub(crate) fn explain(plan: &Plan, analyze: bool) -> String {
+    let mut out = String::new();
+    render(&plan.root, 0, analyze, &mut out);
+    for (i, sub) in plan.subqueries.iter().enumerate() {
+        let kind = match sub.kind {
+            SubqueryKind::Scalar => "scalar",
+            SubqueryKind::Exists => "exists",
+            SubqueryKind::Array => "array",
+            SubqueryKind::In => "in",
+        };
+        let corr = if sub.correlations.is_empty() {
+            String::from("uncorrelated")
+        } else {
+            format!(
+                "correlated on {} value{}",
+                sub.correlations.len(),
+                if sub.correlations.len() == 1 { "" } else { "s" }
+            )
+        };
+        out.push_str(&format!("Subquery ${i} ({kind}, {corr}): {}\n", sub.text));
+        render(&sub.root, 1, analyze, &mut out);
+    }
+    out
+}
+
+fn join_kind(k: JoinKind) -> &'static str {
+    match k {
+        JoinKind::Inner => "INNER",
+        JoinKind::Left => "LEFT",
+        JoinKind::Right => "RIGHT",
+        JoinKind::Full => "FULL",
+        JoinKind::Cross => "CROSS",
+    }
+}
+
+fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
+    let line = match &node.kind {
+        NodeKind::Scan(s) => {
+            let a = &s.access;
+            let mut parts = Vec::new();
+            let head = match &a.index {
+                Some(ix) if a.back_join => {
+                    format!("IndexScan {}@{ix} (back join to {})", s.table, s.table)
+                }
+                Some(ix) => format!("IndexScan {}@{ix} (covering)", s.table),
+                None => format!("TableScan {}", s.table),
+            };
+            parts.push(a.ranges_text.clone());
+            if a.reverse {
+                parts.push("reverse".into());
+            }
+            if a.limit > 0 {
+                parts.push(format!("limit {}", a.limit));
+            }
+            if !a.residual.is_empty() {
+                let f: Vec<&str> = a
+                    .residual
+                    .iter()
+                    .map(|&i| s.conjuncts[i].text.as_str())
+                    .collect();
+                parts.push(format!("filter: {}", f.join(" AND ")));
+            }
+            format!("{head}: {}", parts.join(", "))
+        }
+        NodeKind::Values { rows } => format!(
+            "Values: {} row{}",
+            rows.len(),
+            if rows.len() == 1 { "" } else { "s" }
+        ),
+        NodeKind::Rows { name, rows } => format!("VirtualTable {name}: {} rows", rows.len()),
+        NodeKind::Filter { text, .. } => format!("Filter: {text}"),
+        NodeKind::Project { names, .. } => {
+            let names: Vec<&str> = names
+                .iter()
+                .map(|n| if n.is_empty() { "_" } else { n.as_str() })
+                .collect();
+            format!("Project: {}", names.join(", "))
+        }
+        NodeKind::Aggregate { groups, texts, .. } => {
+            let (g, a) = texts.split_at(groups.len().min(texts.len()));
+            if g.is_empty() {
+                format!("Aggregate: {}", a.join(", "))
+            } else {
+                format!("HashAggregate: group by {}; {}", g.join(", "), a.join(", "))
+            }
+        }
+        NodeKind::Sort { keys, .. } => {
+            let k: Vec<&str> = keys.iter().map(|k| k.text.as_str()).collect();
+            format!("Sort: {}", k.join(", "))
+        }
+        NodeKind::Limit { limit, offset, .. } => match (limit, offset) {
+            (Some(l), 0) => format!("Limit: {l}"),
+            (Some(l), o) => format!("Limit: {l} offset {o}"),
+            (None, o) => format!("Offset: {o}"),
+        },
+        NodeKind::Distinct { .. } => "Distinct".into(),
+        NodeKind::Join {
+            kind, method, text, ..
+        } => {
+            let m = match method {
+                JoinMethod::Hash { .. } => "HashJoin",
+                JoinMethod::NestedLoop => "NestedLoopJoin",
+                JoinMethod::InterleavedMerge { .. } => "InterleavedMergeJoin",
+            };
+            if text.is_empty() {
+                format!("{m} {}", join_kind(*kind))
+            } else {
+                format!("{m} {}: {text}", join_kind(*kind))
+            }
+        }
+        NodeKind::SetOp { op, all, .. } => {
+            let o = match op {
+                SetOperator::Union => "Union",
+                SetOperator::Intersect => "Intersect",
+                SetOperator::Except => "Except",
+            };
+            format!("{o} {}", if *all { "ALL" } else { "DISTINCT" })
+        }
+        NodeKind::Unnest {
+            text,
+            outer,
+            with_offset,
+            ..
+        } => format!(
+            "Unnest{}: {text}{}",
+            if *outer { " (outer)" } else { "" },
+            if *with_offset { " with offset" } else { "" }
+        ),
+    };
+    out.push_str(&"  ".repeat(depth));
+    out.push_str(&line);
+    if analyze {
+        let (rows, scanned, splits) = node.counters.get();
+        if matches!(node.kind, NodeKind::Scan(_)) {
+            out.push_str(&format!(
+                "  [rows={rows} scanned={scanned} splits={splits}]"
+            ));
+        } else {
+            out.push_str(&format!("  [rows={rows}]"));
+        }
+    }
+    out.push('\n');
+    for c in node.children() {
+        render(c, depth + 1, analyze, out);
+    }
+}
+
+/// Totals over every scan of the plan: (keys read, splits touched).
+pub(crate) fn scan_totals(plan: &Plan) -> (u64, u64) {
+    fn walk(n: &Node, acc: &mut (u64, u64)) {
+        if matches!(n.kind, NodeKind::Scan(_)) {
+            let (_, scanned, splits) = n.counters.get();
+            acc.0 += scanned;
+            acc.1 += splits;
+        }
+        for c in n.children() {
+            walk(c, acc);
+        }
+    }
+    let mut acc = (0, 0);
+    walk(&plan.root, &mut acc);
+    for s in &plan.subqueries {
+        walk(&s.root, &mut acc);
+    }
+    acc
+}

@@ -1,0 +1,82 @@
+//! GoogleSQL queries and DML over Rowtree.
+//!
+//! A statement goes through these steps (each a module):
+//!
+//! 1. [`session`]: `Session::execute` parses the text and dispatches: DDL
+//!    to the database, BEGIN/COMMIT/ROLLBACK to the session's transaction,
+//!    queries to a strong read-only transaction (or the open one), DML to a
+//!    read-write transaction of its own (retried when aborted) or the open one.
+//! 2. [`binder`] (with [`scope`]): names are resolved and expressions typed;
+//!    the result is a tree of operators ([`plan`]), with WHERE conjuncts
+//!    pushed to the scans they constrain.
+//! 3. [`planner`]: each scan gets its access path — key ranges from
+//!    [`keyrange`], the primary key or an index, direction, an early limit —
+//!    and sorts the key order already gives are removed.
+//! 4. [`executor`]: the tree runs as pull-based iterators over a
+//!    [`DataSource`] (a transaction), streaming where it can.
+//! 5. [`dml`]: INSERT/UPDATE/DELETE find their rows with the same machinery
+//!    and apply mutations into the transaction, so later statements see them.
+//! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
+
+pub mod binder;
+pub mod dml;
+pub mod error;
+pub mod executor;
+pub mod explain;
+mod expr_tree;
+pub mod information_schema;
+pub mod keyrange;
+pub mod plan;
+pub mod planner;
+pub mod scope;
+pub mod session;
+
+use std::collections::BTreeMap;
+
+use rowtree_parser::ast;
+use rowtree_schema::Catalog;
+use rowtree_types::{Type, Value};
+
+pub use error::{Error, Result, SqlError};
+pub use executor::{DataSource, RowIter};
+pub use plan::Plan;
+pub use session::{ExecuteResult, QueryResult, QueryStats, Session};
+
+/// Query parameters: name (without `@`) to type and value.
+pub type Params = BTreeMap<String, (Type, Value)>;
+
+/// Binds and plans a query against `catalog`.
+pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {
+    let binder = binder::Binder::new(catalog, params);
+    let out = binder.query(query, None)?;
+    let subqueries = binder.take_subqueries();
+    let mut plan = Plan {
+        root: out.node,
+        columns: out.columns,
+        subqueries,
+        params: binder.param_values.clone(),
+    };
+    let used = binder.used.borrow();
+    planner::optimize(&mut plan.root, catalog, &used)?;
+    for s in plan.subqueries.iter_mut() {
+        planner::optimize(&mut s.root, catalog, &used)?;
+    }
+    Ok(plan)
+}
+
+impl Plan {
+    /// Runs the plan over `source`, returning its rows as they are produced.
+    pub fn execute<'a>(&'a self, source: &'a mut dyn DataSource) -> Result<RowIter<'a>> {
+        Ok(RowIter::new(self, source))
+    }
+
+    /// The operator tree as text (see [`explain`]).
+    pub fn explain(&self) -> String {
+        explain::explain(self, false)
+    }
+
+    /// The operator tree with the row counts of the execution that ran.
+    pub fn explain_analyze(&self) -> String {
+        explain::explain(self, true)
+    }
+}

@@ -1,0 +1,295 @@
+//! Sessions: one client's statements, in order, with an optional open
+//! transaction.
+//!
+//! Outside `BEGIN`, each query reads a strong snapshot and each DML
+//! statement runs in a read-write transaction of its own, committed at once
+//! and retried while it is aborted (wound-wait). After `BEGIN`, statements
+//! share one read-write transaction: queries see its earlier DML, and
+//! `COMMIT` / `ROLLBACK` end it. DDL runs outside transactions.
+
+use std::time::{Duration, Instant};
+
+use rowtree_db::{Database, ReadWriteTransaction, TimestampBound};
+use rowtree_parser::ast::{Span, Statement, StatementKind};
+use rowtree_types::{Type, Value};
+
+use crate::error::{Error, Result, SqlError};
+use crate::executor::DataSource;
+use crate::Params;
+
+/// What a statement returned.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ExecuteResult {
+    Query(QueryResult),
+    Dml {
+        row_count: u64,
+        returning: Option<QueryResult>,
+    },
+    Ddl,
+    /// `BEGIN`, `COMMIT` or `ROLLBACK` succeeded (the word, upper case).
+    Transaction(&'static str),
+}
+
+/// A query's result set.
+#[derive(Debug, Clone, PartialEq)]
+pub struct QueryResult {
+    pub columns: Vec<(String, Type)>,
+    pub rows: Vec<Vec<Value>>,
+    pub stats: QueryStats,
+}
+
+/// What running a statement cost.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct QueryStats {
+    /// Keys read by scans (including other tables' rows in interleaved ranges).
+    pub rows_scanned: u64,
+    pub rows_returned: u64,
+    pub splits_touched: u64,
+    pub elapsed: Duration,
+}
+
+/// A client session.
+pub struct Session {
+    db: Database,
+    txn: Option<ReadWriteTransaction>,
+}
+
+impl Session {
+    pub fn new(db: Database) -> Session {
+        Session { db, txn: None }
+    }
+
+    /// The database this session runs against.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
+    /// Whether a `BEGIN` transaction is open.
+    pub fn in_transaction(&self) -> bool {
+        self.txn.is_some()
+    }
+
+    /// Runs one statement: a query, DML, DDL, EXPLAIN [ANALYZE], or
+    /// BEGIN / COMMIT / ROLLBACK.
+    pub fn execute(
+        &mut self,
+        sql: &str,
+        params: &Params,
+    ) -> std::result::Result<ExecuteResult, SqlError> {
+        let words: Vec<String> = sql
+            .trim()
+            .trim_end_matches(';')
+            .split_whitespace()
+            .map(|w| w.to_ascii_uppercase())
+            .collect();
+        let words: Vec<&str> = words.iter().map(String::as_str).collect();
+        match words.as_slice() {
+            ["BEGIN"] | ["BEGIN", "TRANSACTION"] | ["START", "TRANSACTION"] => {
+                return self.begin().map_err(|e| e.render(sql))
+            }
+            ["COMMIT"] | ["COMMIT", "TRANSACTION"] => {
+                return self.commit().map_err(|e| e.render(sql))
+            }
+            ["ROLLBACK"] | ["ROLLBACK", "TRANSACTION"] => {
+                return match self.txn.take() {
+                    Some(t) => {
+                        t.rollback();
+                        Ok(ExecuteResult::Transaction("ROLLBACK"))
+                    }
+                    None => {
+                        Err(Error::new("FAILED_PRECONDITION", "No transaction is open").render(sql))
+                    }
+                }
+            }
+            _ => {}
+        }
+        let stmt = rowtree_parser::parse_statement(sql).map_err(|e| Error::from(e).render(sql))?;
+        self.statement(&stmt, sql, params)
+            .map_err(|e| e.render(sql))
+    }
+
+    fn begin(&mut self) -> Result<ExecuteResult> {
+        if self.txn.is_some() {
+            return Err(Error::new(
+                "FAILED_PRECONDITION",
+                "A transaction is already open",
+            ));
+        }
+        self.txn = Some(self.db.begin());
+        Ok(ExecuteResult::Transaction("BEGIN"))
+    }
+
+    fn commit(&mut self) -> Result<ExecuteResult> {
+        let txn = self
+            .txn
+            .take()
+            .ok_or_else(|| Error::new("FAILED_PRECONDITION", "No transaction is open"))?;
+        txn.commit()?;
+        Ok(ExecuteResult::Transaction("COMMIT"))
+    }
+
+    fn statement(&mut self, stmt: &Statement, sql: &str, params: &Params) -> Result<ExecuteResult> {
+        match &stmt.kind {
+            StatementKind::Query(q) => {
+                let q = q.clone();
+                self.read(|source, catalog| {
+                    run_query(source, catalog, &q, params).map(ExecuteResult::Query)
+                })
+            }
+            StatementKind::Explain { analyze, statement } => {
+                let analyze = *analyze;
+                match &statement.kind {
+                    StatementKind::Query(q) => {
+                        let q = q.clone();
+                        self.read(|source, catalog| {
+                            explain_query(source, catalog, &q, params, analyze)
+                        })
+                    }
+                    _ => {
+                        Err(Error::unimplemented("EXPLAIN supports queries only")
+                            .at(statement.span))
+                    }
+                }
+            }
+            StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) => {
+                let kind = stmt.kind.clone();
+                self.write(|txn| crate::dml::execute(txn, &kind, params))
+            }
+            _ => {
+                if self.txn.is_some() {
+                    return Err(Error::new(
+                        "FAILED_PRECONDITION",
+                        "DDL statements cannot be executed inside a transaction",
+                    ));
+                }
+                self.db.apply_ddl_statement(sql).map_err(|e| {
+                    let err: Error = e.error.into();
+                    match e.offset {
+                        Some(o) => err.at(Span { start: o, end: o }),
+                        None => err,
+                    }
+                })?;
+                Ok(ExecuteResult::Ddl)
+            }
+        }
+    }
+
+    /// Runs a read in the open transaction, or in a strong snapshot.
+    fn read(
+        &mut self,
+        f: impl FnOnce(&mut dyn DataSource, &rowtree_schema::Catalog) -> Result<ExecuteResult>,
+    ) -> Result<ExecuteResult> {
+        match self.txn.as_mut() {
+            Some(txn) => {
+                let catalog = txn.catalog();
+                let result = f(txn, &catalog);
+                if matches!(&result, Err(e) if e.is_retryable()) {
+                    self.txn = None;
+                }
+                result
+            }
+            None => {
+                let mut ro = self.db.read_only(TimestampBound::Strong)?;
+                let catalog = DataSource::catalog(&ro);
+                f(&mut ro, &catalog)
+            }
+        }
+    }
+
+    /// Runs DML in the open transaction, or in its own (retried while aborted).
+    fn write(
+        &mut self,
+        mut f: impl FnMut(&mut ReadWriteTransaction) -> Result<ExecuteResult>,
+    ) -> Result<ExecuteResult> {
+        if let Some(txn) = self.txn.as_mut() {
+            let result = f(txn);
+            if matches!(&result, Err(e) if e.is_retryable()) {
+                self.txn = None;
+            }
+            return result;
+        }
+        let mut priority = None;
+        let mut backoff = Duration::from_micros(200);
+        loop {
+            let mut txn = match priority {
+                None => self.db.begin(),
+                Some(p) => self.db.begin_with_priority(p),
+            };
+            priority = Some(txn.priority());
+            let outcome = f(&mut txn).and_then(|r| {
+                txn.commit()?;
+                Ok(r)
+            });
+            match outcome {
+                Err(e) if e.is_retryable() => {
+                    std::thread::sleep(backoff);
+                    backoff = (backoff * 2).min(Duration::from_millis(50));
+                }
+                other => return other,
+            }
+        }
+    }
+}
+
+fn run_query(
+    source: &mut dyn DataSource,
+    catalog: &rowtree_schema::Catalog,
+    q: &rowtree_parser::ast::Query,
+    params: &Params,
+) -> Result<QueryResult> {
+    let start = Instant::now();
+    let plan = crate::plan_query(catalog, q, params)?;
+    let rows = plan.execute(source)?.collect::<Result<Vec<_>>>()?;
+    let (scanned, splits) = crate::explain::scan_totals(&plan);
+    Ok(QueryResult {
+        columns: plan.columns().to_vec(),
+        stats: QueryStats {
+            rows_scanned: scanned,
+            rows_returned: rows.len() as u64,
+            splits_touched: splits,
+            elapsed: start.elapsed(),
+        },
+        rows,
+    })
+}
+
+fn explain_query(
+    source: &mut dyn DataSource,
+    catalog: &rowtree_schema::Catalog,
+    q: &rowtree_parser::ast::Query,
+    params: &Params,
+    analyze: bool,
+) -> Result<ExecuteResult> {
+    let start = Instant::now();
+    let plan = crate::plan_query(catalog, q, params)?;
+    let mut returned = 0;
+    let text = if analyze {
+        for r in plan.execute(source)? {
+            r?;
+            returned += 1;
+        }
+        plan.explain_analyze()
+    } else {
+        plan.explain()
+    };
+    let (scanned, splits) = crate::explain::scan_totals(&plan);
+    let mut rows: Vec<Vec<Value>> = text
+        .lines()
+        .map(|l| vec![Value::String(l.to_string())])
+        .collect();
+    if analyze {
+        rows.push(vec![Value::String(format!(
+            "rows returned: {returned}, rows scanned: {scanned}, splits touched: {splits}"
+        ))]);
+    }
+    Ok(ExecuteResult::Query(QueryResult {
+        columns: vec![("plan".into(), Type::String)],
+        stats: QueryStats {
+            rows_scanned: scanned,
+            rows_returned: returned,
+            splits_touched: splits,
+            elapsed: start.elapsed(),
+        },
+        rows,
+    }))
+}
