@@ -31,7 +31,7 @@ pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
-pub use stream::{RowStream, ScanRequest, ScanStats};
+pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};
 pub use transaction::{CommitResult, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 

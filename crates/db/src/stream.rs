@@ -6,18 +6,26 @@
 //! transaction the stream also merges the transaction's own DML writes: rows
 //! it inserted, updated or deleted (and, for index scans, the index entries
 //! those rows imply), so a statement sees the statements before it.
+//!
+//! A *tree scan* ([`TreeScanRequest`], [`TreeStream`]) reads a table's key
+//! ranges widened to whole row trees, once, and returns the table's rows
+//! together with the rows of chosen interleaved descendant tables, each
+//! tagged with its table, in key order: a parent row is followed by its
+//! descendants. A join of a parent with its interleaved child reads each
+//! row tree once this way instead of scanning the same keys twice.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
+use rowtree_encoding::prefix_end;
 use rowtree_kv::SplitId;
-use rowtree_schema::Catalog;
+use rowtree_schema::{Catalog, TableId};
 use rowtree_types::Value;
 
 use crate::database::Database;
-use crate::error::Result;
-use crate::keys;
+use crate::error::{Error, Result};
+use crate::keys::{self, Object};
 use crate::mutation::KeySet;
 use crate::read::{materialize, Span, Target};
 use crate::write::{index_entry, TxnWrites};
@@ -48,6 +56,51 @@ impl ScanRequest {
     }
 }
 
+/// A scan of whole row trees: the rows of `table` whose keys are in
+/// `key_set`, each followed (in key order) by the rows of the `include`
+/// tables (interleaved descendants of `table`, at any depth) in its row
+/// tree. A point key or key prefix of `table` reads the whole row tree under
+/// it; a range reads the row trees of the keys in the range. Keys of other
+/// tables in the same row trees (sibling children, interleaved indexes,
+/// descendants not included) are read once and skipped.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TreeScanRequest {
+    pub table: String,
+    /// Descendant tables whose rows are returned too.
+    pub include: Vec<String>,
+    pub key_set: KeySet,
+    /// Descending key order (children then come before their parent).
+    pub reverse: bool,
+    /// Stop after this many rows of any table (0 = no limit).
+    pub limit: usize,
+}
+
+impl TreeScanRequest {
+    /// A forward scan of the row trees of `table` over `key_set`, returning
+    /// the rows of `table` and of `include`.
+    pub fn new(table: &str, include: &[&str], key_set: KeySet) -> TreeScanRequest {
+        TreeScanRequest {
+            table: table.to_string(),
+            include: include.iter().map(|t| t.to_string()).collect(),
+            key_set,
+            reverse: false,
+            limit: 0,
+        }
+    }
+}
+
+/// A row of a tree scan, with the table it belongs to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct TaggedRow {
+    /// Which table of the request: 0 is [`TreeScanRequest::table`], `i > 0`
+    /// is `include[i - 1]`.
+    pub source: usize,
+    /// The id of that table.
+    pub table_id: TableId,
+    /// The table-shaped row (indexed by the table's column positions).
+    pub row: Vec<Value>,
+}
+
 /// What a scan did, for EXPLAIN ANALYZE and query statistics.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct ScanStats {
@@ -71,6 +124,9 @@ pub struct RowStream {
     catalog: Arc<Catalog>,
     table: String,
     index: Option<String>,
+    /// Descendant tables returned too (a tree scan); their rows are tagged
+    /// with their position here plus one.
+    include: Vec<String>,
     ts: u64,
     reverse: bool,
     limit: usize,
@@ -78,15 +134,31 @@ pub struct RowStream {
     spans: VecDeque<Span>,
     /// For the range in progress: the bounds still to read.
     cursor: Option<(Vec<u8>, Option<Vec<u8>>)>,
-    buffer: VecDeque<Vec<Value>>,
+    /// Rows read and not yet returned, with the table they belong to.
+    buffer: VecDeque<(usize, Vec<Value>)>,
     chunk: usize,
-    /// This transaction's own rows/entries by key (None = deleted).
-    overlay: BTreeMap<Vec<u8>, Option<Vec<Value>>>,
+    /// This transaction's own rows/entries by key (None = deleted), with
+    /// the table they belong to.
+    overlay: BTreeMap<Vec<u8>, Option<(usize, Vec<Value>)>>,
     /// Positions of the columns the target holds (index scans).
     covered: Option<Vec<usize>>,
+    /// Table ids of the targets, by tag.
+    table_ids: Vec<TableId>,
     splits: BTreeSet<SplitId>,
     stats: ScanStats,
     failed: bool,
+}
+
+/// What a stream reads, before it is resolved against the schema.
+struct Spec<'r> {
+    table: &'r str,
+    index: Option<&'r str>,
+    include: &'r [String],
+    key_set: &'r KeySet,
+    reverse: bool,
+    limit: usize,
+    /// Read whole row trees (a tree scan).
+    tree: bool,
 }
 
 impl RowStream {
@@ -98,11 +170,48 @@ impl RowStream {
         ts: u64,
         writes: Option<&TxnWrites>,
     ) -> Result<RowStream> {
-        let target = Target::resolve(&catalog, &request.table, request.index.as_deref())?;
-        let mut spans: Vec<Span> = target.ranges(&request.key_set)?;
+        let spec = Spec {
+            table: &request.table,
+            index: request.index.as_deref(),
+            include: &[],
+            key_set: &request.key_set,
+            reverse: request.reverse,
+            limit: request.limit,
+            tree: false,
+        };
+        RowStream::open_spec(db, catalog, spec, ts, writes)
+    }
+
+    fn open_spec(
+        db: Database,
+        catalog: Arc<Catalog>,
+        spec: Spec<'_>,
+        ts: u64,
+        writes: Option<&TxnWrites>,
+    ) -> Result<RowStream> {
+        let tree = spec.tree;
+        let targets = resolve_targets(&catalog, spec.table, spec.index, spec.include)?;
+        let target = &targets[0];
+        let mut spans: Vec<Span> = target.ranges(spec.key_set)?;
+        if tree {
+            // Widen every key to its whole row tree; a range of keys already
+            // covers the row trees of the keys it holds.
+            for span in spans.iter_mut() {
+                if let Span::Point(key) = span {
+                    // A full key is its row tree's prefix followed by ROW_END.
+                    let prefix = key[..key.len() - 1].to_vec();
+                    let end = prefix_end(&prefix);
+                    *span = Span::Range((prefix, end));
+                }
+            }
+        }
         // Key order of the spans, so the stream is in key order overall.
         spans.sort_by(|a, b| span_start(a).cmp(span_start(b)));
-        if request.reverse {
+        if tree {
+            // Each key is read once even when row trees of the key set overlap.
+            spans = coalesce(spans);
+        }
+        if spec.reverse {
             spans.reverse();
         }
         let covered = target.index.map(|ix| {
@@ -112,41 +221,46 @@ impl RowStream {
         });
         let mut overlay = BTreeMap::new();
         if let Some(w) = writes {
-            for change in w.rows.values().filter(|c| c.table == target.table.id) {
-                match target.index {
-                    None => {
-                        let kb = keys::encode_full(&target.levels, &change.key)?;
-                        overlay.insert(kb, change.new.clone());
-                    }
-                    Some(ix) => {
-                        if let Some(old) = &change.old {
-                            if let Some(e) = index_entry(&catalog, target.table, ix, old)? {
-                                overlay.insert(keys::encode_full(&e.levels, &e.key)?, None);
-                            }
+            for (tag, target) in targets.iter().enumerate() {
+                for change in w.rows.values().filter(|c| c.table == target.table.id) {
+                    match target.index {
+                        None => {
+                            let kb = keys::encode_full(&target.levels, &change.key)?;
+                            overlay.insert(kb, change.new.clone().map(|r| (tag, r)));
                         }
-                        if let Some(new) = &change.new {
-                            if let Some(e) = index_entry(&catalog, target.table, ix, new)? {
-                                overlay.insert(
-                                    keys::encode_full(&e.levels, &e.key)?,
-                                    Some(new.clone()),
-                                );
+                        Some(ix) => {
+                            if let Some(old) = &change.old {
+                                if let Some(e) = index_entry(&catalog, target.table, ix, old)? {
+                                    overlay.insert(keys::encode_full(&e.levels, &e.key)?, None);
+                                }
+                            }
+                            if let Some(new) = &change.new {
+                                if let Some(e) = index_entry(&catalog, target.table, ix, new)? {
+                                    overlay.insert(
+                                        keys::encode_full(&e.levels, &e.key)?,
+                                        Some((tag, new.clone())),
+                                    );
+                                }
                             }
                         }
                     }
                 }
             }
         }
+        let table_ids = targets.iter().map(|t| t.table.id).collect();
+        drop(targets);
         Ok(RowStream {
             db,
-            table: request.table.clone(),
-            index: request.index.clone(),
+            table: spec.table.to_string(),
+            index: spec.index.map(str::to_string),
+            include: spec.include.to_vec(),
             catalog,
             ts,
-            reverse: request.reverse,
-            limit: if request.limit == 0 {
+            reverse: spec.reverse,
+            limit: if spec.limit == 0 {
                 usize::MAX
             } else {
-                request.limit
+                spec.limit
             },
             spans: spans.into(),
             cursor: None,
@@ -154,6 +268,7 @@ impl RowStream {
             chunk: FIRST_CHUNK,
             overlay,
             covered,
+            table_ids,
             splits: BTreeSet::new(),
             stats: ScanStats::default(),
             failed: false,
@@ -173,21 +288,49 @@ impl RowStream {
         }
     }
 
-    fn project(&self, mut row: Vec<Value>) -> Vec<Value> {
-        if let Some(covered) = &self.covered {
-            for (i, v) in row.iter_mut().enumerate() {
-                if !covered.contains(&i) {
-                    *v = Value::Null;
+    fn project(&self, tag: usize, mut row: Vec<Value>) -> Vec<Value> {
+        if tag == 0 {
+            if let Some(covered) = &self.covered {
+                for (i, v) in row.iter_mut().enumerate() {
+                    if !covered.contains(&i) {
+                        *v = Value::Null;
+                    }
                 }
             }
         }
         row
     }
 
+    /// The next row with the table it belongs to (0 = the scanned table,
+    /// `i > 0` = the `i`-th included table).
+    pub fn next_tagged(&mut self) -> Option<Result<TaggedRow>> {
+        if self.failed || self.stats.rows_returned as usize >= self.limit {
+            return None;
+        }
+        if self.buffer.is_empty() {
+            match self.refill() {
+                Ok(true) => {}
+                Ok(false) => return None,
+                Err(e) => {
+                    self.failed = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let (source, row) = self.buffer.pop_front()?;
+        self.stats.rows_returned += 1;
+        Some(Ok(TaggedRow {
+            source,
+            table_id: self.table_ids[source],
+            row,
+        }))
+    }
+
     /// Reads the next chunk into the buffer; false when the scan is done.
     fn refill(&mut self) -> Result<bool> {
         let catalog = self.catalog.clone();
-        let target = Target::resolve(&catalog, &self.table, self.index.as_deref())?;
+        let targets = resolve_targets(&catalog, &self.table, self.index.as_deref(), &self.include)?;
+        let tag_of = |obj: Object| targets.iter().position(|t| t.object == obj);
         loop {
             if self.cursor.is_none() {
                 match self.spans.pop_front() {
@@ -202,17 +345,17 @@ impl RowStream {
                                 Some(value) => {
                                     self.stats.rows_scanned += 1;
                                     match keys::decode_key(&catalog, &key)? {
-                                        Some((obj, kv)) if obj == target.object => {
-                                            Some(materialize(&target, kv, &value)?)
+                                        Some((obj, kv)) if obj == targets[0].object => {
+                                            Some((0, materialize(&targets[0], kv, &value)?))
                                         }
                                         _ => None,
                                     }
                                 }
                             },
                         };
-                        if let Some(r) = row {
-                            let r = self.project(r);
-                            self.buffer.push_back(r);
+                        if let Some((tag, r)) = row {
+                            let r = self.project(tag, r);
+                            self.buffer.push_back((tag, r));
                             return Ok(true);
                         }
                         continue;
@@ -265,29 +408,30 @@ impl RowStream {
                 self.splits.insert(s.id);
             }
             // Merge the stored rows with this transaction's rows in the same part.
-            let mut merged: BTreeMap<Vec<u8>, Option<Vec<Value>>> = BTreeMap::new();
+            let mut merged: BTreeMap<Vec<u8>, Option<(usize, Vec<Value>)>> = BTreeMap::new();
             for (key, value) in chunk.iter() {
                 self.stats.rows_scanned += 1;
                 if self.overlay.contains_key(key) {
                     continue;
                 }
                 if let Some((obj, kv)) = keys::decode_key(&catalog, key)? {
-                    if obj == target.object {
-                        merged.insert(key.clone(), Some(materialize(&target, kv, value)?));
+                    if let Some(tag) = tag_of(obj) {
+                        let row = materialize(&targets[tag], kv, value)?;
+                        merged.insert(key.clone(), Some((tag, row)));
                     }
                 }
             }
             for (k, v) in self.overlay.range((lo.clone(), hi.clone())) {
                 merged.insert(k.clone(), v.clone());
             }
-            let rows: Vec<Vec<Value>> = if self.reverse {
+            let rows: Vec<(usize, Vec<Value>)> = if self.reverse {
                 merged.into_values().rev().flatten().collect()
             } else {
                 merged.into_values().flatten().collect()
             };
-            for r in rows {
-                let r = self.project(r);
-                self.buffer.push_back(r);
+            for (tag, r) in rows {
+                let r = self.project(tag, r);
+                self.buffer.push_back((tag, r));
             }
             // Advance past this chunk.
             if exhausted || chunk.is_empty() {
@@ -308,6 +452,64 @@ impl RowStream {
             }
         }
     }
+}
+
+/// The targets of a stream: the scanned table (or index) first, then the
+/// included descendant tables, checked to be interleaved in it.
+fn resolve_targets<'c>(
+    catalog: &'c Catalog,
+    table: &str,
+    index: Option<&str>,
+    include: &[String],
+) -> Result<Vec<Target<'c>>> {
+    let first = Target::resolve(catalog, table, index)?;
+    if !include.is_empty() && index.is_some() {
+        return Err(Error::invalid(
+            "A tree scan reads a table's row trees, not an index",
+        ));
+    }
+    let root = first.table.id;
+    let mut targets = vec![first];
+    for name in include {
+        let t = Target::resolve(catalog, name, None)?;
+        if !catalog.ancestors(t.table.id).iter().any(|a| a.id == root) {
+            return Err(Error::invalid(format!(
+                "Table {} is not interleaved in {table}",
+                t.table.name
+            )));
+        }
+        if targets.iter().any(|x| x.table.id == t.table.id) {
+            return Err(Error::invalid(format!(
+                "Table {} is included twice in the tree scan",
+                t.table.name
+            )));
+        }
+        targets.push(t);
+    }
+    Ok(targets)
+}
+
+/// Merges sorted byte ranges that overlap or touch, so no key is read twice.
+fn coalesce(spans: Vec<Span>) -> Vec<Span> {
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for span in spans {
+        if let (Some(Span::Range((_, last_end))), Span::Range((start, end))) =
+            (out.last_mut(), &span)
+        {
+            // `None` is the end of the key space.
+            let overlaps = last_end.as_ref().is_none_or(|e| start <= e);
+            if overlaps {
+                let wider = match (&*last_end, end) {
+                    (None, _) | (_, None) => None,
+                    (Some(a), Some(b)) => Some(a.max(b).clone()),
+                };
+                *last_end = wider;
+                continue;
+            }
+        }
+        out.push(span);
+    }
+    out
 }
 
 fn as_ref(b: &Bound<Vec<u8>>) -> Bound<&[u8]> {
@@ -336,22 +538,64 @@ impl Iterator for RowStream {
     type Item = Result<Vec<Value>>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.failed || self.stats.rows_returned as usize >= self.limit {
-            return None;
-        }
-        if self.buffer.is_empty() {
-            match self.refill() {
-                Ok(true) => {}
-                Ok(false) => return None,
-                Err(e) => {
-                    self.failed = true;
-                    return Some(Err(e));
-                }
-            }
-        }
-        let row = self.buffer.pop_front()?;
-        self.stats.rows_returned += 1;
-        Some(Ok(row))
+        self.next_tagged().map(|r| r.map(|t| t.row))
+    }
+}
+
+/// The rows of a tree scan ([`TreeScanRequest`]), each tagged with its
+/// table, in key order: a row of the scanned table is followed by the rows
+/// of the included tables in its row tree.
+pub struct TreeStream {
+    inner: RowStream,
+}
+
+impl TreeStream {
+    /// Opens a tree scan at `ts`; `writes` are the transaction's own writes.
+    pub(crate) fn open(
+        db: Database,
+        catalog: Arc<Catalog>,
+        request: &TreeScanRequest,
+        ts: u64,
+        writes: Option<&TxnWrites>,
+    ) -> Result<TreeStream> {
+        let spec = Spec {
+            table: &request.table,
+            index: None,
+            include: &request.include,
+            key_set: &request.key_set,
+            reverse: request.reverse,
+            limit: request.limit,
+            tree: true,
+        };
+        let inner = RowStream::open_spec(db, catalog, spec, ts, writes)?;
+        Ok(TreeStream { inner })
+    }
+
+    /// The byte spans this stream reads (for locking).
+    pub(crate) fn spans(&self) -> impl Iterator<Item = &Span> {
+        self.inner.spans()
+    }
+
+    /// What the scan did so far (each key read counts once).
+    pub fn stats(&self) -> ScanStats {
+        self.inner.stats()
+    }
+}
+
+impl Iterator for TreeStream {
+    type Item = Result<TaggedRow>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.inner.next_tagged()
+    }
+}
+
+impl std::fmt::Debug for TreeStream {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TreeStream")
+            .field("table", &self.inner.table)
+            .field("include", &self.inner.include)
+            .finish()
     }
 }
 

@@ -20,7 +20,7 @@ use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::mutation::Mutation;
 use crate::read::{project_rows, read_at, ReadRequest};
-use crate::stream::{RowStream, ScanRequest};
+use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
 use crate::write::{Resolver, TxnWrites, WrittenRow};
 
 /// How a read-only transaction picks its timestamp (Spanner's
@@ -155,7 +155,38 @@ impl ReadWriteTransaction {
             u64::MAX,
             Some(&self.writes),
         )?;
-        for span in stream.spans() {
+        self.lock_spans(stream.spans())?;
+        Ok(stream)
+    }
+
+    /// Scans whole row trees in key order (see [`TreeScanRequest`]),
+    /// holding shared locks on the ranges read; the stream sees this
+    /// transaction's earlier DML.
+    pub fn scan_tree(&mut self, request: &TreeScanRequest) -> Result<TreeStream> {
+        self.check_open()?;
+        let result = self.scan_tree_inner(request);
+        if matches!(result, Err(Error::Aborted { .. })) {
+            self.abort();
+        }
+        result
+    }
+
+    fn scan_tree_inner(&mut self, request: &TreeScanRequest) -> Result<TreeStream> {
+        let catalog = self.catalog();
+        let stream = TreeStream::open(
+            self.db.clone(),
+            catalog,
+            request,
+            u64::MAX,
+            Some(&self.writes),
+        )?;
+        self.lock_spans(stream.spans())?;
+        Ok(stream)
+    }
+
+    /// Takes shared locks on the spans a scan reads.
+    fn lock_spans<'s>(&self, spans: impl Iterator<Item = &'s crate::read::Span>) -> Result<()> {
+        for span in spans {
             let target = match span {
                 crate::read::Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
                 crate::read::Span::Range((s, e)) => {
@@ -167,7 +198,7 @@ impl ReadWriteTransaction {
                 .locks
                 .lock(&self.handle, target, rowtree_txn::LockMode::Shared, None)?;
         }
-        Ok(stream)
+        Ok(())
     }
 
     /// Applies DML mutations now: they are resolved (defaults, generated
@@ -221,6 +252,13 @@ impl ReadWriteTransaction {
         self.check_open()?;
         let catalog = self.db.catalog();
         self.db.inner.sequences.next_value(&catalog, sequence)
+    }
+
+    /// GET_INTERNAL_SEQUENCE_STATE: the last counter handed out, or `None`.
+    pub fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>> {
+        self.check_open()?;
+        let catalog = self.catalog();
+        self.db.inner.sequences.state(&catalog, sequence)
     }
 
     /// Applies the buffered mutations atomically and durably.
@@ -353,10 +391,29 @@ impl ReadOnlyTransaction {
         self.db.catalog()
     }
 
+    /// GET_INTERNAL_SEQUENCE_STATE: the last counter handed out, or `None`
+    /// (sequence counters are not versioned: this is the current state).
+    pub fn sequence_state(&self, sequence: &str) -> Result<Option<i64>> {
+        self.db.inner.sequences.state(&self.db.catalog(), sequence)
+    }
+
     /// Scans rows in key order as of the transaction's timestamp.
     pub fn scan(&self, request: &ScanRequest) -> Result<RowStream> {
         self.check_retention()?;
         RowStream::open(
+            self.db.clone(),
+            self.db.catalog(),
+            request,
+            self.read_ts,
+            None,
+        )
+    }
+
+    /// Scans whole row trees in key order (see [`TreeScanRequest`]) as of
+    /// the transaction's timestamp.
+    pub fn scan_tree(&self, request: &TreeScanRequest) -> Result<TreeStream> {
+        self.check_retention()?;
+        TreeStream::open(
             self.db.clone(),
             self.db.catalog(),
             request,

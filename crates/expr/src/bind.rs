@@ -43,6 +43,14 @@ pub trait Scope {
         None
     }
 
+    /// A known name close to the unrecognized `name`, for the error's
+    /// `Did you mean X?` (see [`closest_name`]); `None` (the default) for
+    /// no suggestion.
+    fn suggest(&self, name: &str) -> Option<String> {
+        let _ = name;
+        None
+    }
+
     /// An aggregate call (`COUNT(*)`, `SUM(DISTINCT x)`, `ARRAY_AGG(x
     /// IGNORE NULLS ORDER BY y LIMIT 3)`, ...; `call` is the whole
     /// [`ast::Expr::Function`]) in a context where the engine computes
@@ -243,20 +251,106 @@ fn equality_comparable(t: &Type) -> bool {
     }
 }
 
+/// `base.field` on a STRUCT value.
+fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr> {
+    let found = match &base.ty {
+        Type::Struct(fields) => fields
+            .iter()
+            .position(|(n, _)| field.matches(n))
+            .map(|i| (i, fields[i].1.clone())),
+        _ => None,
+    };
+    match found {
+        Some((index, ty)) => Ok(BoundExpr::new(
+            Node::Field {
+                expr: Box::new(base),
+                index,
+            },
+            ty,
+            span,
+        )),
+        None => Err(invalid_at(
+            field.span,
+            format!("Field name {} does not exist in {}", field.value, base.ty),
+        )),
+    }
+}
+
+/// Levenshtein distance between `a` and `b`, ignoring ASCII case.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let b: Vec<char> = b.chars().map(|c| c.to_ascii_lowercase()).collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = prev[j] + usize::from(ca != cb);
+            cur[j + 1] = substitute.min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The candidate closest to the mistyped `name`, when it is within about a
+/// fifth of the name's length in edits (at least one). Internal names (`$...`)
+/// and empty names are never suggested; ties go to the first candidate.
+pub fn closest_name<'n>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'n str>,
+) -> Option<&'n str> {
+    let limit = (name.chars().count() / 5).max(1);
+    let mut best: Option<(usize, &str)> = None;
+    for c in candidates {
+        if c.is_empty() || c.starts_with('$') || c.eq_ignore_ascii_case(name) {
+            continue;
+        }
+        let d = edit_distance(name, c);
+        if d <= limit && best.is_none_or(|(bd, _)| d < bd) {
+            best = Some((d, c));
+        }
+    }
+    best.map(|(_, c)| c)
+}
+
 impl Binder<'_> {
+    /// A column reference `c`, `t.c`, or a column (or range variable)
+    /// followed by STRUCT field names: `s.a`, `t.s.a`. The longest prefix
+    /// that names a column wins; the rest are field accesses.
+    fn bind_path(&self, path: &[Ident], span: Span) -> Result<BoundExpr> {
+        if let Some((slot, ty)) = self.scope.resolve(path) {
+            return Ok(BoundExpr::new(Node::Column(slot), ty, span));
+        }
+        for k in (1..path.len()).rev() {
+            if let Some((slot, ty)) = self.scope.resolve(&path[..k]) {
+                let prefix_span = Span {
+                    start: span.start,
+                    end: path[k - 1].span.end,
+                };
+                let mut e = BoundExpr::new(Node::Column(slot), ty, prefix_span);
+                for field in &path[k..] {
+                    let span = Span {
+                        start: span.start,
+                        end: field.span.end,
+                    };
+                    e = field_access(e, field, span)?;
+                }
+                return Ok(e);
+            }
+        }
+        // GoogleSQL names the first part of a path none of which resolved.
+        let name = path.first().map(|i| i.value.as_str()).unwrap_or_default();
+        let mut message = format!("Unrecognized name: {name}");
+        if let Some(suggestion) = self.scope.suggest(name) {
+            message.push_str(&format!("; Did you mean {suggestion}?"));
+        }
+        Err(invalid_at(span, message))
+    }
+
     fn bind(&self, e: &Expr) -> Result<BoundExpr> {
         match e {
             Expr::Literal { value, span } => self.bind_literal(value, *span),
-            Expr::Column { path, span } => match self.scope.resolve(path) {
-                Some((slot, ty)) => Ok(BoundExpr::new(Node::Column(slot), ty, *span)),
-                None => {
-                    let name: Vec<&str> = path.iter().map(|i| i.value.as_str()).collect();
-                    Err(invalid_at(
-                        *span,
-                        format!("Unrecognized name: {}", name.join(".")),
-                    ))
-                }
-            },
+            Expr::Column { path, span } => self.bind_path(path, *span),
             Expr::Parameter { name, span } => {
                 let ty = self.options.params.get(name).cloned().or_else(|| {
                     self.options
@@ -561,27 +655,7 @@ impl Binder<'_> {
             }
             Expr::Field { expr, field, span } => {
                 let base = self.bind(expr)?;
-                let found = match &base.ty {
-                    Type::Struct(fields) => fields
-                        .iter()
-                        .position(|(n, _)| field.matches(n))
-                        .map(|i| (i, fields[i].1.clone())),
-                    _ => None,
-                };
-                match found {
-                    Some((index, ty)) => Ok(BoundExpr::new(
-                        Node::Field {
-                            expr: Box::new(base),
-                            index,
-                        },
-                        ty,
-                        *span,
-                    )),
-                    None => Err(invalid_at(
-                        field.span,
-                        format!("Field name {} does not exist in {}", field.value, base.ty),
-                    )),
-                }
+                field_access(base, field, *span)
             }
             Expr::Interval { span, .. } => Err(invalid_at(
                 *span,
@@ -894,6 +968,15 @@ impl Binder<'_> {
         };
         match op {
             UnaryOp::Not => {
+                if !(inner.ty == Type::Bool || inner.is_null_literal()) {
+                    return Err(invalid_at(
+                        span,
+                        format!(
+                            "No matching signature for operator NOT for argument types: {}. Supported signature: NOT (BOOL)",
+                            inner.type_name()
+                        ),
+                    ));
+                }
                 let inner = self.expect_bool(inner, "NOT")?;
                 Ok(BoundExpr::new(Node::Not(Box::new(inner)), Type::Bool, span))
             }
@@ -1295,6 +1378,18 @@ impl Binder<'_> {
                 .map(|(a, t)| self.coerce(a, &t))
                 .collect::<Result<Vec<_>>>()
                 .map_err(|_| no_match(described))?;
+            if matches!(function.name, "TO_JSON" | "TO_JSON_STRING") && args.len() == 1 {
+                let arg = args.into_iter().next().ok_or_else(|| no_match(described))?;
+                return Ok(BoundExpr::new(
+                    Node::ToJson {
+                        expr: Box::new(arg),
+                        string: function.name == "TO_JSON_STRING",
+                        safe,
+                    },
+                    result,
+                    span,
+                ));
+            }
             return Ok(BoundExpr::new(
                 Node::Call {
                     function,

@@ -151,6 +151,14 @@ pub(crate) enum Node {
         array: Box<BoundExpr>,
         negated: bool,
     },
+    /// `TO_JSON(e)` / `TO_JSON_STRING(e)`: a call that needs the argument's
+    /// static type (the field names of a STRUCT are not in its value).
+    ToJson {
+        expr: Box<BoundExpr>,
+        /// `TO_JSON_STRING`: the JSON text as a STRING.
+        string: bool,
+        safe: bool,
+    },
     /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
     Extract {
         part: DatePart,
@@ -249,6 +257,26 @@ impl BoundExpr {
         out
     }
 
+    /// A typed NULL constant of type `ty` (not an untyped NULL literal: it
+    /// does not coerce to other types).
+    pub fn null_of(ty: Type, span: Span) -> BoundExpr {
+        BoundExpr::new(Node::Literal(Value::Null), ty, span)
+    }
+
+    /// Whether this is an untyped `NULL` literal as written, which GoogleSQL
+    /// lets take any type (in a set operation, the other side's).
+    pub fn is_untyped_null(&self) -> bool {
+        self.literal && matches!(self.node, Node::Literal(Value::Null))
+    }
+
+    /// The row slot, if this is a plain column reference.
+    pub fn as_column(&self) -> Option<usize> {
+        match self.node {
+            Node::Column(slot) => Some(slot),
+            _ => None,
+        }
+    }
+
     /// The constant value, if this is a literal (after binding-time folding).
     pub fn as_literal(&self) -> Option<&Value> {
         match &self.node {
@@ -285,6 +313,7 @@ impl BoundExpr {
             | Node::IsNull(e)
             | Node::IsBool(e, _)
             | Node::Cast { expr: e, .. }
+            | Node::ToJson { expr: e, .. }
             | Node::Field { expr: e, .. } => vec![e],
             Node::And(a, b)
             | Node::Or(a, b)

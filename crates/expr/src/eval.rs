@@ -265,6 +265,19 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             let candidates = eval(array, row, ctx)?;
             from_truth(in_values(&needle, &candidates)?.map(|f| f != *negated))
         }
+        Node::ToJson { expr, string, safe } => {
+            let v = match eval(expr, row, ctx) {
+                Ok(v) => v,
+                Err(_) if *safe => return Ok(Value::Null),
+                Err(err) => return Err(err),
+            };
+            match crate::library::to_json(&v, Some(&expr.ty)) {
+                Ok(j) if *string => Value::String(j.to_string()),
+                Ok(j) => Value::Json(j),
+                Err(_) if *safe => Value::Null,
+                Err(err) => return Err(err),
+            }
+        }
         Node::Extract {
             part,
             expr,

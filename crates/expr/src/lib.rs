@@ -31,7 +31,7 @@ mod functions;
 mod library;
 mod like;
 
-pub use bind::{bind, is_aggregate_function, BindOptions, Scope, SubqueryKind};
+pub use bind::{bind, closest_name, is_aggregate_function, BindOptions, Scope, SubqueryKind};
 pub use bound::BoundExpr;
 pub use cast::{cast, castable, coerce_value};
 pub use compare::compare;

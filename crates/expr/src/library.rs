@@ -865,7 +865,7 @@ fn add_months(d: NaiveDate, months: i64) -> Option<NaiveDate> {
     let (y, m0) = (total.div_euclid(12), total.rem_euclid(12) as u32);
     let y = i32::try_from(y).ok()?;
     // The last day of the month when the day does not exist (Jan 31 + 1 MONTH).
-    let last = (28..=d.day())
+    let last = (28..=31)
         .rev()
         .find(|day| NaiveDate::from_ymd_opt(y, m0 + 1, *day).is_some())?;
     NaiveDate::from_ymd_opt(y, m0 + 1, d.day().min(last))

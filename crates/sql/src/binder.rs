@@ -172,6 +172,19 @@ impl rowtree_expr::Scope for ExprScope<'_, '_> {
         Some(self.binder.catalog.sequence(name).is_some())
     }
 
+    fn suggest(&self, name: &str) -> Option<String> {
+        let names = self
+            .row
+            .columns
+            .iter()
+            .filter(|c| c.unqualified)
+            .map(|c| c.name.as_str())
+            .chain(self.row.tables.iter().map(|(alias, _)| alias.as_str()));
+        rowtree_expr::closest_name(name, names)
+            .map(str::to_string)
+            .or_else(|| self.outer.and_then(|o| o.scope.suggest(name)))
+    }
+
     fn bind_aggregate(&self, call: &Expr) -> Option<rowtree_expr::Result<(usize, Type)>> {
         let agg = self.agg?;
         Some(
@@ -395,6 +408,17 @@ impl<'c> Binder<'c> {
 
     /// Binds a whole query (WITH, body, ORDER BY, LIMIT).
     pub fn query(&self, q: &Query, outer: Option<&Outer<'_>>) -> Result<Output> {
+        for (i, cte) in q.with.iter().enumerate() {
+            if q.with[..i]
+                .iter()
+                .any(|c| c.name.value.eq_ignore_ascii_case(&cte.name.value))
+            {
+                return Err(Error::invalid_at(
+                    cte.name.span,
+                    format!("Duplicate alias {} for WITH subquery", cte.name.value),
+                ));
+            }
+        }
         let pushed = q.with.len();
         for cte in &q.with {
             self.ctes
@@ -467,8 +491,22 @@ impl<'c> Binder<'c> {
                     ));
                 }
                 let mut types = Vec::new();
+                // An untyped NULL column takes the other side's type.
+                let nulls = |o: &Output| -> Vec<bool> {
+                    (0..o.columns.len())
+                        .map(|i| untyped_null_column(&o.node, i))
+                        .collect()
+                };
+                let (lnull, rnull) = (nulls(&l), nulls(&r));
                 for (i, ((_, a), (_, b))) in l.columns.iter().zip(&r.columns).enumerate() {
-                    match common_type(a, b) {
+                    let common = if rnull[i] {
+                        Some(a.clone())
+                    } else if lnull[i] {
+                        Some(b.clone())
+                    } else {
+                        common_type(a, b)
+                    };
+                    match common {
                         Some(t) => types.push(t),
                         None => {
                             return Err(Error::invalid_at(
@@ -487,8 +525,8 @@ impl<'c> Binder<'c> {
                     .zip(&types)
                     .map(|((n, _), t)| (n.clone(), t.clone()))
                     .collect();
-                let left = self.coerce_output(l, &types, *span)?;
-                let right = self.coerce_output(r, &types, *span)?;
+                let left = self.coerce_output(l, &types, &lnull, *span)?;
+                let right = self.coerce_output(r, &types, &rnull, *span)?;
                 let width = columns.len();
                 Ok(Output {
                     node: Node::new(
@@ -507,8 +545,9 @@ impl<'c> Binder<'c> {
         }
     }
 
-    /// Casts an output's columns to `types` where they differ.
-    fn coerce_output(&self, o: Output, types: &[Type], span: Span) -> Result<Node> {
+    /// Casts an output's columns to `types` where they differ; a column that
+    /// is an untyped NULL (`nulls`) becomes a NULL of its new type.
+    fn coerce_output(&self, o: Output, types: &[Type], nulls: &[bool], span: Span) -> Result<Node> {
         if o.columns.iter().zip(types).all(|((_, a), b)| a == b) {
             return Ok(o.node);
         }
@@ -517,6 +556,10 @@ impl<'c> Binder<'c> {
         let es = ExprScope::new(self, &scope, None, "SELECT list");
         let mut exprs = Vec::new();
         for (i, t) in types.iter().enumerate() {
+            if current[i] != *t && nulls.get(i).copied().unwrap_or(false) {
+                exprs.push(BoundExpr::null_of(t.clone(), span));
+                continue;
+            }
             let col = synthetic_column(i, span);
             let e = if current[i] == *t {
                 col
@@ -1039,8 +1082,24 @@ impl<'c> Binder<'c> {
         let having = match &s.having {
             Some(h) => {
                 let hs = es.with_clause("HAVING clause");
+                // HAVING sees the SELECT list's aliases (FROM names first).
+                let with_aliases = expr_tree::rewrite(h, &|x: &Expr| match x {
+                    Expr::Column { path, .. }
+                        if path.len() == 1
+                            && matches!(from.resolve(path), Ok(Resolved::NotFound)) =>
+                    {
+                        s.items.iter().find_map(|i| match i {
+                            SelectItem::Expr {
+                                expr,
+                                alias: Some(a),
+                            } if a.matches(&path[0].value) => Some(expr.clone()),
+                            _ => None,
+                        })
+                    }
+                    _ => None,
+                });
                 Some((
-                    self.bind_bool(&rewrite(h), &hs, "HAVING clause")?,
+                    self.bind_bool(&rewrite(&with_aliases), &hs, "HAVING clause")?,
                     expr_tree::text(h),
                 ))
             }
@@ -1329,26 +1388,94 @@ impl<'c> Binder<'c> {
                 None,
             ));
         }
+        let elem_ty = cols[0].1.clone();
         let mut right = RowScope::single(&name, cols);
-        // The element is a value, not a range variable with fields.
+        // The element is a value, not a range variable with fields
+        // (`t.f` is a field access on the value `t`).
         right.tables.clear();
+        let elem_slot = left.width();
         let scope = RowScope::concat(&left, &right);
         let width = scope.width();
         let text = expr_tree::text(array);
-        let _ = span;
-        Ok((
-            Node::new(
-                NodeKind::Unnest {
-                    input: Box::new(input),
-                    array: b,
-                    with_offset: with_offset.is_some(),
-                    outer: outer_join,
-                    text,
+        let node = Node::new(
+            NodeKind::Unnest {
+                input: Box::new(input),
+                array: b,
+                with_offset: with_offset.is_some(),
+                outer: outer_join,
+                text,
+            },
+            width,
+        );
+        match elem_ty {
+            Type::Struct(fields) if !fields.is_empty() => {
+                self.struct_fields_as_columns(node, scope, elem_slot, &fields, span)
+            }
+            _ => Ok((node, scope)),
+        }
+    }
+
+    /// UNNEST of an array of STRUCTs: each field is also a column (after
+    /// the row's others), so `SELECT f FROM UNNEST(structs)` works and `*`
+    /// expands to the fields. An anonymous or repeated field name has no
+    /// column; `*` then keeps the whole STRUCT instead.
+    fn struct_fields_as_columns(
+        &self,
+        node: Node,
+        mut scope: RowScope,
+        elem_slot: usize,
+        fields: &[(String, Type)],
+        span: Span,
+    ) -> Result<(Node, RowScope)> {
+        let width = node.width;
+        let named = |n: &str| {
+            !n.is_empty()
+                && fields
+                    .iter()
+                    .filter(|(m, _)| m.eq_ignore_ascii_case(n))
+                    .count()
+                    == 1
+        };
+        let all_named = fields.iter().all(|(n, _)| named(n));
+        let types: Vec<Type> = scope.columns.iter().map(|c| c.ty.clone()).collect();
+        let syn = synthetic_scope(&types);
+        let es = ExprScope::new(self, &syn, None, "UNNEST");
+        let mut exprs = (0..width)
+            .map(|i| self.bind_in(&synthetic_column(i, span), &es))
+            .collect::<Result<Vec<_>>>()?;
+        let mut names: Vec<String> = scope.columns.iter().map(|c| c.name.clone()).collect();
+        let mut field_slots = Vec::new();
+        for (field, _) in fields.iter().filter(|(n, _)| named(n)) {
+            let access = Expr::Field {
+                expr: Box::new(synthetic_column(elem_slot, span)),
+                field: Ident {
+                    value: field.clone(),
+                    span,
                 },
-                width,
-            ),
-            scope,
-        ))
+                span,
+            };
+            let b = self.bind_in(&access, &es)?;
+            field_slots.push(scope.columns.len());
+            scope.columns.push(ScopeColumn {
+                name: field.clone(),
+                ty: b.ty().clone(),
+                in_star: all_named,
+                unqualified: true,
+                origin: None,
+            });
+            names.push(field.clone());
+            exprs.push(b);
+        }
+        if all_named {
+            scope.columns[elem_slot].in_star = false;
+            match scope.star.iter().position(|&s| s == elem_slot) {
+                Some(at) => {
+                    scope.star.splice(at..at + 1, field_slots);
+                }
+                None => scope.star.extend(field_slots),
+            }
+        }
+        Ok((project(node, exprs, names), scope))
     }
 
     fn table(
@@ -1452,7 +1579,7 @@ impl<'c> Binder<'c> {
                             return Err(Error::invalid_at(
                                 h.value.span(),
                                 format!(
-                                    "Table {} does not have a secondary index called {value}",
+                                    "The table {} does not have a secondary index called {value}",
                                     table.name
                                 ),
                             ))
@@ -1562,6 +1689,14 @@ impl<'c> Binder<'c> {
             };
         }
         let (rnode, rscope) = self.from(right, outer)?;
+        if let Some((alias, _)) = rscope.tables.iter().find(|(a, _)| {
+            !a.is_empty() && lscope.tables.iter().any(|(b, _)| b.eq_ignore_ascii_case(a))
+        }) {
+            return Err(Error::invalid_at(
+                alias_span(right, alias).unwrap_or(span),
+                format!("Duplicate table alias {alias} in the same FROM clause"),
+            ));
+        }
         let scans = |n: &Node| {
             let mut out = Vec::new();
             collect_scans(n, &mut out);
@@ -1578,6 +1713,9 @@ impl<'c> Binder<'c> {
         }
         let mut scope = RowScope::concat(&lscope, &rscope);
         let shift = lscope.width();
+        let join_width = scope.width();
+        // FULL JOIN USING: (name, left slot, right slot) of each merged column.
+        let mut full_using: Vec<(Ident, usize, usize)> = Vec::new();
         let les = ExprScope::new(self, &lscope, outer, "ON clause");
         let res = ExprScope::new(self, &rscope, outer, "ON clause");
         // (left key, right key, left slot, right slot) of each equality.
@@ -1657,14 +1795,25 @@ impl<'c> Binder<'c> {
                     self.used.borrow().mark(rscope.columns[rs].origin);
                     let lb = self.slot_expr(&lscope, ls)?;
                     let rb = self.slot_expr(&rscope, rs)?;
-                    let (hide, keep) = if kind == JoinKind::Right {
-                        (ls, rs + shift)
+                    if kind == JoinKind::Full {
+                        // Either side may be missing: the merged column is
+                        // COALESCE(left, right), a new slot after the join's.
+                        for hide in [ls, rs + shift] {
+                            scope.columns[hide].unqualified = false;
+                            scope.columns[hide].in_star = false;
+                        }
+                        using_slots.push(join_width + full_using.len());
+                        full_using.push((n.clone(), ls, rs + shift));
                     } else {
-                        (rs + shift, ls)
-                    };
-                    scope.columns[hide].unqualified = false;
-                    scope.columns[hide].in_star = false;
-                    using_slots.push(keep);
+                        let (hide, keep) = if kind == JoinKind::Right {
+                            (ls, rs + shift)
+                        } else {
+                            (rs + shift, ls)
+                        };
+                        scope.columns[hide].unqualified = false;
+                        scope.columns[hide].in_star = false;
+                        using_slots.push(keep);
+                    }
                     if lt == rt {
                         keys.push((lb, rb, Some(ls), Some(rs)));
                     } else {
@@ -1755,21 +1904,67 @@ impl<'c> Binder<'c> {
                 right_keys,
             }
         };
-        let width = scope.width();
-        Ok((
-            Node::new(
-                NodeKind::Join {
-                    left: Box::new(lnode),
-                    right: Box::new(rnode),
-                    kind,
-                    method,
-                    condition,
-                    text,
+        let node = Node::new(
+            NodeKind::Join {
+                left: Box::new(lnode),
+                right: Box::new(rnode),
+                kind,
+                method,
+                condition,
+                text,
+            },
+            join_width,
+        );
+        if full_using.is_empty() {
+            return Ok((node, scope));
+        }
+        self.merge_full_using(node, scope, &full_using)
+    }
+
+    /// Appends the merged `COALESCE(left, right)` column of each FULL JOIN
+    /// USING name to the join's row (the slots `using_slots` already points
+    /// `*` at) and makes it what the unqualified name resolves to.
+    fn merge_full_using(
+        &self,
+        node: Node,
+        mut scope: RowScope,
+        full_using: &[(Ident, usize, usize)],
+    ) -> Result<(Node, RowScope)> {
+        let width = node.width;
+        let types: Vec<Type> = scope.columns.iter().map(|c| c.ty.clone()).collect();
+        let syn = synthetic_scope(&types);
+        let es = ExprScope::new(self, &syn, None, "USING clause");
+        let mut exprs = (0..width)
+            .map(|i| self.bind_in(&synthetic_column(i, Span::default()), &es))
+            .collect::<Result<Vec<_>>>()?;
+        let mut names: Vec<String> = scope.columns.iter().map(|c| c.name.clone()).collect();
+        for (name, ls, rs) in full_using {
+            let coalesce = Expr::Function {
+                name: Ident {
+                    value: "COALESCE".into(),
+                    span: name.span,
                 },
-                width,
-            ),
-            scope,
-        ))
+                args: vec![
+                    synthetic_column(*ls, name.span),
+                    synthetic_column(*rs, name.span),
+                ],
+                safe: false,
+                distinct: false,
+                modifiers: None,
+                span: name.span,
+            };
+            let b = self.bind_in(&coalesce, &es)?;
+            scope.columns.push(ScopeColumn {
+                name: name.value.clone(),
+                ty: b.ty().clone(),
+                in_star: true,
+                unqualified: true,
+                origin: None,
+            });
+            names.push(name.value.clone());
+            exprs.push(b);
+        }
+        Ok((project(node, exprs, names), scope))
     }
 
     /// A parent scan joined to a scan of a table interleaved in it (at any
@@ -1818,6 +2013,7 @@ impl<'c> Binder<'c> {
             left_keys,
             right_keys,
             desc,
+            tree: None,
         })
     }
 
@@ -2068,6 +2264,56 @@ struct PreProjection<'x, 'a, 'c> {
 impl PreProjection<'_, '_, '_> {
     fn rewrite(&self, e: &Expr) -> Expr {
         e.clone()
+    }
+}
+
+/// Whether output column `i` of a query block's plan is an untyped `NULL`
+/// literal (`SELECT NULL`), possibly under the block's own DISTINCT, ORDER
+/// BY and LIMIT, or such a column on both sides of a set operation. A NULL
+/// read from a derived table is typed (INT64) and does not count.
+fn untyped_null_column(node: &Node, i: usize) -> bool {
+    match &node.kind {
+        NodeKind::Project { input, exprs, .. } => match exprs.get(i) {
+            Some(e) if e.is_untyped_null() => true,
+            // The projection that drops ORDER BY's extra columns.
+            Some(e) => {
+                matches!(input.kind, NodeKind::Sort { .. })
+                    && e.as_column().is_some_and(|s| untyped_null_column(input, s))
+            }
+            None => false,
+        },
+        NodeKind::Sort { input, .. }
+        | NodeKind::Limit { input, .. }
+        | NodeKind::Distinct { input } => untyped_null_column(input, i),
+        NodeKind::SetOp { left, right, .. } => {
+            untyped_null_column(left, i) && untyped_null_column(right, i)
+        }
+        _ => false,
+    }
+}
+
+/// Where the range variable `alias` is introduced in a FROM item.
+fn alias_span(te: &TableExpr, alias: &str) -> Option<Span> {
+    match te {
+        TableExpr::Table {
+            path,
+            alias: a,
+            span,
+            ..
+        } => {
+            let name = a.as_ref().or(path.last())?;
+            name.value
+                .eq_ignore_ascii_case(alias)
+                .then(|| a.as_ref().map_or(*span, |a| a.span))
+        }
+        TableExpr::Subquery { alias: a, .. } => a
+            .as_ref()
+            .filter(|a| a.value.eq_ignore_ascii_case(alias))
+            .map(|a| a.span),
+        TableExpr::Unnest { .. } => None,
+        TableExpr::Join { left, right, .. } => {
+            alias_span(right, alias).or_else(|| alias_span(left, alias))
+        }
     }
 }
 

@@ -20,7 +20,10 @@ use std::rc::Rc;
 use std::sync::atomic::Ordering as AtomicOrdering;
 use std::sync::Arc;
 
-use rowtree_db::{KeySet, ReadOnlyTransaction, ReadWriteTransaction, RowStream, ScanRequest};
+use rowtree_db::{
+    KeySet, ReadOnlyTransaction, ReadWriteTransaction, RowStream, ScanRequest, ScanStats,
+    TreeScanRequest, TreeStream,
+};
 use rowtree_expr::aggregate::{accumulator, Accumulator, AggregateModifiers, GroupKey};
 use rowtree_expr::{BoundExpr, EvalContext, SubqueryKind};
 use rowtree_parser::ast::{JoinKind, SetOperator};
@@ -28,7 +31,7 @@ use rowtree_schema::Catalog;
 use rowtree_types::{Timestamp, Value};
 
 use crate::error::{Error, Result};
-use crate::plan::{Counters, JoinMethod, Node, NodeKind, Plan, ScanNode, SortKey};
+use crate::plan::{Counters, JoinMethod, Node, NodeKind, Plan, ScanNode, SortKey, TreeScan};
 
 /// Where a plan reads rows: a transaction.
 pub trait DataSource {
@@ -36,6 +39,8 @@ pub trait DataSource {
     fn catalog(&self) -> Arc<Catalog>;
     /// Opens a scan (see [`ScanRequest`]).
     fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream>;
+    /// Opens a scan of whole row trees (see [`TreeScanRequest`]).
+    fn scan_tree(&mut self, request: &TreeScanRequest) -> rowtree_db::Result<TreeStream>;
     /// The statement's `CURRENT_TIMESTAMP()`.
     fn now(&self) -> Timestamp;
     /// `GET_NEXT_SEQUENCE_VALUE`: only read-write transactions may.
@@ -46,6 +51,8 @@ pub trait DataSource {
             "GET_NEXT_SEQUENCE_VALUE is not allowed in read-only transactions",
         ))
     }
+    /// `GET_INTERNAL_SEQUENCE_STATE`: the last counter handed out, or NULL.
+    fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>>;
 }
 
 fn wall_clock() -> Timestamp {
@@ -64,8 +71,14 @@ impl DataSource for ReadOnlyTransaction {
     fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream> {
         ReadOnlyTransaction::scan(self, request)
     }
+    fn scan_tree(&mut self, request: &TreeScanRequest) -> rowtree_db::Result<TreeStream> {
+        ReadOnlyTransaction::scan_tree(self, request)
+    }
     fn now(&self) -> Timestamp {
         wall_clock()
+    }
+    fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>> {
+        Ok(ReadOnlyTransaction::sequence_state(self, sequence)?)
     }
 }
 
@@ -76,11 +89,17 @@ impl DataSource for ReadWriteTransaction {
     fn scan(&mut self, request: &ScanRequest) -> rowtree_db::Result<RowStream> {
         ReadWriteTransaction::scan(self, request)
     }
+    fn scan_tree(&mut self, request: &TreeScanRequest) -> rowtree_db::Result<TreeStream> {
+        ReadWriteTransaction::scan_tree(self, request)
+    }
     fn now(&self) -> Timestamp {
         wall_clock()
     }
     fn next_sequence_value(&mut self, sequence: &str) -> Result<i64> {
         Ok(ReadWriteTransaction::next_sequence_value(self, sequence)?)
+    }
+    fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>> {
+        Ok(ReadWriteTransaction::sequence_state(self, sequence)?)
     }
 }
 
@@ -198,10 +217,13 @@ impl EvalContext for ExecContext<'_> {
                 },
             })
     }
-    fn sequence_state(&mut self, _sequence: &str) -> rowtree_expr::Result<Option<i64>> {
-        Err(rowtree_expr::Error::invalid(
-            "GET_INTERNAL_SEQUENCE_STATE is not supported in queries yet",
-        ))
+    fn sequence_state(&mut self, sequence: &str) -> rowtree_expr::Result<Option<i64>> {
+        self.source
+            .sequence_state(sequence)
+            .map_err(|e| match e.code {
+                "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+                _ => rowtree_expr::Error::invalid(e.message),
+            })
     }
     fn pending_commit_timestamp(&mut self) -> rowtree_expr::Result<Value> {
         if self.pending_commit_timestamp {
@@ -345,7 +367,33 @@ pub(crate) fn build(node: &Node) -> Box<dyn Operator + '_> {
             JoinMethod::InterleavedMerge {
                 left_keys,
                 right_keys,
+                tree: Some(tree),
+                ..
+            } => match (&left.kind, &right.kind) {
+                (NodeKind::Scan(parent), NodeKind::Scan(child)) => Box::new(TreeMergeJoin {
+                    parent,
+                    child,
+                    left_keys,
+                    right_keys,
+                    tree,
+                    outer: *kind == JoinKind::Left,
+                    condition: condition.as_ref(),
+                    right_width: right.width,
+                    stream: None,
+                    current: None,
+                    done: false,
+                    pending: VecDeque::new(),
+                    counters,
+                }),
+                _ => Box::new(Failed(
+                    "an interleaved tree-scan join needs two table scans",
+                )),
+            },
+            JoinMethod::InterleavedMerge {
+                left_keys,
+                right_keys,
                 desc,
+                tree: None,
             } => Box::new(MergeJoin {
                 left: build(left),
                 right: build(right),
@@ -424,13 +472,7 @@ struct Scan<'p> {
 impl Scan<'_> {
     fn record(&mut self) {
         if let Some(s) = self.stream.take() {
-            let stats = s.stats();
-            self.counters
-                .scanned
-                .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
-            self.counters
-                .splits
-                .fetch_add(stats.splits_touched as u64, AtomicOrdering::Relaxed);
+            record_stats(self.counters, s.stats());
         }
     }
 }
@@ -1007,6 +1049,186 @@ impl Operator for MergeJoin<'_> {
             }
         }
     }
+}
+
+/// An operator that fails when run (a plan the builder cannot execute).
+struct Failed(&'static str);
+
+impl Operator for Failed {
+    fn next(&mut self, _cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        Err(Error::internal(self.0))
+    }
+}
+
+/// The parent row a tree-scan join is on.
+struct TreeParent {
+    row: Row,
+    /// A NULL parent key equals nothing.
+    null_key: bool,
+    matched: bool,
+}
+
+/// A parent and its interleaved child joined over one tree scan: each
+/// parent row arrives followed by the child rows of its row tree, so the
+/// join holds one parent row and reads each key once.
+struct TreeMergeJoin<'p> {
+    parent: &'p ScanNode,
+    child: &'p ScanNode,
+    left_keys: &'p [usize],
+    right_keys: &'p [usize],
+    tree: &'p TreeScan,
+    outer: bool,
+    condition: Option<&'p BoundExpr>,
+    right_width: usize,
+    stream: Option<TreeStream>,
+    /// The parent row whose row tree is being read (None before the first,
+    /// after the parent's residual filter rejected it, or past its tree).
+    current: Option<TreeParent>,
+    done: bool,
+    pending: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+impl TreeMergeJoin<'_> {
+    fn record(&mut self) {
+        if let Some(s) = self.stream.take() {
+            record_stats(&self.tree.counters, s.stats());
+        }
+    }
+
+    /// Ends the current parent's row tree: an unmatched parent of a LEFT
+    /// join comes out with NULLs.
+    fn finish_parent(&mut self) {
+        if let Some(p) = self.current.take() {
+            if self.outer && !p.matched {
+                let mut row = p.row;
+                row.extend(std::iter::repeat_n(Value::Null, self.right_width));
+                self.pending.push_back(row);
+            }
+        }
+    }
+
+    fn passes(
+        cx: &mut ExecContext<'_>,
+        scan: &ScanNode,
+        conjuncts: impl Iterator<Item = usize>,
+        row: &[Value],
+    ) -> Result<bool> {
+        for i in conjuncts {
+            if !cx.test(&scan.conjuncts[i].expr, row)? {
+                return Ok(false);
+            }
+        }
+        Ok(true)
+    }
+
+    fn on_parent(&mut self, cx: &mut ExecContext<'_>, row: Row) -> Result<()> {
+        self.finish_parent();
+        // The key set answers the parent's other conjuncts exactly.
+        let residual = self.tree.parent_filter.iter().copied();
+        if Self::passes(cx, self.parent, residual, &row)? {
+            self.tree.counters.add_rows(1);
+            let null_key = self.left_keys.iter().any(|&k| row[k].is_null());
+            self.current = Some(TreeParent {
+                row,
+                null_key,
+                matched: false,
+            });
+        }
+        Ok(())
+    }
+
+    fn on_child(&mut self, cx: &mut ExecContext<'_>, row: Row) -> Result<()> {
+        let Some(parent) = self.current.as_ref() else {
+            // Its parent row was filtered out (or does not exist: INTERLEAVE IN).
+            return Ok(());
+        };
+        let same_tree = self.left_keys.iter().zip(self.right_keys).all(|(&p, &c)| {
+            rowtree_expr::compare(&parent.row[p], &row[c]) == Some(Ordering::Equal)
+        });
+        if !same_tree {
+            // A child row without a parent row, past the current row tree.
+            self.finish_parent();
+            return Ok(());
+        }
+        if parent.null_key {
+            return Ok(());
+        }
+        // The child scan's key set is not applied to the tree: check its
+        // conjuncts the parent's key set does not imply.
+        let filter = self.tree.child_filter.iter().copied();
+        if !Self::passes(cx, self.child, filter, &row)? {
+            return Ok(());
+        }
+        self.tree.counters.add_rows(1);
+        let mut joined = parent.row.clone();
+        joined.extend(row);
+        let ok = match self.condition {
+            Some(c) => cx.test(c, &joined)?,
+            None => true,
+        };
+        if ok {
+            if let Some(p) = self.current.as_mut() {
+                p.matched = true;
+            }
+            self.pending.push_back(joined);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for TreeMergeJoin<'_> {
+    fn drop(&mut self) {
+        self.record();
+    }
+}
+
+impl Operator for TreeMergeJoin<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        loop {
+            if let Some(r) = self.pending.pop_front() {
+                return emit(self.counters, r);
+            }
+            if self.done {
+                return Ok(None);
+            }
+            if self.stream.is_none() {
+                let request = TreeScanRequest {
+                    table: self.parent.table.clone(),
+                    include: vec![self.child.table.clone()],
+                    key_set: self.tree.key_set.clone(),
+                    reverse: false,
+                    limit: 0,
+                };
+                self.stream = Some(cx.source.scan_tree(&request)?);
+            }
+            let next = self.stream.as_mut().and_then(|s| s.next());
+            match next {
+                None => {
+                    self.done = true;
+                    self.record();
+                    self.finish_parent();
+                }
+                Some(tagged) => {
+                    let tagged = tagged?;
+                    if tagged.source == 0 {
+                        self.on_parent(cx, tagged.row)?;
+                    } else {
+                        self.on_child(cx, tagged.row)?;
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn record_stats(counters: &Counters, stats: ScanStats) {
+    counters
+        .scanned
+        .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
+    counters
+        .splits
+        .fetch_add(stats.splits_touched as u64, AtomicOrdering::Relaxed);
 }
 
 struct SetOp<'p> {

@@ -4,13 +4,15 @@
 //! shows what the planner decided about storage: table or index (and
 //! whether it fetches base rows by key), the key ranges it reads, the
 //! direction, an early limit, and the residual filter. A join shows its
-//! method. With ANALYZE (after the plan ran), each line also gives the rows
+//! method; an interleaved merge join that reads each row tree once shows
+//! its one `TreeScan` (parent+child, the parent's key ranges, each side's
+//! filter) in place of the two scans. With ANALYZE (after the plan ran), each line also gives the rows
 //! the operator produced and, for scans, the keys read and splits touched.
 
 use rowtree_expr::SubqueryKind;
 use rowtree_parser::ast::{JoinKind, SetOperator};
 
-use crate::plan::{JoinMethod, Node, NodeKind, Plan};
+use crate::plan::{JoinMethod, Node, NodeKind, Plan, ScanNode, TreeScan};
 
 /// Renders `plan`; with `analyze`, with the counters of its execution.
 pub(crate) fn explain(plan: &Plan, analyze: bool) -> String {
@@ -117,10 +119,15 @@ fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
                 JoinMethod::NestedLoop => "NestedLoopJoin",
                 JoinMethod::InterleavedMerge { .. } => "InterleavedMergeJoin",
             };
-            if text.is_empty() {
-                format!("{m} {}", join_kind(*kind))
+            let once = if tree_scan(node).is_some() {
+                " (one scan of each row tree)"
             } else {
-                format!("{m} {}: {text}", join_kind(*kind))
+                ""
+            };
+            if text.is_empty() {
+                format!("{m} {}{once}", join_kind(*kind))
+            } else {
+                format!("{m} {}{once}: {text}", join_kind(*kind))
             }
         }
         NodeKind::SetOp { op, all, .. } => {
@@ -155,8 +162,53 @@ fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
         }
     }
     out.push('\n');
+    if let Some((tree, parent, child)) = tree_scan(node) {
+        // The two scans run as one: show it in their place.
+        let mut parts = vec![tree.ranges_text.clone()];
+        let filter = |scan: &ScanNode, which: &mut dyn Iterator<Item = usize>| {
+            let f: Vec<&str> = which.map(|i| scan.conjuncts[i].text.as_str()).collect();
+            (!f.is_empty()).then(|| format!("{} filter: {}", scan.table, f.join(" AND ")))
+        };
+        parts.extend(filter(parent, &mut tree.parent_filter.iter().copied()));
+        parts.extend(filter(child, &mut tree.child_filter.iter().copied()));
+        out.push_str(&"  ".repeat(depth + 1));
+        out.push_str(&format!(
+            "TreeScan {}+{}: {}",
+            parent.table,
+            child.table,
+            parts.join(", ")
+        ));
+        if analyze {
+            let (rows, scanned, splits) = tree.counters.get();
+            out.push_str(&format!(
+                "  [rows={rows} scanned={scanned} splits={splits}]"
+            ));
+        }
+        out.push('\n');
+        return;
+    }
     for c in node.children() {
         render(c, depth + 1, analyze, out);
+    }
+}
+
+/// An interleaved merge join that runs as one tree scan: the scan and the
+/// parent and child scans it replaces.
+fn tree_scan(node: &Node) -> Option<(&TreeScan, &ScanNode, &ScanNode)> {
+    let NodeKind::Join {
+        left,
+        right,
+        method: JoinMethod::InterleavedMerge {
+            tree: Some(tree), ..
+        },
+        ..
+    } = &node.kind
+    else {
+        return None;
+    };
+    match (&left.kind, &right.kind) {
+        (NodeKind::Scan(p), NodeKind::Scan(c)) => Some((tree, p, c)),
+        _ => None,
     }
 }
 
@@ -165,6 +217,11 @@ pub(crate) fn scan_totals(plan: &Plan) -> (u64, u64) {
     fn walk(n: &Node, acc: &mut (u64, u64)) {
         if matches!(n.kind, NodeKind::Scan(_)) {
             let (_, scanned, splits) = n.counters.get();
+            acc.0 += scanned;
+            acc.1 += splits;
+        }
+        if let Some((tree, _, _)) = tree_scan(n) {
+            let (_, scanned, splits) = tree.counters.get();
             acc.0 += scanned;
             acc.1 += splits;
         }

@@ -205,7 +205,29 @@ pub(crate) enum JoinMethod {
         left_keys: Vec<usize>,
         right_keys: Vec<usize>,
         desc: Vec<bool>,
+        /// Set by the planner when both inputs are plain table scans: the
+        /// join then reads the parent's row trees once with one tree scan
+        /// (the parent's key ranges, widened to whole row trees) instead of
+        /// running the two scans.
+        tree: Option<Box<TreeScan>>,
     },
+}
+
+/// The single scan of an interleaved merge join that reads each row tree
+/// once (see [`JoinMethod::InterleavedMerge`]), in place of the parent and
+/// child scans (whose conjuncts it checks). Its counters stand for both.
+#[derive(Debug, Default)]
+pub(crate) struct TreeScan {
+    /// Parent keys whose row trees are read.
+    pub key_set: KeySet,
+    pub ranges_text: String,
+    /// The parent conjuncts checked on parent rows (indexes into its
+    /// conjuncts): those the key set does not answer.
+    pub parent_filter: Vec<usize>,
+    /// The child conjuncts checked on child rows: all but those the key set
+    /// already implies.
+    pub child_filter: Vec<usize>,
+    pub counters: Counters,
 }
 
 /// An aggregate call computed by [`NodeKind::Aggregate`].

@@ -20,14 +20,17 @@
 //! * a **sort** whose keys are the scan's key columns in key order (after the
 //!   columns pinned by `=`) is dropped; in exactly reversed order the scan
 //!   runs backwards instead;
+//! * an **interleaved merge join** of two plain scans reads each row tree
+//!   once: one tree scan over the parent's key set returns the parent rows
+//!   with their children (see [`one_tree_scan`]);
 //! * a **LIMIT** directly over a scan (through projections only) becomes the
 //!   scan's own limit, so "the latest 10 events" reads about 10 rows.
 
-use rowtree_schema::{Catalog, KeyColumn};
+use rowtree_schema::{Catalog, KeyColumn, Table};
 
 use crate::error::{Error, Result};
-use crate::keyrange::{extract, Extraction};
-use crate::plan::{Access, IndexHint, Node, NodeKind, ScanNode, SortKey};
+use crate::keyrange::{extract, Extraction, KeyPredicate};
+use crate::plan::{Access, IndexHint, JoinMethod, Node, NodeKind, ScanNode, SortKey, TreeScan};
 use crate::scope::UsedColumns;
 
 /// Chooses access paths and removes sorts the key order makes redundant.
@@ -45,7 +48,19 @@ pub(crate) fn optimize(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -
         | NodeKind::Limit { input, .. }
         | NodeKind::Distinct { input }
         | NodeKind::Unnest { input, .. } => optimize(input, catalog, used)?,
-        NodeKind::Join { left, right, .. } | NodeKind::SetOp { left, right, .. } => {
+        NodeKind::Join {
+            left,
+            right,
+            method,
+            ..
+        } => {
+            optimize(left, catalog, used)?;
+            optimize(right, catalog, used)?;
+            if let JoinMethod::InterleavedMerge { tree, .. } = method {
+                *tree = tree_scan(left, right, catalog).map(Box::new);
+            }
+        }
+        NodeKind::SetOp { left, right, .. } => {
             optimize(left, catalog, used)?;
             optimize(right, catalog, used)?;
         }
@@ -81,6 +96,102 @@ pub(crate) fn optimize(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -
         }
     }
     Ok(())
+}
+
+/// The one tree scan an interleaved merge join of `left` (the parent) and
+/// `right` (a table interleaved in it) runs as, reading each row tree once,
+/// or `None` to keep the two scans. Both inputs must be plain scans.
+///
+/// * The parent reads its base table by key ranges: the tree scan reads
+///   those ranges widened to whole row trees, and the parent's residual
+///   filter stays. A parent read through an index (in index order, which a
+///   merge cannot use) reads every row tree and checks all its conjuncts.
+/// * The child's own access path does not matter: its conjuncts are checked
+///   on its rows (but those the parent's key set implies). Only when its key
+///   set is narrower than the parent's row trees (it bounds a key column
+///   below the parent key, say `Ts > x` inside one tree, or the parent reads
+///   every tree while the child does not) would whole trees read more keys
+///   than the two scans, which then stay (both read in key order).
+fn tree_scan(left: &Node, right: &Node, catalog: &Catalog) -> Option<TreeScan> {
+    let (NodeKind::Scan(parent), NodeKind::Scan(child)) = (&left.kind, &right.kind) else {
+        return None;
+    };
+    let pt = catalog.table(&parent.table)?;
+    let ct = catalog.table(&child.table)?;
+    if !catalog.ancestors(ct.id).iter().any(|a| a.id == pt.id) {
+        return None;
+    }
+    let pa = &parent.access;
+    let ca = &child.access;
+    let all_parent: Vec<usize> = (0..parent.conjuncts.len()).collect();
+    if pa.index.is_some() || pa.reverse {
+        return Some(TreeScan {
+            key_set: rowtree_db::KeySet::all(),
+            ranges_text: "full scan".into(),
+            parent_filter: all_parent,
+            child_filter: (0..child.conjuncts.len()).collect(),
+            counters: Default::default(),
+        });
+    }
+    if pa.limit > 0 {
+        return None;
+    }
+    if ca.index.is_none() && !ca.reverse {
+        let shared = pt.primary_key.len();
+        let consumed: Vec<usize> = (0..child.conjuncts.len())
+            .filter(|i| !ca.residual.contains(i))
+            .filter_map(|i| child.conjuncts[i].key.as_ref().map(|k| k.column()))
+            .collect();
+        let below_parent = consumed.iter().any(|&col| {
+            ct.primary_key
+                .iter()
+                .position(|k| k.column == col)
+                .is_none_or(|pos| pos >= shared)
+        });
+        let parent_unbounded = pa.residual.len() == parent.conjuncts.len();
+        if below_parent || (!consumed.is_empty() && parent_unbounded) {
+            return None;
+        }
+    }
+    Some(TreeScan {
+        key_set: pa.key_set.clone(),
+        ranges_text: pa.ranges_text.clone(),
+        parent_filter: pa.residual.clone(),
+        child_filter: child_filter(parent, child, pt, ct),
+        counters: Default::default(),
+    })
+}
+
+/// The conjuncts of the child scan a tree scan must check on child rows:
+/// all of them (the child's own key set is not applied), except a key
+/// predicate on a parent key column that the parent's key set answers with
+/// the same predicate (a child row in a parent's row tree has the parent's
+/// key values).
+fn child_filter(parent: &ScanNode, child: &ScanNode, pt: &Table, ct: &Table) -> Vec<usize> {
+    let answered: Vec<&KeyPredicate> = (0..parent.conjuncts.len())
+        .filter(|i| !parent.access.residual.contains(i))
+        .filter_map(|i| parent.conjuncts[i].key.as_ref())
+        .collect();
+    let implied = |k: &KeyPredicate| -> bool {
+        let Some(pos) = ct.primary_key.iter().position(|c| c.column == k.column()) else {
+            return false;
+        };
+        let Some(pcol) = pt.primary_key.get(pos).map(|c| c.column) else {
+            return false;
+        };
+        let on_parent = match k.clone() {
+            KeyPredicate::Eq(_, v) => KeyPredicate::Eq(pcol, v),
+            KeyPredicate::In(_, v) => KeyPredicate::In(pcol, v),
+            KeyPredicate::Lower(_, v, inc) => KeyPredicate::Lower(pcol, v, inc),
+            KeyPredicate::Upper(_, v, inc) => KeyPredicate::Upper(pcol, v, inc),
+            KeyPredicate::Between(_, a, b) => KeyPredicate::Between(pcol, a, b),
+            KeyPredicate::NotNull(_) => KeyPredicate::NotNull(pcol),
+        };
+        answered.contains(&&on_parent)
+    };
+    (0..child.conjuncts.len())
+        .filter(|&i| !child.conjuncts[i].key.as_ref().is_some_and(implied))
+        .collect()
 }
 
 /// The scan under projections and filters only (row order is kept).

@@ -191,9 +191,12 @@ fn interleaved_join_merges_row_trees() {
     let mut s = session();
     let sql = "SELECT u.Name, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId = 3 ORDER BY e.Ts LIMIT 2";
     let plan = explain(&mut s, sql);
-    assert!(plan.contains("InterleavedMergeJoin INNER"), "{plan}");
-    assert!(plan.contains("TableScan Users: key (3)"), "{plan}");
-    assert!(plan.contains("TableScan Events: prefix (3)"), "{plan}");
+    assert!(
+        plan.contains("InterleavedMergeJoin INNER (one scan of each row tree)"),
+        "{plan}"
+    );
+    assert!(plan.contains("TreeScan Users+Events: key (3)"), "{plan}");
+    assert!(!plan.contains("TableScan"), "{plan}");
     let q = query(&mut s, sql);
     assert_eq!(q.rows.len(), 2);
     assert_eq!(q.rows[0][1], Value::Int64(1));
@@ -212,4 +215,262 @@ fn hash_join_for_root_tables() {
         "SELECT 1 FROM Users u JOIN@{JOIN_METHOD=APPLY_JOIN} Orders o ON o.UserId = u.UserId",
     );
     assert!(plan.contains("NestedLoopJoin INNER"), "{plan}");
+}
+
+/// (UserId, Ts) pairs of a query returning them (NULL as -1).
+fn pairs(s: &mut Session, sql: &str) -> (Vec<Vec<i64>>, u64) {
+    let q = query(s, sql);
+    (ints(&q), q.stats.rows_scanned)
+}
+
+#[test]
+fn interleaved_join_reads_each_row_tree_once() {
+    let mut s = session();
+    // User 2 has N = 300 events: the join reads its row tree's N + 1 keys once.
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId = 2";
+    let plan = explain(&mut s, sql);
+    assert!(
+        plan.contains("InterleavedMergeJoin INNER (one scan of each row tree)"),
+        "{plan}"
+    );
+    assert!(plan.contains("TreeScan Users+Events: key (2)"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(
+        rows,
+        (1..=300).rev().map(|t| vec![2, t]).collect::<Vec<_>>()
+    );
+    assert_eq!(scanned, 300 + 1);
+    // EXPLAIN ANALYZE shows the same count on the tree scan and in the totals.
+    let analyzed = explain(&mut s, &format!("ANALYZE {sql}"));
+    assert!(
+        analyzed.contains("[rows=301 scanned=301 splits=1]"),
+        "{analyzed}"
+    );
+    assert!(analyzed.contains("rows scanned: 301"), "{analyzed}");
+    // The whole table: every key of Users' row trees once (3 users, 400
+    // events), where two scans read each tree twice.
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId";
+    assert!(explain(&mut s, sql).contains("TreeScan Users+Events: full scan"));
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows.len(), 400);
+    assert_eq!(scanned, 403);
+    // The same data joined by hash reads every tree twice.
+    let hash = "SELECT u.UserId, e.Ts FROM Users u JOIN@{JOIN_METHOD=HASH_JOIN} Events e ON e.UserId = u.UserId";
+    assert!(explain(&mut s, hash).contains("HashJoin INNER"));
+    let (mut hashed, hash_scanned) = pairs(&mut s, hash);
+    assert_eq!(hash_scanned, 2 * 403);
+    let mut merged = rows;
+    merged.sort();
+    hashed.sort();
+    assert_eq!(merged, hashed);
+}
+
+#[test]
+fn interleaved_left_join_keeps_childless_parents() {
+    let mut s = session();
+    run(
+        &mut s,
+        "INSERT INTO Users (UserId, Name) VALUES (4, 'dee'), (5, 'eve')",
+    );
+    let sql = "SELECT u.UserId, e.Ts FROM Users u LEFT JOIN Events e ON e.UserId = u.UserId AND e.Ts > 48 WHERE u.UserId IN (1, 3, 4)";
+    let plan = explain(&mut s, sql);
+    assert!(
+        plan.contains("InterleavedMergeJoin LEFT (one scan of each row tree)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("TreeScan Users+Events: key (1), key (3), key (4)"),
+        "{plan}"
+    );
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(
+        rows,
+        vec![
+            vec![1, 50],
+            vec![1, 49],
+            vec![3, 50],
+            vec![3, 49],
+            vec![4, -1]
+        ]
+    );
+    assert_eq!(scanned, 51 + 51 + 1);
+    // Every user: those without events (4, 5) come out once with NULLs.
+    let sql =
+        "SELECT u.UserId, e.Ts FROM Users u LEFT JOIN Events e ON e.UserId = u.UserId AND e.Ts = 7";
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(
+        rows,
+        vec![vec![1, 7], vec![2, 7], vec![3, 7], vec![4, -1], vec![5, -1]]
+    );
+    assert_eq!(scanned, 5 + 400);
+}
+
+#[test]
+fn interleaved_join_filters_on_both_sides() {
+    let mut s = session();
+    // Email is NULL for user 3; Kind 'k0' is every third event.
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.Email IS NOT NULL AND e.Kind = 'k0' AND e.Ts < 10";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TreeScan Users+Events: full scan"), "{plan}");
+    assert!(plan.contains("Users filter: "), "{plan}");
+    assert!(
+        plan.contains("Events filter: e.Kind = 'k0' AND e.Ts < 10"),
+        "{plan}"
+    );
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(
+        rows,
+        vec![
+            vec![1, 9],
+            vec![1, 6],
+            vec![1, 3],
+            vec![2, 9],
+            vec![2, 6],
+            vec![2, 3]
+        ]
+    );
+    assert_eq!(scanned, 403);
+    // A LEFT join whose parent filter drops a parent drops its children too.
+    let sql = "SELECT u.UserId, e.Ts FROM Users u LEFT JOIN Events e ON e.UserId = u.UserId AND e.Ts = 1 WHERE u.Name != 'bob'";
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![1, 1], vec![3, 1]]);
+}
+
+#[test]
+fn interleaved_join_over_several_parents() {
+    let mut s = session();
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId IN (3, 1) AND e.Kind = 'k2'";
+    let plan = explain(&mut s, sql);
+    assert!(
+        plan.contains("TreeScan Users+Events: key (1), key (3), Events filter: e.Kind = 'k2'"),
+        "{plan}"
+    );
+    let (rows, scanned) = pairs(&mut s, sql);
+    let want: Vec<Vec<i64>> = [1, 3]
+        .into_iter()
+        .flat_map(|u| {
+            (1..=50)
+                .rev()
+                .filter(|t| t % 3 == 2)
+                .map(move |t| vec![u, t])
+        })
+        .collect();
+    assert_eq!(rows, want);
+    assert_eq!(scanned, 2 * (50 + 1));
+    // A range of parents reads their trees, and only theirs.
+    let sql =
+        "SELECT COUNT(*) FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId >= 2";
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![350]]);
+    assert_eq!(scanned, 301 + 51);
+}
+
+#[test]
+fn interleaved_join_skips_sibling_tables_in_the_tree() {
+    let mut s = session();
+    for ddl in [
+        "CREATE TABLE Notes (UserId INT64 NOT NULL, NoteId INT64 NOT NULL, Body STRING(MAX)) PRIMARY KEY (UserId, NoteId), INTERLEAVE IN PARENT Users ON DELETE CASCADE",
+        "CREATE TABLE Drafts (UserId INT64 NOT NULL, DraftId INT64 NOT NULL) PRIMARY KEY (UserId, DraftId), INTERLEAVE IN Users",
+    ] {
+        run(&mut s, ddl);
+    }
+    run(
+        &mut s,
+        "INSERT INTO Notes (UserId, NoteId, Body) VALUES (3, 1, 'x'), (3, 2, 'y'), (1, 1, 'z')",
+    );
+    // Drafts may exist without their parent row (INTERLEAVE IN): user 9.
+    run(
+        &mut s,
+        "INSERT INTO Drafts (UserId, DraftId) VALUES (1, 1), (9, 1), (9, 2)",
+    );
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId = 3";
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows.len(), 50);
+    assert!(rows.iter().all(|r| r[0] == 3));
+    // User 3's tree: the user, 50 events and 2 notes, each read once.
+    assert_eq!(scanned, 1 + 50 + 2);
+    // Joining the sibling instead skips the events.
+    let sql = "SELECT u.UserId, n.NoteId FROM Users u JOIN Notes n ON n.UserId = u.UserId";
+    assert!(explain(&mut s, sql).contains("TreeScan Users+Notes: full scan"));
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![1, 1], vec![3, 1], vec![3, 2]]);
+    assert_eq!(scanned, 3 + 400 + 3 + 3);
+    // Orphan drafts of the missing user 9 match no parent, even in a LEFT join.
+    let sql = "SELECT u.UserId, d.DraftId FROM Users u LEFT JOIN Drafts d ON d.UserId = u.UserId";
+    assert!(explain(&mut s, sql).contains("TreeScan Users+Drafts: full scan"));
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![1, 1], vec![2, -1], vec![3, -1]]);
+}
+
+#[test]
+fn interleaved_join_keeps_two_scans_when_the_child_range_is_narrower() {
+    let mut s = session();
+    // The child's key range bounds Ts inside one row tree: two scans read
+    // fewer keys than the whole tree.
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId = 2 AND e.Ts > 295";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("InterleavedMergeJoin INNER"), "{plan}");
+    assert!(!plan.contains("TreeScan"), "{plan}");
+    assert!(plan.contains("TableScan Users: key (2)"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(
+        rows,
+        vec![
+            vec![2, 300],
+            vec![2, 299],
+            vec![2, 298],
+            vec![2, 297],
+            vec![2, 296]
+        ]
+    );
+    assert!(scanned < 20, "read {scanned} keys");
+}
+
+#[test]
+fn interleaved_join_sees_the_transactions_own_writes() {
+    let mut s = session();
+    run(&mut s, "BEGIN");
+    run(
+        &mut s,
+        "INSERT INTO Events (UserId, Ts, Kind) VALUES (3, 51, 'new')",
+    );
+    run(&mut s, "DELETE FROM Events WHERE UserId = 3 AND Ts < 50");
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.UserId = 3";
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![3, 51], vec![3, 50]]);
+    run(&mut s, "ROLLBACK");
+}
+
+#[test]
+fn interleaved_join_with_the_parent_chosen_through_an_index() {
+    let mut s = session();
+    // Index order ('cy', 'zed') is not key order (3, 1): a merge of two
+    // scans would lose user 1; the tree scan reads the trees in key order.
+    run(&mut s, "UPDATE Users SET Name = 'zed' WHERE UserId = 1");
+    let sql = "SELECT u.UserId, e.Ts FROM Users u JOIN Events e ON e.UserId = u.UserId WHERE u.Name >= 'c' AND e.Ts = 5";
+    let plan = explain(&mut s, sql);
+    assert!(
+        plan.contains("TreeScan Users+Events: full scan, Users filter: u.Name >= 'c', Events filter: e.Ts = 5"),
+        "{plan}"
+    );
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![1, 5], vec![3, 5]]);
+    assert_eq!(scanned, 403);
+}
+
+#[test]
+fn interleaved_join_with_a_grandchild() {
+    let mut s = session();
+    run(&mut s, "CREATE TABLE Marks (UserId INT64 NOT NULL, Ts INT64 NOT NULL, Mark STRING(MAX) NOT NULL) PRIMARY KEY (UserId, Ts DESC, Mark), INTERLEAVE IN PARENT Events ON DELETE CASCADE");
+    run(
+        &mut s,
+        "INSERT INTO Marks (UserId, Ts, Mark) VALUES (1, 2, 'a'), (1, 2, 'b'), (3, 9, 'c')",
+    );
+    let sql = "SELECT u.UserId, m.Ts FROM Users u LEFT JOIN Marks m ON m.UserId = u.UserId";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TreeScan Users+Marks: full scan"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![1, 2], vec![1, 2], vec![2, -1], vec![3, 9]]);
+    // The events between the users and their marks are read once and skipped.
+    assert_eq!(scanned, 403 + 3);
 }

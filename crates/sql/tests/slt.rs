@@ -158,7 +158,7 @@ fn col_of(ty: &Type) -> Col {
 }
 
 /// Strict, except that `?` in the expectation matches any column type.
-fn column_validator(actual: &Vec<Col>, expected: &Vec<Col>) -> bool {
+fn column_validator(actual: &[Col], expected: &[Col]) -> bool {
     actual.len() == expected.len()
         && actual
             .iter()
@@ -280,7 +280,7 @@ impl sqllogictest::DB for SltDb {
                 let _ = row_count;
                 rows_of(&q.columns, &q.rows)
             }
-            ExecuteResult::Dml { row_count, .. } => DBOutput::StatementComplete(row_count as u64),
+            ExecuteResult::Dml { row_count, .. } => DBOutput::StatementComplete(row_count),
             _ => DBOutput::StatementComplete(0),
         })
     }
@@ -336,7 +336,7 @@ fn new_runner(db: &Database) -> Runner<SltDb, impl sqllogictest::MakeConnection<
         let db = db.clone();
         async move { Ok(SltDb::new(db)) }
     });
-    runner.with_column_validator(column_validator);
+    runner.with_column_validator(|actual, expected| column_validator(actual, expected));
     runner
 }
 
@@ -409,7 +409,7 @@ fn update_file(path: &Path) -> Result<(), String> {
         " ",
         default_validator,
         default_normalizer,
-        column_validator,
+        |actual, expected| column_validator(actual, expected),
     );
     let result = panic::catch_unwind(AssertUnwindSafe(|| block_on(fut)));
     match result {
