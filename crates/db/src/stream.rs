@@ -18,14 +18,14 @@ use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
 
-use rowtree_encoding::prefix_end;
+use rowtree_encoding::{decode_key_value, prefix_end, ROW_END};
 use rowtree_kv::SplitId;
 use rowtree_schema::{Catalog, TableId};
 use rowtree_types::Value;
 
 use crate::database::Database;
 use crate::error::{Error, Result};
-use crate::keys::{self, Object};
+use crate::keys;
 use crate::mutation::KeySet;
 use crate::read::{materialize, Span, Target};
 use crate::write::{index_entry, TxnWrites};
@@ -330,7 +330,6 @@ impl RowStream {
     fn refill(&mut self) -> Result<bool> {
         let catalog = self.catalog.clone();
         let targets = resolve_targets(&catalog, &self.table, self.index.as_deref(), &self.include)?;
-        let tag_of = |obj: Object| targets.iter().position(|t| t.object == obj);
         loop {
             if self.cursor.is_none() {
                 match self.spans.pop_front() {
@@ -344,11 +343,11 @@ impl RowStream {
                                 None => None,
                                 Some(value) => {
                                     self.stats.rows_scanned += 1;
-                                    match keys::decode_key(&catalog, &key)? {
-                                        Some((obj, kv)) if obj == targets[0].object => {
-                                            Some((0, materialize(&targets[0], kv, &value)?))
+                                    match decode_for(&targets[..1], &key)? {
+                                        Some((tag, kv)) => {
+                                            Some((tag, materialize(&targets[tag], kv, &value)?))
                                         }
-                                        _ => None,
+                                        None => None,
                                     }
                                 }
                             },
@@ -414,11 +413,9 @@ impl RowStream {
                 if self.overlay.contains_key(key) {
                     continue;
                 }
-                if let Some((obj, kv)) = keys::decode_key(&catalog, key)? {
-                    if let Some(tag) = tag_of(obj) {
-                        let row = materialize(&targets[tag], kv, value)?;
-                        merged.insert(key.clone(), Some((tag, row)));
-                    }
+                if let Some((tag, kv)) = decode_for(&targets, key)? {
+                    let row = materialize(&targets[tag], kv, value)?;
+                    merged.insert(key.clone(), Some((tag, row)));
                 }
             }
             for (k, v) in self.overlay.range((lo.clone(), hi.clone())) {
@@ -478,7 +475,7 @@ fn resolve_targets<'c>(
                 t.table.name
             )));
         }
-        if targets.iter().any(|x| x.table.id == t.table.id) {
+        if targets.iter().any(|x| x.object == t.object) {
             return Err(Error::invalid(format!(
                 "Table {} is included twice in the tree scan",
                 t.table.name
@@ -487,6 +484,32 @@ fn resolve_targets<'c>(
         targets.push(t);
     }
     Ok(targets)
+}
+
+/// Which target a stored key belongs to, with its key values: the key must
+/// follow the target's levels exactly (each level's object marker, then its
+/// key columns) and end there. Keys of other objects sharing the range (a
+/// parent, siblings, interleaved indexes, dropped objects) give `None`.
+/// This is [`keys::decode_key`] specialised to the few objects a scan
+/// returns, without looking each key's objects up in the schema.
+fn decode_for(targets: &[Target<'_>], key: &[u8]) -> Result<Option<(usize, Vec<Value>)>> {
+    'targets: for (tag, target) in targets.iter().enumerate() {
+        let mut input = key;
+        let mut values = Vec::with_capacity(target.key_columns.len());
+        for level in &target.levels {
+            match input.strip_prefix(level.prefix.as_slice()) {
+                Some(rest) => input = rest,
+                None => continue 'targets,
+            }
+            for (ty, dir) in &level.columns {
+                values.push(decode_key_value(&mut input, ty, *dir)?);
+            }
+        }
+        if input == [ROW_END] {
+            return Ok(Some((tag, values)));
+        }
+    }
+    Ok(None)
 }
 
 /// Merges sorted byte ranges that overlap or touch, so no key is read twice.

@@ -97,9 +97,11 @@ fn children(expr: &Expr) -> Vec<&Expr> {
         Expr::Subquery { .. } | Expr::Exists { .. } | Expr::ArraySubquery { .. } => vec![],
         Expr::InSubquery { expr, .. } => vec![expr],
         Expr::InUnnest { expr, array, .. } => vec![expr, array],
-        Expr::Extract { expr, time_zone, .. } => {
-            std::iter::once(expr.as_ref()).chain(time_zone.iter().map(|e| e.as_ref())).collect()
-        }
+        Expr::Extract {
+            expr, time_zone, ..
+        } => std::iter::once(expr.as_ref())
+            .chain(time_zone.iter().map(|e| e.as_ref()))
+            .collect(),
     }
 }
 
