@@ -301,32 +301,15 @@ impl Database {
             return Ok(());
         };
         let now = rowtree_types::Timestamp::now();
-        let mut writes = Vec::new();
-        for (kb, mut row) in self.table_rows(catalog, table)? {
+        self.rewrite_column(catalog, table, column, "fill", |row| {
             let mut ctx = crate::write::DdlEval {
                 db: self,
                 catalog,
                 now,
             };
-            let v = expr
-                .expr
-                .eval(&row, &mut ctx)
-                .map_err(|e| Error::FailedPrecondition {
-                    message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
-                })?;
-            row[column] =
-                rowtree_expr::coerce_value(v, &col.ty).map_err(|e| Error::FailedPrecondition {
-                    message: format!("Cannot fill column {}.{}: {e}", t.name, col.name),
-                })?;
-            let cols = stored_columns(t, &row);
-            writes.push((
-                kb,
-                Some(rowtree_encoding::encode_row(
-                    cols.iter().map(|(id, v)| (*id, v)),
-                )?),
-            ));
-        }
-        self.commit_raw(writes)
+            let v = expr.expr.eval(row, &mut ctx)?;
+            rowtree_expr::coerce_value(v, &col.ty)
+        })
     }
 
     /// Rewrites a column's values after ALTER COLUMN changed STRING <-> BYTES.
@@ -334,21 +317,36 @@ impl Database {
         let t = catalog
             .table_by_id(table)
             .ok_or_else(|| Error::internal("table vanished"))?;
-        let col = &t.columns[column];
+        let ty = t.columns[column].ty.clone();
+        self.rewrite_column(catalog, table, column, "convert", |row| {
+            rowtree_expr::cast(row[column].clone(), &ty)
+        })
+    }
+
+    /// Sets `column` of every row of `table` to `value(row)` and commits the
+    /// rewritten rows; a failure names the column and the `action`.
+    fn rewrite_column(
+        &self,
+        catalog: &Catalog,
+        table: u32,
+        column: usize,
+        action: &str,
+        mut value: impl FnMut(&[Value]) -> rowtree_expr::Result<Value>,
+    ) -> Result<()> {
+        let t = catalog
+            .table_by_id(table)
+            .ok_or_else(|| Error::internal("table vanished"))?;
         let mut writes = Vec::new();
         for (kb, mut row) in self.table_rows(catalog, table)? {
-            let v = std::mem::replace(&mut row[column], Value::Null);
-            row[column] =
-                rowtree_expr::cast(v, &col.ty).map_err(|e| Error::FailedPrecondition {
-                    message: format!("Cannot convert column {}.{}: {e}", t.name, col.name),
-                })?;
+            row[column] = value(&row).map_err(|e| Error::FailedPrecondition {
+                message: format!(
+                    "Cannot {action} column {}.{}: {e}",
+                    t.name, t.columns[column].name
+                ),
+            })?;
             let cols = stored_columns(t, &row);
-            writes.push((
-                kb,
-                Some(rowtree_encoding::encode_row(
-                    cols.iter().map(|(id, v)| (*id, v)),
-                )?),
-            ));
+            let bytes = rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?;
+            writes.push((kb, Some(bytes)));
         }
         self.commit_raw(writes)
     }

@@ -46,6 +46,17 @@ impl ReadRequest {
         self
     }
 
+    /// The forward scan that serves this read.
+    pub fn to_scan(&self) -> crate::stream::ScanRequest {
+        crate::stream::ScanRequest {
+            table: self.table.clone(),
+            index: self.index.clone(),
+            key_set: self.key_set.clone(),
+            reverse: false,
+            limit: self.limit,
+        }
+    }
+
     /// The same read with a row limit.
     pub fn with_limit(mut self, limit: usize) -> ReadRequest {
         self.limit = limit;
@@ -247,14 +258,7 @@ pub(crate) fn read_at(
     ts: u64,
     writes: Option<&crate::write::TxnWrites>,
 ) -> Result<crate::stream::RowStream> {
-    let scan = crate::stream::ScanRequest {
-        table: request.table.clone(),
-        index: request.index.clone(),
-        key_set: request.key_set.clone(),
-        reverse: false,
-        limit: request.limit,
-    };
-    crate::stream::RowStream::open(db.clone(), catalog, &scan, ts, writes)
+    crate::stream::RowStream::open(db.clone(), catalog, &request.to_scan(), ts, writes)
 }
 
 /// Projects full rows onto the requested columns.

@@ -110,24 +110,14 @@ impl ReadWriteTransaction {
     /// read until the transaction ends. The transaction's DML is visible;
     /// buffered mutations are not (as in Spanner).
     pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
-        self.check_open()?;
-        let catalog = self.catalog();
-        // Validate the columns before taking locks.
-        crate::read::Target::resolve(&catalog, &request.table, request.index.as_deref())?
-            .project(&request.columns)?;
-        let scan = ScanRequest {
-            table: request.table.clone(),
-            index: request.index.clone(),
-            key_set: request.key_set.clone(),
-            reverse: false,
-            limit: request.limit,
-        };
-        let stream = self.scan(&scan)?;
-        let result = project_rows(&catalog, request, stream);
-        if matches!(result, Err(Error::Aborted { .. })) {
-            self.abort();
-        }
-        result
+        self.guarded(|txn| {
+            let catalog = txn.catalog();
+            // Validate the columns before taking locks.
+            crate::read::Target::resolve(&catalog, &request.table, request.index.as_deref())?
+                .project(&request.columns)?;
+            let stream = txn.scan(&request.to_scan())?;
+            project_rows(&catalog, request, stream)
+        })
     }
 
     /// The schema this transaction works with.
@@ -135,53 +125,48 @@ impl ReadWriteTransaction {
         self.pinned.clone().unwrap_or_else(|| self.db.catalog())
     }
 
-    /// Scans rows in key order, holding shared locks on the ranges read;
-    /// the stream sees this transaction's earlier DML.
-    pub fn scan(&mut self, request: &ScanRequest) -> Result<RowStream> {
+    /// Runs `f` on an open transaction; an abort (a lost wound-wait
+    /// conflict) ends the transaction and releases its locks at once.
+    fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.check_open()?;
-        let result = self.scan_inner(request);
+        let result = f(self);
         if matches!(result, Err(Error::Aborted { .. })) {
             self.abort();
         }
         result
     }
 
-    fn scan_inner(&mut self, request: &ScanRequest) -> Result<RowStream> {
-        let catalog = self.catalog();
-        let stream = RowStream::open(
-            self.db.clone(),
-            catalog,
-            request,
-            u64::MAX,
-            Some(&self.writes),
-        )?;
-        self.lock_spans(stream.spans())?;
-        Ok(stream)
+    /// Scans rows in key order, holding shared locks on the ranges read;
+    /// the stream sees this transaction's earlier DML.
+    pub fn scan(&mut self, request: &ScanRequest) -> Result<RowStream> {
+        self.guarded(|txn| {
+            let stream = RowStream::open(
+                txn.db.clone(),
+                txn.catalog(),
+                request,
+                u64::MAX,
+                Some(&txn.writes),
+            )?;
+            txn.lock_spans(stream.spans())?;
+            Ok(stream)
+        })
     }
 
     /// Scans whole row trees in key order (see [`TreeScanRequest`]),
     /// holding shared locks on the ranges read; the stream sees this
     /// transaction's earlier DML.
     pub fn scan_tree(&mut self, request: &TreeScanRequest) -> Result<TreeStream> {
-        self.check_open()?;
-        let result = self.scan_tree_inner(request);
-        if matches!(result, Err(Error::Aborted { .. })) {
-            self.abort();
-        }
-        result
-    }
-
-    fn scan_tree_inner(&mut self, request: &TreeScanRequest) -> Result<TreeStream> {
-        let catalog = self.catalog();
-        let stream = TreeStream::open(
-            self.db.clone(),
-            catalog,
-            request,
-            u64::MAX,
-            Some(&self.writes),
-        )?;
-        self.lock_spans(stream.spans())?;
-        Ok(stream)
+        self.guarded(|txn| {
+            let stream = TreeStream::open(
+                txn.db.clone(),
+                txn.catalog(),
+                request,
+                u64::MAX,
+                Some(&txn.writes),
+            )?;
+            txn.lock_spans(stream.spans())?;
+            Ok(stream)
+        })
     }
 
     /// Takes shared locks on the spans a scan reads.

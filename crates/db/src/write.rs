@@ -933,15 +933,7 @@ impl<'a> Resolver<'a> {
                                 self.delete_row(referencing, kb, key)?;
                                 cascaded = true;
                             } else {
-                                return Err(Error::FailedPrecondition {
-                                    message: format!(
-                                        "Foreign key constraint `{}` is violated on table `{}`. Cannot find referenced values in {}({}).",
-                                        fk.name,
-                                        referencing.name,
-                                        referenced.name,
-                                        fk.referenced_columns.iter().map(|&p| referenced.columns[p].name.clone()).collect::<Vec<_>>().join(", ")
-                                    ),
-                                });
+                                return Err(fk_violation(fk, referencing, referenced));
                             }
                         }
                     }
@@ -976,15 +968,7 @@ impl<'a> Resolver<'a> {
                     .find_row(referenced, &fk.referenced_columns, &vals)?
                     .is_none()
                 {
-                    return Err(Error::FailedPrecondition {
-                        message: format!(
-                            "Foreign key constraint `{}` is violated on table `{}`. Cannot find referenced values in {}({}).",
-                            fk.name,
-                            table.name,
-                            referenced.name,
-                            fk.referenced_columns.iter().map(|&p| referenced.columns[p].name.clone()).collect::<Vec<_>>().join(", ")
-                        ),
-                    });
+                    return Err(fk_violation(fk, table, referenced));
                 }
             }
         }
@@ -1091,6 +1075,23 @@ fn index_entry_table_key(table: &Table, index: &Index, entry_key: &[Value]) -> V
                 .unwrap_or(Value::Null)
         })
         .collect()
+}
+
+fn fk_violation(fk: &rowtree_schema::ForeignKey, table: &Table, referenced: &Table) -> Error {
+    let columns: Vec<&str> = fk
+        .referenced_columns
+        .iter()
+        .map(|&p| referenced.columns[p].name.as_str())
+        .collect();
+    Error::FailedPrecondition {
+        message: format!(
+            "Foreign key constraint `{}` is violated on table `{}`. Cannot find referenced values in {}({}).",
+            fk.name,
+            table.name,
+            referenced.name,
+            columns.join(", ")
+        ),
+    }
 }
 
 fn unique_violation(index: &Index, values: &[Value]) -> Error {
