@@ -317,15 +317,15 @@ impl Database {
         let handle = std::thread::Builder::new()
             .name("rowtree-gc".into())
             .spawn(move || {
-                let tick = Duration::from_millis(100).min(interval);
-                let mut waited = Duration::ZERO;
+                // Parked between passes; dropping the database unparks it.
+                let mut next = std::time::Instant::now() + interval;
                 while !stop.load(Ordering::Relaxed) {
-                    std::thread::sleep(tick);
-                    waited += tick;
-                    if waited < interval {
+                    let now = std::time::Instant::now();
+                    if now < next {
+                        std::thread::park_timeout(next - now);
                         continue;
                     }
-                    waited = Duration::ZERO;
+                    next = now + interval;
                     let Some(inner) = weak.upgrade() else { break };
                     let db = Database { inner };
                     if let Err(e) = db.collect_garbage() {
@@ -342,6 +342,7 @@ impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
         if let Some(h) = self.gc_thread.lock().take() {
+            h.thread().unpark();
             if h.thread().id() != std::thread::current().id() {
                 let _ = h.join();
             }
