@@ -251,8 +251,13 @@ fn equality_comparable(t: &Type) -> bool {
     }
 }
 
-/// `base.field` on a STRUCT value.
+/// `base.field` on a STRUCT value, or a JSON object's member (`NULL`
+/// when the value is not an object or has no such member).
 fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr> {
+    if base.ty == Type::Json {
+        let key = BoundExpr::literal(Value::String(field.value.clone()), Type::String, field.span);
+        return Ok(json_subscript_call(base, key, span));
+    }
     let found = match &base.ty {
         Type::Struct(fields) => fields
             .iter()
@@ -274,6 +279,20 @@ fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr>
             format!("Field name {} does not exist in {}", field.value, base.ty),
         )),
     }
+}
+
+/// `json[key]` (a STRING member name or an INT64 array position) once the
+/// key has its type.
+fn json_subscript_call(json: BoundExpr, key: BoundExpr, span: Span) -> BoundExpr {
+    BoundExpr::new(
+        Node::Call {
+            function: &crate::library::JSON_SUBSCRIPT,
+            args: vec![json, key],
+            safe: false,
+        },
+        Type::Json,
+        span,
+    )
 }
 
 /// Levenshtein distance between `a` and `b`, ignoring ASCII case.
@@ -602,11 +621,30 @@ impl Binder<'_> {
                     *span,
                 ))
             }
-            Expr::Struct { fields, span } => {
+            Expr::Struct {
+                fields,
+                field_types,
+                span,
+            } => {
                 let mut types = Vec::new();
                 let mut items = Vec::new();
-                for (name, f) in fields {
-                    let b = self.bind(f)?;
+                for (i, (name, f)) in fields.iter().enumerate() {
+                    let mut b = self.bind(f)?;
+                    // A typed constructor coerces each value to its field's type.
+                    if let Some(ty) = field_types.as_ref().and_then(|t| t.get(i)) {
+                        let to = ty.value_type();
+                        let found = b.type_name();
+                        let value_span = b.span;
+                        b = self.coerce(b, &to).map_err(|_| {
+                            invalid_at(
+                                value_span,
+                                format!(
+                                    "STRUCT field {} expects type {to} but the value has type {found}",
+                                    i + 1
+                                ),
+                            )
+                        })?;
+                    }
                     types.push((
                         name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
                         b.ty.clone(),
@@ -626,6 +664,9 @@ impl Binder<'_> {
                 span,
             } => {
                 let array = self.bind(expr)?;
+                if array.ty == Type::Json {
+                    return self.json_subscript(array, index, *mode, *span);
+                }
                 let elem = match &array.ty {
                     Type::Array(elem) => (**elem).clone(),
                     other => {
@@ -1434,6 +1475,38 @@ impl Binder<'_> {
             signature.result.ty(),
             span,
         ))
+    }
+
+    /// The JSON subscript `json[key]`: a member by STRING name or an array
+    /// element by INT64 position (from 0); NULL when there is none.
+    fn json_subscript(
+        &self,
+        json: BoundExpr,
+        index: &Expr,
+        mode: ast::SubscriptMode,
+        span: Span,
+    ) -> Result<BoundExpr> {
+        if mode != ast::SubscriptMode::Bare {
+            return Err(invalid_at(
+                span,
+                "Subscript access using OFFSET, ORDINAL or SAFE_ forms is not supported for values of type JSON",
+            ));
+        }
+        let key = self.bind(index)?;
+        let key = if key.is_null_literal() || key.ty == Type::Int64 {
+            self.coerce(key, &Type::Int64)?
+        } else if key.ty == Type::String {
+            key
+        } else {
+            return Err(invalid_at(
+                key.span,
+                format!(
+                    "JSON subscript must be STRING or INT64, but was {}",
+                    key.type_name()
+                ),
+            ));
+        };
+        Ok(json_subscript_call(json, key, span))
     }
 
     fn check_allowed(&self, function: &Function, span: Span) -> Result<()> {

@@ -181,6 +181,20 @@ pub(crate) const fn deterministic(
 
 use Param::Value as V;
 
+/// `SUBSTR` and its alias `SUBSTRING`.
+const SUBSTR_SIGNATURES: &[Signature] = &[
+    sig(&[V(Scalar::String), V(Scalar::Int64)], Scalar::String),
+    sig(
+        &[V(Scalar::String), V(Scalar::Int64), V(Scalar::Int64)],
+        Scalar::String,
+    ),
+    sig(&[V(Scalar::Bytes), V(Scalar::Int64)], Scalar::Bytes),
+    sig(
+        &[V(Scalar::Bytes), V(Scalar::Int64), V(Scalar::Int64)],
+        Scalar::Bytes,
+    ),
+];
+
 /// Every scalar function the binder knows.
 pub(crate) static FUNCTIONS: &[Function] = &[
     Function {
@@ -325,22 +339,9 @@ pub(crate) static FUNCTIONS: &[Function] = &[
             _ => Err(internal("LOWER")),
         },
     ),
-    deterministic(
-        "SUBSTR",
-        &[
-            sig(&[V(Scalar::String), V(Scalar::Int64)], Scalar::String),
-            sig(
-                &[V(Scalar::String), V(Scalar::Int64), V(Scalar::Int64)],
-                Scalar::String,
-            ),
-            sig(&[V(Scalar::Bytes), V(Scalar::Int64)], Scalar::Bytes),
-            sig(
-                &[V(Scalar::Bytes), V(Scalar::Int64), V(Scalar::Int64)],
-                Scalar::Bytes,
-            ),
-        ],
-        eval_substr,
-    ),
+    deterministic("SUBSTR", SUBSTR_SIGNATURES, eval_substr),
+    // GoogleSQL's alias of SUBSTR.
+    deterministic("SUBSTRING", SUBSTR_SIGNATURES, eval_substr),
     deterministic(
         "STARTS_WITH",
         &[

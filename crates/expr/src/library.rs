@@ -1693,6 +1693,46 @@ fn eval_bit_count(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
     }))
 }
 
+/// `STRING(json)` (a JSON string's value) or `STRING(timestamp[,
+/// time_zone])` (the timestamp as `CAST(... AS STRING)` writes it, in the
+/// zone, by default America/Los_Angeles).
+fn eval_string(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
+    match &args[0] {
+        Value::Timestamp(t) => {
+            let tz = match args.get(1) {
+                Some(z) => zone_of(z)?,
+                None => TimeZone::LOS_ANGELES,
+            };
+            Ok(Value::String(t.format_sql(&tz)))
+        }
+        _ => json_convert(args, "a string"),
+    }
+}
+
+/// The JSON subscript and field access operators (`json['a']`, `json[0]`,
+/// `json.a`), bound by the binder rather than looked up by name: the
+/// member of an object by name, or the element of an array by position
+/// from 0; SQL NULL when there is no such member or element.
+pub(crate) static JSON_SUBSCRIPT: Function = deterministic(
+    "JSON subscript",
+    &[sig(&[V(J), V(S)], J), sig(&[V(J), V(I)], J)],
+    eval_json_subscript,
+);
+
+fn eval_json_subscript(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
+    let found = match (&args[0], &args[1]) {
+        (Value::Json(serde_json::Value::Object(members)), Value::String(name)) => {
+            members.get(name.as_str())
+        }
+        (Value::Json(serde_json::Value::Array(items)), Value::Int64(i)) => {
+            usize::try_from(*i).ok().and_then(|i| items.get(i))
+        }
+        (Value::Json(_), Value::String(_) | Value::Int64(_)) => None,
+        _ => return Err(internal("JSON subscript")),
+    };
+    Ok(found.map_or(Value::Null, |j| Value::Json(j.clone())))
+}
+
 // ---------------------------------------------------------------- the table
 
 macro_rules! f {
@@ -1856,7 +1896,7 @@ pub(crate) static LIBRARY: &[Function] = &[
     f!("BOOL", [sig(&[V(J)], BO)], |a, _| json_convert(a, "a boolean")),
     f!("INT64", [sig(&[V(J)], I)], |a, _| json_convert(a, "an integer")),
     f!("FLOAT64", [sig(&[V(J)], F)], |a, _| json_convert(a, "a number")),
-    f!("STRING", [sig(&[V(J)], S)], |a, _| json_convert(a, "a string")),
+    f!("STRING", [sig(&[V(J)], S), sig(&[V(TS)], S), sig(&[V(TS), V(S)], S)], eval_string),
     null_aware(generic("TO_JSON", "TO_JSON(ANY)", |a| check_any_one(a, Type::Json), |a, _| Ok(Value::Json(to_json(&a[0], None)?)))),
     null_aware(generic("TO_JSON_STRING", "TO_JSON_STRING(ANY)", |a| check_any_one(a, Type::String), |a, _| Ok(Value::String(to_json(&a[0], None)?.to_string())))),
     // hashes and bits

@@ -488,9 +488,14 @@ pub enum Expr {
         items: Vec<Expr>,
         span: Span,
     },
-    /// `(e1, e2)` or `STRUCT(...)`.
+    /// `(e1, e2)`, `STRUCT(...)` or the typed `STRUCT<x INT64, STRING>(...)`.
     Struct {
+        /// The values with their field names (from `AS name`, or from the
+        /// type list of a typed constructor).
         fields: Vec<(Option<Ident>, Expr)>,
+        /// The typed constructor's field types, one per field; `None` for
+        /// the untyped forms (the fields take their values' types).
+        field_types: Option<Vec<DataType>>,
         span: Span,
     },
     /// `e[OFFSET(i)]`, `e[ORDINAL(i)]`, `e[SAFE_OFFSET(i)]`, `e[i]`.

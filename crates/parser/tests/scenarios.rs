@@ -687,6 +687,27 @@ fn expr_str(e: &Expr) -> String {
                 .unwrap_or_default(),
             list(items)
         ),
+        Expr::Struct {
+            fields,
+            field_types: Some(types),
+            ..
+        } => format!(
+            "STRUCT<{}>({})",
+            fields
+                .iter()
+                .zip(types)
+                .map(|((n, _), t)| match n {
+                    Some(n) => format!("{} {}", n.value, type_str(t)),
+                    None => type_str(t),
+                })
+                .collect::<Vec<_>>()
+                .join(", "),
+            fields
+                .iter()
+                .map(|(_, e)| expr_str(e))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
         Expr::Struct { fields, .. } => format!(
             "STRUCT({})",
             fields

@@ -895,6 +895,7 @@ impl<'c> Binder<'c> {
             let b = self.bind_in(
                 &Expr::Struct {
                     fields,
+                    field_types: None,
                     span: s.span,
                 },
                 &es,

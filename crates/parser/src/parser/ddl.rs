@@ -378,7 +378,7 @@ impl Parser<'_> {
                 ));
             }
             let (element, _) = self.parse_data_type(require_length)?;
-            self.expect_punct(Punct::Gt)?;
+            self.expect_type_close()?;
             return Ok((DataType::Array(Box::new(element)), self.span_from(start)));
         }
         let word = match &token.kind {

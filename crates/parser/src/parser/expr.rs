@@ -627,6 +627,7 @@ impl Parser<'_> {
         self.expect_punct(Punct::RParen)?;
         Ok(Expr::Struct {
             fields,
+            field_types: None,
             span: self.span_from(start),
         })
     }
@@ -657,14 +658,11 @@ impl Parser<'_> {
         })
     }
 
-    /// `STRUCT(e [AS name], ...)`.
+    /// `STRUCT(e [AS name], ...)` or `STRUCT<[name] type, ...>(e, ...)`.
     fn parse_struct_constructor(&mut self) -> Result<Expr> {
         let start = self.expect_keyword(Keyword::Struct)?.start;
         if self.at_punct(Punct::Lt) {
-            return Err(ParseError::new(
-                "Syntax error: Typed STRUCT constructors are not supported",
-                self.peek().span.start,
-            ));
+            return self.parse_typed_struct(start);
         }
         self.expect_punct(Punct::LParen)?;
         let mut fields = Vec::new();
@@ -686,6 +684,54 @@ impl Parser<'_> {
         }
         Ok(Expr::Struct {
             fields,
+            field_types: None,
+            span: self.span_from(start),
+        })
+    }
+
+    /// The typed constructor after `STRUCT`: `<[name] type, ...>(e, ...)`,
+    /// with as many values as field types.
+    fn parse_typed_struct(&mut self, start: usize) -> Result<Expr> {
+        self.expect_punct(Punct::Lt)?;
+        let mut names = Vec::new();
+        let mut types = Vec::new();
+        loop {
+            // A field name is an identifier followed by its type; a type
+            // alone is followed by `,` or `>` (or `<` for ARRAY<T>).
+            let named = matches!(self.peek().kind, TokenKind::Ident { .. })
+                && !matches!(
+                    self.peek_at(1).kind,
+                    TokenKind::Punct(
+                        Punct::Comma | Punct::Gt | Punct::ShiftRight | Punct::Lt | Punct::LParen
+                    )
+                );
+            names.push(if named {
+                Some(self.parse_ident()?)
+            } else {
+                None
+            });
+            types.push(self.parse_data_type(false)?.0);
+            if self.eat_punct(Punct::Comma) {
+                continue;
+            }
+            self.expect_type_close()?;
+            break;
+        }
+        let open = self.expect_punct(Punct::LParen)?.start;
+        let values = self.parse_list_until(Punct::RParen)?;
+        if values.len() != types.len() {
+            return Err(ParseError::new(
+                format!(
+                    "STRUCT type has {} fields but constructor call has {} fields",
+                    types.len(),
+                    values.len()
+                ),
+                open,
+            ));
+        }
+        Ok(Expr::Struct {
+            fields: names.into_iter().zip(values).collect(),
+            field_types: Some(types),
             span: self.span_from(start),
         })
     }

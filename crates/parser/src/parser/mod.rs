@@ -145,6 +145,32 @@ impl<'a> Parser<'a> {
         }
     }
 
+    /// Consumes the `>` that closes a type's parameter list. A `>>` token
+    /// (two lists closing at once, `STRUCT<a ARRAY<INT64>>`) is split into
+    /// two `>` tokens first.
+    fn expect_type_close(&mut self) -> Result<Span> {
+        if self.at_punct(Punct::ShiftRight) {
+            let span = self.peek().span;
+            let first = Span {
+                start: span.start,
+                end: span.start + 1,
+            };
+            let second = Token {
+                kind: TokenKind::Punct(Punct::Gt),
+                span: Span {
+                    start: span.start + 1,
+                    end: span.end,
+                },
+            };
+            self.tokens[self.pos] = Token {
+                kind: TokenKind::Punct(Punct::Gt),
+                span: first,
+            };
+            self.tokens.insert(self.pos + 1, second);
+        }
+        self.expect_punct(Punct::Gt)
+    }
+
     fn at_keyword(&self, k: Keyword) -> bool {
         self.peek().kind == TokenKind::Keyword(k)
     }

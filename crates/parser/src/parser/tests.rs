@@ -320,3 +320,46 @@ fn nested_parentheses_around_subqueries_do_not_backtrack_exponentially() {
     parse_query(&text).expect("parses");
     assert!(started.elapsed() < std::time::Duration::from_secs(2));
 }
+
+#[test]
+fn typed_struct_constructors_keep_names_and_types() {
+    let e = parse_expr("STRUCT<x INT64, STRING, a ARRAY<INT64>>(1, 'b', [2])").expect("parses");
+    let Expr::Struct {
+        fields,
+        field_types,
+        ..
+    } = e
+    else {
+        panic!("not a struct: {e:?}");
+    };
+    let names: Vec<Option<&str>> = fields
+        .iter()
+        .map(|(n, _)| n.as_ref().map(|n| n.value.as_str()))
+        .collect();
+    assert_eq!(names, [Some("x"), None, Some("a")]);
+    assert_eq!(
+        field_types,
+        Some(vec![
+            DataType::Int64,
+            DataType::String(Length::Max),
+            DataType::Array(Box::new(DataType::Int64)),
+        ])
+    );
+    let untyped = parse_expr("STRUCT(1 AS x)").expect("parses");
+    assert!(matches!(
+        untyped,
+        Expr::Struct {
+            field_types: None,
+            ..
+        }
+    ));
+}
+
+#[test]
+fn typed_struct_constructors_need_one_value_per_field() {
+    let error = parse_expr("STRUCT<x INT64, y STRING>(5)").unwrap_err();
+    assert!(
+        error.to_string().contains("STRUCT type has 2 fields"),
+        "{error}"
+    );
+}
