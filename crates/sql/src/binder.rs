@@ -68,9 +68,14 @@ pub(crate) struct Binder<'c> {
     scan_scopes: RefCell<HashMap<usize, RowScope>>,
     /// Scans on the NULL-supplying side of an outer join: WHERE may not be pushed there.
     nonpushable: RefCell<HashSet<usize>>,
-    /// Columns equal through an interleaved merge join: a key predicate on one
-    /// applies to the other (so both sides read only the same row trees).
-    equivalences: RefCell<Vec<(Origin, Origin)>>,
+    /// Predicate transfer through join equalities: `(from, to)` when a join's
+    /// ON/USING equates column `from` with column `to` (same type) and a
+    /// constant bound on `from` that holds for the query's rows (a WHERE
+    /// conjunct pushed to its scan, or one transferred there) may also be
+    /// applied to `to`'s scan. INNER joins record both directions; an outer
+    /// join only from its preserved side to its NULL-supplying side (a row of
+    /// that side failing the bound matches no surviving preserved row).
+    transfers: RefCell<Vec<(Origin, Origin)>>,
 }
 
 /// The enclosing query of a subquery, for correlated names.
@@ -336,7 +341,7 @@ impl<'c> Binder<'c> {
             ctes: RefCell::new(Vec::new()),
             scan_scopes: RefCell::new(HashMap::new()),
             nonpushable: RefCell::new(HashSet::new()),
-            equivalences: RefCell::new(Vec::new()),
+            transfers: RefCell::new(Vec::new()),
         }
     }
 
@@ -1721,6 +1726,9 @@ impl<'c> Binder<'c> {
         let res = ExprScope::new(self, &rscope, outer, "ON clause");
         // (left key, right key, left slot, right slot) of each equality.
         let mut keys: Vec<(BoundExpr, BoundExpr, Option<usize>, Option<usize>)> = Vec::new();
+        // (left column, right column) of each equality of two plain table
+        // columns of the same type: the candidates for predicate transfer.
+        let mut equal_columns: Vec<(Origin, Origin)> = Vec::new();
         let mut residual: Vec<Expr> = Vec::new();
         match condition {
             JoinCondition::None => {
@@ -1752,6 +1760,11 @@ impl<'c> Binder<'c> {
                                 let lb = self.bind_in(l, &les)?;
                                 let rb = self.bind_in(r, &res)?;
                                 if lb.ty() == rb.ty() && groupable(lb.ty()) {
+                                    if let (Some(lo), Some(ro)) =
+                                        (plain_origin(l, &lscope), plain_origin(r, &rscope))
+                                    {
+                                        equal_columns.push((lo, ro));
+                                    }
                                     keys.push((
                                         lb,
                                         rb,
@@ -1816,6 +1829,11 @@ impl<'c> Binder<'c> {
                         using_slots.push(keep);
                     }
                     if lt == rt {
+                        if let (Some(lo), Some(ro)) =
+                            (lscope.columns[ls].origin, rscope.columns[rs].origin)
+                        {
+                            equal_columns.push((lo, ro));
+                        }
                         keys.push((lb, rb, Some(ls), Some(rs)));
                     } else {
                         let eq = Expr::Binary {
@@ -1846,6 +1864,20 @@ impl<'c> Binder<'c> {
                     .filter(|s| scope.columns[*s].in_star && !using_slots.contains(s))
                     .collect();
                 scope.star = using_slots.into_iter().chain(rest).collect();
+            }
+        }
+        {
+            let mut transfers = self.transfers.borrow_mut();
+            for (lo, ro) in equal_columns {
+                match kind {
+                    JoinKind::Inner | JoinKind::Cross => {
+                        transfers.push((lo, ro));
+                        transfers.push((ro, lo));
+                    }
+                    JoinKind::Left => transfers.push((lo, ro)),
+                    JoinKind::Right => transfers.push((ro, lo)),
+                    JoinKind::Full => {}
+                }
             }
         }
         // USING's synthetic comparisons bind against slot names.
@@ -2004,12 +2036,6 @@ impl<'c> Binder<'c> {
             right_keys.push(ck.column);
             desc.push(pk.desc);
         }
-        if kind == JoinKind::Inner {
-            let mut eq = self.equivalences.borrow_mut();
-            for (lk, rk) in left_keys.iter().zip(&right_keys) {
-                eq.push(((l.scan_id, *lk), (r.scan_id, *rk)));
-            }
-        }
         Some(JoinMethod::InterleavedMerge {
             left_keys,
             right_keys,
@@ -2069,65 +2095,106 @@ impl<'c> Binder<'c> {
             key: key.clone(),
             text: expr_tree::text(c),
         };
+        // A constant bound already there (transferred from a joined column).
+        if key.is_some() && has_conjunct(node, scan, &conj.text) {
+            return Ok(true);
+        }
         if !attach(node, scan, conj) {
             return Ok(false);
         }
-        // Interleaved merge joins: the same key bound holds for the other side.
         if let Some(k) = key {
-            let col = k.column();
-            let eqs: Vec<(Origin, Origin)> = self.equivalences.borrow().clone();
-            for (a, b) in eqs {
-                let other = if a == (scan, col) {
-                    Some(b)
-                } else if b == (scan, col) {
-                    Some(a)
-                } else {
-                    None
-                };
-                let Some((oscan, ocol)) = other else { continue };
-                let Some(oscope) = self.scan_scopes.borrow().get(&oscan).cloned() else {
+            self.transfer(c, (scan, k.column()), &k, node, outer);
+        }
+        Ok(true)
+    }
+
+    /// Predicate transfer: a constant bound `c` on column `from` (described
+    /// by `key`), pushed to `from`'s scan, also holds for every column the
+    /// join equalities make equal to it (see `transfers`, followed
+    /// transitively): each such scan gets `c` rewritten to its column, so its
+    /// key range or index can use it. The original conjunct stays. Only
+    /// `=`, `IN`, ranges and `BETWEEN` are copied (an `IS [NOT] NULL` says
+    /// nothing useful about a column an equality matched).
+    fn transfer(
+        &self,
+        c: &Expr,
+        from: Origin,
+        key: &KeyPredicate,
+        node: &mut Node,
+        outer: Option<&Outer<'_>>,
+    ) {
+        let copy = match key {
+            KeyPredicate::Eq(_, v) => !v.is_null(),
+            KeyPredicate::In(..)
+            | KeyPredicate::Lower(..)
+            | KeyPredicate::Upper(..)
+            | KeyPredicate::Between(..) => true,
+            KeyPredicate::NotNull(_) => false,
+        };
+        if !copy {
+            return;
+        }
+        let edges: Vec<(Origin, Origin)> = self.transfers.borrow().clone();
+        if edges.is_empty() {
+            return;
+        }
+        let mut seen = vec![from];
+        let mut queue = vec![from];
+        while let Some(at) = queue.pop() {
+            for &(a, b) in &edges {
+                if a != at || seen.contains(&b) {
                     continue;
-                };
-                let Some(colname) = oscope.columns.get(ocol).map(|c| c.name.clone()) else {
-                    continue;
-                };
-                let alias = oscope
-                    .tables
-                    .first()
-                    .map(|(a, _)| a.clone())
-                    .unwrap_or_default();
-                let rewritten = expr_tree::rewrite(c, &|x: &Expr| match x {
-                    Expr::Column { span, .. } => Some(Expr::Column {
-                        path: vec![
-                            Ident {
-                                value: alias.clone(),
-                                span: *span,
-                            },
-                            Ident {
-                                value: colname.clone(),
-                                span: *span,
-                            },
-                        ],
-                        span: *span,
-                    }),
-                    _ => None,
-                });
-                let es = ExprScope::new(self, &oscope, outer, "WHERE clause");
-                if let Ok(expr) = self.bind_bool(&rewritten, &es, "WHERE clause") {
-                    let key = self.key_predicate(&rewritten, &oscope);
-                    attach(
-                        node,
-                        oscan,
-                        Conjunct {
-                            expr,
-                            key,
-                            text: expr_tree::text(&rewritten),
-                        },
-                    );
+                }
+                seen.push(b);
+                if self.copy_bound(c, b, node, outer) {
+                    queue.push(b);
                 }
             }
         }
-        Ok(true)
+    }
+
+    /// Adds conjunct `c` (a constant bound on one column) to the scan of
+    /// column `to`, rewritten to read that column; whether `to`'s scan now
+    /// has it.
+    fn copy_bound(&self, c: &Expr, to: Origin, node: &mut Node, outer: Option<&Outer<'_>>) -> bool {
+        let (oscan, ocol) = to;
+        let Some(oscope) = self.scan_scopes.borrow().get(&oscan).cloned() else {
+            return false;
+        };
+        let Some(colname) = oscope.columns.get(ocol).map(|c| c.name.clone()) else {
+            return false;
+        };
+        let Some(alias) = oscope.tables.first().map(|(a, _)| a.clone()) else {
+            return false;
+        };
+        // The bound's only column reference is the bounded column (the other
+        // operands are constants).
+        let rewritten = expr_tree::rewrite(c, &|x: &Expr| match x {
+            Expr::Column { span, .. } => Some(Expr::Column {
+                path: vec![
+                    Ident {
+                        value: alias.clone(),
+                        span: *span,
+                    },
+                    Ident {
+                        value: colname.clone(),
+                        span: *span,
+                    },
+                ],
+                span: *span,
+            }),
+            _ => None,
+        });
+        let text = expr_tree::text(&rewritten);
+        if has_conjunct(node, oscan, &text) {
+            return true;
+        }
+        let es = ExprScope::new(self, &oscope, outer, "WHERE clause");
+        let Ok(expr) = self.bind_bool(&rewritten, &es, "WHERE clause") else {
+            return false;
+        };
+        let key = self.key_predicate(&rewritten, &oscope);
+        attach(node, oscan, Conjunct { expr, key, text })
     }
 
     /// What a conjunct says about one key-able column of a scan, if anything.
@@ -2348,6 +2415,17 @@ fn side(e: &Expr, left: &RowScope, right: &RowScope) -> Side {
     }
 }
 
+/// The table column (scan, column) a plain column reference reads.
+fn plain_origin(e: &Expr, scope: &RowScope) -> Option<Origin> {
+    match e {
+        Expr::Column { path, .. } => match scope.resolve(path).ok()? {
+            Resolved::Slot(s, _) => scope.columns[s].origin,
+            Resolved::NotFound => None,
+        },
+        _ => None,
+    }
+}
+
 /// The slot a plain column reference reads.
 fn plain_slot(e: &Expr, scope: &RowScope) -> Option<usize> {
     match e {
@@ -2365,6 +2443,17 @@ fn collect_scans(n: &Node, out: &mut Vec<usize>) {
     }
     for c in n.children() {
         collect_scans(c, out);
+    }
+}
+
+/// Whether the scan `scan_id` under `node` has a conjunct reading `text`.
+fn has_conjunct(node: &Node, scan_id: usize, text: &str) -> bool {
+    match &node.kind {
+        NodeKind::Scan(s) if s.scan_id == scan_id => s.conjuncts.iter().any(|c| c.text == text),
+        _ => node
+            .children()
+            .into_iter()
+            .any(|n| has_conjunct(n, scan_id, text)),
     }
 }
 

@@ -4,7 +4,7 @@
 
 use rowtree_db::Database;
 use rowtree_sql::{ExecuteResult, Params, QueryResult, Session};
-use rowtree_types::Value;
+use rowtree_types::{Type, Value};
 
 fn session() -> Session {
     let db = Database::in_memory();
@@ -473,4 +473,218 @@ fn interleaved_join_with_a_grandchild() {
     assert_eq!(rows, vec![vec![1, 2], vec![1, 2], vec![2, -1], vec![3, 9]]);
     // The events between the users and their marks are read once and skipped.
     assert_eq!(scanned, 403 + 3);
+}
+
+/// The session with two root tables keyed like the SQL benchmark's
+/// `RSingers` / `RAlbums` (20 singers, 50 albums each; singer 21 has none)
+/// and `RSongs` (3 songs on albums 1 and 2 of each of the 20 singers).
+fn root_tables() -> Session {
+    let mut s = session();
+    for ddl in [
+        "CREATE TABLE RSingers (SingerId INT64 NOT NULL, Name STRING(MAX)) PRIMARY KEY (SingerId)",
+        "CREATE TABLE RAlbums (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL, Title STRING(MAX)) PRIMARY KEY (SingerId, AlbumId)",
+        "CREATE TABLE RSongs (SingerId INT64 NOT NULL, AlbumId INT64 NOT NULL, TrackId INT64 NOT NULL) PRIMARY KEY (SingerId, AlbumId, TrackId)",
+    ] {
+        run(&mut s, ddl);
+    }
+    let singers: Vec<String> = (1..=21).map(|i| format!("({i}, 's{i}')")).collect();
+    run(
+        &mut s,
+        &format!(
+            "INSERT INTO RSingers (SingerId, Name) VALUES {}",
+            singers.join(", ")
+        ),
+    );
+    let mut albums = Vec::new();
+    let mut songs = Vec::new();
+    for i in 1..=20 {
+        for a in 1..=50 {
+            albums.push(format!("({i}, {a}, 't{i}.{a}')"));
+        }
+        for a in 1..=2 {
+            for t in 1..=3 {
+                songs.push(format!("({i}, {a}, {t})"));
+            }
+        }
+    }
+    run(
+        &mut s,
+        &format!(
+            "INSERT INTO RAlbums (SingerId, AlbumId, Title) VALUES {}",
+            albums.join(", ")
+        ),
+    );
+    run(
+        &mut s,
+        &format!(
+            "INSERT INTO RSongs (SingerId, AlbumId, TrackId) VALUES {}",
+            songs.join(", ")
+        ),
+    );
+    s
+}
+
+fn with_id(s: &mut Session, sql: &str, id: i64) -> QueryResult {
+    let params = Params::from([("id".to_string(), (Type::Int64, Value::Int64(id)))]);
+    match s.execute(sql, &params) {
+        Ok(ExecuteResult::Query(q)) => q,
+        other => panic!("{sql}: {other:?}"),
+    }
+}
+
+fn explain_with_id(s: &mut Session, sql: &str, id: i64) -> String {
+    with_id(s, &format!("EXPLAIN {sql}"), id)
+        .rows
+        .iter()
+        .map(|r| match &r[0] {
+            Value::String(l) => l.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+#[test]
+fn join_transfers_a_key_bound_across_root_tables() {
+    let mut s = root_tables();
+    // The benchmark's query: `s.SingerId = @id` holds for `a.SingerId` too,
+    // so RAlbums reads one key prefix instead of the whole table (1,000
+    // rows, which it read before the transfer).
+    for sql in [
+        "SELECT s.Name, a.Title FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId = @id",
+        "SELECT s.Name, a.Title FROM RSingers s JOIN@{JOIN_METHOD=HASH_JOIN} RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId = @id",
+        "SELECT s.Name, a.Title FROM RSingers s JOIN RAlbums a ON s.SingerId = a.SingerId WHERE @id = s.SingerId",
+        "SELECT s.Name, a.Title FROM RSingers s JOIN RAlbums a USING (SingerId) WHERE s.SingerId = @id",
+        // The other way round: a bound on the album's column keys the singer.
+        "SELECT s.Name, a.Title FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId WHERE a.SingerId = @id",
+        // Both given: each scan keeps one copy.
+        "SELECT s.Name, a.Title FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId = @id AND a.SingerId = @id",
+    ] {
+        let plan = explain_with_id(&mut s, sql, 7);
+        assert!(plan.contains("HashJoin INNER"), "{sql}\n{plan}");
+        assert!(plan.contains("TableScan RSingers: key (7)"), "{sql}\n{plan}");
+        assert!(plan.contains("TableScan RAlbums: prefix (7)"), "{sql}\n{plan}");
+        assert!(!plan.contains("full scan"), "{sql}\n{plan}");
+        assert!(!plan.contains("filter"), "{sql}\n{plan}");
+        let q = with_id(&mut s, sql, 7);
+        assert_eq!(q.rows.len(), 50, "{sql}");
+        assert!(q
+            .rows
+            .iter()
+            .all(|r| r[0] == Value::String("s7".into())));
+        assert_eq!(q.stats.rows_scanned, 1 + 50, "{sql}");
+    }
+    // IN lists and ranges carry over too.
+    let sql = "SELECT a.SingerId, a.AlbumId FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId IN (9, 3)";
+    let plan = explain(&mut s, sql);
+    assert!(
+        plan.contains("TableScan RAlbums: prefix (3), prefix (9)"),
+        "{plan}"
+    );
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows.len(), 100);
+    assert_eq!(scanned, 2 + 100);
+    let sql = "SELECT COUNT(*) FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId > 18";
+    let plan = explain(&mut s, sql);
+    assert!(!plan.contains("full scan"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![100]]);
+    assert_eq!(scanned, 3 + 100);
+    // No equality of plain columns, no transfer (the plan reads everything).
+    let sql = "SELECT COUNT(*) FROM RSingers s JOIN RAlbums a ON a.SingerId + 0 = s.SingerId WHERE s.SingerId = 7";
+    assert!(explain(&mut s, sql).contains("TableScan RAlbums: full scan"));
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![50]]);
+    assert_eq!(scanned, 1 + 1000);
+}
+
+#[test]
+fn left_join_transfers_only_to_the_null_supplying_side() {
+    let mut s = root_tables();
+    // A bound on the preserved side keys the NULL-supplying side; singer 21
+    // (no albums) still comes out, with NULLs.
+    let sql = "SELECT s.SingerId, a.AlbumId FROM RSingers s LEFT JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId IN (21, 7)";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("HashJoin LEFT"), "{plan}");
+    assert!(
+        plan.contains("TableScan RSingers: key (7), key (21)"),
+        "{plan}"
+    );
+    assert!(
+        plan.contains("TableScan RAlbums: prefix (7), prefix (21)"),
+        "{plan}"
+    );
+    let (mut rows, scanned) = pairs(&mut s, sql);
+    rows.sort();
+    let mut want: Vec<Vec<i64>> = (1..=50).map(|a| vec![7, a]).collect();
+    want.push(vec![21, -1]);
+    assert_eq!(rows, want);
+    assert_eq!(scanned, 2 + 50);
+    // The same through RIGHT JOIN (the preserved side on the right).
+    let sql = "SELECT s.SingerId, a.AlbumId FROM RAlbums a RIGHT JOIN RSingers s ON a.SingerId = s.SingerId WHERE s.SingerId = 21";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RAlbums: prefix (21)"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![21, -1]]);
+    assert_eq!(scanned, 1);
+    // An anti-join: the bound on the preserved side stays right.
+    let sql = "SELECT s.SingerId FROM RSingers s LEFT JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId >= 20 AND a.SingerId IS NULL";
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![21]]);
+    // A bound on the NULL-supplying side (in ON, or in WHERE) is not copied
+    // to the preserved side: every singer still comes out of the ON case.
+    let sql = "SELECT s.SingerId, a.AlbumId FROM RSingers s LEFT JOIN RAlbums a ON a.SingerId = s.SingerId AND a.SingerId = 7 AND a.AlbumId = 1";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RSingers: full scan"), "{plan}");
+    let (mut rows, _) = pairs(&mut s, sql);
+    rows.sort();
+    let want: Vec<Vec<i64>> = (1..=21)
+        .map(|i| vec![i, if i == 7 { 1 } else { -1 }])
+        .collect();
+    assert_eq!(rows, want);
+    let sql = "SELECT s.SingerId, a.AlbumId FROM RSingers s LEFT JOIN RAlbums a ON a.SingerId = s.SingerId WHERE a.SingerId = 7";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RSingers: full scan"), "{plan}");
+    assert!(plan.contains("Filter: a.SingerId = 7"), "{plan}");
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows.len(), 50);
+    // FULL JOIN: neither side is bounded by the other.
+    let sql = "SELECT s.SingerId, a.AlbumId FROM RSingers s FULL JOIN RAlbums a ON a.SingerId = s.SingerId WHERE s.SingerId = 21";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RAlbums: full scan"), "{plan}");
+    let (rows, _) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![21, -1]]);
+}
+
+#[test]
+fn join_transfers_a_bound_through_two_joins() {
+    let mut s = root_tables();
+    // s.SingerId = 7 → a.SingerId (a = s) → so.SingerId (so = a).
+    let sql = "SELECT so.AlbumId, so.TrackId FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId JOIN RSongs so ON so.SingerId = a.SingerId AND so.AlbumId = a.AlbumId WHERE s.SingerId = 7";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RSingers: key (7)"), "{plan}");
+    assert!(plan.contains("TableScan RAlbums: prefix (7)"), "{plan}");
+    assert!(plan.contains("TableScan RSongs: prefix (7)"), "{plan}");
+    let (mut rows, scanned) = pairs(&mut s, sql);
+    rows.sort();
+    let want: Vec<Vec<i64>> = (1..=2)
+        .flat_map(|a| (1..=3).map(move |t| vec![a, t]))
+        .collect();
+    assert_eq!(rows, want);
+    assert_eq!(scanned, 1 + 50 + 6);
+    // From the last table back to the first two.
+    let sql = "SELECT COUNT(*) FROM RSingers s JOIN RAlbums a ON a.SingerId = s.SingerId JOIN RSongs so ON so.SingerId = a.SingerId AND so.AlbumId = a.AlbumId WHERE so.SingerId = 7";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RSingers: key (7)"), "{plan}");
+    assert!(plan.contains("TableScan RAlbums: prefix (7)"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![6]]);
+    assert_eq!(scanned, 1 + 50 + 6);
+    // Preserved → NULL-supplying → NULL-supplying through two LEFT joins.
+    let sql = "SELECT s.SingerId, so.TrackId FROM RSingers s LEFT JOIN RAlbums a ON a.SingerId = s.SingerId LEFT JOIN RSongs so ON so.SingerId = a.SingerId AND so.AlbumId = a.AlbumId WHERE s.SingerId = 21";
+    let plan = explain(&mut s, sql);
+    assert!(plan.contains("TableScan RSongs: prefix (21)"), "{plan}");
+    let (rows, scanned) = pairs(&mut s, sql);
+    assert_eq!(rows, vec![vec![21, -1]]);
+    assert_eq!(scanned, 1);
 }
