@@ -145,8 +145,27 @@ fn run_script(
     let mut ok = true;
     for stmt in split_statements(&script.text) {
         *number += 1;
-        match session.execute(stmt.text, params) {
-            Ok(result) => {
+        // `None`: the result was already written (a streamed query).
+        let outcome = match format {
+            Format::Table => session.execute(stmt.text, params).map(Some),
+            // CSV and JSON stream a query's rows as they are produced.
+            Format::Csv | Format::Json => {
+                let mut streamed = StreamedRows::new(format);
+                let result = session.execute_streaming(stmt.text, params, &mut |columns, row| {
+                    streamed.row(&mut out, columns, row)
+                });
+                match result {
+                    Ok(ExecuteResult::Query(q)) => {
+                        streamed.finish(&mut out, &q.columns);
+                        Ok(None)
+                    }
+                    other => other.map(Some),
+                }
+            }
+        };
+        match outcome {
+            Ok(None) => {}
+            Ok(Some(result)) => {
                 let _ = writeln!(out, "{}", render(&result, format, None));
             }
             Err(e) => {
@@ -182,6 +201,62 @@ fn run_script(
     }
     let _ = out.flush();
     ok
+}
+
+/// Writes a streamed query result in CSV or JSON as rows arrive: the
+/// header (or the JSON prefix) before the first row, the rest at the end.
+struct StreamedRows {
+    format: Format,
+    rows: u64,
+}
+
+impl StreamedRows {
+    fn new(format: Format) -> StreamedRows {
+        StreamedRows { format, rows: 0 }
+    }
+
+    fn start(&self, out: &mut impl Write, columns: &[(String, rowtree_types::Type)]) {
+        let _ = match self.format {
+            Format::Csv => writeln!(out, "{}", format::csv(columns, &[])),
+            _ => {
+                let head = format::json_rows(columns, &[]).to_string();
+                // `{"columns":[..],"rows":[]}` without its closing `]}`.
+                write!(out, "{}", &head[..head.len() - 2])
+            }
+        };
+    }
+
+    fn row(
+        &mut self,
+        out: &mut impl Write,
+        columns: &[(String, rowtree_types::Type)],
+        row: Vec<rowtree_types::Value>,
+    ) {
+        if self.rows == 0 {
+            self.start(out, columns);
+        }
+        let _ = match self.format {
+            Format::Csv => {
+                let csv = format::csv(columns, &[row]);
+                writeln!(out, "{}", csv.split_once('\n').map_or("", |(_, r)| r))
+            }
+            _ => {
+                let sep = if self.rows == 0 { "" } else { "," };
+                let values: Vec<serde_json::Value> = row.iter().map(format::rest_value).collect();
+                write!(out, "{sep}{}", serde_json::Value::Array(values))
+            }
+        };
+        self.rows += 1;
+    }
+
+    fn finish(&mut self, out: &mut impl Write, columns: &[(String, rowtree_types::Type)]) {
+        if self.rows == 0 {
+            self.start(out, columns);
+        }
+        if self.format == Format::Json {
+            let _ = writeln!(out, "]}}");
+        }
+    }
 }
 
 /// The error message without its `[at L:C]` suffix, and the position in the

@@ -76,6 +76,28 @@ impl Session {
         sql: &str,
         params: &Params,
     ) -> std::result::Result<ExecuteResult, SqlError> {
+        self.execute_inner(sql, params, None)
+    }
+
+    /// Like [`Session::execute`], but a query's rows go to `sink` as the
+    /// executor produces them (with the result's columns), so a query over
+    /// millions of rows runs in bounded memory; the returned
+    /// [`QueryResult`] then has its columns and statistics and no rows.
+    pub fn execute_streaming(
+        &mut self,
+        sql: &str,
+        params: &Params,
+        sink: &mut dyn FnMut(&[(String, Type)], Vec<Value>),
+    ) -> std::result::Result<ExecuteResult, SqlError> {
+        self.execute_inner(sql, params, Some(sink))
+    }
+
+    fn execute_inner(
+        &mut self,
+        sql: &str,
+        params: &Params,
+        sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
+    ) -> std::result::Result<ExecuteResult, SqlError> {
         let words: Vec<String> = sql
             .trim()
             .trim_end_matches(';')
@@ -104,7 +126,7 @@ impl Session {
             _ => {}
         }
         let stmt = rowtree_parser::parse_statement(sql).map_err(|e| Error::from(e).render(sql))?;
-        self.statement(&stmt, sql, params)
+        self.statement(&stmt, sql, params, sink)
             .map_err(|e| e.render(sql))
     }
 
@@ -128,12 +150,18 @@ impl Session {
         Ok(ExecuteResult::Transaction("COMMIT"))
     }
 
-    fn statement(&mut self, stmt: &Statement, sql: &str, params: &Params) -> Result<ExecuteResult> {
+    fn statement(
+        &mut self,
+        stmt: &Statement,
+        sql: &str,
+        params: &Params,
+        sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
+    ) -> Result<ExecuteResult> {
         match &stmt.kind {
             StatementKind::Query(q) => {
                 let q = q.clone();
                 self.read(|source, catalog| {
-                    run_query(source, catalog, &q, params).map(ExecuteResult::Query)
+                    run_query(source, catalog, &q, params, sink).map(ExecuteResult::Query)
                 })
             }
             StatementKind::Explain { analyze, statement } => {
@@ -236,16 +264,30 @@ fn run_query(
     catalog: &rowtree_schema::Catalog,
     q: &rowtree_parser::ast::Query,
     params: &Params,
+    sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
     let plan = crate::plan_query(catalog, q, params)?;
-    let rows = plan.execute(source)?.collect::<Result<Vec<_>>>()?;
+    let mut rows = Vec::new();
+    let mut returned = 0u64;
+    {
+        let columns = plan.columns();
+        let mut sink = sink;
+        for row in plan.execute(source)? {
+            let row = row?;
+            returned += 1;
+            match sink.as_mut() {
+                Some(f) => f(columns, row),
+                None => rows.push(row),
+            }
+        }
+    }
     let (scanned, splits) = crate::explain::scan_totals(&plan);
     Ok(QueryResult {
         columns: plan.columns().to_vec(),
         stats: QueryStats {
             rows_scanned: scanned,
-            rows_returned: rows.len() as u64,
+            rows_returned: returned,
             splits_touched: splits,
             elapsed: start.elapsed(),
         },

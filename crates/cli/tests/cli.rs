@@ -1,0 +1,151 @@
+//! The `rowtree` binary end to end: output formats, errors with positions,
+//! exit statuses, parameters, `--bail`, and `rowtree ddl` on a data directory.
+
+use std::process::{Command, Output};
+
+fn rowtree(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rowtree"))
+        .args(args)
+        .output()
+        .expect("run rowtree")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+#[test]
+fn json_lines_for_every_statement_kind() {
+    let o = rowtree(&[
+        "sql",
+        "--in-memory",
+        "--format",
+        "json",
+        "-e",
+        "CREATE TABLE T (Id INT64 NOT NULL, Name STRING(MAX), B BYTES(MAX), F FLOAT64) PRIMARY KEY (Id);
+         INSERT INTO T (Id, Name, B, F) VALUES (1, 'a', b'hi', 1.5), (2, NULL, NULL, NULL);
+         SELECT Id, Name, B, F FROM T ORDER BY Id;
+         SELECT Nope FROM T",
+    ]);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "a failed statement makes the exit status 1"
+    );
+    let lines: Vec<serde_json::Value> = stdout(&o)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON object per line"))
+        .collect();
+    assert_eq!(lines[0], serde_json::json!({"ok": true}));
+    assert_eq!(lines[1], serde_json::json!({"row_count": 2}));
+    assert_eq!(
+        lines[2],
+        serde_json::json!({"columns": ["Id", "Name", "B", "F"], "rows": [["1", "a", "aGk=", 1.5], ["2", null, null, null]]})
+    );
+    assert_eq!(lines[3]["error"]["code"], "INVALID_ARGUMENT");
+    assert_eq!(lines[3]["error"]["line"], 4);
+    assert!(
+        lines[3]["error"]["message"]
+            .as_str()
+            .expect("message")
+            .starts_with("Unrecognized name: Nope"),
+        "{}",
+        lines[3]
+    );
+}
+
+#[test]
+fn parameters_csv_and_bail() {
+    let o = rowtree(&[
+        "sql",
+        "--in-memory",
+        "--format",
+        "csv",
+        "--param",
+        "n=INT64:2",
+        "-e",
+        "SELECT x, 'a,b' AS y FROM UNNEST(GENERATE_ARRAY(1, @n)) AS x",
+    ]);
+    assert!(o.status.success());
+    assert_eq!(stdout(&o), "x,y\n1,\"a,b\"\n2,\"a,b\"\n");
+
+    let o = rowtree(&[
+        "sql",
+        "--in-memory",
+        "--format",
+        "json",
+        "--bail",
+        "-e",
+        "SELECT 1/0; SELECT 2",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    assert_eq!(
+        stdout(&o).lines().count(),
+        1,
+        "--bail stops after the first failure"
+    );
+    let o = rowtree(&[
+        "sql",
+        "--in-memory",
+        "--format",
+        "json",
+        "-e",
+        "SELECT 1/0; SELECT 2 AS two",
+    ]);
+    assert_eq!(
+        stdout(&o).lines().count(),
+        2,
+        "without --bail the rest still runs"
+    );
+}
+
+#[test]
+fn a_data_directory_keeps_schema_and_data_and_ddl_prints_it() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().join("db");
+    let d = d.to_str().expect("utf-8 path");
+    let o = rowtree(&[
+        "sql",
+        "--data-dir",
+        d,
+        "-e",
+        "CREATE TABLE Users (UserId INT64 NOT NULL, LastAccess TIMESTAMP) PRIMARY KEY (UserId);
+         CREATE NULL_FILTERED INDEX UsersByLastAccess ON Users(UserId, LastAccess), INTERLEAVE IN Users;
+         INSERT INTO Users (UserId) VALUES (7)",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let o = rowtree(&[
+        "sql",
+        "--data-dir",
+        d,
+        "--format",
+        "json",
+        "-e",
+        "SELECT UserId FROM Users",
+    ]);
+    assert_eq!(
+        stdout(&o).trim(),
+        r#"{"columns":["UserId"],"rows":[["7"]]}"#
+    );
+    let o = rowtree(&["ddl", "--data-dir", d]);
+    assert!(o.status.success());
+    assert_eq!(
+        stdout(&o).trim(),
+        "CREATE TABLE Users (\n  UserId INT64 NOT NULL,\n  LastAccess TIMESTAMP,\n) PRIMARY KEY(UserId);\n\n\
+         CREATE NULL_FILTERED INDEX UsersByLastAccess ON Users(UserId, LastAccess), INTERLEAVE IN Users;"
+    );
+}
+
+#[test]
+fn errors_name_statement_line_and_column() {
+    let o = rowtree(&[
+        "sql",
+        "--in-memory",
+        "-e",
+        "CREATE TABLE T (A INT64) PRIMARY KEY (A);\nCREATE TABLE T (\n  B INT32) PRIMARY KEY (B)",
+    ]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert!(err.contains("statement 2"), "{err}");
+    assert!(err.contains("line 3, column 5"), "{err}");
+}
