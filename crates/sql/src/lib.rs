@@ -40,7 +40,7 @@ use rowtree_types::{Type, Value};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
-pub use session::{ExecuteResult, QueryResult, QueryStats, Session};
+pub use session::{ExecuteResult, QueryResult, QueryStats, RowSink, Session};
 
 /// Query parameters: name (without `@`) to type and value.
 pub type Params = BTreeMap<String, (Type, Value)>;

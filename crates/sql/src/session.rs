@@ -17,6 +17,9 @@ use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
 use crate::Params;
 
+/// Receives a streamed query's rows, each with the result's columns.
+pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) + 'a;
+
 /// What a statement returned.
 #[derive(Debug, Clone, PartialEq)]
 pub enum ExecuteResult {
@@ -87,7 +90,7 @@ impl Session {
         &mut self,
         sql: &str,
         params: &Params,
-        sink: &mut dyn FnMut(&[(String, Type)], Vec<Value>),
+        sink: &mut RowSink<'_>,
     ) -> std::result::Result<ExecuteResult, SqlError> {
         self.execute_inner(sql, params, Some(sink))
     }
@@ -96,7 +99,7 @@ impl Session {
         &mut self,
         sql: &str,
         params: &Params,
-        sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
+        sink: Option<&mut RowSink<'_>>,
     ) -> std::result::Result<ExecuteResult, SqlError> {
         let words: Vec<String> = sql
             .trim()
@@ -155,7 +158,7 @@ impl Session {
         stmt: &Statement,
         sql: &str,
         params: &Params,
-        sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
+        sink: Option<&mut RowSink<'_>>,
     ) -> Result<ExecuteResult> {
         match &stmt.kind {
             StatementKind::Query(q) => {
@@ -264,7 +267,7 @@ fn run_query(
     catalog: &rowtree_schema::Catalog,
     q: &rowtree_parser::ast::Query,
     params: &Params,
-    sink: Option<&mut dyn FnMut(&[(String, Type)], Vec<Value>)>,
+    sink: Option<&mut RowSink<'_>>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
     let plan = crate::plan_query(catalog, q, params)?;
