@@ -88,7 +88,12 @@ impl Error {
 
 impl From<rowtree_storage::Error> for Error {
     fn from(e: rowtree_storage::Error) -> Error {
-        Error::internal(format!("storage: {e}"))
+        match e {
+            rowtree_storage::Error::InUse(_) => Error::FailedPrecondition {
+                message: e.to_string(),
+            },
+            other => Error::internal(format!("storage: {other}")),
+        }
     }
 }
 

@@ -1105,3 +1105,15 @@ fn commit_timestamps_stay_ahead_when_the_clock_goes_back_across_reopen() {
     assert!(after.commit_timestamp > before.commit_timestamp);
     assert_eq!(balances(&db), BTreeMap::from([(1, 2)]));
 }
+
+#[test]
+fn a_directory_in_use_is_refused_clearly() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let _first = Database::open(dir.path()).expect("first open");
+    let err = match Database::open(dir.path()) {
+        Ok(_) => panic!("a second open of the same directory must fail"),
+        Err(e) => e,
+    };
+    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert!(err.to_string().contains("in use"), "{err}");
+}

@@ -14,7 +14,7 @@ use std::path::Path;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 
 use crate::engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
-use crate::Result;
+use crate::{Error, Result};
 
 /// Tuning of a [`FjallEngine`].
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -59,7 +59,11 @@ impl FjallEngine {
         let db = Database::builder(dir.as_ref())
             .cache_size(options.cache_size)
             .temporary(options.temporary)
-            .open()?;
+            .open()
+            .map_err(|e| match e {
+                fjall::Error::Locked => Error::InUse(dir.as_ref().display().to_string()),
+                other => Error::Engine(other),
+            })?;
         let data = db.keyspace("data", KeyspaceCreateOptions::default)?;
         let meta = db.keyspace("meta", KeyspaceCreateOptions::default)?;
         Ok(FjallEngine { db, data, meta })
