@@ -401,6 +401,23 @@ impl Binder<'_> {
                 modifiers,
                 span,
             } => {
+                if modifiers.as_ref().is_some_and(|m| m.over.is_some()) {
+                    return Err(invalid_at(
+                        *span,
+                        format!(
+                            "Analytic function not allowed in {}",
+                            self.scope
+                                .aggregate_context_name()
+                                .unwrap_or("this context")
+                        ),
+                    ));
+                }
+                if name.value.eq_ignore_ascii_case("IS_FIRST") {
+                    return Err(invalid_at(
+                        *span,
+                        "Analytic function IS_FIRST cannot be called without an OVER clause",
+                    ));
+                }
                 if is_aggregate_function(&name.value) {
                     return self.bind_aggregate_call(e, name, *span);
                 }

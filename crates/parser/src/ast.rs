@@ -632,6 +632,17 @@ pub struct CallModifiers {
     pub ignore_nulls: Option<bool>,
     pub order_by: Vec<OrderByItem>,
     pub limit: Option<Expr>,
+    /// `f(...) OVER (...)`: the call is a window (analytic) function.
+    pub over: Option<WindowSpec>,
+}
+
+/// The window of an analytic call: `OVER ([PARTITION BY e, ...] [ORDER BY ...])`.
+/// Spanner's GoogleSQL has no window frame clause and no named windows.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WindowSpec {
+    pub partition_by: Vec<Expr>,
+    pub order_by: Vec<OrderByItem>,
+    pub span: Span,
 }
 
 /// A query: `[WITH ...] body [ORDER BY ...] [LIMIT n [OFFSET m]]`.

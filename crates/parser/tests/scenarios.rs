@@ -561,7 +561,18 @@ fn expr_str(e: &Expr) -> String {
                     let _ = write!(inner, " LIMIT {}", expr_str(l));
                 }
             }
-            format!("{}{}({inner})", flag(*safe, "SAFE."), name.value)
+            let mut call = format!("{}{}({inner})", flag(*safe, "SAFE."), name.value);
+            if let Some(w) = modifiers.as_ref().and_then(|m| m.over.as_ref()) {
+                let mut spec = Vec::new();
+                if !w.partition_by.is_empty() {
+                    spec.push(format!("PARTITION BY {}", list(&w.partition_by)));
+                }
+                if !w.order_by.is_empty() {
+                    spec.push(format!("ORDER BY {}", order_by_str(&w.order_by)));
+                }
+                let _ = write!(call, " OVER({})", spec.join(" "));
+            }
+            call
         }
         Expr::Star { .. } => "*".into(),
         Expr::Default { .. } => "DEFAULT".into(),

@@ -39,11 +39,12 @@ use rowtree_types::{Timestamp, Type, Value};
 use crate::error::{Error, Result};
 use crate::expr_tree::{
     self, and_all, canonical, column_paths, conjuncts, has_aggregate, has_subquery, same,
+    window_spec,
 };
 use crate::keyrange::{key_value, KeyPredicate};
 use crate::plan::{
     Access, AggregateCall, Conjunct, IndexHint, JoinMethod, Node, NodeKind, ScanNode, SortKey,
-    SubqueryPlan,
+    SubqueryPlan, WindowCall, WindowFunc,
 };
 use crate::scope::{path_span, Origin, Resolved, RowScope, ScopeColumn, UsedColumns};
 
@@ -668,6 +669,12 @@ impl<'c> Binder<'c> {
         };
         // 2. WHERE: push what a single scan can answer, filter the rest.
         if let Some(w) = &s.where_clause {
+            if let Some(call) = first_window(w) {
+                return Err(Error::invalid_at(
+                    call.span(),
+                    "Analytic function not allowed in WHERE clause",
+                ));
+            }
             if has_aggregate(w) {
                 let es = ExprScope::new(self, &from, outer, "WHERE clause");
                 self.bind_in(w, &es)?;
@@ -692,11 +699,40 @@ impl<'c> Binder<'c> {
                 .iter()
                 .any(|i| matches!(i, SelectItem::Expr { expr, .. } if has_aggregate(expr)))
             || order_by.iter().any(|o| has_aggregate(&o.expr));
+        let mut window_calls = Vec::new();
+        for item in &s.items {
+            if let SelectItem::Expr { expr, .. } = item {
+                collect_windows(expr, &mut window_calls);
+            }
+        }
+        for o in order_by {
+            collect_windows(&o.expr, &mut window_calls);
+        }
         if aggregating {
+            if let Some(call) = window_calls.first() {
+                return Err(Error::unimplemented(
+                    "Analytic functions in a query with GROUP BY or aggregate functions are not supported",
+                )
+                .at(call.span()));
+            }
             return self.aggregate_select(s, node, &from, outer, order_by);
         }
+        // 3b. Window functions, over the FROM row after WHERE: a Window node
+        // appends one hidden column per call, which the select list and ORDER
+        // BY then read in place of the call.
+        let windowed;
+        let (s, from, order_by): (&Select, &RowScope, &[ast::OrderByItem]) =
+            if window_calls.is_empty() {
+                (s, &from, order_by)
+            } else {
+                let (n, sel, scope, order) =
+                    self.windows(s, node, &from, outer, order_by, &window_calls)?;
+                node = n;
+                windowed = (sel, scope, order);
+                (&windowed.0, &windowed.1, &windowed.2[..])
+            };
         // 4. SELECT list.
-        let es = ExprScope::new(self, &from, outer, "SELECT list");
+        let es = ExprScope::new(self, from, outer, "SELECT list");
         let mut exprs = Vec::new();
         let mut columns = Vec::new();
         let mut origins = Vec::new();
@@ -731,7 +767,7 @@ impl<'c> Binder<'c> {
                             continue;
                         }
                         self.used.borrow().mark(col.origin);
-                        exprs.push(self.slot_expr(&from, slot)?);
+                        exprs.push(self.slot_expr(from, slot)?);
                         columns.push((col.name.clone(), col.ty.clone()));
                         origins.push(col.origin);
                         asts.push(None);
@@ -749,7 +785,7 @@ impl<'c> Binder<'c> {
                     for slot in slots {
                         let col = &from.columns[slot];
                         self.used.borrow().mark(col.origin);
-                        exprs.push(self.slot_expr(&from, slot)?);
+                        exprs.push(self.slot_expr(from, slot)?);
                         columns.push((col.name.clone(), col.ty.clone()));
                         origins.push(col.origin);
                         asts.push(None);
@@ -757,7 +793,11 @@ impl<'c> Binder<'c> {
                 }
                 SelectItem::Expr { expr, alias } => {
                     let b = self.bind_in(expr, &es)?;
-                    columns.push((item_name(expr, alias.as_ref()), b.ty().clone()));
+                    let mut name = item_name(expr, alias.as_ref());
+                    if alias.is_none() && name.starts_with("$win") {
+                        name.clear();
+                    }
+                    columns.push((name, b.ty().clone()));
                     origins.push(match expr {
                         Expr::Column { path, .. } => match from.resolve(path) {
                             Ok(Resolved::Slot(s, _)) => from.columns[s].origin,
@@ -771,10 +811,170 @@ impl<'c> Binder<'c> {
             }
         }
         let pre = PreProjection {
-            scope: &from,
+            scope: from,
             es: &es,
         };
         self.finish_select(s, node, exprs, columns, origins, asts, order_by, pre)
+    }
+
+    /// Binds the window function `calls` (distinct, in order of appearance)
+    /// of a non-aggregating SELECT over the FROM row `from`: returns a Window
+    /// node over `node`, and the SELECT, scope and ORDER BY in which each call
+    /// is replaced by its hidden column `$win{i}`.
+    fn windows(
+        &self,
+        s: &Select,
+        node: Node,
+        from: &RowScope,
+        outer: Option<&Outer<'_>>,
+        order_by: &[ast::OrderByItem],
+        calls: &[Expr],
+    ) -> Result<(Node, Select, RowScope, Vec<ast::OrderByItem>)> {
+        if node.width != from.width() {
+            return Err(Error::internal("window input width differs from its scope"));
+        }
+        let args_scope = ExprScope::new(self, from, outer, "analytic function argument");
+        let over_scope = ExprScope::new(self, from, outer, "OVER clause");
+        let mut bound = Vec::new();
+        let mut scope = from.clone();
+        for (i, call) in calls.iter().enumerate() {
+            let Expr::Function {
+                name,
+                args,
+                distinct,
+                modifiers: Some(m),
+                span,
+                ..
+            } = call
+            else {
+                return Err(Error::internal(
+                    "window binding called on a non-window call",
+                ));
+            };
+            let Some(w) = &m.over else {
+                return Err(Error::internal(
+                    "window binding called on a non-window call",
+                ));
+            };
+            let upper = name.value.to_ascii_uppercase();
+            let func = match upper.as_str() {
+                "IS_FIRST" => WindowFunc::IsFirst,
+                _ if rowtree_expr::is_aggregate_function(&name.value) => {
+                    return Err(Error::invalid_at(
+                        *span,
+                        format!("Aggregate function {upper} cannot be used with an OVER clause"),
+                    ))
+                }
+                _ => {
+                    return Err(Error::invalid_at(
+                        *span,
+                        format!("Function {upper} cannot be used as an analytic function"),
+                    ))
+                }
+            };
+            if *distinct || m.ignore_nulls.is_some() || !m.order_by.is_empty() || m.limit.is_some()
+            {
+                return Err(Error::invalid_at(
+                    *span,
+                    format!(
+                        "Analytic function {upper} does not support DISTINCT, IGNORE NULLS, ORDER BY or LIMIT"
+                    ),
+                ));
+            }
+            let mut bargs = Vec::new();
+            for a in args {
+                bargs.push(self.bind_in(a, &args_scope)?);
+            }
+            match func {
+                WindowFunc::IsFirst => {
+                    if bargs.len() != 1 || !matches!(bargs[0].ty(), Type::Int64) {
+                        let types: Vec<String> = bargs.iter().map(|b| b.ty().to_string()).collect();
+                        return Err(Error::invalid_at(
+                            *span,
+                            format!(
+                                "No matching signature for analytic function IS_FIRST for argument types: {}. Supported signature: IS_FIRST(INT64)",
+                                types.join(", ")
+                            ),
+                        ));
+                    }
+                }
+            }
+            let mut partition_by = Vec::new();
+            for p in &w.partition_by {
+                let b = self.bind_in(p, &over_scope)?;
+                if !groupable(b.ty()) {
+                    return Err(Error::invalid_at(
+                        p.span(),
+                        format!(
+                            "Partitioning by expressions of type {} is not allowed",
+                            b.ty()
+                        ),
+                    ));
+                }
+                partition_by.push(b);
+            }
+            let mut keys = Vec::new();
+            for o in &w.order_by {
+                let b = self.bind_in(&o.expr, &over_scope)?;
+                if !b.ty().is_orderable() {
+                    return Err(Error::invalid_at(
+                        o.expr.span(),
+                        format!("ORDER BY does not support expressions of type {}", b.ty()),
+                    ));
+                }
+                keys.push((b, o.desc, o.nulls_first.unwrap_or(!o.desc)));
+            }
+            bound.push(WindowCall {
+                func,
+                args: bargs,
+                partition_by,
+                order_by: keys,
+                text: expr_tree::text(call),
+            });
+            scope.columns.push(ScopeColumn {
+                name: format!("$win{i}"),
+                ty: Type::Bool,
+                in_star: false,
+                unqualified: true,
+                origin: None,
+            });
+        }
+        let keys: Vec<String> = calls.iter().map(canonical).collect();
+        let replace = |e: &Expr| -> Expr {
+            expr_tree::rewrite(e, &|x: &Expr| {
+                window_spec(x)?;
+                let i = keys.iter().position(|k| *k == canonical(x))?;
+                Some(Expr::Column {
+                    path: vec![Ident {
+                        value: format!("$win{i}"),
+                        span: x.span(),
+                    }],
+                    span: x.span(),
+                })
+            })
+        };
+        let mut select = s.clone();
+        for item in select.items.iter_mut() {
+            if let SelectItem::Expr { expr, .. } = item {
+                *expr = replace(expr);
+            }
+        }
+        let order: Vec<ast::OrderByItem> = order_by
+            .iter()
+            .map(|o| ast::OrderByItem {
+                expr: replace(&o.expr),
+                ..o.clone()
+            })
+            .collect();
+        let width = node.width + bound.len();
+        let node = Node::new(
+            NodeKind::Window {
+                input: Box::new(node),
+                calls: bound,
+            },
+            width,
+        );
+        Ok((node, select, scope, order))
     }
 
     /// A plain reference to `slot` of `scope`, as a bound expression.
@@ -2481,7 +2681,8 @@ fn attach_inner(node: &mut Node, scan_id: usize, c: &mut Option<Conjunct>) {
         | NodeKind::Sort { input, .. }
         | NodeKind::Limit { input, .. }
         | NodeKind::Distinct { input }
-        | NodeKind::Unnest { input, .. } => attach_inner(input, scan_id, c),
+        | NodeKind::Unnest { input, .. }
+        | NodeKind::Window { input, .. } => attach_inner(input, scan_id, c),
         NodeKind::Join { left, right, .. } | NodeKind::SetOp { left, right, .. } => {
             attach_inner(left, scan_id, c);
             attach_inner(right, scan_id, c);
@@ -2511,7 +2712,8 @@ fn splice_inner(node: &mut Node, input: &mut Option<Node>) {
         | NodeKind::Sort { input: c, .. }
         | NodeKind::Limit { input: c, .. }
         | NodeKind::Distinct { input: c }
-        | NodeKind::Unnest { input: c, .. } => splice_inner(c, input),
+        | NodeKind::Unnest { input: c, .. }
+        | NodeKind::Window { input: c, .. } => splice_inner(c, input),
         _ => {}
     }
 }
@@ -2648,6 +2850,30 @@ pub(crate) fn groupable(t: &Type) -> bool {
     }
 }
 
+/// The first window function call in `e` (outside subqueries).
+fn first_window(e: &Expr) -> Option<&Expr> {
+    if window_spec(e).is_some() {
+        return Some(e);
+    }
+    expr_tree::children(e).into_iter().find_map(first_window)
+}
+
+/// Appends the window function calls of `e` (outside subqueries) not already
+/// in `out` (by canonical form); calls nested in a call's arguments or OVER
+/// clause are left to the binder, which refuses them.
+fn collect_windows(e: &Expr, out: &mut Vec<Expr>) {
+    if window_spec(e).is_some() {
+        let key = canonical(e);
+        if !out.iter().any(|c| canonical(c) == key) {
+            out.push(e.clone());
+        }
+        return;
+    }
+    for c in expr_tree::children(e) {
+        collect_windows(c, out);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use rowtree_parser::ast::StatementKind;
@@ -2697,6 +2923,26 @@ mod tests {
         assert_eq!(
             error("SELECT 1 FROM Missing"),
             "Table not found: Missing [at 1:15]"
+        );
+    }
+
+    #[test]
+    fn window_functions_get_a_window_node() {
+        let p = plan(
+            "SELECT S, IS_FIRST(2) OVER (PARTITION BY S ORDER BY X DESC) FROM A WHERE Id > 0 ORDER BY S",
+        )
+        .unwrap();
+        assert!(
+            p.contains("Window: IS_FIRST(2) OVER (PARTITION BY S ORDER BY X DESC)"),
+            "{p}"
+        );
+        let (window, sort) = (p.find("Window:").unwrap(), p.find("Sort:").unwrap());
+        // Sort (ORDER BY) sits above the window, the scan below it.
+        assert!(sort < window, "{p}");
+        assert!(p.find("TableScan A").unwrap() > window, "{p}");
+        assert_eq!(
+            error("SELECT X FROM A WHERE IS_FIRST(1) OVER ()"),
+            "Analytic function not allowed in WHERE clause [at 1:23]"
         );
     }
 

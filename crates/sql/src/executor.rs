@@ -334,6 +334,12 @@ pub(crate) fn build(node: &Node) -> Box<dyn Operator + '_> {
             output: VecDeque::new(),
             counters,
         }),
+        NodeKind::Window { input, calls } => Box::new(Window {
+            input: Some(build(input)),
+            calls,
+            output: VecDeque::new(),
+            counters,
+        }),
         NodeKind::Sort { input, keys } => Box::new(Sort {
             input: Some(build(input)),
             keys,
@@ -774,6 +780,124 @@ impl Operator for Sort<'_> {
             }
             rows.sort_by(|a, b| compare_rows(a, b, self.keys));
             self.output = rows.into();
+        }
+        match self.output.pop_front() {
+            Some(r) => emit(self.counters, r),
+            None => Ok(None),
+        }
+    }
+}
+
+struct Window<'p> {
+    input: Option<Box<dyn Operator + 'p>>,
+    calls: &'p [crate::plan::WindowCall],
+    output: VecDeque<Row>,
+    counters: &'p Counters,
+}
+
+/// Compares key tuples: each key `(desc, nulls_first)`.
+fn compare_keys(a: &[Value], b: &[Value], dirs: &[(bool, bool)]) -> Ordering {
+    for ((x, y), &(desc, nulls_first)) in a.iter().zip(b).zip(dirs) {
+        let o = match (x.is_null(), y.is_null()) {
+            (true, true) => Ordering::Equal,
+            (true, false) if nulls_first => Ordering::Less,
+            (true, false) => Ordering::Greater,
+            (false, true) if nulls_first => Ordering::Greater,
+            (false, true) => Ordering::Less,
+            (false, false) => {
+                let o = rowtree_expr::compare(x, y).unwrap_or(Ordering::Equal);
+                if desc {
+                    o.reverse()
+                } else {
+                    o
+                }
+            }
+        };
+        if o != Ordering::Equal {
+            return o;
+        }
+    }
+    Ordering::Equal
+}
+
+impl Window<'_> {
+    /// The value of `call` for every row of `rows`, in row order.
+    fn compute(
+        &self,
+        call: &crate::plan::WindowCall,
+        rows: &[Row],
+        cx: &mut ExecContext<'_>,
+    ) -> Result<Vec<Value>> {
+        let mut keyed = Vec::with_capacity(rows.len());
+        for (i, row) in rows.iter().enumerate() {
+            let part: Vec<Value> = call
+                .partition_by
+                .iter()
+                .map(|e| cx.eval(e, row))
+                .collect::<Result<_>>()?;
+            let ord: Vec<Value> = call
+                .order_by
+                .iter()
+                .map(|(e, _, _)| cx.eval(e, row))
+                .collect::<Result<_>>()?;
+            keyed.push((part, ord, i));
+        }
+        let pdirs = vec![(false, true); call.partition_by.len()];
+        let odirs: Vec<(bool, bool)> = call.order_by.iter().map(|(_, d, n)| (*d, *n)).collect();
+        // A stable sort keeps input order among peers.
+        keyed.sort_by(|a, b| {
+            compare_keys(&a.0, &b.0, &pdirs).then_with(|| compare_keys(&a.1, &b.1, &odirs))
+        });
+        let mut out = vec![Value::Null; rows.len()];
+        let mut start = 0;
+        while start < keyed.len() {
+            let mut end = start + 1;
+            while end < keyed.len()
+                && compare_keys(&keyed[start].0, &keyed[end].0, &pdirs) == Ordering::Equal
+            {
+                end += 1;
+            }
+            for (pos, (_, _, i)) in keyed[start..end].iter().enumerate() {
+                out[*i] = match call.func {
+                    crate::plan::WindowFunc::IsFirst => {
+                        let k = cx.eval(&call.args[0], &rows[*i])?;
+                        match k {
+                            Value::Int64(k) if k > 0 => Value::Bool((pos as i64) < k),
+                            Value::Int64(k) => {
+                                return Err(Error::out_of_range(format!(
+                                    "IS_FIRST requires a positive argument; got {k}"
+                                )))
+                            }
+                            _ => {
+                                return Err(Error::out_of_range(
+                                    "IS_FIRST requires a positive argument; got NULL",
+                                ))
+                            }
+                        }
+                    }
+                };
+            }
+            start = end;
+        }
+        Ok(out)
+    }
+}
+
+impl Operator for Window<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if let Some(mut input) = self.input.take() {
+            let mut rows = Vec::new();
+            while let Some(r) = input.next(cx)? {
+                rows.push(r);
+            }
+            let mut values = Vec::with_capacity(self.calls.len());
+            for call in self.calls {
+                values.push(self.compute(call, &rows, cx)?);
+            }
+            for (i, mut row) in rows.into_iter().enumerate() {
+                row.extend(values.iter().map(|v| v[i].clone()));
+                self.output.push_back(row);
+            }
         }
         match self.output.pop_front() {
             Some(r) => emit(self.counters, r),

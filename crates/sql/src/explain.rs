@@ -138,6 +138,10 @@ fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
             };
             format!("{o} {}", if *all { "ALL" } else { "DISTINCT" })
         }
+        NodeKind::Window { calls, .. } => {
+            let t: Vec<&str> = calls.iter().map(|c| c.text.as_str()).collect();
+            format!("Window: {}", t.join(", "))
+        }
         NodeKind::Unnest {
             text,
             outer,

@@ -31,6 +31,10 @@ pub(crate) fn children(e: &Expr) -> Vec<&Expr> {
             if let Some(m) = modifiers {
                 out.extend(m.order_by.iter().map(|o| &o.expr));
                 out.extend(m.limit.iter());
+                if let Some(w) = &m.over {
+                    out.extend(w.partition_by.iter());
+                    out.extend(w.order_by.iter().map(|o| &o.expr));
+                }
             }
             out
         }
@@ -79,11 +83,21 @@ pub(crate) fn has_subquery(e: &Expr) -> bool {
 /// Whether `e` calls an aggregate function outside subqueries.
 pub(crate) fn has_aggregate(e: &Expr) -> bool {
     if let Expr::Function { name, .. } = e {
-        if rowtree_expr::is_aggregate_function(&name.value) {
+        if rowtree_expr::is_aggregate_function(&name.value) && window_spec(e).is_none() {
             return true;
         }
     }
     children(e).into_iter().any(has_aggregate)
+}
+
+/// The `OVER (...)` of `e` when `e` is a window (analytic) function call.
+pub(crate) fn window_spec(e: &Expr) -> Option<&rowtree_parser::ast::WindowSpec> {
+    match e {
+        Expr::Function {
+            modifiers: Some(m), ..
+        } => m.over.as_ref(),
+        _ => None,
+    }
 }
 
 /// The column paths `e` references (outside subqueries and aggregate calls
@@ -151,6 +165,14 @@ pub(crate) fn rewrite(e: &Expr, f: &dyn Fn(&Expr) -> Option<Expr>) -> Expr {
             if let Some(m) = modifiers {
                 for o in m.order_by.iter_mut() {
                     o.expr = rewrite(&o.expr, f);
+                }
+                if let Some(w) = &mut m.over {
+                    for p in w.partition_by.iter_mut() {
+                        *p = rewrite(p, f);
+                    }
+                    for o in w.order_by.iter_mut() {
+                        o.expr = rewrite(&o.expr, f);
+                    }
                 }
             }
         }
@@ -305,7 +327,11 @@ pub(crate) fn text(e: &Expr) -> String {
         } => {
             let args: Vec<String> = args.iter().map(text).collect();
             let d = if *distinct { "DISTINCT " } else { "" };
-            format!("{}({d}{})", name.value, args.join(", "))
+            let call = format!("{}({d}{})", name.value, args.join(", "));
+            match window_spec(e) {
+                Some(w) => format!("{call} OVER ({})", window_text(w)),
+                None => call,
+            }
         }
         Expr::Star { .. } => "*".into(),
         Expr::Default { .. } => "DEFAULT".into(),
@@ -395,4 +421,33 @@ pub(crate) fn text(e: &Expr) -> String {
         Expr::Field { expr, field, .. } => format!("{}.{}", text(expr), field.value),
         _ => "expr".into(),
     }
+}
+
+/// The inside of `OVER (...)`, for EXPLAIN.
+pub(crate) fn window_text(w: &rowtree_parser::ast::WindowSpec) -> String {
+    let mut parts = Vec::new();
+    if !w.partition_by.is_empty() {
+        let p: Vec<String> = w.partition_by.iter().map(text).collect();
+        parts.push(format!("PARTITION BY {}", p.join(", ")));
+    }
+    if !w.order_by.is_empty() {
+        let o: Vec<String> = w
+            .order_by
+            .iter()
+            .map(|o| {
+                let mut t = text(&o.expr);
+                if o.desc {
+                    t.push_str(" DESC");
+                }
+                match o.nulls_first {
+                    Some(true) => t.push_str(" NULLS FIRST"),
+                    Some(false) => t.push_str(" NULLS LAST"),
+                    None => {}
+                }
+                t
+            })
+            .collect();
+        parts.push(format!("ORDER BY {}", o.join(", ")));
+    }
+    parts.join(" ")
 }

@@ -98,7 +98,8 @@ impl Node {
             | NodeKind::Sort { input, .. }
             | NodeKind::Limit { input, .. }
             | NodeKind::Distinct { input }
-            | NodeKind::Unnest { input, .. } => vec![input],
+            | NodeKind::Unnest { input, .. }
+            | NodeKind::Window { input, .. } => vec![input],
             NodeKind::Join { left, right, .. } | NodeKind::SetOp { left, right, .. } => {
                 vec![left, right]
             }
@@ -165,6 +166,12 @@ pub(crate) enum NodeKind {
         op: SetOperator,
         all: bool,
     },
+    /// Window (analytic) functions: buffers the input and emits each row in
+    /// input order followed by one value per call.
+    Window {
+        input: Box<Node>,
+        calls: Vec<WindowCall>,
+    },
     /// For each input row, one row per array element: input ++ [element, (offset)].
     Unnest {
         input: Box<Node>,
@@ -173,6 +180,25 @@ pub(crate) enum NodeKind {
         outer: bool,
         text: String,
     },
+}
+
+/// The window functions [`NodeKind::Window`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum WindowFunc {
+    /// `IS_FIRST(k)`: whether the row is among the first `k` of its partition.
+    IsFirst,
+}
+
+/// One window function call: its function, arguments (over the input row)
+/// and window.
+#[derive(Debug)]
+pub(crate) struct WindowCall {
+    pub func: WindowFunc,
+    pub args: Vec<BoundExpr>,
+    pub partition_by: Vec<BoundExpr>,
+    /// (expr, desc, nulls_first).
+    pub order_by: Vec<(BoundExpr, bool, bool)>,
+    pub text: String,
 }
 
 /// One sort key over the input row.

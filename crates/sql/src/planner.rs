@@ -47,7 +47,8 @@ pub(crate) fn optimize(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -
         | NodeKind::Sort { input, .. }
         | NodeKind::Limit { input, .. }
         | NodeKind::Distinct { input }
-        | NodeKind::Unnest { input, .. } => optimize(input, catalog, used)?,
+        | NodeKind::Unnest { input, .. }
+        | NodeKind::Window { input, .. } => optimize(input, catalog, used)?,
         NodeKind::Join {
             left,
             right,

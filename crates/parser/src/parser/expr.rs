@@ -24,7 +24,9 @@
 
 use super::query::further;
 use super::Parser;
-use crate::ast::{BinaryOp, CallModifiers, Expr, Ident, IsTest, Literal, SubscriptMode, UnaryOp};
+use crate::ast::{
+    BinaryOp, CallModifiers, Expr, Ident, IsTest, Literal, SubscriptMode, UnaryOp, WindowSpec,
+};
 use crate::error::{ParseError, Result};
 use crate::lexer::{Keyword, Punct, TokenKind};
 use rowtree_types::Type;
@@ -507,6 +509,9 @@ impl Parser<'_> {
             modifiers.limit = Some(self.parse_expr()?);
         }
         self.expect_punct(Punct::RParen)?;
+        if self.at_keyword(Keyword::Over) {
+            modifiers.over = Some(self.parse_over()?);
+        }
         let modifiers = (modifiers != CallModifiers::default()).then(|| Box::new(modifiers));
         Ok(Expr::Function {
             name,
@@ -514,6 +519,44 @@ impl Parser<'_> {
             safe,
             distinct,
             modifiers,
+            span: self.span_from(start),
+        })
+    }
+
+    /// `OVER ([PARTITION BY e, ...] [ORDER BY e [ASC|DESC], ...])`, from `OVER`.
+    /// Spanner's GoogleSQL has neither named windows nor window frames.
+    fn parse_over(&mut self) -> Result<WindowSpec> {
+        let start = self.expect_keyword(Keyword::Over)?.start;
+        if !self.at_punct(Punct::LParen) {
+            return Err(ParseError::new(
+                "Syntax error: Expected \"(\" after OVER; named windows are not supported",
+                self.peek().span.start,
+            ));
+        }
+        self.expect_punct(Punct::LParen)?;
+        let mut partition_by = Vec::new();
+        if self.eat_keyword(Keyword::Partition) {
+            self.expect_keyword(Keyword::By)?;
+            partition_by.push(self.parse_expr()?);
+            while self.eat_punct(Punct::Comma) {
+                partition_by.push(self.parse_expr()?);
+            }
+        }
+        let mut order_by = Vec::new();
+        if self.eat_keyword(Keyword::Order) {
+            self.expect_keyword(Keyword::By)?;
+            order_by = self.parse_order_by_list()?;
+        }
+        if self.at_keyword(Keyword::Rows) || self.at_keyword(Keyword::Range) {
+            return Err(ParseError::new(
+                "Syntax error: Window frame clauses (ROWS/RANGE) are not supported",
+                self.peek().span.start,
+            ));
+        }
+        self.expect_punct(Punct::RParen)?;
+        Ok(WindowSpec {
+            partition_by,
+            order_by,
             span: self.span_from(start),
         })
     }
