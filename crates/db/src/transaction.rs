@@ -89,8 +89,9 @@ impl ReadWriteTransaction {
         self.handle.priority()
     }
 
-    /// Fails if the transaction ended; a wounded transaction ends here
-    /// (releasing its locks so the older transaction can proceed at once).
+    /// Fails if the transaction ended; a wounded transaction ends here (the
+    /// lock manager already freed its locks when it was wounded while idle,
+    /// or frees them now).
     fn check_open(&mut self) -> Result<()> {
         if self.done {
             return Err(Error::TransactionClosed {

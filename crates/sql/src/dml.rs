@@ -13,6 +13,10 @@
 //!   or delete the keys.
 //! * **THEN RETURN** evaluates its items over the rows written (the old rows
 //!   for DELETE).
+//!
+//! EXPLAIN of DML ([`explain`]) stops after planning ([`Mode::Plan`]), or,
+//! for EXPLAIN ANALYZE, runs the statement and keeps its plan and counters
+//! ([`Mode::Analyze`]) in a transaction the session then rolls back.
 
 use rowtree_db::{KeySet, Mutation, ReadWriteTransaction, WriteKind};
 use rowtree_expr::BoundExpr;
@@ -35,14 +39,84 @@ pub(crate) fn execute(
     kind: &StatementKind,
     params: &Params,
 ) -> Result<ExecuteResult> {
+    run(txn, kind, params, Mode::Run, &mut None)
+}
+
+/// How far to take a DML statement.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    /// Execute it.
+    Run,
+    /// Bind and plan it only (plain EXPLAIN): nothing is read or written.
+    Plan,
+    /// Execute it and keep its plan and counters (EXPLAIN ANALYZE; the
+    /// caller rolls the transaction back).
+    Analyze,
+}
+
+/// What EXPLAIN shows of a DML statement.
+pub(crate) struct Explained {
+    /// The DML operator, e.g. `Update T: set Name`.
+    pub head: String,
+    /// The plan of the rows it reads (none for INSERT ... VALUES).
+    pub plan: Option<Plan>,
+    /// Rows inserted, updated or deleted (EXPLAIN ANALYZE).
+    pub affected: u64,
+}
+
+/// Plans (and with [`Mode::Analyze`] executes) one DML statement for
+/// EXPLAIN. With [`Mode::Plan`] it neither reads nor writes `txn`.
+pub(crate) fn explain(
+    txn: &mut ReadWriteTransaction,
+    kind: &StatementKind,
+    params: &Params,
+    mode: Mode,
+) -> Result<Explained> {
+    let mut out = None;
+    run(txn, kind, params, mode, &mut out)?;
+    out.ok_or_else(|| Error::internal("DML statement produced no plan"))
+}
+
+fn run(
+    txn: &mut ReadWriteTransaction,
+    kind: &StatementKind,
+    params: &Params,
+    mode: Mode,
+    out: &mut Option<Explained>,
+) -> Result<ExecuteResult> {
     let catalog = txn.catalog();
     match kind {
-        StatementKind::Insert(ins) => insert(txn, &catalog, ins, params),
-        StatementKind::Update(up) => update(txn, &catalog, up, params),
-        StatementKind::Delete(del) => delete(txn, &catalog, del, params),
+        StatementKind::Insert(ins) => insert(txn, &catalog, ins, params, mode, out),
+        StatementKind::Update(up) => update(txn, &catalog, up, params, mode, out),
+        StatementKind::Delete(del) => delete(txn, &catalog, del, params, mode, out),
         _ => Err(Error::internal("not a DML statement")),
     }
 }
+
+/// Records what EXPLAIN shows (outside [`Mode::Run`]) and returns the
+/// statement's result.
+fn finish(
+    mode: Mode,
+    out: &mut Option<Explained>,
+    head: String,
+    plan: Option<Plan>,
+    row_count: u64,
+    returning: Option<QueryResult>,
+) -> Result<ExecuteResult> {
+    if mode != Mode::Run {
+        *out = Some(Explained {
+            head,
+            plan,
+            affected: row_count,
+        });
+    }
+    Ok(ExecuteResult::Dml {
+        row_count,
+        returning,
+    })
+}
+
+const THEN_RETURN: &str = " (then return)";
 
 fn table<'c>(catalog: &'c Catalog, name: &Ident) -> Result<&'c Table> {
     catalog
@@ -166,6 +240,8 @@ fn insert(
     catalog: &Catalog,
     ins: &ast::Insert,
     params: &Params,
+    mode: Mode,
+    out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
     let t = table(catalog, &ins.table)?;
     let b = binder(catalog, params);
@@ -242,6 +318,26 @@ fn insert(
         .transpose()?;
     let is_query = matches!(ins.source, ast::InsertSource::Query(_));
     let plan = finish_plan(&b, catalog, root)?;
+    let verb = match ins.mode {
+        ast::InsertMode::Plain => "Insert",
+        ast::InsertMode::OrUpdate => "InsertOrUpdate",
+        ast::InsertMode::OrIgnore => "InsertOrIgnore",
+    };
+    let names: Vec<&str> = positions
+        .iter()
+        .map(|&p| t.columns[p].name.as_str())
+        .collect();
+    let mut head = format!("{verb} {} ({})", t.name, names.join(", "));
+    if !is_query {
+        let n = value_rows.len();
+        head.push_str(&format!(": {n} row{}", if n == 1 { "" } else { "s" }));
+    }
+    if returning.is_some() {
+        head.push_str(THEN_RETURN);
+    }
+    if mode == Mode::Plan {
+        return finish(mode, out, head, is_query.then_some(plan), 0, None);
+    }
     let mut rows = Vec::new();
     if is_query {
         let src = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
@@ -279,10 +375,7 @@ fn insert(
         ast::InsertMode::OrIgnore => WriteKind::InsertOrIgnore,
     };
     if rows.is_empty() {
-        return Ok(ExecuteResult::Dml {
-            row_count: 0,
-            returning: None,
-        });
+        return finish(mode, out, head, is_query.then_some(plan), 0, None);
     }
     let mutation = Mutation::Write {
         kind,
@@ -307,10 +400,14 @@ fn insert(
         }
         None => None,
     };
-    Ok(ExecuteResult::Dml {
+    finish(
+        mode,
+        out,
+        head,
+        is_query.then_some(plan),
         row_count,
         returning,
-    })
+    )
 }
 
 /// The rows of `t` matching `where_clause`, as a plan over the base table.
@@ -369,6 +466,8 @@ fn update(
     catalog: &Catalog,
     up: &ast::Update,
     params: &Params,
+    mode: Mode,
+    out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
     let t = table(catalog, &up.table)?;
     let b = binder(catalog, params);
@@ -423,6 +522,17 @@ fn update(
         .map(|items| bind_returning(&b, &scope, items))
         .transpose()?;
     let plan = finish_plan(&b, catalog, node)?;
+    let set: Vec<&str> = assigned
+        .iter()
+        .map(|(p, _, _)| t.columns[*p].name.as_str())
+        .collect();
+    let mut head = format!("Update {}: set {}", t.name, set.join(", "));
+    if returning.is_some() {
+        head.push_str(THEN_RETURN);
+    }
+    if mode == Mode::Plan {
+        return finish(mode, out, head, Some(plan), 0, None);
+    }
     let old_rows = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
     let mut rows = Vec::new();
@@ -451,10 +561,7 @@ fn update(
             rows: vec![],
             stats: QueryStats::default(),
         });
-        return Ok(ExecuteResult::Dml {
-            row_count: 0,
-            returning,
-        });
+        return finish(mode, out, head, Some(plan), 0, returning);
     }
     let columns = keys
         .iter()
@@ -480,10 +587,7 @@ fn update(
         }
         None => None,
     };
-    Ok(ExecuteResult::Dml {
-        row_count,
-        returning,
-    })
+    finish(mode, out, head, Some(plan), row_count, returning)
 }
 
 fn delete(
@@ -491,6 +595,8 @@ fn delete(
     catalog: &Catalog,
     del: &ast::Delete,
     params: &Params,
+    mode: Mode,
+    out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
     let t = table(catalog, &del.table)?;
     let b = binder(catalog, params);
@@ -501,6 +607,13 @@ fn delete(
         .map(|items| bind_returning(&b, &scope, items))
         .transpose()?;
     let plan = finish_plan(&b, catalog, node)?;
+    let mut head = format!("Delete {}", t.name);
+    if returning.is_some() {
+        head.push_str(THEN_RETURN);
+    }
+    if mode == Mode::Plan {
+        return finish(mode, out, head, Some(plan), 0, None);
+    }
     let old_rows = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
     let key_set = KeySet::keys(
@@ -522,8 +635,5 @@ fn delete(
         }
         None => None,
     };
-    Ok(ExecuteResult::Dml {
-        row_count,
-        returning,
-    })
+    finish(mode, out, head, Some(plan), row_count, returning)
 }

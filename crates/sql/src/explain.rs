@@ -8,6 +8,10 @@
 //! its one `TreeScan` (parent+child, the parent's key ranges, each side's
 //! filter) in place of the two scans. With ANALYZE (after the plan ran), each line also gives the rows
 //! the operator produced and, for scans, the keys read and splits touched.
+//! INSERT, UPDATE and DELETE show their operator (`Update T: set Name`,
+//! `Delete T`, `Insert T (cols): 2 rows`, ...) over the plan of the rows
+//! they read; with ANALYZE, the rows affected and a note that the statement
+//! was rolled back.
 
 use rowtree_expr::SubqueryKind;
 use rowtree_parser::ast::{JoinKind, SetOperator};
@@ -239,4 +243,27 @@ pub(crate) fn scan_totals(plan: &Plan) -> (u64, u64) {
         walk(&s.root, &mut acc);
     }
     acc
+}
+
+/// EXPLAIN [ANALYZE] of a DML statement: its operator over the plan of the
+/// rows it reads; with `analyze`, the counters of the execution (whose
+/// transaction the caller rolls back) and a closing note saying so.
+pub(crate) fn explain_dml(e: &crate::dml::Explained, analyze: bool) -> Vec<String> {
+    let mut lines = vec![if analyze {
+        format!("{}  [rows={}]", e.head, e.affected)
+    } else {
+        e.head.clone()
+    }];
+    if let Some(plan) = &e.plan {
+        lines.extend(explain(plan, analyze).lines().map(|l| format!("  {l}")));
+    }
+    if analyze {
+        let (scanned, splits) = e.plan.as_ref().map(scan_totals).unwrap_or((0, 0));
+        lines.push(format!(
+            "rows affected: {}, rows scanned: {scanned}, splits touched: {splits}",
+            e.affected
+        ));
+        lines.push("(rolled back: EXPLAIN ANALYZE does not commit)".into());
+    }
+    lines
 }

@@ -176,10 +176,15 @@ impl Session {
                             explain_query(source, catalog, &q, params, analyze)
                         })
                     }
-                    _ => {
-                        Err(Error::unimplemented("EXPLAIN supports queries only")
-                            .at(statement.span))
+                    StatementKind::Insert(_)
+                    | StatementKind::Update(_)
+                    | StatementKind::Delete(_) => {
+                        self.explain_dml(&statement.kind, params, analyze)
                     }
+                    _ => Err(Error::unimplemented(
+                        "EXPLAIN supports queries, INSERT, UPDATE and DELETE only",
+                    )
+                    .at(statement.span)),
                 }
             }
             StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) => {
@@ -203,6 +208,77 @@ impl Session {
                 Ok(ExecuteResult::Ddl)
             }
         }
+    }
+
+    /// EXPLAIN [ANALYZE] of INSERT, UPDATE or DELETE. Plain EXPLAIN only
+    /// plans the statement (nothing is read or written). EXPLAIN ANALYZE
+    /// executes it in a read-write transaction of its own that is rolled
+    /// back, so it changes nothing; inside `BEGIN` it is refused, since the
+    /// open transaction cannot be rolled back in part.
+    fn explain_dml(
+        &mut self,
+        kind: &StatementKind,
+        params: &Params,
+        analyze: bool,
+    ) -> Result<ExecuteResult> {
+        use crate::dml::Mode;
+        let start = Instant::now();
+        let explained = if !analyze {
+            match self.txn.as_mut() {
+                Some(txn) => crate::dml::explain(txn, kind, params, Mode::Plan)?,
+                None => {
+                    let mut txn = self.db.begin();
+                    let r = crate::dml::explain(&mut txn, kind, params, Mode::Plan);
+                    txn.rollback();
+                    r?
+                }
+            }
+        } else {
+            if self.txn.is_some() {
+                return Err(Error::new(
+                    "FAILED_PRECONDITION",
+                    "EXPLAIN ANALYZE of DML cannot run inside a transaction: it executes the \
+                     statement in a transaction of its own and rolls it back",
+                ));
+            }
+            let mut priority = None;
+            let mut backoff = Duration::from_micros(200);
+            loop {
+                let mut txn = match priority {
+                    None => self.db.begin(),
+                    Some(p) => self.db.begin_with_priority(p),
+                };
+                priority = Some(txn.priority());
+                let r = crate::dml::explain(&mut txn, kind, params, Mode::Analyze);
+                txn.rollback();
+                match r {
+                    Err(e) if e.is_retryable() => {
+                        std::thread::sleep(backoff);
+                        backoff = (backoff * 2).min(Duration::from_millis(50));
+                    }
+                    other => break other?,
+                }
+            }
+        };
+        let (scanned, splits) = explained
+            .plan
+            .as_ref()
+            .map(crate::explain::scan_totals)
+            .unwrap_or((0, 0));
+        let rows: Vec<Vec<Value>> = crate::explain::explain_dml(&explained, analyze)
+            .into_iter()
+            .map(|l| vec![Value::String(l)])
+            .collect();
+        Ok(ExecuteResult::Query(QueryResult {
+            columns: vec![("plan".into(), Type::String)],
+            stats: QueryStats {
+                rows_scanned: scanned,
+                rows_returned: rows.len() as u64,
+                splits_touched: splits,
+                elapsed: start.elapsed(),
+            },
+            rows,
+        }))
     }
 
     /// Runs a read in the open transaction, or in a strong snapshot.

@@ -688,3 +688,177 @@ fn join_transfers_a_bound_through_two_joins() {
     assert_eq!(rows, vec![vec![21, -1]]);
     assert_eq!(scanned, 1);
 }
+
+fn lines(q: &QueryResult) -> String {
+    q.rows
+        .iter()
+        .map(|r| match &r[0] {
+            Value::String(l) => l.clone(),
+            other => panic!("{other:?}"),
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+fn users(s: &mut Session) -> Vec<Vec<Value>> {
+    query(s, "SELECT UserId, Name, Age FROM Users ORDER BY UserId").rows
+}
+
+#[test]
+fn explain_update_by_key_is_a_point_and_writes_nothing() {
+    let mut s = session();
+    let before = users(&mut s);
+    let plan = explain(&mut s, "UPDATE Users SET Name = 'x' WHERE UserId = 3");
+    let mut it = plan.lines();
+    assert_eq!(it.next(), Some("Update Users: set Name"), "{plan}");
+    assert!(plan.contains("  TableScan Users: key (3)"), "{plan}");
+    assert!(!plan.contains("Filter"), "{plan}");
+    assert!(!plan.contains("rolled back"), "{plan}");
+    // Two columns, a residual filter.
+    let plan = explain(
+        &mut s,
+        "UPDATE Users SET Name = 'x', Age = Age + 1 WHERE UserId = 3 AND Name = 'cy'",
+    );
+    assert!(plan.starts_with("Update Users: set Name, Age\n"), "{plan}");
+    assert!(plan.contains("key (3)"), "{plan}");
+    assert!(plan.contains("Name = 'cy'"), "{plan}");
+    assert_eq!(users(&mut s), before);
+}
+
+#[test]
+fn explain_delete_with_a_range() {
+    let mut s = session();
+    let plan = explain(
+        &mut s,
+        "DELETE FROM Orders WHERE OrderId >= 11 AND OrderId < 13",
+    );
+    assert!(plan.starts_with("Delete Orders\n"), "{plan}");
+    let scan = plan.lines().nth(1).unwrap();
+    assert!(scan.starts_with("  TableScan Orders: "), "{plan}");
+    assert!(scan.contains("[(11) .. (13))"), "{plan}");
+    assert!(!scan.contains("full"), "{plan}");
+    assert_eq!(
+        ints(&query(&mut s, "SELECT COUNT(*) FROM Orders")),
+        vec![vec![4]]
+    );
+}
+
+#[test]
+fn explain_insert_values_and_select() {
+    let mut s = session();
+    let plan = explain(
+        &mut s,
+        "INSERT INTO Users (UserId, Name) VALUES (7, 'g'), (8, 'h')",
+    );
+    assert_eq!(plan, "Insert Users (UserId, Name): 2 rows");
+    let plan = explain(
+        &mut s,
+        "INSERT OR UPDATE INTO Users (UserId, Name) VALUES (1, 'g')",
+    );
+    assert_eq!(plan, "InsertOrUpdate Users (UserId, Name): 1 row");
+    let plan = explain(
+        &mut s,
+        "INSERT INTO Orders (OrderId, UserId) SELECT UserId + 100, UserId FROM Users WHERE UserId = 2",
+    );
+    assert!(
+        plan.starts_with("Insert Orders (OrderId, UserId)\n"),
+        "{plan}"
+    );
+    // The SELECT's own plan, one level down.
+    assert!(plan.contains("\n  Project: _, UserId\n"), "{plan}");
+    assert!(plan.contains("\n    TableScan Users: key (2)"), "{plan}");
+    assert_eq!(users(&mut s).len(), 3);
+    assert_eq!(
+        ints(&query(&mut s, "SELECT COUNT(*) FROM Orders")),
+        vec![vec![4]]
+    );
+}
+
+#[test]
+fn explain_analyze_dml_rolls_back() {
+    let mut s = session();
+    let before = users(&mut s);
+    let out = lines(&query(
+        &mut s,
+        "EXPLAIN ANALYZE UPDATE Users SET Name = 'x' WHERE UserId = 3",
+    ));
+    println!("{out}");
+    assert!(
+        out.starts_with("Update Users: set Name  [rows=1]\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("TableScan Users: key (3)  [rows=1 scanned=1"),
+        "{out}"
+    );
+    assert!(out.contains("rows affected: 1,"), "{out}");
+    assert!(
+        out.ends_with("(rolled back: EXPLAIN ANALYZE does not commit)"),
+        "{out}"
+    );
+    assert_eq!(users(&mut s), before);
+
+    let out = lines(&query(
+        &mut s,
+        "EXPLAIN ANALYZE DELETE FROM Users WHERE UserId >= 2",
+    ));
+    println!("{out}");
+    assert!(out.starts_with("Delete Users  [rows=2]\n"), "{out}");
+    assert!(out.contains("rows affected: 2,"), "{out}");
+    assert_eq!(users(&mut s), before);
+    assert_eq!(
+        ints(&query(&mut s, "SELECT COUNT(*) FROM Events")),
+        vec![vec![400]]
+    );
+
+    let out = lines(&query(
+        &mut s,
+        "EXPLAIN ANALYZE INSERT INTO Users (UserId, Name) SELECT UserId + 10, Name FROM Users",
+    ));
+    println!("{out}");
+    assert!(
+        out.starts_with("Insert Users (UserId, Name)  [rows=3]\n"),
+        "{out}"
+    );
+    assert!(out.contains("TableScan Users: "), "{out}");
+    assert_eq!(users(&mut s), before);
+
+    let out = lines(&query(
+        &mut s,
+        "EXPLAIN ANALYZE INSERT INTO Users (UserId, Name) VALUES (9, 'z')",
+    ));
+    assert!(
+        out.starts_with("Insert Users (UserId, Name): 1 row  [rows=1]\n"),
+        "{out}"
+    );
+    assert_eq!(users(&mut s), before);
+
+    // A failing statement still reports its error and changes nothing.
+    let err = s
+        .execute(
+            "EXPLAIN ANALYZE INSERT INTO Users (UserId, Name) VALUES (1, 'dup')",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("ALREADY_EXISTS"), "{err}");
+    assert_eq!(users(&mut s), before);
+}
+
+#[test]
+fn explain_dml_inside_a_transaction() {
+    let mut s = session();
+    run(&mut s, "BEGIN");
+    run(&mut s, "UPDATE Users SET Name = 'q' WHERE UserId = 1");
+    let plan = explain(&mut s, "DELETE FROM Users WHERE UserId = 1");
+    assert!(plan.starts_with("Delete Users\n"), "{plan}");
+    let err = s
+        .execute(
+            "EXPLAIN ANALYZE DELETE FROM Users WHERE UserId = 1",
+            &Params::new(),
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("FAILED_PRECONDITION"), "{err}");
+    run(&mut s, "COMMIT");
+    let q = query(&mut s, "SELECT Name FROM Users WHERE UserId = 1");
+    assert_eq!(q.rows, vec![vec![Value::String("q".into())]]);
+}

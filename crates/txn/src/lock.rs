@@ -35,10 +35,23 @@
 //!
 //! A transaction only ever waits for an older one (or for one that is already committing,
 //! which takes no more locks and so waits for nobody), so the waits-for graph has no cycle.
-//! Wounding is cooperative: the victim's pending lock request fails at once with
-//! [`Error::Aborted`] (it is woken), otherwise its next request or its
-//! [`LockManager::mark_committing`] does; its caller then calls `release_all`. A holder
-//! that is already *committing* cannot be wounded: the requester waits for it to finish.
+//! A wounded transaction can never commit: its next lock request and its
+//! [`LockManager::mark_committing`] fail with [`Error::Aborted`]. What happens to its locks
+//! depends on where the victim is when it is wounded:
+//!
+//! - **idle** (between calls, not blocked in [`LockManager::lock`]): as in Spanner, the
+//!   lock manager aborts it on the spot, releasing all its locks at wound time and waking
+//!   their waiters, so the older transaction proceeds without waiting for the victim's
+//!   client to make another call. The owner's later [`LockManager::release_all`] is a
+//!   harmless no-op (it only marks the handle done).
+//! - **blocked in `lock`**: its pending request is woken and fails with
+//!   [`Error::Aborted`]; its caller then calls `release_all`. (Should another conflicting
+//!   request find it idle and wounded before that, the locks are released then.)
+//!
+//! The victim cannot slip a new lock in while its locks are being released: wounding and
+//! releasing happen under the tables mutex, and `lock` checks the wounded bit under the
+//! same mutex before granting. A holder that is already *committing* cannot be wounded:
+//! the requester waits for it to finish.
 //!
 //! # Commit protocol for callers
 //!
@@ -46,6 +59,10 @@
 //! begin -> lock(S) on reads ... -> lock(X) on writes -> mark_committing -> write -> release_all
 //!                                   (any Aborted: release_all, then retry with the same priority)
 //! ```
+//!
+//! A transaction that has not reached `mark_committing` may lose its locks at any time
+//! (when it is wounded while idle), so nothing it read counts until `mark_committing`
+//! succeeds; from then on it holds its locks until `release_all`.
 //!
 //! # Data structures
 //!
@@ -57,6 +74,7 @@
 //! transactions that found the releaser in their way, and wounding wakes the victim.
 
 use std::cmp::Ordering as CmpOrdering;
+use std::collections::hash_map::Entry;
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
 use std::ops::Bound;
@@ -318,9 +336,34 @@ struct Tables {
     waiters_by_holder: HashMap<TxnId, HashMap<TxnId, Arc<TxnHandle>>>,
     /// Requests currently blocked.
     waiting: usize,
+    /// How many requests of each transaction are blocked in [`LockManager::lock`] right now
+    /// (absent = none). A wounded transaction that is not blocked is idle: its locks are
+    /// released at once.
+    blocked: HashMap<TxnId, usize>,
 }
 
 impl Tables {
+    /// Whether `txn` has a request blocked in [`LockManager::lock`] (it is then woken and
+    /// fails by itself when wounded).
+    fn is_blocked(&self, txn: TxnId) -> bool {
+        self.blocked.contains_key(&txn)
+    }
+
+    fn enter_wait(&mut self, txn: TxnId) {
+        self.waiting += 1;
+        *self.blocked.entry(txn).or_default() += 1;
+    }
+
+    fn leave_wait(&mut self, txn: TxnId) {
+        self.waiting -= 1;
+        if let Entry::Occupied(mut blocked) = self.blocked.entry(txn) {
+            *blocked.get_mut() -= 1;
+            if *blocked.get() == 0 {
+                blocked.remove();
+            }
+        }
+    }
+
     /// The other transactions whose locks conflict with `txn` taking `mode` on `target`,
     /// each listed once.
     fn conflicts(
@@ -460,6 +503,9 @@ impl LockManager {
     /// Takes `mode` on `target` for `txn`, waiting as wound-wait says (see the
     /// [module docs](self)). Holding S and asking X upgrades; asking again is a no-op.
     ///
+    /// A conflicting younger holder that is idle (not blocked in `lock` itself) is wounded
+    /// and loses all its locks at once, so the request does not wait for it.
+    ///
     /// Errors: [`Error::Aborted`] if `txn` is or gets wounded (the caller must
     /// [`release_all`](Self::release_all) and retry); [`Error::DeadlineExceeded`] if
     /// `deadline` passes first (the transaction keeps its locks and stays active);
@@ -473,19 +519,38 @@ impl LockManager {
     ) -> Result<()> {
         let mut tables = self.tables.lock();
         loop {
-            // Checked under the mutex: wounding also happens under it, so a wound cannot
-            // slip in between this check and the wait below unnoticed.
+            // Checked under the mutex: wounding (and the release of an idle victim's locks)
+            // also happens under it, so a wound cannot slip in between this check and the
+            // grant or the wait below unnoticed, and a victim whose locks were released can
+            // never take a new one.
             txn.check_can_lock()?;
             let conflicts = tables.conflicts(txn, &target, mode);
             if conflicts.is_empty() {
                 tables.grant(txn, target, mode);
                 return Ok(());
             }
+            let mut freed = false;
             for holder in &conflicts {
                 if txn.is_older_than(holder) && holder.wound(txn.id) {
                     // Interrupt the victim if it is blocked in `lock`.
                     holder.wake.notify_all();
                 }
+                // A wounded holder can never commit. If it is idle, abort it here and now
+                // (as Spanner does): drop its locks and wake whoever waits for them. If it is
+                // blocked in `lock`, it wakes, fails with Aborted and its owner releases.
+                if holder.is_wounded() && !tables.is_blocked(holder.id) {
+                    for waiter in tables.release(holder) {
+                        // Waking ourselves is harmless: we are not waiting.
+                        waiter.wake.notify_all();
+                    }
+                    freed = true;
+                }
+            }
+            if freed {
+                // Something was released: look again before deciding to wait.
+                continue;
+            }
+            for holder in &conflicts {
                 // Wounded or not, we wait until the holder lets go.
                 tables
                     .waiters_by_holder
@@ -501,9 +566,9 @@ impl LockManager {
                 }
                 wake_at = wake_at.min(deadline);
             }
-            tables.waiting += 1;
+            tables.enter_wait(txn.id);
             txn.wake.wait_until(&mut tables, wake_at);
-            tables.waiting -= 1;
+            tables.leave_wait(txn.id);
         }
     }
 
@@ -529,7 +594,9 @@ impl LockManager {
     }
 
     /// Drops every lock `txn` holds, marks it done and wakes the transactions waiting for
-    /// it. Call it when the transaction ends, whether it committed or aborted.
+    /// it. Call it when the transaction ends, whether it committed or aborted. If the
+    /// transaction was wounded while idle its locks are already gone, and this only marks
+    /// it done; calling it again is a no-op too.
     pub fn release_all(&self, txn: &TxnHandle) {
         let to_wake = {
             let mut tables = self.tables.lock();

@@ -6,7 +6,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rowtree_txn::{Error, LockManager, LockMode, LockTarget, TxnState};
+use rowtree_txn::{Error, LockManager, LockMode, LockTarget, TxnHandle, TxnState};
 
 use LockMode::{Exclusive as X, Shared as S};
 
@@ -114,19 +114,15 @@ fn upgrade_blocked_by_another_reader_waits() {
 
 #[test]
 fn older_requester_wounds_younger_holder() {
-    let lm = Arc::new(LockManager::new());
+    let lm = LockManager::new();
     let (old, young) = (lm.begin(None), lm.begin(None));
     lm.lock(&young, key("a"), X, no_wait()).unwrap();
 
-    let requester = {
-        let (lm, old) = (lm.clone(), old.clone());
-        thread::spawn(move || lm.lock(&old, key("a"), X, within(10)))
-    };
-    eventually("younger wounded", || young.is_wounded());
-    assert!(
-        !requester.is_finished(),
-        "the older one waits for the release"
-    );
+    // The younger is idle, so wounding it releases its locks on the spot: the older gets
+    // the lock even with a deadline that has already passed.
+    lm.lock(&old, key("a"), X, no_wait()).unwrap();
+    assert!(young.is_wounded());
+    assert_eq!(lm.held_mode(&young, &key("a")), None);
 
     // The wounded transaction's next request and its commit are refused.
     assert!(is_aborted(&lm.lock(&young, key("b"), S, no_wait())));
@@ -138,8 +134,150 @@ fn older_requester_wounds_younger_holder() {
 
     lm.release_all(&young);
     assert_eq!(young.state(), TxnState::Done);
+    assert_eq!(lm.held_mode(&old, &key("a")), Some(X));
+}
+
+#[test]
+fn older_proceeds_past_an_idle_wounded_younger_without_its_help() {
+    let lm = Arc::new(LockManager::new());
+    let (old, young) = (lm.begin(None), lm.begin(None));
+    let youngest = lm.begin(None);
+    lm.lock(&young, key("a"), S, no_wait()).unwrap();
+    lm.lock(&young, key("b"), X, no_wait()).unwrap();
+    lm.lock(
+        &young,
+        LockTarget::range("m", Some(b"p".to_vec())),
+        S,
+        no_wait(),
+    )
+    .unwrap();
+
+    // The youngest waits for the younger's write lock (it may not wound an older one).
+    let youngest_req = {
+        let (lm, youngest) = (lm.clone(), youngest.clone());
+        thread::spawn(move || lm.lock(&youngest, key("b"), S, within(10)))
+    };
+    eventually("youngest blocked", || lm.stats().waiting == 1);
+
+    // The older needs the younger's key. The younger makes no call at all from here on,
+    // yet the older gets through well within its 1 s deadline (before, it would have
+    // waited for the younger's next call or release and failed with DeadlineExceeded).
+    let started = Instant::now();
+    lm.lock(&old, key("a"), X, within(1)).unwrap();
+    lm.lock(&old, key("n"), X, within(1)).unwrap();
+    assert!(started.elapsed() < Duration::from_secs(1));
+    assert!(young.is_wounded());
+    assert_eq!(
+        young.state(),
+        TxnState::Active,
+        "only its owner ends the handle"
+    );
+
+    // Its waiters were woken too: the youngest gets the key it waited for.
+    youngest_req.join().unwrap().unwrap();
+    assert_eq!(lm.held_mode(&youngest, &key("b")), Some(S));
+    for target in [
+        key("a"),
+        key("b"),
+        LockTarget::range("m", Some(b"p".to_vec())),
+    ] {
+        assert_eq!(lm.held_mode(&young, &target), None, "{target:?}");
+    }
+
+    // The younger learns it at its next call, and can never lock again or commit.
+    assert!(is_aborted(&lm.lock(&young, key("z"), S, no_wait())));
+    assert!(is_aborted(&lm.lock(&young, key("a"), S, within(10))));
+    assert!(is_aborted(&lm.mark_committing(&young)));
+    assert_eq!(lm.held_mode(&young, &key("z")), None);
+
+    // Its owner's release_all is a harmless no-op for the tables (twice, even).
+    let before = lm.stats();
+    lm.release_all(&young);
+    lm.release_all(&young);
+    assert_eq!(young.state(), TxnState::Done);
+    assert_eq!(lm.stats(), before);
+    assert_eq!(lm.held_mode(&old, &key("a")), Some(X));
+    assert_eq!(lm.held_mode(&old, &key("n")), Some(X));
+    assert_eq!(lm.held_mode(&youngest, &key("b")), Some(S));
+
+    lm.release_all(&old);
+    lm.release_all(&youngest);
+    assert_eq!(lm.stats(), Default::default());
+}
+
+#[test]
+fn a_wounded_victim_racing_for_new_locks_never_gets_one() {
+    // The victim keeps taking fresh locks (never blocking) while the older wounds it: once
+    // its locks are released at wound time it must not be granted another one.
+    for round in 0..100 {
+        let lm = Arc::new(LockManager::new());
+        let (old, young) = (lm.begin(None), lm.begin(None));
+        lm.lock(&young, key("a"), X, no_wait()).unwrap();
+        let barrier = Arc::new(Barrier::new(2));
+        let victim = {
+            let (lm, young, barrier) = (lm.clone(), young.clone(), barrier.clone());
+            thread::spawn(move || {
+                barrier.wait();
+                for i in 0u32.. {
+                    let r = lm.lock(&young, LockTarget::key(i.to_be_bytes()), X, no_wait());
+                    if is_aborted(&r) {
+                        return i;
+                    }
+                    r.unwrap();
+                }
+                unreachable!()
+            })
+        };
+        barrier.wait();
+        lm.lock(&old, key("a"), X, within(1)).unwrap();
+        let stopped_at = victim.join().unwrap();
+        // Before the victim's release_all, only the older holds anything.
+        let stats = lm.stats();
+        assert_eq!(
+            (stats.locked_keys, stats.transactions),
+            (1, 1),
+            "round {round}, stopped at {stopped_at}"
+        );
+        assert_eq!(lm.held_mode(&young, &key("a")), None);
+        assert_eq!(lm.held_mode(&old, &key("a")), Some(X));
+        lm.release_all(&young);
+        lm.release_all(&old);
+        assert_eq!(lm.stats(), Default::default());
+    }
+}
+
+#[test]
+fn a_victim_wounded_while_waiting_fails_and_its_owner_releases() {
+    let lm = Arc::new(LockManager::new());
+    let (old, young) = (lm.begin(None), lm.begin(None));
+    lm.lock(&young, key("a"), X, no_wait()).unwrap();
+    lm.lock(&old, key("b"), X, no_wait()).unwrap();
+
+    // The younger blocks behind the older's lock on "b"; its owner releases only when told
+    // (and is slow about it).
+    let (told_tx, told_rx) = std::sync::mpsc::channel();
+    let (go_tx, go_rx) = std::sync::mpsc::channel::<()>();
+    let young_req = {
+        let (lm, young) = (lm.clone(), young.clone());
+        thread::spawn(move || {
+            let r = lm.lock(&young, key("b"), S, within(10));
+            told_tx.send(is_aborted(&r)).unwrap();
+            go_rx.recv().unwrap();
+            lm.release_all(&young);
+        })
+    };
+    eventually("younger blocked", || lm.stats().waiting == 1);
+    let requester = {
+        let (lm, old) = (lm.clone(), old.clone());
+        thread::spawn(move || lm.lock(&old, key("a"), X, within(10)))
+    };
+    // The wound interrupts the blocked request, which fails with Aborted.
+    assert!(told_rx.recv_timeout(Duration::from_secs(5)).unwrap());
+    go_tx.send(()).unwrap();
+    young_req.join().unwrap();
     requester.join().unwrap().unwrap();
     assert_eq!(lm.held_mode(&old, &key("a")), Some(X));
+    assert_eq!(young.state(), TxnState::Done);
 }
 
 #[test]
@@ -213,10 +351,8 @@ fn retry_keeps_its_priority_and_wins() {
     assert_eq!(retry.priority(), first.priority());
     assert_ne!(retry.id(), first.id());
     lm.lock(&other, key("a"), X, no_wait()).unwrap();
-    assert_eq!(
-        lm.lock(&retry, key("a"), X, no_wait()),
-        Err(Error::DeadlineExceeded)
-    );
+    // The idle `other` is wounded and its locks released at once.
+    lm.lock(&retry, key("a"), X, no_wait()).unwrap();
     assert!(other.is_wounded());
 }
 
@@ -410,8 +546,33 @@ impl Rng {
 }
 
 /// Who holds what, as the test itself observes it while transactions believe they hold
-/// their locks: `(readers, writer)` per key.
-type Model = Mutex<HashMap<u8, (usize, bool)>>;
+/// their locks: the transactions and modes per key. A transaction wounded while idle loses
+/// its locks at once (it can never commit), so two conflicting entries are fine as long as
+/// one of them is wounded; a transaction that reached `mark_committing` really holds its
+/// locks, so nothing conflicting with it may be unwounded.
+type Model = Mutex<HashMap<u8, Vec<(Arc<TxnHandle>, LockMode)>>>;
+
+/// Asserts that `txn` holding `mine` is exclusive in `model`, up to wounded transactions.
+fn check_exclusion(
+    held: &HashMap<u8, Vec<(Arc<TxnHandle>, LockMode)>>,
+    txn: &TxnHandle,
+    mine: &HashMap<u8, LockMode>,
+    when: &str,
+) {
+    for (&k, &mode) in mine {
+        for (other, other_mode) in held.get(&k).into_iter().flatten() {
+            if other.id() != txn.id() && !mode.is_compatible_with(*other_mode) {
+                assert!(
+                    other.is_wounded() || txn.is_wounded(),
+                    "{when}: key {k} held {mode:?} by {} and {other_mode:?} by {}, \
+                     neither wounded",
+                    txn.id(),
+                    other.id()
+                );
+            }
+        }
+    }
+}
 
 #[test]
 fn random_contention_never_deadlocks() {
@@ -480,7 +641,7 @@ fn random_contention_never_deadlocks() {
 fn run_txn(
     lm: &LockManager,
     model: &Model,
-    txn: &Arc<rowtree_txn::TxnHandle>,
+    txn: &Arc<TxnHandle>,
     ops: &[(u8, u8, LockMode)],
 ) -> Result<(), Error> {
     let result = (|| {
@@ -502,30 +663,23 @@ fn run_txn(
         }
         {
             let mut held = model.lock().unwrap();
+            check_exclusion(&held, txn, &mine, "after locking");
             for (&k, &mode) in &mine {
-                let (readers, writer) = held.entry(k).or_default();
-                assert!(!*writer, "key {k} already has a writer");
-                match mode {
-                    X => {
-                        assert_eq!(*readers, 0, "key {k} written while read");
-                        *writer = true;
-                    }
-                    S => *readers += 1,
-                }
+                held.entry(k).or_default().push((txn.clone(), mode));
             }
         }
         thread::yield_now();
-        {
-            let mut held = model.lock().unwrap();
-            for (&k, &mode) in &mine {
-                let entry = held.get_mut(&k).unwrap();
-                match mode {
-                    X => entry.1 = false,
-                    S => entry.0 -= 1,
-                }
-            }
+        let committing = lm.mark_committing(txn);
+        let mut held = model.lock().unwrap();
+        if committing.is_ok() {
+            // Committing: it cannot be wounded and truly holds everything it locked.
+            assert!(!txn.is_wounded());
+            check_exclusion(&held, txn, &mine, "when committing");
         }
-        lm.mark_committing(txn)
+        for k in mine.keys() {
+            held.get_mut(k).unwrap().retain(|(t, _)| t.id() != txn.id());
+        }
+        committing
     })();
     lm.release_all(txn);
     result
