@@ -679,18 +679,7 @@ impl<'c> Binder<'c> {
                 let es = ExprScope::new(self, &from, outer, "WHERE clause");
                 self.bind_in(w, &es)?;
             }
-            let mut residual = Vec::new();
-            for c in conjuncts(w) {
-                if !self.push_conjunct(c, &from, &mut node, outer)? {
-                    residual.push(c.clone());
-                }
-            }
-            if let Some(pred) = and_all(residual) {
-                let es = ExprScope::new(self, &from, outer, "WHERE clause");
-                let text = expr_tree::text(&pred);
-                let predicate = self.bind_bool(&pred, &es, "WHERE clause")?;
-                node = filter(node, predicate, text);
-            }
+            node = self.apply_where(w, &from, node, outer)?;
         }
         // 3. Aggregation.
         let aggregating = !s.group_by.is_empty()
@@ -738,7 +727,7 @@ impl<'c> Binder<'c> {
         let mut origins = Vec::new();
         let mut asts: Vec<Option<Expr>> = Vec::new();
         for item in &s.items {
-            match item {
+            let (slots, except, replace): (Vec<usize>, &[Ident], &[(Expr, Ident)]) = match item {
                 SelectItem::Star {
                     except,
                     replace,
@@ -747,31 +736,7 @@ impl<'c> Binder<'c> {
                     if from.star.is_empty() && s.from.is_none() {
                         return Err(Error::invalid_at(*span, "SELECT * must have a FROM clause"));
                     }
-                    for &slot in &from.star {
-                        let col = &from.columns[slot];
-                        if except.iter().any(|e| e.matches(&col.name)) {
-                            continue;
-                        }
-                        if let Some((e, name)) = replace.iter().find(|(_, n)| n.matches(&col.name))
-                        {
-                            exprs.push(self.bind_in(e, &es)?);
-                            columns.push((
-                                name.value.clone(),
-                                exprs
-                                    .last()
-                                    .map(|b: &BoundExpr| b.ty().clone())
-                                    .unwrap_or(Type::Int64),
-                            ));
-                            origins.push(None);
-                            asts.push(Some(e.clone()));
-                            continue;
-                        }
-                        self.used.borrow().mark(col.origin);
-                        exprs.push(self.slot_expr(from, slot)?);
-                        columns.push((col.name.clone(), col.ty.clone()));
-                        origins.push(col.origin);
-                        asts.push(None);
-                    }
+                    (from.star.clone(), except, replace)
                 }
                 SelectItem::QualifiedStar { qualifier, span } => {
                     let name = qualifier
@@ -782,14 +747,7 @@ impl<'c> Binder<'c> {
                     let slots = from.table_star(&name).ok_or_else(|| {
                         Error::invalid_at(*span, format!("Unrecognized name: {name}"))
                     })?;
-                    for slot in slots {
-                        let col = &from.columns[slot];
-                        self.used.borrow().mark(col.origin);
-                        exprs.push(self.slot_expr(from, slot)?);
-                        columns.push((col.name.clone(), col.ty.clone()));
-                        origins.push(col.origin);
-                        asts.push(None);
-                    }
+                    (slots, &[], &[])
                 }
                 SelectItem::Expr { expr, alias } => {
                     let b = self.bind_in(expr, &es)?;
@@ -807,7 +765,34 @@ impl<'c> Binder<'c> {
                     });
                     exprs.push(b);
                     asts.push(Some(expr.clone()));
+                    continue;
                 }
+            };
+            // A star's columns, less its EXCEPT ones, with its REPLACE ones
+            // bound anew.
+            for slot in slots {
+                let col = &from.columns[slot];
+                if except.iter().any(|e| e.matches(&col.name)) {
+                    continue;
+                }
+                if let Some((e, name)) = replace.iter().find(|(_, n)| n.matches(&col.name)) {
+                    exprs.push(self.bind_in(e, &es)?);
+                    columns.push((
+                        name.value.clone(),
+                        exprs
+                            .last()
+                            .map(|b: &BoundExpr| b.ty().clone())
+                            .unwrap_or(Type::Int64),
+                    ));
+                    origins.push(None);
+                    asts.push(Some(e.clone()));
+                    continue;
+                }
+                self.used.borrow().mark(col.origin);
+                exprs.push(self.slot_expr(from, slot)?);
+                columns.push((col.name.clone(), col.ty.clone()));
+                origins.push(col.origin);
+                asts.push(None);
             }
         }
         let pre = PreProjection {
@@ -2246,6 +2231,31 @@ impl<'c> Binder<'c> {
 
     // ----- predicate pushdown --------------------------------------------
 
+    /// `node` (over the FROM row `from`) filtered by the WHERE clause `w`:
+    /// each conjunct a single scan can answer is pushed into it, the rest
+    /// are ANDed into a filter above it.
+    pub(crate) fn apply_where(
+        &self,
+        w: &Expr,
+        from: &RowScope,
+        mut node: Node,
+        outer: Option<&Outer<'_>>,
+    ) -> Result<Node> {
+        let mut residual = Vec::new();
+        for c in conjuncts(w) {
+            if !self.push_conjunct(c, from, &mut node, outer)? {
+                residual.push(c.clone());
+            }
+        }
+        if let Some(pred) = and_all(residual) {
+            let es = ExprScope::new(self, from, outer, "WHERE clause");
+            let text = expr_tree::text(&pred);
+            let predicate = self.bind_bool(&pred, &es, "WHERE clause")?;
+            node = filter(node, predicate, text);
+        }
+        Ok(node)
+    }
+
     /// Pushes a WHERE conjunct to the one scan it reads, if it reads one.
     pub(crate) fn push_conjunct(
         &self,
@@ -2674,18 +2684,10 @@ fn attach_inner(node: &mut Node, scan_id: usize, c: &mut Option<Conjunct>) {
                 s.conjuncts.push(c);
             }
         }
-        NodeKind::Scan(_) | NodeKind::Values { .. } | NodeKind::Rows { .. } => {}
-        NodeKind::Filter { input, .. }
-        | NodeKind::Project { input, .. }
-        | NodeKind::Aggregate { input, .. }
-        | NodeKind::Sort { input, .. }
-        | NodeKind::Limit { input, .. }
-        | NodeKind::Distinct { input }
-        | NodeKind::Unnest { input, .. }
-        | NodeKind::Window { input, .. } => attach_inner(input, scan_id, c),
-        NodeKind::Join { left, right, .. } | NodeKind::SetOp { left, right, .. } => {
-            attach_inner(left, scan_id, c);
-            attach_inner(right, scan_id, c);
+        _ => {
+            for child in node.children_mut() {
+                attach_inner(child, scan_id, c);
+            }
         }
     }
 }

@@ -24,10 +24,9 @@ use rowtree_parser::ast::{self, Expr, Hint, Ident, SelectItem, Span, StatementKi
 use rowtree_schema::{Catalog, Table};
 use rowtree_types::{Type, Value};
 
-use crate::binder::{filter, Binder, ExprScope};
+use crate::binder::{Binder, ExprScope};
 use crate::error::{Error, Result};
 use crate::executor::{ExecContext, RowIter};
-use crate::expr_tree::{and_all, conjuncts};
 use crate::plan::{Node, NodeKind, Plan};
 use crate::scope::RowScope;
 use crate::session::{ExecuteResult, QueryResult, QueryStats};
@@ -144,8 +143,15 @@ fn table_scope(t: &Table, alias: &str) -> RowScope {
 /// Bound THEN RETURN items and their output columns.
 type Returning = (Vec<BoundExpr>, Vec<(String, Type)>);
 
-/// THEN RETURN items bound over the table row.
-fn bind_returning(b: &Binder<'_>, scope: &RowScope, items: &[SelectItem]) -> Result<Returning> {
+/// THEN RETURN items (if the statement has them) bound over the table row.
+fn bind_returning(
+    b: &Binder<'_>,
+    scope: &RowScope,
+    items: Option<&ast::Returning>,
+) -> Result<Option<Returning>> {
+    let Some(items) = items else {
+        return Ok(None);
+    };
     let es = ExprScope::new(b, scope, None, "THEN RETURN");
     let mut exprs = Vec::new();
     let mut columns = Vec::new();
@@ -176,7 +182,7 @@ fn bind_returning(b: &Binder<'_>, scope: &RowScope, items: &[SelectItem]) -> Res
             }
         }
     }
-    Ok((exprs, columns))
+    Ok(Some((exprs, columns)))
 }
 
 fn finish_plan(b: &Binder<'_>, catalog: &Catalog, root: Node) -> Result<Plan> {
@@ -311,11 +317,7 @@ fn insert(
         }
     };
     let scope = table_scope(t, &t.name);
-    let returning = ins
-        .returning
-        .as_ref()
-        .map(|items| bind_returning(&b, &scope, items))
-        .transpose()?;
+    let returning = bind_returning(&b, &scope, ins.returning.as_ref())?;
     let is_query = matches!(ins.source, ast::InsertSource::Query(_));
     let plan = finish_plan(&b, catalog, root)?;
     let verb = match ins.mode {
@@ -436,28 +438,9 @@ fn matching_rows<'c>(
         }],
         span: name.span,
     };
-    let (mut node, scope) = b.from(&te, None)?;
+    let (node, scope) = b.from(&te, None)?;
     let _ = t;
-    let mut residual = Vec::new();
-    for c in conjuncts(where_clause) {
-        if !b.push_conjunct(c, &scope, &mut node, None)? {
-            residual.push(c.clone());
-        }
-    }
-    if let Some(p) = and_all(residual) {
-        let es = ExprScope::new(b, &scope, None, "WHERE clause");
-        let pred = b.bind_in(&p, &es)?;
-        if *pred.ty() != Type::Bool {
-            return Err(Error::invalid_at(
-                p.span(),
-                format!(
-                    "WHERE clause should return type BOOL, but returns {}",
-                    pred.ty()
-                ),
-            ));
-        }
-        node = filter(node, pred, crate::expr_tree::text(&p));
-    }
+    let node = b.apply_where(where_clause, &scope, node, None)?;
     Ok((node, scope))
 }
 
@@ -492,13 +475,7 @@ fn update(
         let (pos, col) = t.column(&last.value).ok_or_else(|| {
             Error::invalid_at(last.span, format!("Unrecognized name: {}", last.value))
         })?;
-        if t.is_key_column(pos) {
-            return Err(Error::invalid_at(
-                last.span,
-                format!("Cannot UPDATE value on non-writable column: {}", col.name),
-            ));
-        }
-        if col.is_generated() {
+        if t.is_key_column(pos) || col.is_generated() {
             return Err(Error::invalid_at(
                 last.span,
                 format!("Cannot UPDATE value on non-writable column: {}", col.name),
@@ -516,11 +493,7 @@ fn update(
         };
         assigned.push((pos, e, value.span()));
     }
-    let returning = up
-        .returning
-        .as_ref()
-        .map(|items| bind_returning(&b, &scope, items))
-        .transpose()?;
+    let returning = bind_returning(&b, &scope, up.returning.as_ref())?;
     let plan = finish_plan(&b, catalog, node)?;
     let set: Vec<&str> = assigned
         .iter()
@@ -601,11 +574,7 @@ fn delete(
     let t = table(catalog, &del.table)?;
     let b = binder(catalog, params);
     let (node, scope) = matching_rows(&b, t, &del.table, del.alias.as_ref(), &del.where_clause)?;
-    let returning = del
-        .returning
-        .as_ref()
-        .map(|items| bind_returning(&b, &scope, items))
-        .transpose()?;
+    let returning = bind_returning(&b, &scope, del.returning.as_ref())?;
     let plan = finish_plan(&b, catalog, node)?;
     let mut head = format!("Delete {}", t.name);
     if returning.is_some() {

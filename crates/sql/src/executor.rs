@@ -731,37 +731,32 @@ impl Operator for Unnest<'_> {
 /// ORDER BY's comparison of two rows by `keys`.
 pub(crate) fn compare_rows(a: &[Value], b: &[Value], keys: &[SortKey]) -> Ordering {
     for k in keys {
-        let (x, y) = (&a[k.slot], &b[k.slot]);
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) => {
-                if k.nulls_first {
-                    Ordering::Less
-                } else {
-                    Ordering::Greater
-                }
-            }
-            (false, true) => {
-                if k.nulls_first {
-                    Ordering::Greater
-                } else {
-                    Ordering::Less
-                }
-            }
-            (false, false) => {
-                let o = rowtree_expr::compare(x, y).unwrap_or(Ordering::Equal);
-                if k.desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            }
-        };
+        let o = compare_sort_values(&a[k.slot], &b[k.slot], k.desc, k.nulls_first);
         if o != Ordering::Equal {
             return o;
         }
     }
     Ordering::Equal
+}
+
+/// One sort key's comparison of two values: NULLs first or last whatever
+/// the direction, other values reversed when `desc`.
+fn compare_sort_values(x: &Value, y: &Value, desc: bool, nulls_first: bool) -> Ordering {
+    match (x.is_null(), y.is_null()) {
+        (true, true) => Ordering::Equal,
+        (true, false) if nulls_first => Ordering::Less,
+        (true, false) => Ordering::Greater,
+        (false, true) if nulls_first => Ordering::Greater,
+        (false, true) => Ordering::Less,
+        (false, false) => {
+            let o = rowtree_expr::compare(x, y).unwrap_or(Ordering::Equal);
+            if desc {
+                o.reverse()
+            } else {
+                o
+            }
+        }
+    }
 }
 
 struct Sort<'p> {
@@ -798,21 +793,7 @@ struct Window<'p> {
 /// Compares key tuples: each key `(desc, nulls_first)`.
 fn compare_keys(a: &[Value], b: &[Value], dirs: &[(bool, bool)]) -> Ordering {
     for ((x, y), &(desc, nulls_first)) in a.iter().zip(b).zip(dirs) {
-        let o = match (x.is_null(), y.is_null()) {
-            (true, true) => Ordering::Equal,
-            (true, false) if nulls_first => Ordering::Less,
-            (true, false) => Ordering::Greater,
-            (false, true) if nulls_first => Ordering::Greater,
-            (false, true) => Ordering::Less,
-            (false, false) => {
-                let o = rowtree_expr::compare(x, y).unwrap_or(Ordering::Equal);
-                if desc {
-                    o.reverse()
-                } else {
-                    o
-                }
-            }
-        };
+        let o = compare_sort_values(x, y, desc, nulls_first);
         if o != Ordering::Equal {
             return o;
         }

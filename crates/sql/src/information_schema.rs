@@ -44,7 +44,7 @@
 use std::cmp::Ordering;
 
 use rowtree_schema::ast::{DataType, InterleaveKind, Length, OnDelete};
-use rowtree_schema::{Catalog, Column, Table};
+use rowtree_schema::{Catalog, Column, ForeignKey, Table};
 use rowtree_types::{Type, Value};
 
 /// The schema name, as Spanner spells it.
@@ -103,40 +103,27 @@ struct Def {
     key: &'static [&'static str],
 }
 
-const fn s(name: &'static str) -> MetaColumn {
+const fn meta(name: &'static str, spanner_type: &'static str, nullable: bool) -> MetaColumn {
     MetaColumn {
         name,
-        spanner_type: "STRING(MAX)",
-        nullable: false,
+        spanner_type,
+        nullable,
     }
+}
+const fn s(name: &'static str) -> MetaColumn {
+    meta(name, "STRING(MAX)", false)
 }
 const fn sn(name: &'static str) -> MetaColumn {
-    MetaColumn {
-        name,
-        spanner_type: "STRING(MAX)",
-        nullable: true,
-    }
+    meta(name, "STRING(MAX)", true)
 }
 const fn i(name: &'static str) -> MetaColumn {
-    MetaColumn {
-        name,
-        spanner_type: "INT64",
-        nullable: false,
-    }
+    meta(name, "INT64", false)
 }
 const fn i_n(name: &'static str) -> MetaColumn {
-    MetaColumn {
-        name,
-        spanner_type: "INT64",
-        nullable: true,
-    }
+    meta(name, "INT64", true)
 }
 const fn b(name: &'static str) -> MetaColumn {
-    MetaColumn {
-        name,
-        spanner_type: "BOOL",
-        nullable: false,
-    }
+    meta(name, "BOOL", false)
 }
 
 const CHECK_CONSTRAINTS: &str = "CHECK_CONSTRAINTS";
@@ -574,7 +561,9 @@ fn int(n: usize) -> Value {
 /// referenced table's primary key when they are exactly its columns (in any
 /// order). Returns the constraint name and, per referenced column, its
 /// 1-based position in that key.
-fn fk_unique_constraint(referenced: &Table, columns: &[usize]) -> Option<(String, Vec<usize>)> {
+fn fk_unique_constraint(catalog: &Catalog, fk: &ForeignKey) -> Option<(String, Vec<usize>)> {
+    let referenced = catalog.table_by_id(fk.referenced_table)?;
+    let columns = &fk.referenced_columns;
     if columns.len() != referenced.primary_key.len() || columns.is_empty() {
         return None;
     }
@@ -1105,10 +1094,7 @@ fn key_column_usage(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<Vec<Valu
         }
         let Some(table) = t.user else { continue };
         for fk in &table.foreign_keys {
-            let positions = catalog
-                .table_by_id(fk.referenced_table)
-                .and_then(|r| fk_unique_constraint(r, &fk.referenced_columns))
-                .map(|(_, positions)| positions);
+            let positions = fk_unique_constraint(catalog, fk).map(|(_, positions)| positions);
             for (n, &column) in fk.columns.iter().enumerate() {
                 let position = positions.as_ref().map_or(n + 1, |p| p[n]);
                 out.push(row(&fk.name, t.columns[column].name, n + 1, int(position)));
@@ -1123,10 +1109,7 @@ fn referential_constraints(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<V
     for t in tables {
         let Some(table) = t.user else { continue };
         for fk in &table.foreign_keys {
-            let unique = catalog
-                .table_by_id(fk.referenced_table)
-                .and_then(|r| fk_unique_constraint(r, &fk.referenced_columns))
-                .map(|(name, _)| name);
+            let unique = fk_unique_constraint(catalog, fk).map(|(name, _)| name);
             let (catalog_name, schema_name) = if unique.is_some() {
                 (text(""), text(""))
             } else {

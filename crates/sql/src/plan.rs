@@ -105,6 +105,24 @@ impl Node {
             }
         }
     }
+
+    /// The children, mutably, in display order.
+    pub(crate) fn children_mut(&mut self) -> Vec<&mut Node> {
+        match &mut self.kind {
+            NodeKind::Scan(_) | NodeKind::Values { .. } | NodeKind::Rows { .. } => vec![],
+            NodeKind::Filter { input, .. }
+            | NodeKind::Project { input, .. }
+            | NodeKind::Aggregate { input, .. }
+            | NodeKind::Sort { input, .. }
+            | NodeKind::Limit { input, .. }
+            | NodeKind::Distinct { input }
+            | NodeKind::Unnest { input, .. }
+            | NodeKind::Window { input, .. } => vec![input],
+            NodeKind::Join { left, right, .. } | NodeKind::SetOp { left, right, .. } => {
+                vec![left, right]
+            }
+        }
+    }
 }
 
 /// The operators.

@@ -35,36 +35,21 @@ use crate::scope::UsedColumns;
 
 /// Chooses access paths and removes sorts the key order makes redundant.
 pub(crate) fn optimize(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -> Result<()> {
-    match &mut node.kind {
-        NodeKind::Scan(scan) => {
-            scan.access = choose_access(scan, catalog, used)?;
-            return Ok(());
-        }
-        NodeKind::Values { .. } | NodeKind::Rows { .. } => return Ok(()),
-        NodeKind::Filter { input, .. }
-        | NodeKind::Project { input, .. }
-        | NodeKind::Aggregate { input, .. }
-        | NodeKind::Sort { input, .. }
-        | NodeKind::Limit { input, .. }
-        | NodeKind::Distinct { input }
-        | NodeKind::Unnest { input, .. }
-        | NodeKind::Window { input, .. } => optimize(input, catalog, used)?,
-        NodeKind::Join {
-            left,
-            right,
-            method,
-            ..
-        } => {
-            optimize(left, catalog, used)?;
-            optimize(right, catalog, used)?;
-            if let JoinMethod::InterleavedMerge { tree, .. } = method {
-                *tree = tree_scan(left, right, catalog).map(Box::new);
-            }
-        }
-        NodeKind::SetOp { left, right, .. } => {
-            optimize(left, catalog, used)?;
-            optimize(right, catalog, used)?;
-        }
+    if let NodeKind::Scan(scan) = &mut node.kind {
+        scan.access = choose_access(scan, catalog, used)?;
+        return Ok(());
+    }
+    for child in node.children_mut() {
+        optimize(child, catalog, used)?;
+    }
+    if let NodeKind::Join {
+        left,
+        right,
+        method: JoinMethod::InterleavedMerge { tree, .. },
+        ..
+    } = &mut node.kind
+    {
+        *tree = tree_scan(left, right, catalog).map(Box::new);
     }
     // A sort the scan's key order already gives.
     if let NodeKind::Sort { input, keys } = &mut node.kind {

@@ -241,44 +241,20 @@ impl Session {
                      statement in a transaction of its own and rolls it back",
                 ));
             }
-            let mut priority = None;
-            let mut backoff = Duration::from_micros(200);
-            loop {
-                let mut txn = match priority {
-                    None => self.db.begin(),
-                    Some(p) => self.db.begin_with_priority(p),
-                };
-                priority = Some(txn.priority());
+            self.retry_in_own_txn(|mut txn| {
                 let r = crate::dml::explain(&mut txn, kind, params, Mode::Analyze);
                 txn.rollback();
-                match r {
-                    Err(e) if e.is_retryable() => {
-                        std::thread::sleep(backoff);
-                        backoff = (backoff * 2).min(Duration::from_millis(50));
-                    }
-                    other => break other?,
-                }
-            }
+                r
+            })?
         };
-        let (scanned, splits) = explained
+        let totals = explained
             .plan
             .as_ref()
             .map(crate::explain::scan_totals)
             .unwrap_or((0, 0));
-        let rows: Vec<Vec<Value>> = crate::explain::explain_dml(&explained, analyze)
-            .into_iter()
-            .map(|l| vec![Value::String(l)])
-            .collect();
-        Ok(ExecuteResult::Query(QueryResult {
-            columns: vec![("plan".into(), Type::String)],
-            stats: QueryStats {
-                rows_scanned: scanned,
-                rows_returned: rows.len() as u64,
-                splits_touched: splits,
-                elapsed: start.elapsed(),
-            },
-            rows,
-        }))
+        let lines = crate::explain::explain_dml(&explained, analyze);
+        let returned = lines.len() as u64;
+        Ok(explain_result(lines, returned, totals, start))
     }
 
     /// Runs a read in the open transaction, or in a strong snapshot.
@@ -315,19 +291,30 @@ impl Session {
             }
             return result;
         }
+        self.retry_in_own_txn(|mut txn| {
+            let r = f(&mut txn)?;
+            txn.commit()?;
+            Ok(r)
+        })
+    }
+
+    /// Runs `attempt` in a read-write transaction of its own, which
+    /// `attempt` commits or rolls back; while it fails with a retryable
+    /// error (aborted by wound-wait), retries after a growing backoff in a
+    /// new transaction that keeps the first one's priority.
+    fn retry_in_own_txn<T>(
+        &self,
+        mut attempt: impl FnMut(ReadWriteTransaction) -> Result<T>,
+    ) -> Result<T> {
         let mut priority = None;
         let mut backoff = Duration::from_micros(200);
         loop {
-            let mut txn = match priority {
+            let txn = match priority {
                 None => self.db.begin(),
                 Some(p) => self.db.begin_with_priority(p),
             };
             priority = Some(txn.priority());
-            let outcome = f(&mut txn).and_then(|r| {
-                txn.commit()?;
-                Ok(r)
-            });
-            match outcome {
+            match attempt(txn) {
                 Err(e) if e.is_retryable() => {
                     std::thread::sleep(backoff);
                     backoff = (backoff * 2).min(Duration::from_millis(50));
@@ -394,23 +381,33 @@ fn explain_query(
         plan.explain()
     };
     let (scanned, splits) = crate::explain::scan_totals(&plan);
-    let mut rows: Vec<Vec<Value>> = text
-        .lines()
-        .map(|l| vec![Value::String(l.to_string())])
-        .collect();
+    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
     if analyze {
-        rows.push(vec![Value::String(format!(
+        lines.push(format!(
             "rows returned: {returned}, rows scanned: {scanned}, splits touched: {splits}"
-        ))]);
+        ));
     }
-    Ok(ExecuteResult::Query(QueryResult {
+    Ok(explain_result(lines, returned, (scanned, splits), start))
+}
+
+/// An EXPLAIN result: `lines` as the rows of one STRING column `plan`, with
+/// the statement's counters (`totals` as rows scanned, splits touched) and
+/// the time since `start`.
+fn explain_result(
+    lines: Vec<String>,
+    rows_returned: u64,
+    (rows_scanned, splits_touched): (u64, u64),
+    start: Instant,
+) -> ExecuteResult {
+    let rows: Vec<Vec<Value>> = lines.into_iter().map(|l| vec![Value::String(l)]).collect();
+    ExecuteResult::Query(QueryResult {
         columns: vec![("plan".into(), Type::String)],
         stats: QueryStats {
-            rows_scanned: scanned,
-            rows_returned: returned,
-            splits_touched: splits,
+            rows_scanned,
+            rows_returned,
+            splits_touched,
             elapsed: start.elapsed(),
         },
         rows,
-    }))
+    })
 }

@@ -16,7 +16,7 @@ fn session() -> Session {
         "CREATE NULL_FILTERED INDEX UsersByAge ON Users (Age)",
         "CREATE TABLE Orders (OrderId INT64 NOT NULL, UserId INT64, Total FLOAT64) PRIMARY KEY (OrderId)",
     ] {
-        s.execute(ddl, &Params::new()).unwrap_or_else(|e| panic!("{ddl}: {e}"));
+        run(&mut s, ddl);
     }
     run(&mut s, "INSERT INTO Users (UserId, Name, Email, Age) VALUES (1, 'ann', 'a@x', 30), (2, 'bob', 'b@x', NULL), (3, 'cy', NULL, 41)");
     let mut values = Vec::new();
@@ -25,12 +25,10 @@ fn session() -> Session {
             values.push(format!("({u}, {t}, 'k{}')", t % 3));
         }
     }
-    run(
+    insert_rows(
         &mut s,
-        &format!(
-            "INSERT INTO Events (UserId, Ts, Kind) VALUES {}",
-            values.join(", ")
-        ),
+        "INSERT INTO Events (UserId, Ts, Kind) VALUES",
+        &values,
     );
     run(&mut s, "INSERT INTO Orders (OrderId, UserId, Total) VALUES (10, 1, 5.0), (11, 1, 7.5), (12, 3, 1.0), (13, NULL, 2.0)");
     s
@@ -48,8 +46,18 @@ fn query(s: &mut Session, sql: &str) -> QueryResult {
     }
 }
 
+/// Runs `insert` (an `INSERT ... VALUES` without its rows) with `rows`,
+/// each a parenthesized row literal.
+fn insert_rows(s: &mut Session, insert: &str, rows: &[String]) {
+    run(s, &format!("{insert} {}", rows.join(", ")));
+}
+
 fn explain(s: &mut Session, sql: &str) -> String {
-    let q = query(s, &format!("EXPLAIN {sql}"));
+    plan_text(&query(s, &format!("EXPLAIN {sql}")))
+}
+
+/// An `EXPLAIN` result's lines, joined.
+fn plan_text(q: &QueryResult) -> String {
     q.rows
         .iter()
         .map(|r| match &r[0] {
@@ -488,12 +496,10 @@ fn root_tables() -> Session {
         run(&mut s, ddl);
     }
     let singers: Vec<String> = (1..=21).map(|i| format!("({i}, 's{i}')")).collect();
-    run(
+    insert_rows(
         &mut s,
-        &format!(
-            "INSERT INTO RSingers (SingerId, Name) VALUES {}",
-            singers.join(", ")
-        ),
+        "INSERT INTO RSingers (SingerId, Name) VALUES",
+        &singers,
     );
     let mut albums = Vec::new();
     let mut songs = Vec::new();
@@ -507,19 +513,15 @@ fn root_tables() -> Session {
             }
         }
     }
-    run(
+    insert_rows(
         &mut s,
-        &format!(
-            "INSERT INTO RAlbums (SingerId, AlbumId, Title) VALUES {}",
-            albums.join(", ")
-        ),
+        "INSERT INTO RAlbums (SingerId, AlbumId, Title) VALUES",
+        &albums,
     );
-    run(
+    insert_rows(
         &mut s,
-        &format!(
-            "INSERT INTO RSongs (SingerId, AlbumId, TrackId) VALUES {}",
-            songs.join(", ")
-        ),
+        "INSERT INTO RSongs (SingerId, AlbumId, TrackId) VALUES",
+        &songs,
     );
     s
 }
@@ -533,15 +535,7 @@ fn with_id(s: &mut Session, sql: &str, id: i64) -> QueryResult {
 }
 
 fn explain_with_id(s: &mut Session, sql: &str, id: i64) -> String {
-    with_id(s, &format!("EXPLAIN {sql}"), id)
-        .rows
-        .iter()
-        .map(|r| match &r[0] {
-            Value::String(l) => l.clone(),
-            other => panic!("{other:?}"),
-        })
-        .collect::<Vec<_>>()
-        .join("\n")
+    plan_text(&with_id(s, &format!("EXPLAIN {sql}"), id))
 }
 
 #[test]
