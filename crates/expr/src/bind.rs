@@ -1067,26 +1067,7 @@ impl Binder<'_> {
         span: Span,
     ) -> Result<BoundExpr> {
         let (l, r) = (self.bind(left)?, self.bind(right)?);
-        let sym = match op {
-            BinaryOp::Or => "OR",
-            BinaryOp::And => "AND",
-            BinaryOp::Eq => "=",
-            BinaryOp::NotEq => "!=",
-            BinaryOp::Lt => "<",
-            BinaryOp::LtEq => "<=",
-            BinaryOp::Gt => ">",
-            BinaryOp::GtEq => ">=",
-            BinaryOp::BitOr => "|",
-            BinaryOp::BitXor => "^",
-            BinaryOp::BitAnd => "&",
-            BinaryOp::ShiftLeft => "<<",
-            BinaryOp::ShiftRight => ">>",
-            BinaryOp::Add => "+",
-            BinaryOp::Sub => "-",
-            BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
-            BinaryOp::Concat => "||",
-        };
+        let sym = op.symbol();
         let no_match = || {
             invalid_at(
                 span,

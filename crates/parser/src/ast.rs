@@ -605,6 +605,32 @@ pub enum BinaryOp {
     Concat,
 }
 
+impl BinaryOp {
+    /// The operator as GoogleSQL spells it (`=`, `AND`, `||`, ...).
+    pub fn symbol(self) -> &'static str {
+        match self {
+            BinaryOp::Or => "OR",
+            BinaryOp::And => "AND",
+            BinaryOp::Eq => "=",
+            BinaryOp::NotEq => "!=",
+            BinaryOp::Lt => "<",
+            BinaryOp::LtEq => "<=",
+            BinaryOp::Gt => ">",
+            BinaryOp::GtEq => ">=",
+            BinaryOp::BitOr => "|",
+            BinaryOp::BitXor => "^",
+            BinaryOp::BitAnd => "&",
+            BinaryOp::ShiftLeft => "<<",
+            BinaryOp::ShiftRight => ">>",
+            BinaryOp::Add => "+",
+            BinaryOp::Sub => "-",
+            BinaryOp::Mul => "*",
+            BinaryOp::Div => "/",
+            BinaryOp::Concat => "||",
+        }
+    }
+}
+
 /// The tests of `IS [NOT] ...`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IsTest {

@@ -517,26 +517,7 @@ fn expr_str(e: &Expr) -> String {
         Expr::Binary {
             op, left, right, ..
         } => {
-            let op = match op {
-                BinaryOp::Or => "OR",
-                BinaryOp::And => "AND",
-                BinaryOp::Eq => "=",
-                BinaryOp::NotEq => "!=",
-                BinaryOp::Lt => "<",
-                BinaryOp::LtEq => "<=",
-                BinaryOp::Gt => ">",
-                BinaryOp::GtEq => ">=",
-                BinaryOp::BitOr => "|",
-                BinaryOp::BitXor => "^",
-                BinaryOp::BitAnd => "&",
-                BinaryOp::ShiftLeft => "<<",
-                BinaryOp::ShiftRight => ">>",
-                BinaryOp::Add => "+",
-                BinaryOp::Sub => "-",
-                BinaryOp::Mul => "*",
-                BinaryOp::Div => "/",
-                BinaryOp::Concat => "||",
-            };
+            let op = op.symbol();
             format!("({} {op} {})", expr_str(left), expr_str(right))
         }
         Expr::Function {

@@ -297,26 +297,7 @@ pub(crate) fn text(e: &Expr) -> String {
         Expr::Binary {
             op, left, right, ..
         } => {
-            let o = match op {
-                BinaryOp::Or => "OR",
-                BinaryOp::And => "AND",
-                BinaryOp::Eq => "=",
-                BinaryOp::NotEq => "!=",
-                BinaryOp::Lt => "<",
-                BinaryOp::LtEq => "<=",
-                BinaryOp::Gt => ">",
-                BinaryOp::GtEq => ">=",
-                BinaryOp::BitOr => "|",
-                BinaryOp::BitXor => "^",
-                BinaryOp::BitAnd => "&",
-                BinaryOp::ShiftLeft => "<<",
-                BinaryOp::ShiftRight => ">>",
-                BinaryOp::Add => "+",
-                BinaryOp::Sub => "-",
-                BinaryOp::Mul => "*",
-                BinaryOp::Div => "/",
-                BinaryOp::Concat => "||",
-            };
+            let o = op.symbol();
             format!("{} {o} {}", text(left), text(right))
         }
         Expr::Function {
