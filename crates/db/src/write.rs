@@ -902,20 +902,12 @@ impl<'a> Resolver<'a> {
                 for fk in referencing.foreign_keys.iter().filter(|fk| fk.enforced) {
                     for c in changes.iter().filter(|c| c.table == fk.referenced_table) {
                         let Some(old) = &c.old else { continue };
-                        let old_vals: Vec<Value> = fk
-                            .referenced_columns
-                            .iter()
-                            .map(|&p| old[p].clone())
-                            .collect();
-                        if let Some(new) = &c.new {
-                            let new_vals: Vec<Value> = fk
-                                .referenced_columns
-                                .iter()
-                                .map(|&p| new[p].clone())
-                                .collect();
-                            if new_vals == old_vals {
-                                continue;
-                            }
+                        let old_vals = values_at(old, &fk.referenced_columns);
+                        if c.new
+                            .as_ref()
+                            .is_some_and(|new| values_at(new, &fk.referenced_columns) == old_vals)
+                        {
+                            continue;
                         }
                         // Is another row still providing the old values?
                         let referenced = catalog
@@ -951,15 +943,15 @@ impl<'a> Resolver<'a> {
                 .table_by_id(c.table)
                 .ok_or_else(|| Error::internal("table vanished"))?;
             for fk in table.foreign_keys.iter().filter(|fk| fk.enforced) {
-                let vals: Vec<Value> = fk.columns.iter().map(|&p| new[p].clone()).collect();
+                let vals = values_at(new, &fk.columns);
                 if vals.iter().any(Value::is_null) {
                     continue;
                 }
-                if let Some(old) = &c.old {
-                    let old_vals: Vec<Value> = fk.columns.iter().map(|&p| old[p].clone()).collect();
-                    if old_vals == vals {
-                        continue;
-                    }
+                if c.old
+                    .as_ref()
+                    .is_some_and(|old| values_at(old, &fk.columns) == vals)
+                {
+                    continue;
                 }
                 let referenced = catalog
                     .table_by_id(fk.referenced_table)
@@ -1075,6 +1067,11 @@ fn index_entry_table_key(table: &Table, index: &Index, entry_key: &[Value]) -> V
                 .unwrap_or(Value::Null)
         })
         .collect()
+}
+
+/// The values of `row` at `positions`, in that order.
+fn values_at(row: &[Value], positions: &[usize]) -> Vec<Value> {
+    positions.iter().map(|&p| row[p].clone()).collect()
 }
 
 fn fk_violation(fk: &rowtree_schema::ForeignKey, table: &Table, referenced: &Table) -> Error {
