@@ -38,6 +38,36 @@ enum Command {
     /// Print the schema as Spanner's GetDatabaseDdl would: one canonical
     /// statement per entry, separated by `;` and a blank line.
     Ddl(DdlArgs),
+    /// Serve Spanner's gRPC API, so the official client libraries work
+    /// against Rowtree unmodified.
+    ///
+    /// Point a client at the server as at Google's emulator:
+    /// `SPANNER_EMULATOR_HOST=127.0.0.1:9010` (and a project id, e.g.
+    /// `GOOGLE_CLOUD_PROJECT=my-project`). Create an instance (any config
+    /// name is accepted; `emulator-config` is listed), then databases, with
+    /// the admin APIs as usual. Every instance and database lives in the data
+    /// directory and survives restarts. Stop with Ctrl-C or SIGTERM: the
+    /// server stops accepting requests and lets those in flight finish.
+    Serve(ServeArgs),
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// Directory holding every instance and database (created if missing).
+    #[arg(long, value_name = "DIR", default_value = "rowtree-data", conflicts_with = "in_memory")]
+    data_dir: PathBuf,
+    /// Keep everything in memory; nothing survives the process.
+    #[arg(long)]
+    in_memory: bool,
+    /// Address to listen on.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: std::net::IpAddr,
+    /// Port to listen on (9010, like Google's emulator).
+    #[arg(long, default_value_t = 9010)]
+    port: u16,
+    /// Block cache per database, in MiB.
+    #[arg(long, value_name = "MIB", default_value_t = 16)]
+    cache_mib: u64,
 }
 
 /// Where the database lives.
@@ -96,5 +126,69 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Sql(args) => sql::run(args),
         Command::Ddl(args) => sql::print_ddl(&args.data_dir),
+        Command::Serve(args) => serve(args),
     }
+}
+
+/// `rowtree serve`: runs the gRPC server until SIGINT or SIGTERM.
+fn serve(args: ServeArgs) -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+        )
+        .with_writer(std::io::stderr)
+        .init();
+    let config = rowtree_server::Config {
+        data_dir: (!args.in_memory).then_some(args.data_dir),
+        addr: std::net::SocketAddr::new(args.host, args.port),
+        cache_bytes: args.cache_mib << 20,
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        match &config.data_dir {
+            Some(dir) => tracing::info!(data_dir = %dir.display(), "opening"),
+            None => tracing::info!("in memory: nothing will be kept"),
+        }
+        let mut server = match rowtree_server::Server::start(config).await {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        eprintln!("rowtree: serving Spanner's gRPC API on {}", server.local_addr);
+        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: cannot watch for SIGTERM: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            r = server.wait() => {
+                eprintln!("error: the server stopped: {}", r.err().unwrap_or_default());
+                return ExitCode::FAILURE;
+            }
+        }
+        tracing::info!("shutting down: finishing requests in flight");
+        match server.shutdown().await {
+            Ok(()) => {
+                tracing::info!("stopped");
+                ExitCode::SUCCESS
+            }
+            Err(e) => {
+                eprintln!("error: {e}");
+                ExitCode::FAILURE
+            }
+        }
+    })
 }

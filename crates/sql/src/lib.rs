@@ -17,6 +17,9 @@
 //! 5. [`dml`]: INSERT/UPDATE/DELETE find their rows with the same machinery
 //!    and apply mutations into the transaction, so later statements see them.
 //! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
+//!
+//! [`views`] binds view queries: for DDL validation (installed into the db
+//! layer with [`install`]) and when a query reads a view.
 
 pub mod binder;
 pub mod dml;
@@ -30,6 +33,7 @@ pub mod plan;
 pub mod planner;
 pub mod scope;
 pub mod session;
+pub mod views;
 
 use std::collections::BTreeMap;
 
@@ -40,7 +44,10 @@ use rowtree_types::{Type, Value};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
-pub use session::{ExecuteResult, QueryResult, QueryStats, RowSink, Session};
+pub use views::{install, view_columns};
+pub use session::{
+    execute_in, ExecuteResult, Executed, QueryMode, QueryResult, QueryStats, RowSink, Session, TxnRef,
+};
 
 /// Query parameters: name (without `@`) to type and value.
 pub type Params = BTreeMap<String, (Type, Value)>;

@@ -59,6 +59,7 @@ pub struct Session {
 
 impl Session {
     pub fn new(db: Database) -> Session {
+        crate::views::install();
         Session { db, txn: None }
     }
 
@@ -410,4 +411,148 @@ fn explain_result(
         },
         rows,
     })
+}
+
+/// A transaction the caller holds: the gRPC API keeps transactions by id
+/// across requests and runs each statement in the one the request names.
+pub enum TxnRef<'a> {
+    ReadOnly(&'a mut rowtree_db::ReadOnlyTransaction),
+    ReadWrite(&'a mut ReadWriteTransaction),
+}
+
+/// How [`execute_in`] runs a statement (Spanner's `QueryMode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum QueryMode {
+    /// Run it and return its rows.
+    #[default]
+    Normal,
+    /// Plan it only: nothing is read or written; the result has the
+    /// columns, no rows, and the plan.
+    Plan,
+    /// Run it and also return the plan with the rows each operator produced.
+    Profile,
+}
+
+/// What [`execute_in`] returns: the statement's result and, in the `Plan`
+/// and `Profile` modes, its plan as text (one operator per line, children
+/// indented by two spaces).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Executed {
+    pub result: ExecuteResult,
+    pub plan: Option<String>,
+}
+
+/// Runs one query or DML statement in a transaction the caller holds.
+///
+/// DML needs a read-write transaction; DDL and BEGIN/COMMIT/ROLLBACK are
+/// refused (the API has requests of their own for those). A query's rows go
+/// to `sink` when one is given, as in [`Session::execute_streaming`].
+pub fn execute_in(
+    txn: TxnRef<'_>,
+    sql: &str,
+    params: &Params,
+    mode: QueryMode,
+    sink: Option<&mut RowSink<'_>>,
+) -> std::result::Result<Executed, SqlError> {
+    let stmt = rowtree_parser::parse_statement(sql).map_err(|e| Error::from(e).render(sql))?;
+    execute_parsed(txn, &stmt, params, mode, sink).map_err(|e| e.render(sql))
+}
+
+fn execute_parsed(
+    txn: TxnRef<'_>,
+    stmt: &Statement,
+    params: &Params,
+    mode: QueryMode,
+    sink: Option<&mut RowSink<'_>>,
+) -> Result<Executed> {
+    match (&stmt.kind, txn) {
+        (StatementKind::Query(q), txn) => {
+            let source: &mut dyn DataSource = match txn {
+                TxnRef::ReadOnly(t) => t,
+                TxnRef::ReadWrite(t) => t,
+            };
+            let catalog = source.catalog();
+            match mode {
+                QueryMode::Plan => {
+                    let plan = crate::plan_query(&catalog, q, params)?;
+                    Ok(Executed {
+                        result: ExecuteResult::Query(QueryResult {
+                            columns: plan.columns().to_vec(),
+                            rows: Vec::new(),
+                            stats: QueryStats::default(),
+                        }),
+                        plan: Some(plan.explain()),
+                    })
+                }
+                QueryMode::Normal | QueryMode::Profile => {
+                    let start = Instant::now();
+                    let plan = crate::plan_query(&catalog, q, params)?;
+                    let mut rows = Vec::new();
+                    let mut returned = 0u64;
+                    {
+                        let columns = plan.columns();
+                        let mut sink = sink;
+                        for row in plan.execute(source)? {
+                            let row = row?;
+                            returned += 1;
+                            match sink.as_mut() {
+                                Some(f) => f(columns, row),
+                                None => rows.push(row),
+                            }
+                        }
+                    }
+                    let (scanned, splits) = crate::explain::scan_totals(&plan);
+                    let text = (mode == QueryMode::Profile).then(|| plan.explain_analyze());
+                    Ok(Executed {
+                        result: ExecuteResult::Query(QueryResult {
+                            columns: plan.columns().to_vec(),
+                            stats: QueryStats {
+                                rows_scanned: scanned,
+                                rows_returned: returned,
+                                splits_touched: splits,
+                                elapsed: start.elapsed(),
+                            },
+                            rows,
+                        }),
+                        plan: text,
+                    })
+                }
+            }
+        }
+        (
+            kind @ (StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_)),
+            TxnRef::ReadWrite(txn),
+        ) => match mode {
+            QueryMode::Plan => {
+                let explained = crate::dml::explain(txn, kind, params, crate::dml::Mode::Plan)?;
+                let lines = crate::explain::explain_dml(&explained, false);
+                Ok(Executed {
+                    result: ExecuteResult::Dml {
+                        row_count: 0,
+                        returning: None,
+                    },
+                    plan: Some(lines.join("\n")),
+                })
+            }
+            QueryMode::Normal | QueryMode::Profile => {
+                let result = crate::dml::execute(txn, kind, params)?;
+                Ok(Executed { result, plan: None })
+            }
+        },
+        (StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_), _) => {
+            Err(Error::invalid(
+                "DML statements can only be performed in a read-write or partitioned-dml \
+                 transaction",
+            )
+            .at(stmt.span))
+        }
+        (StatementKind::Explain { .. }, _) => Err(Error::invalid(
+            "EXPLAIN is not supported here; use the query mode PLAN or PROFILE",
+        )
+        .at(stmt.span)),
+        _ => Err(Error::invalid(
+            "DDL statements are not supported here; use UpdateDatabaseDdl",
+        )
+        .at(stmt.span)),
+    }
 }

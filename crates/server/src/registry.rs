@@ -1,0 +1,487 @@
+//! Instances and databases: what `rowtree serve` hosts, and where.
+//!
+//! A server holds any number of instances (`projects/P/instances/I`), each
+//! with any number of databases (`.../databases/D`). Each database is one
+//! [`rowtree_db::Database`] with a directory of its own under
+//! `DATA_DIR/databases/<uuid>` (a fresh directory per creation, so a
+//! database dropped and created again under the same name never meets the
+//! old files). The list of instances and databases, with their metadata
+//! (labels, create times, drop protection, proto descriptors), is the
+//! document `DATA_DIR/registry.json`, rewritten atomically (temporary file,
+//! fsync, rename) on every change; a restart reads it and opens every
+//! database, so instances, databases, schemas and data all survive.
+//!
+//! With `--in-memory` the same structures hold memory-engine databases and
+//! nothing is written.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use parking_lot::Mutex;
+use rowtree_db::Database;
+use serde::{Deserialize, Serialize};
+use tonic::Status;
+
+use crate::status;
+
+/// An instance's metadata, as clients see it (`google.spanner.admin.instance.v1.Instance`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct InstanceMeta {
+    pub name: String,
+    pub config: String,
+    pub display_name: String,
+    pub node_count: i32,
+    pub processing_units: i32,
+    #[serde(default)]
+    pub labels: BTreeMap<String, String>,
+    /// Nanoseconds since the epoch.
+    pub create_time: i64,
+    pub update_time: i64,
+    #[serde(default)]
+    pub edition: i32,
+}
+
+/// A database's metadata (`google.spanner.admin.database.v1.Database`).
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+pub struct DatabaseMeta {
+    pub name: String,
+    /// Directory under `DATA_DIR/databases` (empty in memory).
+    pub dir: String,
+    pub create_time: i64,
+    #[serde(default)]
+    pub enable_drop_protection: bool,
+    /// The proto descriptors given at create / DDL time, base64.
+    #[serde(default)]
+    pub proto_descriptors: String,
+    /// `DatabaseDialect` (1 = GoogleSQL).
+    #[serde(default = "google_sql")]
+    pub dialect: i32,
+}
+
+fn google_sql() -> i32 {
+    1
+}
+
+#[derive(Debug, Default, Serialize, Deserialize)]
+struct Document {
+    instances: Vec<InstanceMeta>,
+    databases: Vec<DatabaseMeta>,
+}
+
+/// An open database with its metadata.
+#[derive(Clone)]
+pub struct Hosted {
+    pub meta: DatabaseMeta,
+    pub db: Database,
+}
+
+struct State {
+    instances: BTreeMap<String, InstanceMeta>,
+    databases: BTreeMap<String, Hosted>,
+}
+
+/// The server's instances and databases.
+pub struct Registry {
+    dir: Option<PathBuf>,
+    state: Mutex<State>,
+    options: rowtree_db::Options,
+}
+
+/// `projects/P/instances/I` of a database name, or None if malformed.
+pub fn instance_of(database: &str) -> Option<&str> {
+    let idx = database.find("/databases/")?;
+    Some(&database[..idx])
+}
+
+/// Checks `projects/P/instances/I`.
+pub fn check_instance_name(name: &str) -> Result<(), Status> {
+    let parts: Vec<&str> = name.split('/').collect();
+    if parts.len() == 4
+        && parts[0] == "projects"
+        && parts[2] == "instances"
+        && !parts[1].is_empty()
+        && !parts[3].is_empty()
+    {
+        Ok(())
+    } else {
+        Err(Status::invalid_argument(format!(
+            "Invalid instance name: {name}"
+        )))
+    }
+}
+
+/// Checks `projects/P/instances/I/databases/D` and Spanner's rules for the
+/// database id: 2 to 30 characters, starting with a letter, lower-case
+/// letters, digits, `_` and `-`, not ending with `_` or `-`.
+pub fn check_database_name(name: &str) -> Result<(), Status> {
+    let parts: Vec<&str> = name.split('/').collect();
+    if !(parts.len() == 6
+        && parts[0] == "projects"
+        && parts[2] == "instances"
+        && parts[4] == "databases")
+    {
+        return Err(Status::invalid_argument(format!(
+            "Invalid database name: {name}"
+        )));
+    }
+    check_database_id(parts[5])
+}
+
+/// Spanner's rules for a database id.
+pub fn check_database_id(id: &str) -> Result<(), Status> {
+    let ok = (2..=30).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '-')
+        && !id.ends_with(['_', '-']);
+    if ok {
+        Ok(())
+    } else {
+        Err(Status::invalid_argument(format!(
+            "Invalid database id: {id}. The id must be 2 to 30 characters long, start with a \
+             lower-case letter, contain only lower-case letters, digits, '_' and '-', and not \
+             end with '_' or '-'"
+        )))
+    }
+}
+
+/// Nanoseconds since the epoch as `google.protobuf.Timestamp`.
+pub(crate) fn timestamp_pb(nanos: i64) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: nanos.div_euclid(1_000_000_000),
+        nanos: nanos.rem_euclid(1_000_000_000) as i32,
+    }
+}
+
+pub(crate) fn now_nanos() -> i64 {
+    chrono::Utc::now().timestamp_nanos_opt().unwrap_or(0)
+}
+
+impl Registry {
+    /// Opens (or creates) the registry in `dir`, opening every database it
+    /// lists; `None` keeps everything in memory.
+    pub fn open(dir: Option<&Path>, options: rowtree_db::Options) -> Result<Registry, String> {
+        let mut state = State {
+            instances: BTreeMap::new(),
+            databases: BTreeMap::new(),
+        };
+        if let Some(dir) = dir {
+            std::fs::create_dir_all(dir.join("databases"))
+                .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+            let path = dir.join("registry.json");
+            if path.exists() {
+                let text = std::fs::read_to_string(&path)
+                    .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+                let doc: Document = serde_json::from_str(&text)
+                    .map_err(|e| format!("{} is damaged: {e}", path.display()))?;
+                for i in doc.instances {
+                    state.instances.insert(i.name.clone(), i);
+                }
+                for d in doc.databases {
+                    let path = dir.join("databases").join(&d.dir);
+                    let db = Database::open_with(&path, options.clone())
+                        .map_err(|e| format!("cannot open database {}: {e}", d.name))?;
+                    tracing::info!(database = %d.name, "opened");
+                    state
+                        .databases
+                        .insert(d.name.clone(), Hosted { meta: d, db });
+                }
+            }
+        }
+        Ok(Registry {
+            dir: dir.map(Path::to_path_buf),
+            state: Mutex::new(state),
+            options,
+        })
+    }
+
+    fn save(&self, state: &State) -> Result<(), Status> {
+        let Some(dir) = &self.dir else { return Ok(()) };
+        let doc = Document {
+            instances: state.instances.values().cloned().collect(),
+            databases: state.databases.values().map(|h| h.meta.clone()).collect(),
+        };
+        let text =
+            serde_json::to_string_pretty(&doc).map_err(|e| Status::internal(e.to_string()))?;
+        let tmp = dir.join("registry.json.tmp");
+        let write = || -> std::io::Result<()> {
+            use std::io::Write;
+            let mut f = std::fs::File::create(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_data()?;
+            std::fs::rename(&tmp, dir.join("registry.json"))?;
+            std::fs::File::open(dir)?.sync_all()
+        };
+        write().map_err(|e| Status::internal(format!("cannot write the registry: {e}")))
+    }
+
+    pub fn instances(&self) -> Vec<InstanceMeta> {
+        self.state.lock().instances.values().cloned().collect()
+    }
+
+    pub fn instance(&self, name: &str) -> Result<InstanceMeta, Status> {
+        self.state
+            .lock()
+            .instances
+            .get(name)
+            .cloned()
+            .ok_or_else(|| status::not_found("google.spanner.admin.instance.v1.Instance", name))
+    }
+
+    pub fn create_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
+        let mut state = self.state.lock();
+        if state.instances.contains_key(&meta.name) {
+            return Err(Status::already_exists(format!(
+                "Instance already exists: {}",
+                meta.name
+            )));
+        }
+        state.instances.insert(meta.name.clone(), meta);
+        self.save(&state)
+    }
+
+    pub fn update_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
+        let mut state = self.state.lock();
+        if !state.instances.contains_key(&meta.name) {
+            return Err(status::not_found(
+                "google.spanner.admin.instance.v1.Instance",
+                &meta.name,
+            ));
+        }
+        state.instances.insert(meta.name.clone(), meta);
+        self.save(&state)
+    }
+
+    /// Deletes an instance and every database in it.
+    pub fn delete_instance(&self, name: &str) -> Result<(), Status> {
+        let mut state = self.state.lock();
+        if state.instances.remove(name).is_none() {
+            return Err(status::not_found(
+                "google.spanner.admin.instance.v1.Instance",
+                name,
+            ));
+        }
+        let prefix = format!("{name}/databases/");
+        let doomed: Vec<String> = state
+            .databases
+            .keys()
+            .filter(|k| k.starts_with(&prefix))
+            .cloned()
+            .collect();
+        let mut dirs = Vec::new();
+        for d in doomed {
+            if let Some(h) = state.databases.remove(&d) {
+                dirs.push(h.meta.dir);
+            }
+        }
+        self.save(&state)?;
+        drop(state);
+        for d in dirs {
+            self.remove_dir(&d);
+        }
+        Ok(())
+    }
+
+    pub fn databases(&self, instance: &str) -> Vec<Hosted> {
+        let prefix = format!("{instance}/databases/");
+        self.state
+            .lock()
+            .databases
+            .iter()
+            .filter(|(k, _)| k.starts_with(&prefix))
+            .map(|(_, v)| v.clone())
+            .collect()
+    }
+
+    pub fn database(&self, name: &str) -> Result<Hosted, Status> {
+        self.state
+            .lock()
+            .databases
+            .get(name)
+            .cloned()
+            .ok_or_else(|| status::not_found("google.spanner.admin.database.v1.Database", name))
+    }
+
+    /// Creates an empty database (the caller applies its DDL, then calls
+    /// [`Registry::drop_database`] if that fails).
+    pub fn create_database(
+        &self,
+        name: &str,
+        proto_descriptors: &[u8],
+        dialect: i32,
+    ) -> Result<Hosted, Status> {
+        check_database_name(name)?;
+        let instance = instance_of(name).unwrap_or_default().to_string();
+        let mut state = self.state.lock();
+        if !state.instances.contains_key(&instance) {
+            return Err(status::not_found(
+                "google.spanner.admin.instance.v1.Instance",
+                &instance,
+            ));
+        }
+        if state.databases.contains_key(name) {
+            return Err(Status::already_exists(format!(
+                "Database already exists: {name}"
+            )));
+        }
+        let (dir, db) = match &self.dir {
+            Some(root) => {
+                let dir = uuid::Uuid::new_v4().simple().to_string();
+                let db =
+                    Database::open_with(root.join("databases").join(&dir), self.options.clone())
+                        .map_err(status::from_db)?;
+                (dir, db)
+            }
+            None => (
+                String::new(),
+                Database::in_memory_with(self.options.clone()),
+            ),
+        };
+        use base64::Engine as _;
+        let meta = DatabaseMeta {
+            name: name.to_string(),
+            dir,
+            create_time: now_nanos(),
+            enable_drop_protection: false,
+            proto_descriptors: base64::engine::general_purpose::STANDARD.encode(proto_descriptors),
+            dialect: if dialect == 0 { 1 } else { dialect },
+        };
+        let hosted = Hosted { meta, db };
+        state.databases.insert(name.to_string(), hosted.clone());
+        self.save(&state)?;
+        Ok(hosted)
+    }
+
+    /// Changes a database's metadata.
+    pub fn update_database(
+        &self,
+        name: &str,
+        f: impl FnOnce(&mut DatabaseMeta),
+    ) -> Result<Hosted, Status> {
+        let mut state = self.state.lock();
+        let hosted = state
+            .databases
+            .get_mut(name)
+            .ok_or_else(|| status::not_found("google.spanner.admin.database.v1.Database", name))?;
+        f(&mut hosted.meta);
+        let out = hosted.clone();
+        self.save(&state)?;
+        Ok(out)
+    }
+
+    /// Drops a database: it disappears at once; its files go when the last
+    /// session using it lets go (they are unlinked now).
+    pub fn drop_database(&self, name: &str) -> Result<(), Status> {
+        let mut state = self.state.lock();
+        match state.databases.get(name) {
+            None => {
+                return Err(status::not_found(
+                    "google.spanner.admin.database.v1.Database",
+                    name,
+                ))
+            }
+            Some(h) if h.meta.enable_drop_protection => {
+                return Err(Status::failed_precondition(format!(
+                    "Cannot drop database {name}: drop protection is enabled"
+                )))
+            }
+            Some(_) => {}
+        }
+        let hosted = state.databases.remove(name).expect("checked above");
+        self.save(&state)?;
+        drop(state);
+        self.remove_dir(&hosted.meta.dir);
+        Ok(())
+    }
+
+    fn remove_dir(&self, dir: &str) {
+        if let (Some(root), false) = (&self.dir, dir.is_empty()) {
+            let path = root.join("databases").join(dir);
+            if let Err(e) = std::fs::remove_dir_all(&path) {
+                tracing::warn!(path = %path.display(), error = %e, "could not remove a dropped database's files");
+            }
+        }
+    }
+
+    /// Every open database (for shutdown and background work).
+    pub fn all(&self) -> Vec<Hosted> {
+        self.state.lock().databases.values().cloned().collect()
+    }
+}
+
+/// The shared handle services hold.
+pub type SharedRegistry = Arc<Registry>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn instance(name: &str) -> InstanceMeta {
+        InstanceMeta {
+            name: name.into(),
+            config: "projects/p/instanceConfigs/emulator-config".into(),
+            display_name: "test".into(),
+            node_count: 1,
+            processing_units: 1000,
+            labels: BTreeMap::new(),
+            create_time: 1,
+            update_time: 1,
+            edition: 0,
+        }
+    }
+
+    #[test]
+    fn databases_survive_a_restart() {
+        let dir = tempfile::tempdir().unwrap();
+        {
+            let r = Registry::open(Some(dir.path()), Default::default()).unwrap();
+            r.create_instance(instance("projects/p/instances/i"))
+                .unwrap();
+            let h = r
+                .create_database("projects/p/instances/i/databases/db1", b"desc", 1)
+                .unwrap();
+            h.db.apply_ddl(&["CREATE TABLE T (K INT64) PRIMARY KEY (K)"])
+                .unwrap();
+            h.db.write(vec![rowtree_db::Mutation::insert(
+                "T",
+                &["K"],
+                vec![vec![rowtree_db::Value::Int64(7)]],
+            )])
+            .unwrap();
+        }
+        let r = Registry::open(Some(dir.path()), Default::default()).unwrap();
+        assert_eq!(r.instances().len(), 1);
+        let h = r.database("projects/p/instances/i/databases/db1").unwrap();
+        assert_eq!(h.db.ddl().len(), 1);
+        let rows =
+            h.db.read(&rowtree_db::ReadRequest::new(
+                "T",
+                &["K"],
+                rowtree_db::KeySet::all(),
+            ))
+            .unwrap();
+        assert_eq!(rows, vec![vec![rowtree_db::Value::Int64(7)]]);
+        r.drop_database("projects/p/instances/i/databases/db1")
+            .unwrap();
+        assert!(r.database("projects/p/instances/i/databases/db1").is_err());
+    }
+
+    #[test]
+    fn names_are_checked() {
+        assert!(check_database_id("ab").is_ok());
+        assert!(check_database_id("a").is_err());
+        assert!(check_database_id("1ab").is_err());
+        assert!(check_database_id("ab-").is_err());
+        assert!(check_database_id("Ab").is_err());
+        assert!(check_database_name("projects/p/instances/i/databases/db").is_ok());
+        assert!(check_database_name("projects/p/databases/db").is_err());
+        let r = Registry::open(None, Default::default()).unwrap();
+        let e = r
+            .create_database("projects/p/instances/x/databases/db", b"", 1)
+            .err()
+            .unwrap();
+        assert_eq!(e.code(), tonic::Code::NotFound);
+    }
+}

@@ -1,0 +1,157 @@
+//! Errors as Spanner sends them.
+//!
+//! Every failure leaves the server as a [`tonic::Status`] with the gRPC code
+//! Spanner uses and, where clients act on them, the same details: an
+//! ABORTED transaction carries a `google.rpc.RetryInfo` (the client libraries
+//! retry the whole transaction when they see it), and a missing session a
+//! `google.rpc.ResourceInfo` naming it (clients drop it from their pools).
+//! Details travel as a serialized `google.rpc.Status` in the
+//! `grpc-status-details-bin` trailer, which is what `Status::with_details`
+//! writes.
+
+use std::time::Duration;
+
+use googleapis_tonic_google_rpc::google::rpc;
+use prost::Message;
+use tonic::{Code, Status};
+
+/// The gRPC code for one of Rowtree's error code names ("NOT_FOUND", ...).
+pub fn code_of(name: &str) -> Code {
+    match name {
+        "INVALID_ARGUMENT" => Code::InvalidArgument,
+        "NOT_FOUND" => Code::NotFound,
+        "ALREADY_EXISTS" => Code::AlreadyExists,
+        "FAILED_PRECONDITION" => Code::FailedPrecondition,
+        "OUT_OF_RANGE" => Code::OutOfRange,
+        "ABORTED" => Code::Aborted,
+        "DEADLINE_EXCEEDED" => Code::DeadlineExceeded,
+        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
+        "UNIMPLEMENTED" => Code::Unimplemented,
+        "PERMISSION_DENIED" => Code::PermissionDenied,
+        "CANCELLED" => Code::Cancelled,
+        "UNAVAILABLE" => Code::Unavailable,
+        _ => Code::Internal,
+    }
+}
+
+/// A status from a code name and message; ABORTED gets its RetryInfo.
+pub fn status(code: &str, message: impl Into<String>) -> Status {
+    let code = code_of(code);
+    let message = message.into();
+    if code == Code::Aborted {
+        aborted(message)
+    } else {
+        Status::new(code, message)
+    }
+}
+
+/// ABORTED with a `RetryInfo` asking the client to retry after a short delay.
+pub fn aborted(message: impl Into<String>) -> Status {
+    let message = message.into();
+    let retry = rpc::RetryInfo {
+        retry_delay: Some(prost_types::Duration {
+            seconds: 0,
+            nanos: Duration::from_millis(10).as_nanos() as i32,
+        }),
+    };
+    with_detail(
+        Code::Aborted,
+        message,
+        "type.googleapis.com/google.rpc.RetryInfo",
+        retry.encode_to_vec(),
+    )
+}
+
+/// NOT_FOUND for a missing resource, with a `ResourceInfo` naming it.
+pub fn not_found(resource_type: &str, name: &str) -> Status {
+    let kind = resource_type.rsplit('.').next().unwrap_or(resource_type);
+    let info = rpc::ResourceInfo {
+        resource_type: format!("type.googleapis.com/{resource_type}"),
+        resource_name: name.to_string(),
+        owner: String::new(),
+        description: String::new(),
+    };
+    with_detail(
+        Code::NotFound,
+        format!("{kind} not found: {name}"),
+        "type.googleapis.com/google.rpc.ResourceInfo",
+        info.encode_to_vec(),
+    )
+}
+
+fn with_detail(code: Code, message: String, type_url: &str, value: Vec<u8>) -> Status {
+    let details = rpc::Status {
+        code: code as i32,
+        message: message.clone(),
+        details: vec![prost_types::Any {
+            type_url: type_url.to_string(),
+            value,
+        }],
+    };
+    Status::with_details(code, message, details.encode_to_vec().into())
+}
+
+/// A `google.rpc.Status` message for a status (batch DML and BatchWrite
+/// report per-statement outcomes this way).
+pub fn to_rpc(status: &Status) -> rpc::Status {
+    rpc::Status {
+        code: status.code() as i32,
+        message: status.message().to_string(),
+        details: Vec::new(),
+    }
+}
+
+/// The OK `google.rpc.Status`.
+pub fn rpc_ok() -> rpc::Status {
+    rpc::Status {
+        code: 0,
+        message: String::new(),
+        details: Vec::new(),
+    }
+}
+
+/// Converts errors of the layers below.
+pub fn from_db(e: rowtree_db::Error) -> Status {
+    status(e.code(), e.to_string())
+}
+
+/// Converts a SQL error (its message carries `[at line:col]`).
+pub fn from_sql(e: rowtree_sql::SqlError) -> Status {
+    status(e.code, e.message)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn aborted_carries_retry_info() {
+        let s = aborted("Transaction was aborted.");
+        assert_eq!(s.code(), Code::Aborted);
+        let details = rpc::Status::decode(s.details()).unwrap();
+        assert_eq!(details.details.len(), 1);
+        assert_eq!(
+            details.details[0].type_url,
+            "type.googleapis.com/google.rpc.RetryInfo"
+        );
+        let info = rpc::RetryInfo::decode(details.details[0].value.as_slice()).unwrap();
+        assert!(info.retry_delay.unwrap().nanos > 0);
+    }
+
+    #[test]
+    fn not_found_names_the_resource() {
+        let s = not_found(
+            "google.spanner.v1.Session",
+            "projects/p/instances/i/databases/d/sessions/x",
+        );
+        assert_eq!(s.code(), Code::NotFound);
+        assert!(s.message().starts_with("Session not found: projects/p"));
+    }
+
+    #[test]
+    fn codes_map() {
+        assert_eq!(code_of("OUT_OF_RANGE"), Code::OutOfRange);
+        assert_eq!(code_of("SOMETHING"), Code::Internal);
+        assert_eq!(status("ABORTED", "x").code(), Code::Aborted);
+    }
+}
