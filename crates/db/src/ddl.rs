@@ -12,11 +12,19 @@
 //! A batch of statements is applied in order and stops at the first failure,
 //! as Spanner's `UpdateDatabaseDdl` does: the statements before it stay
 //! applied.
+//!
+//! View queries are bound by the SQL layer, which sits above this crate: it
+//! installs a [`ViewAnalyzer`] for the process with [`set_view_analyzer`]
+//! (`rowtree_sql::install()`; `rowtree_sql::Session::new` does it), and new
+//! DDL is validated with it (CREATE VIEW, and the views that depend on an
+//! altered table or a replaced view). Without one, views are validated
+//! structurally only (see `rowtree_schema::view`). Replaying the DDL log never
+//! binds: a statement accepted once is replayed as it was.
 
 use std::collections::HashSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-use rowtree_schema::{Catalog, Effect, SchemaError};
+use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
 use rowtree_storage::{Durability, Space, WriteBatch};
 use rowtree_types::Value;
 
@@ -34,6 +42,19 @@ pub struct DdlError {
     /// Byte offset of the error inside that statement's text, when known.
     pub offset: Option<usize>,
     pub error: Error,
+}
+
+static VIEW_ANALYZER: OnceLock<Arc<dyn ViewAnalyzer>> = OnceLock::new();
+
+/// Installs the analyzer that binds view queries during DDL, for every
+/// database of the process. The first call wins; later calls do nothing.
+pub fn set_view_analyzer(analyzer: Arc<dyn ViewAnalyzer>) {
+    let _ = VIEW_ANALYZER.set(analyzer);
+}
+
+/// The installed view analyzer, if any.
+pub fn view_analyzer() -> Option<&'static dyn ViewAnalyzer> {
+    VIEW_ANALYZER.get().map(|a| a.as_ref())
 }
 
 impl From<SchemaError> for Error {
@@ -83,11 +104,13 @@ impl Database {
                 offset: Some(e.offset),
                 error: Error::invalid(e.message.clone()),
             })?;
-            let (next, _) = catalog.apply(&stmt).map_err(|e| DdlError {
-                statement: i,
-                offset: e.span().map(|s| s.start),
-                error: e.into(),
-            })?;
+            let (next, _) = catalog
+                .apply_with(&stmt, view_analyzer())
+                .map_err(|e| DdlError {
+                    statement: i,
+                    offset: e.span().map(|s| s.start),
+                    error: e.into(),
+                })?;
             catalog = next;
         }
         for (i, text) in statements.iter().enumerate() {
@@ -106,7 +129,7 @@ impl Database {
         let _gate = self.inner.schema_gate.write();
         let current = self.catalog();
         let (next, effects) = current
-            .apply(&stmt)
+            .apply_with(&stmt, view_analyzer())
             .map_err(|e| (e.span().map(|s| s.start), e))
             .map_err(|(off, e)| (Error::from(e), off))?;
         if next.version() == current.version() {

@@ -26,7 +26,7 @@ pub mod transaction;
 pub mod write;
 
 pub use database::{CommitStats, Database, Options};
-pub use ddl::DdlError;
+pub use ddl::{set_view_analyzer, view_analyzer, DdlError};
 pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;

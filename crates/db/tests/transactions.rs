@@ -1117,3 +1117,61 @@ fn a_directory_in_use_is_refused_clearly() {
     assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
     assert!(err.to_string().contains("in use"), "{err}");
 }
+
+/// Views, roles, grants and the proto bundle are replayed from the DDL log
+/// when a database is reopened, and what depends on them is still enforced.
+#[test]
+fn views_roles_and_proto_bundle_survive_reopen() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let ddl = {
+        let db = Database::open(dir.path()).expect("open");
+        db.apply_ddl(&[
+            "CREATE TABLE contacts (contact_id INT64, email STRING(MAX)) PRIMARY KEY (contact_id)",
+            "CREATE VIEW contacts_emails SQL SECURITY INVOKER AS SELECT c.email FROM contacts AS c",
+            "CREATE OR REPLACE VIEW contacts_emails SQL SECURITY DEFINER AS \
+             SELECT c.email, c.contact_id FROM contacts AS c",
+            "CREATE ROLE parent",
+            "CREATE ROLE child",
+            "GRANT SELECT ON TABLE contacts TO ROLE parent",
+            "GRANT SELECT(email) ON TABLE contacts TO ROLE child",
+            "GRANT ROLE parent TO ROLE child",
+            "CREATE PROTO BUNDLE (examples.spanner.music.SingerInfo, examples.spanner.music.Genre,)",
+            "ALTER PROTO BUNDLE INSERT (examples.spanner.music.CustomerInfo) \
+             DELETE (examples.spanner.music.Genre)",
+            "ALTER DATABASE db SET OPTIONS (version_retention_period = '7d', \
+             default_leader = 'us-east1', optimizer_version = 5, enable_key_visualizer = true)",
+        ])
+        .expect("schema");
+        db.ddl()
+    };
+    let db = Database::open(dir.path()).expect("reopen");
+    assert_eq!(db.ddl(), ddl, "schema survives");
+    let catalog = db.catalog();
+    assert_eq!(
+        catalog.proto_bundle(),
+        Some(
+            &[
+                "examples.spanner.music.SingerInfo".to_string(),
+                "examples.spanner.music.CustomerInfo".to_string()
+            ][..]
+        )
+    );
+    let view = catalog.view("CONTACTS_EMAILS").expect("view survives");
+    assert_eq!(view.security, rowtree_schema::ast::SqlSecurity::Definer);
+    assert_eq!(
+        view.query_text,
+        "SELECT c.email, c.contact_id FROM contacts AS c"
+    );
+    assert_eq!(catalog.roles().count(), 2);
+    let err = db
+        .apply_ddl_statement("DROP TABLE contacts")
+        .expect_err("a view reads contacts");
+    assert!(
+        err.to_string().contains("dependent views: contacts_emails"),
+        "{err}"
+    );
+    let err = db
+        .apply_ddl_statement("DROP ROLE parent")
+        .expect_err("parent has privileges");
+    assert!(err.to_string().contains("Cannot drop role parent"), "{err}");
+}

@@ -124,6 +124,15 @@ pub fn coerce_value(value: Value, to: &Type) -> Result<Value> {
                 .map(|v| coerce_value(v, elem))
                 .collect::<Result<_>>()?,
         )),
+        (Value::Struct(fields), Type::Struct(types)) if fields.len() == types.len() => {
+            Ok(Value::Struct(
+                fields
+                    .into_iter()
+                    .zip(types)
+                    .map(|(v, (_, t))| coerce_value(v, t))
+                    .collect::<Result<_>>()?,
+            ))
+        }
         (v, to) if coercible(&from, to) => cast(v, to),
         _ => Err(Error::invalid(format!(
             "Value has type {from} which cannot be assigned to type {to}"

@@ -338,8 +338,78 @@ fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
             out.push(header(format!("alter database {}", name.value)));
             out.push(format!("  set options ({})", options_str(options)));
         }
+        StatementKind::CreateView(v) => {
+            out.push(header(format!(
+                "create{} view {} sql security {}",
+                flag(v.or_replace, " or replace"),
+                v.name.value,
+                v.security.as_str()
+            )));
+            out.push(format!(
+                "  query [{}] text={:?}",
+                span_str(v.query.span),
+                v.query_text
+            ));
+            render_query_body(&mut out, 2, &v.query);
+        }
+        StatementKind::DropView { name } => out.push(header(format!("drop view {}", name.value))),
+        StatementKind::CreateRole { name } => {
+            out.push(header(format!("create role {}", name.value)))
+        }
+        StatementKind::DropRole { name } => out.push(header(format!("drop role {}", name.value))),
+        StatementKind::Grant(g) | StatementKind::Revoke(g) => {
+            let (verb, to) = match &statement.kind {
+                StatementKind::Grant(_) => ("grant", "to"),
+                _ => ("revoke", "from"),
+            };
+            out.push(header(verb.to_string()));
+            match &g.what {
+                GrantItems::Roles(roles) => out.push(format!("  roles {}", idents(roles))),
+                GrantItems::Privileges {
+                    privileges,
+                    object_kind,
+                    objects,
+                } => {
+                    for p in privileges {
+                        let mut line = format!("  privilege {}", p.kind.as_str());
+                        if !p.columns.is_empty() {
+                            line.push_str(&format!(" ({})", idents(&p.columns)));
+                        }
+                        line.push_str(&format!("  [{}]", span_str(p.span)));
+                        out.push(line);
+                    }
+                    out.push(format!("  on {} {}", object_kind.as_str(), idents(objects)));
+                }
+            }
+            out.push(format!("  {to} roles {}", idents(&g.roles)));
+        }
+        StatementKind::CreateProtoBundle { types } => {
+            out.push(header("create proto bundle".to_string()));
+            out.push(format!("  types ({})", proto_types(types)));
+        }
+        StatementKind::AlterProtoBundle(a) => {
+            out.push(header("alter proto bundle".to_string()));
+            for (what, list) in [
+                ("insert", &a.insert),
+                ("update", &a.update),
+                ("delete", &a.delete),
+            ] {
+                if !list.is_empty() {
+                    out.push(format!("  {what} ({})", proto_types(list)));
+                }
+            }
+        }
+        StatementKind::DropProtoBundle => out.push(header("drop proto bundle".to_string())),
     }
     out
+}
+
+fn proto_types(types: &[ProtoTypeName]) -> String {
+    types
+        .iter()
+        .map(|t| format!("{} [{}]", t.name, span_str(t.span)))
+        .collect::<Vec<_>>()
+        .join(", ")
 }
 
 fn flag(on: bool, text: &str) -> &str {

@@ -21,12 +21,14 @@ use std::sync::Arc;
 
 use rowtree_parser::ast;
 
+use crate::access::{PrivilegeGrant, Role, RoleGrant};
 use crate::apply;
 use crate::error::{Result, SchemaError};
 use crate::index::Index;
 use crate::print;
 use crate::sequence::Sequence;
 use crate::table::Table;
+use crate::view::{View, ViewAnalyzer};
 use crate::{Effect, IndexId, TableId};
 
 /// An immutable snapshot of the schema. Cheap to clone.
@@ -54,6 +56,16 @@ pub(crate) struct State {
     pub database_name: Option<String>,
     /// `ALTER DATABASE SET OPTIONS`: option name and its SQL literal text.
     pub database_options: Vec<(String, String)>,
+    /// Views in creation order (a view only reads views created before it).
+    pub views: Vec<View>,
+    /// User roles in creation order.
+    pub roles: Vec<Role>,
+    /// Privileges held by roles, in the order they were granted.
+    pub privilege_grants: Vec<PrivilegeGrant>,
+    /// Role memberships, in the order they were granted.
+    pub role_grants: Vec<RoleGrant>,
+    /// The proto bundle's type names, in order; `None` without a bundle.
+    pub proto_bundle: Option<Vec<String>>,
 }
 
 impl Default for State {
@@ -67,6 +79,11 @@ impl Default for State {
             version: 0,
             database_name: None,
             database_options: Vec::new(),
+            views: Vec::new(),
+            roles: Vec::new(),
+            privilege_grants: Vec::new(),
+            role_grants: Vec::new(),
+            proto_bundle: None,
         }
     }
 }
@@ -98,10 +115,36 @@ impl State {
             .position(|s| s.name.eq_ignore_ascii_case(name))
     }
 
-    /// Whether `name` is taken in the shared namespace of tables, indexes,
-    /// sequences and constraints.
+    pub fn view_position(&self, name: &str) -> Option<usize> {
+        self.views
+            .iter()
+            .position(|v| v.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn view(&self, name: &str) -> Option<&View> {
+        self.view_position(name).map(|i| &self.views[i])
+    }
+
+    pub fn role_position(&self, name: &str) -> Option<usize> {
+        self.roles
+            .iter()
+            .position(|r| r.name.eq_ignore_ascii_case(name))
+    }
+
+    /// Views that read the table or view `name`, in creation order.
+    pub fn dependent_views(&self, name: &str) -> Vec<&str> {
+        self.views
+            .iter()
+            .filter(|v| v.depends_on(name))
+            .map(|v| v.name.as_str())
+            .collect()
+    }
+
+    /// Whether `name` is taken in the shared namespace of tables, views,
+    /// indexes, sequences and constraints.
     pub fn name_taken(&self, name: &str) -> bool {
         self.table_position(name).is_some()
+            || self.view_position(name).is_some()
             || self.index_position(name).is_some()
             || self.sequence_position(name).is_some()
             || self
@@ -153,9 +196,26 @@ impl Catalog {
     ///
     /// Deterministic: replaying the same statements in the same order yields
     /// identical ids and an identical catalog.
+    ///
+    /// Views are validated without binding their queries (see
+    /// [`crate::view`]); [`Catalog::apply_with`] binds them too.
     pub fn apply(&self, stmt: &ast::Statement) -> Result<(Catalog, Vec<Effect>)> {
+        self.apply_with(stmt, None)
+    }
+
+    /// [`Catalog::apply`], with `analyzer` binding the query of a created or
+    /// replaced view and of every view that depends on an altered table or
+    /// replaced view.
+    pub fn apply_with(
+        &self,
+        stmt: &ast::Statement,
+        analyzer: Option<&dyn ViewAnalyzer>,
+    ) -> Result<(Catalog, Vec<Effect>)> {
         let mut next = (*self.state).clone();
         let effects = apply::statement(&mut next, stmt)?;
+        if let Some(analyzer) = analyzer {
+            apply::view::reanalyze(&next, stmt, analyzer)?;
+        }
         next.version += 1;
         Ok((
             Catalog {
@@ -193,6 +253,46 @@ impl Catalog {
     /// The index with id `id`.
     pub fn index_by_id(&self, id: IndexId) -> Option<&Index> {
         self.state.indexes.iter().find(|i| i.id == id)
+    }
+
+    /// Wraps a state (for analyzers that need a [`Catalog`] mid-statement).
+    pub(crate) fn from_state(state: State) -> Catalog {
+        Catalog {
+            state: Arc::new(state),
+        }
+    }
+
+    /// The view named `name` (case-insensitive).
+    pub fn view(&self, name: &str) -> Option<&View> {
+        self.state.view(name)
+    }
+
+    /// All views, in creation order.
+    pub fn views(&self) -> impl Iterator<Item = &View> {
+        self.state.views.iter()
+    }
+
+    /// User roles, in creation order (the system roles are
+    /// [`crate::SYSTEM_ROLES`]).
+    pub fn roles(&self) -> impl Iterator<Item = &Role> {
+        self.state.roles.iter()
+    }
+
+    /// Privileges held by roles, in grant order.
+    pub fn privilege_grants(&self) -> &[PrivilegeGrant] {
+        &self.state.privilege_grants
+    }
+
+    /// Role memberships (`GRANT ROLE a TO ROLE b`), in grant order.
+    pub fn role_grants(&self) -> &[RoleGrant] {
+        &self.state.role_grants
+    }
+
+    /// The fully qualified type names of the proto bundle, in order, or
+    /// `None` when the database has no proto bundle. The descriptors
+    /// themselves are kept by the server layer.
+    pub fn proto_bundle(&self) -> Option<&[String]> {
+        self.state.proto_bundle.as_deref()
     }
 
     /// The sequence named `name` (case-insensitive), internal ones included.
@@ -264,7 +364,8 @@ impl Catalog {
     }
 
     /// The schema as Spanner's GetDatabaseDdl prints it: database options,
-    /// sequences, then each table followed by its indexes (sorted by name);
+    /// the proto bundle, roles and role memberships, sequences, then each
+    /// table followed by its indexes (sorted by name), views, and grants;
     /// one statement per string, without a trailing `;`. Applying the output
     /// to an empty catalog yields the same output.
     pub fn ddl(&self) -> Vec<String> {

@@ -14,10 +14,15 @@
 //! 4. [`Catalog::ddl`] prints the schema back as Spanner's GetDatabaseDdl
 //!    does; that output re-applies to an empty catalog unchanged.
 //!
+//! Views, roles with their privileges, and the proto bundle's type names
+//! are kept too (see [`view`] for how view queries are validated; privileges
+//! are recorded, not enforced).
+//!
 //! Names are case-insensitive but keep their case. Tables and indexes share
 //! one id counter (they share the key space); column ids are stable per
 //! table and stored by the row codec.
 
+mod access;
 mod apply;
 mod catalog;
 mod effect;
@@ -29,7 +34,9 @@ mod names;
 mod print;
 mod sequence;
 mod table;
+pub mod view;
 
+pub use access::{PrivilegeGrant, Role, RoleGrant, SYSTEM_ROLES};
 pub use catalog::Catalog;
 pub use effect::Effect;
 pub use error::{Result, SchemaError};
@@ -37,6 +44,7 @@ pub use index::Index;
 pub use names::{is_reserved, print_name};
 pub use sequence::{Sequence, BIT_REVERSED_POSITIVE};
 pub use table::{CheckConstraint, Column, ColumnExpr, ForeignKey, KeyColumn, Parent, Table};
+pub use view::{View, ViewAnalyzer};
 
 /// Re-exported so callers name AST types through one path.
 pub use rowtree_parser::ast;

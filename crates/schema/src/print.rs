@@ -1,9 +1,10 @@
 //! GetDatabaseDdl: printing the schema back as DDL, in Spanner's canonical
 //! format.
 //!
-//! Order: `ALTER DATABASE` options, sequences (user ones; identity sequences
-//! print inside their column), then every table in creation order, each
-//! followed by its indexes sorted by name. A table whose foreign key names a
+//! Order: `ALTER DATABASE` options, the proto bundle, roles, sequences (user
+//! ones; identity sequences print inside their column), then every table in
+//! creation order, each followed by its indexes sorted by name; then views
+//! (each after the views it reads), privileges and role memberships. A table whose foreign key names a
 //! table printed later (possible after `ALTER TABLE ADD CONSTRAINT`) gets
 //! that key as a trailing `ALTER TABLE ... ADD` statement, so the output
 //! always re-applies cleanly.
@@ -19,13 +20,16 @@
 
 use std::collections::HashSet;
 
-use rowtree_parser::ast::{self, DataType, Length};
+use rowtree_parser::ast::{self, DataType, GrantObjectKind, Length, PrivilegeKind};
+
+use crate::access::PrivilegeGrant;
 
 use crate::catalog::State;
 use crate::index::Index;
 use crate::names::print_name;
 use crate::sequence::Sequence;
 use crate::table::{CheckConstraint, Column, ForeignKey, KeyColumn, Table};
+use crate::view::View;
 use crate::TableId;
 
 /// All statements of the schema.
@@ -38,6 +42,12 @@ pub(crate) fn ddl(state: &State) -> Vec<String> {
                 print_name(db)
             ));
         }
+    }
+    if let Some(types) = &state.proto_bundle {
+        out.push(print_proto_bundle(types));
+    }
+    for role in &state.roles {
+        out.push(format!("CREATE ROLE {}", print_name(&role.name)));
     }
     for sequence in state.sequences.iter().filter(|s| !s.internal) {
         out.push(print_sequence(sequence));
@@ -69,6 +79,111 @@ pub(crate) fn ddl(state: &State) -> Vec<String> {
         }
     }
     out.extend(deferred);
+    for view in views_in_dependency_order(state) {
+        out.push(format!(
+            "CREATE VIEW {} SQL SECURITY {} AS {}",
+            print_name(&view.name),
+            view.security.as_str(),
+            view.query_text
+        ));
+    }
+    out.extend(print_grants(state));
+    out
+}
+
+/// `CREATE PROTO BUNDLE (` one type per line, each with a trailing comma `)`.
+fn print_proto_bundle(types: &[String]) -> String {
+    let mut out = String::from("CREATE PROTO BUNDLE (\n");
+    for t in types {
+        let parts: Vec<String> = t.split('.').map(print_name).collect();
+        out.push_str(&format!("  {},\n", parts.join(".")));
+    }
+    out.push(')');
+    out
+}
+
+/// Views with every view printed after the views it reads (creation order
+/// otherwise; CREATE OR REPLACE may make a view read a later one).
+fn views_in_dependency_order(state: &State) -> Vec<&View> {
+    let mut out: Vec<&View> = Vec::new();
+    let mut left: Vec<&View> = state.views.iter().collect();
+    while !left.is_empty() {
+        let before = left.len();
+        let mut i = 0;
+        while i < left.len() {
+            let ready = left[i].dependencies.iter().all(|d| {
+                state.view(d).is_none() || out.iter().any(|v| v.name.eq_ignore_ascii_case(d))
+            });
+            if ready {
+                out.push(left.remove(i));
+            } else {
+                i += 1;
+            }
+        }
+        if left.len() == before {
+            // A cycle cannot be created; print the rest as they are.
+            out.append(&mut left);
+        }
+    }
+    out
+}
+
+/// GRANT statements: per role and object in the order first granted, one
+/// statement per privilege (table-wide, then its columns); then role
+/// memberships.
+fn print_grants(state: &State) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut groups: Vec<(&str, GrantObjectKind, &str)> = Vec::new();
+    for g in &state.privilege_grants {
+        let key = (g.role.as_str(), g.object_kind, g.object.as_str());
+        if !groups.contains(&key) {
+            groups.push(key);
+        }
+    }
+    let kinds = [
+        PrivilegeKind::Select,
+        PrivilegeKind::Insert,
+        PrivilegeKind::Update,
+        PrivilegeKind::Delete,
+    ];
+    for (role, object_kind, object) in groups {
+        let of_group: Vec<&PrivilegeGrant> = state
+            .privilege_grants
+            .iter()
+            .filter(|g| g.role == role && g.object_kind == object_kind && g.object == object)
+            .collect();
+        let tail = format!(
+            "ON {} {} TO ROLE {}",
+            object_kind.as_str(),
+            print_name(object),
+            print_name(role)
+        );
+        for kind in kinds {
+            let of_kind: Vec<&&PrivilegeGrant> =
+                of_group.iter().filter(|g| g.privilege == kind).collect();
+            if of_kind.iter().any(|g| g.column.is_none()) {
+                out.push(format!("GRANT {} {tail}", kind.as_str()));
+            }
+            let columns: Vec<String> = of_kind
+                .iter()
+                .filter_map(|g| g.column.as_deref().map(print_name))
+                .collect();
+            if !columns.is_empty() {
+                out.push(format!(
+                    "GRANT {}({}) {tail}",
+                    kind.as_str(),
+                    columns.join(", ")
+                ));
+            }
+        }
+    }
+    for m in &state.role_grants {
+        out.push(format!(
+            "GRANT ROLE {} TO ROLE {}",
+            print_name(&m.granted),
+            print_name(&m.member)
+        ));
+    }
     out
 }
 

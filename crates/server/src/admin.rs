@@ -482,24 +482,27 @@ impl DatabaseAdmin for Admin {
                 database: name.clone(),
             },
         );
+        // An empty database's schema is applied at once, so a bad statement
+        // fails the request itself (as in Spanner, which validates first).
         let registry = self.registry.clone();
         let statements = r.extra_statements;
-        let op_name = format!("{name}/operations/{}", op_id());
-        let op = self
-            .run_operation(op_name, md, move |_, _| {
+        let hosted = self
+            .blocking(move || {
                 let texts: Vec<&str> = statements.iter().map(String::as_str).collect();
                 if let Err(e) = hosted.db.apply_ddl_all_or_nothing(&texts) {
                     let _ = registry.drop_database(&hosted.meta.name);
                     return Err(ddl_status(&e, &statements));
                 }
-                let hosted = registry.database(&hosted.meta.name)?;
-                Ok(any(
-                    "google.spanner.admin.database.v1.Database",
-                    &database_pb(&hosted),
-                ))
+                registry.database(&hosted.meta.name)
             })
             .await?;
-        Ok(Response::new(op))
+        let op_name = format!("{name}/operations/{}", op_id());
+        self.operations.start(&op_name, md);
+        self.operations.finish(
+            &op_name,
+            Ok(any("google.spanner.admin.database.v1.Database", &database_pb(&hosted))),
+        );
+        Ok(Response::new(self.operations.get(&op_name)?))
     }
 
     async fn get_database(

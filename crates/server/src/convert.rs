@@ -668,6 +668,28 @@ pub fn key_set_from_proto(ks: &pb::KeySet, key_types: &[Type]) -> Result<KeySet,
     key_set(ks, &columns, None)
 }
 
+/// A key set for a read through an index. An index key is the index's
+/// columns followed by the table's key columns it lacks; clients address
+/// index rows by the index's own columns, so a point key with fewer parts
+/// than the full index key means every row with that prefix.
+pub fn index_key_set_from_proto(ks: &pb::KeySet, key_types: &[Type]) -> Result<KeySet, Status> {
+    let columns: Vec<(Option<&str>, &Type)> = key_types.iter().map(|t| (None, t)).collect();
+    let points = pb::KeySet {
+        keys: Vec::new(),
+        ..ks.clone()
+    };
+    let mut set = key_set(&points, &columns, None)?;
+    for k in &ks.keys {
+        let values = key(k, &columns, None, true)?;
+        if values.len() < columns.len() {
+            set.ranges.push(KeyRange::prefix(values));
+        } else {
+            set.keys.push(values);
+        }
+    }
+    Ok(set)
+}
+
 /// [`key_set_from_proto`] with column names (for messages) and the name of
 /// the table or index.
 fn key_set(
@@ -826,8 +848,10 @@ fn mutation_from_proto(m: &pb::Mutation, catalog: &Catalog) -> Result<Mutation, 
                 .iter()
                 .zip(&columns)
                 .map(|(v, c)| {
+                    // Spanner answers a value of the wrong kind in a
+                    // mutation with FAILED_PRECONDITION.
                     decode(v, &c.ty).map_err(|e| {
-                        invalid(format!(
+                        Status::failed_precondition(format!(
                             "Invalid value for column {} in table {}: {e}",
                             c.name, t.name
                         ))
@@ -1788,7 +1812,7 @@ mod tests {
             &["SingerId", "FirstName"],
             vec![vec![s("1"), s("a")], vec![s("x"), s("b")]],
         ))));
-        assert_eq!(err.code(), Code::InvalidArgument);
+        assert_eq!(err.code(), Code::FailedPrecondition);
         assert!(
             err.message()
                 .starts_with("Invalid value for column SingerId in table Singers:")

@@ -91,6 +91,8 @@ pub struct Server {
 impl Server {
     /// Opens the data directory and starts listening.
     pub async fn start(config: Config) -> Result<Server, String> {
+        // Views are checked by binding their queries (the SQL layer).
+        rowtree_sql::install();
         let options = rowtree_db::Options {
             cache_bytes: config.cache_bytes,
             ..Default::default()

@@ -163,8 +163,12 @@ pub struct SpannerService {
 
 /// The transaction a request runs in, once its selector is resolved.
 enum Selected {
-    /// A single-use read-only snapshot.
-    Snapshot(ReadOnlyTransaction),
+    /// A single-use read-only snapshot; `report` is set when the client asked
+    /// for its read timestamp (returned in the result's metadata).
+    Snapshot {
+        ro: ReadOnlyTransaction,
+        report: Option<pb::Transaction>,
+    },
     /// A transaction held by the session; `begun` is set when this request
     /// began it (the response returns it, a failure forgets it).
     Held {
@@ -234,24 +238,27 @@ impl SessionState {
     /// Resolves a request's transaction selector.
     fn select(&self, selector: Option<&pb::TransactionSelector>) -> Result<Selected, Status> {
         match selector.and_then(|s| s.selector.as_ref()) {
-            None => Ok(Selected::Snapshot(
-                self.db
+            None => Ok(Selected::Snapshot {
+                ro: self
+                    .db
                     .read_only(TimestampBound::Strong)
                     .map_err(status::from_db)?,
-            )),
+                report: None,
+            }),
             Some(Selector::SingleUse(options)) => {
-                let bound =
-                    match &options.mode {
-                        Some(Mode::ReadOnly(ro)) => bound_from_proto(ro)?,
-                        None => TimestampBound::Strong,
-                        Some(_) => return Err(Status::invalid_argument(
+                let (bound, report) = match &options.mode {
+                    Some(Mode::ReadOnly(ro)) => (bound_from_proto(ro)?, ro.return_read_timestamp),
+                    None => (TimestampBound::Strong, false),
+                    Some(_) => {
+                        return Err(Status::invalid_argument(
                             "DML statements may not be performed in single-use transactions, to \
                              avoid replay; begin a read-write transaction",
-                        )),
-                    };
-                Ok(Selected::Snapshot(
-                    self.db.read_only(bound).map_err(status::from_db)?,
-                ))
+                        ))
+                    }
+                };
+                let ro = self.db.read_only(bound).map_err(status::from_db)?;
+                let report = report.then(|| transaction_pb(Vec::new(), Some(ro.read_timestamp())));
+                Ok(Selected::Snapshot { ro, report })
             }
             Some(Selector::Begin(options)) => {
                 let (id, slot, txn) = self.begin(options)?;
@@ -538,7 +545,7 @@ fn run_statement(
         }
     };
     let result = match selected {
-        Selected::Snapshot(ro) => {
+        Selected::Snapshot { ro, .. } => {
             rowtree_sql::execute_in(TxnRef::ReadOnly(ro), sql, params, mode, Some(&mut sink))
         }
         Selected::Held { id, slot, .. } => {
@@ -794,8 +801,9 @@ impl SpannerService {
     ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
         let params = convert::params_from_proto(r.params.as_ref(), &r.param_types)?;
         let mut selected = session.select(r.transaction.as_ref())?;
-        if let Selected::Held { begun, .. } = &selected {
-            out.begun(begun.as_ref());
+        match &selected {
+            Selected::Held { begun, .. } => out.begun(begun.as_ref()),
+            Selected::Snapshot { report, .. } => out.begun(report.as_ref()),
         }
         let result = run_statement(
             session,
@@ -817,7 +825,7 @@ impl SpannerService {
                     Err(e)
                 }
             },
-            Selected::Snapshot(_) => result.map(|o| (o, None)),
+            Selected::Snapshot { report, .. } => result.map(|o| (o, report)),
         }
     }
 
@@ -827,8 +835,9 @@ impl SpannerService {
         out: &mut dyn RowOut,
     ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
         let mut selected = session.select(r.transaction.as_ref())?;
-        if let Selected::Held { begun, .. } = &selected {
-            out.begun(begun.as_ref());
+        match &selected {
+            Selected::Held { begun, .. } => out.begun(begun.as_ref()),
+            Selected::Snapshot { report, .. } => out.begun(report.as_ref()),
         }
         let result = (|| {
             let catalog = session.db.catalog();
@@ -837,9 +846,10 @@ impl SpannerService {
                 .ok_or_else(|| Status::not_found(format!("Table not found: {}", r.table)))?;
             let index = (!r.index.is_empty()).then_some(r.index.as_str());
             let key_types = convert::key_types(&catalog, &table.name, index)?;
-            let key_set = match &r.key_set {
-                Some(ks) => convert::key_set_from_proto(ks, &key_types)?,
-                None => return Err(Status::invalid_argument("A read needs a key set")),
+            let key_set = match (&r.key_set, index) {
+                (Some(ks), None) => convert::key_set_from_proto(ks, &key_types)?,
+                (Some(ks), Some(_)) => convert::index_key_set_from_proto(ks, &key_types)?,
+                (None, _) => return Err(Status::invalid_argument("A read needs a key set")),
             };
             let mut columns = Vec::with_capacity(r.columns.len());
             for c in &r.columns {
@@ -857,7 +867,7 @@ impl SpannerService {
                 request = request.with_limit(r.limit as usize);
             }
             let rows = match &mut selected {
-                Selected::Snapshot(ro) => ro.read(&request).map_err(status::from_db)?,
+                Selected::Snapshot { ro, .. } => ro.read(&request).map_err(status::from_db)?,
                 Selected::Held { slot, .. } => {
                     let mut state = slot.state.lock();
                     match &mut *state {
@@ -900,7 +910,7 @@ impl SpannerService {
                     Err(e)
                 }
             },
-            Selected::Snapshot(_) => result.map(|o| (o, None)),
+            Selected::Snapshot { report, .. } => result.map(|o| (o, report)),
         }
     }
 
@@ -1097,7 +1107,7 @@ impl Spanner for SpannerService {
                     }
                     (id.clone(), begun.clone())
                 }
-                Selected::Snapshot(_) => {
+                Selected::Snapshot { .. } => {
                     return Err(Status::invalid_argument(
                         "DML statements may not be performed in single-use transactions, to avoid replay",
                     ))
@@ -1134,14 +1144,10 @@ impl Spanner for SpannerService {
                     }
                 }
             }
-            if let Some(e) = &failure {
-                if result_sets.is_empty() {
-                    if begun.is_some() {
-                        session.forget(&id);
-                    }
-                    // Nothing ran: Spanner answers with the error itself.
-                    return Err(e.clone());
-                }
+            if failure.is_some() && result_sets.is_empty() && begun.is_some() {
+                // The transaction this request began is not returned: the
+                // client begins one explicitly when it retries.
+                session.forget(&id);
             }
             Ok(Response::new(pb::ExecuteBatchDmlResponse {
                 result_sets,
@@ -1331,7 +1337,7 @@ impl Spanner for SpannerService {
             let mut selected = session.select(r.transaction.as_ref())?;
             let (txn, begun) = match &selected {
                 Selected::Held { id, begun, .. } => (id.clone(), begun.clone()),
-                Selected::Snapshot(_) => {
+                Selected::Snapshot { .. } => {
                     return Err(Status::invalid_argument(
                         "PartitionQuery needs a read-only transaction id or begin",
                     ))
@@ -1366,7 +1372,7 @@ impl Spanner for SpannerService {
             let selected = session.select(r.transaction.as_ref())?;
             let (txn, begun) = match &selected {
                 Selected::Held { id, begun, .. } => (id.clone(), begun.clone()),
-                Selected::Snapshot(_) => {
+                Selected::Snapshot { .. } => {
                     return Err(Status::invalid_argument(
                         "PartitionRead needs a read-only transaction id or begin",
                     ))

@@ -1712,6 +1712,31 @@ impl<'c> Binder<'c> {
                 return Ok((out.node, scope));
             }
         }
+        // A view: its query, bound on its own (no CTEs of the reading query
+        // in scope, not correlated), named after the view.
+        if let [name] = path {
+            if let Some(view) = self.catalog.view(&name.value) {
+                let saved = std::mem::take(&mut *self.ctes.borrow_mut());
+                let out = self.query(&view.query, None);
+                *self.ctes.borrow_mut() = saved;
+                let out = out.map_err(|e| Error {
+                    message: format!("Invalid view {}: {}", view.name, e.message),
+                    span: Some(span),
+                    ..e
+                })?;
+                let alias = alias
+                    .map(|a| a.value.clone())
+                    .unwrap_or_else(|| name.value.clone());
+                let scope = RowScope::single(
+                    &alias,
+                    out.columns
+                        .iter()
+                        .map(|(n, t)| (n.clone(), t.clone(), true, None))
+                        .collect(),
+                );
+                return Ok((out.node, scope));
+            }
+        }
         if let Some((columns, rows)) = crate::information_schema::virtual_table(self.catalog, &full)
         {
             let name = alias

@@ -200,7 +200,22 @@ fn finish_plan(b: &Binder<'_>, catalog: &Catalog, root: Node) -> Result<Plan> {
     Ok(plan)
 }
 
+/// A written value in its column's type. Besides GoogleSQL's implicit
+/// coercions, a FLOAT64 value goes into a FLOAT32 column when it fits (a
+/// FLOAT64 literal or parameter coerces to FLOAT32 in GoogleSQL; clients send
+/// every float parameter as FLOAT64).
 fn coerce(value: Value, column: &rowtree_schema::Column, span: Span) -> Result<Value> {
+    if let (Value::Float64(f), Type::Float32) = (&value, &column.ty) {
+        let narrowed = *f as f32;
+        if f.is_finite() && narrowed.is_infinite() {
+            return Err(Error::out_of_range(format!(
+                "Value {f} is out of range for column {}, which has type FLOAT32",
+                column.name
+            ))
+            .at(span));
+        }
+        return Ok(Value::Float32(narrowed));
+    }
     let from = value.scalar_type();
     rowtree_expr::coerce_value(value, &column.ty).map_err(|_| {
         Error::invalid_at(

@@ -13,8 +13,8 @@
 //! |---|---|
 //! | `SCHEMATA` | schema: the default `''`, `INFORMATION_SCHEMA`, `SPANNER_SYS` |
 //! | `DATABASE_OPTIONS` | `database_dialect`, and each `ALTER DATABASE` option |
-//! | `TABLES` | table (`BASE TABLE`) and information schema table (`VIEW`) |
-//! | `COLUMNS` | column of those |
+//! | `TABLES` | table (`BASE TABLE`), view and information schema table (`VIEW`) |
+//! | `COLUMNS` | column of those (a view's columns typed by binding its query) |
 //! | `COLUMN_OPTIONS` | `allow_commit_timestamp = true` column |
 //! | `COLUMN_COLUMN_USAGE` | column a generated column reads |
 //! | `INDEXES` | index, plus one `PRIMARY_KEY` pseudo-index per table |
@@ -26,7 +26,8 @@
 //! | `KEY_COLUMN_USAGE` | primary key or foreign key (referencing) column |
 //! | `REFERENTIAL_CONSTRAINTS` | foreign key |
 //! | `SEQUENCES`, `SEQUENCE_OPTIONS` | user sequence (identity columns' internal sequences are hidden), and its options |
-//! | `VIEWS`, `SPANNER_STATISTICS` | (always empty: no views, no statistics packages) |
+//! | `VIEWS` | user view: its query text and `SQL SECURITY` (`INVOKER` or `DEFINER`) |
+//! | `SPANNER_STATISTICS` | (always empty: no statistics packages) |
 //!
 //! The information schema describes itself too, as Spanner does: its tables
 //! appear in `TABLES` (as views), `COLUMNS`, and with their primary keys and
@@ -610,8 +611,29 @@ fn rows(catalog: &Catalog, def: &Def) -> Vec<Vec<Value>> {
             .map(|q| vec![text(""), text(""), text(&q.name), text("INT64")])
             .collect(),
         SEQUENCE_OPTIONS => sequence_options(catalog),
+        VIEWS => catalog
+            .views()
+            .map(|v| {
+                vec![
+                    text(""),
+                    text(""),
+                    text(&v.name),
+                    text(&v.query_text),
+                    text(v.security.as_str()),
+                ]
+            })
+            .collect(),
         _ => Vec::new(),
     };
+    match def.name {
+        TABLES => rows.extend(catalog.views().map(|v| {
+            let mut row = vec![text(""), text(""), text(&v.name), text("VIEW")];
+            row.resize(def.columns.len(), Value::Null);
+            row
+        })),
+        COLUMNS => rows.extend(view_columns_rows(catalog)),
+        _ => {}
+    }
     sort_by_key(def, &mut rows);
     rows
 }
@@ -712,6 +734,46 @@ fn tables_rows(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<Vec<Value>> {
             ]
         })
         .collect()
+}
+
+/// `COLUMNS` rows of the views' output columns (their types found by
+/// binding each view's query; a view that no longer binds lists none).
+fn view_columns_rows(catalog: &Catalog) -> Vec<Vec<Value>> {
+    let mut out = Vec::new();
+    for view in catalog.views() {
+        let Ok(columns) = crate::views::view_columns(catalog, view) else {
+            continue;
+        };
+        for (pos, (name, ty)) in columns.iter().enumerate() {
+            let spanner = crate::binder::data_type(ty)
+                .map(|d| spanner_type(&d))
+                .unwrap_or_else(|| ty.to_string());
+            out.push(vec![
+                text(""),
+                text(""),
+                text(&view.name),
+                text(name),
+                int(pos + 1),
+                Value::Null,
+                Value::Null,
+                text("YES"),
+                text(&spanner),
+                text("NEVER"),
+                Value::Null,
+                Value::Null,
+                Value::Bool(false),
+                Value::Null,
+                Value::Null,
+                text("NO"),
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+                Value::Null,
+            ]);
+        }
+    }
+    out
 }
 
 fn columns_rows(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<Vec<Value>> {

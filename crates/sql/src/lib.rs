@@ -44,10 +44,11 @@ use rowtree_types::{Type, Value};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
-pub use views::{install, view_columns};
 pub use session::{
-    execute_in, ExecuteResult, Executed, QueryMode, QueryResult, QueryStats, RowSink, Session, TxnRef,
+    execute_in, ExecuteResult, Executed, QueryMode, QueryResult, QueryStats, RowSink, Session,
+    TxnRef,
 };
+pub use views::{install, view_columns};
 
 /// Query parameters: name (without `@`) to type and value.
 pub type Params = BTreeMap<String, (Type, Value)>;

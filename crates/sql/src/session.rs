@@ -550,9 +550,9 @@ fn execute_parsed(
             "EXPLAIN is not supported here; use the query mode PLAN or PROFILE",
         )
         .at(stmt.span)),
-        _ => Err(Error::invalid(
-            "DDL statements are not supported here; use UpdateDatabaseDdl",
-        )
-        .at(stmt.span)),
+        _ => Err(
+            Error::invalid("DDL statements are not supported here; use UpdateDatabaseDdl")
+                .at(stmt.span),
+        ),
     }
 }

@@ -37,6 +37,11 @@
 //!   evaluates `SELECT <expression>` (with the parameters set so far) and
 //!   binds its value to `@name` for the following records of the file;
 //!   `@clear` unbinds them all. Both are `statement ok` records.
+//! * `@ddl` is a `query T` record: the schema as GetDatabaseDdl prints it,
+//!   one statement per row (each statement's lines trimmed and joined with
+//!   one space). `@roundtrip` is a `query T` record with one row: `ok` when
+//!   that DDL applies to a fresh database and prints the same again, or
+//!   what went wrong.
 //!
 //! # Column types (checked strictly; `?` in an expectation matches any)
 //!
@@ -229,6 +234,35 @@ impl SltDb {
             .map_err(|e| SltError(format!("{}: {}", e.code, e.message)))
     }
 
+    /// `@ddl` and `@roundtrip` (see the module docs).
+    fn ddl_command(&mut self, sql: &str) -> Option<DBOutput<Col>> {
+        let rows: Vec<String> = match sql.trim() {
+            "@ddl" => self
+                .session
+                .database()
+                .ddl()
+                .iter()
+                .map(|s| s.lines().map(str::trim).collect::<Vec<_>>().join(" "))
+                .collect(),
+            "@roundtrip" => {
+                let original = self.session.database().ddl();
+                let fresh = Database::in_memory();
+                let texts: Vec<&str> = original.iter().map(String::as_str).collect();
+                let verdict = match fresh.apply_ddl(&texts) {
+                    Err(e) => format!("re-apply failed at {}: {e}", texts[e.statement]),
+                    Ok(_) if fresh.ddl() == original => "ok".to_string(),
+                    Ok(_) => format!("mismatch: {:?}", fresh.ddl()),
+                };
+                vec![verdict]
+            }
+            _ => return None,
+        };
+        Some(DBOutput::Rows {
+            types: vec![Col::String],
+            rows: rows.into_iter().map(|r| vec![r]).collect(),
+        })
+    }
+
     /// `@set name = expr` and `@clear` (see the module docs).
     fn param_command(&mut self, sql: &str) -> Option<Result<DBOutput<Col>, SltError>> {
         let sql = sql.trim();
@@ -263,6 +297,9 @@ impl sqllogictest::DB for SltDb {
     fn run(&mut self, sql: &str) -> Result<DBOutput<Col>, SltError> {
         if let Some(out) = self.param_command(sql) {
             return out;
+        }
+        if let Some(out) = self.ddl_command(sql) {
+            return Ok(out);
         }
         let rows_of = |columns: &[(String, Type)], rows: &[Vec<Value>]| DBOutput::Rows {
             types: columns.iter().map(|(_, t)| col_of(t)).collect(),

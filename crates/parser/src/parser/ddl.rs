@@ -37,6 +37,10 @@ impl Parser<'_> {
             self.parse_delete()?
         } else if self.at_word("EXPLAIN") {
             self.parse_explain()?
+        } else if self.eat_word("GRANT") {
+            StatementKind::Grant(self.parse_grant_body(false)?)
+        } else if self.eat_word("REVOKE") {
+            StatementKind::Revoke(self.parse_grant_body(true)?)
         } else {
             return Err(self.unexpected());
         };
@@ -47,6 +51,22 @@ impl Parser<'_> {
     }
 
     fn parse_create(&mut self) -> Result<StatementKind> {
+        if self.eat_keyword(Keyword::Or) {
+            self.expect_word("REPLACE")?;
+            self.expect_word("VIEW")?;
+            return self.parse_create_view(true);
+        }
+        if self.eat_word("VIEW") {
+            return self.parse_create_view(false);
+        }
+        if self.eat_word("ROLE") {
+            let name = self.parse_ident()?;
+            return Ok(StatementKind::CreateRole { name });
+        }
+        if self.eat_keyword(Keyword::Proto) {
+            self.expect_word("BUNDLE")?;
+            return self.parse_create_proto_bundle();
+        }
         if self.eat_word("TABLE") {
             return Ok(StatementKind::CreateTable(self.parse_create_table()?));
         }
@@ -63,7 +83,7 @@ impl Parser<'_> {
         if unique || null_filtered {
             Err(self.expected("keyword INDEX"))
         } else {
-            Err(self.expected("keyword TABLE, INDEX or SEQUENCE"))
+            Err(self.expected("keyword TABLE, INDEX, SEQUENCE, VIEW, ROLE or PROTO"))
         }
     }
 
@@ -81,12 +101,27 @@ impl Parser<'_> {
             self.expect_keyword(Keyword::Set)?;
             let options = self.parse_options()?;
             Ok(StatementKind::AlterDatabase { name, options })
+        } else if self.eat_keyword(Keyword::Proto) {
+            self.expect_word("BUNDLE")?;
+            self.parse_alter_proto_bundle()
         } else {
-            Err(self.expected("keyword TABLE, SEQUENCE or DATABASE"))
+            Err(self.expected("keyword TABLE, SEQUENCE, DATABASE or PROTO"))
         }
     }
 
     fn parse_drop(&mut self) -> Result<StatementKind> {
+        if self.eat_word("VIEW") {
+            let name = self.parse_ident()?;
+            return Ok(StatementKind::DropView { name });
+        }
+        if self.eat_word("ROLE") {
+            let name = self.parse_ident()?;
+            return Ok(StatementKind::DropRole { name });
+        }
+        if self.eat_keyword(Keyword::Proto) {
+            self.expect_word("BUNDLE")?;
+            return Ok(StatementKind::DropProtoBundle);
+        }
         let which = if self.eat_word("TABLE") {
             "TABLE"
         } else if self.eat_word("INDEX") {
@@ -94,7 +129,7 @@ impl Parser<'_> {
         } else if self.eat_word("SEQUENCE") {
             "SEQUENCE"
         } else {
-            return Err(self.expected("keyword TABLE, INDEX or SEQUENCE"));
+            return Err(self.expected("keyword TABLE, INDEX, SEQUENCE, VIEW, ROLE or PROTO"));
         };
         let if_exists = self.parse_if_exists()?;
         let name = self.parse_ident()?;
@@ -408,6 +443,17 @@ impl Parser<'_> {
                     DataType::Bytes(length)
                 };
                 return Ok((ty, self.span_from(start)));
+            }
+            // A dotted name is a protocol buffer message or enum type (of the
+            // proto bundle); Rowtree keeps the bundle's names but has no
+            // PROTO or ENUM values.
+            _ if self.peek_at(1).kind == TokenKind::Punct(Punct::Dot)
+                || (matches!(&token.kind, TokenKind::Ident { quoted: true, value } if value.contains('.'))) =>
+            {
+                return Err(ParseError::new(
+                    "PROTO and ENUM columns are not supported",
+                    start,
+                ))
             }
             _ => {
                 return Err(ParseError::new(

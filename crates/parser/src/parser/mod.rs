@@ -10,11 +10,13 @@
 //! The grammar is split by topic: [`ddl`] for statement dispatch, DDL,
 //! column definitions and types; [`query`] for queries (SELECT, set
 //! operations, FROM, hints); [`dml`] for INSERT, UPDATE, DELETE and EXPLAIN;
-//! [`expr`] for expressions, by precedence.
+//! [`expr`] for expressions, by precedence; [`objects`] for views, roles,
+//! GRANT / REVOKE and the proto bundle.
 
 mod ddl;
 mod dml;
 mod expr;
+mod objects;
 mod query;
 
 use crate::ast::{Expr, Ident, Query, Span, Statement};

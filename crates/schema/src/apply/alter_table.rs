@@ -211,6 +211,7 @@ fn add_column(
 fn drop_column(state: &mut State, table: &mut Table, name: &Ident) -> Result<Vec<Effect>> {
     let (position, column) = find_column(table, name)?;
     let column_name = column.name.clone();
+    super::access::forget_column(state, &table.name, &column_name);
     if table.is_key_column(position) {
         return Err(SchemaError::invalid(
             format!(

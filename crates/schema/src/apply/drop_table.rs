@@ -81,6 +81,9 @@ pub(crate) fn apply(state: &mut State, name: &Ident, if_exists: bool) -> Result<
             name.span,
         ));
     }
+    let table_name = table.name.clone();
+    super::view::refuse_if_views_depend(state, "table", &table_name, name)?;
+    super::access::forget_object(state, &table_name);
     let table = state.tables.remove(position);
     let mut effects = vec![Effect::DropTableData(table.id)];
     for column in &table.columns {

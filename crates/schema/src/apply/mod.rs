@@ -5,6 +5,7 @@
 //! [`Effect`]s the db layer must run; on error the copy is simply dropped,
 //! so a half-applied statement is never visible.
 
+mod access;
 mod alter_table;
 mod columns;
 mod constraints;
@@ -13,7 +14,9 @@ mod database;
 mod drop_table;
 mod index;
 mod keys;
+mod proto;
 mod sequence;
+pub(crate) mod view;
 
 use rowtree_parser::ast::{Statement, StatementKind};
 
@@ -33,6 +36,15 @@ pub(crate) fn statement(state: &mut State, stmt: &Statement) -> Result<Vec<Effec
         StatementKind::AlterSequence(alter) => sequence::alter(state, alter),
         StatementKind::DropSequence { name, if_exists } => sequence::drop(state, name, *if_exists),
         StatementKind::AlterDatabase { name, options } => database::alter(state, name, options),
+        StatementKind::CreateView(create) => view::create(state, create),
+        StatementKind::DropView { name } => view::drop(state, name),
+        StatementKind::CreateRole { name } => access::create_role(state, name),
+        StatementKind::DropRole { name } => access::drop_role(state, name),
+        StatementKind::Grant(grant) => access::grant(state, grant),
+        StatementKind::Revoke(grant) => access::revoke(state, grant),
+        StatementKind::CreateProtoBundle { types } => proto::create(state, types),
+        StatementKind::AlterProtoBundle(alter) => proto::alter(state, alter),
+        StatementKind::DropProtoBundle => proto::drop(state),
         StatementKind::Query(_)
         | StatementKind::Insert(_)
         | StatementKind::Update(_)

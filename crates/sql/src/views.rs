@@ -1,0 +1,84 @@
+//! Views: binding a view's query, for DDL validation and for reading.
+//!
+//! The catalog (`rowtree_schema`) keeps a view's definition but cannot bind
+//! queries, because this crate depends on it (see `rowtree_schema::view`).
+//! So this module:
+//!
+//! * implements [`ViewAnalyzer`]: binds the query against the catalog as it
+//!   will be after the statement, and applies Spanner's rules for view
+//!   columns (each one named, names unique). [`install`] registers it with
+//!   the db layer for the whole process, so `Database::apply_ddl` validates
+//!   views no matter who calls it (`Session::new` installs it; a server
+//!   should call [`install`] once at start-up);
+//! * gives a view's output columns ([`view_columns`]) for
+//!   INFORMATION_SCHEMA; they are derived on demand, never stored.
+//!
+//! A query reads a view like a table: the binder binds the view's query as a
+//! subquery named after the view (or the alias given), without the reading
+//! query's CTEs in scope.
+
+use std::sync::Arc;
+
+use rowtree_schema::{Catalog, SchemaError, View, ViewAnalyzer};
+use rowtree_types::Type;
+
+use crate::binder::Binder;
+use crate::error::Error;
+
+/// Binds view queries for the db layer's DDL.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct SqlViewAnalyzer;
+
+impl ViewAnalyzer for SqlViewAnalyzer {
+    fn analyze(&self, catalog: &Catalog, view: &View) -> Result<Vec<(String, Type)>, SchemaError> {
+        let columns = bind_view(catalog, view).map_err(to_schema_error)?;
+        for (i, (name, _)) in columns.iter().enumerate() {
+            if name.is_empty() {
+                return Err(SchemaError::invalid(
+                    format!(
+                        "CREATE VIEW columns must be named, but column {} has no name",
+                        i + 1
+                    ),
+                    view.query.span,
+                ));
+            }
+            if columns[..i]
+                .iter()
+                .any(|(n, _)| n.eq_ignore_ascii_case(name))
+            {
+                return Err(SchemaError::invalid(
+                    format!("CREATE VIEW has columns with duplicate name {name}"),
+                    view.query.span,
+                ));
+            }
+        }
+        Ok(columns)
+    }
+}
+
+/// Registers [`SqlViewAnalyzer`] with the db layer (idempotent).
+pub fn install() {
+    rowtree_db::set_view_analyzer(Arc::new(SqlViewAnalyzer));
+}
+
+/// The output columns (names and types) of `view`'s query, bound against
+/// `catalog`.
+pub fn view_columns(catalog: &Catalog, view: &View) -> crate::Result<Vec<(String, Type)>> {
+    bind_view(catalog, view)
+}
+
+fn bind_view(catalog: &Catalog, view: &View) -> crate::Result<Vec<(String, Type)>> {
+    let params = crate::Params::new();
+    let binder = Binder::new(catalog, &params);
+    Ok(binder.query(&view.query, None)?.columns)
+}
+
+fn to_schema_error(e: Error) -> SchemaError {
+    let message = e.message.clone();
+    match e.code {
+        "NOT_FOUND" => SchemaError::not_found(message, e.span),
+        "FAILED_PRECONDITION" => SchemaError::precondition(message, e.span),
+        "UNIMPLEMENTED" => SchemaError::unimplemented(message, e.span),
+        _ => SchemaError::invalid(message, e.span),
+    }
+}
