@@ -341,7 +341,11 @@ impl ReadOnlyTransaction {
         let now = inner.options.clock.now_nanos();
         let visible = inner.pipeline.visible_ts();
         let ts = match bound {
-            TimestampBound::Strong | TimestampBound::MaxStaleness(_) => visible,
+            // A strong read reads at "now" (as Spanner's do), waiting below
+            // for commits still in flight at or before it; a max-staleness
+            // read takes the freshest timestamp without waiting.
+            TimestampBound::Strong => visible.max(now / 1_000 * 1_000),
+            TimestampBound::MaxStaleness(_) => visible,
             TimestampBound::MinReadTimestamp(t) => visible.max(t),
             TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),
             TimestampBound::ReadTimestamp(t) => t,

@@ -78,6 +78,23 @@ impl Error {
 
     /// The client-facing error: the message with ` [at L:C]` appended when
     /// the position is known (`text` is the statement the span points into).
+    /// Like [`Error::render`], and then, as Spanner's API does, the
+    /// statement's line with a caret under the error's column:
+    /// `Table not found: T [at 1:8]\nUPDATE T SET ...\n       ^`.
+    pub fn render_with_snippet(&self, text: &str) -> SqlError {
+        let mut out = self.render(text);
+        if let Some(span) = self.span.filter(|s| s.start <= text.len()) {
+            let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+            let line_end = text[span.start..]
+                .find('\n')
+                .map_or(text.len(), |i| span.start + i);
+            let line = &text[line_start..line_end];
+            let column = text[line_start..span.start].chars().count();
+            out.message = format!("{}\n{}\n{}^", out.message, line, " ".repeat(column));
+        }
+        out
+    }
+
     pub fn render(&self, text: &str) -> SqlError {
         let message = match self.span {
             Some(span) if span.start <= text.len() => {

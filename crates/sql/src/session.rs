@@ -454,8 +454,9 @@ pub fn execute_in(
     mode: QueryMode,
     sink: Option<&mut RowSink<'_>>,
 ) -> std::result::Result<Executed, SqlError> {
-    let stmt = rowtree_parser::parse_statement(sql).map_err(|e| Error::from(e).render(sql))?;
-    execute_parsed(txn, &stmt, params, mode, sink).map_err(|e| e.render(sql))
+    let stmt = rowtree_parser::parse_statement(sql)
+        .map_err(|e| Error::from(e).render_with_snippet(sql))?;
+    execute_parsed(txn, &stmt, params, mode, sink).map_err(|e| e.render_with_snippet(sql))
 }
 
 fn execute_parsed(
