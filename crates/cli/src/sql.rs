@@ -152,7 +152,8 @@ fn run_script(
             Format::Csv | Format::Json => {
                 let mut streamed = StreamedRows::new(format);
                 let result = session.execute_streaming(stmt.text, params, &mut |columns, row| {
-                    streamed.row(&mut out, columns, row)
+                    streamed.row(&mut out, columns, row);
+                    true
                 });
                 match result {
                     Ok(ExecuteResult::Query(q)) => {

@@ -371,10 +371,41 @@ trait RowOut {
 #[derive(Default)]
 struct Collect {
     rows: Vec<prost_types::ListValue>,
+    deadline: Option<Instant>,
+}
+
+/// The deadline a client set on its request (the `grpc-timeout` header:
+/// digits and a unit, H M S m u n), so long statements stop when the client
+/// has given up.
+fn deadline_of(metadata: &tonic::metadata::MetadataMap) -> Option<Instant> {
+    let v = metadata.get("grpc-timeout")?.to_str().ok()?;
+    let (digits, unit) = v.split_at(v.len().checked_sub(1)?);
+    let n: u64 = digits.parse().ok()?;
+    let d = match unit {
+        "H" => Duration::from_secs(n.saturating_mul(3600)),
+        "M" => Duration::from_secs(n.saturating_mul(60)),
+        "S" => Duration::from_secs(n),
+        "m" => Duration::from_millis(n),
+        "u" => Duration::from_micros(n),
+        "n" => Duration::from_nanos(n),
+        _ => return None,
+    };
+    Instant::now().checked_add(d)
+}
+
+/// DEADLINE_EXCEEDED once `deadline` has passed (checked every 1,024 rows).
+fn check_deadline(deadline: Option<Instant>, rows: u64) -> Result<(), Status> {
+    match deadline {
+        Some(d) if rows % 1024 == 0 && Instant::now() > d => Err(Status::deadline_exceeded(
+            "Deadline exceeded while the statement was running",
+        )),
+        _ => Ok(()),
+    }
 }
 
 impl RowOut for Collect {
     fn row(&mut self, columns: &[(String, Type)], row: Vec<Value>) -> Result<(), Status> {
+        check_deadline(self.deadline, self.rows.len() as u64)?;
         self.rows.push(prost_types::ListValue {
             values: convert::row_to_proto(&row, columns),
         });
@@ -396,6 +427,7 @@ struct Chunker {
     skip: u64,
     seen: u64,
     chunk_bytes: usize,
+    deadline: Option<Instant>,
 }
 
 fn approx_size(v: &prost_types::Value) -> usize {
@@ -420,6 +452,7 @@ impl Chunker {
             skip,
             seen: 0,
             chunk_bytes: CHUNK_BYTES,
+            deadline: None,
         }
     }
 
@@ -513,6 +546,7 @@ impl RowOut for Chunker {
             self.columns = Some(columns.to_vec());
         }
         self.seen += 1;
+        check_deadline(self.deadline, self.seen)?;
         if self.seen <= self.skip {
             return Ok(());
         }
@@ -543,6 +577,7 @@ fn run_statement(
                 failed = Some(e);
             }
         }
+        failed.is_none()
     };
     let result = match selected {
         Selected::Snapshot { ro, .. } => {
@@ -918,6 +953,7 @@ impl SpannerService {
     fn stream(
         session: Arc<SessionState>,
         resume_token: &[u8],
+        deadline: Option<Instant>,
         work: impl FnOnce(
                 &SessionState,
                 &mut Chunker,
@@ -935,6 +971,7 @@ impl SpannerService {
         tokio::task::spawn_blocking(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
                 let mut chunker = Chunker::new(tx, skip);
+                chunker.deadline = deadline;
                 // The metadata goes with the first message: the row type is
                 // known from the first row, or from the outcome if none.
                 let r = work(&session, &mut chunker);
@@ -1051,10 +1088,14 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
+        let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         Self::blocking(move || {
-            let mut rows = Collect::default();
+            let mut rows = Collect {
+                deadline,
+                ..Collect::default()
+            };
             let (outcome, begun) = Self::execute(&session, &r, &mut rows)?;
             Ok(Response::new(pb::ResultSet {
                 metadata: Some(pb::ResultSetMetadata {
@@ -1075,12 +1116,14 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
+        let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         let token = r.resume_token.clone();
         Ok(Response::new(Self::stream(
             session,
             &token,
+            deadline,
             move |s, out| Self::execute(s, &r, out),
         )))
     }
@@ -1162,10 +1205,14 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
+        let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         Self::blocking(move || {
-            let mut rows = Collect::default();
+            let mut rows = Collect {
+                deadline,
+                ..Collect::default()
+            };
             let (outcome, begun) = Self::read_rows(&session, &r, &mut rows)?;
             Ok(Response::new(pb::ResultSet {
                 metadata: Some(pb::ResultSetMetadata {
@@ -1186,12 +1233,14 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
+        let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         let token = r.resume_token.clone();
         Ok(Response::new(Self::stream(
             session,
             &token,
+            deadline,
             move |s, out| Self::read_rows(s, &r, out),
         )))
     }
@@ -1445,6 +1494,21 @@ impl Spanner for SpannerService {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn grpc_timeouts_become_deadlines() {
+        let mut m = tonic::metadata::MetadataMap::new();
+        assert!(deadline_of(&m).is_none());
+        m.insert("grpc-timeout", "250m".parse().unwrap());
+        let d = deadline_of(&m).unwrap();
+        let left = d.saturating_duration_since(Instant::now());
+        assert!(left <= Duration::from_millis(250) && left > Duration::from_millis(100));
+        m.insert("grpc-timeout", "2x".parse().unwrap());
+        assert!(deadline_of(&m).is_none());
+        let past = Some(Instant::now() - Duration::from_secs(1));
+        assert!(check_deadline(past, 1024).is_err());
+        assert!(check_deadline(past, 1023).is_ok());
+    }
 
     #[test]
     fn plans_become_linked_nodes() {

@@ -17,8 +17,10 @@ use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
 use crate::Params;
 
-/// Receives a streamed query's rows, each with the result's columns.
-pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) + 'a;
+/// Receives a streamed query's rows, each with the result's columns, and
+/// answers whether to go on: `false` stops the query (its reader went away
+/// or its deadline passed); the statement then ends as if the rows ran out.
+pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) -> bool + 'a;
 
 /// What a statement returned.
 #[derive(Debug, Clone, PartialEq)]
@@ -344,7 +346,11 @@ fn run_query(
             let row = row?;
             returned += 1;
             match sink.as_mut() {
-                Some(f) => f(columns, row),
+                Some(f) => {
+                    if !f(columns, row) {
+                        break;
+                    }
+                }
                 None => rows.push(row),
             }
         }
@@ -497,7 +503,11 @@ fn execute_parsed(
                             let row = row?;
                             returned += 1;
                             match sink.as_mut() {
-                                Some(f) => f(columns, row),
+                                Some(f) => {
+                                    if !f(columns, row) {
+                                        break;
+                                    }
+                                }
                                 None => rows.push(row),
                             }
                         }
