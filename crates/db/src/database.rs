@@ -294,10 +294,19 @@ impl Database {
         Ok(self.inner.router.splits().add_split_point(&point))
     }
 
+    /// How long old versions stay readable: the database option
+    /// `version_retention_period` if set (ALTER DATABASE), else
+    /// [`Options::version_retention`].
+    pub fn version_retention(&self) -> Duration {
+        self.catalog()
+            .version_retention()
+            .unwrap_or(self.inner.options.version_retention)
+    }
+
     /// The oldest timestamp that may still be read.
     pub fn oldest_readable_timestamp(&self) -> u64 {
         let now = self.inner.options.clock.now_nanos();
-        now.saturating_sub(self.inner.options.version_retention.as_nanos() as u64)
+        now.saturating_sub(self.version_retention().as_nanos() as u64)
     }
 
     /// Runs one garbage-collection pass now: versions no read may need any

@@ -356,7 +356,7 @@ impl ReadOnlyTransaction {
                 message: format!(
                     "Read timestamp {} is older than the version retention period ({:?}); the oldest readable timestamp is {}",
                     fmt_ts(ts),
-                    inner.options.version_retention,
+                    db.version_retention(),
                     fmt_ts(oldest)
                 ),
             });

@@ -385,6 +385,12 @@ impl Catalog {
     }
 
     /// The database option `name` (case-insensitive), as SQL literal text.
+    /// The `version_retention_period` database option, if set.
+    pub fn version_retention(&self) -> Option<std::time::Duration> {
+        self.database_option("version_retention_period")
+            .and_then(|v| crate::parse_retention(v.trim_matches('\'')))
+    }
+
     pub fn database_option(&self, name: &str) -> Option<&str> {
         self.state.database_option(name)
     }

@@ -37,6 +37,7 @@ mod table;
 pub mod view;
 
 pub use access::{PrivilegeGrant, Role, RoleGrant, SYSTEM_ROLES};
+pub use apply::database::parse_retention;
 pub use catalog::Catalog;
 pub use effect::Effect;
 pub use error::{Result, SchemaError};

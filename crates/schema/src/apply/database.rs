@@ -37,6 +37,34 @@ pub(crate) fn alter(
             ));
         }
         let text = literal_text(&option.value)?;
+        if key == "version_retention_period" {
+            match &option.value {
+                Expr::Literal {
+                    value: Literal::String(v),
+                    span,
+                } => {
+                    if parse_retention(v).is_none() {
+                        return Err(SchemaError::invalid(
+                            format!(
+                                "Invalid version_retention_period: '{v}'. It must be a duration \
+                                 between 1h and 7d, such as '1h', '90m', '3d' or '86400s'."
+                            ),
+                            *span,
+                        ));
+                    }
+                }
+                Expr::Literal {
+                    value: Literal::Null,
+                    ..
+                } => {}
+                other => {
+                    return Err(SchemaError::invalid(
+                        "The version_retention_period option takes a string such as '7d'.",
+                        other.span(),
+                    ))
+                }
+            }
+        }
         if key == "default_sequence_kind" {
             match &option.value {
                 Expr::Literal {
@@ -86,6 +114,24 @@ pub(crate) fn alter(
     }
     state.database_name = Some(name.value.clone());
     Ok(Vec::new())
+}
+
+/// A `version_retention_period` value (`'7d'`, `'36h'`, `'90m'`,
+/// `'86400s'`): Spanner accepts one hour to seven days.
+pub fn parse_retention(text: &str) -> Option<std::time::Duration> {
+    let text = text.trim();
+    let unit = text.chars().last()?;
+    let n: u64 = text[..text.len() - unit.len_utf8()].parse().ok()?;
+    let secs = match unit {
+        'd' => n.checked_mul(86_400)?,
+        'h' => n.checked_mul(3_600)?,
+        'm' => n.checked_mul(60)?,
+        's' => n,
+        _ => return None,
+    };
+    (3_600..=7 * 86_400)
+        .contains(&secs)
+        .then(|| std::time::Duration::from_secs(secs))
 }
 
 /// The SQL text of an option value; `None` for NULL (which unsets it).

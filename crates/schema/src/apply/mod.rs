@@ -10,7 +10,7 @@ mod alter_table;
 mod columns;
 mod constraints;
 mod create_table;
-mod database;
+pub(crate) mod database;
 mod drop_table;
 mod index;
 mod keys;
