@@ -251,6 +251,25 @@ fn equality_comparable(t: &Type) -> bool {
     }
 }
 
+/// Whether `CAST(e AS to)` binds: by the types, except that a NULL literal
+/// casts to anything, also as a field of a STRUCT constructor
+/// (`CAST(STRUCT(NULL) AS STRUCT<DATE>)`).
+fn castable_expr(e: &BoundExpr, to: &Type) -> bool {
+    if e.is_null_literal() {
+        return true;
+    }
+    match (&e.node, to) {
+        (Node::Struct(items), Type::Struct(fields)) => {
+            items.len() == fields.len()
+                && items
+                    .iter()
+                    .zip(fields)
+                    .all(|(item, (_, t))| castable_expr(item, t))
+        }
+        _ => castable(&e.ty, to),
+    }
+}
+
 /// `base.field` on a STRUCT value, or a JSON object's member (`NULL`
 /// when the value is not an object or has no such member).
 fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr> {
@@ -453,7 +472,7 @@ impl Binder<'_> {
             } => {
                 let inner = self.bind(expr)?;
                 let to = to.value_type();
-                if !inner.is_null_literal() && !castable(&inner.ty, &to) {
+                if !castable_expr(&inner, &to) {
                     return Err(invalid_at(
                         *span,
                         format!("Invalid cast from {} to {to}", inner.ty),
@@ -1543,6 +1562,21 @@ impl Binder<'_> {
         let span = e.span;
         if e.is_null_literal() {
             return Ok(BoundExpr::literal(Value::Null, to.clone(), span));
+        }
+        // A STRUCT constructor coerces field by field, so its NULL and
+        // literal fields take the target's types (`(NULL, NULL)` becomes a
+        // `STRUCT<x FLOAT64, y FLOAT64>`); the result has the target's names.
+        if let (Node::Struct(items), Type::Struct(fields)) = (&e.node, to) {
+            if items.len() == fields.len() {
+                let found = e.type_name();
+                let coerced = items
+                    .iter()
+                    .zip(fields)
+                    .map(|(item, (_, t))| self.coerce(item.clone(), t))
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(|_| invalid_at(span, format!("Expected type {to}; found {found}")))?;
+                return Ok(BoundExpr::new(Node::Struct(coerced), to.clone(), span));
+            }
         }
         if e.literal {
             if let Node::Literal(v) = &e.node {

@@ -177,6 +177,33 @@ impl BoundExpr {
         }
     }
 
+    /// The fields of a STRUCT-typed expression, each as its name (empty
+    /// for an anonymous field) and the access `self.field`, in order; `None`
+    /// when the expression is not a STRUCT. A NULL struct gives NULL fields.
+    /// This is what `expr.*` expands to.
+    pub fn struct_fields(&self) -> Option<Vec<(String, BoundExpr)>> {
+        let Type::Struct(fields) = &self.ty else {
+            return None;
+        };
+        Some(
+            fields
+                .iter()
+                .enumerate()
+                .map(|(index, (name, ty))| {
+                    let access = BoundExpr::new(
+                        Node::Field {
+                            expr: Box::new(self.clone()),
+                            index,
+                        },
+                        ty.clone(),
+                        self.span,
+                    );
+                    (name.clone(), access)
+                })
+                .collect(),
+        )
+    }
+
     /// The static type of the expression's result.
     pub fn ty(&self) -> &Type {
         &self.ty

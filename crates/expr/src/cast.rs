@@ -47,6 +47,8 @@ pub(crate) fn coercible(from: &Type, to: &Type) -> bool {
             (Int64, Numeric | Float64) | (Numeric, Float64) | (Float32, Float64)
         )
         || matches!((from, to), (Array(a), Array(b)) if coercible(a, b))
+        || matches!((from, to), (Struct(a), Struct(b))
+            if a.len() == b.len() && a.iter().zip(b).all(|((_, x), (_, y))| coercible(x, y)))
 }
 
 /// `CAST(value AS to)` with GoogleSQL's rules. NULL casts to NULL.
@@ -84,7 +86,9 @@ pub fn cast(value: Value, to: &Type) -> Result<Value> {
         }
         (Value::Timestamp(t), Type::Date) => Value::Date(t.to_date(&TimeZone::LOS_ANGELES)?),
         (v, Type::String) if castable(&from, to) => Value::String(v.to_string()),
-        (Value::Array(items), Type::Array(elem)) if castable(&from, to) => Value::Array(
+        // Element by element (the binder has checked the types; a value's
+        // own type may be vaguer, e.g. for NULL struct fields).
+        (Value::Array(items), Type::Array(elem)) => Value::Array(
             items
                 .into_iter()
                 .map(|v| cast(v, elem))

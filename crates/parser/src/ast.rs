@@ -242,6 +242,9 @@ pub enum DataType {
     Timestamp,
     Json,
     Array(Box<DataType>),
+    /// `STRUCT<[name] T, ...>` (only in expressions: CAST, typed
+    /// constructors, `ARRAY<STRUCT<...>>`); `None` is an anonymous field.
+    Struct(Vec<(Option<Ident>, DataType)>),
 }
 
 impl DataType {
@@ -259,6 +262,17 @@ impl DataType {
             DataType::Timestamp => Type::Timestamp,
             DataType::Json => Type::Json,
             DataType::Array(t) => Type::Array(Box::new(t.value_type())),
+            DataType::Struct(fields) => Type::Struct(
+                fields
+                    .iter()
+                    .map(|(name, t)| {
+                        (
+                            name.as_ref().map(|n| n.value.clone()).unwrap_or_default(),
+                            t.value_type(),
+                        )
+                    })
+                    .collect(),
+            ),
         }
     }
 }
@@ -878,8 +892,14 @@ pub enum SelectItem {
         replace: Vec<(Expr, Ident)>,
         span: Span,
     },
-    /// `t.*` or `expr.*`.
-    QualifiedStar { qualifier: Vec<Ident>, span: Span },
+    /// `t.*` or `path.*` (`qualifier`, `expr` is `None`), or `expr.*` for
+    /// any other expression (`CAST(x AS STRUCT<...>).*`; `qualifier` is
+    /// empty).
+    QualifiedStar {
+        qualifier: Vec<Ident>,
+        expr: Option<Box<Expr>>,
+        span: Span,
+    },
 }
 
 /// A FROM-clause item.

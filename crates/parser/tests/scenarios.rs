@@ -554,6 +554,17 @@ fn type_str(t: &DataType) -> String {
         DataType::Timestamp => "TIMESTAMP".into(),
         DataType::Json => "JSON".into(),
         DataType::Array(t) => format!("ARRAY<{}>", type_str(t)),
+        DataType::Struct(fields) => format!(
+            "STRUCT<{}>",
+            fields
+                .iter()
+                .map(|(name, t)| match name {
+                    Some(n) => format!("{} {}", n.value, type_str(t)),
+                    None => type_str(t),
+                })
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
     }
 }
 
@@ -874,6 +885,9 @@ fn select_item_str(item: &SelectItem) -> String {
             }
             s
         }
+        SelectItem::QualifiedStar {
+            expr: Some(expr), ..
+        } => format!("{}.*", expr_str(expr)),
         SelectItem::QualifiedStar { qualifier, .. } => format!("{}.*", dotted(qualifier)),
     }
 }

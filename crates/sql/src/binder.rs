@@ -684,14 +684,22 @@ impl<'c> Binder<'c> {
         // 3. Aggregation.
         let aggregating = !s.group_by.is_empty()
             || s.having.is_some()
-            || s.items
-                .iter()
-                .any(|i| matches!(i, SelectItem::Expr { expr, .. } if has_aggregate(expr)))
+            || s.items.iter().any(|i| match i {
+                SelectItem::Expr { expr, .. } => has_aggregate(expr),
+                SelectItem::QualifiedStar {
+                    expr: Some(expr), ..
+                } => has_aggregate(expr),
+                _ => false,
+            })
             || order_by.iter().any(|o| has_aggregate(&o.expr));
         let mut window_calls = Vec::new();
         for item in &s.items {
-            if let SelectItem::Expr { expr, .. } = item {
-                collect_windows(expr, &mut window_calls);
+            match item {
+                SelectItem::Expr { expr, .. } => collect_windows(expr, &mut window_calls),
+                SelectItem::QualifiedStar {
+                    expr: Some(expr), ..
+                } => collect_windows(expr, &mut window_calls),
+                _ => {}
             }
         }
         for o in order_by {
@@ -738,16 +746,34 @@ impl<'c> Binder<'c> {
                     }
                     (from.star.clone(), except, replace)
                 }
-                SelectItem::QualifiedStar { qualifier, span } => {
+                SelectItem::QualifiedStar {
+                    qualifier,
+                    expr,
+                    span,
+                } => {
                     let name = qualifier
                         .iter()
                         .map(|i| i.value.as_str())
                         .collect::<Vec<_>>()
                         .join(".");
-                    let slots = from.table_star(&name).ok_or_else(|| {
-                        Error::invalid_at(*span, format!("Unrecognized name: {name}"))
-                    })?;
-                    (slots, &[], &[])
+                    let table = match expr {
+                        None => from.table_star(&name),
+                        Some(_) => None,
+                    };
+                    if let Some(slots) = table {
+                        (slots, &[], &[])
+                    } else {
+                        // `expr.*` on a STRUCT value: one column per field.
+                        let target = dot_star_target(qualifier, expr.as_deref());
+                        let b = self.bind_in(&target, &es)?;
+                        for (name, field) in dot_star_fields(b, *span)? {
+                            columns.push((name, field.ty().clone()));
+                            exprs.push(field);
+                            origins.push(None);
+                            asts.push(None);
+                        }
+                        continue;
+                    }
                 }
                 SelectItem::Expr { expr, alias } => {
                     let b = self.bind_in(expr, &es)?;
@@ -940,8 +966,12 @@ impl<'c> Binder<'c> {
         };
         let mut select = s.clone();
         for item in select.items.iter_mut() {
-            if let SelectItem::Expr { expr, .. } = item {
-                *expr = replace(expr);
+            match item {
+                SelectItem::Expr { expr, .. } => *expr = replace(expr),
+                SelectItem::QualifiedStar {
+                    expr: Some(expr), ..
+                } => **expr = replace(expr),
+                _ => {}
             }
         }
         let order: Vec<ast::OrderByItem> = order_by
@@ -1241,6 +1271,23 @@ impl<'c> Binder<'c> {
                     columns.push((item_name(expr, alias.as_ref()), b.ty().clone()));
                     exprs.push(b);
                     asts.push(Some(expr.clone()));
+                }
+                SelectItem::QualifiedStar {
+                    qualifier,
+                    expr,
+                    span,
+                } if expr.is_some()
+                    || qualifier.len() != 1
+                    || from.table_star(&qualifier[0].value).is_none() =>
+                {
+                    // `expr.*` on a STRUCT value: one column per field.
+                    let target = dot_star_target(qualifier, expr.as_deref());
+                    let b = self.bind_in(&rewrite(&target), &es)?;
+                    for (name, field) in dot_star_fields(b, *span)? {
+                        columns.push((name, field.ty().clone()));
+                        exprs.push(field);
+                        asts.push(None);
+                    }
                 }
                 SelectItem::Star { span, .. } | SelectItem::QualifiedStar { span, .. } => {
                     // GoogleSQL: every column of * must be grouped.
@@ -2899,6 +2946,30 @@ fn collect_windows(e: &Expr, out: &mut Vec<Expr>) {
     for c in expr_tree::children(e) {
         collect_windows(c, out);
     }
+}
+
+/// The expression `expr.*` expands: `expr` itself, or the path `a.b` of
+/// `a.b.*` when that names no table.
+fn dot_star_target(qualifier: &[Ident], expr: Option<&Expr>) -> Expr {
+    match expr {
+        Some(e) => e.clone(),
+        None => Expr::Column {
+            path: qualifier.to_vec(),
+            span: crate::scope::path_span(qualifier),
+        },
+    }
+}
+
+/// The columns of `expr.*`: one per STRUCT field, named by the field
+/// (anonymous fields give unnamed columns). Other types are refused as
+/// GoogleSQL does.
+fn dot_star_fields(b: BoundExpr, span: Span) -> Result<Vec<(String, BoundExpr)>> {
+    b.struct_fields().ok_or_else(|| {
+        Error::invalid_at(
+            span,
+            format!("Dot-star is not supported for type {}", b.ty()),
+        )
+    })
 }
 
 #[cfg(test)]

@@ -416,6 +416,12 @@ impl Parser<'_> {
             self.expect_type_close()?;
             return Ok((DataType::Array(Box::new(element)), self.span_from(start)));
         }
+        // STRUCT types exist in expressions only; a column cannot be one.
+        if token.kind == TokenKind::Keyword(Keyword::Struct) && !require_length {
+            self.advance();
+            let fields = self.parse_struct_type_fields()?;
+            return Ok((DataType::Struct(fields), self.span_from(start)));
+        }
         let word = match &token.kind {
             TokenKind::Ident { value, .. } => value.clone(),
             TokenKind::Keyword(k) => k.as_str().to_string(),
@@ -464,6 +470,45 @@ impl Parser<'_> {
         };
         self.advance();
         Ok((data_type, self.span_from(start)))
+    }
+
+    /// `<[name] T, ...>` after `STRUCT` (possibly empty: `STRUCT<>`). A
+    /// field name is an identifier followed by its type; a type alone is
+    /// followed by `,` or `>` (or `<` for `ARRAY<T>`).
+    pub(super) fn parse_struct_type_fields(
+        &mut self,
+    ) -> Result<Vec<(Option<crate::ast::Ident>, DataType)>> {
+        let mut fields = Vec::new();
+        // `STRUCT<>` lexes as `STRUCT` `<>`.
+        if self.eat_punct(Punct::NotEq) {
+            return Ok(fields);
+        }
+        self.expect_punct(Punct::Lt)?;
+        if self.at_punct(Punct::Gt) || self.at_punct(Punct::ShiftRight) {
+            self.expect_type_close()?;
+            return Ok(fields);
+        }
+        loop {
+            let named = matches!(self.peek().kind, TokenKind::Ident { .. })
+                && !matches!(
+                    self.peek_at(1).kind,
+                    TokenKind::Punct(
+                        Punct::Comma | Punct::Gt | Punct::ShiftRight | Punct::Lt | Punct::LParen
+                    )
+                );
+            let name = if named {
+                Some(self.parse_ident()?)
+            } else {
+                None
+            };
+            let (ty, _) = self.parse_data_type(false)?;
+            fields.push((name, ty));
+            if self.eat_punct(Punct::Comma) {
+                continue;
+            }
+            self.expect_type_close()?;
+            return Ok(fields);
+        }
     }
 
     /// `( n | MAX )`, n decimal or hex.

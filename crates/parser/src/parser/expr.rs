@@ -294,7 +294,10 @@ impl Parser<'_> {
                     mode,
                     span: self.span_from(start),
                 };
-            } else if self.eat_punct(Punct::Dot) {
+            } else if self.at_punct(Punct::Dot)
+                && self.peek_at(1).kind != TokenKind::Punct(Punct::Star)
+            {
+                self.advance();
                 let field = self.parse_ident()?;
                 expr = Expr::Field {
                     expr: Box::new(expr),
@@ -704,7 +707,7 @@ impl Parser<'_> {
     /// `STRUCT(e [AS name], ...)` or `STRUCT<[name] type, ...>(e, ...)`.
     fn parse_struct_constructor(&mut self) -> Result<Expr> {
         let start = self.expect_keyword(Keyword::Struct)?.start;
-        if self.at_punct(Punct::Lt) {
+        if self.at_punct(Punct::Lt) || self.at_punct(Punct::NotEq) {
             return self.parse_typed_struct(start);
         }
         self.expect_punct(Punct::LParen)?;
@@ -735,31 +738,7 @@ impl Parser<'_> {
     /// The typed constructor after `STRUCT`: `<[name] type, ...>(e, ...)`,
     /// with as many values as field types.
     fn parse_typed_struct(&mut self, start: usize) -> Result<Expr> {
-        self.expect_punct(Punct::Lt)?;
-        let mut names = Vec::new();
-        let mut types = Vec::new();
-        loop {
-            // A field name is an identifier followed by its type; a type
-            // alone is followed by `,` or `>` (or `<` for ARRAY<T>).
-            let named = matches!(self.peek().kind, TokenKind::Ident { .. })
-                && !matches!(
-                    self.peek_at(1).kind,
-                    TokenKind::Punct(
-                        Punct::Comma | Punct::Gt | Punct::ShiftRight | Punct::Lt | Punct::LParen
-                    )
-                );
-            names.push(if named {
-                Some(self.parse_ident()?)
-            } else {
-                None
-            });
-            types.push(self.parse_data_type(false)?.0);
-            if self.eat_punct(Punct::Comma) {
-                continue;
-            }
-            self.expect_type_close()?;
-            break;
-        }
+        let (names, types): (Vec<_>, Vec<_>) = self.parse_struct_type_fields()?.into_iter().unzip();
         let open = self.expect_punct(Punct::LParen)?.start;
         let values = self.parse_list_until(Punct::RParen)?;
         if values.len() != types.len() {

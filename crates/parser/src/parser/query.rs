@@ -288,22 +288,40 @@ impl Parser<'_> {
                 }
                 qualifier.push(self.parse_ident()?);
             }
-            let modifier = (self.at_keyword(Keyword::Except) || self.at_word("REPLACE"))
-                && self.peek_at(1).kind == paren_open();
-            if modifier {
-                return Err(ParseError::new(
-                    "Syntax error: EXCEPT and REPLACE are only supported after an unqualified *",
-                    self.peek().span.start,
-                ));
-            }
+            self.refuse_star_modifier()?;
             return Ok(SelectItem::QualifiedStar {
                 qualifier,
+                expr: None,
                 span: self.span_from(start),
             });
         }
         let expr = self.parse_expr()?;
+        // `expr.*` on any other expression: `CAST(t AS STRUCT<...>).*`.
+        if self.at_punct(Punct::Dot) && self.peek_at(1).kind == TokenKind::Punct(Punct::Star) {
+            self.advance();
+            self.advance();
+            self.refuse_star_modifier()?;
+            return Ok(SelectItem::QualifiedStar {
+                qualifier: Vec::new(),
+                expr: Some(Box::new(expr)),
+                span: self.span_from(start),
+            });
+        }
         let alias = self.parse_optional_alias()?;
         Ok(SelectItem::Expr { expr, alias })
+    }
+
+    /// After `t.*` or `expr.*`: EXCEPT / REPLACE are not supported there.
+    fn refuse_star_modifier(&self) -> Result<()> {
+        let modifier = (self.at_keyword(Keyword::Except) || self.at_word("REPLACE"))
+            && self.peek_at(1).kind == paren_open();
+        if modifier {
+            return Err(ParseError::new(
+                "Syntax error: EXCEPT and REPLACE are only supported after an unqualified *",
+                self.peek().span.start,
+            ));
+        }
+        Ok(())
     }
 
     /// `name(.name)*.*` ahead.
