@@ -500,7 +500,10 @@ impl DatabaseAdmin for Admin {
         self.operations.start(&op_name, md);
         self.operations.finish(
             &op_name,
-            Ok(any("google.spanner.admin.database.v1.Database", &database_pb(&hosted))),
+            Ok(any(
+                "google.spanner.admin.database.v1.Database",
+                &database_pb(&hosted),
+            )),
         );
         Ok(Response::new(self.operations.get(&op_name)?))
     }

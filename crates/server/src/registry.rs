@@ -257,13 +257,24 @@ impl Registry {
     /// Deletes an instance and every database in it.
     pub fn delete_instance(&self, name: &str) -> Result<(), Status> {
         let mut state = self.state.lock();
-        if state.instances.remove(name).is_none() {
+        if !state.instances.contains_key(name) {
             return Err(status::not_found(
                 "google.spanner.admin.instance.v1.Instance",
                 name,
             ));
         }
         let prefix = format!("{name}/databases/");
+        if let Some(protected) = state
+            .databases
+            .values()
+            .find(|h| h.meta.name.starts_with(&prefix) && h.meta.enable_drop_protection)
+        {
+            return Err(Status::failed_precondition(format!(
+                "Cannot delete instance {name}: database {} has drop protection enabled",
+                protected.meta.name
+            )));
+        }
+        state.instances.remove(name);
         let doomed: Vec<String> = state
             .databases
             .keys()

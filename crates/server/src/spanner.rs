@@ -237,11 +237,25 @@ impl SessionState {
 
     /// Resolves a request's transaction selector.
     fn select(&self, selector: Option<&pb::TransactionSelector>) -> Result<Selected, Status> {
+        self.select_pinned(selector, None)
+    }
+
+    /// [`SessionState::select`]; a single-use snapshot reads at `pinned`
+    /// when given (a resumed stream continues in its first snapshot).
+    fn select_pinned(
+        &self,
+        selector: Option<&pb::TransactionSelector>,
+        pinned: Option<u64>,
+    ) -> Result<Selected, Status> {
+        let pin = |bound: TimestampBound| match pinned {
+            Some(ts) => TimestampBound::ReadTimestamp(ts),
+            None => bound,
+        };
         match selector.and_then(|s| s.selector.as_ref()) {
             None => Ok(Selected::Snapshot {
                 ro: self
                     .db
-                    .read_only(TimestampBound::Strong)
+                    .read_only(pin(TimestampBound::Strong))
                     .map_err(status::from_db)?,
                 report: None,
             }),
@@ -256,7 +270,7 @@ impl SessionState {
                         ))
                     }
                 };
-                let ro = self.db.read_only(bound).map_err(status::from_db)?;
+                let ro = self.db.read_only(pin(bound)).map_err(status::from_db)?;
                 let report = report.then(|| transaction_pb(Vec::new(), Some(ro.read_timestamp())));
                 Ok(Selected::Snapshot { ro, report })
             }
@@ -365,6 +379,30 @@ trait RowOut {
     fn row(&mut self, columns: &[(String, Type)], row: Vec<Value>) -> Result<(), Status>;
     /// The transaction this request began, for the result's metadata.
     fn begun(&mut self, _txn: Option<&pb::Transaction>) {}
+    /// The read timestamp of the single-use snapshot the statement reads in
+    /// (resume tokens carry it).
+    fn snapshot(&mut self, _read_ts: u64) {}
+}
+
+/// A resume token: the rows already sent, and for a single-use snapshot its
+/// read timestamp, so that the resumed request reads the same data.
+fn encode_token(rows: u64, snapshot: Option<u64>) -> Vec<u8> {
+    let mut t = rows.to_be_bytes().to_vec();
+    if let Some(ts) = snapshot {
+        t.extend_from_slice(&ts.to_be_bytes());
+    }
+    t
+}
+
+/// The rows to skip and the snapshot to read at, from a resume token.
+fn decode_token(token: &[u8]) -> Result<(u64, Option<u64>), Status> {
+    let word = |b: &[u8]| u64::from_be_bytes(b.try_into().expect("8 bytes"));
+    match token.len() {
+        0 => Ok((0, None)),
+        8 => Ok((word(token), None)),
+        16 => Ok((word(&token[..8]), Some(word(&token[8..])))),
+        _ => Err(Status::invalid_argument("Invalid resume token")),
+    }
 }
 
 /// Collects rows for a unary `ResultSet`.
@@ -425,6 +463,8 @@ struct Chunker {
     rows_sent: u64,
     /// Rows to skip (a resumed request).
     skip: u64,
+    /// The single-use snapshot's read timestamp, for resume tokens.
+    snapshot: Option<u64>,
     seen: u64,
     chunk_bytes: usize,
     deadline: Option<Instant>,
@@ -450,6 +490,7 @@ impl Chunker {
             bytes: 0,
             rows_sent: 0,
             skip,
+            snapshot: None,
             seen: 0,
             chunk_bytes: CHUNK_BYTES,
             deadline: None,
@@ -483,7 +524,7 @@ impl Chunker {
             values: std::mem::take(&mut self.values),
             chunked_value: chunked,
             resume_token: if row_boundary && !chunked {
-                (self.skip + self.rows_sent).to_be_bytes().to_vec()
+                encode_token(self.skip + self.rows_sent, self.snapshot)
             } else {
                 Vec::new()
             },
@@ -527,7 +568,7 @@ impl Chunker {
         let message = pb::PartialResultSet {
             metadata: self.metadata(),
             values: std::mem::take(&mut self.values),
-            resume_token: (self.skip + self.rows_sent).to_be_bytes().to_vec(),
+            resume_token: encode_token(self.skip + self.rows_sent, self.snapshot),
             stats,
             last: true,
             ..Default::default()
@@ -539,6 +580,10 @@ impl Chunker {
 impl RowOut for Chunker {
     fn begun(&mut self, txn: Option<&pb::Transaction>) {
         self.txn = txn.cloned();
+    }
+
+    fn snapshot(&mut self, read_ts: u64) {
+        self.snapshot = Some(read_ts);
     }
 
     fn row(&mut self, columns: &[(String, Type)], row: Vec<Value>) -> Result<(), Status> {
@@ -835,10 +880,14 @@ impl SpannerService {
         out: &mut dyn RowOut,
     ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
         let params = convert::params_from_proto(r.params.as_ref(), &r.param_types)?;
-        let mut selected = session.select(r.transaction.as_ref())?;
+        let (_, pinned) = decode_token(&r.resume_token)?;
+        let mut selected = session.select_pinned(r.transaction.as_ref(), pinned)?;
         match &selected {
             Selected::Held { begun, .. } => out.begun(begun.as_ref()),
-            Selected::Snapshot { report, .. } => out.begun(report.as_ref()),
+            Selected::Snapshot { report, ro } => {
+                out.begun(report.as_ref());
+                out.snapshot(ro.read_timestamp());
+            }
         }
         let result = run_statement(
             session,
@@ -869,10 +918,14 @@ impl SpannerService {
         r: &pb::ReadRequest,
         out: &mut dyn RowOut,
     ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
-        let mut selected = session.select(r.transaction.as_ref())?;
+        let (_, pinned) = decode_token(&r.resume_token)?;
+        let mut selected = session.select_pinned(r.transaction.as_ref(), pinned)?;
         match &selected {
             Selected::Held { begun, .. } => out.begun(begun.as_ref()),
-            Selected::Snapshot { report, .. } => out.begun(report.as_ref()),
+            Selected::Snapshot { report, ro } => {
+                out.begun(report.as_ref());
+                out.snapshot(ro.read_timestamp());
+            }
         }
         let result = (|| {
             let catalog = session.db.catalog();
@@ -962,11 +1015,9 @@ impl SpannerService {
             + 'static,
     ) -> Stream<pb::PartialResultSet> {
         let (tx, rx) = mpsc::channel(4);
-        let skip = if resume_token.len() == 8 {
-            u64::from_be_bytes(resume_token.try_into().expect("8 bytes"))
-        } else {
-            0
-        };
+        let skip = decode_token(resume_token)
+            .map(|(rows, _)| rows)
+            .unwrap_or(0);
         let err_tx = tx.clone();
         tokio::task::spawn_blocking(move || {
             let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
