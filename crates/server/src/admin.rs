@@ -295,9 +295,7 @@ impl InstanceAdmin for Admin {
     ) -> Result<Response<lro::Operation>, Status> {
         let r = request.into_inner();
         let project = project_of(&r.parent)?.to_string();
-        if r.instance_id.is_empty() {
-            return Err(Status::invalid_argument("instance_id is required"));
-        }
+        registry::check_instance_id(&r.instance_id)?;
         let name = format!("{project}/instances/{}", r.instance_id);
         registry::check_instance_name(&name)?;
         let given = r.instance.unwrap_or_default();

@@ -94,6 +94,26 @@ pub fn instance_of(database: &str) -> Option<&str> {
     Some(&database[..idx])
 }
 
+/// Spanner's rules for an instance id: 2 to 64 characters, starting with a
+/// lower-case letter, lower-case letters, digits and `-`, not ending with `-`.
+pub fn check_instance_id(id: &str) -> Result<(), Status> {
+    let ok = (2..=64).contains(&id.len())
+        && id.starts_with(|c: char| c.is_ascii_lowercase())
+        && id
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-')
+        && !id.ends_with('-');
+    if ok {
+        Ok(())
+    } else {
+        Err(Status::invalid_argument(format!(
+            "Invalid instance id: {id}. The id must be 2 to 64 characters long, start with a \
+             lower-case letter, contain only lower-case letters, digits and '-', and not end \
+             with '-'"
+        )))
+    }
+}
+
 /// Checks `projects/P/instances/I`.
 pub fn check_instance_name(name: &str) -> Result<(), Status> {
     let parts: Vec<&str> = name.split('/').collect();
@@ -486,6 +506,9 @@ mod tests {
         assert!(check_database_id("1ab").is_err());
         assert!(check_database_id("ab-").is_err());
         assert!(check_database_id("Ab").is_err());
+        assert!(check_instance_id("i").is_err());
+        assert!(check_instance_id("my-instance-1").is_ok());
+        assert!(check_instance_id("my_instance").is_err());
         assert!(check_database_name("projects/p/instances/i/databases/db").is_ok());
         assert!(check_database_name("projects/p/databases/db").is_err());
         let r = Registry::open(None, Default::default()).unwrap();

@@ -20,7 +20,7 @@ async fn creating_an_instance_twice_is_already_exists() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn create_database_with_a_bad_statement_leaves_nothing() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let ddl = [
         "CREATE TABLE A (Id INT64 NOT NULL) PRIMARY KEY (Id)",
         "CREATE TABLE B (Id INT64 NOT NULL,,) PRIMARY KEY (Id)",
@@ -73,7 +73,7 @@ async fn create_database_with_a_bad_statement_leaves_nothing() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_failing_schema_change_keeps_the_statements_before_it() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env
         .database(
             &inst,
@@ -132,7 +132,7 @@ async fn a_failing_schema_change_keeps_the_statements_before_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn operation_ids_are_unique() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env.database(&inst, "db", &[]).await;
     let op = env
         .ddl(
@@ -254,7 +254,7 @@ async fn lists_page() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn drop_protection_refuses_drop_database() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env.database(&inst, "db", &[]).await;
     let protect = |on: bool| dpb::UpdateDatabaseRequest {
         database: Some(dpb::Database {
@@ -303,7 +303,7 @@ async fn drop_protection_refuses_drop_database() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn drop_protection_refuses_delete_instance() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env.database(&inst, "db", &[]).await;
     let op = env
         .dbs()

@@ -4,7 +4,7 @@ use crate::*;
 
 async fn singers() -> (Env, String) {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env
         .database(
             &inst,

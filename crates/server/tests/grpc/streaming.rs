@@ -11,7 +11,7 @@ fn pad(i: i64) -> String {
 /// A server with table `Pads` holding `ROWS` rows of about 130 bytes.
 async fn pads() -> (Env, String) {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env
         .database(
             &inst,
@@ -47,7 +47,7 @@ fn check_pads(messages: &[pb::PartialResultSet], first: i64) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn long_strings_come_back_in_chunks() {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env
         .database(
             &inst,

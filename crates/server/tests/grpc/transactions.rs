@@ -12,7 +12,7 @@ const ACCOUNTS: &str =
 /// A server with one database holding `Accounts` rows 1..=n (balance 100).
 async fn accounts(n: i64) -> (Env, String, String) {
     let env = start().await;
-    let inst = env.instance("i").await;
+    let inst = env.instance("inst").await;
     let db = env.database(&inst, "bank", &[ACCOUNTS]).await;
     let s = env.session(&db).await;
     if n > 0 {
