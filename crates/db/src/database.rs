@@ -172,7 +172,12 @@ impl Database {
         let now_micros = options.clock.now_nanos() / 1000 * 1000;
         let last_ts = last_ts.max(now_micros);
         let splits = SplitMap::new();
-        let router = Router::new(Mvcc::new(engine.clone()), splits);
+        let router_clock = options.clock.clone();
+        let router = Router::with_clock(
+            Mvcc::new(engine.clone()),
+            Arc::new(splits),
+            Arc::new(move || router_clock.now_nanos()),
+        );
         let flush_engine = engine.clone();
         let pipeline = CommitPipeline::new(
             TimestampOracle::resume(options.clock.clone(), last_ts),

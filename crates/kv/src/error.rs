@@ -6,6 +6,9 @@ pub enum Error {
     /// The storage layer failed (I/O error, corruption).
     #[error(transparent)]
     Storage(#[from] rowtree_storage::Error),
+    /// Persisted split statistics do not decode.
+    #[error("corrupt load history: {0}")]
+    CorruptHistory(String),
 }
 
 /// Result alias for this crate.

@@ -8,22 +8,68 @@
 //! a hotspot until it is split.
 //!
 //! * [`SplitMap`] holds the current splits, which always cover the whole key
-//!   space without gaps or overlaps, and cuts them at split points.
+//!   space without gaps or overlaps, cuts them at split points, merges
+//!   neighbours and records which node serves each ([`Split::node`]).
 //! * [`Router`] is the only door to the data: it resolves every get, scan and
 //!   write to the splits it touches and charges each split the rows, bytes,
-//!   requests and CPU time it served ([`SplitStats`]). These counters are what
-//!   split statistics, the key visualizer and load-based splitting read.
+//!   requests and CPU time it served ([`SplitStats`], cumulative), and records
+//!   each access, stamped with its clock, in the split's [`LoadTracker`].
 //!
-//! Today splits are static (created at table boundaries and explicit split
-//! points) and all live in one process over one storage engine; dynamic
-//! splitting, merging and placement on nodes plug in here later.
+//! # Splits that follow the load
+//!
+//! (The behaviour is specified in `docs/design/splits.md`.) All of it takes
+//! time as an argument (`now`, nanoseconds): nothing here reads the wall
+//! clock, so the database can inject its clock and the simulator virtual
+//! time.
+//!
+//! 1. **Measure** ([`load`]): each split's [`LoadTracker`] keeps per-second
+//!    buckets over a sliding 60 s window (requests, rows, bytes, CPU) and a
+//!    reservoir sample of up to 20 accessed keys, each counting the accesses
+//!    left of it, right of it, and the scans spanning it, plus how many
+//!    accesses went beyond the largest (or smallest) key seen so far. The CPU
+//!    score is CPU-seconds per second in percent of a node.
+//! 2. **Decide** ([`policy`]): a split above `size_limit` is cut at its median
+//!    row; a split with a score at or above `split_threshold` for `hot_for` is
+//!    cut at the most balanced sampled key (imbalance under 0.25, spanning
+//!    under 0.5), aligned to a root-row boundary by the [`KeyAligner`] (or a
+//!    child-row boundary, to isolate a hot child row). If no key helps, the
+//!    split is *unsplittable*, and the sample tells why
+//!    ([`UnsplittableReason`]): sequential keys (`MOVING_HOT_SPOT`), one hot
+//!    row (`HOT_ROW`, `UNISOLATABLE_HOT_ROW`), scans over everything
+//!    (`LARGE_SCAN_HOT_SPOT`).
+//! 3. **Act** ([`manager`]): [`SplitManager::tick`] applies the decisions:
+//!    cuts (both halves stay on the parent's node), merges of neighbours
+//!    that stayed cold for `merge_after` (never across a live manual split
+//!    point), and every `interval` the [`Balancer`] ([`balance`]) moves a
+//!    split off a node that stayed overloaded for `move_after` to the least
+//!    loaded node. Every change is a [`SplitEvent`].
+//! 4. **Remember** ([`history`]): every minute the manager rolls the trackers
+//!    up into the [`LoadHistory`] (1-minute rows for 24 h, 10-minute for 4
+//!    days, 1-hour for 30 days), the source of `SPANNER_SYS.SPLIT_STATS_*`
+//!    and the key visualizer.
+//!
+//! All splits live in one process over one storage engine; a node is a
+//! label the executor (or the simulator) uses to share capacity.
 
+pub mod balance;
 mod error;
+pub mod history;
+pub mod load;
+pub mod manager;
+pub mod policy;
 mod router;
 mod split;
 mod split_map;
 
+pub use balance::{Balancer, BalancerConfig, Move};
 pub use error::{Error, Result};
-pub use router::{Router, RouterScan, SplitSnapshot, SplitsTouched};
+pub use history::{Granularity, IntervalStat, LoadHistory};
+pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
+pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};
+pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
+pub use router::{
+    system_clock, Router, RouterClock, RouterScan, SplitSnapshot, SplitsTouched,
+    WRITE_CPU_NANOS_PER_ROW,
+};
 pub use split::{NodeId, Split, SplitCounters, SplitId, SplitStats};
 pub use split_map::SplitMap;

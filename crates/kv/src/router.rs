@@ -15,17 +15,27 @@
 //!   per split it writes to, and each key's row and bytes. The set of splits
 //!   touched tells the commit path whether it needs two-phase commit.
 //!
+//! Each of these is also recorded as an [`Access`] in the split's
+//! [`LoadTracker`](crate::LoadTracker) (for load-based splitting), stamped
+//! with the router's clock ([`Router::with_clock`]). CPU time: gets and scans
+//! charge the time measured around the storage calls (as for
+//! [`SplitStats`](crate::SplitStats)); writes are not timed here (they are
+//! applied later, in a batch, by the commit path), so each written row is
+//! charged a modelled [`WRITE_CPU_NANOS_PER_ROW`], both to the tracker and to
+//! the split's CPU counter.
+//!
 //! Keys and values are opaque bytes here; timestamps are MVCC commit/read
 //! timestamps (see [`Mvcc`]).
 
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use rowtree_storage::mvcc::MvccScan;
 use rowtree_storage::{Durability, Engine, Mvcc, WriteBatch};
 
+use crate::load::Access;
 use crate::split::{NodeId, Split, SplitCounters, SplitId};
 use crate::split_map::{range_is_empty, SplitMap};
 use crate::Result;
@@ -36,6 +46,23 @@ use crate::Result;
 const FIRST_BATCH: usize = 8;
 /// The largest batch of rows read at once.
 const MAX_BATCH: usize = 256;
+
+/// The modelled CPU cost of writing one row (WAL append, memtable insert,
+/// commit bookkeeping on the local engine): 10 µs.
+pub const WRITE_CPU_NANOS_PER_ROW: u64 = 10_000;
+
+/// The router's source of time: nanoseconds since the epoch.
+pub type RouterClock = Arc<dyn Fn() -> u64 + Send + Sync>;
+
+/// The operating system's clock as a [`RouterClock`].
+pub fn system_clock() -> RouterClock {
+    Arc::new(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
+            .unwrap_or(0)
+    })
+}
 
 /// The splits a set of writes touched, in id order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -85,21 +112,52 @@ pub struct SplitSnapshot {
 }
 
 /// The data access layer: MVCC storage cut into splits.
-#[derive(Debug)]
 pub struct Router {
     mvcc: Mvcc,
-    splits: SplitMap,
+    splits: Arc<SplitMap>,
+    clock: RouterClock,
+}
+
+impl std::fmt::Debug for Router {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Router")
+            .field("mvcc", &self.mvcc)
+            .field("splits", &self.splits)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Router {
-    /// A router over the MVCC data of `mvcc`, cut by `splits`.
+    /// A router over the MVCC data of `mvcc`, cut by `splits`, timing
+    /// accesses with the system clock.
     pub fn new(mvcc: Mvcc, splits: SplitMap) -> Router {
-        Router { mvcc, splits }
+        Router::with_clock(mvcc, Arc::new(splits), system_clock())
+    }
+
+    /// A router over a shared split map (e.g. one a
+    /// [`SplitManager`](crate::SplitManager) also manages), stamping accesses
+    /// with `clock` (nanoseconds since the epoch).
+    pub fn with_clock(mvcc: Mvcc, splits: Arc<SplitMap>, clock: RouterClock) -> Router {
+        Router {
+            mvcc,
+            splits,
+            clock,
+        }
     }
 
     /// The split map (to add split points, or inspect splits).
     pub fn splits(&self) -> &SplitMap {
         &self.splits
+    }
+
+    /// The shared split map.
+    pub fn split_map(&self) -> &Arc<SplitMap> {
+        &self.splits
+    }
+
+    /// The current time by the router's clock.
+    pub fn now(&self) -> u64 {
+        (self.clock)()
     }
 
     /// The MVCC layer (for garbage collection).
@@ -118,14 +176,19 @@ impl Router {
         let split = self.splits.split_for(key);
         let started = Instant::now();
         let row = self.mvcc.get_at(key, ts);
-        split.stats.record_cpu(started.elapsed());
+        let cpu = started.elapsed();
+        split.stats.record_cpu(cpu);
         let row = row?;
-        match &row {
-            Some(value) => split
-                .stats
-                .record_read(1, 1, (key.len() + value.len()) as u64),
-            None => split.stats.record_read(1, 0, 0),
-        }
+        let (rows, bytes) = match &row {
+            Some(value) => (1, (key.len() + value.len()) as u64),
+            None => (0, 0),
+        };
+        split.stats.record_read(1, rows, bytes);
+        let cpu_nanos = u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX);
+        split
+            .load
+            .lock()
+            .record(self.now(), &Access::read(key, rows, bytes, cpu_nanos));
         Ok(row)
     }
 
@@ -174,32 +237,41 @@ impl Router {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        let mut per_split: Vec<(Arc<Split>, u64, u64)> = Vec::new();
-        for (key, value) in writes {
+        // Per split: the split, rows, bytes, and the index of its first key.
+        let mut per_split: Vec<(Arc<Split>, u64, u64, usize)> = Vec::new();
+        for (i, (key, value)) in writes.iter().enumerate() {
             let key = key.as_ref();
             let bytes = (key.len() + value.as_ref().map_or(0, |v| v.as_ref().len())) as u64;
             // Writes of one commit are usually sorted or clustered: check the
             // last split before routing again.
             match per_split.last_mut() {
-                Some((split, rows, total)) if split.contains(key) => {
+                Some((split, rows, total, _)) if split.contains(key) => {
                     *rows += 1;
                     *total += bytes;
                 }
                 _ => {
                     let split = self.splits.split_for(key);
-                    match per_split.iter_mut().find(|(s, _, _)| s.id == split.id) {
-                        Some((_, rows, total)) => {
+                    match per_split.iter_mut().find(|(s, ..)| s.id == split.id) {
+                        Some((_, rows, total, _)) => {
                             *rows += 1;
                             *total += bytes;
                         }
-                        None => per_split.push((split, 1, bytes)),
+                        None => per_split.push((split, 1, bytes, i)),
                     }
                 }
             }
         }
         let mut touched = BTreeSet::new();
-        for (split, rows, bytes) in per_split {
+        let now = if per_split.is_empty() { 0 } else { self.now() };
+        for (split, rows, bytes, first) in per_split {
+            let cpu_nanos = rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW);
             split.stats.record_write(1, rows, bytes);
+            split.stats.record_cpu(Duration::from_nanos(cpu_nanos));
+            let key = writes[first].0.as_ref();
+            split
+                .load
+                .lock()
+                .record(now, &Access::write(key, rows, bytes, cpu_nanos));
             touched.insert(split.id);
         }
         SplitsTouched(touched)
@@ -250,7 +322,7 @@ impl Router {
                 id: s.id,
                 start: s.start.clone(),
                 limit: s.limit.clone(),
-                node: s.node,
+                node: s.node(),
                 counters: s.stats.snapshot(),
             })
             .collect()
@@ -302,8 +374,22 @@ impl Iterator for RouterScan<'_> {
                     return None;
                 };
                 let (start, end) = self.clip(&split);
+                let first = match start {
+                    Bound::Included(k) | Bound::Excluded(k) => k.to_vec(),
+                    Bound::Unbounded => split.start.clone(),
+                };
+                let last = match end {
+                    Bound::Excluded(k) => Some(k.to_vec()),
+                    Bound::Included(k) => Some([k, &[0]].concat()),
+                    Bound::Unbounded => None,
+                };
                 let scan = self.router.mvcc.scan_at(start, end, self.ts, self.reverse);
-                self.current = Some(SplitReader::new(split, scan));
+                self.current = Some(SplitReader::new(
+                    split,
+                    scan,
+                    &self.router.clock,
+                    (first, last),
+                ));
             }
             if let Some(reader) = self.current.as_mut() {
                 match reader.next_row() {
@@ -325,6 +411,9 @@ impl Iterator for RouterScan<'_> {
 struct SplitReader<'a> {
     split: Arc<Split>,
     scan: MvccScan<'a>,
+    clock: &'a RouterClock,
+    /// The scanned range within the split, for the load tracker.
+    range: (Vec<u8>, Option<Vec<u8>>),
     buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
     batch: usize,
     exhausted: bool,
@@ -336,10 +425,17 @@ struct SplitReader<'a> {
 }
 
 impl<'a> SplitReader<'a> {
-    fn new(split: Arc<Split>, scan: MvccScan<'a>) -> SplitReader<'a> {
+    fn new(
+        split: Arc<Split>,
+        scan: MvccScan<'a>,
+        clock: &'a RouterClock,
+        range: (Vec<u8>, Option<Vec<u8>>),
+    ) -> SplitReader<'a> {
         SplitReader {
             split,
             scan,
+            clock,
+            range,
             buffer: VecDeque::new(),
             batch: FIRST_BATCH,
             exhausted: false,
@@ -388,5 +484,14 @@ impl Drop for SplitReader<'_> {
         let stats = &self.split.stats;
         stats.record_read(1, self.rows, self.bytes);
         stats.record_cpu(self.cpu);
+        let cpu_nanos = u64::try_from(self.cpu.as_nanos()).unwrap_or(u64::MAX);
+        let access = Access::scan(
+            &self.range.0,
+            self.range.1.as_deref(),
+            self.rows,
+            self.bytes,
+            cpu_nanos,
+        );
+        self.split.load.lock().record((self.clock)(), &access);
     }
 }

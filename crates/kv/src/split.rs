@@ -2,12 +2,17 @@
 //! counters.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::time::Duration;
+
+use parking_lot::Mutex;
+use serde::{Deserialize, Serialize};
+
+use crate::load::LoadTracker;
 
 /// The identity of a split. Ids are never reused: when a split is cut in two,
 /// both halves get new ids.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
 pub struct SplitId(pub u64);
 
 impl fmt::Display for SplitId {
@@ -17,7 +22,9 @@ impl fmt::Display for SplitId {
 }
 
 /// The node (an executor in-process, later a server) that serves a split.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default)]
+#[derive(
+    Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Default, Serialize, Deserialize,
+)]
 pub struct NodeId(pub u32);
 
 impl fmt::Display for NodeId {
@@ -27,7 +34,6 @@ impl fmt::Display for NodeId {
 }
 
 /// A contiguous range of the key space, served by one node.
-#[derive(Debug)]
 pub struct Split {
     /// Its identity.
     pub id: SplitId,
@@ -35,22 +41,62 @@ pub struct Split {
     pub start: Vec<u8>,
     /// The first key after the split (exclusive); `None` for the last split.
     pub limit: Option<Vec<u8>>,
-    /// The node serving it.
-    pub node: NodeId,
+    /// The node serving it (changed by [`SplitMap::set_node`](crate::SplitMap::set_node)).
+    node: AtomicU32,
     /// Load served since the split was created.
     pub stats: SplitStats,
+    /// Recent load and key sample, for load-based splitting.
+    pub load: Mutex<LoadTracker>,
+    /// When the split was created (nanoseconds; 0 if unknown).
+    pub created_at: u64,
+}
+
+impl fmt::Debug for Split {
+    /// Everything but the load tracker's buckets (too long to read).
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Split")
+            .field("id", &self.id)
+            .field("start", &self.start)
+            .field("limit", &self.limit)
+            .field("node", &self.node())
+            .field("created_at", &self.created_at)
+            .field("stats", &self.stats)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Split {
     /// A split of `[start, limit)` on `node` with zeroed counters.
     pub fn new(id: SplitId, start: Vec<u8>, limit: Option<Vec<u8>>, node: NodeId) -> Split {
+        Split::new_at(id, start, limit, node, 0)
+    }
+
+    /// A split created at `created_at` (its load tracker starts then).
+    pub fn new_at(
+        id: SplitId,
+        start: Vec<u8>,
+        limit: Option<Vec<u8>>,
+        node: NodeId,
+        created_at: u64,
+    ) -> Split {
         Split {
             id,
             start,
             limit,
-            node,
+            node: AtomicU32::new(node.0),
             stats: SplitStats::default(),
+            load: Mutex::new(LoadTracker::starting_at(created_at)),
+            created_at,
         }
+    }
+
+    /// The node serving the split now.
+    pub fn node(&self) -> NodeId {
+        NodeId(self.node.load(Ordering::Relaxed))
+    }
+
+    pub(crate) fn store_node(&self, node: NodeId) {
+        self.node.store(node.0, Ordering::Relaxed);
     }
 
     /// Whether `key` lies in `[start, limit)`.

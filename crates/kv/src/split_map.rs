@@ -9,6 +9,12 @@
 //!   ├─ split 1 ───┼─ split 4 ────┼─ split 5 ──────────────────────────▶
 //! ```
 //!
+//! Changes: [`SplitMap::add_split_point`] (and `_on`, `_at`) cuts a split
+//! in two, [`SplitMap::merge`] joins two neighbours, both replacing the
+//! splits involved by new ones (new ids, fresh counters and load trackers
+//! stamped with the time); [`SplitMap::set_node`] moves a split to another
+//! node in place (the node is an atomic, so routing sees it at once).
+//!
 //! Reads are frequent and changes are rare, so the list is an immutable
 //! `Arc<Vec<Arc<Split>>>` swapped under a lock (copy on write): a reader
 //! clones the `Arc` and routes without holding any lock, and a request that
@@ -27,6 +33,9 @@ use crate::split::{NodeId, Split, SplitId};
 pub struct SplitMap {
     splits: RwLock<Arc<Vec<Arc<Split>>>>,
     next_id: AtomicU64,
+    /// The latest time the map was told about ([`SplitMap::observe_time`]):
+    /// the creation time of splits made without an explicit time.
+    now: AtomicU64,
 }
 
 impl Default for SplitMap {
@@ -42,7 +51,19 @@ impl SplitMap {
         SplitMap {
             splits: RwLock::new(Arc::new(vec![first])),
             next_id: AtomicU64::new(2),
+            now: AtomicU64::new(0),
         }
+    }
+
+    /// Tells the map the time (monotonic: an earlier time is ignored). New
+    /// splits made by the methods without a `now` are stamped with it.
+    pub fn observe_time(&self, now: u64) {
+        self.now.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// The latest time observed.
+    pub fn time(&self) -> u64 {
+        self.now.load(Ordering::Relaxed)
     }
 
     /// A map cut at each of `points`.
@@ -72,26 +93,105 @@ impl SplitMap {
     /// id (requests already routed to it keep charging it), and load-based
     /// decisions look at recent load anyway.
     pub fn add_split_point(&self, key: &[u8]) -> bool {
+        self.add_split_point_at(key, None, self.time()).is_some()
+    }
+
+    /// Like [`SplitMap::add_split_point`], placing the left half on `left`
+    /// and the right half on `right`. Returns the new `(left, right)` ids, or
+    /// `None` if `key` is already a boundary.
+    pub fn add_split_point_on(
+        &self,
+        key: &[u8],
+        left: NodeId,
+        right: NodeId,
+    ) -> Option<(SplitId, SplitId)> {
+        self.add_split_point_at(key, Some((left, right)), self.time())
+    }
+
+    /// Cuts at `key` at time `now`; `nodes`: the nodes of the halves (`None`:
+    /// both on the old split's node). Returns the new ids.
+    pub fn add_split_point_at(
+        &self,
+        key: &[u8],
+        nodes: Option<(NodeId, NodeId)>,
+        now: u64,
+    ) -> Option<(SplitId, SplitId)> {
         let mut guard = self.splits.write();
         let index = containing(&guard, key);
         let old = &guard[index];
         if old.start == key {
-            return false;
+            return None;
         }
-        let left = Split::new(
+        let (left_node, right_node) = nodes.unwrap_or((old.node(), old.node()));
+        let left = Split::new_at(
             self.new_id(),
             old.start.clone(),
             Some(key.to_vec()),
-            old.node,
+            left_node,
+            now,
         );
-        let right = Split::new(self.new_id(), key.to_vec(), old.limit.clone(), old.node);
+        let right = Split::new_at(
+            self.new_id(),
+            key.to_vec(),
+            old.limit.clone(),
+            right_node,
+            now,
+        );
+        let ids = (left.id, right.id);
         let mut splits = Vec::with_capacity(guard.len() + 1);
         splits.extend_from_slice(&guard[..index]);
         splits.push(Arc::new(left));
         splits.push(Arc::new(right));
         splits.extend_from_slice(&guard[index + 1..]);
         *guard = Arc::new(splits);
-        true
+        Some(ids)
+    }
+
+    /// Merges the neighbours `left` and `right` (`left`'s limit is
+    /// `right`'s start) into one new split on `left`'s node. `None` (and no
+    /// change) if they are not current neighbours in that order.
+    pub fn merge(&self, left: SplitId, right: SplitId) -> Option<SplitId> {
+        self.merge_at(left, right, self.time())
+    }
+
+    /// [`SplitMap::merge`] at time `now`.
+    pub fn merge_at(&self, left: SplitId, right: SplitId, now: u64) -> Option<SplitId> {
+        let mut guard = self.splits.write();
+        let index = guard.iter().position(|s| s.id == left)?;
+        let (l, r) = (&guard[index], guard.get(index + 1)?);
+        if r.id != right {
+            return None;
+        }
+        let merged = Split::new_at(
+            self.new_id(),
+            l.start.clone(),
+            r.limit.clone(),
+            l.node(),
+            now,
+        );
+        let id = merged.id;
+        let mut splits = Vec::with_capacity(guard.len() - 1);
+        splits.extend_from_slice(&guard[..index]);
+        splits.push(Arc::new(merged));
+        splits.extend_from_slice(&guard[index + 2..]);
+        *guard = Arc::new(splits);
+        Some(id)
+    }
+
+    /// Moves `split` to `node`. `false` if no current split has that id.
+    pub fn set_node(&self, split: SplitId, node: NodeId) -> bool {
+        match self.current().iter().find(|s| s.id == split) {
+            Some(s) => {
+                s.store_node(node);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// The current split with id `id`.
+    pub fn get(&self, id: SplitId) -> Option<Arc<Split>> {
+        self.current().iter().find(|s| s.id == id).cloned()
     }
 
     /// The split holding `key`.

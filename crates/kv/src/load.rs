@@ -1,0 +1,528 @@
+//! [`LoadTracker`]: the recent load of one split, and a sample of the keys it
+//! was spent on.
+//!
+//! Three things are kept, all updated by [`LoadTracker::record`] on the path
+//! of every request (one short critical section, no allocation once warm
+//! except when a key enters the sample):
+//!
+//! * **Per-second buckets** over a sliding window of [`WINDOW_SECS`] seconds:
+//!   requests, rows and bytes read and written, CPU nanoseconds. A ring of
+//!   buckets tagged with their second; a bucket is reused (zeroed) when its
+//!   second comes round again. [`LoadTracker::rate`] averages them.
+//! * **A key sample** (CockroachDB's load-based split finder): up to
+//!   [`SAMPLE_SIZE`] keys drawn from the accesses by reservoir sampling (the
+//!   `n`-th access replaces a random sample with probability `20/n`), each
+//!   counting, from the moment it was admitted, the accesses to its left,
+//!   to its right (a point access *at* the key counts right, since a
+//!   boundary at the key puts it in the right half), and the scans spanning
+//!   it. A sample with few left/right differences is a good split point.
+//! * **Monotonicity counters**: point accesses whose key is beyond the
+//!   largest (or below the smallest) key seen so far. Sequential keys make
+//!   almost every access beyond the maximum; random keys almost none.
+//!
+//! The sample and the counters describe the load since
+//! [`LoadTracker::reset_sample`] (called by the split manager when a split
+//! cools down, so the sample always reflects the current hot period).
+
+use std::cmp::Ordering;
+
+use serde::{Deserialize, Serialize};
+
+/// The sliding window of [`LoadTracker::rate`], in seconds.
+pub const WINDOW_SECS: u64 = 60;
+/// The most keys in the sample.
+pub const SAMPLE_SIZE: usize = 20;
+
+const NANOS: u64 = 1_000_000_000;
+/// Buckets in the ring: the window plus the current second.
+const BUCKETS: usize = WINDOW_SECS as usize + 1;
+
+/// What an access did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum AccessKind {
+    /// A point read.
+    Read,
+    /// A write of one or more rows (charged at its first key).
+    Write,
+    /// A range read.
+    Scan,
+}
+
+/// One access to a split, as charged to its [`LoadTracker`].
+#[derive(Debug, Clone, Copy)]
+pub struct Access<'a> {
+    /// Read, write or scan.
+    pub kind: AccessKind,
+    /// The key read/written; for scans, the first key of the range within
+    /// this split.
+    pub key: &'a [u8],
+    /// Scans: exclusive end of the range within this split (`None`: to the
+    /// split's limit).
+    pub end: Option<&'a [u8]>,
+    /// Rows read or written.
+    pub rows: u64,
+    /// Key and value bytes read or written.
+    pub bytes: u64,
+    /// CPU this access cost the split's node (measured, or modelled by the
+    /// simulator).
+    pub cpu_nanos: u64,
+}
+
+impl<'a> Access<'a> {
+    /// A point read of `key`.
+    pub fn read(key: &'a [u8], rows: u64, bytes: u64, cpu_nanos: u64) -> Access<'a> {
+        Access {
+            kind: AccessKind::Read,
+            key,
+            end: None,
+            rows,
+            bytes,
+            cpu_nanos,
+        }
+    }
+
+    /// A write of `rows` rows starting at `key`.
+    pub fn write(key: &'a [u8], rows: u64, bytes: u64, cpu_nanos: u64) -> Access<'a> {
+        Access {
+            kind: AccessKind::Write,
+            key,
+            end: None,
+            rows,
+            bytes,
+            cpu_nanos,
+        }
+    }
+
+    /// A scan of `[key, end)` (`None`: to the split's limit).
+    pub fn scan(
+        key: &'a [u8],
+        end: Option<&'a [u8]>,
+        rows: u64,
+        bytes: u64,
+        cpu_nanos: u64,
+    ) -> Access<'a> {
+        Access {
+            kind: AccessKind::Scan,
+            key,
+            end,
+            rows,
+            bytes,
+            cpu_nanos,
+        }
+    }
+}
+
+/// Average load per second.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct LoadRate {
+    /// Requests per second.
+    pub requests: f64,
+    /// Rows read per second.
+    pub rows_read: f64,
+    /// Rows written per second.
+    pub rows_written: f64,
+    /// Bytes read per second.
+    pub bytes_read: f64,
+    /// Bytes written per second.
+    pub bytes_written: f64,
+    /// CPU-seconds per second (1.0 = one node busy).
+    pub cpu: f64,
+}
+
+/// Counters of load (one bucket, or totals).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LoadTotals {
+    /// Requests.
+    pub requests: u64,
+    /// Rows read.
+    pub rows_read: u64,
+    /// Rows written.
+    pub rows_written: u64,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// CPU nanoseconds.
+    pub cpu_nanos: u64,
+}
+
+impl LoadTotals {
+    fn add(&mut self, access: &Access<'_>) {
+        self.requests += 1;
+        match access.kind {
+            AccessKind::Write => {
+                self.rows_written += access.rows;
+                self.bytes_written += access.bytes;
+            }
+            AccessKind::Read | AccessKind::Scan => {
+                self.rows_read += access.rows;
+                self.bytes_read += access.bytes;
+            }
+        }
+        self.cpu_nanos += access.cpu_nanos;
+    }
+
+    fn merge(&mut self, other: &LoadTotals) {
+        self.requests += other.requests;
+        self.rows_read += other.rows_read;
+        self.rows_written += other.rows_written;
+        self.bytes_read += other.bytes_read;
+        self.bytes_written += other.bytes_written;
+        self.cpu_nanos += other.cpu_nanos;
+    }
+
+    /// `self - earlier`, saturating.
+    pub fn since(&self, earlier: &LoadTotals) -> LoadTotals {
+        LoadTotals {
+            requests: self.requests.saturating_sub(earlier.requests),
+            rows_read: self.rows_read.saturating_sub(earlier.rows_read),
+            rows_written: self.rows_written.saturating_sub(earlier.rows_written),
+            bytes_read: self.bytes_read.saturating_sub(earlier.bytes_read),
+            bytes_written: self.bytes_written.saturating_sub(earlier.bytes_written),
+            cpu_nanos: self.cpu_nanos.saturating_sub(earlier.cpu_nanos),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Bucket {
+    /// The second (since the epoch) the counters belong to.
+    second: u64,
+    totals: LoadTotals,
+}
+
+/// One sampled key and the accesses seen since it was admitted.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct KeySample {
+    /// The key.
+    pub key: Vec<u8>,
+    /// Accesses entirely left of the key (point keys below it, scans ending
+    /// at or before it).
+    pub left: u64,
+    /// Accesses at or right of the key.
+    pub right: u64,
+    /// Scans covering the key (neither side of a boundary there).
+    pub spanning: u64,
+    /// Point accesses exactly at the key.
+    pub equal: u64,
+}
+
+impl KeySample {
+    /// Accesses observed since the key was admitted.
+    pub fn observations(&self) -> u64 {
+        self.left + self.right + self.spanning
+    }
+
+    /// `|left - right| / (left + right)`: 0 for an even division, 1 when all
+    /// accesses are on one side (1 also when there are none).
+    pub fn imbalance(&self) -> f64 {
+        let sides = self.left + self.right;
+        if sides == 0 {
+            return 1.0;
+        }
+        self.left.abs_diff(self.right) as f64 / sides as f64
+    }
+
+    /// The fraction of observations that span the key.
+    pub fn spanning_fraction(&self) -> f64 {
+        let total = self.observations();
+        if total == 0 {
+            return 0.0;
+        }
+        self.spanning as f64 / total as f64
+    }
+}
+
+/// A read-only copy of the sample part of a tracker, for decisions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SampleSnapshot {
+    /// The sampled keys, in admission order.
+    pub samples: Vec<KeySample>,
+    /// Accesses since the sample was reset.
+    pub accesses: u64,
+    /// Of those, scans.
+    pub scans: u64,
+    /// Point accesses (reads and writes) since the reset.
+    pub points: u64,
+    /// Point accesses beyond the largest key seen before them.
+    pub beyond_max: u64,
+    /// Point accesses below the smallest key seen before them.
+    pub below_min: u64,
+}
+
+/// The recent load of one split. See the module docs.
+#[derive(Debug, Clone)]
+pub struct LoadTracker {
+    created: u64,
+    buckets: Box<[Bucket; BUCKETS]>,
+    totals: LoadTotals,
+    /// Sample slots; the first `live` are in use (the rest keep their key
+    /// buffers for reuse after a reset).
+    samples: Vec<KeySample>,
+    live: usize,
+    /// Accesses offered to the reservoir since the reset.
+    seen: u64,
+    scans: u64,
+    points: u64,
+    beyond_max: u64,
+    below_min: u64,
+    max_key: Vec<u8>,
+    min_key: Vec<u8>,
+    rng: u64,
+}
+
+impl Default for LoadTracker {
+    fn default() -> Self {
+        LoadTracker::new()
+    }
+}
+
+impl LoadTracker {
+    /// A tracker with no load, created at an unknown time: its window
+    /// starts at its first access (see [`LoadTracker::starting_at`]).
+    pub fn new() -> LoadTracker {
+        LoadTracker::starting_at(0)
+    }
+
+    /// A tracker created at `now`: rates average over the time since `now`
+    /// until the tracker is a window old.
+    pub fn starting_at(now: u64) -> LoadTracker {
+        LoadTracker {
+            created: now,
+            buckets: Box::new([Bucket::default(); BUCKETS]),
+            totals: LoadTotals::default(),
+            samples: Vec::new(),
+            live: 0,
+            seen: 0,
+            scans: 0,
+            points: 0,
+            beyond_max: 0,
+            below_min: 0,
+            max_key: Vec::new(),
+            min_key: Vec::new(),
+            rng: 0x9E37_79B9_7F4A_7C15 ^ now,
+        }
+    }
+
+    /// When the tracker was created.
+    pub fn created(&self) -> u64 {
+        self.created
+    }
+
+    /// Charges `access` at `now`.
+    pub fn record(&mut self, now: u64, access: &Access<'_>) {
+        if self.created == 0 {
+            // Created at an unknown time (0): the window starts with the
+            // first access.
+            self.created = now;
+        }
+        let second = now / NANOS;
+        let bucket = &mut self.buckets[(second % BUCKETS as u64) as usize];
+        if bucket.second != second {
+            *bucket = Bucket {
+                second,
+                totals: LoadTotals::default(),
+            };
+        }
+        bucket.totals.add(access);
+        self.totals.add(access);
+        self.sample(access);
+    }
+
+    fn sample(&mut self, access: &Access<'_>) {
+        let key = access.key;
+        let is_scan = access.kind == AccessKind::Scan;
+        // Count the access against the keys already sampled.
+        for s in &mut self.samples[..self.live] {
+            let sk = s.key.as_slice();
+            if is_scan {
+                let ends_before = access.end.is_some_and(|end| end <= sk);
+                if ends_before {
+                    s.left += 1;
+                } else if key > sk {
+                    s.right += 1;
+                } else {
+                    s.spanning += 1;
+                }
+            } else {
+                match key.cmp(sk) {
+                    Ordering::Less => s.left += 1,
+                    Ordering::Equal => {
+                        s.right += 1;
+                        s.equal += 1;
+                    }
+                    Ordering::Greater => s.right += 1,
+                }
+            }
+        }
+        if is_scan {
+            self.scans += 1;
+        } else {
+            if self.points == 0 {
+                self.max_key.extend_from_slice(key);
+                self.min_key.extend_from_slice(key);
+            } else if key > self.max_key.as_slice() {
+                self.beyond_max += 1;
+                self.max_key.clear();
+                self.max_key.extend_from_slice(key);
+            } else if key < self.min_key.as_slice() {
+                self.below_min += 1;
+                self.min_key.clear();
+                self.min_key.extend_from_slice(key);
+            }
+            self.points += 1;
+        }
+        // Reservoir sampling: the n-th access is kept with probability k/n.
+        self.seen += 1;
+        let slot = if self.live < SAMPLE_SIZE {
+            self.live += 1;
+            if self.samples.len() < self.live {
+                self.samples.push(KeySample::default());
+            }
+            Some(self.live - 1)
+        } else {
+            let j = (self.next_random() % self.seen) as usize;
+            (j < SAMPLE_SIZE).then_some(j)
+        };
+        if let Some(s) = slot.and_then(|j| self.samples.get_mut(j)) {
+            // Reuses the slot's buffer: no allocation unless the key is
+            // longer than any the slot held.
+            s.key.clear();
+            s.key.extend_from_slice(key);
+            s.left = 0;
+            s.right = 0;
+            s.spanning = 0;
+            s.equal = 0;
+        }
+    }
+
+    /// xorshift64*: deterministic, cheap, good enough for a reservoir.
+    fn next_random(&mut self) -> u64 {
+        let mut x = self.rng;
+        x ^= x >> 12;
+        x ^= x << 25;
+        x ^= x >> 27;
+        self.rng = x;
+        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+
+    /// Forgets the key sample and the monotonicity counters (not the rates).
+    pub fn reset_sample(&mut self) {
+        self.live = 0;
+        self.seen = 0;
+        self.scans = 0;
+        self.points = 0;
+        self.beyond_max = 0;
+        self.below_min = 0;
+        self.max_key.clear();
+        self.min_key.clear();
+    }
+
+    /// The sample and counters since the last reset.
+    pub fn sample_snapshot(&self) -> SampleSnapshot {
+        SampleSnapshot {
+            samples: self.samples[..self.live].to_vec(),
+            accesses: self.seen,
+            scans: self.scans,
+            points: self.points,
+            beyond_max: self.beyond_max,
+            below_min: self.below_min,
+        }
+    }
+
+    /// Everything charged since creation.
+    pub fn totals(&self) -> LoadTotals {
+        self.totals
+    }
+
+    /// Everything charged before `t` (exact as long as `t` is less than a
+    /// window old: later accesses are still in the per-second buckets).
+    pub fn totals_before(&self, t: u64) -> LoadTotals {
+        let from = t / NANOS;
+        let mut later = LoadTotals::default();
+        for b in self.buckets.iter() {
+            if b.second >= from {
+                later.merge(&b.totals);
+            }
+        }
+        self.totals.since(&later)
+    }
+
+    /// The load of the last [`WINDOW_SECS`] seconds (the current second
+    /// included), summed.
+    pub fn window_totals(&self, now: u64) -> LoadTotals {
+        let current = now / NANOS;
+        let mut sum = LoadTotals::default();
+        for b in self.buckets.iter() {
+            if b.second <= current && current - b.second < WINDOW_SECS {
+                sum.merge(&b.totals);
+            }
+        }
+        sum
+    }
+
+    /// Averages over the last 60 s (or since creation if younger, at least
+    /// 1 s).
+    pub fn rate(&self, now: u64) -> LoadRate {
+        let t = self.window_totals(now);
+        let age = now.saturating_sub(self.created) as f64 / NANOS as f64;
+        let secs = age.clamp(1.0, WINDOW_SECS as f64);
+        LoadRate {
+            requests: t.requests as f64 / secs,
+            rows_read: t.rows_read as f64 / secs,
+            rows_written: t.rows_written as f64 / secs,
+            bytes_read: t.bytes_read as f64 / secs,
+            bytes_written: t.bytes_written as f64 / secs,
+            cpu: t.cpu_nanos as f64 / NANOS as f64 / secs,
+        }
+    }
+
+    /// Spanner's CPU_USAGE_SCORE: `rate().cpu * 100.0` (percent of a node).
+    pub fn score(&self, now: u64) -> f64 {
+        self.rate(now).cpu * 100.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = NANOS;
+
+    #[test]
+    fn rate_over_sliding_window() {
+        let mut t = LoadTracker::starting_at(0);
+        for sec in 0..120u64 {
+            for _ in 0..10 {
+                t.record(sec * S, &Access::read(b"k", 1, 10, S / 100));
+            }
+        }
+        let r = t.rate(119 * S);
+        assert!((r.requests - 10.0).abs() < 1e-9, "{r:?}");
+        assert!((t.score(119 * S) - 10.0).abs() < 1e-9);
+        // Young tracker: averaged since creation.
+        let mut y = LoadTracker::starting_at(100 * S);
+        y.record(100 * S, &Access::write(b"k", 2, 20, S / 2));
+        assert!((y.rate(100 * S).cpu - 0.5).abs() < 1e-9);
+        assert!((y.rate(102 * S).rows_written - 1.0).abs() < 1e-9);
+        // Old buckets fall out of the window.
+        assert_eq!(t.rate(500 * S).requests, 0.0);
+        assert_eq!(t.totals().requests, 1200);
+    }
+
+    #[test]
+    fn sample_counts_sides_and_spanning() {
+        let mut t = LoadTracker::new();
+        t.record(0, &Access::read(b"m", 1, 1, 1));
+        t.record(0, &Access::read(b"a", 1, 1, 1));
+        t.record(0, &Access::read(b"z", 1, 1, 1));
+        t.record(0, &Access::scan(b"b", Some(b"x"), 1, 1, 1));
+        t.record(0, &Access::scan(b"b", Some(b"c"), 1, 1, 1));
+        let snap = t.sample_snapshot();
+        let m = &snap.samples[0];
+        assert_eq!((m.left, m.right, m.spanning), (2, 1, 1));
+        assert_eq!(snap.beyond_max, 1);
+        assert_eq!(snap.below_min, 1);
+        assert_eq!(snap.scans, 2);
+    }
+}
