@@ -11,6 +11,13 @@
 //!
 //! `docs/performance.md` says what each benchmark measures and quotes the
 //! medians of one run.
+//!
+//! `src/bin/grpc_load.rs` is a load generator for `rowtree serve` over
+//! Spanner's gRPC API (point reads and single-row commits with N sessions):
+//!
+//! ```sh
+//! cargo run --release -p rowtree-bench --bin grpc-load -- --spawn --sessions 32 --duration 20
+//! ```
 
 pub mod sql_workload;
 pub mod workload;

@@ -682,6 +682,12 @@ impl DatabaseAdmin for Admin {
                     (t, Some(points.index.as_str()))
                 };
                 let types = crate::convert::key_types(&catalog, table, index)?;
+                // Spanner's default expiry is 10 days, at most 30 (clamped
+                // by the database); an expiry in the past is refused there.
+                let expires_at = points.expire_time.as_ref().map(|t| {
+                    u64::try_from(i128::from(t.seconds) * 1_000_000_000 + i128::from(t.nanos))
+                        .unwrap_or(0)
+                });
                 for key in &points.keys {
                     let parts = key.key_parts.clone().unwrap_or_default().values;
                     if parts.len() > types.len() {
@@ -696,10 +702,11 @@ impl DatabaseAdmin for Admin {
                         .zip(&types)
                         .map(|(v, t)| crate::convert::value_from_proto(v, t))
                         .collect::<Result<Vec<_>, _>>()?;
-                    hosted
-                        .db
-                        .add_split_point(target, &values)
-                        .map_err(status::from_db)?;
+                    match expires_at {
+                        Some(at) => hosted.db.add_split_point_until(target, &values, at),
+                        None => hosted.db.add_split_point(target, &values),
+                    }
+                    .map_err(status::from_db)?;
                 }
             }
             Ok(())

@@ -10,6 +10,8 @@
 //!   both answer with (kept by [`operations`]);
 //! - [`registry`]: which instances and databases exist, persisted in the
 //!   data directory so a restart keeps them;
+//! - [`keyviz`]: the key visualizer over HTTP (a second port, 9020 by
+//!   default in `rowtree serve`), on the same runtime;
 //! - [`convert`]: the wire encoding of values, types, key sets and
 //!   mutations; [`status`]: errors as Spanner sends them.
 //!
@@ -19,6 +21,7 @@
 
 pub mod admin;
 pub mod convert;
+pub mod keyviz;
 pub mod operations;
 pub mod registry;
 pub mod spanner;
@@ -68,6 +71,16 @@ pub struct Config {
     pub addr: SocketAddr,
     /// Block cache per database, in bytes.
     pub cache_bytes: u64,
+    /// Where the key visualizer's HTTP server listens (`None`: no HTTP
+    /// server; `rowtree serve` uses 127.0.0.1:9020). See [`keyviz`].
+    pub http_addr: Option<SocketAddr>,
+    /// Nodes serving each database's splits (`rowtree serve --nodes`;
+    /// default 1): see `rowtree_db::Options::nodes`.
+    pub nodes: u32,
+    /// Each node's capacity in reads per second (`--node-capacity`); `None`:
+    /// unlimited with one node, 22,500 with several. See
+    /// `rowtree_db::Options::node_capacity`.
+    pub node_capacity: Option<f64>,
 }
 
 impl Default for Config {
@@ -76,6 +89,9 @@ impl Default for Config {
             data_dir: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 9010)),
             cache_bytes: 16 << 20,
+            http_addr: None,
+            nodes: 1,
+            node_capacity: None,
         }
     }
 }
@@ -84,6 +100,9 @@ impl Default for Config {
 pub struct Server {
     /// The address actually bound (port 0 picks a free one).
     pub local_addr: SocketAddr,
+    /// The key visualizer's HTTP address actually bound, if it runs.
+    pub http_addr: Option<SocketAddr>,
+    http: Option<keyviz::HttpServer>,
     task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
     stop: tokio::sync::oneshot::Sender<()>,
 }
@@ -93,8 +112,15 @@ impl Server {
     pub async fn start(config: Config) -> Result<Server, String> {
         // Views are checked by binding their queries (the SQL layer).
         rowtree_sql::install();
+        // The HTTP port first: failing there costs nothing to undo.
+        let http_listener = match config.http_addr {
+            Some(addr) => Some(keyviz::HttpServer::bind(addr).await?),
+            None => None,
+        };
         let options = rowtree_db::Options {
             cache_bytes: config.cache_bytes,
+            nodes: config.nodes.max(1),
+            node_capacity: config.node_capacity,
             ..Default::default()
         };
         let dir = config.data_dir.clone();
@@ -141,7 +167,19 @@ impl Server {
             )
             .add_service(InstanceAdminServer::new(admin.clone()))
             .add_service(OperationsServer::new(admin));
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        // TCP_NODELAY on every connection: a unary response leaves as two
+        // writes (headers and data, then trailers), and with Nagle's
+        // algorithm the second waits for the client's delayed ACK (~40 ms).
+        let incoming = {
+            use tokio_stream::StreamExt as _;
+            tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
+                conn.inspect(|stream| {
+                    if let Err(e) = stream.set_nodelay(true) {
+                        tracing::warn!(error = %e, "cannot set TCP_NODELAY");
+                    }
+                })
+            })
+        };
         let task = tokio::spawn(async move {
             let r = router
                 .serve_with_incoming_shutdown(incoming, async {
@@ -152,8 +190,14 @@ impl Server {
             r
         });
         tracing::info!(%local_addr, "serving Spanner's gRPC API");
+        let http = match http_listener {
+            Some(l) => Some(keyviz::HttpServer::start(l, registry.clone())?),
+            None => None,
+        };
         Ok(Server {
             local_addr,
+            http_addr: http.as_ref().map(|h| h.local_addr),
+            http,
             task,
             stop,
         })
@@ -162,6 +206,11 @@ impl Server {
     /// Stops accepting requests, lets those in flight finish, and returns.
     pub async fn shutdown(self) -> Result<(), String> {
         let _ = self.stop.send(());
+        if let Some(http) = self.http {
+            if let Err(e) = http.shutdown().await {
+                tracing::warn!(error = %e, "the key visualizer's HTTP server stopped with an error");
+            }
+        }
         match self.task.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e.to_string()),

@@ -326,6 +326,11 @@ impl Registry {
             .collect()
     }
 
+    /// Whether a database exists (cheaper than [`Registry::database`]).
+    pub fn has_database(&self, name: &str) -> bool {
+        self.state.lock().databases.contains_key(name)
+    }
+
     pub fn database(&self, name: &str) -> Result<Hosted, Status> {
         self.state
             .lock()

@@ -150,6 +150,18 @@ impl SessionState {
     }
 }
 
+/// Whether a selector asks for a single-use read-only snapshot (or nothing,
+/// which means a strong one).
+fn single_use_snapshot(selector: Option<&pb::TransactionSelector>) -> bool {
+    match selector.and_then(|s| s.selector.as_ref()) {
+        None => true,
+        Some(Selector::SingleUse(options)) => {
+            matches!(options.mode, None | Some(Mode::ReadOnly(_)))
+        }
+        _ => false,
+    }
+}
+
 fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
@@ -786,7 +798,7 @@ impl SpannerService {
             .get(name)
             .cloned()
             .ok_or_else(|| status::not_found("google.spanner.v1.Session", name))?;
-        if self.registry.database(&session.database).is_err() {
+        if !self.registry.has_database(&session.database) {
             self.sessions.lock().remove(name);
             return Err(status::not_found(
                 "google.spanner.admin.database.v1.Database",
@@ -858,6 +870,25 @@ impl SpannerService {
             });
         }
         ended
+    }
+
+    /// Runs `f` in the request's own task when it cannot wait long (a
+    /// single-use read-only snapshot takes no locks; a strong one waits at most
+    /// for a group commit in flight), else on a blocking thread. Handing every
+    /// small read to the blocking pool would cost two thread switches per
+    /// request, most of a point read's time. A panic fails only the request.
+    async fn run<T: Send + 'static>(
+        inline: bool,
+        f: impl FnOnce() -> Result<T, Status> + Send + 'static,
+    ) -> Result<T, Status> {
+        if inline {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)).unwrap_or_else(|_| {
+                tracing::error!("a request panicked");
+                Err(Status::internal("The request failed unexpectedly"))
+            })
+        } else {
+            Self::blocking(f).await
+        }
     }
 
     async fn blocking<T: Send + 'static>(
@@ -1142,7 +1173,8 @@ impl Spanner for SpannerService {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
-        Self::blocking(move || {
+        let inline = single_use_snapshot(r.transaction.as_ref());
+        Self::run(inline, move || {
             let mut rows = Collect {
                 deadline,
                 ..Collect::default()
@@ -1259,7 +1291,8 @@ impl Spanner for SpannerService {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         let session = self.session(&r.session)?;
-        Self::blocking(move || {
+        let inline = single_use_snapshot(r.transaction.as_ref());
+        Self::run(inline, move || {
             let mut rows = Collect {
                 deadline,
                 ..Collect::default()

@@ -115,6 +115,9 @@ struct Pending<W> {
 struct Queue<W> {
     pending: VecDeque<Pending<W>>,
     shutdown: bool,
+    /// The pipeline thread is committing a group (issuing its timestamps or
+    /// flushing it).
+    busy: bool,
 }
 
 struct Shared<W> {
@@ -160,6 +163,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
             queue: Mutex::new(Queue {
                 pending: VecDeque::new(),
                 shutdown: false,
+                busy: false,
             }),
             work: Condvar::new(),
             visible_ts: AtomicU64::new(oracle.last()),
@@ -222,10 +226,23 @@ impl<W: Send + 'static> CommitPipeline<W> {
         if shared.visible_ts.load(Ordering::Acquire) >= ts {
             return Ok(());
         }
-        // Tell the idle pipeline to advance with the clock; set under the queue lock so the
-        // thread cannot miss it between its check and its wait.
         {
-            let _queue = shared.queue.lock();
+            let queue = shared.queue.lock();
+            // Fast path: nothing is queued or being committed, so no commit holds a
+            // timestamp yet; issuing one here (under the queue lock, which the pipeline
+            // needs to take work) makes every later commit's timestamp greater, so it is
+            // safe to publish at once, without waking the pipeline thread.
+            if queue.pending.is_empty()
+                && !queue.busy
+                && !queue.shutdown
+                && shared.oracle.now() >= ts
+            {
+                publish(shared, shared.oracle.next());
+                return Ok(());
+            }
+            // Otherwise tell the pipeline to advance with the clock once it is idle; set
+            // under the queue lock so the thread cannot miss it between its check and its
+            // wait.
             shared.wanted_ts.fetch_max(ts, Ordering::AcqRel);
         }
         shared.work.notify_one();
@@ -307,7 +324,10 @@ where
 {
     loop {
         match next_work(shared) {
-            Next::Group(group) => commit_group(shared, &mut flush, group),
+            Next::Group(group) => {
+                commit_group(shared, &mut flush, group);
+                shared.queue.lock().busy = false;
+            }
             Next::AdvanceIdle => {
                 // Nothing is queued or in flight, so every later commit gets a greater
                 // timestamp than this one: it is safe to publish.
@@ -326,6 +346,7 @@ fn next_work<W>(shared: &Shared<W>) -> Next<W> {
     loop {
         if !queue.pending.is_empty() {
             let n = queue.pending.len().min(shared.options.max_group_size);
+            queue.busy = true;
             return Next::Group(queue.pending.drain(..n).collect());
         }
         if queue.shutdown {

@@ -332,3 +332,35 @@ async fn drop_protection_refuses_delete_instance() {
     expect_err(delete, Code::FailedPrecondition, "");
     assert!(kept.is_ok(), "the protected database was deleted: {kept:?}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn spanner_sys_split_tables_are_readable_through_execute_sql() {
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    let db = env
+        .database(
+            &inst,
+            "db",
+            &["CREATE TABLE Users (Id INT64 NOT NULL) PRIMARY KEY (Id)"],
+        )
+        .await;
+    let s = env.session(&db).await;
+    assert_eq!(
+        env.query(
+            &s,
+            "SELECT SPLIT_START, SPLIT_LIMIT, ARRAY_TO_STRING(AFFECTED_TABLES, ',') \
+             FROM SPANNER_SYS.SPLITS ORDER BY SPLIT_START"
+        )
+        .await,
+        vec!["<begin>|Users(<begin>)|", "Users(<begin>)|<end>|Users"]
+    );
+    assert_eq!(
+        env.query(
+            &s,
+            "SELECT COUNT(*) FROM SPANNER_SYS.SPLIT_STATS_TOP_MINUTE"
+        )
+        .await,
+        vec!["0"]
+    );
+    env.stop().await;
+}

@@ -52,6 +52,8 @@ pub async fn start_in(dir: &Path) -> Env {
         data_dir: Some(dir.to_path_buf()),
         addr: "127.0.0.1:0".parse().unwrap(),
         cache_bytes: 8 << 20,
+        http_addr: None,
+        ..Config::default()
     })
     .await
     .expect("the server starts");

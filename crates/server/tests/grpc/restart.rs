@@ -204,6 +204,8 @@ async fn a_data_directory_in_use_is_refused() {
         data_dir: Some(dir.path().to_path_buf()),
         addr: "127.0.0.1:0".parse().unwrap(),
         cache_bytes: 8 << 20,
+        http_addr: None,
+        ..Config::default()
     })
     .await;
     let refused = second.is_err();

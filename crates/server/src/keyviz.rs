@@ -1,0 +1,214 @@
+//! The key visualizer over HTTP (`rowtree serve --http-port`, 9020 by default).
+//!
+//! A small HTTP/1.1 server on the same tokio runtime as the gRPC services,
+//! listening on 127.0.0.1 by default:
+//!
+//! - `GET /`: the instances and their databases, with links;
+//! - `GET /keyviz/projects/P/instances/I/databases/D`: the database's key
+//!   visualizer page (one self-contained HTML document, see `rowtree-keyviz`);
+//! - `GET /keyviz/projects/P/instances/I/databases/D/data.json`: its data.
+//!
+//! Both keyviz paths take `?granularity=minute|10minute|hour` (default
+//! `minute`). Everything is read-only.
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::http::{header, Method, Request, Response, StatusCode};
+use rowtree_db::Database;
+use rowtree_keyviz::{escape_html, heatmap_from_load_history, parse_granularity};
+use rowtree_kv::{Granularity, LoadHistory};
+
+use crate::registry::Registry;
+
+/// The database's split load history (persisted in its data directory by
+/// `rowtree_db`; minute rows are added while the database serves requests).
+/// Every key visualizer (the HTTP pages and `rowtree keyviz`) goes through here.
+pub fn split_history(db: &Database) -> LoadHistory {
+    db.split_history()
+}
+
+/// The key visualizer heatmap of a database at granularity `g`, keys labelled
+/// by the database's catalog (`Users(42)`).
+pub fn database_heatmap(db: &Database, title: &str, g: Granularity) -> rowtree_keyviz::Heatmap {
+    let history = split_history(db);
+    let catalog = db.catalog();
+    heatmap_from_load_history(&history, g, title, |key| {
+        rowtree_db::keys::describe(&catalog, key)
+    })
+}
+
+/// The key visualizer page of a database.
+pub fn database_html(db: &Database, title: &str, g: Granularity) -> String {
+    rowtree_keyviz::render_html(&database_heatmap(db, title, g))
+}
+
+/// A running HTTP server.
+pub(crate) struct HttpServer {
+    pub local_addr: SocketAddr,
+    stop: tokio::sync::oneshot::Sender<()>,
+    task: tokio::task::JoinHandle<std::io::Result<()>>,
+}
+
+impl HttpServer {
+    /// Binds `addr` (fails at once if it cannot).
+    pub async fn bind(addr: SocketAddr) -> Result<tokio::net::TcpListener, String> {
+        tokio::net::TcpListener::bind(addr)
+            .await
+            .map_err(|e| format!("cannot listen on {addr} (key visualizer HTTP port): {e}"))
+    }
+
+    /// Serves the pages over `listener` until [`HttpServer::shutdown`].
+    pub fn start(
+        listener: tokio::net::TcpListener,
+        registry: Arc<Registry>,
+    ) -> Result<HttpServer, String> {
+        let local_addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let app = axum::Router::new()
+            .fallback(move |req: Request<Body>| {
+                let registry = registry.clone();
+                async move { handle(registry, req).await }
+            })
+            .into_make_service();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app)
+                .with_graceful_shutdown(async {
+                    let _ = stopped.await;
+                })
+                .await
+        });
+        tracing::info!(%local_addr, "serving the key visualizer over HTTP");
+        Ok(HttpServer {
+            local_addr,
+            stop,
+            task,
+        })
+    }
+
+    /// Stops accepting connections and waits for those in flight.
+    pub async fn shutdown(self) -> Result<(), String> {
+        let _ = self.stop.send(());
+        match self.task.await {
+            Ok(Ok(())) => Ok(()),
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+}
+
+fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Body> {
+    Response::builder()
+        .status(status)
+        .header(header::CONTENT_TYPE, content_type)
+        .header(header::CACHE_CONTROL, "no-store")
+        .header("x-content-type-options", "nosniff")
+        .body(Body::from(body))
+        .expect("a valid response")
+}
+
+fn error_page(status: StatusCode, message: &str) -> Response<Body> {
+    respond(
+        status,
+        "text/html; charset=utf-8",
+        format!(
+            "<!DOCTYPE html><html lang=\"en\"><head><meta charset=\"utf-8\"><title>{code}</title>\
+             </head><body><h1>{code}</h1><p>{}</p><p><a href=\"/\">All databases</a></p></body></html>\n",
+            escape_html(message),
+            code = status
+        ),
+    )
+}
+
+async fn handle(registry: Arc<Registry>, req: Request<Body>) -> Response<Body> {
+    if req.method() != Method::GET && req.method() != Method::HEAD {
+        return error_page(StatusCode::METHOD_NOT_ALLOWED, "only GET is served here");
+    }
+    let path = req.uri().path().to_string();
+    let mut granularity = Granularity::Minute;
+    if let Some(query) = req.uri().query() {
+        for pair in query.split('&') {
+            if let Some(value) = pair.strip_prefix("granularity=") {
+                match parse_granularity(value) {
+                    Some(g) => granularity = g,
+                    None => {
+                        return error_page(
+                            StatusCode::BAD_REQUEST,
+                            "granularity must be minute, 10minute or hour",
+                        )
+                    }
+                }
+            }
+        }
+    }
+    if path == "/" || path == "/keyviz" || path == "/keyviz/" {
+        return respond(StatusCode::OK, "text/html; charset=utf-8", index(&registry));
+    }
+    let Some(rest) = path.strip_prefix("/keyviz/") else {
+        return error_page(StatusCode::NOT_FOUND, &format!("no page at {path}"));
+    };
+    let (name, json) = match rest.strip_suffix("/data.json") {
+        Some(name) => (name.to_string(), true),
+        None => (rest.trim_end_matches('/').to_string(), false),
+    };
+    let hosted = match registry.database(&name) {
+        Ok(h) => h,
+        Err(_) => {
+            return error_page(StatusCode::NOT_FOUND, &format!("no database named {name}"));
+        }
+    };
+    let title = format!("Key Visualizer: {name}");
+    let built = tokio::task::spawn_blocking(move || {
+        let h = database_heatmap(&hosted.db, &title, granularity);
+        if json {
+            rowtree_keyviz::render_json(&h)
+        } else {
+            rowtree_keyviz::render_html(&h)
+        }
+    })
+    .await;
+    match built {
+        Ok(body) if json => respond(StatusCode::OK, "application/json", body),
+        Ok(body) => respond(StatusCode::OK, "text/html; charset=utf-8", body),
+        Err(e) => error_page(StatusCode::INTERNAL_SERVER_ERROR, &e.to_string()),
+    }
+}
+
+/// The list of databases.
+fn index(registry: &Registry) -> String {
+    let mut out = String::from(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\
+         <meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src 'unsafe-inline'\">\
+         <title>Rowtree: key visualizer</title><style>body{font:14px/1.5 system-ui,sans-serif;\
+         margin:20px;background:#15171c;color:#d8dbe2}a{color:#8ab4ff}code{font-size:13px}\
+         li{margin:2px 0}.g{color:#9aa1ad;font-size:12px}</style></head><body>\
+         <h1>Rowtree: key visualizer</h1>\n",
+    );
+    let instances = registry.instances();
+    if instances.is_empty() {
+        out.push_str("<p>No instances yet.</p>\n");
+    }
+    for inst in instances {
+        out.push_str(&format!(
+            "<h2><code>{}</code></h2>\n<ul>\n",
+            escape_html(&inst.name)
+        ));
+        let dbs = registry.databases(&inst.name);
+        if dbs.is_empty() {
+            out.push_str("<li>No databases.</li>\n");
+        }
+        for db in dbs {
+            let name = escape_html(&db.meta.name);
+            out.push_str(&format!(
+                "<li><a href=\"/keyviz/{name}\"><code>{name}</code></a> \
+                 <span class=\"g\">(<a href=\"/keyviz/{name}?granularity=10minute\">10 minutes</a>, \
+                 <a href=\"/keyviz/{name}?granularity=hour\">hour</a>, \
+                 <a href=\"/keyviz/{name}/data.json\">data.json</a>)</span></li>\n"
+            ));
+        }
+        out.push_str("</ul>\n");
+    }
+    out.push_str("</body></html>\n");
+    out
+}
