@@ -23,7 +23,10 @@ use std::thread::JoinHandle;
 use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
-use rowtree_kv::{Router, SplitMap};
+use rowtree_kv::{
+    BalancerConfig, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Router, SplitEvent,
+    SplitManager, SplitMap, SplitPolicy,
+};
 use rowtree_schema::Catalog;
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch,
@@ -63,6 +66,21 @@ pub struct Options {
     pub clock: Arc<dyn Clock>,
     /// Block cache of the disk engine, in bytes.
     pub cache_bytes: u64,
+    /// When splits are split by load and merged (see
+    /// `docs/design/splits.md`).
+    pub split_policy: SplitPolicy,
+    /// When splits move between nodes.
+    pub balancer: BalancerConfig,
+    /// Nodes `0..nodes` serve splits (default 1).
+    pub nodes: u32,
+    /// Each node's capacity in reads per second (a written row costs as
+    /// much as 22,500/3,500 reads): accesses wait for their split's node
+    /// ([`rowtree_kv::NodeGate`]). `None`: unlimited with one node, a full
+    /// node (22,500 reads/s) with several.
+    pub node_capacity: Option<f64>,
+    /// How often the split manager runs (splits, merges, moves, and the
+    /// minute roll-ups of the load history).
+    pub split_interval: Duration,
 }
 
 impl Default for Options {
@@ -72,6 +90,11 @@ impl Default for Options {
             gc_interval: Duration::from_secs(60),
             clock: Arc::new(SystemClock),
             cache_bytes: 64 << 20,
+            split_policy: SplitPolicy::default(),
+            balancer: BalancerConfig::default(),
+            nodes: 1,
+            node_capacity: None,
+            split_interval: Duration::from_secs(1),
         }
     }
 }
@@ -82,6 +105,11 @@ impl std::fmt::Debug for Options {
             .field("version_retention", &self.version_retention)
             .field("gc_interval", &self.gc_interval)
             .field("cache_bytes", &self.cache_bytes)
+            .field("split_policy", &self.split_policy)
+            .field("balancer", &self.balancer)
+            .field("nodes", &self.nodes)
+            .field("node_capacity", &self.node_capacity)
+            .field("split_interval", &self.split_interval)
             .finish()
     }
 }
@@ -101,8 +129,31 @@ pub(crate) struct Inner {
     pub options: Options,
     /// Commits whose writes touched more than one split.
     pub multi_split_commits: std::sync::atomic::AtomicU64,
+    /// Splits, merges and moves the router's splits as the load changes.
+    pub splits: SplitManager,
+    /// The key layout the split manager aligns boundaries to (follows DDL).
+    aligner: Arc<CatalogAligner>,
+    /// When the load history was last persisted (nanoseconds).
+    history_saved_at: std::sync::atomic::AtomicU64,
     stop: Arc<AtomicBool>,
     gc_thread: Mutex<Option<JoinHandle<()>>>,
+    split_thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+/// The [`KeyAligner`] of the database's current schema: a
+/// [`crate::keys::Aligner`] replaced after every schema change.
+struct CatalogAligner(RwLock<Arc<crate::keys::Aligner>>);
+
+impl KeyAligner for CatalogAligner {
+    fn root_row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let aligner = self.0.read().clone();
+        aligner.root_row(key)
+    }
+
+    fn row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        let aligner = self.0.read().clone();
+        aligner.row(key)
+    }
 }
 
 /// A Rowtree database: one schema and its data, on disk or in memory.
@@ -115,6 +166,14 @@ pub struct Database {
 }
 
 const META_LAST_TS: &[u8] = b"commit/last_ts";
+/// The split manager's load history (JSON, [`LoadHistory::to_bytes`]).
+const META_SPLIT_HISTORY: &[u8] = b"splits/history";
+/// How often the load history is persisted (and on drop).
+const HISTORY_SAVE_INTERVAL: u64 = 60_000_000_000;
+/// How long a manual split point lives by default, and at most.
+pub const DEFAULT_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(10 * 24 * 3600);
+/// The longest a manual split point may live.
+pub const MAX_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(30 * 24 * 3600);
 pub(crate) const META_DDL_PREFIX: &[u8] = b"ddl/";
 
 impl Database {
@@ -171,13 +230,47 @@ impl Database {
         // read on a fresh database has a meaningful timestamp.
         let now_micros = options.clock.now_nanos() / 1000 * 1000;
         let last_ts = last_ts.max(now_micros);
-        let splits = SplitMap::new();
+        let splits = Arc::new(SplitMap::new());
+        splits.observe_time(options.clock.now_nanos());
         let router_clock = options.clock.clone();
-        let router = Router::with_clock(
+        let router_clock: rowtree_kv::RouterClock = Arc::new(move || router_clock.now_nanos());
+        let mut router = Router::with_clock(
             Mvcc::new(engine.clone()),
-            Arc::new(splits),
-            Arc::new(move || router_clock.now_nanos()),
+            splits.clone(),
+            router_clock.clone(),
         );
+        let nodes = options.nodes.max(1);
+        let capacity = match options.node_capacity {
+            Some(c) => Some(c),
+            None if nodes > 1 => Some(rowtree_kv::nodes::FULL_NODE_READS_PER_SECOND),
+            None => None,
+        };
+        if let Some(capacity) = capacity {
+            router = router.with_gate(Arc::new(NodeGate::with_time(
+                capacity,
+                router_clock,
+                Arc::new(std::thread::sleep),
+            )));
+        }
+        let aligner = Arc::new(CatalogAligner(RwLock::new(Arc::new(
+            crate::keys::Aligner::new(&catalog),
+        ))));
+        let manager = SplitManager::new(
+            splits,
+            ManagerConfig {
+                policy: options.split_policy.clone(),
+                balancer: options.balancer.clone(),
+                nodes,
+            },
+            aligner.clone(),
+        );
+        if let Some(bytes) = engine.get(Space::Meta, META_SPLIT_HISTORY)? {
+            match LoadHistory::from_bytes(&bytes) {
+                Ok(history) => manager.set_history(history),
+                Err(e) => tracing::warn!("ignoring the stored split load history: {e}"),
+            }
+        }
+        let opened_at = options.clock.now_nanos();
         let flush_engine = engine.clone();
         let pipeline = CommitPipeline::new(
             TimestampOracle::resume(options.clock.clone(), last_ts),
@@ -211,12 +304,17 @@ impl Database {
             pipeline,
             options,
             multi_split_commits: std::sync::atomic::AtomicU64::new(0),
+            splits: manager,
+            aligner,
+            history_saved_at: std::sync::atomic::AtomicU64::new(opened_at),
             stop: stop.clone(),
             gc_thread: Mutex::new(None),
+            split_thread: Mutex::new(None),
         });
         let db = Database { inner };
         db.refresh_split_points();
         db.start_gc();
+        db.start_split_manager();
         Ok(db)
     }
 
@@ -245,6 +343,7 @@ impl Database {
     /// tables and non-interleaved indexes), so each starts its own split.
     pub(crate) fn refresh_split_points(&self) {
         let catalog = self.catalog();
+        *self.inner.aligner.0.write() = Arc::new(crate::keys::Aligner::new(&catalog));
         for t in catalog.tables().filter(|t| t.parent.is_none()) {
             self.inner
                 .router
@@ -276,13 +375,37 @@ impl Database {
     }
 
     /// Adds a split boundary at a (possibly partial) key of a table or
-    /// index, as Spanner's AddSplitPoints does (pre-splitting). Returns
-    /// whether a new boundary was made.
+    /// index, as Spanner's AddSplitPoints does (pre-splitting), that the
+    /// split manager keeps for [`DEFAULT_SPLIT_POINT_EXPIRY`] (10 days).
+    /// Returns whether a new boundary was made.
     pub fn add_split_point(
         &self,
         table_or_index: &str,
         key: &[rowtree_types::Value],
     ) -> Result<bool> {
+        let now = self.inner.options.clock.now_nanos();
+        let expires_at = now.saturating_add(DEFAULT_SPLIT_POINT_EXPIRY.as_nanos() as u64);
+        self.add_split_point_until(table_or_index, key, expires_at)
+    }
+
+    /// Like [`Database::add_split_point`], with the boundary kept (never
+    /// merged away) until `expires_at` (nanoseconds since the epoch), at
+    /// most [`MAX_SPLIT_POINT_EXPIRY`] (30 days) from now. An expiry in the
+    /// past is refused.
+    pub fn add_split_point_until(
+        &self,
+        table_or_index: &str,
+        key: &[rowtree_types::Value],
+        expires_at: u64,
+    ) -> Result<bool> {
+        let now = self.inner.options.clock.now_nanos();
+        if expires_at <= now {
+            return Err(Error::InvalidArgument {
+                message: "the expiration time of a split point must be in the future".into(),
+            });
+        }
+        let expires_at =
+            expires_at.min(now.saturating_add(MAX_SPLIT_POINT_EXPIRY.as_nanos() as u64));
         let catalog = self.catalog();
         let (table, index) = match catalog.index(table_or_index) {
             Some(ix) => {
@@ -296,7 +419,97 @@ impl Database {
         let target = crate::read::Target::resolve(&catalog, &table, index.as_deref())?;
         let key = target.coerce_key(key)?;
         let point = crate::keys::encode_prefix(&target.levels, &key)?;
-        Ok(self.inner.router.splits().add_split_point(&point))
+        Ok(self.inner.splits.add_split_point(now, &point, expires_at))
+    }
+
+    /// The tables and indexes with rows in the key range `[start, limit)`
+    /// (`None`: to the end of the key space), by name, sorted: the
+    /// `AFFECTED_TABLES` of a split. Interleaved tables and indexes live in
+    /// their root table's key range.
+    pub fn tables_in_range(&self, start: &[u8], limit: Option<&[u8]>) -> Vec<String> {
+        let catalog = self.catalog();
+        let root_of = |mut id: rowtree_schema::TableId| {
+            while let Some(p) = catalog.table_by_id(id).and_then(|t| t.parent.as_ref()) {
+                id = p.table;
+            }
+            id
+        };
+        let overlaps = |object: u32| {
+            let (lo, hi) = crate::keys::object_range(object);
+            limit.is_none_or(|l| lo.as_slice() < l) && hi.is_none_or(|h| start < h.as_slice())
+        };
+        let mut names: Vec<String> = catalog
+            .tables()
+            .filter(|t| overlaps(root_of(t.id)))
+            .map(|t| t.name.clone())
+            .chain(
+                catalog
+                    .indexes()
+                    .filter(|ix| match ix.interleave_in {
+                        Some(parent) => overlaps(root_of(parent)),
+                        None => overlaps(ix.id),
+                    })
+                    .map(|ix| ix.name.clone()),
+            )
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    }
+
+    /// The split manager: splits by load, merges, moves between nodes.
+    pub fn split_manager(&self) -> &SplitManager {
+        &self.inner.splits
+    }
+
+    /// A copy of the split load history (`SPANNER_SYS.SPLIT_STATS_TOP_*`).
+    pub fn split_history(&self) -> LoadHistory {
+        self.inner.splits.history().clone()
+    }
+
+    /// Every split event so far (the last 10,000), oldest first.
+    pub fn split_events(&self) -> Vec<SplitEvent> {
+        self.inner.splits.events()
+    }
+
+    /// Runs the split manager's periodic work at the clock's time now (the
+    /// background thread does this every [`Options::split_interval`]), and
+    /// persists the load history if it was last saved a minute ago or more.
+    /// Returns what changed.
+    pub fn tick_splits(&self) -> Vec<SplitEvent> {
+        let now = self.inner.options.clock.now_nanos();
+        let events = self.inner.splits.tick(now);
+        let saved = self.inner.history_saved_at.load(Ordering::Relaxed);
+        if now.saturating_sub(saved) >= HISTORY_SAVE_INTERVAL {
+            self.inner.history_saved_at.store(now, Ordering::Relaxed);
+            if let Err(e) = self.inner.save_split_history() {
+                tracing::warn!("saving the split load history failed: {e}");
+            }
+        }
+        events
+    }
+
+    fn start_split_manager(&self) {
+        let weak = Arc::downgrade(&self.inner);
+        let stop = self.inner.stop.clone();
+        let interval = self.inner.options.split_interval;
+        let handle = std::thread::Builder::new()
+            .name("rowtree-splits".into())
+            .spawn(move || {
+                let mut next = std::time::Instant::now() + interval;
+                while !stop.load(Ordering::Relaxed) {
+                    let now = std::time::Instant::now();
+                    if now < next {
+                        std::thread::park_timeout(next - now);
+                        continue;
+                    }
+                    next = now + interval;
+                    let Some(inner) = weak.upgrade() else { break };
+                    Database { inner }.tick_splits();
+                }
+            })
+            .ok();
+        *self.inner.split_thread.lock() = handle;
     }
 
     /// How long old versions stay readable: the database option
@@ -352,14 +565,30 @@ impl Database {
     }
 }
 
+impl Inner {
+    /// Writes the split load history to the Meta space.
+    fn save_split_history(&self) -> Result<()> {
+        let bytes = self.splits.history().to_bytes();
+        let mut batch = WriteBatch::new();
+        batch.put(Space::Meta, META_SPLIT_HISTORY.to_vec(), bytes);
+        self.engine.write(batch, Durability::Sync)?;
+        Ok(())
+    }
+}
+
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        if let Some(h) = self.gc_thread.lock().take() {
-            h.thread().unpark();
-            if h.thread().id() != std::thread::current().id() {
-                let _ = h.join();
+        for thread in [&self.gc_thread, &self.split_thread] {
+            if let Some(h) = thread.lock().take() {
+                h.thread().unpark();
+                if h.thread().id() != std::thread::current().id() {
+                    let _ = h.join();
+                }
             }
+        }
+        if let Err(e) = self.save_split_history() {
+            tracing::warn!("saving the split load history failed: {e}");
         }
     }
 }

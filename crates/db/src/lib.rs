@@ -25,7 +25,9 @@ pub mod stream;
 pub mod transaction;
 pub mod write;
 
-pub use database::{CommitStats, Database, Options};
+pub use database::{
+    CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
+};
 pub use ddl::{set_view_analyzer, view_analyzer, DdlError};
 pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};

@@ -126,6 +126,11 @@ impl ReadWriteTransaction {
         self.pinned.clone().unwrap_or_else(|| self.db.catalog())
     }
 
+    /// The database the transaction belongs to.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+
     /// Runs `f` on an open transaction; an abort (a lost wound-wait
     /// conflict) ends the transaction and releases its locks at once.
     fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
@@ -379,6 +384,11 @@ impl ReadOnlyTransaction {
     /// for past timestamps yet).
     pub fn catalog(&self) -> Arc<Catalog> {
         self.db.catalog()
+    }
+
+    /// The database the transaction belongs to.
+    pub fn database(&self) -> &Database {
+        &self.db
     }
 
     /// GET_INTERNAL_SEQUENCE_STATE: the last counter handed out, or `None`

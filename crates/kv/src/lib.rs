@@ -49,13 +49,16 @@
 //!    and the key visualizer.
 //!
 //! All splits live in one process over one storage engine; a node is a
-//! label the executor (or the simulator) uses to share capacity.
+//! label the executor (or the simulator) uses to share capacity. With a
+//! [`NodeGate`] ([`nodes`]) the router makes each access wait for its
+//! split's node, so a node's capacity is real on one machine.
 
 pub mod balance;
 mod error;
 pub mod history;
 pub mod load;
 pub mod manager;
+pub mod nodes;
 pub mod policy;
 mod router;
 mod split;
@@ -66,6 +69,7 @@ pub use error::{Error, Result};
 pub use history::{Granularity, IntervalStat, LoadHistory};
 pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
 pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};
+pub use nodes::NodeGate;
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
 pub use router::{
     system_clock, Router, RouterClock, RouterScan, SplitSnapshot, SplitsTouched,

@@ -36,6 +36,7 @@ use rowtree_storage::mvcc::MvccScan;
 use rowtree_storage::{Durability, Engine, Mvcc, WriteBatch};
 
 use crate::load::Access;
+use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
 use crate::split::{NodeId, Split, SplitCounters, SplitId};
 use crate::split_map::{range_is_empty, SplitMap};
 use crate::Result;
@@ -116,6 +117,8 @@ pub struct Router {
     mvcc: Mvcc,
     splits: Arc<SplitMap>,
     clock: RouterClock,
+    /// Per-node admission (none: nodes have unlimited capacity).
+    gate: Option<Arc<NodeGate>>,
 }
 
 impl std::fmt::Debug for Router {
@@ -142,7 +145,21 @@ impl Router {
             mvcc,
             splits,
             clock,
+            gate: None,
         }
+    }
+
+    /// Makes every access wait for its split's node at `gate` (see
+    /// [`NodeGate`]): a get before it is served, a scan as it reads each
+    /// batch of rows, a commit's writes per split before they are charged.
+    pub fn with_gate(mut self, gate: Arc<NodeGate>) -> Router {
+        self.gate = Some(gate);
+        self
+    }
+
+    /// The per-node admission gate, if any.
+    pub fn gate(&self) -> Option<&Arc<NodeGate>> {
+        self.gate.as_ref()
     }
 
     /// The split map (to add split points, or inspect splits).
@@ -174,6 +191,9 @@ impl Router {
     /// The row `key` as of `ts`, charged to the split holding it.
     pub fn get(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
         let split = self.splits.split_for(key);
+        if let Some(gate) = &self.gate {
+            gate.admit(split.node(), READ_COST);
+        }
         let started = Instant::now();
         let row = self.mvcc.get_at(key, ts);
         let cpu = started.elapsed();
@@ -263,6 +283,11 @@ impl Router {
         }
         let mut touched = BTreeSet::new();
         let now = if per_split.is_empty() { 0 } else { self.now() };
+        if let Some(gate) = &self.gate {
+            for (split, rows, ..) in &per_split {
+                gate.admit(split.node(), *rows as f64 * WRITE_ROW_COST);
+            }
+        }
         for (split, rows, bytes, first) in per_split {
             let cpu_nanos = rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW);
             split.stats.record_write(1, rows, bytes);
@@ -388,6 +413,7 @@ impl Iterator for RouterScan<'_> {
                     split,
                     scan,
                     &self.router.clock,
+                    self.router.gate.as_deref(),
                     (first, last),
                 ));
             }
@@ -412,6 +438,7 @@ struct SplitReader<'a> {
     split: Arc<Split>,
     scan: MvccScan<'a>,
     clock: &'a RouterClock,
+    gate: Option<&'a NodeGate>,
     /// The scanned range within the split, for the load tracker.
     range: (Vec<u8>, Option<Vec<u8>>),
     buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
@@ -429,12 +456,14 @@ impl<'a> SplitReader<'a> {
         split: Arc<Split>,
         scan: MvccScan<'a>,
         clock: &'a RouterClock,
+        gate: Option<&'a NodeGate>,
         range: (Vec<u8>, Option<Vec<u8>>),
     ) -> SplitReader<'a> {
         SplitReader {
             split,
             scan,
             clock,
+            gate,
             range,
             buffer: VecDeque::new(),
             batch: FIRST_BATCH,
@@ -447,6 +476,8 @@ impl<'a> SplitReader<'a> {
     }
 
     fn fill(&mut self) {
+        let first = self.rows == 0 && self.buffer.is_empty();
+        let before = self.buffer.len();
         let started = Instant::now();
         while self.buffer.len() < self.batch {
             match self.scan.next() {
@@ -464,6 +495,14 @@ impl<'a> SplitReader<'a> {
         }
         self.cpu += started.elapsed();
         self.batch = (self.batch * 2).min(MAX_BATCH);
+        if let Some(gate) = self.gate {
+            // The rows just read (the first batch counts at least one read:
+            // visiting the split costs even when it returns nothing).
+            let read = (self.buffer.len() - before).max(usize::from(first));
+            if read > 0 {
+                gate.admit(self.split.node(), read as f64 * READ_COST);
+            }
+        }
     }
 
     fn next_row(&mut self) -> Option<Result<(Vec<u8>, Vec<u8>)>> {

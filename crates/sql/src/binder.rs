@@ -1784,6 +1784,30 @@ impl<'c> Binder<'c> {
                 return Ok((out.node, scope));
             }
         }
+        if let Some(table) = crate::spanner_sys::SysTable::lookup(&full) {
+            let name = alias
+                .map(|a| a.value.clone())
+                .unwrap_or_else(|| path.last().map(|i| i.value.clone()).unwrap_or_default());
+            let columns = table.columns();
+            let width = columns.len();
+            let scope = RowScope::single(
+                &name,
+                columns
+                    .into_iter()
+                    .map(|(n, t)| (n, t, true, None))
+                    .collect(),
+            );
+            return Ok((
+                Node::new(
+                    NodeKind::SystemTable {
+                        name: full_name,
+                        table,
+                    },
+                    width,
+                ),
+                scope,
+            ));
+        }
         if let Some((columns, rows)) = crate::information_schema::virtual_table(self.catalog, &full)
         {
             let name = alias

@@ -53,6 +53,11 @@ pub trait DataSource {
     }
     /// `GET_INTERNAL_SEQUENCE_STATE`: the last counter handed out, or NULL.
     fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>>;
+    /// The database, for the SPANNER_SYS tables (its split state); `None`
+    /// when the source has no database behind it (the tables then fail).
+    fn database(&self) -> Option<&rowtree_db::Database> {
+        None
+    }
 }
 
 fn wall_clock() -> Timestamp {
@@ -80,6 +85,9 @@ impl DataSource for ReadOnlyTransaction {
     fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>> {
         Ok(ReadOnlyTransaction::sequence_state(self, sequence)?)
     }
+    fn database(&self) -> Option<&rowtree_db::Database> {
+        Some(ReadOnlyTransaction::database(self))
+    }
 }
 
 impl DataSource for ReadWriteTransaction {
@@ -100,6 +108,9 @@ impl DataSource for ReadWriteTransaction {
     }
     fn sequence_state(&mut self, sequence: &str) -> Result<Option<i64>> {
         Ok(ReadWriteTransaction::sequence_state(self, sequence)?)
+    }
+    fn database(&self) -> Option<&rowtree_db::Database> {
+        Some(ReadWriteTransaction::database(self))
     }
 }
 
@@ -308,6 +319,11 @@ pub(crate) fn build(node: &Node) -> Box<dyn Operator + '_> {
         NodeKind::Rows { rows, .. } => Box::new(Rows {
             rows,
             next: 0,
+            counters,
+        }),
+        NodeKind::SystemTable { table, .. } => Box::new(SystemRows {
+            table: *table,
+            rows: None,
             counters,
         }),
         NodeKind::Filter {
@@ -597,6 +613,35 @@ impl Operator for Rows<'_> {
         };
         self.next += 1;
         emit(self.counters, row.clone())
+    }
+}
+
+/// A SPANNER_SYS table: its rows are computed from the database when the
+/// first row is asked for.
+struct SystemRows<'p> {
+    table: crate::spanner_sys::SysTable,
+    rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    counters: &'p Counters,
+}
+
+impl Operator for SystemRows<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if self.rows.is_none() {
+            let db = cx.source.database().ok_or_else(|| {
+                Error::new(
+                    "FAILED_PRECONDITION",
+                    format!(
+                        "SPANNER_SYS.{} is not available here: no database",
+                        self.table.name()
+                    ),
+                )
+            })?;
+            self.rows = Some(self.table.rows(db).into_iter());
+        }
+        match self.rows.as_mut().and_then(Iterator::next) {
+            Some(row) => emit(self.counters, row),
+            None => Ok(None),
+        }
     }
 }
 

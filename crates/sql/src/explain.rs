@@ -89,6 +89,7 @@ fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
             if rows.len() == 1 { "" } else { "s" }
         ),
         NodeKind::Rows { name, rows } => format!("VirtualTable {name}: {} rows", rows.len()),
+        NodeKind::SystemTable { name, .. } => format!("SystemTable {name}"),
         NodeKind::Filter { text, .. } => format!("Filter: {text}"),
         NodeKind::Project { names, .. } => {
             let names: Vec<&str> = names

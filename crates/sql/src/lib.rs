@@ -33,6 +33,7 @@ pub mod plan;
 pub mod planner;
 pub mod scope;
 pub mod session;
+pub mod spanner_sys;
 pub mod views;
 
 use std::collections::BTreeMap;

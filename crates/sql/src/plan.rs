@@ -91,7 +91,10 @@ impl Node {
     /// The children, in display order.
     pub fn children(&self) -> Vec<&Node> {
         match &self.kind {
-            NodeKind::Scan(_) | NodeKind::Values { .. } | NodeKind::Rows { .. } => vec![],
+            NodeKind::Scan(_)
+            | NodeKind::Values { .. }
+            | NodeKind::Rows { .. }
+            | NodeKind::SystemTable { .. } => vec![],
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
             | NodeKind::Aggregate { input, .. }
@@ -109,7 +112,10 @@ impl Node {
     /// The children, mutably, in display order.
     pub(crate) fn children_mut(&mut self) -> Vec<&mut Node> {
         match &mut self.kind {
-            NodeKind::Scan(_) | NodeKind::Values { .. } | NodeKind::Rows { .. } => vec![],
+            NodeKind::Scan(_)
+            | NodeKind::Values { .. }
+            | NodeKind::Rows { .. }
+            | NodeKind::SystemTable { .. } => vec![],
             NodeKind::Filter { input, .. }
             | NodeKind::Project { input, .. }
             | NodeKind::Aggregate { input, .. }
@@ -138,6 +144,11 @@ pub(crate) enum NodeKind {
     Rows {
         name: String,
         rows: Vec<Vec<Value>>,
+    },
+    /// A SPANNER_SYS table, read from the database when the plan runs.
+    SystemTable {
+        name: String,
+        table: crate::spanner_sys::SysTable,
     },
     Filter {
         input: Box<Node>,

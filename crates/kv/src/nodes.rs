@@ -1,0 +1,214 @@
+//! [`NodeGate`]: per-node admission, so a node's capacity is real on one
+//! machine.
+//!
+//! All splits live in one process, but each split is served by a node
+//! ([`Split::node`](crate::Split::node)), and a node has a capacity of one
+//! node-second of work per second. The gate keeps one token bucket per node,
+//! refilled at the node's speed; the [`Router`](crate::Router) asks the gate
+//! of the split's node before (or, for scans, as) it serves an access, and
+//! waits until the node has paid for the work. Requests to splits on a
+//! saturated node wait; requests to other nodes don't.
+//!
+//! Costs follow the simulator's model (Spanner's published per-node
+//! throughput for 1 KB rows): a read costs [`READ_COST`] (1/22,500 of a
+//! node-second) and each written row [`WRITE_ROW_COST`] (1/3,500). The
+//! capacity is given in reads per second: a gate of capacity `c` runs each
+//! node at `c / 22,500` node-seconds per second, so it serves `c` reads or
+//! `c * 3,500 / 22,500` row writes per second.
+//!
+//! The bucket may go into debt: a request that finds too few tokens takes
+//! them anyway and waits until the debt is repaid, so concurrent requests
+//! queue in arrival order and the waiting time is a pure function of the
+//! (injectable) clock: [`NodeGate::reserve`] is deterministic.
+
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+
+use crate::router::{system_clock, RouterClock};
+use crate::split::NodeId;
+
+/// The cost of one read (a get, or a row of a scan), in node-seconds.
+pub const READ_COST: f64 = 1.0 / 22_500.0;
+/// The cost of writing one row, in node-seconds.
+pub const WRITE_ROW_COST: f64 = 1.0 / 3_500.0;
+/// A node's capacity at full speed, in reads per second.
+pub const FULL_NODE_READS_PER_SECOND: f64 = 22_500.0;
+/// How much unused capacity a node may bank for a burst: 10 ms of its work.
+pub const DEFAULT_BURST: Duration = Duration::from_millis(10);
+
+/// How the gate waits (injectable for tests).
+pub type Sleeper = Arc<dyn Fn(Duration) + Send + Sync>;
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    /// Node-seconds available (negative: debt to wait out).
+    tokens: f64,
+    /// When the bucket was last refilled (nanoseconds).
+    last: u64,
+}
+
+/// Per-node token buckets. See the module docs.
+pub struct NodeGate {
+    /// Node-seconds of work each node serves per second.
+    speed: f64,
+    /// The most node-seconds a bucket holds.
+    burst: f64,
+    buckets: Mutex<Vec<Option<Bucket>>>,
+    clock: RouterClock,
+    sleep: Sleeper,
+    waited_nanos: Mutex<Vec<u64>>,
+    admitted: AtomicU64,
+}
+
+impl std::fmt::Debug for NodeGate {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("NodeGate")
+            .field("reads_per_second", &self.reads_per_second())
+            .field("burst", &self.burst)
+            .finish_non_exhaustive()
+    }
+}
+
+impl NodeGate {
+    /// A gate whose nodes each serve `reads_per_second` reads per second,
+    /// timed by the system clock and waiting with `std::thread::sleep`.
+    pub fn new(reads_per_second: f64) -> NodeGate {
+        NodeGate::with_time(
+            reads_per_second,
+            system_clock(),
+            Arc::new(std::thread::sleep),
+        )
+    }
+
+    /// A gate timed by `clock` (nanoseconds) that waits with `sleep`.
+    pub fn with_time(reads_per_second: f64, clock: RouterClock, sleep: Sleeper) -> NodeGate {
+        let speed = (reads_per_second / FULL_NODE_READS_PER_SECOND).max(1e-9);
+        NodeGate {
+            speed,
+            burst: speed * DEFAULT_BURST.as_secs_f64(),
+            buckets: Mutex::new(Vec::new()),
+            clock,
+            sleep,
+            waited_nanos: Mutex::new(Vec::new()),
+            admitted: AtomicU64::new(0),
+        }
+    }
+
+    /// The capacity of each node, in reads per second.
+    pub fn reads_per_second(&self) -> f64 {
+        self.speed * FULL_NODE_READS_PER_SECOND
+    }
+
+    /// Takes `cost` node-seconds from `node`'s bucket at `now` and returns
+    /// how long the request must wait before it is served (zero if the node
+    /// had the capacity). Deterministic: no clock is read, nothing sleeps.
+    pub fn reserve(&self, node: NodeId, cost: f64, now: u64) -> Duration {
+        let mut buckets = self.buckets.lock();
+        let i = node.0 as usize;
+        if buckets.len() <= i {
+            buckets.resize(i + 1, None);
+        }
+        let bucket = buckets[i].get_or_insert(Bucket {
+            tokens: self.burst,
+            last: now,
+        });
+        if now > bucket.last {
+            let elapsed = (now - bucket.last) as f64 / 1e9;
+            bucket.tokens = (bucket.tokens + elapsed * self.speed).min(self.burst);
+            bucket.last = now;
+        }
+        bucket.tokens -= cost.max(0.0);
+        if bucket.tokens >= 0.0 {
+            Duration::ZERO
+        } else {
+            Duration::from_secs_f64(-bucket.tokens / self.speed)
+        }
+    }
+
+    /// Admits a request of `cost` node-seconds on `node`: reserves it at
+    /// the clock's time and waits (sleeps) as long as the node needs.
+    /// Returns the time waited.
+    pub fn admit(&self, node: NodeId, cost: f64) -> Duration {
+        let wait = self.reserve(node, cost, (self.clock)());
+        self.admitted.fetch_add(1, Ordering::Relaxed);
+        if !wait.is_zero() {
+            {
+                let mut waited = self.waited_nanos.lock();
+                let i = node.0 as usize;
+                if waited.len() <= i {
+                    waited.resize(i + 1, 0);
+                }
+                waited[i] =
+                    waited[i].saturating_add(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX));
+            }
+            (self.sleep)(wait);
+        }
+        wait
+    }
+
+    /// The total time requests waited for `node` so far.
+    pub fn waited(&self, node: NodeId) -> Duration {
+        let waited = self.waited_nanos.lock();
+        Duration::from_nanos(waited.get(node.0 as usize).copied().unwrap_or(0))
+    }
+
+    /// Requests admitted so far (on all nodes).
+    pub fn admitted(&self) -> u64 {
+        self.admitted.load(Ordering::Relaxed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn gate(reads_per_second: f64) -> NodeGate {
+        NodeGate::with_time(
+            reads_per_second,
+            Arc::new(|| 0),
+            Arc::new(|_| panic!("reserve does not sleep")),
+        )
+    }
+
+    #[test]
+    fn a_node_within_capacity_does_not_wait() {
+        // 1,000 reads/s, burst 10 ms = 10 reads.
+        let g = gate(1_000.0);
+        for _ in 0..10 {
+            assert_eq!(g.reserve(NodeId(0), READ_COST, 0), Duration::ZERO);
+        }
+        // The 11th read waits one read's time: 1 ms.
+        let w = g.reserve(NodeId(0), READ_COST, 0);
+        assert!((w.as_secs_f64() - 0.001).abs() < 1e-6, "{w:?}");
+        // Time repays the debt.
+        assert_eq!(g.reserve(NodeId(0), 0.0, 2 * MS), Duration::ZERO);
+    }
+
+    #[test]
+    fn nodes_are_independent() {
+        let g = gate(1_000.0);
+        // Saturate node 0.
+        let mut last = Duration::ZERO;
+        for _ in 0..100 {
+            last = g.reserve(NodeId(0), READ_COST, 0);
+        }
+        assert!(last >= Duration::from_millis(89), "{last:?}");
+        // Node 1 is not affected.
+        assert_eq!(g.reserve(NodeId(1), READ_COST, 0), Duration::ZERO);
+    }
+
+    #[test]
+    fn writes_cost_more_than_reads() {
+        // At 22,500 reads/s a node writes 3,500 rows/s: 100 rows take
+        // 100/3500 s minus the 10 ms burst.
+        let g = gate(FULL_NODE_READS_PER_SECOND);
+        let w = g.reserve(NodeId(0), 100.0 * WRITE_ROW_COST, 0);
+        let expected = 100.0 / 3500.0 - 0.010;
+        assert!((w.as_secs_f64() - expected).abs() < 1e-6, "{w:?}");
+    }
+}
