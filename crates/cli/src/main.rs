@@ -5,9 +5,12 @@
 //!   (`--in-memory`), reporting each failure with its statement number, line
 //!   and column.
 //! * `rowtree ddl` prints a database's schema as Spanner's GetDatabaseDdl does.
+//! * `rowtree keyviz` writes a database's key visualizer heatmap as one HTML file.
 
 mod format;
+mod keyviz;
 mod params;
+mod simulate;
 mod sql;
 
 use std::path::PathBuf;
@@ -49,12 +52,44 @@ enum Command {
     /// directory and survives restarts. Stop with Ctrl-C or SIGTERM: the
     /// server stops accepting requests and lets those in flight finish.
     Serve(ServeArgs),
+    /// Play a workload against the real split, balancing and statistics code
+    /// on N simulated nodes in virtual time, and report throughput, latency,
+    /// node utilisation, splits, hot splits and a heatmap.
+    ///
+    /// Each node serves one CPU-second per second; a read costs 1/22,500 s,
+    /// a row or index entry written 1/3,500 s (plus two-phase commit when a
+    /// write spans splits); requests queue per node and fail after 1 s.
+    /// Splitting and balancing react with the kv policy's real delays
+    /// (minutes of simulated time). Example:
+    ///
+    ///   rowtree simulate --schema examples/sim/uuid-logs.sql --workload examples/sim/uuid-logs.toml --nodes 4
+    ///
+    /// The workload format is documented in docs/simulator.md.
+    Simulate(simulate::SimulateArgs),
+    /// Built-in scenarios on the simulator.
+    #[command(subcommand)]
+    Demo(simulate::DemoCommand),
+    /// Write a database's key visualizer: a heatmap of the load on its key
+    /// ranges over time, as one self-contained HTML file (works offline).
+    ///
+    /// Time runs left to right (one column per interval of the split load
+    /// history), key ranges top to bottom (sorted by table or index, then
+    /// key); colour is the chosen metric (CPU score, rows or bytes read or
+    /// written, requests) normalised per row, relative to the hottest cell.
+    /// `rowtree serve` shows the same page at
+    /// http://127.0.0.1:9020/keyviz/projects/P/instances/I/databases/D.
+    Keyviz(keyviz::KeyvizArgs),
 }
 
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// Directory holding every instance and database (created if missing).
-    #[arg(long, value_name = "DIR", default_value = "rowtree-data", conflicts_with = "in_memory")]
+    #[arg(
+        long,
+        value_name = "DIR",
+        default_value = "rowtree-data",
+        conflicts_with = "in_memory"
+    )]
     data_dir: PathBuf,
     /// Keep everything in memory; nothing survives the process.
     #[arg(long)]
@@ -68,6 +103,22 @@ struct ServeArgs {
     /// Block cache per database, in MiB.
     #[arg(long, value_name = "MIB", default_value_t = 16)]
     cache_mib: u64,
+    /// Port of the key visualizer's HTTP server (on --host): `/` lists the
+    /// databases, `/keyviz/projects/P/instances/I/databases/D` shows one.
+    /// 0 turns it off. If the default port is taken, the server starts
+    /// without it (with a warning); a port given explicitly must be free.
+    #[arg(long, value_name = "PORT")]
+    http_port: Option<u16>,
+    /// Nodes serving each database's splits. Splits start on node 0 and
+    /// the balancer moves them off an overloaded node (see
+    /// SPANNER_SYS.SPLITS); each node has its own capacity.
+    #[arg(long, value_name = "N", default_value_t = 1, value_parser = clap::value_parser!(u32).range(1..=1024))]
+    nodes: u32,
+    /// Each node's capacity, in reads per second (a written row costs as
+    /// much as 22,500/3,500 reads): requests to splits on a saturated node
+    /// wait. Default: unlimited with one node, 22,500 with several.
+    #[arg(long, value_name = "OPS")]
+    node_capacity: Option<f64>,
 }
 
 /// Where the database lives.
@@ -127,8 +178,14 @@ fn main() -> ExitCode {
         Command::Sql(args) => sql::run(args),
         Command::Ddl(args) => sql::print_ddl(&args.data_dir),
         Command::Serve(args) => serve(args),
+        Command::Simulate(args) => simulate::simulate(args),
+        Command::Demo(cmd) => simulate::demo(cmd),
+        Command::Keyviz(args) => keyviz::run(args),
     }
 }
+
+/// The key visualizer's HTTP port in `rowtree serve`.
+const DEFAULT_HTTP_PORT: u16 = 9020;
 
 /// `rowtree serve`: runs the gRPC server until SIGINT or SIGTERM.
 fn serve(args: ServeArgs) -> ExitCode {
@@ -143,8 +200,18 @@ fn serve(args: ServeArgs) -> ExitCode {
         data_dir: (!args.in_memory).then_some(args.data_dir),
         addr: std::net::SocketAddr::new(args.host, args.port),
         cache_bytes: args.cache_mib << 20,
+        http_addr: match args.http_port.unwrap_or(DEFAULT_HTTP_PORT) {
+            0 => None,
+            port => Some(std::net::SocketAddr::new(args.host, port)),
+        },
+        nodes: args.nodes,
+        node_capacity: args.node_capacity,
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread().enable_all().build() {
+    let http_port_given = args.http_port.is_some();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: cannot start the runtime: {e}");
@@ -156,21 +223,41 @@ fn serve(args: ServeArgs) -> ExitCode {
             Some(dir) => tracing::info!(data_dir = %dir.display(), "opening"),
             None => tracing::info!("in memory: nothing will be kept"),
         }
-        let mut server = match rowtree_server::Server::start(config).await {
+        let started = match rowtree_server::Server::start(config.clone()).await {
+            Err(e) if !http_port_given && e.contains("key visualizer HTTP port") => {
+                tracing::warn!(
+                    "{e}; starting without the key visualizer (choose one with --http-port)"
+                );
+                rowtree_server::Server::start(rowtree_server::Config {
+                    http_addr: None,
+                    ..config
+                })
+                .await
+            }
+            r => r,
+        };
+        let mut server = match started {
             Ok(s) => s,
             Err(e) => {
                 eprintln!("error: {e}");
                 return ExitCode::FAILURE;
             }
         };
-        eprintln!("rowtree: serving Spanner's gRPC API on {}", server.local_addr);
-        let mut term = match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(s) => s,
-            Err(e) => {
-                eprintln!("error: cannot watch for SIGTERM: {e}");
-                return ExitCode::FAILURE;
-            }
-        };
+        eprintln!(
+            "rowtree: serving Spanner's gRPC API on {}",
+            server.local_addr
+        );
+        if let Some(http) = server.http_addr {
+            eprintln!("rowtree: key visualizer on http://{http}/");
+        }
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: cannot watch for SIGTERM: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
         tokio::select! {
             _ = tokio::signal::ctrl_c() => {}
             _ = term.recv() => {}

@@ -331,3 +331,251 @@ pub fn describe(catalog: &Catalog, key: &[u8]) -> String {
         parts.join("/")
     }
 }
+
+// ---------------------------------------------------------------------------
+// Public key API for tools (the simulator) and the split policy.
+// ---------------------------------------------------------------------------
+
+/// Evaluation context for generated columns outside a transaction: a fixed
+/// `CURRENT_TIMESTAMP()`, no sequences, no commit timestamps.
+struct KeyEval {
+    now: rowtree_types::Timestamp,
+}
+
+impl rowtree_expr::EvalContext for KeyEval {
+    fn now(&self) -> rowtree_types::Timestamp {
+        self.now
+    }
+    fn next_sequence_value(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<i64, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid(format!(
+            "sequence {sequence}: give the value explicitly when computing keys"
+        )))
+    }
+    fn sequence_state(
+        &mut self,
+        sequence: &str,
+    ) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
+        Err(rowtree_expr::Error::invalid(format!(
+            "sequence {sequence}: no sequence state when computing keys"
+        )))
+    }
+    fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
+        Ok(Value::Timestamp(self.now))
+    }
+}
+
+/// A prepared encoder of the keys one table's rows produce: the row key and
+/// every index entry key, exactly as a commit writes them. Generated columns
+/// (e.g. `ShardId AS (MOD(FARM_FINGERPRINT(...), N)) STORED`) are computed by
+/// the same code a commit uses.
+#[derive(Debug, Clone)]
+pub struct RowKeys {
+    catalog: Catalog,
+    table: TableId,
+    levels: Vec<Level>,
+    /// (index id, levels) of each index on the table, in catalog order.
+    indexes: Vec<(u32, Vec<Level>)>,
+}
+
+impl RowKeys {
+    /// The encoder for `table` (case-insensitive name).
+    pub fn new(catalog: &Catalog, table: &str) -> Result<RowKeys> {
+        let t = catalog
+            .table(table)
+            .ok_or_else(|| Error::invalid(format!("Table not found: {table}")))?;
+        let levels = table_levels(catalog, t);
+        let indexes = catalog
+            .indexes_of(t.id)
+            .into_iter()
+            .map(|ix| (ix.id, index_levels(catalog, t, ix)))
+            .collect();
+        Ok(RowKeys {
+            catalog: catalog.clone(),
+            table: t.id,
+            levels,
+            indexes,
+        })
+    }
+
+    fn table(&self) -> &Table {
+        self.catalog
+            .table_by_id(self.table)
+            .expect("table of a RowKeys")
+    }
+
+    /// Names of the table's indexes, in the order [`RowKeys::keys`] returns
+    /// their entries.
+    pub fn index_names(&self) -> Vec<String> {
+        self.indexes
+            .iter()
+            .filter_map(|(id, _)| self.catalog.index_by_id(*id).map(|i| i.name.clone()))
+            .collect()
+    }
+
+    /// Fills the generated columns of `row` (one value per table column, in
+    /// column order), with `now` as `CURRENT_TIMESTAMP()`.
+    pub fn compute_generated(
+        &self,
+        row: &mut [Value],
+        now: rowtree_types::Timestamp,
+    ) -> Result<()> {
+        let table = self.table();
+        if row.len() != table.columns.len() {
+            return Err(Error::invalid(format!(
+                "Table {} has {} columns but {} values were given",
+                table.name,
+                table.columns.len(),
+                row.len()
+            )));
+        }
+        crate::write::eval_generated(table, row, &mut KeyEval { now })
+    }
+
+    /// The row key of `row` (generated columns already filled).
+    pub fn row_key(&self, row: &[Value]) -> Result<Vec<u8>> {
+        let table = self.table();
+        let key: Vec<Value> = table
+            .primary_key
+            .iter()
+            .map(|k| row[k.column].clone())
+            .collect();
+        encode_full(&self.levels, &key)
+    }
+
+    /// The key of `row`'s entry in each index, in [`RowKeys::index_names`]
+    /// order; `None` where a NULL_FILTERED index skips the row.
+    pub fn index_keys(&self, row: &[Value]) -> Result<Vec<Option<Vec<u8>>>> {
+        let table = self.table();
+        let mut out = Vec::with_capacity(self.indexes.len());
+        for (id, levels) in &self.indexes {
+            let Some(index) = self.catalog.index_by_id(*id) else {
+                continue;
+            };
+            if index.null_filtered && index.keys.iter().any(|k| row[k.column].is_null()) {
+                out.push(None);
+                continue;
+            }
+            let key: Vec<Value> = index_key_columns(table, index)
+                .iter()
+                .map(|(p, _, _)| row[*p].clone())
+                .collect();
+            out.push(Some(encode_full(levels, &key)?));
+        }
+        Ok(out)
+    }
+
+    /// Computes the generated columns, then returns the row key followed by
+    /// every index entry key the row produces.
+    pub fn keys(&self, row: &mut [Value], now: rowtree_types::Timestamp) -> Result<Vec<Vec<u8>>> {
+        self.compute_generated(row, now)?;
+        let mut out = vec![self.row_key(row)?];
+        out.extend(self.index_keys(row)?.into_iter().flatten());
+        Ok(out)
+    }
+}
+
+/// The row key and every index entry key that writing `row_values` (one value
+/// per column of `table`, generated columns may be NULL: they are computed)
+/// produces, as the database stores them.
+pub fn write_keys(catalog: &Catalog, table: &str, row_values: &[Value]) -> Result<Vec<Vec<u8>>> {
+    let mut row = row_values.to_vec();
+    RowKeys::new(catalog, table)?.keys(&mut row, rowtree_types::Timestamp::UNIX_EPOCH)
+}
+
+/// Row boundaries of keys, from the key layout: where a split boundary may go
+/// (the root row) and which row a key belongs to. The split policy's
+/// `KeyAligner` is implemented on it.
+#[derive(Debug, Clone)]
+pub struct Aligner {
+    catalog: Catalog,
+}
+
+impl Aligner {
+    /// An aligner for the keys of `catalog`'s objects.
+    pub fn new(catalog: &Catalog) -> Aligner {
+        Aligner {
+            catalog: catalog.clone(),
+        }
+    }
+
+    /// The prefixes of `key` after each complete level (object id and all its
+    /// key columns), shallowest first. Empty when the key is not a row key of
+    /// a known object.
+    pub fn level_prefixes(&self, key: &[u8]) -> Vec<Vec<u8>> {
+        use rowtree_encoding::{decode_key_value, decode_object};
+        let catalog = &self.catalog;
+        let mut out = Vec::new();
+        let mut input = key;
+        let mut depth = 0;
+        while !input.is_empty() && input[0] != ROW_END {
+            let Ok(id) = decode_object(&mut input) else {
+                break;
+            };
+            let levels = if let Some(t) = catalog.table_by_id(id) {
+                table_levels(catalog, t)
+            } else if let Some(ix) = catalog.index_by_id(id) {
+                match catalog.table_by_id(ix.table) {
+                    Some(t) => index_levels(catalog, t, ix),
+                    None => break,
+                }
+            } else {
+                break;
+            };
+            let Some(level) = levels.get(depth) else {
+                break;
+            };
+            if level.object_id != id {
+                break;
+            }
+            for (ty, dir) in &level.columns {
+                if decode_key_value(&mut input, ty, *dir).is_err() {
+                    return out;
+                }
+            }
+            out.push(key[..key.len() - input.len()].to_vec());
+            depth += 1;
+        }
+        out
+    }
+
+    /// The root-row prefix of `key`: root object id and root key columns.
+    pub fn root_row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.level_prefixes(key).into_iter().next()
+    }
+
+    /// The prefix of the deepest complete row `key` belongs to.
+    pub fn row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        self.level_prefixes(key).pop()
+    }
+}
+
+/// The split points a database puts at the start of every root-level object
+/// (root tables and non-interleaved indexes), in key order.
+pub fn root_object_starts(catalog: &Catalog) -> Vec<Vec<u8>> {
+    let mut out: Vec<Vec<u8>> = catalog
+        .tables()
+        .filter(|t| t.parent.is_none())
+        .map(|t| object_range(t.id).0)
+        .chain(
+            catalog
+                .indexes()
+                .filter(|ix| ix.interleave_in.is_none())
+                .map(|ix| object_range(ix.id).0),
+        )
+        .collect();
+    out.sort();
+    out
+}
+
+impl rowtree_kv::KeyAligner for Aligner {
+    fn root_row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        Aligner::root_row(self, key)
+    }
+
+    fn row(&self, key: &[u8]) -> Option<Vec<u8>> {
+        Aligner::row(self, key)
+    }
+}

@@ -501,18 +501,7 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
-        for &pos in table.generated_order() {
-            let col = &table.columns[pos];
-            if let Some(g) = &col.generated {
-                let v = g
-                    .expr
-                    .eval(row, &mut ctx)
-                    .map_err(|e| expr_error(table, col, e))?;
-                row[pos] = rowtree_expr::coerce_value(v, &col.ty)
-                    .map_err(|e| expr_error(table, col, e))?;
-            }
-        }
-        Ok(())
+        eval_generated(table, row, &mut ctx)
     }
 
     fn write_row(
@@ -1014,6 +1003,28 @@ impl<'a> Resolver<'a> {
         }
         Ok(out)
     }
+}
+
+/// Computes every generated column of `row` (in dependency order) with the
+/// same expressions and coercions as a commit. Shared by commits and by
+/// [`crate::keys::RowKeys`] (the simulator's key encoder).
+pub(crate) fn eval_generated<C: EvalContext>(
+    table: &Table,
+    row: &mut [Value],
+    ctx: &mut C,
+) -> Result<()> {
+    for &pos in table.generated_order() {
+        let col = &table.columns[pos];
+        if let Some(g) = &col.generated {
+            let v = g
+                .expr
+                .eval(row, ctx)
+                .map_err(|e| expr_error(table, col, e))?;
+            row[pos] =
+                rowtree_expr::coerce_value(v, &col.ty).map_err(|e| expr_error(table, col, e))?;
+        }
+    }
+    Ok(())
 }
 
 /// One index entry: its key values (declared columns first, then the rest

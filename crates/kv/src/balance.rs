@@ -5,15 +5,19 @@
 //! starts a timer; once it has stayed above for `move_after` (TiKV's PD waits
 //! 3 minutes, so a short burst moves nothing), each run moves one split from
 //! it to the least loaded node: the split whose move most lowers the larger
-//! of the two nodes' loads. A split whose load alone exceeds the target
-//! (`mean * (1 + tolerance)`) is never moved: it would only make another
-//! node hot. Loads are per split, so they follow a moved split at once and
-//! the next run sees the effect of the last.
+//! of the two nodes' loads, provided the move lowers it. A split whose load
+//! alone exceeds a whole node is never moved: it would only make another
+//! node hot (it has to be split first). Loads are per split, so they follow
+//! a moved split at once and the next run sees the effect of the last.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
 
 use crate::split::{NodeId, SplitId};
+
+/// A node's capacity in CPU-seconds per second (loads are measured in the
+/// same unit).
+const NODE_CAPACITY: f64 = 1.0;
 
 /// When and how eagerly to balance.
 #[derive(Debug, Clone, PartialEq)]
@@ -124,7 +128,7 @@ impl Balancer {
             let from_load = loads[node];
             let mut best: Option<(usize, f64)> = None;
             for (i, (_, n, l)) in placed.iter().enumerate() {
-                if n.0 as usize != node || *l <= 0.0 || *l > target {
+                if n.0 as usize != node || *l <= 0.0 || *l > NODE_CAPACITY {
                     continue;
                 }
                 let peak = (from_load - l).max(to_load + l);

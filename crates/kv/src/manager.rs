@@ -363,7 +363,16 @@ impl SplitManager {
             }
             let score = split.load.lock().score(now);
             let entry = st.splits.entry(split.id).or_default();
-            if score < policy.split_threshold {
+            // Hysteresis: a split that has been hot stays hot while its score is
+            // within 10% of the threshold, so the noise of a split hovering at the
+            // threshold (two halves sharing a saturated node score about 50 each)
+            // does not restart its clock every other second.
+            let hot_floor = if entry.hot_since.is_some() {
+                policy.split_threshold * 0.9
+            } else {
+                policy.split_threshold
+            };
+            if score < hot_floor {
                 entry.hot_since = None;
                 entry.reason = None;
                 split.load.lock().reset_sample();

@@ -1,0 +1,298 @@
+use rowtree_kv::{IntervalStat, NodeId, SplitId, UnsplittableReason};
+
+use super::*;
+
+const MIN: u64 = 60_000_000_000;
+/// 2026-01-01 00:00 UTC.
+const T0: u64 = 1_767_225_600_000_000_000;
+
+fn stat(start: &[u8], limit: Option<&[u8]>, node: u32, score: f64, rows_read: u64) -> IntervalStat {
+    IntervalStat {
+        interval_end: 0,
+        split: SplitId(1),
+        start: start.to_vec(),
+        limit: limit.map(|l| l.to_vec()),
+        node: NodeId(node),
+        cpu_score: score,
+        requests: rows_read,
+        rows_read,
+        rows_written: 0,
+        bytes_read: rows_read * 100,
+        bytes_written: 0,
+        cpu_nanos: (score * 1e7) as u64,
+        unsplittable: Vec::new(),
+    }
+}
+
+fn label(k: &[u8]) -> String {
+    if k.is_empty() {
+        "<begin>".into()
+    } else {
+        format!("K({})", String::from_utf8_lossy(k))
+    }
+}
+
+/// Minute 1: one split [a, d). Minute 2: [a, b), [b, d) after a split at b.
+/// Minute 3: [a, b), [b, c), [c, d) and the tail [d, end).
+fn sample() -> Vec<(u64, Vec<IntervalStat>)> {
+    vec![
+        (T0 + MIN, vec![stat(b"a", Some(b"d"), 0, 90.0, 300)]),
+        (
+            T0 + 2 * MIN,
+            vec![
+                stat(b"a", Some(b"b"), 0, 20.0, 100),
+                stat(b"b", Some(b"d"), 1, 60.0, 200),
+            ],
+        ),
+        (
+            T0 + 3 * MIN,
+            vec![
+                stat(b"a", Some(b"b"), 0, 10.0, 10),
+                stat(b"b", Some(b"c"), 1, 30.0, 30),
+                stat(b"c", Some(b"d"), 2, 40.0, 40),
+                stat(b"d", None, 2, 5.0, 5),
+            ],
+        ),
+    ]
+}
+
+#[test]
+fn buckets_are_the_boundaries_seen() {
+    let h = heatmap_from_history(&sample(), label);
+    let starts: Vec<&[u8]> = h.rows.iter().map(|r| r.start.as_slice()).collect();
+    assert_eq!(starts, vec![b"a" as &[u8], b"b", b"c", b"d"]);
+    assert_eq!(h.rows[1].label, "K(b)");
+    assert_eq!(h.end_label, "<end>");
+    assert_eq!(h.columns, vec![T0 + MIN, T0 + 2 * MIN, T0 + 3 * MIN]);
+    assert_eq!(h.granularity, Granularity::Minute);
+    for m in Metric::ALL {
+        assert_eq!(h.values[&m].len(), 3 * 4);
+    }
+}
+
+#[test]
+fn values_are_normalised_per_row() {
+    let h = heatmap_from_history(&sample(), label);
+    let m = Metric::RowsRead;
+    // Minute 1: [a, d) covers 3 rows: 300 / 3 each, none in [d, end).
+    assert_eq!(
+        (0..4).map(|r| h.value(m, 0, r)).collect::<Vec<_>>(),
+        vec![100.0, 100.0, 100.0, 0.0]
+    );
+    // Minute 2: [a, b) one row; [b, d) two rows.
+    assert_eq!(
+        (0..4).map(|r| h.value(m, 1, r)).collect::<Vec<_>>(),
+        vec![100.0, 100.0, 100.0, 0.0]
+    );
+    assert_eq!(h.value(Metric::CpuScore, 1, 0), 20.0);
+    assert_eq!(h.value(Metric::CpuScore, 1, 1), 30.0);
+    assert_eq!(h.value(Metric::CpuScore, 1, 2), 30.0);
+    // Minute 3: one split per row.
+    assert_eq!(
+        (0..4).map(|r| h.value(m, 2, r)).collect::<Vec<_>>(),
+        vec![10.0, 30.0, 40.0, 5.0]
+    );
+    // The whole database's maximum: [c, d) in minute 3.
+    assert_eq!(h.max(Metric::CpuScore), 40.0);
+    // The sum over a column is the sum of the splits (nothing lost or doubled).
+    let total: f64 = (0..4).map(|r| h.value(Metric::BytesRead, 2, r)).sum();
+    assert_eq!(total, 8500.0);
+    // Nodes per cell.
+    assert_eq!(h.nodes[h.index(1, 2)], Some(1));
+    assert_eq!(h.nodes[h.index(2, 3)], Some(2));
+    assert_eq!(h.nodes[h.index(0, 3)], None);
+}
+
+#[test]
+fn more_than_max_rows_are_merged() {
+    // 10 single-key splits in one interval and one spanning all of them.
+    let keys: Vec<Vec<u8>> = (0..=10u8).map(|i| vec![b'a' + i]).collect();
+    let mut first = Vec::new();
+    for i in 0..10 {
+        first.push(stat(
+            &keys[i],
+            Some(&keys[i + 1]),
+            0,
+            10.0,
+            (i as u64 + 1) * 10,
+        ));
+    }
+    let intervals = vec![
+        (T0 + MIN, first),
+        (
+            T0 + 2 * MIN,
+            vec![stat(&keys[0], Some(&keys[10]), 0, 50.0, 1000)],
+        ),
+    ];
+    let h = heatmap_from_history_with(&intervals, label, 4);
+    assert_eq!(h.rows.len(), 4);
+    // 10 buckets in 4 groups: [0,2), [2,5), [5,7), [7,10).
+    let starts: Vec<u8> = h.rows.iter().map(|r| r.start[0]).collect();
+    assert_eq!(starts, vec![b'a', b'c', b'f', b'h']);
+    assert_eq!(h.end_label, "K(k)");
+    let m = Metric::RowsRead;
+    // Merged rows hold the sum of their buckets.
+    assert_eq!(
+        (0..4).map(|r| h.value(m, 0, r)).collect::<Vec<_>>(),
+        vec![
+            10.0 + 20.0,
+            30.0 + 40.0 + 50.0,
+            60.0 + 70.0,
+            80.0 + 90.0 + 100.0
+        ]
+    );
+    // The wide split is spread by the buckets each group holds: 2, 3, 2, 3 of 10.
+    assert_eq!(
+        (0..4).map(|r| h.value(m, 1, r)).collect::<Vec<_>>(),
+        vec![200.0, 300.0, 200.0, 300.0]
+    );
+    // Never more than MAX_ROWS by default.
+    let many: Vec<IntervalStat> = (0..2500u32)
+        .map(|i| {
+            let a = i.to_be_bytes();
+            let b = (i + 1).to_be_bytes();
+            stat(&a, Some(&b), 0, 1.0, 1)
+        })
+        .collect();
+    let h = heatmap_from_history(&[(T0 + MIN, many)], label);
+    assert_eq!(h.rows.len(), MAX_ROWS);
+    let total: f64 = (0..MAX_ROWS).map(|r| h.value(m, 0, r)).sum();
+    assert!((total - 2500.0).abs() < 1e-6);
+}
+
+#[test]
+fn hot_and_unsplittable_splits_are_listed() {
+    let mut intervals = sample();
+    intervals[2].1[3].unsplittable = vec![UnsplittableReason::MovingHotSpot];
+    let h = heatmap_from_history(&intervals, label);
+    let listed: Vec<(&str, &str, f64)> = h
+        .hot
+        .iter()
+        .map(|s| {
+            (
+                s.start_label.as_str(),
+                s.limit_label.as_str(),
+                s.max_cpu_score,
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        vec![
+            ("K(a)", "K(d)", 90.0),
+            ("K(b)", "K(d)", 60.0),
+            ("K(d)", "<end>", 5.0)
+        ]
+    );
+    assert_eq!(h.hot[2].reasons, vec![UnsplittableReason::MovingHotSpot]);
+    assert_eq!(
+        h.reasons[h.index(2, 3)],
+        vec![UnsplittableReason::MovingHotSpot]
+    );
+    let html = render_html(&h);
+    assert!(html.contains("MOVING_HOT_SPOT"));
+}
+
+#[test]
+fn labels_are_escaped_in_html() {
+    let evil = "</script><script>alert('x')</script><img src=x onerror=alert(1)>&amp;";
+    let intervals = vec![(
+        T0 + MIN,
+        vec![
+            stat(b"a", Some(b"b"), 0, 120.0, 10),
+            stat(b"b", None, 0, 1.0, 1),
+        ],
+    )];
+    let mut h = heatmap_from_history(&intervals, |_| evil.to_string());
+    h.title = "<b>Users</b> & \"Orders\"".into();
+    let html = render_html(&h);
+    // The only script elements are the page's own two.
+    assert_eq!(html.matches("<script").count(), 2);
+    assert_eq!(html.matches("</script>").count(), 2);
+    assert!(!html.contains("<img"));
+    assert!(!html.contains("<b>Users"));
+    assert!(html.contains("&lt;b&gt;Users&lt;/b&gt; &amp; &quot;Orders&quot;"));
+    // The hot list shows the label escaped.
+    assert!(html.contains("&lt;/script&gt;&lt;script&gt;alert(&#39;x&#39;)"));
+    // The embedded JSON still decodes to the label.
+    let start = html.find("id=\"keyviz-data\">").unwrap() + "id=\"keyviz-data\">".len();
+    let end = start + html[start..].find("</script>").unwrap();
+    let data: serde_json::Value = serde_json::from_str(&html[start..end]).unwrap();
+    assert_eq!(data["rows"][0]["label"], evil);
+    assert_eq!(escape_html("a<b>&\"'"), "a&lt;b&gt;&amp;&quot;&#39;");
+    // No external resources.
+    assert!(!html.contains("http://") && !html.contains("https://"));
+    assert!(!html.contains("<link") && !html.contains("<iframe") && !html.contains("@import"));
+    assert!(html.contains("Content-Security-Policy\" content=\"default-src 'none'"));
+}
+
+#[test]
+fn output_is_deterministic() {
+    let a = heatmap_from_history(&sample(), label);
+    let b = heatmap_from_history(&sample(), label);
+    assert_eq!(a, b);
+    assert_eq!(render_html(&a), render_html(&b));
+    assert_eq!(render_json(&a), render_json(&b));
+    assert_eq!(
+        render_text(&a, Metric::CpuScore, 80),
+        render_text(&b, Metric::CpuScore, 80)
+    );
+    // The order of the splits within an interval does not matter.
+    let mut shuffled = sample();
+    for (_, stats) in &mut shuffled {
+        stats.reverse();
+    }
+    let c = heatmap_from_history(&shuffled, label);
+    assert_eq!(render_html(&a), render_html(&c));
+}
+
+#[test]
+fn text_heatmap() {
+    let h = heatmap_from_history(&sample(), label);
+    let text = render_text(&h, Metric::CpuScore, 60);
+    let lines: Vec<&str> = text.lines().collect();
+    assert!(lines[0].starts_with("CPU score per key range"), "{text}");
+    assert!(lines[0].ends_with("'@' = 40"), "{text}");
+    // Rows a..d, 3 columns, relative to 40: row a is 30, 20, 10.
+    assert_eq!(lines.len(), 1 + 4 + 1, "{text}");
+    assert!(
+        lines[1].contains("K(a)") && lines[1].ends_with("|#+-|"),
+        "{text}"
+    );
+    assert!(lines[4].ends_with("|  :|"), "{text}");
+    assert!(
+        lines[5].contains("2026-01-01 00:01 .. 2026-01-01 00:03 UTC"),
+        "{text}"
+    );
+    for l in &lines {
+        assert!(
+            l.chars().count() <= 60 || l.contains("UTC") || l.contains("per key"),
+            "{l}"
+        );
+    }
+    // Narrow: columns are merged.
+    let text = render_text(&h, Metric::CpuScore, 24);
+    assert!(text.lines().nth(1).unwrap().ends_with('|'));
+    let empty = heatmap_from_history(&[], label);
+    assert!(render_text(&empty, Metric::RowsRead, 80).contains("no history"));
+    assert!(render_html(&empty).contains("No load history yet"));
+}
+
+#[test]
+fn granularity_and_time() {
+    assert_eq!(format_time(T0), "2026-01-01 00:00");
+    assert_eq!(format_time(0), "1970-01-01 00:00");
+    assert_eq!(
+        format_time(951_782_400_000_000_000 + 3_723_000_000_000),
+        "2000-02-29 01:02"
+    );
+    let ten = vec![(T0 + 10 * MIN, vec![]), (T0 + 20 * MIN, vec![])];
+    assert_eq!(
+        heatmap_from_history(&ten, label).granularity,
+        Granularity::TenMinutes
+    );
+    assert_eq!(parse_granularity("10minute"), Some(Granularity::TenMinutes));
+    assert_eq!(parse_granularity("hour"), Some(Granularity::Hour));
+    assert_eq!(Metric::parse("rows-read"), Some(Metric::RowsRead));
+    assert_eq!(Metric::parse("cpu"), Some(Metric::CpuScore));
+}
