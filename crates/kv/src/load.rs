@@ -17,8 +17,12 @@
 //!   boundary at the key puts it in the right half), and the scans spanning
 //!   it. A sample with few left/right differences is a good split point.
 //! * **Monotonicity counters**: point accesses whose key is beyond the
-//!   largest (or below the smallest) key seen so far. Sequential keys make
-//!   almost every access beyond the maximum; random keys almost none.
+//!   largest (or below the smallest) key seen before the current second.
+//!   Sequential keys make almost every access beyond that frontier; random
+//!   keys almost none. Comparing with the frontier of the previous second
+//!   rather than the running maximum keeps keys that arrive a little out of
+//!   order (concurrent writers stamping the same instant, `(timestamp, id)`
+//!   keys) counted as the sequence they are.
 //!
 //! The sample and the counters describe the load since
 //! [`LoadTracker::reset_sample`] (called by the split manager when a split
@@ -268,6 +272,13 @@ pub struct LoadTracker {
     below_min: u64,
     max_key: Vec<u8>,
     min_key: Vec<u8>,
+    /// `max_key` / `min_key` as they were at the end of the previous second.
+    frontier_max: Vec<u8>,
+    frontier_min: Vec<u8>,
+    /// The second of the first point access; `frontier_second` is
+    /// `u64::MAX` until a later second begins.
+    first_second: u64,
+    frontier_second: u64,
     rng: u64,
 }
 
@@ -300,6 +311,10 @@ impl LoadTracker {
             below_min: 0,
             max_key: Vec::new(),
             min_key: Vec::new(),
+            frontier_max: Vec::new(),
+            frontier_min: Vec::new(),
+            first_second: 0,
+            frontier_second: u64::MAX,
             rng: 0x9E37_79B9_7F4A_7C15 ^ now,
         }
     }
@@ -326,10 +341,10 @@ impl LoadTracker {
         }
         bucket.totals.add(access);
         self.totals.add(access);
-        self.sample(access);
+        self.sample(second, access);
     }
 
-    fn sample(&mut self, access: &Access<'_>) {
+    fn sample(&mut self, second: u64, access: &Access<'_>) {
         let key = access.key;
         let is_scan = access.kind == AccessKind::Scan;
         // Count the access against the keys already sampled.
@@ -361,14 +376,30 @@ impl LoadTracker {
             if self.points == 0 {
                 self.max_key.extend_from_slice(key);
                 self.min_key.extend_from_slice(key);
-            } else if key > self.max_key.as_slice() {
-                self.beyond_max += 1;
-                self.max_key.clear();
-                self.max_key.extend_from_slice(key);
-            } else if key < self.min_key.as_slice() {
-                self.below_min += 1;
-                self.min_key.clear();
-                self.min_key.extend_from_slice(key);
+                self.first_second = second;
+                self.frontier_second = u64::MAX;
+            } else {
+                if second != self.first_second && second != self.frontier_second {
+                    // A new second: the frontier moves to what was seen so far
+                    // (`clone_from` reuses the buffers).
+                    self.frontier_max.clone_from(&self.max_key);
+                    self.frontier_min.clone_from(&self.min_key);
+                    self.frontier_second = second;
+                }
+                // In the first second there is no frontier yet: nothing counts.
+                if self.frontier_second == u64::MAX {
+                } else if key > self.frontier_max.as_slice() {
+                    self.beyond_max += 1;
+                } else if key < self.frontier_min.as_slice() {
+                    self.below_min += 1;
+                }
+                if key > self.max_key.as_slice() {
+                    self.max_key.clear();
+                    self.max_key.extend_from_slice(key);
+                } else if key < self.min_key.as_slice() {
+                    self.min_key.clear();
+                    self.min_key.extend_from_slice(key);
+                }
             }
             self.points += 1;
         }
@@ -416,6 +447,9 @@ impl LoadTracker {
         self.below_min = 0;
         self.max_key.clear();
         self.min_key.clear();
+        self.frontier_max.clear();
+        self.frontier_min.clear();
+        self.frontier_second = u64::MAX;
     }
 
     /// The sample and counters since the last reset.
@@ -515,14 +549,34 @@ mod tests {
         let mut t = LoadTracker::new();
         t.record(0, &Access::read(b"m", 1, 1, 1));
         t.record(0, &Access::read(b"a", 1, 1, 1));
-        t.record(0, &Access::read(b"z", 1, 1, 1));
-        t.record(0, &Access::scan(b"b", Some(b"x"), 1, 1, 1));
-        t.record(0, &Access::scan(b"b", Some(b"c"), 1, 1, 1));
+        // In the first second there is no frontier: nothing is "beyond" yet.
+        t.record(S, &Access::read(b"z", 1, 1, 1));
+        t.record(S, &Access::read(b"0", 1, 1, 1));
+        t.record(S, &Access::scan(b"b", Some(b"x"), 1, 1, 1));
+        t.record(S, &Access::scan(b"b", Some(b"c"), 1, 1, 1));
         let snap = t.sample_snapshot();
         let m = &snap.samples[0];
-        assert_eq!((m.left, m.right, m.spanning), (2, 1, 1));
+        assert_eq!((m.left, m.right, m.spanning), (3, 1, 1));
         assert_eq!(snap.beyond_max, 1);
         assert_eq!(snap.below_min, 1);
         assert_eq!(snap.scans, 2);
+    }
+
+    #[test]
+    fn keys_slightly_out_of_order_still_count_as_a_sequence() {
+        // Each second, 100 keys (second, random id): not increasing within a
+        // second, but every one beyond everything seen before that second.
+        let mut t = LoadTracker::new();
+        let mut rng = 12345u64;
+        for sec in 0..10u64 {
+            for _ in 0..100 {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+                let key = [sec.to_be_bytes(), (rng >> 33).to_be_bytes()].concat();
+                t.record(sec * S, &Access::write(&key, 1, 1, 1));
+            }
+        }
+        let snap = t.sample_snapshot();
+        // All 900 accesses after the first second are beyond the frontier.
+        assert_eq!(snap.beyond_max, 900);
     }
 }
