@@ -20,7 +20,11 @@
 //!    cut at the row's start or end to isolate it; otherwise `HOT_ROW` (only
 //!    that row sampled) or `UNISOLATABLE_HOT_ROW` (its descendants are hot
 //!    too and cannot be separated from it).
-//! 5. Otherwise `UNSPECIFIED`.
+//! 5. **Mostly moving**: no key divides the load and at least
+//!    [`MOSTLY_MOVING_FRACTION`] of the point accesses went beyond the
+//!    frontier: a sequence mixed with other work (the tail of an index on a
+//!    timestamp also takes deletes of recent entries) is `MOVING_HOT_SPOT`.
+//! 6. Otherwise `UNSPECIFIED`.
 //!
 //! Until enough has been observed the decision is [`LoadDecision::Wait`].
 
@@ -34,6 +38,9 @@ use crate::load::SampleSnapshot;
 /// Fraction of point accesses beyond the largest (or below the smallest)
 /// earlier key that makes a moving hot spot.
 pub const MOVING_FRACTION: f64 = 0.7;
+/// When no key divides the load, at least this share of point accesses
+/// beyond the frontier still makes a hot split a moving hot spot.
+pub const MOSTLY_MOVING_FRACTION: f64 = 0.5;
 /// Fraction of the sampled keys in one row that makes a hot row.
 pub const HOT_ROW_FRACTION: f64 = 0.5;
 
@@ -285,6 +292,16 @@ impl SplitPolicy {
                 } else {
                     UnsplittableReason::UnisolatableHotRow
                 });
+            }
+        }
+        // 5. No key divides the load, and most accesses still go beyond
+        // everything seen before: a sequence mixed with other work (say the
+        // tail of an index on a timestamp, which also takes deletes of recent
+        // entries) is still a moving hot spot.
+        if sample.points >= self.min_samples {
+            let points = sample.points as f64;
+            if sample.beyond_max.max(sample.below_min) as f64 >= MOSTLY_MOVING_FRACTION * points {
+                return LoadDecision::Unsplittable(UnsplittableReason::MovingHotSpot);
             }
         }
         LoadDecision::Unsplittable(UnsplittableReason::Unspecified)

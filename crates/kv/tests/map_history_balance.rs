@@ -258,3 +258,36 @@ fn router_records_accesses_with_its_clock() {
     let right = splits[1].load.lock().totals();
     assert_eq!((right.requests, right.rows_read), (2, 10));
 }
+
+/// The tail of an index on a timestamp: most accesses insert beyond
+/// everything before, a third delete recent entries in the middle. No key
+/// divides that load, and it is still a moving hot spot.
+#[test]
+fn a_sequence_mixed_with_other_work_is_still_a_moving_hot_spot() {
+    let mut t = LoadTracker::new();
+    let mut rng = 99u64;
+    let mut next = 0u64;
+    for sec in 0..30u64 {
+        for i in 0..100u64 {
+            let key = if i % 3 == 0 && next > 0 {
+                rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+                (rng >> 11) % next
+            } else {
+                next += 1;
+                next
+            };
+            t.record(
+                sec * S,
+                &rowtree_kv::Access::write(&key.to_be_bytes(), 1, 1, 1),
+            );
+        }
+    }
+    let sample = t.sample_snapshot();
+    let points = sample.points as f64;
+    assert!(sample.beyond_max as f64 >= 0.5 * points, "{sample:?}");
+    assert!((sample.beyond_max as f64) < 0.7 * points, "{sample:?}");
+    assert_eq!(
+        SplitPolicy::default().load_decision(b"", None, &sample, &rowtree_kv::RawKeys),
+        LoadDecision::Unsplittable(UnsplittableReason::MovingHotSpot)
+    );
+}
