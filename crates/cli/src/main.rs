@@ -119,6 +119,61 @@ struct ServeArgs {
     /// wait. Default: unlimited with one node, 22,500 with several.
     #[arg(long, value_name = "OPS")]
     node_capacity: Option<f64>,
+    /// For experiments: seconds a split must stay hot (CPU score at or above
+    /// --split-threshold) before it is split by load. Default 120, Spanner-like;
+    /// shorter makes splitting react faster than Spanner does.
+    #[arg(long, value_name = "SECS")]
+    split_hot_for: Option<f64>,
+    /// For experiments: at most one load split per split per this many
+    /// seconds. Default 60.
+    #[arg(long, value_name = "SECS")]
+    split_cooldown: Option<f64>,
+    /// For experiments: the CPU usage score (percent of a node) at which a
+    /// split is hot. Default 50. Scores are host CPU (a written row counts
+    /// 10 µs), so with a small --node-capacity scale this down: half a
+    /// saturated node is capacity x 3,500 / 22,500 x 0.0005.
+    #[arg(long, value_name = "SCORE")]
+    split_threshold: Option<f64>,
+    /// For experiments: seconds a node must stay overloaded before the
+    /// balancer moves a split off it. Default 180 (TiKV's PD).
+    #[arg(long, value_name = "SECS")]
+    balance_after: Option<f64>,
+}
+
+/// `rowtree serve`'s split policy and balancer: the kv defaults
+/// (Spanner-like), with the experiment flags applied.
+fn splitting_config(
+    args: &ServeArgs,
+) -> Result<(rowtree_kv::SplitPolicy, rowtree_kv::BalancerConfig), String> {
+    fn secs(flag: &str, v: Option<f64>) -> Result<Option<std::time::Duration>, String> {
+        match v {
+            None => Ok(None),
+            Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+            Some(s) => Err(format!(
+                "--{flag} must be a non-negative number of seconds, not {s}"
+            )),
+        }
+    }
+    let mut policy = rowtree_kv::SplitPolicy::default();
+    let mut balancer = rowtree_kv::BalancerConfig::default();
+    if let Some(d) = secs("split-hot-for", args.split_hot_for)? {
+        policy.hot_for = d;
+    }
+    if let Some(d) = secs("split-cooldown", args.split_cooldown)? {
+        policy.cooldown = d;
+    }
+    if let Some(d) = secs("balance-after", args.balance_after)? {
+        balancer.move_after = d;
+    }
+    if let Some(t) = args.split_threshold {
+        if !(t.is_finite() && t > 0.0) {
+            return Err(format!(
+                "--split-threshold must be a positive score, not {t}"
+            ));
+        }
+        policy.split_threshold = t;
+    }
+    Ok((policy, balancer))
 }
 
 /// Where the database lives.
@@ -196,6 +251,13 @@ fn serve(args: ServeArgs) -> ExitCode {
         )
         .with_writer(std::io::stderr)
         .init();
+    let (split_policy, balancer) = match splitting_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     let config = rowtree_server::Config {
         data_dir: (!args.in_memory).then_some(args.data_dir),
         addr: std::net::SocketAddr::new(args.host, args.port),
@@ -206,6 +268,8 @@ fn serve(args: ServeArgs) -> ExitCode {
         },
         nodes: args.nodes,
         node_capacity: args.node_capacity,
+        split_policy,
+        balancer,
     };
     let http_port_given = args.http_port.is_some();
     let runtime = match tokio::runtime::Builder::new_multi_thread()

@@ -81,6 +81,15 @@ pub struct Config {
     /// unlimited with one node, 22,500 with several. See
     /// `rowtree_db::Options::node_capacity`.
     pub node_capacity: Option<f64>,
+    /// When splits are split by load and merged, for every database
+    /// (`rowtree serve --split-hot-for`, `--split-cooldown`,
+    /// `--split-threshold`). The default is the kv default, Spanner-like
+    /// (hot for 2 minutes, one load split per split per minute); shorter
+    /// delays are for experiments. See `rowtree_db::Options::split_policy`.
+    pub split_policy: rowtree_kv::SplitPolicy,
+    /// When splits move between nodes (`rowtree serve --balance-after`);
+    /// the kv default waits 3 minutes. See `rowtree_db::Options::balancer`.
+    pub balancer: rowtree_kv::BalancerConfig,
 }
 
 impl Default for Config {
@@ -92,6 +101,8 @@ impl Default for Config {
             http_addr: None,
             nodes: 1,
             node_capacity: None,
+            split_policy: rowtree_kv::SplitPolicy::default(),
+            balancer: rowtree_kv::BalancerConfig::default(),
         }
     }
 }
@@ -121,6 +132,8 @@ impl Server {
             cache_bytes: config.cache_bytes,
             nodes: config.nodes.max(1),
             node_capacity: config.node_capacity,
+            split_policy: config.split_policy.clone(),
+            balancer: config.balancer.clone(),
             ..Default::default()
         };
         let dir = config.data_dir.clone();
