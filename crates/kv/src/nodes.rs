@@ -97,6 +97,13 @@ impl NodeGate {
         }
     }
 
+    /// How long a request of `cost` (full-speed node-seconds) occupies a
+    /// node of this gate, in nanoseconds: the CPU time load tracking charges
+    /// its split, so CPU scores are percentages of these nodes.
+    pub fn node_nanos(&self, cost: f64) -> u64 {
+        (cost.max(0.0) / self.speed * 1e9) as u64
+    }
+
     /// The capacity of each node, in reads per second.
     pub fn reads_per_second(&self) -> f64 {
         self.speed * FULL_NODE_READS_PER_SECOND

@@ -204,7 +204,12 @@ impl Router {
             None => (0, 0),
         };
         split.stats.record_read(1, rows, bytes);
-        let cpu_nanos = u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX);
+        // With node gates, a split is charged the time it held its node, so
+        // its CPU score is a percentage of that node; else the measured time.
+        let cpu_nanos = match &self.gate {
+            Some(gate) => gate.node_nanos(READ_COST),
+            None => u64::try_from(cpu.as_nanos()).unwrap_or(u64::MAX),
+        };
         split
             .load
             .lock()
@@ -289,7 +294,10 @@ impl Router {
             }
         }
         for (split, rows, bytes, first) in per_split {
-            let cpu_nanos = rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW);
+            let cpu_nanos = match &self.gate {
+                Some(gate) => gate.node_nanos(rows as f64 * WRITE_ROW_COST),
+                None => rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW),
+            };
             split.stats.record_write(1, rows, bytes);
             split.stats.record_cpu(Duration::from_nanos(cpu_nanos));
             let key = writes[first].0.as_ref();
@@ -523,7 +531,10 @@ impl Drop for SplitReader<'_> {
         let stats = &self.split.stats;
         stats.record_read(1, self.rows, self.bytes);
         stats.record_cpu(self.cpu);
-        let cpu_nanos = u64::try_from(self.cpu.as_nanos()).unwrap_or(u64::MAX);
+        let cpu_nanos = match self.gate {
+            Some(gate) => gate.node_nanos(self.rows.max(1) as f64 * READ_COST),
+            None => u64::try_from(self.cpu.as_nanos()).unwrap_or(u64::MAX),
+        };
         let access = Access::scan(
             &self.range.0,
             self.range.1.as_deref(),

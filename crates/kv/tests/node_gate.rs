@@ -107,3 +107,17 @@ fn writes_and_scans_wait_for_their_node() {
     let expected = (50.0 * READ_COST * 22_500.0 - 10.0) / 1_000.0;
     assert!((last - expected).abs() < 1e-6, "{last}");
 }
+
+/// With gates, a split is charged the time it holds its node, so its CPU
+/// score is a percentage of that (slowed) node: 500 reads in a second on a
+/// node of 1,000 reads/s is half the node.
+#[test]
+fn scores_are_percentages_of_gated_nodes() {
+    let (router, _waits) = gated_router(1);
+    for _ in 0..500 {
+        assert!(router.get(&[10, 0], 20).unwrap().is_some());
+    }
+    let split = router.split_map().split_for(&[10, 0]);
+    let score = split.load.lock().score(T0);
+    assert!((score - 50.0).abs() < 0.5, "score {score}");
+}
