@@ -579,3 +579,40 @@ impl rowtree_kv::KeyAligner for Aligner {
         Aligner::row(self, key)
     }
 }
+
+/// Whether `text` (from `describe`) names an object with no key values:
+/// the key is the start of a table or index.
+fn is_bare_object(text: &str) -> bool {
+    !text.is_empty() && !text.contains(['(', '/', '<'])
+}
+
+/// A split's start key in human terms: `describe`, with `Users(<begin>)`
+/// for the start of a table or index.
+pub fn describe_start(catalog: &Catalog, start: &[u8]) -> String {
+    let text = describe(catalog, start);
+    if is_bare_object(&text) {
+        format!("{text}(<begin>)")
+    } else {
+        text
+    }
+}
+
+/// A split's limit in human terms: where the next object begins, the end of
+/// the start's table (`Users(<end>)`).
+pub fn describe_limit(catalog: &Catalog, start: &[u8], limit: Option<&[u8]>) -> String {
+    let Some(limit) = limit else {
+        return "<end>".into();
+    };
+    let text = describe(catalog, limit);
+    if !is_bare_object(&text) {
+        return text;
+    }
+    let own = describe(catalog, start);
+    let table = own.split(['(', '/']).next().unwrap_or_default();
+    if start.is_empty() || table.starts_with('<') || table.is_empty() {
+        // The split before the first object: it ends where that one begins.
+        format!("{text}(<begin>)")
+    } else {
+        format!("{table}(<end>)")
+    }
+}

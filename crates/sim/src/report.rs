@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
-use rowtree_db::keys::describe;
+use rowtree_db::keys::{describe_limit, describe_start};
 use rowtree_kv::{Granularity, SplitManager};
 use rowtree_schema::Catalog;
 use serde::Serialize;
@@ -194,12 +194,8 @@ pub(crate) fn build(catalog: &Catalog, manager: &SplitManager, end: u64, raw: Ra
         .filter_map(|s| {
             let score = s.load.lock().score(end);
             (score >= 50.0).then(|| HotSplit {
-                start: describe(catalog, &s.start),
-                limit: s
-                    .limit
-                    .as_deref()
-                    .map(|l| describe(catalog, l))
-                    .unwrap_or_else(|| "<end>".into()),
+                start: describe_start(catalog, &s.start),
+                limit: describe_limit(catalog, &s.start, s.limit.as_deref()),
                 node: s.node().0,
                 cpu_score: round(score, 1),
                 reasons: reasons.get(&s.id).cloned().into_iter().collect(),
@@ -300,11 +296,8 @@ pub fn heatmap(catalog: &Catalog, manager: &SplitManager, max_rows: usize) -> He
         .iter()
         .enumerate()
         .map(|(i, b)| HeatRow {
-            start: describe(catalog, b),
-            limit: bounds
-                .get(i + 1)
-                .map(|l| describe(catalog, l))
-                .unwrap_or_else(|| "<end>".into()),
+            start: describe_start(catalog, b),
+            limit: describe_limit(catalog, b, bounds.get(i + 1).map(|l| l.as_slice())),
             start_hex: hex(b),
         })
         .collect();

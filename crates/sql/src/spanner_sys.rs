@@ -186,38 +186,12 @@ fn strings(items: Vec<String>) -> Value {
     Value::Array(items.into_iter().map(Value::String).collect())
 }
 
-/// Whether `text` (from `describe`) names an object with no key values:
-/// the key is the start of a table or index.
-fn is_bare_object(text: &str) -> bool {
-    !text.is_empty() && !text.contains(['(', '/', '<'])
-}
-
-/// A split's start key in human terms.
+/// A split's start key in human terms (see [`rowtree_db::keys::describe_start`]).
 pub fn start_text(catalog: &Catalog, start: &[u8]) -> String {
-    let text = rowtree_db::keys::describe(catalog, start);
-    if is_bare_object(&text) {
-        format!("{text}(<begin>)")
-    } else {
-        text
-    }
+    rowtree_db::keys::describe_start(catalog, start)
 }
 
-/// A split's limit in human terms: where the next object begins, the end of
-/// the start's table (`Users(<end>)`).
+/// A split's limit in human terms (see [`rowtree_db::keys::describe_limit`]).
 pub fn limit_text(catalog: &Catalog, start: &[u8], limit: Option<&[u8]>) -> String {
-    let Some(limit) = limit else {
-        return "<end>".into();
-    };
-    let text = rowtree_db::keys::describe(catalog, limit);
-    if !is_bare_object(&text) {
-        return text;
-    }
-    let own = rowtree_db::keys::describe(catalog, start);
-    let table = own.split(['(', '/']).next().unwrap_or_default();
-    if start.is_empty() || table.starts_with('<') || table.is_empty() {
-        // The split before the first object: it ends where that one begins.
-        format!("{text}(<begin>)")
-    } else {
-        format!("{table}(<end>)")
-    }
+    rowtree_db::keys::describe_limit(catalog, start, limit)
 }
