@@ -156,6 +156,66 @@ impl KeyAligner for CatalogAligner {
     }
 }
 
+/// Split sizes for size-based splitting, read from storage. Measuring a
+/// split means scanning it, so a split is measured only once it has taken
+/// at least half the size limit in writes since it was created, and again
+/// after each further quarter of the limit: a database of small splits is
+/// never scanned for this. (Data loaded before the process started counts
+/// only once it is written to again.)
+struct StoredSizes {
+    engine: Arc<dyn Engine>,
+    limit: u64,
+    /// Per split: the bytes written when it was last measured.
+    measured: Mutex<std::collections::HashMap<rowtree_kv::SplitId, u64>>,
+}
+
+impl rowtree_kv::SplitSizes for StoredSizes {
+    fn size(&self, split: &rowtree_kv::Split) -> Option<(u64, Vec<u8>)> {
+        let written = split.stats.snapshot().bytes_written;
+        if written < self.limit / 2 {
+            return None;
+        }
+        {
+            let mut measured = self.measured.lock();
+            if let Some(last) = measured.get(&split.id) {
+                if written < last.saturating_add(self.limit / 4) {
+                    return None;
+                }
+            }
+            measured.insert(split.id, written);
+        }
+        let range = KeyRange::new(
+            std::ops::Bound::Included(split.start.clone()),
+            match &split.limit {
+                Some(l) => std::ops::Bound::Excluded(l.clone()),
+                None => std::ops::Bound::Unbounded,
+            },
+        );
+        // One pass: the total, and a key every 1/256 of the limit, from
+        // which the median is picked.
+        let step = (self.limit / 256).max(1);
+        let mut total = 0u64;
+        let mut marks: Vec<(u64, Vec<u8>)> = Vec::new();
+        let mut next_mark = 0u64;
+        for item in self.engine.scan(Space::Data, range, false) {
+            let (key, value) = item.ok()?;
+            if total >= next_mark {
+                // Stored keys are a row key and an 8-byte version suffix.
+                let row = key[..key.len().saturating_sub(8)].to_vec();
+                marks.push((total, row));
+                next_mark = total + step;
+            }
+            total += (key.len() + value.len()) as u64;
+        }
+        let median = marks
+            .iter()
+            .find(|(at, _)| *at >= total / 2)
+            .or(marks.last())
+            .map(|(_, k)| k.clone())?;
+        Some((total, median))
+    }
+}
+
 /// A Rowtree database: one schema and its data, on disk or in memory.
 ///
 /// Cheap to clone; all clones share the same database. The background
@@ -263,7 +323,12 @@ impl Database {
                 nodes,
             },
             aligner.clone(),
-        );
+        )
+        .with_sizes(Arc::new(StoredSizes {
+            engine: engine.clone(),
+            limit: options.split_policy.size_limit,
+            measured: Mutex::new(std::collections::HashMap::new()),
+        }));
         if let Some(bytes) = engine.get(Space::Meta, META_SPLIT_HISTORY)? {
             match LoadHistory::from_bytes(&bytes) {
                 Ok(history) => manager.set_history(history),

@@ -228,3 +228,61 @@ fn nodes_get_a_gate_only_when_capacity_matters() {
     });
     assert_eq!(capped.router().gate().unwrap().reads_per_second(), 500.0);
 }
+
+/// A table that grows past the size limit is split by size, at a row
+/// boundary near the middle of its bytes; a small table is never measured.
+#[test]
+fn a_table_past_the_size_limit_is_split_by_size() {
+    let clock = Arc::new(ManualClock::new(T0));
+    let db = Database::in_memory_with(Options {
+        clock: clock.clone(),
+        split_policy: SplitPolicy {
+            size_limit: 64 << 10,
+            ..SplitPolicy::default()
+        },
+        split_interval: Duration::from_secs(3600),
+        ..Options::default()
+    });
+    db.apply_ddl(&[USERS]).unwrap();
+    let row = |id: i64| vec![Value::Int64(id), Value::String("x".repeat(1000))];
+    // 20 KB: under half the limit, nothing is measured or split.
+    db.write(vec![Mutation::insert(
+        "Users",
+        &["Id", "Name"],
+        (0..20).map(row).collect(),
+    )])
+    .unwrap();
+    clock.advance(SECOND);
+    assert!(db.tick_splits().is_empty());
+    // 200 KB in all: split by size.
+    for chunk in 0..9 {
+        let ids = (20 + chunk * 20)..(40 + chunk * 20);
+        db.write(vec![Mutation::insert(
+            "Users",
+            &["Id", "Name"],
+            ids.map(row).collect(),
+        )])
+        .unwrap();
+    }
+    clock.advance(SECOND);
+    let events = db.tick_splits();
+    let cut = events
+        .iter()
+        .find_map(|e| match e {
+            SplitEvent::Split {
+                key,
+                reason: SplitReason::Size,
+                ..
+            } => Some(key.clone()),
+            _ => None,
+        })
+        .unwrap_or_else(|| panic!("no size split: {events:?}"));
+    let at = rowtree_db::keys::describe(&db.catalog(), &cut);
+    // The cut is a Users row near the middle of ids 0..200.
+    let id: i64 = at
+        .trim_start_matches("Users(")
+        .trim_end_matches(')')
+        .parse()
+        .unwrap_or_else(|_| panic!("not a Users row boundary: {at}"));
+    assert!((60..=140).contains(&id), "{at}");
+}
