@@ -555,11 +555,26 @@ impl Database {
     }
 
     fn start_split_manager(&self) {
+        let handle =
+            self.spawn_periodic("rowtree-splits", self.inner.options.split_interval, |db| {
+                db.tick_splits();
+            });
+        *self.inner.split_thread.lock() = handle;
+    }
+
+    /// A background thread that runs `pass` every `interval` until the
+    /// database is dropped (it holds only a weak reference; dropping the
+    /// database sets `stop` and unparks it).
+    fn spawn_periodic(
+        &self,
+        name: &str,
+        interval: Duration,
+        pass: impl Fn(Database) + Send + 'static,
+    ) -> Option<JoinHandle<()>> {
         let weak = Arc::downgrade(&self.inner);
         let stop = self.inner.stop.clone();
-        let interval = self.inner.options.split_interval;
-        let handle = std::thread::Builder::new()
-            .name("rowtree-splits".into())
+        std::thread::Builder::new()
+            .name(name.into())
             .spawn(move || {
                 let mut next = std::time::Instant::now() + interval;
                 while !stop.load(Ordering::Relaxed) {
@@ -570,11 +585,10 @@ impl Database {
                     }
                     next = now + interval;
                     let Some(inner) = weak.upgrade() else { break };
-                    Database { inner }.tick_splits();
+                    pass(Database { inner });
                 }
             })
-            .ok();
-        *self.inner.split_thread.lock() = handle;
+            .ok()
     }
 
     /// How long old versions stay readable: the database option
@@ -603,29 +617,11 @@ impl Database {
     }
 
     fn start_gc(&self) {
-        let weak = Arc::downgrade(&self.inner);
-        let stop = self.inner.stop.clone();
-        let interval = self.inner.options.gc_interval;
-        let handle = std::thread::Builder::new()
-            .name("rowtree-gc".into())
-            .spawn(move || {
-                // Parked between passes; dropping the database unparks it.
-                let mut next = std::time::Instant::now() + interval;
-                while !stop.load(Ordering::Relaxed) {
-                    let now = std::time::Instant::now();
-                    if now < next {
-                        std::thread::park_timeout(next - now);
-                        continue;
-                    }
-                    next = now + interval;
-                    let Some(inner) = weak.upgrade() else { break };
-                    let db = Database { inner };
-                    if let Err(e) = db.collect_garbage() {
-                        tracing::warn!("garbage collection failed: {e}");
-                    }
-                }
-            })
-            .ok();
+        let handle = self.spawn_periodic("rowtree-gc", self.inner.options.gc_interval, |db| {
+            if let Err(e) = db.collect_garbage() {
+                tracing::warn!("garbage collection failed: {e}");
+            }
+        });
         *self.inner.gc_thread.lock() = handle;
     }
 }

@@ -177,6 +177,19 @@ impl Admin {
             .map_err(|e| Status::internal(format!("the request failed: {e}")))?
     }
 
+    /// Registers operation `name` as already done with `response` (work
+    /// that finished inside the request).
+    fn done_operation(
+        &self,
+        name: &str,
+        metadata: prost_types::Any,
+        response: prost_types::Any,
+    ) -> Result<lro::Operation, Status> {
+        self.operations.start(name, metadata);
+        self.operations.finish(name, Ok(response));
+        self.operations.get(name)
+    }
+
     /// Starts `work` on a blocking thread under operation `name` and waits
     /// up to [`INLINE_WAIT`] for it.
     async fn run_operation(
@@ -337,15 +350,14 @@ impl InstanceAdmin for Admin {
             &md,
         );
         let op_name = format!("{name}/operations/{}", op_id());
-        self.operations.start(&op_name, md);
-        self.operations.finish(
+        Ok(Response::new(self.done_operation(
             &op_name,
-            Ok(any(
+            md,
+            any(
                 "google.spanner.admin.instance.v1.Instance",
                 &instance_pb(&meta),
-            )),
-        );
-        Ok(Response::new(self.operations.get(&op_name)?))
+            ),
+        )?))
     }
 
     async fn update_instance(
@@ -397,21 +409,17 @@ impl InstanceAdmin for Admin {
             ..Default::default()
         };
         let op_name = format!("{}/operations/{}", meta.name, op_id());
-        self.operations.start(
+        Ok(Response::new(self.done_operation(
             &op_name,
             any(
                 "google.spanner.admin.instance.v1.UpdateInstanceMetadata",
                 &md,
             ),
-        );
-        self.operations.finish(
-            &op_name,
-            Ok(any(
+            any(
                 "google.spanner.admin.instance.v1.Instance",
                 &instance_pb(&meta),
-            )),
-        );
-        Ok(Response::new(self.operations.get(&op_name)?))
+            ),
+        )?))
     }
 
     async fn delete_instance(
@@ -495,15 +503,14 @@ impl DatabaseAdmin for Admin {
             })
             .await?;
         let op_name = format!("{name}/operations/{}", op_id());
-        self.operations.start(&op_name, md);
-        self.operations.finish(
+        Ok(Response::new(self.done_operation(
             &op_name,
-            Ok(any(
+            md,
+            any(
                 "google.spanner.admin.database.v1.Database",
                 &database_pb(&hosted),
-            )),
-        );
-        Ok(Response::new(self.operations.get(&op_name)?))
+            ),
+        )?))
     }
 
     async fn get_database(
@@ -548,21 +555,17 @@ impl DatabaseAdmin for Admin {
             cancel_time: None,
         };
         let op_name = format!("{}/operations/{}", given.name, op_id());
-        self.operations.start(
+        Ok(Response::new(self.done_operation(
             &op_name,
             any(
                 "google.spanner.admin.database.v1.UpdateDatabaseMetadata",
                 &md,
             ),
-        );
-        self.operations.finish(
-            &op_name,
-            Ok(any(
+            any(
                 "google.spanner.admin.database.v1.Database",
                 &database_pb(&hosted),
-            )),
-        );
-        Ok(Response::new(self.operations.get(&op_name)?))
+            ),
+        )?))
     }
 
     async fn update_database_ddl(

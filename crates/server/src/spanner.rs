@@ -872,6 +872,34 @@ impl SpannerService {
         ended
     }
 
+    /// A unary ExecuteSql or Read: `work` fills a [`Collect`] (stopping at
+    /// the client's deadline) and the rows become one `ResultSet`.
+    async fn unary(
+        inline: bool,
+        deadline: Option<Instant>,
+        work: impl FnOnce(&mut Collect) -> Result<(Outcome, Option<pb::Transaction>), Status>
+            + Send
+            + 'static,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        Self::run(inline, move || {
+            let mut rows = Collect {
+                deadline,
+                ..Collect::default()
+            };
+            let (outcome, begun) = work(&mut rows)?;
+            Ok(Response::new(pb::ResultSet {
+                metadata: Some(pb::ResultSetMetadata {
+                    transaction: begun,
+                    ..convert::metadata(&outcome.columns)
+                }),
+                rows: rows.rows,
+                stats: outcome.stats,
+                ..Default::default()
+            }))
+        })
+        .await
+    }
+
     /// Runs `f` in the request's own task when it cannot wait long (a
     /// single-use read-only snapshot takes no locks; a strong one waits at most
     /// for a group commit in flight), else on a blocking thread. Handing every
@@ -1174,21 +1202,8 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         let inline = single_use_snapshot(r.transaction.as_ref());
-        Self::run(inline, move || {
-            let mut rows = Collect {
-                deadline,
-                ..Collect::default()
-            };
-            let (outcome, begun) = Self::execute(&session, &r, &mut rows)?;
-            Ok(Response::new(pb::ResultSet {
-                metadata: Some(pb::ResultSetMetadata {
-                    transaction: begun,
-                    ..convert::metadata(&outcome.columns)
-                }),
-                rows: rows.rows,
-                stats: outcome.stats,
-                ..Default::default()
-            }))
+        Self::unary(inline, deadline, move |rows| {
+            Self::execute(&session, &r, rows)
         })
         .await
     }
@@ -1292,21 +1307,8 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         let inline = single_use_snapshot(r.transaction.as_ref());
-        Self::run(inline, move || {
-            let mut rows = Collect {
-                deadline,
-                ..Collect::default()
-            };
-            let (outcome, begun) = Self::read_rows(&session, &r, &mut rows)?;
-            Ok(Response::new(pb::ResultSet {
-                metadata: Some(pb::ResultSetMetadata {
-                    transaction: begun,
-                    ..convert::metadata(&outcome.columns)
-                }),
-                rows: rows.rows,
-                stats: outcome.stats,
-                ..Default::default()
-            }))
+        Self::unary(inline, deadline, move |rows| {
+            Self::read_rows(&session, &r, rows)
         })
         .await
     }
@@ -1391,25 +1393,10 @@ impl Spanner for SpannerService {
                             "A single-use transaction in Commit must be read-write",
                         ));
                     }
-                    let mut backoff = Duration::from_millis(1);
-                    let mut priority = None;
-                    loop {
-                        let mut txn = match priority {
-                            None => session.db.begin(),
-                            Some(p) => session.db.begin_with_priority(p),
-                        };
-                        priority = Some(txn.priority());
-                        let mutations =
-                            convert::mutations_from_proto(&r.mutations, &txn.catalog())?;
-                        txn.buffer_all(mutations).map_err(status::from_db)?;
-                        match txn.commit() {
-                            Err(e) if e.is_retryable() => {
-                                std::thread::sleep(backoff);
-                                backoff = (backoff * 2).min(Duration::from_millis(50));
-                            }
-                            other => break other.map_err(status::from_db)?,
-                        }
-                    }
+                    // Retried inside while aborted: nothing reached the client yet.
+                    let mutations =
+                        convert::mutations_from_proto(&r.mutations, &session.db.catalog())?;
+                    session.db.write(mutations).map_err(status::from_db)?
                 }
                 None => {
                     return Err(Status::invalid_argument(
@@ -1537,20 +1524,9 @@ impl Spanner for SpannerService {
         tokio::task::spawn_blocking(move || {
             for (i, group) in r.mutation_groups.iter().enumerate() {
                 let result = (|| {
-                    let mut backoff = Duration::from_millis(1);
-                    loop {
-                        let mut txn = session.db.begin();
-                        let mutations =
-                            convert::mutations_from_proto(&group.mutations, &txn.catalog())?;
-                        txn.buffer_all(mutations).map_err(status::from_db)?;
-                        match txn.commit() {
-                            Err(e) if e.is_retryable() => {
-                                std::thread::sleep(backoff);
-                                backoff = (backoff * 2).min(Duration::from_millis(50));
-                            }
-                            other => return other.map_err(status::from_db),
-                        }
-                    }
+                    let mutations =
+                        convert::mutations_from_proto(&group.mutations, &session.db.catalog())?;
+                    session.db.write(mutations).map_err(status::from_db)
                 })();
                 let response = match result {
                     Ok(c) => pb::BatchWriteResponse {
