@@ -386,6 +386,10 @@ impl Binder<'_> {
     }
 
     fn bind(&self, e: &Expr) -> Result<BoundExpr> {
+        rowtree_types::stack::guarded(|| self.bind_node(e))
+    }
+
+    fn bind_node(&self, e: &Expr) -> Result<BoundExpr> {
         match e {
             Expr::Literal { value, span } => self.bind_literal(value, *span),
             Expr::Column { path, span } => self.bind_path(path, *span),

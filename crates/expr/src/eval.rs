@@ -17,7 +17,7 @@ use crate::like::{like, like_str};
 use crate::{Error, EvalContext, Result};
 
 pub(crate) fn eval(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
-    eval_node(e, row, ctx).map_err(|err| err.at(e.span))
+    rowtree_types::stack::guarded(|| eval_node(e, row, ctx)).map_err(|err| err.at(e.span))
 }
 
 fn internal(what: &str) -> Error {

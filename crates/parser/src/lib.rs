@@ -21,6 +21,6 @@ mod position;
 mod split;
 
 pub use error::{ParseError, Result};
-pub use parser::{parse_expr, parse_query, parse_statement};
+pub use parser::{parse_expr, parse_query, parse_statement, MAX_NESTING};
 pub use position::Position;
 pub use split::{split_statements, StatementText};

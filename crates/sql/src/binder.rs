@@ -414,6 +414,10 @@ impl<'c> Binder<'c> {
 
     /// Binds a whole query (WITH, body, ORDER BY, LIMIT).
     pub fn query(&self, q: &Query, outer: Option<&Outer<'_>>) -> Result<Output> {
+        rowtree_types::stack::guarded(|| self.query_node(q, outer))
+    }
+
+    fn query_node(&self, q: &Query, outer: Option<&Outer<'_>>) -> Result<Output> {
         for (i, cte) in q.with.iter().enumerate() {
             if q.with[..i]
                 .iter()
@@ -471,6 +475,10 @@ impl<'c> Binder<'c> {
     }
 
     fn set_expr(&self, e: &SetExpr, outer: Option<&Outer<'_>>) -> Result<Output> {
+        rowtree_types::stack::guarded(|| self.set_expr_node(e, outer))
+    }
+
+    fn set_expr_node(&self, e: &SetExpr, outer: Option<&Outer<'_>>) -> Result<Output> {
         match e {
             SetExpr::Select(s) => self.select(s, outer, &[]),
             SetExpr::Query(q) => self.query(q, outer),
@@ -1543,6 +1551,10 @@ impl<'c> Binder<'c> {
         te: &TableExpr,
         outer: Option<&Outer<'_>>,
     ) -> Result<(Node, RowScope)> {
+        rowtree_types::stack::guarded(|| self.from_item(te, outer))
+    }
+
+    fn from_item(&self, te: &TableExpr, outer: Option<&Outer<'_>>) -> Result<(Node, RowScope)> {
         match te {
             TableExpr::Table {
                 path,

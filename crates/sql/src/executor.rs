@@ -303,6 +303,10 @@ impl Iterator for RowIter<'_> {
 
 /// Builds the operator tree of `node`.
 pub(crate) fn build(node: &Node) -> Box<dyn Operator + '_> {
+    rowtree_types::stack::guarded(|| build_node(node))
+}
+
+fn build_node(node: &Node) -> Box<dyn Operator + '_> {
     let counters = &node.counters;
     match &node.kind {
         NodeKind::Scan(scan) => Box::new(Scan {

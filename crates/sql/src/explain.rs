@@ -55,6 +55,10 @@ fn join_kind(k: JoinKind) -> &'static str {
 }
 
 fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
+    rowtree_types::stack::guarded(|| render_node(node, depth, analyze, out))
+}
+
+fn render_node(node: &Node, depth: usize, analyze: bool, out: &mut String) {
     let line = match &node.kind {
         NodeKind::Scan(s) => {
             let a = &s.access;

@@ -35,6 +35,10 @@ use crate::scope::UsedColumns;
 
 /// Chooses access paths and removes sorts the key order makes redundant.
 pub(crate) fn optimize(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -> Result<()> {
+    rowtree_types::stack::guarded(|| optimize_node(node, catalog, used))
+}
+
+fn optimize_node(node: &mut Node, catalog: &Catalog, used: &UsedColumns) -> Result<()> {
     if let NodeKind::Scan(scan) = &mut node.kind {
         scan.access = choose_access(scan, catalog, used)?;
         return Ok(());

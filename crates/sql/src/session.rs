@@ -164,21 +164,14 @@ impl Session {
         sink: Option<&mut RowSink<'_>>,
     ) -> Result<ExecuteResult> {
         match &stmt.kind {
-            StatementKind::Query(q) => {
-                let q = q.clone();
-                self.read(|source, catalog| {
-                    run_query(source, catalog, &q, params, sink).map(ExecuteResult::Query)
-                })
-            }
+            StatementKind::Query(q) => self.read(|source, catalog| {
+                run_query(source, catalog, q, params, sink).map(ExecuteResult::Query)
+            }),
             StatementKind::Explain { analyze, statement } => {
                 let analyze = *analyze;
                 match &statement.kind {
-                    StatementKind::Query(q) => {
-                        let q = q.clone();
-                        self.read(|source, catalog| {
-                            explain_query(source, catalog, &q, params, analyze)
-                        })
-                    }
+                    StatementKind::Query(q) => self
+                        .read(|source, catalog| explain_query(source, catalog, q, params, analyze)),
                     StatementKind::Insert(_)
                     | StatementKind::Update(_)
                     | StatementKind::Delete(_) => {
@@ -191,8 +184,7 @@ impl Session {
                 }
             }
             StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) => {
-                let kind = stmt.kind.clone();
-                self.write(|txn| crate::dml::execute(txn, &kind, params))
+                self.write(|txn| crate::dml::execute(txn, &stmt.kind, params))
             }
             _ => {
                 if self.txn.is_some() {

@@ -17,12 +17,14 @@
 //! Each type owns its text forms: parsing GoogleSQL literals and strings, and
 //! printing the `CAST(x AS STRING)` and wire forms. [`TimeZone`] connects
 //! instants with civil time; [`parse_json`] applies Spanner's JSON rules.
+//! [`stack`] lets the recursive layers above go deep without overflowing.
 
 mod date;
 mod error;
 mod float;
 mod json;
 mod numeric;
+pub mod stack;
 mod time_zone;
 mod timestamp;
 mod ty;

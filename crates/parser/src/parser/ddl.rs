@@ -401,6 +401,10 @@ impl Parser<'_> {
     /// (`require_length`); in CAST a bare `STRING` means `STRING(MAX)`.
     /// Returns the type and its span.
     pub(super) fn parse_data_type(&mut self, require_length: bool) -> Result<(DataType, Span)> {
+        self.nested(|p| p.parse_data_type_body(require_length))
+    }
+
+    fn parse_data_type_body(&mut self, require_length: bool) -> Result<(DataType, Span)> {
         let start = self.peek().span.start;
         let token = self.peek().clone();
         if token.kind == TokenKind::Keyword(Keyword::Array) {

@@ -48,7 +48,7 @@ const NILADIC_FUNCTIONS: &[&str] = &["CURRENT_DATE", "CURRENT_TIMESTAMP"];
 impl Parser<'_> {
     /// A whole expression.
     pub(crate) fn parse_expr(&mut self) -> Result<Expr> {
-        self.parse_or()
+        self.nested(Self::parse_or)
     }
 
     fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
@@ -65,27 +65,35 @@ impl Parser<'_> {
     }
 
     fn parse_or(&mut self) -> Result<Expr> {
-        let mut left = self.parse_and()?;
-        while self.eat_keyword(Keyword::Or) {
-            let right = self.parse_and()?;
-            left = Self::binary(BinaryOp::Or, left, right);
-        }
-        Ok(left)
+        self.parse_keyword_level(Keyword::Or, BinaryOp::Or, Self::parse_and)
     }
 
     fn parse_and(&mut self) -> Result<Expr> {
-        let mut left = self.parse_not()?;
-        while self.eat_keyword(Keyword::And) {
-            let right = self.parse_not()?;
-            left = Self::binary(BinaryOp::And, left, right);
+        self.parse_keyword_level(Keyword::And, BinaryOp::And, Self::parse_not)
+    }
+
+    /// `AND` or `OR`: a left-associative level whose operator is a keyword.
+    fn parse_keyword_level(
+        &mut self,
+        keyword: Keyword,
+        op: BinaryOp,
+        next: fn(&mut Self) -> Result<Expr>,
+    ) -> Result<Expr> {
+        let mut chain = self.chain();
+        let mut left = next(self)?;
+        while self.eat_keyword(keyword) {
+            let right = next(self)?;
+            left = Self::binary(op, left, right);
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
     fn parse_not(&mut self) -> Result<Expr> {
         if self.at_keyword(Keyword::Not) {
             let start = self.advance().span.start;
-            let expr = self.parse_not()?;
+            let expr = self.nested(Self::parse_not)?;
             return Ok(Expr::Unary {
                 op: UnaryOp::Not,
                 expr: Box::new(expr),
@@ -211,15 +219,18 @@ impl Parser<'_> {
         ops: &[(Punct, BinaryOp)],
         next: fn(&mut Self) -> Result<Expr>,
     ) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = next(self)?;
         'more: loop {
             for (punct, op) in ops {
                 if self.eat_punct(*punct) {
                     let right = next(self)?;
                     left = Self::binary(*op, left, right);
+                    self.link(&mut chain)?;
                     continue 'more;
                 }
             }
+            self.end_chain(chain);
             return Ok(left);
         }
     }
@@ -272,7 +283,7 @@ impl Parser<'_> {
             _ => return self.parse_postfix(),
         };
         let start = self.advance().span.start;
-        let expr = self.parse_unary()?;
+        let expr = self.nested(Self::parse_unary)?;
         Ok(Expr::Unary {
             op,
             expr: Box::new(expr),
@@ -282,6 +293,7 @@ impl Parser<'_> {
 
     /// A primary followed by any number of `[...]` subscripts and `.field`s.
     fn parse_postfix(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut expr = self.parse_primary()?;
         let start = expr.span().start;
         loop {
@@ -305,8 +317,10 @@ impl Parser<'_> {
                     span: self.span_from(start),
                 };
             } else {
+                self.end_chain(chain);
                 return Ok(expr);
             }
+            self.link(&mut chain)?;
         }
     }
 

@@ -52,12 +52,41 @@ pub fn parse_expr(text: &str) -> Result<Expr> {
     Ok(expr)
 }
 
+/// How deep the syntax tree of one statement may nest: parentheses,
+/// subqueries, function arguments and operator chains all count, one level
+/// per node between the statement and its deepest leaf.
+///
+/// Every later layer (binder, planner, evaluator, `Drop`) walks these trees
+/// recursively, so this bound is what keeps a hostile statement from
+/// recursing without end; `rowtree_types::stack::guarded` keeps the bounded
+/// recursion off any thread's stack limit. Spanner itself allows far less
+/// (75 nested function calls, 25 nested subquery expressions), so no real
+/// query comes near it.
+pub const MAX_NESTING: usize = 1000;
+
 /// The token cursor shared by the grammar modules.
 pub(crate) struct Parser<'a> {
     text: &'a str,
     /// Never empty: the last token is [`TokenKind::Eof`].
     tokens: Vec<Token>,
     pos: usize,
+    /// Nesting of the construct being parsed: how many [`Parser::nested`]
+    /// calls are open.
+    depth: usize,
+    /// The deepest level a node has been built at since the innermost open
+    /// [`Chain`] started (or since the start): together with the links of
+    /// the open chains, an upper bound of the tree's depth.
+    deepest: usize,
+}
+
+/// A left-associative chain being built (`a + b + c`, `a.b.c`, `x[1][2]`,
+/// `q UNION ALL q`, `t JOIN u JOIN v`): the parser loops instead of
+/// recursing, but every link puts the whole tree built so far one level
+/// deeper, so links count toward [`MAX_NESTING`] like recursion does.
+pub(crate) struct Chain {
+    /// `Parser::deepest` when the chain started.
+    outer: usize,
+    links: usize,
 }
 
 impl<'a> Parser<'a> {
@@ -66,7 +95,61 @@ impl<'a> Parser<'a> {
             text,
             tokens: lexer::tokenize(text)?,
             pos: 0,
+            depth: 0,
+            deepest: 0,
         })
+    }
+
+    /// Runs `f` one nesting level deeper, or fails if that is deeper than
+    /// [`MAX_NESTING`]. Every recursive path of the grammar passes here.
+    fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
+        if self.depth >= MAX_NESTING {
+            return Err(self.too_deep());
+        }
+        self.depth += 1;
+        self.deepest = self.deepest.max(self.depth);
+        let result = rowtree_types::stack::guarded(|| f(self));
+        self.depth -= 1;
+        result
+    }
+
+    /// Starts a left-associative chain, before its first operand is parsed.
+    fn chain(&mut self) -> Chain {
+        let chain = Chain {
+            outer: self.deepest,
+            links: 0,
+        };
+        self.deepest = self.depth;
+        chain
+    }
+
+    /// One more link in `chain` (after the node is built): fails once the
+    /// tree built so far is deeper than [`MAX_NESTING`], before the next
+    /// link could make it deeper still.
+    fn link(&mut self, chain: &mut Chain) -> Result<()> {
+        chain.links += 1;
+        if self.deepest + chain.links > MAX_NESTING {
+            return Err(self.too_deep());
+        }
+        Ok(())
+    }
+
+    /// Ends `chain`: the levels its links added count for the enclosing
+    /// constructs.
+    fn end_chain(&mut self, chain: Chain) {
+        self.deepest = chain.outer.max(self.deepest + chain.links);
+    }
+
+    /// GoogleSQL's wording for a statement nested too deeply, at the
+    /// current token.
+    fn too_deep(&self) -> ParseError {
+        ParseError::new(
+            format!(
+                "Out of stack space due to deeply nested query expression during parsing: \
+                 the statement nests deeper than {MAX_NESTING} levels"
+            ),
+            self.peek().span.start,
+        )
     }
 
     /// The current token (the final `Eof` once everything is consumed).

@@ -60,10 +60,11 @@ impl Parser<'_> {
 
     /// Runs `f`; if it fails, moves the cursor back to where it was.
     pub(super) fn attempt<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        let saved = self.pos;
+        let (pos, deepest) = (self.pos, self.deepest);
         let result = f(self);
         if result.is_err() {
-            self.pos = saved;
+            self.pos = pos;
+            self.deepest = deepest;
         }
         result
     }
@@ -78,6 +79,10 @@ impl Parser<'_> {
 
     /// A whole query, without a trailing `;`.
     pub(super) fn parse_query(&mut self) -> Result<Query> {
+        self.nested(Self::parse_query_body)
+    }
+
+    fn parse_query_body(&mut self) -> Result<Query> {
         let start = self.peek().span.start;
         let hints = if self.at_punct(Punct::At) {
             self.parse_hints()?
@@ -137,6 +142,7 @@ impl Parser<'_> {
     /// Operands joined by set operators, left-associative.
     fn parse_set_expr(&mut self) -> Result<SetExpr> {
         let start = self.peek().span.start;
+        let mut depth = self.chain();
         let mut left = self.parse_set_operand()?;
         let mut chain: Option<(SetOperator, bool)> = None;
         loop {
@@ -173,7 +179,9 @@ impl Parser<'_> {
                 right: Box::new(right),
                 span: self.span_from(start),
             };
+            self.link(&mut depth)?;
         }
+        self.end_chain(depth);
         Ok(left)
     }
 
@@ -407,6 +415,7 @@ impl Parser<'_> {
     /// The FROM clause: items joined by commas and JOINs, left to right.
     fn parse_from(&mut self) -> Result<TableExpr> {
         let start = self.peek().span.start;
+        let mut chain = self.chain();
         let mut left = self.parse_table_primary()?;
         loop {
             let (kind, hints) = if self.eat_punct(Punct::Comma) {
@@ -419,6 +428,7 @@ impl Parser<'_> {
                 };
                 (kind, hints)
             } else {
+                self.end_chain(chain);
                 return Ok(left);
             };
             let right = self.parse_table_primary()?;
@@ -441,6 +451,7 @@ impl Parser<'_> {
                 hints,
                 span: self.span_from(start),
             };
+            self.link(&mut chain)?;
         }
     }
 
@@ -487,7 +498,7 @@ impl Parser<'_> {
             }
             let joined = self.attempt(|p| {
                 p.expect_punct(Punct::LParen)?;
-                let inner = p.parse_from()?;
+                let inner = p.nested(Self::parse_from)?;
                 p.expect_punct(Punct::RParen)?;
                 Ok(inner)
             });

@@ -363,3 +363,165 @@ fn typed_struct_constructors_need_one_value_per_field() {
         "{error}"
     );
 }
+
+/// Hostile nesting: every shape that builds a deep tree stops at
+/// [`MAX_NESTING`] with GoogleSQL's "Out of stack space" wording, quickly,
+/// instead of overflowing the stack.
+mod nesting {
+    use super::super::MAX_NESTING;
+    use crate::parse_statement;
+
+    fn too_deep(text: &str) {
+        let started = std::time::Instant::now();
+        let err = parse_statement(text).expect_err("too deep");
+        assert!(
+            err.message
+                .starts_with("Out of stack space due to deeply nested query expression"),
+            "{}",
+            err.message
+        );
+        assert!(err.offset <= text.len());
+        // Microseconds per level, not a crawl through the whole input.
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+    }
+
+    fn parses(text: &str) {
+        parse_statement(text).unwrap_or_else(|e| panic!("{}: {}", e.message, &text[..60]));
+    }
+
+    fn repeat(s: &str, n: usize) -> String {
+        s.repeat(n)
+    }
+
+    #[test]
+    fn parentheses() {
+        let n = 2_000;
+        too_deep(&format!("SELECT {}1{}", repeat("(", n), repeat(")", n)));
+        parses(&format!("SELECT {}1{}", repeat("(", 400), repeat(")", 400)));
+    }
+
+    #[test]
+    fn operator_chains() {
+        too_deep(&format!("SELECT 1{}", repeat("+1", 100_000)));
+        too_deep(&format!("SELECT 1{}", repeat(" * 2", MAX_NESTING + 1)));
+        too_deep(&format!("SELECT TRUE{}", repeat(" OR FALSE", 50_000)));
+        too_deep(&format!("SELECT TRUE{}", repeat(" AND TRUE", 50_000)));
+        parses(&format!("SELECT 1{}", repeat("+1", MAX_NESTING - 10)));
+    }
+
+    #[test]
+    fn prefix_operators() {
+        too_deep(&format!("SELECT {}TRUE", repeat("NOT ", 50_000)));
+        too_deep(&format!("SELECT {}1", repeat("- ", 50_000)));
+        too_deep(&format!("SELECT {}1", repeat("~", 50_000)));
+        parses(&format!("SELECT {}TRUE", repeat("NOT ", 300)));
+    }
+
+    #[test]
+    fn chains_inside_parentheses_add_up() {
+        // 600 levels of parentheses around a 600-link chain: each is fine
+        // alone, together they are 1,200 levels deep.
+        let inner = format!("1{}", repeat("+1", 600));
+        too_deep(&format!(
+            "SELECT {}{inner}{}",
+            repeat("(", 600),
+            repeat(")", 600)
+        ));
+        // The chain first and the parentheses in its last operand: the
+        // operand is not pushed down by the links before it.
+        let inner = format!("{}1{}", repeat("(", 600), repeat(")", 600));
+        parses(&format!("SELECT 1{}+{inner}", repeat("+1", 300)));
+        // In the first operand it is: 600 + 600.
+        too_deep(&format!("SELECT {inner}{}", repeat("+1", 600)));
+    }
+
+    #[test]
+    fn postfix_chains() {
+        // `a.b.c` is one flat path; after a parenthesis each `.b` is a node.
+        parses(&format!("SELECT a{} FROM t", repeat(".b", 50_000)));
+        too_deep(&format!("SELECT (a){} FROM t", repeat(".b", 50_000)));
+        too_deep(&format!("SELECT a{} FROM t", repeat("[OFFSET(0)]", 50_000)));
+    }
+
+    #[test]
+    fn function_calls_and_constructors() {
+        too_deep(&format!(
+            "SELECT {}1{}",
+            repeat("ABS(", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT {}1{}",
+            repeat("[", 5_000),
+            repeat("]", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT {}1{}",
+            repeat("STRUCT(", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT {}1{}",
+            repeat("CASE WHEN TRUE THEN ", 5_000),
+            repeat(" END", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT CAST(NULL AS {}INT64{})",
+            repeat("STRUCT<a ", 5_000),
+            repeat(">", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT CAST(NULL AS {}INT64{})",
+            repeat("ARRAY<STRUCT<a ", 3_000),
+            repeat(">>", 3_000)
+        ));
+    }
+
+    #[test]
+    fn queries() {
+        too_deep(&format!(
+            "{}SELECT 1{}",
+            repeat("(", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT {}SELECT 1{}",
+            repeat("(SELECT ", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!("SELECT 1{}", repeat(" UNION ALL SELECT 1", 5_000)));
+        too_deep(&format!(
+            "SELECT * FROM t{}",
+            repeat(" JOIN t USING (a)", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT * FROM {}t{}",
+            repeat("(", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT * FROM {}SELECT 1{}",
+            repeat("(SELECT * FROM ", 5_000),
+            repeat(")", 5_000)
+        ));
+        too_deep(&format!(
+            "SELECT 1 WHERE {}1{}",
+            repeat("EXISTS(SELECT ", 5_000),
+            repeat(")", 5_000)
+        ));
+        parses(&format!("SELECT 1{}", repeat(" UNION ALL SELECT 1", 200)));
+    }
+
+    #[test]
+    fn backtracking_stays_fast() {
+        // `((SELECT 1) + 1) + 1 ...`: each level first tries a query, then
+        // an expression; parsing stays polynomial.
+        let mut text = String::from("(SELECT 1)");
+        for _ in 0..300 {
+            text = format!("({text} + 1)");
+        }
+        let started = std::time::Instant::now();
+        parses(&format!("SELECT {text}"));
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+    }
+}
