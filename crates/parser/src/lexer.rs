@@ -261,8 +261,10 @@ impl Token {
     /// How GoogleSQL names this token in "Unexpected ..." and
     /// "... but got ..." messages: `keyword PRIMARY`, `identifier "foo"`,
     /// `")"`, `end of statement`. `source` is the parsed text.
+    /// A long token is abbreviated to its first [`DESCRIBE_LIMIT`]
+    /// characters and `...`.
     pub fn describe(&self, source: &str) -> String {
-        let image = source.get(self.span.start..self.span.end).unwrap_or("");
+        let image = abbreviate(source.get(self.span.start..self.span.end).unwrap_or(""));
         match &self.kind {
             TokenKind::Keyword(k) => format!("keyword {}", k.as_str()),
             TokenKind::Ident {
@@ -274,7 +276,7 @@ impl Token {
             {
                 format!("keyword {}", value.to_ascii_uppercase())
             }
-            TokenKind::Ident { value, .. } => format!("identifier \"{value}\""),
+            TokenKind::Ident { value, .. } => format!("identifier \"{}\"", abbreviate(value)),
             TokenKind::Integer(_) => format!("integer literal \"{image}\""),
             TokenKind::Float(_) => format!("floating point literal \"{image}\""),
             TokenKind::String(_) => format!("string literal {image}"),
@@ -283,6 +285,17 @@ impl Token {
             TokenKind::Punct(_) => format!("\"{image}\""),
             TokenKind::Eof => "end of statement".to_string(),
         }
+    }
+}
+
+/// Characters of a token that error messages quote.
+pub const DESCRIBE_LIMIT: usize = 64;
+
+/// `text`, or its first [`DESCRIBE_LIMIT`] characters and `...`.
+fn abbreviate(text: &str) -> std::borrow::Cow<'_, str> {
+    match text.char_indices().nth(DESCRIBE_LIMIT) {
+        None => text.into(),
+        Some((cut, _)) => format!("{}...", &text[..cut]).into(),
     }
 }
 

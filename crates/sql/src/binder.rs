@@ -77,7 +77,13 @@ pub(crate) struct Binder<'c> {
     /// join only from its preserved side to its NULL-supplying side (a row of
     /// that side failing the bound matches no surviving preserved row).
     transfers: RefCell<Vec<(Origin, Origin)>>,
+    /// The views being expanded (or defined), outermost first.
+    pub views: RefCell<Vec<String>>,
 }
+
+/// How deep views may refer to views (Spanner: a view that refers to
+/// another view has nesting depth 1; the limit is 10).
+pub const MAX_VIEW_NESTING: usize = 10;
 
 /// The enclosing query of a subquery, for correlated names.
 pub(crate) struct Outer<'a> {
@@ -342,6 +348,7 @@ impl<'c> Binder<'c> {
             ctes: RefCell::new(Vec::new()),
             scan_scopes: RefCell::new(HashMap::new()),
             nonpushable: RefCell::new(HashSet::new()),
+            views: RefCell::new(Vec::new()),
             transfers: RefCell::new(Vec::new()),
         }
     }
@@ -1546,6 +1553,25 @@ impl<'c> Binder<'c> {
 
     // ----- FROM ----------------------------------------------------------
 
+    /// Starts expanding view `name`: refused if the chain of views being
+    /// expanded would be deeper than [`MAX_VIEW_NESTING`] (which also ends
+    /// any cycle the schema let through).
+    fn enter_view(&self, name: &str, span: Span) -> Result<()> {
+        let mut views = self.views.borrow_mut();
+        if views.len() > MAX_VIEW_NESTING {
+            return Err(Error::invalid_at(
+                span,
+                format!(
+                    "Views nest too deeply: {} -> {name}; a view may refer to views at most \
+                     {MAX_VIEW_NESTING} levels deep",
+                    views.join(" -> ")
+                ),
+            ));
+        }
+        views.push(name.to_string());
+        Ok(())
+    }
+
     pub(crate) fn from(
         &self,
         te: &TableExpr,
@@ -1775,9 +1801,11 @@ impl<'c> Binder<'c> {
         // in scope, not correlated), named after the view.
         if let [name] = path {
             if let Some(view) = self.catalog.view(&name.value) {
+                self.enter_view(&view.name, span)?;
                 let saved = std::mem::take(&mut *self.ctes.borrow_mut());
                 let out = self.query(&view.query, None);
                 *self.ctes.borrow_mut() = saved;
+                self.views.borrow_mut().pop();
                 let out = out.map_err(|e| Error {
                     message: format!("Invalid view {}: {}", view.name, e.message),
                     span: Some(span),

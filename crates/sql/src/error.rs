@@ -9,6 +9,9 @@
 use rowtree_parser::ast::Span;
 use rowtree_parser::Position;
 
+/// Characters of the statement quoted on each side of an error's caret.
+pub const SNIPPET_CONTEXT: usize = 60;
+
 /// An error while binding, planning or executing a statement.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
@@ -81,15 +84,30 @@ impl Error {
     /// Like [`Error::render`], and then, as Spanner's API does, the
     /// statement's line with a caret under the error's column:
     /// `Table not found: T [at 1:8]\nUPDATE T SET ...\n       ^`.
+    ///
+    /// A long line is quoted only around the caret ([`SNIPPET_CONTEXT`]
+    /// characters each side, `...` where it was cut), so the error of a
+    /// 200 KB one-line statement stays small enough for a gRPC status.
     pub fn render_with_snippet(&self, text: &str) -> SqlError {
         let mut out = self.render(text);
-        if let Some(span) = self.span.filter(|s| s.start <= text.len()) {
+        if let Some(span) = self.span.filter(|s| text.is_char_boundary(s.start)) {
             let line_start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
             let line_end = text[span.start..]
                 .find('\n')
                 .map_or(text.len(), |i| span.start + i);
-            let line = &text[line_start..line_end];
-            let column = text[line_start..span.start].chars().count();
+            let before: Vec<char> = text[line_start..span.start].chars().collect();
+            let cut_before = before.len().saturating_sub(SNIPPET_CONTEXT);
+            let mut line = String::new();
+            if cut_before > 0 {
+                line.push_str("...");
+            }
+            line.extend(&before[cut_before..]);
+            let column = line.chars().count();
+            let mut after = text[span.start..line_end].chars();
+            line.extend(after.by_ref().take(SNIPPET_CONTEXT));
+            if after.next().is_some() {
+                line.push_str("...");
+            }
             out.message = format!("{}\n{}\n{}^", out.message, line, " ".repeat(column));
         }
         out
@@ -97,7 +115,7 @@ impl Error {
 
     pub fn render(&self, text: &str) -> SqlError {
         let message = match self.span {
-            Some(span) if span.start <= text.len() => {
+            Some(span) if text.is_char_boundary(span.start) => {
                 format!("{} [at {}]", self.message, Position::of(text, span.start))
             }
             _ => self.message.clone(),
@@ -154,4 +172,50 @@ impl From<rowtree_parser::ParseError> for Error {
 pub struct SqlError {
     pub code: &'static str,
     pub message: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn at(offset: usize) -> Error {
+        Error::invalid("Unrecognized name: x").at(Span {
+            start: offset,
+            end: offset + 1,
+        })
+    }
+
+    #[test]
+    fn the_snippet_quotes_the_line_with_a_caret() {
+        let text = "SELECT 1,\n  x FROM T";
+        let e = at(text.find('x').unwrap()).render_with_snippet(text);
+        assert_eq!(e.message, "Unrecognized name: x [at 2:3]\n  x FROM T\n  ^");
+    }
+
+    #[test]
+    fn a_long_line_is_quoted_around_the_caret_only() {
+        let text = format!("SELECT {}x{}", "1 + ".repeat(50_000), " + 1".repeat(50_000));
+        let offset = text.find('x').unwrap();
+        let e = at(offset).render_with_snippet(&text);
+        let lines: Vec<&str> = e.message.lines().collect();
+        assert_eq!(
+            lines[0],
+            format!("Unrecognized name: x [at 1:{}]", offset + 1)
+        );
+        assert!(lines[1].starts_with("...") && lines[1].ends_with("..."));
+        assert_eq!(lines[1].chars().count(), 2 * SNIPPET_CONTEXT + 6);
+        // The caret is under the `x`.
+        let caret = lines[2].len() - 1;
+        assert_eq!(lines[1].chars().nth(caret), Some('x'));
+        assert!(e.message.len() < 400);
+    }
+
+    #[test]
+    fn multibyte_text_is_cut_on_character_boundaries() {
+        let text = format!("SELECT '{}', x", "é".repeat(500));
+        let e = at(text.find('x').unwrap()).render_with_snippet(&text);
+        let lines: Vec<&str> = e.message.lines().collect();
+        assert!(lines[1].starts_with("...é"));
+        assert_eq!(lines[1].chars().nth(lines[2].len() - 1), Some('x'));
+    }
 }

@@ -18,6 +18,8 @@
 //!    and apply mutations into the transaction, so later statements see them.
 //! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
 //!
+//! [`limits`] holds the query limits checked before any of this starts.
+//!
 //! [`views`] binds view queries: for DDL validation (installed into the db
 //! layer with [`install`]) and when a query reads a view.
 
@@ -29,6 +31,7 @@ pub mod explain;
 mod expr_tree;
 pub mod information_schema;
 pub mod keyrange;
+pub mod limits;
 pub mod plan;
 pub mod planner;
 pub mod scope;

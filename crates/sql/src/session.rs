@@ -104,6 +104,7 @@ impl Session {
         params: &Params,
         sink: Option<&mut RowSink<'_>>,
     ) -> std::result::Result<ExecuteResult, SqlError> {
+        crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
         let words: Vec<String> = sql
             .trim()
             .trim_end_matches(';')
@@ -452,6 +453,7 @@ pub fn execute_in(
     mode: QueryMode,
     sink: Option<&mut RowSink<'_>>,
 ) -> std::result::Result<Executed, SqlError> {
+    crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
     let stmt = rowtree_parser::parse_statement(sql)
         .map_err(|e| Error::from(e).render_with_snippet(sql))?;
     execute_parsed(txn, &stmt, params, mode, sink).map_err(|e| e.render_with_snippet(sql))

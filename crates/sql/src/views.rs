@@ -70,6 +70,8 @@ pub fn view_columns(catalog: &Catalog, view: &View) -> crate::Result<Vec<(String
 fn bind_view(catalog: &Catalog, view: &View) -> crate::Result<Vec<(String, Type)>> {
     let params = crate::Params::new();
     let binder = Binder::new(catalog, &params);
+    // The view being defined counts toward the views' nesting.
+    binder.views.borrow_mut().push(view.name.clone());
     Ok(binder.query(&view.query, None)?.columns)
 }
 
