@@ -34,10 +34,30 @@ pub fn code_of(name: &str) -> Code {
     }
 }
 
+/// Longest message a status carries, in bytes. gRPC sends the message
+/// percent-encoded in a trailer, and clients refuse trailers over 8 KiB
+/// (`received metadata size exceeds limit`): a longer message, which can
+/// only come from echoing a hostile statement, is cut here instead.
+pub const MAX_MESSAGE_BYTES: usize = 2048;
+
+/// `message`, cut to [`MAX_MESSAGE_BYTES`] on a character boundary.
+fn bounded(mut message: String) -> String {
+    const MARK: &str = " ... (message truncated)";
+    if message.len() > MAX_MESSAGE_BYTES {
+        let mut cut = MAX_MESSAGE_BYTES - MARK.len();
+        while !message.is_char_boundary(cut) {
+            cut -= 1;
+        }
+        message.truncate(cut);
+        message.push_str(MARK);
+    }
+    message
+}
+
 /// A status from a code name and message; ABORTED gets its RetryInfo.
 pub fn status(code: &str, message: impl Into<String>) -> Status {
     let code = code_of(code);
-    let message = message.into();
+    let message = bounded(message.into());
     if code == Code::Aborted {
         aborted(message)
     } else {
@@ -146,6 +166,14 @@ mod tests {
         );
         assert_eq!(s.code(), Code::NotFound);
         assert!(s.message().starts_with("Session not found: projects/p"));
+    }
+
+    #[test]
+    fn long_messages_are_cut_on_a_character_boundary() {
+        let s = status("INVALID_ARGUMENT", "é".repeat(100_000));
+        assert!(s.message().len() <= MAX_MESSAGE_BYTES);
+        assert!(s.message().ends_with("(message truncated)"));
+        assert_eq!(status("NOT_FOUND", "short").message(), "short");
     }
 
     #[test]
