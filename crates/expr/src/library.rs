@@ -1616,6 +1616,13 @@ fn json_convert(args: &[Value], to: &str) -> Result<Value> {
 /// A JSON value for `TO_JSON`: structs become objects with positional
 /// keys when their field names are not known to the value.
 pub(crate) fn to_json(v: &Value, ty: Option<&Type>) -> Result<serde_json::Value> {
+    let json = json_of(v, ty)?;
+    // A JSON value inside an array or struct comes out one level deeper.
+    rowtree_types::check_json_depth(&json)?;
+    Ok(json)
+}
+
+fn json_of(v: &Value, ty: Option<&Type>) -> Result<serde_json::Value> {
     use serde_json::Value as J;
     Ok(match v {
         Value::Null => J::Null,
@@ -1640,7 +1647,7 @@ pub(crate) fn to_json(v: &Value, ty: Option<&Type>) -> Result<serde_json::Value>
             J::Array(
                 items
                     .iter()
-                    .map(|i| to_json(i, elem))
+                    .map(|i| json_of(i, elem))
                     .collect::<Result<_>>()?,
             )
         }
@@ -1657,7 +1664,7 @@ pub(crate) fn to_json(v: &Value, ty: Option<&Type>) -> Result<serde_json::Value>
                     name
                 };
                 if !map.contains_key(&key) {
-                    map.insert(key, to_json(v, t)?);
+                    map.insert(key, json_of(v, t)?);
                 }
             }
             J::Object(map)

@@ -21,9 +21,17 @@ use serde_json::{Map, Number, Value as Json};
 
 use crate::{Error, Result};
 
+/// How deep arrays and objects may nest in a JSON value. Values are stored
+/// as JSON text, and the decoder that reads them back refuses deeper text
+/// (serde_json stops at 128 levels), so every value that reaches storage
+/// must stay within this.
+pub const MAX_JSON_DEPTH: usize = 100;
+
 /// Parses JSON text with Spanner's rules (first duplicate key wins, numbers
-/// must round-trip through `FLOAT64` unless they are 64-bit integers).
+/// must round-trip through `FLOAT64` unless they are 64-bit integers), and
+/// nesting at most [`MAX_JSON_DEPTH`] levels.
 pub fn parse_json(text: &str) -> Result<Json> {
+    check_text_depth(text)?;
     check_numbers(text)?;
     let mut de = serde_json::Deserializer::from_str(text);
     let value = FirstKeyWins
@@ -31,6 +39,59 @@ pub fn parse_json(text: &str) -> Result<Json> {
         .and_then(|v| de.end().map(|_| v))
         .map_err(|e| Error::InvalidArgument(format!("Invalid JSON: {e}")))?;
     Ok(value)
+}
+
+/// Checks that `value` nests at most [`MAX_JSON_DEPTH`] levels (without
+/// recursing: the value may come from anywhere).
+pub fn check_json_depth(value: &Json) -> Result<()> {
+    let mut stack = vec![(value, 0usize)];
+    while let Some((v, depth)) = stack.pop() {
+        let children: Box<dyn Iterator<Item = &Json>> = match v {
+            Json::Array(items) => Box::new(items.iter()),
+            Json::Object(members) => Box::new(members.values()),
+            _ => continue,
+        };
+        if depth + 1 > MAX_JSON_DEPTH {
+            return Err(too_deep());
+        }
+        stack.extend(children.map(|c| (c, depth + 1)));
+    }
+    Ok(())
+}
+
+fn too_deep() -> Error {
+    Error::OutOfRange(format!(
+        "JSON value nests deeper than {MAX_JSON_DEPTH} levels"
+    ))
+}
+
+/// The nesting of JSON text, from its brackets outside strings, so that too
+/// deep a text is refused with the same message before it is parsed.
+fn check_text_depth(text: &str) -> Result<()> {
+    let (mut depth, mut in_string, mut escaped) = (0usize, false, false);
+    for b in text.bytes() {
+        if in_string {
+            match b {
+                _ if escaped => escaped = false,
+                b'\\' => escaped = true,
+                b'"' => in_string = false,
+                _ => {}
+            }
+            continue;
+        }
+        match b {
+            b'"' => in_string = true,
+            b'[' | b'{' => {
+                depth += 1;
+                if depth > MAX_JSON_DEPTH {
+                    return Err(too_deep());
+                }
+            }
+            b']' | b'}' => depth = depth.saturating_sub(1),
+            _ => {}
+        }
+    }
+    Ok(())
 }
 
 /// Builds a `serde_json::Value`, keeping the first of duplicate keys.
@@ -173,6 +234,23 @@ fn decimal_digits(text: &str) -> Option<(String, i64)> {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn nesting_is_bounded() {
+        use super::{check_json_depth, parse_json, MAX_JSON_DEPTH};
+        let nest = |n: usize| format!("{}1{}", "[".repeat(n), "]".repeat(n));
+        let ok = parse_json(&nest(MAX_JSON_DEPTH)).expect("at the limit");
+        assert!(check_json_depth(&ok).is_ok());
+        let err = parse_json(&nest(MAX_JSON_DEPTH + 1)).unwrap_err();
+        assert_eq!(err.to_string(), "JSON value nests deeper than 100 levels");
+        // Brackets inside strings do not count.
+        assert!(parse_json(&format!("\"{}\"", "[".repeat(1000))).is_ok());
+        assert!(parse_json(&format!("{{\"a\\\"[\": {}}}", nest(99))).is_ok());
+        // A hostile text far deeper than any stack: refused, not a crash.
+        assert!(parse_json(&nest(1_000_000)).is_err());
+        let deeper = serde_json::Value::Array(vec![ok]);
+        assert!(check_json_depth(&deeper).is_err());
+    }
+
     use super::*;
 
     #[test]

@@ -33,7 +33,7 @@ mod value;
 pub use date::Date;
 pub use error::{Error, Result};
 pub use float::{format_f32, format_f64, parse_f64};
-pub use json::parse_json;
+pub use json::{check_json_depth, parse_json, MAX_JSON_DEPTH};
 pub use numeric::Numeric;
 pub use time_zone::TimeZone;
 pub use timestamp::Timestamp;
