@@ -3,7 +3,7 @@
 //! Each variant names what the caller should do about it: fix the statement
 //! (`InvalidArgument`), fix the data or the arithmetic (`OutOfRange`), create
 //! the missing object (`NotFound`), or retry/adjust the transaction
-//! (`FailedPrecondition`). Each carries the [`Span`] of the expression node at
+//! (`FailedPrecondition`), or ask for less (`ResourceExhausted`). Each carries the [`Span`] of the expression node at
 //! fault when one is known, so the statement layer can print `[at line:col]`.
 
 use rowtree_parser::ast::Span;
@@ -26,6 +26,10 @@ pub enum Error {
     /// `GET_NEXT_SEQUENCE_VALUE` outside a read-write transaction).
     #[error("{message}")]
     FailedPrecondition { message: String, span: Option<Span> },
+    /// Evaluating needs more than a limit allows (a subquery's rows past
+    /// the query's memory limit).
+    #[error("{message}")]
+    ResourceExhausted { message: String, span: Option<Span> },
 }
 
 /// Result alias for this crate.
@@ -62,7 +66,8 @@ impl Error {
             Error::InvalidArgument { message, .. }
             | Error::OutOfRange { message, .. }
             | Error::NotFound { message, .. }
-            | Error::FailedPrecondition { message, .. } => message,
+            | Error::FailedPrecondition { message, .. }
+            | Error::ResourceExhausted { message, .. } => message,
         }
     }
 
@@ -72,7 +77,8 @@ impl Error {
             Error::InvalidArgument { span, .. }
             | Error::OutOfRange { span, .. }
             | Error::NotFound { span, .. }
-            | Error::FailedPrecondition { span, .. } => *span,
+            | Error::FailedPrecondition { span, .. }
+            | Error::ResourceExhausted { span, .. } => *span,
         }
     }
 
@@ -82,7 +88,8 @@ impl Error {
             Error::InvalidArgument { span, .. }
             | Error::OutOfRange { span, .. }
             | Error::NotFound { span, .. }
-            | Error::FailedPrecondition { span, .. } => {
+            | Error::FailedPrecondition { span, .. }
+            | Error::ResourceExhausted { span, .. } => {
                 if span.is_none() {
                     *span = Some(at);
                 }

@@ -56,6 +56,11 @@ impl Error {
         Error::new("OUT_OF_RANGE", message)
     }
 
+    /// `RESOURCE_EXHAUSTED`: the statement needs more than a limit allows.
+    pub fn resource_exhausted(message: impl Into<String>) -> Error {
+        Error::new("RESOURCE_EXHAUSTED", message)
+    }
+
     /// `UNIMPLEMENTED`: valid GoogleSQL that Rowtree does not run yet.
     pub fn unimplemented(message: impl Into<String>) -> Error {
         Error::new("UNIMPLEMENTED", message)
@@ -134,6 +139,7 @@ impl From<rowtree_expr::Error> for Error {
             rowtree_expr::Error::OutOfRange { .. } => "OUT_OF_RANGE",
             rowtree_expr::Error::NotFound { .. } => "NOT_FOUND",
             rowtree_expr::Error::FailedPrecondition { .. } => "FAILED_PRECONDITION",
+            rowtree_expr::Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
         };
         Error {
             code,

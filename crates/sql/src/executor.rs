@@ -13,7 +13,7 @@
 //! the outer row's values. Those are appended after each row before an
 //! expression is evaluated, which is where the binder put their slots.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::cmp::Ordering;
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
@@ -117,6 +117,103 @@ impl DataSource for ReadWriteTransaction {
 /// A row.
 pub(crate) type Row = Vec<Value>;
 
+/// The memory one query holds in its buffers (sorted rows, groups, a hash
+/// join's build side, ...), against the limit it started with
+/// ([`crate::limits::query_memory`]). Every buffering operator holds a
+/// [`Reservation`] and grows it row by row; a row that would cross the limit
+/// fails the query with RESOURCE_EXHAUSTED, so a query can be refused but
+/// can never exhaust the process's memory.
+pub(crate) struct Memory {
+    used: Cell<usize>,
+    limit: usize,
+}
+
+impl Memory {
+    fn new() -> Rc<Memory> {
+        Rc::new(Memory {
+            used: Cell::new(0),
+            limit: crate::limits::query_memory(),
+        })
+    }
+}
+
+/// Bytes one buffer holds against its query's [`Memory`], given back when
+/// the buffer (the reservation) is dropped.
+pub(crate) struct Reservation {
+    memory: Rc<Memory>,
+    bytes: usize,
+    /// What the buffer is for, in the error message: "a sort".
+    what: &'static str,
+}
+
+impl Reservation {
+    /// Accounts for `row` being buffered.
+    pub(crate) fn hold(&mut self, row: &[Value]) -> Result<()> {
+        self.hold_bytes(row_bytes(row))
+    }
+
+    fn hold_bytes(&mut self, bytes: usize) -> Result<()> {
+        let used = self.memory.used.get().saturating_add(bytes);
+        if used > self.memory.limit {
+            return Err(Error::resource_exhausted(format!(
+                "The query needs more than its memory limit of {} MiB to buffer rows for {}; \
+                 add a LIMIT, filter more rows out, or stream the result instead",
+                self.memory.limit >> 20,
+                self.what
+            )));
+        }
+        self.memory.used.set(used);
+        self.bytes += bytes;
+        Ok(())
+    }
+}
+
+impl Drop for Reservation {
+    fn drop(&mut self) {
+        self.memory.used.set(self.memory.used.get() - self.bytes);
+    }
+}
+
+/// Approximately the bytes `row` occupies: its values and what they own.
+fn row_bytes(row: &[Value]) -> usize {
+    let mut bytes = std::mem::size_of_val(row);
+    let mut stack: Vec<&Value> = row.iter().collect();
+    while let Some(v) = stack.pop() {
+        bytes += match v {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            Value::Array(items) | Value::Struct(items) => {
+                stack.extend(items.iter());
+                std::mem::size_of_val(items.as_slice())
+            }
+            Value::Json(j) => json_bytes(j),
+            _ => 0,
+        };
+    }
+    bytes
+}
+
+/// Approximately the bytes a JSON value owns (without printing it).
+fn json_bytes(j: &serde_json::Value) -> usize {
+    let mut bytes = 0;
+    let mut stack = vec![j];
+    while let Some(v) = stack.pop() {
+        bytes += std::mem::size_of::<serde_json::Value>();
+        match v {
+            serde_json::Value::String(s) => bytes += s.len(),
+            serde_json::Value::Array(items) => stack.extend(items.iter()),
+            serde_json::Value::Object(members) => {
+                for (k, v) in members {
+                    bytes += k.len();
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    bytes
+}
+
 /// What operators need besides their inputs.
 pub(crate) struct ExecContext<'a> {
     pub source: &'a mut dyn DataSource,
@@ -128,6 +225,8 @@ pub(crate) struct ExecContext<'a> {
     pub now: Timestamp,
     /// Allow `PENDING_COMMIT_TIMESTAMP()` (DML values).
     pub pending_commit_timestamp: bool,
+    /// The query's buffers, shared with its subqueries.
+    pub memory: Rc<Memory>,
 }
 
 impl<'a> ExecContext<'a> {
@@ -140,6 +239,17 @@ impl<'a> ExecContext<'a> {
             cache: Rc::new(RefCell::new(HashMap::new())),
             now,
             pending_commit_timestamp: false,
+            memory: Memory::new(),
+        }
+    }
+
+    /// An empty reservation against the query's memory, for a buffer used
+    /// for `what` ("a sort").
+    pub(crate) fn reserve(&self, what: &'static str) -> Reservation {
+        Reservation {
+            memory: self.memory.clone(),
+            bytes: 0,
+            what,
         }
     }
 
@@ -182,6 +292,7 @@ impl<'a> ExecContext<'a> {
             cache: self.cache.clone(),
             now: self.now,
             pending_commit_timestamp: false,
+            memory: self.memory.clone(),
         };
         let mut op = build(&sub.root);
         let value = match sub.kind {
@@ -199,7 +310,9 @@ impl<'a> ExecContext<'a> {
             SubqueryKind::Exists => Value::Bool(op.next(&mut cx)?.is_some()),
             SubqueryKind::Array | SubqueryKind::In => {
                 let mut items = Vec::new();
+                let mut held = cx.reserve("an ARRAY or IN subquery");
                 while let Some(mut r) = op.next(&mut cx)? {
+                    held.hold(&r)?;
                     items.push(r.swap_remove(0));
                 }
                 Value::Array(items)
@@ -221,6 +334,10 @@ impl EvalContext for ExecContext<'_> {
             .next_sequence_value(sequence)
             .map_err(|e| match e.code {
                 "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+                "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+                    message: e.message,
+                    span: e.span,
+                },
                 "INVALID_ARGUMENT" => rowtree_expr::Error::invalid(e.message),
                 _ => rowtree_expr::Error::FailedPrecondition {
                     message: e.message,
@@ -233,6 +350,10 @@ impl EvalContext for ExecContext<'_> {
             .sequence_state(sequence)
             .map_err(|e| match e.code {
                 "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+                "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+                    message: e.message,
+                    span: e.span,
+                },
                 _ => rowtree_expr::Error::invalid(e.message),
             })
     }
@@ -250,6 +371,10 @@ impl EvalContext for ExecContext<'_> {
         self.run_subquery(id, row).map_err(|e| match e.code {
             "OUT_OF_RANGE" => rowtree_expr::Error::out_of_range(e.message),
             "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
+            "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+                message: e.message,
+                span: e.span,
+            },
             _ => rowtree_expr::Error::InvalidArgument {
                 message: e.message,
                 span: e.span,
@@ -271,6 +396,12 @@ pub struct RowIter<'a> {
 }
 
 impl<'a> RowIter<'a> {
+    /// A reservation against this query's memory, for a caller that keeps
+    /// its rows (an unstreamed result).
+    pub(crate) fn reserve(&self, what: &'static str) -> Reservation {
+        self.cx.reserve(what)
+    }
+
     pub(crate) fn new(plan: &'a Plan, source: &'a mut dyn DataSource) -> RowIter<'a> {
         RowIter {
             root: build(&plan.root),
@@ -352,18 +483,21 @@ fn build_node(node: &Node) -> Box<dyn Operator + '_> {
             groups,
             calls: aggregates,
             output: VecDeque::new(),
+            held: None,
             counters,
         }),
         NodeKind::Window { input, calls } => Box::new(Window {
             input: Some(build(input)),
             calls,
             output: VecDeque::new(),
+            held: None,
             counters,
         }),
         NodeKind::Sort { input, keys } => Box::new(Sort {
             input: Some(build(input)),
             keys,
             output: VecDeque::new(),
+            held: None,
             counters,
         }),
         NodeKind::Limit {
@@ -380,6 +514,7 @@ fn build_node(node: &Node) -> Box<dyn Operator + '_> {
         NodeKind::Distinct { input } => Box::new(Distinct {
             input: build(input),
             seen: HashSet::new(),
+            held: None,
             counters,
         }),
         NodeKind::Join {
@@ -446,6 +581,7 @@ fn build_node(node: &Node) -> Box<dyn Operator + '_> {
                 left_done: false,
                 unmatched_next: 0,
                 pending: VecDeque::new(),
+                held: None,
                 counters,
             }),
         },
@@ -462,6 +598,7 @@ fn build_node(node: &Node) -> Box<dyn Operator + '_> {
             counts: HashMap::new(),
             seen: HashSet::new(),
             left_done: false,
+            held: None,
             counters,
         }),
         NodeKind::Unnest {
@@ -719,13 +856,18 @@ impl Operator for Limit<'_> {
 struct Distinct<'p> {
     input: Box<dyn Operator + 'p>,
     seen: HashSet<GroupKey>,
+    held: Option<Reservation>,
     counters: &'p Counters,
 }
 
 impl Operator for Distinct<'_> {
     fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let held = self
+            .held
+            .get_or_insert_with(|| cx.reserve("SELECT DISTINCT"));
         while let Some(row) = self.input.next(cx)? {
             if self.seen.insert(GroupKey::from_values(row.clone())) {
+                held.hold(&row)?;
                 return emit(self.counters, row);
             }
         }
@@ -812,6 +954,7 @@ struct Sort<'p> {
     input: Option<Box<dyn Operator + 'p>>,
     keys: &'p [SortKey],
     output: VecDeque<Row>,
+    held: Option<Reservation>,
     counters: &'p Counters,
 }
 
@@ -819,7 +962,9 @@ impl Operator for Sort<'_> {
     fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut rows = Vec::new();
+            let held = self.held.insert(cx.reserve("a sort (ORDER BY)"));
             while let Some(r) = input.next(cx)? {
+                held.hold(&r)?;
                 rows.push(r);
             }
             rows.sort_by(|a, b| compare_rows(a, b, self.keys));
@@ -836,6 +981,7 @@ struct Window<'p> {
     input: Option<Box<dyn Operator + 'p>>,
     calls: &'p [crate::plan::WindowCall],
     output: VecDeque<Row>,
+    held: Option<Reservation>,
     counters: &'p Counters,
 }
 
@@ -917,7 +1063,9 @@ impl Operator for Window<'_> {
     fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
         if let Some(mut input) = self.input.take() {
             let mut rows = Vec::new();
+            let held = self.held.insert(cx.reserve("a window function"));
             while let Some(r) = input.next(cx)? {
+                held.hold(&r)?;
                 rows.push(r);
             }
             let mut values = Vec::with_capacity(self.calls.len());
@@ -941,7 +1089,19 @@ struct Aggregate<'p> {
     groups: &'p [BoundExpr],
     calls: &'p [crate::plan::AggregateCall],
     output: VecDeque<Row>,
+    held: Option<Reservation>,
     counters: &'p Counters,
+}
+
+/// Whether an aggregate keeps every input (DISTINCT, ORDER BY, or
+/// functions that collect: ARRAY_AGG, STRING_AGG, ARRAY_CONCAT_AGG), so its
+/// state grows with its arguments.
+fn collects(call: &crate::plan::AggregateCall) -> bool {
+    call.distinct
+        || !call.order_by.is_empty()
+        || ["ARRAY_AGG", "STRING_AGG", "ARRAY_CONCAT_AGG"]
+            .iter()
+            .any(|f| call.name.eq_ignore_ascii_case(f))
 }
 
 impl Aggregate<'_> {
@@ -967,6 +1127,7 @@ impl Operator for Aggregate<'_> {
         if let Some(mut input) = self.input.take() {
             let mut index: HashMap<GroupKey, usize> = HashMap::new();
             let mut groups: Vec<(Row, Vec<Box<dyn Accumulator>>)> = Vec::new();
+            let mut held = cx.reserve("an aggregation (GROUP BY)");
             while let Some(row) = input.next(cx)? {
                 let key: Row = self
                     .groups
@@ -977,6 +1138,9 @@ impl Operator for Aggregate<'_> {
                 let i = match index.get(&gk) {
                     Some(&i) => i,
                     None => {
+                        // The key is kept twice: in the index and the group.
+                        held.hold(&key)?;
+                        held.hold(&key)?;
                         groups.push((key, self.accumulators()?));
                         index.insert(gk, groups.len() - 1);
                         groups.len() - 1
@@ -991,9 +1155,13 @@ impl Operator for Aggregate<'_> {
                     for (o, _, _) in &call.order_by {
                         args.push(cx.eval(o, &row)?);
                     }
+                    if collects(call) {
+                        held.hold(&args)?;
+                    }
                     acc.update(&args)?;
                 }
             }
+            self.held = Some(held);
             // No GROUP BY: one row even over no input.
             if groups.is_empty() && self.groups.is_empty() {
                 groups.push((Vec::new(), self.accumulators()?));
@@ -1029,6 +1197,7 @@ struct Join<'p> {
     left_width: usize,
     right_width: usize,
     built: Option<Built>,
+    held: Option<Reservation>,
     left_done: bool,
     unmatched_next: usize,
     pending: VecDeque<Row>,
@@ -1060,7 +1229,9 @@ impl Operator for Join<'_> {
                 map: HashMap::new(),
                 matched: Vec::new(),
             };
+            let held = self.held.insert(cx.reserve("the build side of a join"));
             while let Some(r) = right.next(cx)? {
+                held.hold(&r)?;
                 if let JoinMethod::Hash { right_keys, .. } = self.method {
                     if let Some(k) = key_of(cx, right_keys, &r)? {
                         built.map.entry(k).or_default().push(built.rows.len());
@@ -1394,15 +1565,20 @@ struct SetOp<'p> {
     counts: HashMap<GroupKey, usize>,
     /// DISTINCT: rows already returned.
     seen: HashSet<GroupKey>,
+    held: Option<Reservation>,
     left_done: bool,
     counters: &'p Counters,
 }
 
 impl Operator for SetOp<'_> {
     fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let held = self
+            .held
+            .get_or_insert_with(|| cx.reserve("a set operation (UNION, INTERSECT, EXCEPT)"));
         if self.op != SetOperator::Union {
             if let Some(mut right) = self.right.take() {
                 while let Some(r) = right.next(cx)? {
+                    held.hold(&r)?;
                     *self.counts.entry(GroupKey::from_values(r)).or_default() += 1;
                 }
             }
@@ -1452,8 +1628,11 @@ impl Operator for SetOp<'_> {
             if !keep {
                 continue;
             }
-            if !self.all && !self.seen.insert(key) {
-                continue;
+            if !self.all {
+                if !self.seen.insert(key) {
+                    continue;
+                }
+                held.hold(&row)?;
             }
             return emit(self.counters, row);
         }

@@ -3,10 +3,11 @@
 //! A statement longer than [`MAX_STATEMENT_CHARS`] or with more than
 //! [`MAX_PARAMETERS`] parameters is refused with INVALID_ARGUMENT before it
 //! is parsed. Nesting is bounded by the parser (`rowtree_parser::MAX_NESTING`),
-//! the size of what a query holds in memory by [`MAX_QUERY_MEMORY`] (checked
-//! by the operators that buffer rows: sorts, aggregations, hash joins,
-//! window partitions, ARRAY subqueries). The limits on what a commit may
+//! the size of what a query holds in memory by [`query_memory`] (checked
+//! by the operators that buffer rows, see `executor::Memory`). The limits on what a commit may
 //! write are the database's (`rowtree_db::write`).
+
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use crate::{Error, Params, Result};
 
@@ -17,11 +18,24 @@ pub const MAX_STATEMENT_CHARS: usize = 1_000_000;
 /// Most parameters one statement may bind (Spanner: 950).
 pub const MAX_PARAMETERS: usize = 950;
 
-/// Most bytes of rows one query may hold in memory at once (in its sorts,
-/// aggregations, hash joins, window partitions and ARRAY subqueries); past
-/// it the query fails with RESOURCE_EXHAUSTED instead of the process
-/// running out of memory.
-pub const MAX_QUERY_MEMORY: usize = 1 << 30;
+/// Most bytes of rows one query may hold in memory at once by default (in
+/// its sorts, aggregations, hash joins, window partitions, DISTINCT and set
+/// operations, ARRAY subqueries and an unstreamed result); past it the query
+/// fails with RESOURCE_EXHAUSTED instead of the process running out of
+/// memory. `rowtree serve --query-memory` changes it ([`set_query_memory`]).
+pub const DEFAULT_QUERY_MEMORY: usize = 1 << 30;
+
+static QUERY_MEMORY: AtomicUsize = AtomicUsize::new(DEFAULT_QUERY_MEMORY);
+
+/// The memory limit of every query from now on, in bytes.
+pub fn set_query_memory(bytes: usize) {
+    QUERY_MEMORY.store(bytes, Ordering::Relaxed);
+}
+
+/// The memory limit of a query starting now, in bytes.
+pub fn query_memory() -> usize {
+    QUERY_MEMORY.load(Ordering::Relaxed)
+}
 
 /// Checks a statement's length and parameter count.
 pub fn check_statement(sql: &str, params: &Params) -> Result<()> {

@@ -335,7 +335,9 @@ fn run_query(
     {
         let columns = plan.columns();
         let mut sink = sink;
-        for row in plan.execute(source)? {
+        let mut iter = plan.execute(source)?;
+        let mut held = iter.reserve("the result (not streamed)");
+        for row in iter.by_ref() {
             let row = row?;
             returned += 1;
             match sink.as_mut() {
@@ -344,7 +346,10 @@ fn run_query(
                         break;
                     }
                 }
-                None => rows.push(row),
+                None => {
+                    held.hold(&row)?;
+                    rows.push(row);
+                }
             }
         }
     }

@@ -1,0 +1,119 @@
+//! The per-query memory limit: every operator that buffers rows stops the
+//! query with RESOURCE_EXHAUSTED once the query holds more than the limit,
+//! the session goes on, and the memory is given back.
+//!
+//! This test binary sets a small limit for the whole process (2 MiB), so it
+//! lives alone in its own file.
+
+use rowtree_db::Database;
+use rowtree_sql::{limits, ExecuteResult, Params, Session};
+use rowtree_types::Value;
+
+const LIMIT: usize = 2 << 20;
+
+/// 20,000 rows of ~200 bytes: 4 MB, twice the limit.
+fn session() -> Session {
+    limits::set_query_memory(LIMIT);
+    let mut s = Session::new(Database::in_memory());
+    run(
+        &mut s,
+        "CREATE TABLE T (Id INT64 NOT NULL, G INT64, Pad STRING(MAX)) PRIMARY KEY (Id)",
+    );
+    for chunk in 0..20 {
+        let rows: Vec<String> = (0..1000)
+            .map(|i| {
+                let id = chunk * 1000 + i;
+                format!("({id}, {}, '{}')", id % 7, "x".repeat(200))
+            })
+            .collect();
+        run(
+            &mut s,
+            &format!("INSERT INTO T (Id, G, Pad) VALUES {}", rows.join(", ")),
+        );
+    }
+    s
+}
+
+fn run(s: &mut Session, sql: &str) -> ExecuteResult {
+    s.execute(sql, &Params::new())
+        .unwrap_or_else(|e| panic!("{sql}: {e}"))
+}
+
+fn count(s: &mut Session, sql: &str) -> i64 {
+    let mut n = 0;
+    let mut sink = |_: &[(String, rowtree_types::Type)], _: Vec<Value>| {
+        n += 1;
+        true
+    };
+    s.execute_streaming(sql, &Params::new(), &mut sink)
+        .unwrap_or_else(|e| panic!("{sql}: {e}"));
+    n
+}
+
+fn exhausted(s: &mut Session, sql: &str, what: &str) {
+    let mut sink = |_: &[(String, rowtree_types::Type)], _: Vec<Value>| true;
+    let err = s
+        .execute_streaming(sql, &Params::new(), &mut sink)
+        .expect_err(sql);
+    assert_eq!(err.code, "RESOURCE_EXHAUSTED", "{sql}: {}", err.message);
+    assert!(
+        err.message.contains("memory limit of 2 MiB") && err.message.contains(what),
+        "{sql}: {}",
+        err.message
+    );
+}
+
+#[test]
+fn buffering_operators_stop_at_the_limit() {
+    let mut s = session();
+    // Streaming work holds nothing: a full scan with a filter is fine.
+    assert_eq!(count(&mut s, "SELECT Id, Pad FROM T WHERE G >= 0"), 20_000);
+    exhausted(&mut s, "SELECT Id, Pad FROM T ORDER BY Pad, Id", "a sort");
+    exhausted(&mut s, "SELECT DISTINCT Pad, Id FROM T", "SELECT DISTINCT");
+    exhausted(
+        &mut s,
+        "SELECT Id, ARRAY_AGG(Pad) FROM T GROUP BY Id",
+        "aggregation",
+    );
+    exhausted(&mut s, "SELECT ARRAY_AGG(Pad) FROM T", "aggregation");
+    exhausted(&mut s, "SELECT STRING_AGG(Pad) FROM T", "aggregation");
+    exhausted(
+        &mut s,
+        "SELECT a.Id FROM T AS a JOIN @{JOIN_METHOD=HASH_JOIN} T AS b ON a.Pad = b.Pad AND a.Id = b.Id",
+        "join",
+    );
+    exhausted(&mut s, "SELECT ARRAY(SELECT Pad FROM T)", "subquery");
+    exhausted(
+        &mut s,
+        "SELECT Pad || CAST(Id AS STRING) FROM T UNION DISTINCT SELECT Pad FROM T",
+        "set operation",
+    );
+    exhausted(
+        &mut s,
+        "SELECT Id, Pad, IS_FIRST(1) OVER (PARTITION BY G ORDER BY Id) FROM T",
+        "window",
+    );
+    // An aggregate over few groups with O(1) state holds little.
+    assert_eq!(
+        count(&mut s, "SELECT G, COUNT(*), MAX(Pad) FROM T GROUP BY G"),
+        7
+    );
+    // The memory was given back: the same session sorts what fits.
+    assert_eq!(
+        count(&mut s, "SELECT Id FROM T WHERE Id < 1000 ORDER BY Pad, Id"),
+        1000
+    );
+}
+
+#[test]
+fn an_unstreamed_result_counts_too() {
+    let mut s = session();
+    let err = s
+        .execute("SELECT Id, Pad FROM T", &Params::new())
+        .expect_err("the whole result held at once");
+    assert_eq!(err.code, "RESOURCE_EXHAUSTED", "{}", err.message);
+    match run(&mut s, "SELECT COUNT(*) FROM T") {
+        ExecuteResult::Query(q) => assert_eq!(q.rows[0][0], Value::Int64(20_000)),
+        other => panic!("{other:?}"),
+    }
+}
