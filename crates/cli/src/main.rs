@@ -51,6 +51,17 @@ enum Command {
     /// the admin APIs as usual. Every instance and database lives in the data
     /// directory and survives restarts. Stop with Ctrl-C or SIGTERM: the
     /// server stops accepting requests and lets those in flight finish.
+    ///
+    /// It listens on 127.0.0.1, reachable from this machine only. On any
+    /// other address (--host 0.0.0.0, ::, a LAN address) anyone who reaches
+    /// the ports could read, change and drop every database, so the server
+    /// refuses to start there unless both TLS (--tls-cert, --tls-key) and an
+    /// auth token (--auth-token-file) are configured, or --insecure is
+    /// given. Clients then connect over TLS and send the token as
+    /// `authorization: Bearer <token>`, which is what Spanner's client
+    /// libraries do with credentials holding an access token (Python: the
+    /// credentials `google.oauth2.credentials.Credentials(token)`, the
+    /// client option `api_endpoint`, and no SPANNER_EMULATOR_HOST).
     Serve(ServeArgs),
     /// Play a workload against the real split, balancing and statistics code
     /// on N simulated nodes in virtual time, and report throughput, latency,
@@ -94,7 +105,8 @@ struct ServeArgs {
     /// Keep everything in memory; nothing survives the process.
     #[arg(long)]
     in_memory: bool,
-    /// Address to listen on.
+    /// Address to listen on. Anything but a loopback address needs TLS and
+    /// --auth-token-file, or --insecure.
     #[arg(long, default_value = "127.0.0.1")]
     host: std::net::IpAddr,
     /// Port to listen on (9010, like Google's emulator).
@@ -138,6 +150,46 @@ struct ServeArgs {
     /// balancer moves a split off it. Default 180 (TiKV's PD).
     #[arg(long, value_name = "SECS")]
     balance_after: Option<f64>,
+    /// Serve TLS on both ports with this certificate chain (PEM, the
+    /// server's certificate first). Needs --tls-key.
+    #[arg(long, value_name = "FILE", requires = "tls_key")]
+    tls_cert: Option<PathBuf>,
+    /// The private key of --tls-cert (PEM: PKCS#8, PKCS#1 or SEC1).
+    #[arg(long, value_name = "FILE", requires = "tls_cert")]
+    tls_key: Option<PathBuf>,
+    /// Require a bearer token on both ports: the file's contents, trimmed
+    /// (an empty file is refused). gRPC requests without `authorization:
+    /// Bearer <token>` get UNAUTHENTICATED; the key visualizer takes the
+    /// same header, or the token as the password of HTTP Basic
+    /// authentication (any user name), which a browser prompts for.
+    #[arg(long, value_name = "FILE")]
+    auth_token_file: Option<PathBuf>,
+    /// Serve on a non-loopback --host without TLS or without a token
+    /// anyway: anyone who reaches the ports can then read, change and drop
+    /// every database (and, without TLS, read the traffic). Logs a warning.
+    #[arg(long)]
+    insecure: bool,
+}
+
+/// `rowtree serve`'s TLS and token, read from the files its flags name.
+fn security_config(
+    args: &ServeArgs,
+) -> Result<rowtree_server::security::Security, rowtree_server::security::SecurityError> {
+    use rowtree_server::security::{Security, Tls, Token};
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => Some(Tls::from_files(cert, key)?),
+        // clap requires the two flags together.
+        _ => None,
+    };
+    let token = match &args.auth_token_file {
+        Some(path) => Some(Token::from_file(path)?),
+        None => None,
+    };
+    Ok(Security {
+        tls,
+        token,
+        insecure: args.insecure,
+    })
 }
 
 /// `rowtree serve`'s split policy and balancer: the kv defaults
@@ -258,6 +310,18 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let security = match security_config(&args) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let http_scheme = if security.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let config = rowtree_server::Config {
         data_dir: (!args.in_memory).then_some(args.data_dir),
         addr: std::net::SocketAddr::new(args.host, args.port),
@@ -270,6 +334,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         node_capacity: args.node_capacity,
         split_policy,
         balancer,
+        security,
     };
     let http_port_given = args.http_port.is_some();
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -312,7 +377,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             server.local_addr
         );
         if let Some(http) = server.http_addr {
-            eprintln!("rowtree: key visualizer on http://{http}/");
+            eprintln!("rowtree: key visualizer on {http_scheme}://{http}/");
         }
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

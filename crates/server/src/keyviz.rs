@@ -10,9 +10,16 @@
 //!
 //! Both keyviz paths take `?granularity=minute|10minute|hour` (default
 //! `minute`). Everything is read-only.
+//!
+//! With [`Security::tls`] the same certificate serves HTTPS here; with
+//! [`Security::token`] every request needs the token, as `Authorization:
+//! Bearer <token>` or as the password of HTTP Basic authentication (any
+//! user name): a browser asks for it after the first `401`, then sends it
+//! with every page. See [`crate::security`].
 
 use std::net::SocketAddr;
 use std::sync::Arc;
+use std::time::Duration;
 
 use axum::body::Body;
 use axum::http::{header, Method, Request, Response, StatusCode};
@@ -21,6 +28,7 @@ use rowtree_keyviz::{escape_html, heatmap_from_load_history, parse_granularity};
 use rowtree_kv::{Granularity, LoadHistory};
 
 use crate::registry::Registry;
+use crate::security::{Security, Token, HANDSHAKE_TIMEOUT};
 
 /// The database's split load history (persisted in its data directory by
 /// `rowtree_db`; minute rows are added while the database serves requests).
@@ -59,27 +67,52 @@ impl HttpServer {
             .map_err(|e| format!("cannot listen on {addr} (key visualizer HTTP port): {e}"))
     }
 
-    /// Serves the pages over `listener` until [`HttpServer::shutdown`].
+    /// Serves the pages over `listener` until [`HttpServer::shutdown`],
+    /// over TLS and behind the token when `security` has them.
     pub fn start(
         listener: tokio::net::TcpListener,
         registry: Arc<Registry>,
+        security: &Security,
     ) -> Result<HttpServer, String> {
         let local_addr = listener.local_addr().map_err(|e| e.to_string())?;
+        let token = security.token.clone();
         let app = axum::Router::new()
             .fallback(move |req: Request<Body>| {
                 let registry = registry.clone();
-                async move { handle(registry, req).await }
+                let token = token.clone();
+                async move {
+                    match refusal(token.as_ref(), &req) {
+                        None => handle(registry, req).await,
+                        Some(refusal) => refusal,
+                    }
+                }
             })
             .into_make_service();
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
-        let task = tokio::spawn(async move {
-            axum::serve(listener, app)
-                .with_graceful_shutdown(async {
-                    let _ = stopped.await;
+        let stopped = async {
+            let _ = stopped.await;
+        };
+        let task = match &security.tls {
+            None => tokio::spawn(async move {
+                axum::serve(listener, app)
+                    .with_graceful_shutdown(stopped)
+                    .await
+            }),
+            Some(tls) => {
+                let listener = TlsListener::new(listener, local_addr, tls.http());
+                tokio::spawn(async move {
+                    axum::serve(listener, app)
+                        .with_graceful_shutdown(stopped)
+                        .await
                 })
-                .await
-        });
-        tracing::info!(%local_addr, "serving the key visualizer over HTTP");
+            }
+        };
+        tracing::info!(
+            %local_addr,
+            tls = security.tls.is_some(),
+            token = security.token.is_some(),
+            "serving the key visualizer over HTTP"
+        );
         Ok(HttpServer {
             local_addr,
             stop,
@@ -96,6 +129,105 @@ impl HttpServer {
             Err(e) => Err(e.to_string()),
         }
     }
+}
+
+/// Accepts TCP connections and completes each one's TLS handshake on a task
+/// of its own, so one slow or silent client cannot hold up the others;
+/// axum gets the connections whose handshake succeeded. Dropping it (axum
+/// does at shutdown) closes the port.
+struct TlsListener {
+    local_addr: SocketAddr,
+    ready: tokio::sync::mpsc::Receiver<(
+        tokio_rustls::server::TlsStream<tokio::net::TcpStream>,
+        SocketAddr,
+    )>,
+    accepting: tokio::task::JoinHandle<()>,
+}
+
+impl TlsListener {
+    fn new(
+        listener: tokio::net::TcpListener,
+        local_addr: SocketAddr,
+        config: Arc<tokio_rustls::rustls::ServerConfig>,
+    ) -> TlsListener {
+        let acceptor = tokio_rustls::TlsAcceptor::from(config);
+        let (tx, ready) = tokio::sync::mpsc::channel(64);
+        let accepting = tokio::spawn(async move {
+            loop {
+                let (tcp, peer) = match listener.accept().await {
+                    Ok(c) => c,
+                    Err(e) => {
+                        // Out of file descriptors and the like: wait, retry.
+                        tracing::warn!(error = %e, "key visualizer: cannot accept a connection");
+                        tokio::time::sleep(Duration::from_millis(100)).await;
+                        continue;
+                    }
+                };
+                let acceptor = acceptor.clone();
+                let tx = tx.clone();
+                tokio::spawn(async move {
+                    match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(tcp)).await {
+                        Ok(Ok(tls)) => {
+                            let _ = tx.send((tls, peer)).await;
+                        }
+                        Ok(Err(e)) => {
+                            tracing::debug!(%peer, error = %e, "key visualizer: TLS handshake failed")
+                        }
+                        Err(_) => tracing::debug!(%peer, "key visualizer: TLS handshake timed out"),
+                    }
+                });
+            }
+        });
+        TlsListener {
+            local_addr,
+            ready,
+            accepting,
+        }
+    }
+}
+
+impl Drop for TlsListener {
+    fn drop(&mut self) {
+        self.accepting.abort();
+    }
+}
+
+impl axum::serve::Listener for TlsListener {
+    type Io = tokio_rustls::server::TlsStream<tokio::net::TcpStream>;
+    type Addr = SocketAddr;
+
+    async fn accept(&mut self) -> (Self::Io, SocketAddr) {
+        match self.ready.recv().await {
+            Some(connection) => connection,
+            // Only once `accepting` is gone, that is after drop.
+            None => std::future::pending().await,
+        }
+    }
+
+    fn local_addr(&self) -> std::io::Result<SocketAddr> {
+        Ok(self.local_addr)
+    }
+}
+
+/// With a token configured, a request without it is refused: `401` with a
+/// challenge for both schemes (a browser answers the Basic one).
+fn refusal(token: Option<&Token>, req: &Request<Body>) -> Option<Response<Body>> {
+    let authorization = req
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(|v| v.as_bytes());
+    let denied = token?.admit_http(authorization).err()?;
+    let mut page = error_page(StatusCode::UNAUTHORIZED, &denied.to_string());
+    for challenge in [
+        "Bearer realm=\"rowtree\"",
+        "Basic realm=\"rowtree key visualizer\", charset=\"UTF-8\"",
+    ] {
+        page.headers_mut().append(
+            header::WWW_AUTHENTICATE,
+            header::HeaderValue::from_static(challenge),
+        );
+    }
+    Some(page)
 }
 
 fn respond(status: StatusCode, content_type: &str, body: String) -> Response<Body> {

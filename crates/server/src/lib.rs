@@ -13,7 +13,9 @@
 //! - [`keyviz`]: the key visualizer over HTTP (a second port, 9020 by
 //!   default in `rowtree serve`), on the same runtime;
 //! - [`convert`]: the wire encoding of values, types, key sets and
-//!   mutations; [`status`]: errors as Spanner sends them.
+//!   mutations; [`status`]: errors as Spanner sends them;
+//! - [`security`]: TLS and a bearer token on both ports, and the rule that
+//!   a non-loopback address needs both (or an explicit `insecure`).
 //!
 //! The service traits come from `build.rs` ([`api`]), declared over the
 //! message types of the `googleapis-tonic-*` crates. A client finds the
@@ -24,6 +26,7 @@ pub mod convert;
 pub mod keyviz;
 pub mod operations;
 pub mod registry;
+pub mod security;
 pub mod spanner;
 pub mod status;
 
@@ -90,6 +93,10 @@ pub struct Config {
     /// When splits move between nodes (`rowtree serve --balance-after`);
     /// the kv default waits 3 minutes. See `rowtree_db::Options::balancer`.
     pub balancer: rowtree_kv::BalancerConfig,
+    /// TLS and the bearer token on both ports, and whether a non-loopback
+    /// address may go without them. The default (none of it) serves
+    /// loopback addresses only: see [`security::check_exposure`].
+    pub security: security::Security,
 }
 
 impl Default for Config {
@@ -103,6 +110,7 @@ impl Default for Config {
             node_capacity: None,
             split_policy: rowtree_kv::SplitPolicy::default(),
             balancer: rowtree_kv::BalancerConfig::default(),
+            security: security::Security::default(),
         }
     }
 }
@@ -119,8 +127,24 @@ pub struct Server {
 }
 
 impl Server {
-    /// Opens the data directory and starts listening.
+    /// Opens the data directory and starts listening. Refuses, before
+    /// touching anything, an address that [`security::check_exposure`]
+    /// refuses.
     pub async fn start(config: Config) -> Result<Server, String> {
+        let addrs: Vec<SocketAddr> = std::iter::once(config.addr)
+            .chain(config.http_addr)
+            .collect();
+        let exposure =
+            security::check_exposure(&addrs, &config.security).map_err(|e| e.to_string())?;
+        if let Some(warning) = exposure.warning() {
+            tracing::warn!("{warning}");
+        }
+        let mut grpc = tonic::transport::Server::builder();
+        if let Some(tls) = &config.security.tls {
+            grpc = grpc
+                .tls_config(tls.grpc())
+                .map_err(|e| format!("TLS: {e}"))?;
+        }
         // Views are checked by binding their queries (the SQL layer).
         rowtree_sql::install();
         // The HTTP port first: failing there costs nothing to undo.
@@ -167,7 +191,12 @@ impl Server {
         use api::instance_admin::instance_admin_server::InstanceAdminServer;
         use api::operations::operations_server::OperationsServer;
         use api::spanner::spanner_server::SpannerServer;
-        let router = tonic::transport::Server::builder()
+        // Every request passes the token check before any service sees it.
+        let authenticator = security::Authenticator {
+            token: config.security.token.clone(),
+        };
+        let router = grpc
+            .layer(tonic::service::InterceptorLayer::new(authenticator))
             .add_service(
                 SpannerServer::new(data)
                     .max_decoding_message_size(MAX_MESSAGE)
@@ -202,9 +231,18 @@ impl Server {
             reap.abort();
             r
         });
-        tracing::info!(%local_addr, "serving Spanner's gRPC API");
+        tracing::info!(
+            %local_addr,
+            tls = config.security.tls.is_some(),
+            token = config.security.token.is_some(),
+            "serving Spanner's gRPC API"
+        );
         let http = match http_listener {
-            Some(l) => Some(keyviz::HttpServer::start(l, registry.clone())?),
+            Some(l) => Some(keyviz::HttpServer::start(
+                l,
+                registry.clone(),
+                &config.security,
+            )?),
             None => None,
         };
         Ok(Server {
