@@ -337,8 +337,11 @@ fn serve(args: ServeArgs) -> ExitCode {
         security,
     };
     let http_port_given = args.http_port.is_some();
+    // Requests run on the runtime's workers and blocking threads: give them
+    // the stack size Rowtree's recursion guard is tuned for.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        .thread_stack_size(rowtree_types::stack::THREAD_STACK)
         .build()
     {
         Ok(r) => r,

@@ -115,6 +115,7 @@ fn run(text: &str) -> String {
             Error::OutOfRange { .. } => "OutOfRange",
             Error::NotFound { .. } => "NotFound",
             Error::FailedPrecondition { .. } => "FailedPrecondition",
+            Error::ResourceExhausted { .. } => "ResourceExhausted",
         };
         let at = e
             .span()

@@ -62,8 +62,13 @@ pub mod api {
     }
 }
 
-/// Largest request or response message (Spanner allows 100 MiB commits).
+/// Largest response message.
 const MAX_MESSAGE: usize = 256 << 20;
+
+/// Largest request message the transport admits: a commit of Spanner's
+/// largest size (100 MiB) and its framing. Other requests are held to
+/// [`spanner::MAX_REQUEST_BYTES`] by the service.
+pub const MAX_REQUEST: usize = 101 << 20;
 
 /// What `rowtree serve` needs.
 #[derive(Debug, Clone)]
@@ -199,12 +204,12 @@ impl Server {
             .layer(tonic::service::InterceptorLayer::new(authenticator))
             .add_service(
                 SpannerServer::new(data)
-                    .max_decoding_message_size(MAX_MESSAGE)
+                    .max_decoding_message_size(MAX_REQUEST)
                     .max_encoding_message_size(MAX_MESSAGE),
             )
             .add_service(
                 DatabaseAdminServer::new(admin.clone())
-                    .max_decoding_message_size(MAX_MESSAGE)
+                    .max_decoding_message_size(MAX_REQUEST)
                     .max_encoding_message_size(MAX_MESSAGE),
             )
             .add_service(InstanceAdminServer::new(admin.clone()))

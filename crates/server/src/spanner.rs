@@ -424,6 +424,24 @@ struct Collect {
     deadline: Option<Instant>,
 }
 
+/// Largest request other than a commit, in bytes (Spanner: "Request size
+/// other than for commits: 10 MiB"). The transport admits messages up to
+/// the commit limit ([`crate::MAX_REQUEST`]); the other requests are held to
+/// this one here.
+pub const MAX_REQUEST_BYTES: usize = 10 << 20;
+
+/// Refuses a non-commit request larger than [`MAX_REQUEST_BYTES`].
+fn check_size(request: &impl prost::Message) -> Result<(), Status> {
+    let size = request.encoded_len();
+    if size > MAX_REQUEST_BYTES {
+        return Err(Status::invalid_argument(format!(
+            "Request is too large: {size} bytes; requests other than commits may be at most \
+             {MAX_REQUEST_BYTES} bytes"
+        )));
+    }
+    Ok(())
+}
+
 /// The deadline a client set on its request (the `grpc-timeout` header:
 /// digits and a unit, H M S m u n), so long statements stop when the client
 /// has given up.
@@ -1200,6 +1218,7 @@ impl Spanner for SpannerService {
     ) -> Result<Response<pb::ResultSet>, Status> {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         let inline = single_use_snapshot(r.transaction.as_ref());
         Self::unary(inline, deadline, move |rows| {
@@ -1216,6 +1235,7 @@ impl Spanner for SpannerService {
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         let token = r.resume_token.clone();
         Ok(Response::new(Self::stream(
@@ -1231,6 +1251,7 @@ impl Spanner for SpannerService {
         request: Request<pb::ExecuteBatchDmlRequest>,
     ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         if r.statements.is_empty() {
             return Err(Status::invalid_argument(
@@ -1305,6 +1326,7 @@ impl Spanner for SpannerService {
     ) -> Result<Response<pb::ResultSet>, Status> {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         let inline = single_use_snapshot(r.transaction.as_ref());
         Self::unary(inline, deadline, move |rows| {
@@ -1321,6 +1343,7 @@ impl Spanner for SpannerService {
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         let token = r.resume_token.clone();
         Ok(Response::new(Self::stream(
@@ -1450,6 +1473,7 @@ impl Spanner for SpannerService {
         request: Request<pb::PartitionQueryRequest>,
     ) -> Result<Response<pb::PartitionResponse>, Status> {
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         Self::blocking(move || {
             // Validate the statement by planning it in the transaction.
@@ -1487,6 +1511,7 @@ impl Spanner for SpannerService {
         request: Request<pb::PartitionReadRequest>,
     ) -> Result<Response<pb::PartitionResponse>, Status> {
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         Self::blocking(move || {
             let selected = session.select(r.transaction.as_ref())?;
@@ -1519,6 +1544,7 @@ impl Spanner for SpannerService {
         request: Request<pb::BatchWriteRequest>,
     ) -> Result<Response<Self::BatchWriteStream>, Status> {
         let r = request.into_inner();
+        check_size(&r)?;
         let session = self.session(&r.session)?;
         let (tx, rx) = mpsc::channel(16);
         tokio::task::spawn_blocking(move || {

@@ -1577,10 +1577,14 @@ impl<'c> Binder<'c> {
         te: &TableExpr,
         outer: Option<&Outer<'_>>,
     ) -> Result<(Node, RowScope)> {
-        rowtree_types::stack::guarded(|| self.from_item(te, outer))
+        rowtree_types::stack::guarded(|| self.bind_from_item(te, outer))
     }
 
-    fn from_item(&self, te: &TableExpr, outer: Option<&Outer<'_>>) -> Result<(Node, RowScope)> {
+    fn bind_from_item(
+        &self,
+        te: &TableExpr,
+        outer: Option<&Outer<'_>>,
+    ) -> Result<(Node, RowScope)> {
         match te {
             TableExpr::Table {
                 path,

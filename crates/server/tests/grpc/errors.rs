@@ -142,3 +142,89 @@ async fn unknown_tables_and_columns() {
     );
     env.stop().await;
 }
+
+/// Statements built to take a server down: each gets a small, clear error
+/// (the position, the rule broken), and the server serves on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn hostile_statements_get_small_clear_errors() {
+    let (env, s) = singers().await;
+    let ok = "SELECT Id, Name FROM Singers";
+    let nest = |n: usize| format!("SELECT {}1{}", "(".repeat(n), ")".repeat(n));
+    let deep: [(String, &str); 4] = [
+        // 4 KB of parentheses: this overflowed a worker's stack and killed
+        // the whole process.
+        (nest(2_000), "[at 1:"),
+        (format!("SELECT 1{}", "+1".repeat(100_000)), "[at 1:"),
+        (format!("SELECT {}TRUE", "NOT ".repeat(50_000)), "[at 1:"),
+        (
+            format!(
+                "SELECT Id FROM Singers WHERE {}",
+                "Id = 1 OR ".repeat(5_000) + "TRUE"
+            ),
+            "[at 1:",
+        ),
+    ];
+    for (sql, at) in &deep {
+        let e = expect_err(
+            env.execute(&s, sql, None).await,
+            Code::InvalidArgument,
+            "Out of stack space due to deeply nested query expression",
+        );
+        assert!(e.message().contains(at), "{}", e.message());
+        assert_eq!(env.query(&s, ok).await, vec!["1|Ann"]);
+    }
+    // The deepest statement the parser allows runs.
+    assert_eq!(env.query(&s, &nest(900)).await, vec!["1"]);
+
+    // An error at the end of a 200 KB one-line statement quotes a window
+    // around its caret, so the status fits a client's metadata limit.
+    let long = format!("SELECT {}nope", "1, ".repeat(66_667));
+    let e = expect_err(
+        env.execute(&s, &long, None).await,
+        Code::InvalidArgument,
+        &format!("Unrecognized name: nope [at 1:{}]", long.len() - 3),
+    );
+    assert!(e.message().len() < 400, "{} bytes", e.message().len());
+    let caret_line = e.message().lines().nth(1).unwrap();
+    assert!(caret_line.starts_with("...") && caret_line.ends_with("nope"));
+
+    // Spanner's documented limits.
+    let too_long = format!("SELECT '{}'", "x".repeat(1_000_000));
+    expect_err(
+        env.execute(&s, &too_long, None).await,
+        Code::InvalidArgument,
+        "Statement is too long: 1000009 characters; the maximum is 1000000",
+    );
+    let mut params = prost_types::Struct::default();
+    let mut param_types = std::collections::HashMap::new();
+    for i in 0..951 {
+        params.fields.insert(format!("p{i}"), val(i.to_string()));
+        param_types.insert(
+            format!("p{i}"),
+            pb::Type {
+                code: pb::TypeCode::Int64 as i32,
+                ..Default::default()
+            },
+        );
+    }
+    let many = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT @p0".into(),
+            params: Some(params),
+            param_types,
+            ..Default::default()
+        })
+        .await;
+    expect_err(many, Code::InvalidArgument, "Too many parameters: 951");
+    // A request over 10 MiB (commits excepted) is refused as a whole.
+    let huge = format!("SELECT 1 -- {}", "x".repeat(11 << 20));
+    expect_err(
+        env.execute(&s, &huge, None).await,
+        Code::InvalidArgument,
+        "Request is too large",
+    );
+    assert_eq!(env.query(&s, ok).await, vec!["1|Ann"]);
+    env.stop().await;
+}
