@@ -150,6 +150,13 @@ struct ServeArgs {
     /// balancer moves a split off it. Default 180 (TiKV's PD).
     #[arg(long, value_name = "SECS")]
     balance_after: Option<f64>,
+    /// Memory one query may hold in its sorts, aggregations, hash joins,
+    /// DISTINCT, set operations and unstreamed results, in MiB; a query
+    /// that needs more fails with RESOURCE_EXHAUSTED instead of the server
+    /// running out of memory.
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_QUERY_MEMORY_MIB,
+          value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
+    query_memory: u64,
     /// Serve TLS on both ports with this certificate chain (PEM, the
     /// server's certificate first). Needs --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -294,6 +301,9 @@ fn main() -> ExitCode {
 /// The key visualizer's HTTP port in `rowtree serve`.
 const DEFAULT_HTTP_PORT: u16 = 9020;
 
+/// `rowtree serve --query-memory`'s default, in MiB.
+const DEFAULT_QUERY_MEMORY_MIB: u64 = (rowtree_sql::limits::DEFAULT_QUERY_MEMORY >> 20) as u64;
+
 /// `rowtree serve`: runs the gRPC server until SIGINT or SIGTERM.
 fn serve(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
@@ -310,6 +320,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    rowtree_sql::limits::set_query_memory((args.query_memory << 20) as usize);
     let security = match security_config(&args) {
         Ok(s) => s,
         Err(e) => {
