@@ -1,0 +1,316 @@
+//! A real `rowtree serve` child process.
+//!
+//! The checks test the binary users run, not the library: [`Server`] starts
+//! `rowtree serve --data-dir D --port P --http-port 0` on 127.0.0.1, waits
+//! until it answers gRPC, and can stop it gracefully (SIGTERM), kill it
+//! (SIGKILL, the crash the kill check is about) and start it again over the
+//! same data directory. Its standard output and error go to one log file
+//! beside the data directory (`<parent of D>/rowtree-serve.log`), each
+//! start marked with a header line, so a failure can be read afterwards.
+//!
+//! Invariant: while a [`Server`] value lives it owns at most one child, and
+//! dropping it kills and reaps that child, so a failed check or a panic
+//! never leaves a server running.
+
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::net::{Ipv4Addr, SocketAddr, TcpListener};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use crate::client::Client;
+use crate::error::{Error, Result};
+
+/// How to run the server.
+#[derive(Debug, Clone)]
+pub struct Options {
+    /// The `rowtree` binary.
+    pub binary: PathBuf,
+    /// Its `--data-dir`; created by the server if missing.
+    pub data_dir: PathBuf,
+    /// More `rowtree serve` flags (split experiment flags, `--cache-mib`).
+    pub extra_args: Vec<String>,
+    /// How long a start may take before it counts as failed (opening a
+    /// database replays its log, which takes longer after a crash).
+    pub start_timeout: Duration,
+    /// How long a graceful stop may take before the child is killed.
+    pub stop_timeout: Duration,
+}
+
+impl Options {
+    /// Defaults for `binary` over `data_dir`: 60 s to start, 20 s to stop.
+    pub fn new(binary: impl Into<PathBuf>, data_dir: impl Into<PathBuf>) -> Options {
+        Options {
+            binary: binary.into(),
+            data_dir: data_dir.into(),
+            extra_args: Vec::new(),
+            start_timeout: Duration::from_secs(60),
+            stop_timeout: Duration::from_secs(20),
+        }
+    }
+
+    /// Adds `rowtree serve` flags.
+    pub fn args<I: IntoIterator<Item = S>, S: Into<String>>(mut self, args: I) -> Options {
+        self.extra_args.extend(args.into_iter().map(Into::into));
+        self
+    }
+}
+
+/// A `rowtree serve` child process (see the module docs).
+pub struct Server {
+    options: Options,
+    child: Option<Child>,
+    addr: SocketAddr,
+    log_path: PathBuf,
+    starts: u32,
+}
+
+impl Server {
+    /// Starts the server on a free port and waits until it answers gRPC.
+    pub async fn start(options: Options) -> Result<Server> {
+        let parent = options
+            .data_dir
+            .parent()
+            .map(Path::to_path_buf)
+            .unwrap_or_else(|| PathBuf::from("."));
+        std::fs::create_dir_all(&parent)?;
+        let log_path = parent.join("rowtree-serve.log");
+        let mut server = Server {
+            options,
+            child: None,
+            addr: SocketAddr::from((Ipv4Addr::LOCALHOST, 0)),
+            log_path,
+            starts: 0,
+        };
+        server.addr.set_port(free_port()?);
+        server.spawn_and_wait().await?;
+        Ok(server)
+    }
+
+    /// The gRPC address.
+    pub fn addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The child's process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
+    /// The log file (both output streams of every start).
+    pub fn log_path(&self) -> &Path {
+        &self.log_path
+    }
+
+    /// The options it runs with.
+    pub fn options(&self) -> &Options {
+        &self.options
+    }
+
+    /// How many times the process has been started.
+    pub fn starts(&self) -> u32 {
+        self.starts
+    }
+
+    /// A new client connected to it.
+    pub async fn client(&self) -> Result<Client> {
+        Client::connect(self.addr).await
+    }
+
+    /// The server's resident set size in KiB (`VmRSS` in
+    /// `/proc/<pid>/status`), while it runs.
+    pub fn rss_kib(&self) -> Option<u64> {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid()?)).ok()?;
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix("VmRSS:"))
+            .and_then(|v| v.split_whitespace().next())
+            .and_then(|n| n.parse().ok())
+    }
+
+    /// Whether the child is running (it has not exited on its own).
+    pub fn is_running(&mut self) -> bool {
+        match self.child.as_mut() {
+            Some(c) => matches!(c.try_wait(), Ok(None)),
+            None => false,
+        }
+    }
+
+    /// SIGKILLs the child and reaps it: a crash, nothing flushed.
+    pub fn kill(&mut self) -> Result<()> {
+        if let Some(mut child) = self.child.take() {
+            // An error here means it already exited; wait reaps it either way.
+            let _ = child.kill();
+            child.wait()?;
+            self.note("killed with SIGKILL")?;
+        }
+        Ok(())
+    }
+
+    /// Stops the child gracefully (SIGTERM), killing it if it does not exit
+    /// within the stop timeout. Errors if it had to be killed or exited
+    /// with a failure.
+    pub async fn stop(&mut self) -> Result<()> {
+        let Some(mut child) = self.child.take() else {
+            return Ok(());
+        };
+        // SAFETY: kill(2) with a pid we own and have not reaped yet, so the
+        // pid cannot have been reused.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, libc::SIGTERM);
+        }
+        let deadline = Instant::now() + self.options.stop_timeout;
+        loop {
+            if let Some(status) = child.try_wait()? {
+                self.note(&format!("stopped: {status}"))?;
+                return if status.success() {
+                    Ok(())
+                } else {
+                    Err(Error::Server(format!(
+                        "exited with {status} on SIGTERM (log: {})",
+                        self.log_path.display()
+                    )))
+                };
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                child.wait()?;
+                self.note("did not stop on SIGTERM; killed")?;
+                return Err(Error::Timeout(format!(
+                    "the server did not stop within {:?} of SIGTERM",
+                    self.options.stop_timeout
+                )));
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Starts the child again over the same data directory (after
+    /// [`Server::kill`] or [`Server::stop`]; kills a running one first).
+    /// It keeps its port when the port is still free.
+    pub async fn restart(&mut self) -> Result<()> {
+        self.kill()?;
+        self.spawn_and_wait().await
+    }
+
+    /// Spawns the child and waits until it answers gRPC. A child that exits
+    /// because its port was taken meanwhile is started again on another.
+    async fn spawn_and_wait(&mut self) -> Result<()> {
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            self.spawn()?;
+            match self.wait_ready().await {
+                Ok(()) => return Ok(()),
+                Err(e) if attempts < 5 && !self.is_running() && self.port_was_taken() => {
+                    self.note(&format!("port {} taken ({e}); another", self.addr.port()))?;
+                    self.child = None;
+                    self.addr.set_port(free_port()?);
+                }
+                Err(e) => {
+                    let _ = self.kill();
+                    return Err(e);
+                }
+            }
+        }
+    }
+
+    fn spawn(&mut self) -> Result<()> {
+        self.starts += 1;
+        let mut log = self.open_log()?;
+        writeln!(
+            log,
+            "=== rowtree-check: start {} on {} ===",
+            self.starts, self.addr
+        )?;
+        let stderr = log.try_clone()?;
+        let child = Command::new(&self.options.binary)
+            .arg("serve")
+            .arg("--data-dir")
+            .arg(&self.options.data_dir)
+            .args(["--host", "127.0.0.1", "--http-port", "0", "--port"])
+            .arg(self.addr.port().to_string())
+            .args(&self.options.extra_args)
+            .stdin(Stdio::null())
+            .stdout(log)
+            .stderr(stderr)
+            .spawn()
+            .map_err(|e| {
+                Error::Server(format!("cannot run {}: {e}", self.options.binary.display()))
+            })?;
+        self.child = Some(child);
+        Ok(())
+    }
+
+    /// Polls until a gRPC call succeeds, the child exits, or the start
+    /// timeout passes.
+    async fn wait_ready(&mut self) -> Result<()> {
+        let deadline = Instant::now() + self.options.start_timeout;
+        let mut last = String::from("no attempt");
+        while Instant::now() < deadline {
+            if !self.is_running() {
+                return Err(Error::Server(format!(
+                    "exited during start: {}",
+                    self.log_tail()
+                )));
+            }
+            let attempt = async {
+                let client = Client::connect(self.addr).await?;
+                client.list_instances().await
+            };
+            match tokio::time::timeout(Duration::from_secs(5), attempt).await {
+                Ok(Ok(_)) => return Ok(()),
+                Ok(Err(e)) => last = e.to_string(),
+                Err(_) => last = "a probe took over 5 s".into(),
+            }
+            tokio::time::sleep(Duration::from_millis(50)).await;
+        }
+        Err(Error::Timeout(format!(
+            "the server did not answer within {:?} ({last}); log: {}",
+            self.options.start_timeout,
+            self.log_tail()
+        )))
+    }
+
+    fn port_was_taken(&self) -> bool {
+        self.log_tail().contains("cannot listen on")
+    }
+
+    /// The last lines of the log, for error messages.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log_path).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(15)..].join("\n")
+    }
+
+    fn open_log(&self) -> Result<File> {
+        Ok(OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.log_path)?)
+    }
+
+    /// Adds a line of our own to the log.
+    fn note(&self, what: &str) -> Result<()> {
+        let mut log = self.open_log()?;
+        writeln!(log, "=== rowtree-check: {what} ===")?;
+        Ok(())
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+/// A port nothing listens on now (bound to port 0 and released; the server
+/// binds it moments later, and [`Server`] retries if someone was faster).
+fn free_port() -> Result<u16> {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
+    Ok(listener.local_addr()?.port())
+}
