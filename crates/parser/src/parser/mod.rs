@@ -19,6 +19,8 @@ mod expr;
 mod objects;
 mod query;
 
+use std::collections::HashMap;
+
 use crate::ast::{Expr, Ident, Query, Span, Statement};
 use crate::error::{ParseError, Result};
 use crate::lexer::{self, Keyword, Punct, Token, TokenKind};
@@ -77,6 +79,15 @@ pub(crate) struct Parser<'a> {
     /// [`Chain`] started (or since the start): together with the links of
     /// the open chains, an upper bound of the tree's depth.
     deepest: usize,
+    /// The `( query )` readings that failed, by the token position of their
+    /// `(`, with their error. Every enclosing `(` that may open a query tries
+    /// that reading and then another, and both reach the `(`s inside it, so
+    /// without this a statement could be read once per path: twice as often
+    /// for each level (`f(((SELECT ((SELECT ((SELECT ...`). The syntax of
+    /// `( query )` at a position does not depend on how the parser got
+    /// there, so the first failure stands for all; only the nesting limit
+    /// depends on the path, and its errors are not recorded.
+    failed_queries: HashMap<usize, ParseError>,
 }
 
 /// A left-associative chain being built (`a + b + c`, `a.b.c`, `x[1][2]`,
@@ -97,6 +108,7 @@ impl<'a> Parser<'a> {
             pos: 0,
             depth: 0,
             deepest: 0,
+            failed_queries: HashMap::new(),
         })
     }
 

@@ -70,11 +70,25 @@ impl Parser<'_> {
     }
 
     /// `( query )`: the query and the span including the parentheses.
+    /// A reading that failed here before fails again at once (see
+    /// `Parser::failed_queries`).
     pub(super) fn parse_paren_query(&mut self) -> Result<(Query, Span)> {
-        let start = self.expect_punct(Punct::LParen)?.start;
-        let query = self.parse_query()?;
-        self.expect_punct(Punct::RParen)?;
-        Ok((query, self.span_from(start)))
+        let at = self.pos;
+        if let Some(error) = self.failed_queries.get(&at) {
+            return Err(error.clone());
+        }
+        let result: Result<(Query, Span)> = (|| {
+            let start = self.expect_punct(Punct::LParen)?.start;
+            let query = self.parse_query()?;
+            self.expect_punct(Punct::RParen)?;
+            Ok((query, self.span_from(start)))
+        })();
+        if let Err(error) = &result {
+            if error.message != self.too_deep().message {
+                self.failed_queries.insert(at, error.clone());
+            }
+        }
+        result
     }
 
     /// A whole query, without a trailing `;`.
