@@ -1,0 +1,99 @@
+//! The isolation checks against the release `rowtree` binary, bounded for
+//! CI: each workload runs 20 seconds with 8 clients while the server is
+//! SIGKILLed and restarted every 6 seconds. `rowtree-check anomalies` runs
+//! them longer.
+//!
+//! The binary is `$ROWTREE_BINARY`, or `target/release/rowtree` of this
+//! workspace (scripts/check builds it before the tests). Without it the
+//! tests say so and pass, except under CI, where they fail.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use rowtree_check::anomaly::{bank, list_append, Options};
+
+fn binary() -> Option<PathBuf> {
+    if let Some(path) = std::env::var_os("ROWTREE_BINARY") {
+        return Some(PathBuf::from(path));
+    }
+    let target = std::env::var_os("CARGO_TARGET_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target"));
+    let path = target.join("release/rowtree");
+    if path.exists() {
+        return Some(path);
+    }
+    assert!(
+        std::env::var_os("CI").is_none(),
+        "{} is missing: build it with `cargo build --release -p rowtree-cli`",
+        path.display()
+    );
+    eprintln!(
+        "skipped: {} is missing (cargo build --release -p rowtree-cli)",
+        path.display()
+    );
+    None
+}
+
+fn options(binary: PathBuf, seed: u64) -> Options {
+    Options {
+        binary,
+        clients: 8,
+        duration: Duration::from_secs(20),
+        kill_every: Some(Duration::from_secs(6)),
+        seed,
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn list_append_histories_are_strictly_serializable_across_kills() {
+    let Some(binary) = binary() else { return };
+    let report = list_append::run(&options(binary, 1))
+        .await
+        .expect("the workload runs");
+    println!("{report:#?}");
+    assert!(
+        report.check.ok(),
+        "anomalies: {:#?}",
+        report.check.anomalies
+    );
+    assert!(
+        report.kills >= 2,
+        "the server was killed {} times",
+        report.kills
+    );
+    // The history is big enough to mean something.
+    assert!(
+        report.check.committed >= 200,
+        "{} committed",
+        report.check.committed
+    );
+    assert!(
+        report.check.edges >= 100,
+        "{} dependency edges",
+        report.check.edges
+    );
+    assert!(report.check.appends_checked >= 100);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_bank_keeps_its_money_across_kills() {
+    let Some(binary) = binary() else { return };
+    let report = bank::run(&options(binary, 2))
+        .await
+        .expect("the workload runs");
+    println!("{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+    assert!(report.kills >= 2);
+    assert!(
+        report.acknowledged >= 100,
+        "{} transfers",
+        report.acknowledged
+    );
+    assert!(report.strong_reads >= 20 && report.stale_reads >= 5);
+    assert!(
+        report.partitioned_dml >= 5,
+        "{} partitioned DML",
+        report.partitioned_dml
+    );
+}
