@@ -264,6 +264,9 @@ impl<'a> Parser<'a> {
                 span: first,
             };
             self.tokens.insert(self.pos + 1, second);
+            // Positions after this one moved: failures remembered by
+            // position no longer name the same tokens.
+            self.failed_queries.clear();
         }
         self.expect_punct(Punct::Gt)
     }
