@@ -103,12 +103,17 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
         }
         Node::Concat(a, b) => match (eval(a, row, ctx)?, eval(b, row, ctx)?) {
             (Value::Null, _) | (_, Value::Null) => Value::Null,
-            (Value::String(x), Value::String(y)) => Value::String(x + &y),
+            (Value::String(x), Value::String(y)) => {
+                crate::check_output("||", x.len() + y.len(), 0)?;
+                Value::String(x + &y)
+            }
             (Value::Bytes(mut x), Value::Bytes(y)) => {
+                crate::check_output("||", x.len() + y.len(), 0)?;
                 x.extend_from_slice(&y);
                 Value::Bytes(x)
             }
             (Value::Array(mut x), Value::Array(y)) => {
+                crate::check_output("||", 0, x.len() + y.len())?;
                 x.extend(y);
                 Value::Array(x)
             }

@@ -471,6 +471,15 @@ pub(crate) fn bit_reverse(v: i64, preserve_sign: bool) -> i64 {
 }
 
 fn eval_concat(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
+    let bytes = args
+        .iter()
+        .map(|a| match a {
+            Value::String(s) => s.len(),
+            Value::Bytes(b) => b.len(),
+            _ => 0,
+        })
+        .sum();
+    crate::check_output("CONCAT", bytes, 0)?;
     match args.first() {
         Some(Value::String(_)) => {
             let mut out = String::new();

@@ -37,3 +37,22 @@ pub use cast::{cast, castable, coerce_value};
 pub use compare::compare;
 pub use context::EvalContext;
 pub use error::{Error, Result};
+
+/// Largest STRING or BYTES value a function or operator may produce
+/// (CONCAT, `||`, REPEAT, LPAD/RPAD): Spanner's cell limit. Without it a
+/// chain of subqueries each doubling a string would exhaust memory.
+pub const MAX_OUTPUT_BYTES: usize = 10 << 20;
+
+/// Most elements an ARRAY built by ARRAY_CONCAT or `||` may have.
+pub const MAX_OUTPUT_ELEMENTS: usize = 10_000_000;
+
+/// Checks the size of a value about to be produced by `what`.
+pub(crate) fn check_output(what: &str, bytes: usize, elements: usize) -> Result<()> {
+    if bytes > MAX_OUTPUT_BYTES || elements > MAX_OUTPUT_ELEMENTS {
+        return Err(Error::out_of_range(format!(
+            "Output of {what} exceeds the maximum allowed size ({} bytes, {} array elements)",
+            MAX_OUTPUT_BYTES, MAX_OUTPUT_ELEMENTS
+        )));
+    }
+    Ok(())
+}

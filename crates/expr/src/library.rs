@@ -222,7 +222,7 @@ fn eval_repeat(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
         )));
     }
     let b = bytes_of(&args[0])?;
-    if b.len().saturating_mul(n as usize) > 10 << 20 {
+    if b.len().saturating_mul(n as usize) > crate::MAX_OUTPUT_BYTES {
         return Err(oor("Output of REPEAT exceeds the maximum allowed size"));
     }
     same_kind(&args[0], b.repeat(n as usize))
@@ -1870,6 +1870,8 @@ pub(crate) static LIBRARY: &[Function] = &[
     // arrays
     generic("ARRAY_LENGTH", "ARRAY_LENGTH(ARRAY)", check_array_length, |a, _| Ok(Value::Int64(array(&a[0])?.len() as i64))),
     generic("ARRAY_CONCAT", "ARRAY_CONCAT(ARRAY, ...)", check_array_concat, |a, _| {
+        let elements = a.iter().map(|v| array(v).map_or(0, |items| items.len())).sum();
+        crate::check_output("ARRAY_CONCAT", 0, elements)?;
         let mut out = Vec::new();
         for v in a {
             out.extend(array(v)?.iter().cloned());
