@@ -14,10 +14,12 @@
 //! 4. [`kill`] and [`soak`]: the checks, each returning a report whose
 //!    `violations()` say whether it passed.
 
-pub mod anomaly;
 pub mod client;
 pub mod error;
+pub mod kill;
+pub mod latency;
 pub mod server;
+pub mod soak;
 pub mod wire;
 
 pub use error::{Error, Result};
