@@ -14,6 +14,7 @@
 //! 4. [`kill`] and [`soak`]: the checks, each returning a report whose
 //!    `violations()` say whether it passed.
 
+pub mod anomaly;
 pub mod client;
 pub mod error;
 pub mod kill;
