@@ -201,6 +201,11 @@ impl Server {
             token: config.security.token.clone(),
         };
         let router = grpc
+            .layer(tower::util::MapResponseLayer::new(
+                status::bound_message_header::<
+                    tonic::service::interceptor::ResponseBody<tonic::body::Body>,
+                >,
+            ))
             .layer(tonic::service::InterceptorLayer::new(authenticator))
             .add_service(
                 SpannerServer::new(data)

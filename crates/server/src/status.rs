@@ -54,6 +54,52 @@ fn bounded(mut message: String) -> String {
     message
 }
 
+/// Longest `grpc-message` header an error response carries, in bytes as
+/// sent (percent-encoded). Most statuses are built by [`status`] and are
+/// small already; this catches the rest (a NOT_FOUND echoing a 1 MB table
+/// name from a Read request) where tonic turns them into headers.
+pub const MAX_MESSAGE_HEADER: usize = 4096;
+
+/// Cuts an error response's `grpc-message` header to
+/// [`MAX_MESSAGE_HEADER`] bytes (on a character boundary of the decoded
+/// text, marked as truncated). Installed on the server as a
+/// `tower::util::MapResponseLayer`.
+pub fn bound_message_header<B>(mut response: http::Response<B>) -> http::Response<B> {
+    use percent_encoding::{percent_decode, utf8_percent_encode, AsciiSet, CONTROLS};
+    /// What gRPC percent-encodes in a message besides non-ASCII bytes.
+    const ENCODE: &AsciiSet = &CONTROLS.add(b'%');
+    const MARK: &str = " ... (message truncated)";
+    let Some(value) = response.headers().get("grpc-message") else {
+        return response;
+    };
+    if value.len() <= MAX_MESSAGE_HEADER {
+        return response;
+    }
+    let text = percent_decode(value.as_bytes())
+        .decode_utf8_lossy()
+        .into_owned();
+    let mut cut = String::new();
+    let mut encoded = MARK.len();
+    for c in text.chars() {
+        let width = if c.is_ascii() && !c.is_ascii_control() && c != '%' {
+            1
+        } else {
+            3 * c.len_utf8()
+        };
+        if encoded + width > MAX_MESSAGE_HEADER {
+            break;
+        }
+        encoded += width;
+        cut.push(c);
+    }
+    cut.push_str(MARK);
+    let header = utf8_percent_encode(&cut, ENCODE).to_string();
+    if let Ok(header) = http::HeaderValue::from_str(&header) {
+        response.headers_mut().insert("grpc-message", header);
+    }
+    response
+}
+
 /// A status from a code name and message; ABORTED gets its RetryInfo.
 pub fn status(code: &str, message: impl Into<String>) -> Status {
     let code = code_of(code);
@@ -174,6 +220,34 @@ mod tests {
         assert!(s.message().len() <= MAX_MESSAGE_BYTES);
         assert!(s.message().ends_with("(message truncated)"));
         assert_eq!(status("NOT_FOUND", "short").message(), "short");
+    }
+
+    #[test]
+    fn long_message_headers_are_cut() {
+        let long = format!("Table not found: {}", "é".repeat(50_000));
+        let mut response = http::Response::new(());
+        let encoded =
+            percent_encoding::utf8_percent_encode(&long, percent_encoding::CONTROLS).to_string();
+        response.headers_mut().insert(
+            "grpc-message",
+            http::HeaderValue::from_str(&encoded).unwrap(),
+        );
+        let response = bound_message_header(response);
+        let header = response.headers()["grpc-message"].to_str().unwrap();
+        assert!(header.len() <= MAX_MESSAGE_HEADER, "{}", header.len());
+        let text = percent_encoding::percent_decode_str(header)
+            .decode_utf8()
+            .expect("still UTF-8");
+        assert!(text.starts_with("Table not found: éé"));
+        assert!(text.ends_with("(message truncated)"));
+        // Short messages pass untouched.
+        let mut short = http::Response::new(());
+        short.headers_mut().insert(
+            "grpc-message",
+            http::HeaderValue::from_static("Table%20not%20found"),
+        );
+        let short = bound_message_header(short);
+        assert_eq!(short.headers()["grpc-message"], "Table%20not%20found");
     }
 
     #[test]
