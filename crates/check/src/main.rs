@@ -84,6 +84,11 @@ struct SoakArgs {
     /// Also write an SVG chart of RSS and throughput here.
     #[arg(long)]
     svg: Option<PathBuf>,
+    /// The operation mix as name=weight pairs (unnamed ones get 0), e.g.
+    /// `point_read=50,transfer=50`. Default: point_read=30, small_query=20,
+    /// transfer=30, streaming_query=8, read_only_txn=7, rollback=5.
+    #[arg(long, value_name = "NAME=WEIGHT,..")]
+    mix: Option<String>,
 }
 
 fn main() -> ExitCode {
@@ -154,6 +159,15 @@ async fn run_soak(a: SoakArgs) -> ExitCode {
         Duration::from_secs_f64(secs),
     );
     config.interval = Duration::from_secs_f64(a.interval);
+    if let Some(mix) = &a.mix {
+        match soak::Op::parse_mix(mix) {
+            Ok(weights) => config.mix = weights,
+            Err(e) => {
+                eprintln!("error: --mix: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
     config.seed = a.common.seed;
     config.work_dir = a.common.work_dir;
     config.verbose = !a.common.quiet;

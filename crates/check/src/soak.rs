@@ -65,6 +65,8 @@ pub struct Config {
     /// Where the data directory and the server log go; a fresh temporary
     /// directory when `None` (removed after a passing run).
     pub work_dir: Option<PathBuf>,
+    /// Weights of the operations, in [`Op::MIX`] order.
+    pub mix: [u32; 6],
     /// Print each interval on standard error as it ends.
     pub verbose: bool,
 }
@@ -81,6 +83,7 @@ impl Config {
             accounts: 10_000,
             seed: 1,
             work_dir: None,
+            mix: Op::MIX.map(|(_, w)| w),
             verbose: true,
         }
     }
@@ -116,16 +119,50 @@ impl Op {
         (Op::Rollback, 5),
     ];
 
-    fn pick(rng: &mut StdRng) -> Op {
-        let total: u32 = Op::MIX.iter().map(|(_, w)| w).sum();
-        let mut x = rng.gen_range(0..total);
-        for (op, w) in Op::MIX {
-            if x < w {
-                return op;
+    /// The operation's name in reports and in `--mix`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Op::PointRead => "point_read",
+            Op::SmallQuery => "small_query",
+            Op::Transfer => "transfer",
+            Op::StreamingQuery => "streaming_query",
+            Op::ReadOnlyTxn => "read_only_txn",
+            Op::Rollback => "rollback",
+        }
+    }
+
+    /// Weights from `name=weight,...`; operations not named get 0.
+    pub fn parse_mix(text: &str) -> std::result::Result<[u32; 6], String> {
+        let mut weights = [0; 6];
+        for part in text.split(',').filter(|p| !p.trim().is_empty()) {
+            let (name, w) = part
+                .split_once('=')
+                .ok_or_else(|| format!("`{part}`: expected name=weight"))?;
+            let k = Op::MIX
+                .iter()
+                .position(|(op, _)| op.name() == name.trim())
+                .ok_or_else(|| format!("unknown operation `{}`", name.trim()))?;
+            weights[k] = w
+                .trim()
+                .parse()
+                .map_err(|_| format!("`{w}`: not a weight"))?;
+        }
+        if weights.iter().all(|w| *w == 0) {
+            return Err("every weight is 0".into());
+        }
+        Ok(weights)
+    }
+
+    fn pick(weights: &[u32; 6], rng: &mut StdRng) -> usize {
+        let total: u32 = weights.iter().sum();
+        let mut x = rng.gen_range(0..total.max(1));
+        for (k, w) in weights.iter().enumerate() {
+            if x < *w {
+                return k;
             }
             x -= w;
         }
-        Op::PointRead
+        0
     }
 }
 
@@ -272,10 +309,7 @@ impl Report {
         for o in &self.ops {
             s.push_str(&format!(
                 "  {:<16} {:8} {:8} {:8.2} {:8.2} {:8.1}\n",
-                serde_json::to_value(o.op)
-                    .ok()
-                    .and_then(|v| v.as_str().map(str::to_string))
-                    .unwrap_or_default(),
+                o.op.name(),
                 o.count,
                 o.aborted,
                 o.latency.p50_ms,
@@ -458,6 +492,7 @@ async fn drive(config: &Config, server: &Server, work_dir: PathBuf) -> Result<Re
             shared: shared.clone(),
             stop: stop.clone(),
             timeout: config.op_timeout,
+            mix: config.mix,
             seq: (i as i64) << 32,
         };
         tasks.push(tokio::spawn(worker.run()));
@@ -638,6 +673,7 @@ struct Worker {
     shared: Arc<Shared>,
     stop: Arc<AtomicBool>,
     timeout: Duration,
+    mix: [u32; 6],
     /// Transfer row keys: this worker's own range.
     seq: i64,
 }
@@ -645,8 +681,8 @@ struct Worker {
 impl Worker {
     async fn run(mut self) {
         while !self.stop.load(Ordering::Relaxed) {
-            let op = Op::pick(&mut self.rng);
-            let k = Op::MIX.iter().position(|(o, _)| *o == op).unwrap_or(0);
+            let k = Op::pick(&self.mix, &mut self.rng);
+            let op = Op::MIX[k].0;
             let begun = Instant::now();
             let result = tokio::time::timeout(self.timeout, self.op(op)).await;
             let took = begun.elapsed();
@@ -790,5 +826,23 @@ impl Worker {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn mixes_parse_by_name() {
+        assert_eq!(
+            Op::parse_mix("point_read=50, transfer=5").unwrap(),
+            [50, 0, 5, 0, 0, 0]
+        );
+        assert!(Op::parse_mix("point_read=0").is_err());
+        assert!(Op::parse_mix("teleport=1").is_err());
+        assert!(Op::parse_mix("transfer").is_err());
+        let mut rng = StdRng::seed_from_u64(7);
+        assert!((0..100).all(|_| Op::pick(&[0, 0, 1, 0, 0, 0], &mut rng) == 2));
     }
 }
