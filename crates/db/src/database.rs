@@ -38,9 +38,29 @@ use rowtree_txn::{
 use crate::error::{Error, Result};
 use crate::sequences::Sequences;
 
-/// What the commit pipeline writes for one commit: its timestamp and its
-/// key/value versions.
-pub(crate) type CommitWrites = (u64, Vec<(Vec<u8>, Option<Vec<u8>>)>);
+/// What the commit pipeline writes for one commit, in the same storage batch
+/// as the rest of its group.
+pub(crate) struct CommitWrites {
+    /// The commit timestamp.
+    pub ts: u64,
+    /// Row and index writes (`None` deletes), stored as versions at `ts`.
+    pub data: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Metadata written with them, unversioned (`None` deletes): a schema
+    /// change's DDL log entry and sequence state, so the statement and its
+    /// data are durable together or not at all.
+    pub meta: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+}
+
+impl CommitWrites {
+    /// A commit of row and index writes only.
+    pub fn data(ts: u64, data: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> CommitWrites {
+        CommitWrites {
+            ts,
+            data,
+            meta: Vec::new(),
+        }
+    }
+}
 
 /// Commit counters of a database since it was opened.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -343,9 +363,15 @@ impl Database {
             move |groups: Vec<CommitWrites>| -> std::result::Result<(), String> {
                 let mut batch = WriteBatch::new();
                 let mut max_ts = 0;
-                for (ts, writes) in groups {
-                    max_ts = max_ts.max(ts);
-                    Mvcc::put_versions(&mut batch, ts, writes);
+                for commit in groups {
+                    max_ts = max_ts.max(commit.ts);
+                    Mvcc::put_versions(&mut batch, commit.ts, commit.data);
+                    for (key, value) in commit.meta {
+                        match value {
+                            Some(value) => batch.put(Space::Meta, key, value),
+                            None => batch.delete(Space::Meta, key),
+                        }
+                    }
                 }
                 batch.put(
                     Space::Meta,

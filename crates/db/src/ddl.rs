@@ -4,10 +4,19 @@
 //! says what the data must undergo ([`Effect`]): backfilling a new index,
 //! checking existing rows against a new constraint, deleting a dropped
 //! table's rows. The statement takes the schema gate exclusively, so no
-//! commit runs while it checks or backfills; the data work commits through
-//! the commit pipeline like any transaction (so its versions get a proper
-//! timestamp), and the statement text is appended to the DDL log in the
-//! metadata space. Opening a database replays the log into the catalog.
+//! commit runs while it checks or backfills. Its data work and its entry in
+//! the DDL log (the statement text, in the metadata space) then commit as
+//! *one* commit through the commit pipeline, like a transaction's (so the
+//! versions get a proper timestamp): a crash, a failed fsync or a failing
+//! check leaves the statement wholly applied or not at all, never its data
+//! without its schema (whose object ids the next statement would reuse).
+//! Only then is the new catalog published. Opening a database replays the
+//! log into the catalog.
+//!
+//! The effects of one statement never read each other's writes (checks
+//! read the rows as they were, and no statement both rewrites rows and
+//! checks something a rewrite could change), which is what lets them commit
+//! together at the end.
 //!
 //! A batch of statements is applied in order and stops at the first failure,
 //! as Spanner's `UpdateDatabaseDdl` does: the statements before it stay
@@ -25,13 +34,23 @@ use std::collections::HashSet;
 use std::sync::{Arc, OnceLock};
 
 use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
-use rowtree_storage::{Durability, Space, WriteBatch};
 use rowtree_types::Value;
 
-use crate::database::{Database, META_DDL_PREFIX};
+use crate::database::{CommitWrites, Database, META_DDL_PREFIX};
 use crate::error::{Error, Result};
 use crate::keys::{self, Object};
+use crate::sequences::SequenceChange;
 use crate::write::{index_entry, stored_columns};
+
+/// What one statement's effects write, committed at once with its DDL log
+/// entry.
+#[derive(Default)]
+struct StatementWrites {
+    /// Row and index writes (`None` deletes).
+    data: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// Sequence state changes.
+    sequences: Vec<SequenceChange>,
+}
 
 /// A DDL failure: which statement failed and why.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -137,32 +156,75 @@ impl Database {
             return Ok(());
         }
         let next = Arc::new(next);
-        self.run_effects(&current, &next, &effects)
+        let mut writes = StatementWrites::default();
+        self.run_effects(&current, &next, &effects, &mut writes)
             .map_err(|e| (e, None))?;
-        // Persist the statement, then publish the new schema.
-        let mut batch = WriteBatch::new();
+        #[cfg(feature = "failpoints")]
+        fail::fail_point!("db::ddl::before_log", |_| Err((
+            Error::internal("injected failure before the DDL log write (db::ddl::before_log)"),
+            None
+        )));
+        // The statement's log entry and its data, durable together...
         let mut key = META_DDL_PREFIX.to_vec();
         key.extend_from_slice(&next.version().to_be_bytes());
-        batch.put(
-            Space::Meta,
+        let entry = (
             key,
-            text.trim().trim_end_matches(';').as_bytes().to_vec(),
+            Some(text.trim().trim_end_matches(';').as_bytes().to_vec()),
         );
-        self.inner
-            .engine
-            .write(batch, Durability::Sync)
-            .map_err(|e| (Error::from(e), None))?;
+        self.commit_statement(writes, entry)
+            .map_err(|e| (e, None))?;
+        // A crash here leaves the statement in the log: the reopened
+        // database has the new schema.
+        #[cfg(feature = "failpoints")]
+        fail::fail_point!("db::ddl::after_log");
+        // ... then the new schema is published.
         *self.inner.catalog.write() = next;
         self.refresh_split_points();
         Ok(())
     }
 
-    fn run_effects(&self, old: &Catalog, new: &Catalog, effects: &[Effect]) -> Result<()> {
+    /// Commits a statement's writes with its DDL log `entry`, in one batch.
+    fn commit_statement(
+        &self,
+        writes: StatementWrites,
+        entry: (Vec<u8>, Option<Vec<u8>>),
+    ) -> Result<()> {
+        let StatementWrites { data, sequences } = writes;
+        if !data.is_empty() {
+            self.inner.router.charge_writes(&data);
+        }
+        let commit = |mut meta: Vec<(Vec<u8>, Option<Vec<u8>>)>| -> Result<()> {
+            meta.push(entry);
+            self.inner
+                .pipeline
+                .commit(rowtree_txn::CommitRequest::new(move |ts| {
+                    Ok(CommitWrites { ts, data, meta })
+                }))?;
+            Ok(())
+        };
+        if sequences.is_empty() {
+            commit(Vec::new())
+        } else {
+            self.inner.sequences.change(&sequences, commit)
+        }
+    }
+
+    fn run_effects(
+        &self,
+        old: &Catalog,
+        new: &Catalog,
+        effects: &[Effect],
+        writes: &mut StatementWrites,
+    ) -> Result<()> {
         for effect in effects {
             match effect {
-                Effect::BackfillIndex(id) => self.backfill_index(new, *id)?,
-                Effect::DropIndexData(id) => self.drop_object_rows(old, Object::Index(*id))?,
-                Effect::DropTableData(id) => self.drop_object_rows(old, Object::Table(*id))?,
+                Effect::BackfillIndex(id) => writes.data.extend(self.backfill_index(new, *id)?),
+                Effect::DropIndexData(id) => writes
+                    .data
+                    .extend(self.drop_object_rows(old, Object::Index(*id))?),
+                Effect::DropTableData(id) => writes
+                    .data
+                    .extend(self.drop_object_rows(old, Object::Table(*id))?),
                 Effect::ValidateNotNull { table, column } => {
                     self.validate_rows(new, *table, |t, row| {
                         if row[*column].is_null() {
@@ -221,11 +283,18 @@ impl Database {
                             .map(|s| s.start_with_counter)
                             .unwrap_or(1),
                     };
-                    self.inner.sequences.reset(*sequence, start.max(1) as u64)?;
+                    writes.sequences.push(SequenceChange::Reset {
+                        id: *sequence,
+                        counter: start.max(1) as u64,
+                    });
                 }
-                Effect::DropSequence(id) => self.inner.sequences.drop_sequence(*id)?,
-                Effect::BackfillColumn { table, column } => self.backfill_column(new, *table, *column)?,
-                Effect::ConvertColumn { table, column } => self.convert_column(new, *table, *column)?,
+                Effect::DropSequence(id) => writes.sequences.push(SequenceChange::Drop(*id)),
+                Effect::BackfillColumn { table, column } => writes
+                    .data
+                    .extend(self.backfill_column(new, *table, *column)?),
+                Effect::ConvertColumn { table, column } => writes
+                    .data
+                    .extend(self.convert_column(new, *table, *column)?),
             }
         }
         Ok(())
@@ -315,13 +384,13 @@ impl Database {
     /// Fills a column added with a DEFAULT, an identity or a stored
     /// generated expression into every existing row (each row evaluates the
     /// expression anew, so `GENERATE_UUID()` differs from row to row).
-    fn backfill_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
+    fn backfill_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<RawWrites> {
         let t = catalog
             .table_by_id(table)
             .ok_or_else(|| Error::internal("table vanished"))?;
         let col = &t.columns[column];
         let Some(expr) = col.generated.as_ref().or(col.default.as_ref()) else {
-            return Ok(());
+            return Ok(Vec::new());
         };
         let now = rowtree_types::Timestamp::now();
         self.rewrite_column(catalog, table, column, "fill", |row| {
@@ -336,7 +405,7 @@ impl Database {
     }
 
     /// Rewrites a column's values after ALTER COLUMN changed STRING <-> BYTES.
-    fn convert_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<()> {
+    fn convert_column(&self, catalog: &Catalog, table: u32, column: usize) -> Result<RawWrites> {
         let t = catalog
             .table_by_id(table)
             .ok_or_else(|| Error::internal("table vanished"))?;
@@ -346,8 +415,8 @@ impl Database {
         })
     }
 
-    /// Sets `column` of every row of `table` to `value(row)` and commits the
-    /// rewritten rows; a failure names the column and the `action`.
+    /// The rewritten rows that set `column` of every row of `table` to
+    /// `value(row)`; a failure names the column and the `action`.
     fn rewrite_column(
         &self,
         catalog: &Catalog,
@@ -355,7 +424,7 @@ impl Database {
         column: usize,
         action: &str,
         mut value: impl FnMut(&[Value]) -> rowtree_expr::Result<Value>,
-    ) -> Result<()> {
+    ) -> Result<RawWrites> {
         let t = catalog
             .table_by_id(table)
             .ok_or_else(|| Error::internal("table vanished"))?;
@@ -371,12 +440,12 @@ impl Database {
             let bytes = rowtree_encoding::encode_row(cols.iter().map(|(id, v)| (*id, v)))?;
             writes.push((kb, Some(bytes)));
         }
-        self.commit_raw(writes)
+        Ok(writes)
     }
 
-    /// Writes the entries of a new index for every existing row, checking
-    /// UNIQUE on the way.
-    fn backfill_index(&self, catalog: &Catalog, id: u32) -> Result<()> {
+    /// The entries of a new index for every existing row, checking UNIQUE on
+    /// the way.
+    fn backfill_index(&self, catalog: &Catalog, id: u32) -> Result<RawWrites> {
         let ix = catalog
             .index_by_id(id)
             .ok_or_else(|| Error::internal("index vanished"))?;
@@ -413,12 +482,12 @@ impl Database {
             let value = rowtree_encoding::encode_row(entry.stored.iter().map(|(id, v)| (*id, v)))?;
             writes.push((key, Some(value)));
         }
-        self.commit_raw(writes)
+        Ok(writes)
     }
 
-    /// Deletes (with tombstones, so stale reads still see them) every row of
-    /// a dropped table or index.
-    fn drop_object_rows(&self, old: &Catalog, object: Object) -> Result<()> {
+    /// The deletes (tombstones, so stale reads still see the rows) of every
+    /// row of a dropped table or index.
+    fn drop_object_rows(&self, old: &Catalog, object: Object) -> Result<RawWrites> {
         let root_id = match object {
             Object::Table(id) => old.root_of(id).id,
             Object::Index(id) => {
@@ -444,21 +513,12 @@ impl Database {
                 _ => {}
             }
         }
-        self.commit_raw(writes)
-    }
-
-    /// Commits raw key/value writes through the pipeline.
-    pub(crate) fn commit_raw(&self, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()> {
-        if writes.is_empty() {
-            return Ok(());
-        }
-        self.inner.router.charge_writes(&writes);
-        self.inner
-            .pipeline
-            .commit(rowtree_txn::CommitRequest::new(move |ts| Ok((ts, writes))))?;
-        Ok(())
+        Ok(writes)
     }
 }
+
+/// Row or index writes of a schema change (`None` deletes).
+type RawWrites = Vec<(Vec<u8>, Option<Vec<u8>>)>;
 
 /// A value usable as a hash key (floats by their bits).
 #[derive(Debug, Clone)]

@@ -39,9 +39,15 @@ pub enum Error {
     /// The transaction has already committed or rolled back.
     #[error("{message}")]
     TransactionClosed { message: String },
-    /// Storage failed or stored data is corrupt. Not the client's fault.
+    /// Storage failed (the database stops accepting writes after a failed
+    /// write or fsync, until it is reopened) or an invariant broke. Not the
+    /// client's fault.
     #[error("internal error: {message}")]
     Internal { message: String },
+    /// Stored data failed a check (a checksum): it is damaged on disk and is
+    /// not served. Not the client's fault; retrying does not help.
+    #[error("data loss: {message}")]
+    DataLoss { message: String },
 }
 
 impl Error {
@@ -59,6 +65,7 @@ impl Error {
             Error::DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
             Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
             Error::Internal { .. } => "INTERNAL",
+            Error::DataLoss { .. } => "DATA_LOSS",
         }
     }
 
@@ -92,6 +99,11 @@ impl From<rowtree_storage::Error> for Error {
             rowtree_storage::Error::InUse(_) => Error::FailedPrecondition {
                 message: e.to_string(),
             },
+            rowtree_storage::Error::Corrupt(_) => Error::DataLoss {
+                message: e.to_string(),
+            },
+            // Says what failed and what to do (reopen): no prefix needed.
+            rowtree_storage::Error::Stopped(_) => Error::internal(e.to_string()),
             other => Error::internal(format!("storage: {other}")),
         }
     }
@@ -99,7 +111,10 @@ impl From<rowtree_storage::Error> for Error {
 
 impl From<rowtree_kv::Error> for Error {
     fn from(e: rowtree_kv::Error) -> Error {
-        Error::internal(format!("kv: {e}"))
+        match e {
+            rowtree_kv::Error::Storage(e) => e.into(),
+            other => Error::internal(format!("kv: {other}")),
+        }
     }
 }
 
@@ -120,6 +135,9 @@ impl From<rowtree_txn::Error> for Error {
                 rowtree_txn::Error::DeadlineExceeded => Error::DeadlineExceeded {
                     message: "waiting for a lock".into(),
                 },
+                // The commit's flush failed; the message is the storage
+                // error's own (a stopped engine says to reopen).
+                rowtree_txn::Error::Storage(message) => Error::internal(message),
                 other => Error::internal(other.to_string()),
             }
         }

@@ -11,7 +11,7 @@
 //!    read them through the split router at a timestamp, and decode rows.
 //! 4. Writes are [`Mutation`]s buffered in a [`ReadWriteTransaction`]; at
 //!    commit they are resolved into row and index writes under locks
-//!    ([`write`]), timestamped and made durable by group commit.
+//!    ([`write`](mod@write)), timestamped and made durable by group commit.
 //! 5. [`ReadOnlyTransaction`]s read a snapshot at a [`TimestampBound`].
 
 pub mod database;

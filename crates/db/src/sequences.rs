@@ -84,9 +84,7 @@ impl Sequences {
 
     fn persist(&self, id: SequenceId, mark: u64, used: bool) -> Result<()> {
         let mut batch = WriteBatch::new();
-        let mut v = mark.to_be_bytes().to_vec();
-        v.push(u8::from(used));
-        batch.put(Space::Meta, meta_key(id), v);
+        batch.put(Space::Meta, meta_key(id), stored_state(mark, used));
         self.engine.write(batch, Durability::Sync)?;
         Ok(())
     }
@@ -142,29 +140,62 @@ impl Sequences {
         Ok(s.used.then_some(s.next as i64 - 1))
     }
 
-    /// Restarts a sequence's counter (CREATE SEQUENCE, RESTART COUNTER WITH).
-    pub fn reset(&self, id: SequenceId, counter: u64) -> Result<()> {
+    /// Applies a schema change's sequence changes: `commit` must write the
+    /// metadata writes it is given durably (with the statement's log entry);
+    /// then the counters in memory follow. They stay locked throughout, so
+    /// no value is handed out between the two.
+    pub fn change(
+        &self,
+        changes: &[SequenceChange],
+        commit: impl FnOnce(Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Result<()>,
+    ) -> Result<()> {
         let mut states = self.states.lock();
-        self.persist(id, counter, false)?;
-        states.insert(
-            id,
-            State {
-                next: counter,
-                reserved: counter,
-                used: false,
-            },
-        );
+        let writes = changes
+            .iter()
+            .map(|change| match *change {
+                SequenceChange::Reset { id, counter } => {
+                    (meta_key(id), Some(stored_state(counter, false)))
+                }
+                SequenceChange::Drop(id) => (meta_key(id), None),
+            })
+            .collect();
+        commit(writes)?;
+        for change in changes {
+            match *change {
+                SequenceChange::Reset { id, counter } => {
+                    states.insert(
+                        id,
+                        State {
+                            next: counter,
+                            reserved: counter,
+                            used: false,
+                        },
+                    );
+                }
+                SequenceChange::Drop(id) => {
+                    states.remove(&id);
+                }
+            }
+        }
         Ok(())
     }
+}
 
-    /// Forgets a dropped sequence.
-    pub fn drop_sequence(&self, id: SequenceId) -> Result<()> {
-        self.states.lock().remove(&id);
-        let mut batch = WriteBatch::new();
-        batch.delete(Space::Meta, meta_key(id));
-        self.engine.write(batch, Durability::Sync)?;
-        Ok(())
-    }
+/// A change of a sequence's stored state made by a schema change.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum SequenceChange {
+    /// Restart the counter (CREATE SEQUENCE, RESTART COUNTER WITH).
+    Reset { id: SequenceId, counter: u64 },
+    /// Forget a dropped sequence.
+    Drop(SequenceId),
+}
+
+/// The stored form of a sequence's state: the high-water mark, then whether
+/// a value was handed out.
+fn stored_state(mark: u64, used: bool) -> Vec<u8> {
+    let mut v = mark.to_be_bytes().to_vec();
+    v.push(u8::from(used));
+    v
 }
 
 #[cfg(test)]

@@ -307,7 +307,7 @@ impl ReadWriteTransaction {
                             .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
                     );
                 }
-                Ok((ts, out))
+                Ok(crate::database::CommitWrites::data(ts, out))
             }))?;
         Ok(CommitResult {
             commit_timestamp: ts,

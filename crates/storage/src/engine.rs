@@ -13,6 +13,11 @@
 //! * two independent key spaces, [`Space::Data`] and [`Space::Meta`], which one
 //!   batch may update together (so a schema change and its data can commit
 //!   atomically).
+//!
+//! A write or a sync that fails leaves the engine unsure of what reached the
+//! disk. An engine that can fail this way (the disk engine) then stops: that
+//! call and every later write or sync return [`Error::Stopped`](crate::Error),
+//! reads go on, and reopening the database recovers what is durable.
 
 use std::ops::{Bound, RangeBounds};
 
@@ -226,7 +231,8 @@ pub trait Engine: Send + Sync + 'static {
 
     /// Applies `batch` atomically: all of it or none of it becomes visible,
     /// also across a crash. With [`Durability::Sync`], returns only after the
-    /// batch is on disk.
+    /// batch is on disk. After an error the batch is not visible to reads,
+    /// but may or may not be on disk (see the module docs on stopping).
     fn write(&self, batch: WriteBatch, durability: Durability) -> Result<()>;
 
     /// Makes every write that has returned so far durable (one fsync for many

@@ -10,6 +10,10 @@
 //! * [`Mvcc`] stores many versions of each row, tagged with their commit
 //!   timestamps, so a reader at timestamp `t` sees exactly the rows committed at
 //!   or before `t`, without locks; [`Mvcc::gc`] drops versions nobody can read.
+//! * Failures are typed by what the caller does ([`Error`]): after a failed
+//!   write or fsync the disk engine accepts no more writes until the database
+//!   is reopened ([`Error::Stopped`]); data that fails a checksum is reported
+//!   ([`Error::Corrupt`]), never served.
 //!
 //! The engine knows nothing about rows, tables or timestamps; the MVCC layer
 //! knows timestamps but not tables. Splits and routing live one layer up, in
@@ -22,7 +26,7 @@ mod memory;
 pub mod mvcc;
 
 pub use engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
-pub use error::{Error, Result};
+pub use error::{is_disk_full, Error, Failed, Result, Stop};
 pub use fjall_engine::{FjallEngine, FjallOptions};
 pub use memory::MemoryEngine;
 pub use mvcc::{GcStats, Mvcc};
