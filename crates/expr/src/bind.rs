@@ -171,6 +171,7 @@ impl BoundExpr {
             ty,
             span,
             literal: true,
+            depth: 1,
         }
     }
 

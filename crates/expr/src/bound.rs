@@ -24,6 +24,9 @@ pub struct BoundExpr {
     /// Written as a literal (NULL, a string, ...): such expressions coerce
     /// more freely, as GoogleSQL lets literals do.
     pub(crate) literal: bool,
+    /// Levels from this node to its deepest leaf (1 for a leaf): how much
+    /// stack evaluating it can take (see `eval::eval`).
+    pub(crate) depth: u32,
 }
 
 /// Arithmetic and bitwise operators, on operands of one type.
@@ -169,12 +172,15 @@ pub(crate) enum Node {
 
 impl BoundExpr {
     pub(crate) fn new(node: Node, ty: Type, span: Span) -> BoundExpr {
-        BoundExpr {
+        let mut e = BoundExpr {
             node,
             ty,
             span,
             literal: false,
-        }
+            depth: 1,
+        };
+        e.depth = 1 + e.children().iter().map(|c| c.depth).max().unwrap_or(0);
+        e
     }
 
     /// The fields of a STRUCT-typed expression, each as its name (empty
@@ -217,7 +223,9 @@ impl BoundExpr {
     /// Evaluates against `row` (indexed by the slots [`crate::Scope`] handed
     /// out). Errors carry the span of the innermost node that failed.
     pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
-        crate::eval::eval(self, row, ctx)
+        // One stack check for the whole tree; nodes deeper than
+        // `eval::UNGUARDED_DEPTH` check again as they go.
+        rowtree_types::stack::guarded(|| crate::eval::eval(self, row, ctx))
     }
 
     /// The row slots the expression reads, sorted and without duplicates.

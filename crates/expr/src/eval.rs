@@ -16,8 +16,28 @@ use crate::compare::sql_compare;
 use crate::like::{like, like_str};
 use crate::{Error, EvalContext, Result};
 
+/// Subtrees at most this deep are evaluated without checking the stack at
+/// each node: [`BoundExpr::eval`] checked once that a red zone of stack is
+/// left, and this many levels fit in it many times over. Deeper nodes check
+/// for themselves, so a tree nested to the parser's limit still runs on any
+/// thread, while ordinary expressions pay nothing per node.
+pub(crate) const UNGUARDED_DEPTH: u32 = 64;
+
+#[inline(always)]
 pub(crate) fn eval(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
-    rowtree_types::stack::guarded(|| eval_node(e, row, ctx)).map_err(|err| err.at(e.span))
+    let result = if e.depth <= UNGUARDED_DEPTH {
+        eval_node(e, row, ctx)
+    } else {
+        eval_deep(e, row, ctx)
+    };
+    result.map_err(|err| err.at(e.span))
+}
+
+/// [`eval_node`] behind a stack check, for the rare deep node.
+#[cold]
+#[inline(never)]
+fn eval_deep(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
+    rowtree_types::stack::guarded(|| eval_node(e, row, ctx))
 }
 
 fn internal(what: &str) -> Error {
