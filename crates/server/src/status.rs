@@ -30,6 +30,7 @@ pub fn code_of(name: &str) -> Code {
         "PERMISSION_DENIED" => Code::PermissionDenied,
         "CANCELLED" => Code::Cancelled,
         "UNAVAILABLE" => Code::Unavailable,
+        "DATA_LOSS" => Code::DataLoss,
         _ => Code::Internal,
     }
 }
@@ -253,6 +254,7 @@ mod tests {
     #[test]
     fn codes_map() {
         assert_eq!(code_of("OUT_OF_RANGE"), Code::OutOfRange);
+        assert_eq!(code_of("DATA_LOSS"), Code::DataLoss);
         assert_eq!(code_of("SOMETHING"), Code::Internal);
         assert_eq!(status("ABORTED", "x").code(), Code::Aborted);
     }
