@@ -85,9 +85,15 @@ pub(crate) struct Parser<'a> {
     /// without this a statement could be read once per path: twice as often
     /// for each level (`f(((SELECT ((SELECT ((SELECT ...`). The syntax of
     /// `( query )` at a position does not depend on how the parser got
-    /// there, so the first failure stands for all; only the nesting limit
-    /// depends on the path, and its errors are not recorded.
+    /// there, so the first failure stands for all.
     failed_queries: HashMap<usize, ParseError>,
+    /// The error of the first reading that nested deeper than
+    /// [`MAX_NESTING`]. Whether a reading is too deep depends on the path
+    /// to it, so it cannot be remembered by position; instead the statement
+    /// fails with it: every later step fails at once, and the other
+    /// readings of a statement that deep are never tried (each would again
+    /// run down to the limit, once per path).
+    too_deep_error: Option<ParseError>,
 }
 
 /// A left-associative chain being built (`a + b + c`, `a.b.c`, `x[1][2]`,
@@ -109,13 +115,14 @@ impl<'a> Parser<'a> {
             depth: 0,
             deepest: 0,
             failed_queries: HashMap::new(),
+            too_deep_error: None,
         })
     }
 
     /// Runs `f` one nesting level deeper, or fails if that is deeper than
     /// [`MAX_NESTING`]. Every recursive path of the grammar passes here.
     fn nested<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
-        if self.depth >= MAX_NESTING {
+        if self.depth >= MAX_NESTING || self.too_deep_error.is_some() {
             return Err(self.too_deep());
         }
         self.depth += 1;
@@ -140,7 +147,7 @@ impl<'a> Parser<'a> {
     /// link could make it deeper still.
     fn link(&mut self, chain: &mut Chain) -> Result<()> {
         chain.links += 1;
-        if self.deepest + chain.links > MAX_NESTING {
+        if self.deepest + chain.links > MAX_NESTING || self.too_deep_error.is_some() {
             return Err(self.too_deep());
         }
         Ok(())
@@ -153,15 +160,21 @@ impl<'a> Parser<'a> {
     }
 
     /// GoogleSQL's wording for a statement nested too deeply, at the
-    /// current token.
-    fn too_deep(&self) -> ParseError {
-        ParseError::new(
+    /// current token the first time, and the same error from then on (see
+    /// [`Parser::too_deep_error`]).
+    fn too_deep(&mut self) -> ParseError {
+        if let Some(error) = &self.too_deep_error {
+            return error.clone();
+        }
+        let error = ParseError::new(
             format!(
                 "Out of stack space due to deeply nested query expression during parsing: \
                  the statement nests deeper than {MAX_NESTING} levels"
             ),
             self.peek().span.start,
-        )
+        );
+        self.too_deep_error = Some(error.clone());
+        error
     }
 
     /// The current token (the final `Eof` once everything is consumed).

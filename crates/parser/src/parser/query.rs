@@ -84,9 +84,7 @@ impl Parser<'_> {
             Ok((query, self.span_from(start)))
         })();
         if let Err(error) = &result {
-            if error.message != self.too_deep().message {
-                self.failed_queries.insert(at, error.clone());
-            }
+            self.failed_queries.insert(at, error.clone());
         }
         result
     }
