@@ -3,14 +3,18 @@
 //! `rowtree-check kill --cycles N` SIGKILLs the server mid-commit N times
 //! and checks every acknowledged commit survived, whole;
 //! `rowtree-check soak --sessions 256 --minutes 10` keeps many sessions
-//! busy and reports RSS, throughput and latency over time. Both exit with
-//! status 1 on a violation, 2 when the check could not run.
+//! busy and reports RSS, throughput and latency over time;
+//! `rowtree-check anomalies --seconds 60 --kill-every 10` runs the
+//! list-append and bank workloads and checks their histories for isolation
+//! anomalies. Each exits with status 1 on a violation, 2 when the check
+//! could not run.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
+use rowtree_check::anomaly::{self, bank, list_append};
 use rowtree_check::{kill, soak};
 
 #[derive(Debug, Parser)]
@@ -28,6 +32,39 @@ enum Command {
     /// Many sessions doing mixed work for minutes: RSS, throughput,
     /// latency; no stuck operation, no leaked session.
     Soak(SoakArgs),
+    /// Concurrent transactions (list-append, bank) while the server is
+    /// killed and restarted; their histories checked for serializability
+    /// and external-consistency anomalies.
+    Anomalies(AnomaliesArgs),
+}
+
+#[derive(Debug, Args)]
+struct AnomaliesArgs {
+    /// The rowtree binary to run as `rowtree serve`.
+    #[arg(long, default_value = "target/release/rowtree")]
+    binary: PathBuf,
+    /// Seeds the clients' choices.
+    #[arg(long, default_value_t = 1)]
+    seed: u64,
+    /// Which workload: list-append, bank, or both (one after the other).
+    #[arg(long, value_enum, default_value_t = Workload::Both)]
+    workload: Workload,
+    /// Seconds each workload runs.
+    #[arg(long, default_value_t = 60.0)]
+    seconds: f64,
+    /// Concurrent clients.
+    #[arg(long, default_value_t = 8)]
+    clients: usize,
+    /// SIGKILL and restart the server every this many seconds (0: never).
+    #[arg(long, default_value_t = 10.0)]
+    kill_every: f64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum Workload {
+    ListAppend,
+    Bank,
+    Both,
 }
 
 #[derive(Debug, Args)]
@@ -107,6 +144,7 @@ fn main() -> ExitCode {
         match cli.command {
             Command::Kill(a) => run_kill(a).await,
             Command::Soak(a) => run_soak(a).await,
+            Command::Anomalies(a) => run_anomalies(a).await,
         }
     })
 }
@@ -120,6 +158,93 @@ fn binary_exists(binary: &std::path::Path) -> bool {
         binary.display()
     );
     false
+}
+
+async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
+    if !binary_exists(&a.binary) {
+        return ExitCode::from(2);
+    }
+    if !(a.seconds.is_finite()
+        && a.seconds > 0.0
+        && a.kill_every.is_finite()
+        && a.kill_every >= 0.0)
+    {
+        eprintln!("error: --seconds must be positive and --kill-every not negative");
+        return ExitCode::from(2);
+    }
+    let options = anomaly::Options {
+        binary: a.binary,
+        clients: a.clients.max(1),
+        duration: Duration::from_secs_f64(a.seconds),
+        kill_every: (a.kill_every > 0.0).then(|| Duration::from_secs_f64(a.kill_every)),
+        seed: a.seed,
+    };
+    let mut failed = false;
+    if a.workload != Workload::Bank {
+        match list_append::run(&options).await {
+            Ok(r) => {
+                let c = &r.check;
+                println!(
+                    "list-append: {:.0} s, {} kills: {} committed, {} failed, {} unknown; \
+                     {} dependency edges, {} appends checked, {} elements at the end; {} anomalies",
+                    r.elapsed.as_secs_f64(),
+                    r.kills,
+                    c.committed,
+                    c.failed,
+                    c.unknown,
+                    c.edges,
+                    c.appends_checked,
+                    r.final_elements,
+                    c.anomalies.len()
+                );
+                for anomaly in c.anomalies.iter().take(20) {
+                    println!("  {anomaly}");
+                }
+                failed |= !c.ok();
+            }
+            Err(e) => {
+                eprintln!("error: the list-append workload could not run: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if a.workload != Workload::ListAppend {
+        match bank::run(&options).await {
+            Ok(r) => {
+                println!(
+                    "bank: {} kills: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
+                     {} strong and {} stale snapshots, {} partitioned DML; final total {}; \
+                     {} bad snapshots, {} lost and {} phantom transfers, {} balance mismatches",
+                    r.kills,
+                    r.acknowledged,
+                    r.failed,
+                    r.unknown,
+                    r.declined,
+                    r.strong_reads,
+                    r.stale_reads,
+                    r.partitioned_dml,
+                    r.final_total,
+                    r.bad_reads.len(),
+                    r.lost_transfers.len(),
+                    r.phantom_transfers.len(),
+                    r.balance_mismatches.len()
+                );
+                for line in r.bad_reads.iter().chain(&r.balance_mismatches).take(20) {
+                    println!("  {line}");
+                }
+                failed |= !r.ok();
+            }
+            Err(e) => {
+                eprintln!("error: the bank workload could not run: {e}");
+                return ExitCode::from(2);
+            }
+        }
+    }
+    if failed {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
 }
 
 async fn run_kill(a: KillArgs) -> ExitCode {
