@@ -39,7 +39,7 @@ pub use context::EvalContext;
 pub use error::{Error, Result};
 
 /// Largest STRING or BYTES value a function or operator may produce
-/// (CONCAT, `||`, REPEAT, LPAD/RPAD): Spanner's cell limit. Without it a
+/// (CONCAT, `||`, REPEAT, LPAD/RPAD, FORMAT): Spanner's cell limit. Without it a
 /// chain of subqueries each doubling a string would exhaust memory.
 pub const MAX_OUTPUT_BYTES: usize = 10 << 20;
 

@@ -453,7 +453,7 @@ fn eval_format(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
                 p.push(d);
                 chars.next();
             }
-            precision = Some(p.parse().unwrap_or(0));
+            precision = Some(format_size(&p)?);
         }
         let spec = chars
             .next()
@@ -512,7 +512,7 @@ fn eval_format(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
                 )))
             }
         };
-        let width: usize = width.parse().unwrap_or(0);
+        let width = format_size(&width)?;
         let len = text.chars().count();
         if len >= width {
             out.push_str(&text);
@@ -531,8 +531,28 @@ fn eval_format(args: &[Value], _: &mut dyn EvalContext) -> Result<Value> {
             out.push_str(&" ".repeat(width - len));
             out.push_str(&text);
         }
+        crate::check_output("FORMAT", out.len(), 0)?;
     }
     Ok(Value::String(out))
+}
+
+/// A width or precision in a FORMAT pattern (empty is 0). Each pads or
+/// prints that many characters, so one larger than the largest output is
+/// refused before anything is allocated.
+fn format_size(digits: &str) -> Result<usize> {
+    if digits.is_empty() {
+        return Ok(0);
+    }
+    digits
+        .parse::<usize>()
+        .ok()
+        .filter(|&n| n <= crate::MAX_OUTPUT_BYTES)
+        .ok_or_else(|| {
+            oor(format!(
+                "Width or precision {digits} in FORMAT exceeds the maximum allowed size ({} bytes)",
+                crate::MAX_OUTPUT_BYTES
+            ))
+        })
 }
 
 fn number(v: &Value) -> Result<f64> {
