@@ -195,8 +195,14 @@ pub struct Report {
     pub ddl: DdlOutcomes,
     /// Rows in `A` at the end.
     pub rows: u64,
-    /// Most splits seen in `SPANNER_SYS.SPLITS` after a restart.
-    pub max_splits: i64,
+    /// Splits in `SPANNER_SYS.SPLITS` after a restart (split boundaries
+    /// live in memory: a restart starts again from one split per table
+    /// and index).
+    pub splits_after_restart: i64,
+    /// Most splits seen just before a kill, in the split cycles.
+    pub max_splits_live: i64,
+    /// Split cycles that had more splits than after a restart when killed.
+    pub split_cycles_split: usize,
     /// How long restarts took: mean and max.
     pub restart_mean: Duration,
     /// Longest restart (SIGKILL to serving).
@@ -257,7 +263,9 @@ impl Report {
              ddl: backfill of C takes {backfill:.2} s; killed mid-backfill {mid}/{d}; \
              after restart index present {present}, absent {absent} (recreated); \
              retry failures {rf}; CByV mismatches {cm}\n\
-             rows in A: {rows}; most splits after a restart: {splits}\n\
+             splits: {base} after a restart; more at the kill in {split_cycles}/{s} split cycles \
+             (most: {live_splits})\n\
+             rows in A: {rows}\n\
              restart (SIGKILL to serving): mean {rmean:.2} s, max {rmax:.2} s; \
              clean SIGTERM stop at the end: {clean}",
             cycles = self.cycles,
@@ -281,7 +289,9 @@ impl Report {
             rf = self.ddl.retry_failures,
             cm = self.ddl.index_mismatches,
             rows = self.rows,
-            splits = self.max_splits,
+            base = self.splits_after_restart,
+            split_cycles = self.split_cycles_split,
+            live_splits = self.max_splits_live,
             rmean = self.restart_mean.as_secs_f64(),
             rmax = self.restart_max.as_secs_f64(),
             clean = if self.clean_stop { "yes" } else { "NO" },
@@ -487,7 +497,8 @@ impl Run {
         let stop = Arc::new(AtomicBool::new(false));
         let acked = Arc::new(AtomicU64::new(0));
         let clients = self.config.clients;
-        // Ids: cycle c's clients take (c+1)·10⁹ + n·clients + k.
+        // Ids: cycle c's clients take (c+1)·10⁹ + n·clients + k (scattered
+        // over [0, 2^29) in split cycles).
         let base = (cycle as i64 + 1) * 1_000_000_000;
         let mut tasks = Vec::new();
         for k in 0..clients {
@@ -561,9 +572,21 @@ impl Run {
                 .max(Duration::from_millis(50))
         } else {
             let (lo, hi) = self.config.kill_window;
-            Duration::from_secs_f64(self.rng.gen_range(lo.as_secs_f64()..hi.as_secs_f64()))
+            // Load splitting needs a split hot for a second, then a tick:
+            // split cycles run twice as long.
+            let stretch = if kind == CycleKind::Splits { 2.0 } else { 1.0 };
+            Duration::from_secs_f64(
+                self.rng.gen_range(lo.as_secs_f64()..hi.as_secs_f64()) * stretch,
+            )
         };
         tokio::time::sleep(delay).await;
+        // The split count right before the kill (the query takes a moment,
+        // and the kill follows it).
+        let live_splits = if kind == CycleKind::Splits {
+            Some(self.split_count().await?)
+        } else {
+            None
+        };
 
         // The crash: SIGKILL first, so commits are in flight, then tell the
         // clients to stop.
@@ -623,10 +646,18 @@ impl Run {
             );
         }
         let splits = self.split_count().await?;
-        self.report.max_splits = self.report.max_splits.max(splits);
+        self.report.splits_after_restart = splits;
+        let mut split_note = String::new();
+        if let Some(live) = live_splits {
+            self.report.max_splits_live = self.report.max_splits_live.max(live);
+            if live > splits {
+                self.report.split_cycles_split += 1;
+            }
+            split_note = format!(", {live} splits at the kill");
+        }
         if self.config.verbose {
             eprintln!(
-                "cycle {}/{} [{}]: {acked_now} acked, killed at {:.2} s{ddl_note}, \
+                "cycle {}/{} [{}]: {acked_now} acked, killed at {:.2} s{split_note}{ddl_note}, \
                  restart {:.2} s, {} rows, {splits} splits; lost {} half {} index {}",
                 cycle + 1,
                 self.config.cycles,
@@ -900,7 +931,14 @@ impl Writer {
                 1
             };
             let ids: Vec<i64> = (0..count as i64)
-                .map(|i| self.base + (n + i) * self.clients + self.k)
+                .map(|i| {
+                    let seq = (n + i) * self.clients + self.k;
+                    if self.kind == CycleKind::Splits {
+                        self.base + scatter(seq)
+                    } else {
+                        self.base + seq
+                    }
+                })
                 .collect();
             n += count as i64;
             let rewrites: Vec<i64> = if self.kind == CycleKind::Splits && !mine.is_empty() {
@@ -1073,6 +1111,18 @@ impl Writer {
     }
 }
 
+/// A bijection of `[0, 2^29)` onto itself that spreads consecutive numbers
+/// over the range (multiplication by an odd constant, then an xor-shift,
+/// both invertible modulo 2^29). Split cycles insert at scattered keys so
+/// the load has a key that divides it (sequential keys are a moving hot
+/// spot, which the split policy rightly refuses to split); the ids stay
+/// disjoint because `seq` is.
+fn scatter(seq: i64) -> i64 {
+    const MASK: u64 = (1 << 29) - 1;
+    let x = (seq as u64).wrapping_mul(0x9E37_79B1) & MASK;
+    ((x ^ (x >> 13)) & MASK) as i64
+}
+
 fn expect_one(r: &crate::client::ResultSet) -> Result<()> {
     match r.row_count {
         Some(1) => Ok(()),
@@ -1120,5 +1170,33 @@ impl CWriter {
                 tokio::time::sleep(Duration::from_millis(20)).await;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn scatter_is_a_bijection_that_spreads() {
+        let out: BTreeSet<i64> = (0..100_000).map(scatter).collect();
+        assert_eq!(out.len(), 100_000);
+        assert!(out.iter().all(|x| (0..1 << 29).contains(x)));
+        // Consecutive numbers land far apart.
+        assert!((scatter(1) - scatter(0)).abs() > 1 << 20);
+    }
+
+    #[test]
+    fn kinds_rotate() {
+        let kinds: Vec<_> = (0..4).map(CycleKind::of).collect();
+        assert_eq!(
+            kinds,
+            [
+                CycleKind::Commits,
+                CycleKind::Ddl,
+                CycleKind::Splits,
+                CycleKind::Commits
+            ]
+        );
     }
 }
