@@ -218,7 +218,7 @@ fn check_number(token: &str) -> Result<()> {
 fn decimal_digits(text: &str) -> Option<(String, i64)> {
     let s = text.trim_start_matches(['-', '+']);
     let (mantissa, exp) = match s.find(['e', 'E']) {
-        Some(i) => (&s[..i], s[i + 1..].parse::<i64>().ok()?),
+        Some(i) => (&s[..i], exponent(&s[i + 1..])?),
         None => (s, 0),
     };
     let (int, frac) = mantissa.split_once('.').unwrap_or((mantissa, ""));
@@ -228,8 +228,23 @@ fn decimal_digits(text: &str) -> Option<(String, i64)> {
     if digits.is_empty() {
         return Some((digits, 0));
     }
-    let first_digit_power = int.len() as i64 - 1 - leading as i64 + exp;
+    let first_digit_power = (int.len() as i64 - 1 - leading as i64).saturating_add(exp);
     Some((digits, first_digit_power))
+}
+
+/// An exponent's value, saturated at `i64`'s range: `1e-99999999999999999999`
+/// is as far from any double as `1e-9223372036854775808`, and both must
+/// compare as lossy rather than overflow or be skipped.
+fn exponent(text: &str) -> Option<i64> {
+    let digits = text.trim_start_matches(['-', '+']);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    Some(text.parse::<i64>().unwrap_or(if text.starts_with('-') {
+        i64::MIN
+    } else {
+        i64::MAX
+    }))
 }
 
 #[cfg(test)]

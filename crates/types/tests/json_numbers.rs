@@ -32,11 +32,40 @@ fn numbers_parse_to_the_nearest_double() {
 
 #[test]
 fn printed_numbers_parse_back_to_the_same_value() {
-    for text in ["-92260.1854775808e+42", "[1.5e300, -0.0, 3.141592653589793]"] {
+    for text in [
+        "-92260.1854775808e+42",
+        "[1.5e300, -0.0, 3.141592653589793]",
+    ] {
         let value = parse_json(text).unwrap();
         let printed = serde_json::to_string(&value).unwrap();
-        assert_eq!(parse_json(&printed).unwrap(), value, "{text} printed as {printed}");
+        assert_eq!(
+            parse_json(&printed).unwrap(),
+            value,
+            "{text} printed as {printed}"
+        );
         let stored: serde_json::Value = serde_json::from_str(&printed).unwrap();
         assert_eq!(stored, value, "{text} read back from {printed}");
     }
+}
+
+#[test]
+fn extreme_exponents_are_refused_as_lossy() {
+    // The precision check computed the power of the first digit with plain
+    // arithmetic: an exponent of i64::MIN overflowed it (a panic where
+    // overflow is checked; found by the `json` fuzz target).
+    for text in [
+        "0.0001e-9223372036854775808",
+        "1e-9223372036854775808",
+        "1e-99999999999999999999",
+        "[1e9223372036854775807]",
+        "1e99999999999999999999",
+    ] {
+        let error = parse_json(text).expect_err(text).to_string();
+        assert!(
+            error.contains("without loss of precision"),
+            "{text}: {error}"
+        );
+    }
+    assert_eq!(number("0e-99999999999999999999"), 0.0);
+    assert_eq!(number("0.000e9223372036854775807"), 0.0);
 }
