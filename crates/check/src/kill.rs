@@ -49,7 +49,7 @@ use rand::{Rng, SeedableRng};
 
 use crate::client::{pb, Client, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
-use crate::server::{self, Server};
+use crate::server::{self, Server, WorkDir};
 use crate::wire::{insert, insert_or_update, KeySet, Value};
 
 /// The schema the check writes to.
@@ -350,18 +350,14 @@ struct Run {
 /// server would not start, a request failed outside a kill); violations
 /// are in the report.
 pub async fn run(config: &Config) -> Result<Report> {
+    let work = WorkDir::new(config.work_dir.as_deref(), "rowtree-kill-")?;
+    let result = run_in(config, work.path().to_path_buf()).await;
+    work.finish(matches!(&result, Ok(r) if r.violations().is_empty()));
+    result
+}
+
+async fn run_in(config: &Config, work_dir: PathBuf) -> Result<Report> {
     let started = Instant::now();
-    let (temp, work_dir) = match &config.work_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d)?;
-            (None, d.clone())
-        }
-        None => {
-            let t = tempfile::Builder::new().prefix("rowtree-kill-").tempdir()?;
-            let p = t.path().to_path_buf();
-            (Some(t), p)
-        }
-    };
     let options = server::Options::new(&config.binary, work_dir.join("data"))
         .args(SPLIT_FLAGS.iter().copied());
     let server = Server::start(options).await?;
@@ -384,7 +380,7 @@ pub async fn run(config: &Config) -> Result<Report> {
         records: Vec::new(),
         lost: BTreeSet::new(),
         report: Report {
-            work_dir: work_dir.clone(),
+            work_dir,
             ..Report::default()
         },
         restarts: Vec::new(),
@@ -399,13 +395,6 @@ pub async fn run(config: &Config) -> Result<Report> {
     if !run.restarts.is_empty() {
         report.restart_mean = run.restarts.iter().sum::<Duration>() / run.restarts.len() as u32;
         report.restart_max = run.restarts.iter().copied().max().unwrap_or_default();
-    }
-    if let Some(t) = temp {
-        if report.violations().is_empty() {
-            drop(t);
-        } else {
-            let _ = t.keep();
-        }
     }
     Ok(report)
 }

@@ -260,7 +260,7 @@ async fn run_kill(a: KillArgs) -> ExitCode {
     match kill::run(&config).await {
         Ok(report) => {
             println!("{}", report.summary());
-            finish(report.violations(), &report.error_samples, &report.work_dir)
+            finish(report.violations(), &report.error_samples)
         }
         Err(e) => {
             eprintln!("error: the kill check could not run: {e}");
@@ -312,7 +312,7 @@ async fn run_soak(a: SoakArgs) -> ExitCode {
                 }
                 println!("chart: {}", svg.display());
             }
-            finish(report.violations(), &report.error_samples, &report.work_dir)
+            finish(report.violations(), &report.error_samples)
         }
         Err(e) => {
             eprintln!("error: the soak check could not run: {e}");
@@ -321,7 +321,7 @@ async fn run_soak(a: SoakArgs) -> ExitCode {
     }
 }
 
-fn finish(violations: Vec<String>, errors: &[String], work_dir: &std::path::Path) -> ExitCode {
+fn finish(violations: Vec<String>, errors: &[String]) -> ExitCode {
     for e in errors {
         eprintln!("  error: {e}");
     }
@@ -332,7 +332,6 @@ fn finish(violations: Vec<String>, errors: &[String], work_dir: &std::path::Path
         for v in &violations {
             println!("VIOLATION: {v}");
         }
-        println!("data and server log kept in {}", work_dir.display());
         ExitCode::from(1)
     }
 }

@@ -140,7 +140,11 @@ impl Server {
     /// SIGKILLs the child and reaps it: a crash, nothing flushed.
     pub fn kill(&mut self) -> Result<()> {
         if let Some(mut child) = self.child.take() {
-            // An error here means it already exited; wait reaps it either way.
+            if let Some(status) = child.try_wait()? {
+                self.note(&format!("had exited by itself: {status}"))?;
+                return Ok(());
+            }
+            // An error here means it exited just now; wait reaps it either way.
             let _ = child.kill();
             child.wait()?;
             self.note("killed with SIGKILL")?;
@@ -296,6 +300,56 @@ impl Server {
         let mut log = self.open_log()?;
         writeln!(log, "=== rowtree-check: {what} ===")?;
         Ok(())
+    }
+}
+
+/// The directory a check keeps its data directory and server log in:
+/// the one given, or a fresh temporary one that [`WorkDir::finish`]
+/// removes after a passing run and keeps (saying where) otherwise.
+#[derive(Debug)]
+pub struct WorkDir {
+    path: PathBuf,
+    temp: Option<tempfile::TempDir>,
+}
+
+impl WorkDir {
+    /// `given` (created if missing), or a temporary directory named
+    /// `prefix...`.
+    pub fn new(given: Option<&Path>, prefix: &str) -> Result<WorkDir> {
+        Ok(match given {
+            Some(d) => {
+                std::fs::create_dir_all(d)?;
+                WorkDir {
+                    path: d.to_path_buf(),
+                    temp: None,
+                }
+            }
+            None => {
+                let t = tempfile::Builder::new().prefix(prefix).tempdir()?;
+                WorkDir {
+                    path: t.path().to_path_buf(),
+                    temp: Some(t),
+                }
+            }
+        })
+    }
+
+    /// Its path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Removes a temporary directory after a pass; keeps it otherwise and
+    /// says where on standard error. A given directory is always kept.
+    pub fn finish(self, passed: bool) {
+        if let Some(t) = self.temp {
+            if passed {
+                drop(t);
+            } else {
+                let kept = t.keep();
+                eprintln!("data and server log kept in {}", kept.display());
+            }
+        }
     }
 }
 

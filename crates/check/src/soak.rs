@@ -30,7 +30,7 @@ use serde::Serialize;
 use crate::client::{Client, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::latency::{self, Recorder, Summary};
-use crate::server::{self, Server};
+use crate::server::{self, Server, WorkDir};
 use crate::wire::{insert, KeySet, Value};
 
 /// The schema: accounts with an index on their names, and their transfers
@@ -438,30 +438,19 @@ impl Shared {
 /// Runs the check. An `Err` means the check itself could not run;
 /// violations are in the report.
 pub async fn run(config: &Config) -> Result<Report> {
-    let (temp, work_dir) = match &config.work_dir {
-        Some(d) => {
-            std::fs::create_dir_all(d)?;
-            (None, d.clone())
-        }
-        None => {
-            let t = tempfile::Builder::new().prefix("rowtree-soak-").tempdir()?;
-            let p = t.path().to_path_buf();
-            (Some(t), p)
-        }
-    };
+    let work = WorkDir::new(config.work_dir.as_deref(), "rowtree-soak-")?;
+    let result = run_in(config, work.path().to_path_buf()).await;
+    work.finish(matches!(&result, Ok(r) if r.violations().is_empty()));
+    result
+}
+
+async fn run_in(config: &Config, work_dir: PathBuf) -> Result<Report> {
     let mut server =
         Server::start(server::Options::new(&config.binary, work_dir.join("data"))).await?;
     let outcome = drive(config, &server, work_dir).await;
     let clean_stop = server.stop().await.is_ok();
     let mut report = outcome?;
     report.clean_stop = clean_stop;
-    if let Some(t) = temp {
-        if report.violations().is_empty() {
-            drop(t);
-        } else {
-            let _ = t.keep();
-        }
-    }
     Ok(report)
 }
 
