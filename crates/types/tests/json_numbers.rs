@@ -69,3 +69,24 @@ fn extreme_exponents_are_refused_as_lossy() {
     assert_eq!(number("0e-99999999999999999999"), 0.0);
     assert_eq!(number("0.000e9223372036854775807"), 0.0);
 }
+
+#[test]
+fn either_shortest_decimal_of_a_double_is_accepted() {
+    // 900719925474099.25 is a double; .2 and .3 are both shortest decimals
+    // of it. Rust's formatting picks .3, serde_json (which prints stored
+    // JSON) picks .2, and the check compared with Rust's alone, so the
+    // text Rowtree printed for an accepted value was refused when sent
+    // back (found by the `json` fuzz target).
+    for text in [
+        "900719925474099.2",
+        "900719925474099.3",
+        "0.90071992547409930e15",
+    ] {
+        assert_eq!(number(text), 900719925474099.25, "{text}");
+    }
+    let value = parse_json("0.90071992547409930e15").unwrap();
+    let printed = serde_json::to_string(&value).unwrap();
+    assert_eq!(parse_json(&printed).unwrap(), value, "{printed}");
+    // Still refused: more digits than the double holds.
+    assert!(parse_json("900719925474099.26").is_err());
+}
