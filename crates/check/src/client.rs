@@ -506,16 +506,26 @@ impl Client {
 
     /// Begins a transaction; returns its id.
     pub async fn begin(&self, session: &str, mode: TxnMode) -> Result<Vec<u8>> {
+        Ok(self.begin_transaction(session, mode.to_pb()).await?.id)
+    }
+
+    /// Begins a transaction with any options (partitioned DML too) and
+    /// returns it whole: its id and, for a read-only one, its read
+    /// timestamp.
+    pub async fn begin_transaction(
+        &self,
+        session: &str,
+        options: pb::TransactionOptions,
+    ) -> Result<pb::Transaction> {
         Ok(self
             .spanner()
             .begin_transaction(pb::BeginTransactionRequest {
                 session: session.into(),
-                options: Some(mode.to_pb()),
+                options: Some(options),
                 ..Default::default()
             })
             .await?
-            .into_inner()
-            .id)
+            .into_inner())
     }
 
     /// Commits: the transaction `Selector::Id`, or the mutations alone in a

@@ -201,13 +201,8 @@ async fn client_loop(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut slot = SessionSlot::new();
     while Instant::now() < until {
-        let (client, session) = match slot.get(target).await {
-            Ok(s) => s,
-            Err(e) => {
-                slot.reset_after(&e);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
+        let Some((client, session)) = slot.next(target).await else {
+            continue;
         };
         match rng.gen_range(0..10) {
             0..=6 => {
@@ -368,25 +363,18 @@ async fn auditor(target: &Target, until: Instant, outcomes: &Mutex<Outcomes>) {
     let mut n = 0i64;
     while Instant::now() < until {
         tokio::time::sleep(Duration::from_millis(700)).await;
-        let Ok((client, session)) = slot.get(target).await else {
+        let Some((client, session)) = slot.next(target).await else {
             continue;
         };
         n += 1;
         let result = bounded("partitioned DML", async {
-            let txn = client
-                .spanner()
-                .begin_transaction(pb::BeginTransactionRequest {
-                    session: session.clone(),
-                    options: Some(pb::TransactionOptions {
-                        mode: Some(pb::transaction_options::Mode::PartitionedDml(
-                            pb::transaction_options::PartitionedDml {},
-                        )),
-                        ..Default::default()
-                    }),
-                    ..Default::default()
-                })
-                .await?
-                .into_inner();
+            let partitioned = pb::TransactionOptions {
+                mode: Some(pb::transaction_options::Mode::PartitionedDml(
+                    pb::transaction_options::PartitionedDml {},
+                )),
+                ..Default::default()
+            };
+            let txn = client.begin_transaction(&session, partitioned).await?;
             let statement = Statement::new("UPDATE Accounts SET Audited = @n WHERE TRUE")
                 .param("n", Value::Int64(n));
             client

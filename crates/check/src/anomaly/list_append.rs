@@ -24,7 +24,7 @@ use rand::{Rng, SeedableRng};
 
 use super::history::{self, Elem, Key, Op, Outcome, Txn};
 use super::{bounded, nemesis, since, Options, SessionSlot, Target};
-use crate::client::{pb, timestamp_nanos, Client, ResultSet, Selector, Statement, TxnMode};
+use crate::client::{timestamp_nanos, Client, ResultSet, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::wire::{insert, Value};
 
@@ -114,14 +114,8 @@ async fn worker(
     let mut rng = StdRng::seed_from_u64(seed);
     let mut slot = SessionSlot::new();
     while Instant::now() < until {
-        let (client, session) = match slot.get(target).await {
-            Ok(s) => s,
-            Err(e) => {
-                // The server is down (being restarted): try again shortly.
-                slot.reset_after(&e);
-                tokio::time::sleep(Duration::from_millis(50)).await;
-                continue;
-            }
+        let Some((client, session)) = slot.next(target).await else {
+            continue;
         };
         let kind = rng.gen_range(0..10);
         let mode = match kind {
@@ -238,17 +232,10 @@ async fn read_only(
     mode: &TxnMode,
     ops: &mut [Op],
 ) -> std::result::Result<Option<i128>, Failure> {
-    let txn = bounded("begin read-only", async {
-        Ok(client
-            .spanner()
-            .begin_transaction(pb::BeginTransactionRequest {
-                session: session.into(),
-                options: Some(mode.to_pb()),
-                ..Default::default()
-            })
-            .await?
-            .into_inner())
-    })
+    let txn = bounded(
+        "begin read-only",
+        client.begin_transaction(session, mode.to_pb()),
+    )
     .await
     .map_err(Failure::Before)?;
     let selector = Selector::Id(txn.id);

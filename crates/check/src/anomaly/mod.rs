@@ -144,6 +144,20 @@ impl SessionSlot {
         Ok((client, session))
     }
 
+    /// [`SessionSlot::get`] for a client's loop: on failure (the server is
+    /// down, being restarted) waits a little and answers `None`, so the
+    /// loop goes round again.
+    pub(crate) async fn next(&mut self, target: &Target) -> Option<(Client, String)> {
+        match self.get(target).await {
+            Ok(s) => Some(s),
+            Err(e) => {
+                self.reset_after(&e);
+                tokio::time::sleep(Duration::from_millis(50)).await;
+                None
+            }
+        }
+    }
+
     /// Forgets the session after an error that may mean it is gone.
     pub(crate) fn reset_after(&mut self, error: &Error) {
         if error.is_unavailable()
