@@ -469,14 +469,19 @@ impl Run {
         if mismatches > 0 {
             self.report.ddl.index_mismatches += mismatches;
         }
+        self.drop_c_index().await?;
+        Ok(took)
+    }
+
+    /// Drops the DDL cycles' index, so the next DDL cycle creates it anew.
+    async fn drop_c_index(&self) -> Result<()> {
         self.client
             .update_ddl(
                 &self.database,
                 &["DROP INDEX CByV"],
                 Duration::from_secs(60),
             )
-            .await?;
-        Ok(took)
+            .await
     }
 
     async fn cycle(&mut self, cycle: usize) -> Result<()> {
@@ -760,13 +765,7 @@ impl Run {
             .iter()
             .any(|s| s.contains("CByV"))
         {
-            self.client
-                .update_ddl(
-                    &self.database,
-                    &["DROP INDEX CByV"],
-                    Duration::from_secs(60),
-                )
-                .await?;
+            self.drop_c_index().await?;
         }
         Ok(note)
     }
