@@ -4,7 +4,17 @@
 //! **Sessions** belong to a database. A client may create many (a pool) or
 //! one multiplexed session that carries any number of transactions at once;
 //! both are the same here: a session is a name, its database, and the
-//! transactions started in it, each under a random 16-byte id.
+//! transactions started in it, each under a 16-byte id. A session no request
+//! names for [`IDLE_SESSION`] is deleted, as Spanner may do (later requests
+//! answer NOT_FOUND and the client makes a new one), and a database holds at
+//! most [`MAX_SESSIONS`] sessions.
+//!
+//! A read-only transaction keeps nothing here: its id carries its read
+//! timestamp ([`read_only_id`]), and every request that names it reads at that
+//! timestamp, as long as the version retention period still reaches back to
+//! it. Clients never end read-only transactions, so anything kept for them
+//! would only grow. Read-write and partitioned DML transactions are held in
+//! their session (at most [`MAX_HELD_TRANSACTIONS`] at once) under a random id.
 //!
 //! **Transactions** are chosen per request by a `TransactionSelector`:
 //! - `single_use`: a read-only snapshot for one query or read (no selector
@@ -64,8 +74,40 @@ pub const CHUNK_BYTES: usize = 1 << 20;
 const FLUSH_BYTES: usize = 256 << 10;
 /// A read-write transaction idle this long is rolled back.
 pub const IDLE_READ_WRITE: Duration = Duration::from_secs(60);
-/// A read-only transaction idle this long is forgotten.
-const IDLE_READ_ONLY: Duration = Duration::from_secs(3600);
+/// A session (not multiplexed) unused this long is deleted.
+pub const IDLE_SESSION: Duration = Duration::from_secs(3600);
+/// The most sessions one database holds; creating another answers
+/// RESOURCE_EXHAUSTED.
+pub const MAX_SESSIONS: usize = 10_000;
+/// The most read-write and partitioned DML transactions one session holds
+/// at once; beginning another answers RESOURCE_EXHAUSTED.
+pub const MAX_HELD_TRANSACTIONS: usize = 10_000;
+
+/// The first byte of a read-only transaction's id; held transactions' ids
+/// start with [`HELD_TAG`], so the two never collide.
+const READ_ONLY_TAG: u8 = 0x52;
+const HELD_TAG: u8 = 0x57;
+
+/// A read-only transaction's id: the tag, the read timestamp (nanoseconds,
+/// big-endian) and 7 random bytes so that two transactions begun at the same
+/// timestamp still have different ids.
+fn read_only_id(read_ts: u64) -> Vec<u8> {
+    let mut id = Vec::with_capacity(16);
+    id.push(READ_ONLY_TAG);
+    id.extend_from_slice(&read_ts.to_be_bytes());
+    id.extend_from_slice(&uuid::Uuid::new_v4().as_bytes()[..7]);
+    id
+}
+
+/// The read timestamp in a read-only transaction's id, if `id` is one.
+fn read_only_timestamp(id: &[u8]) -> Option<u64> {
+    match id {
+        [READ_ONLY_TAG, rest @ ..] if rest.len() == 15 => {
+            Some(u64::from_be_bytes(rest[..8].try_into().ok()?))
+        }
+        _ => None,
+    }
+}
 
 type Stream<T> = Pin<Box<dyn tokio_stream::Stream<Item = Result<T, Status>> + Send + 'static>>;
 
@@ -127,6 +169,13 @@ impl SessionState {
     }
 
     fn slot(&self, id: &[u8]) -> Result<Arc<TxnSlot>, Status> {
+        if let Some(ts) = read_only_timestamp(id) {
+            let snapshot = self
+                .db
+                .read_only(TimestampBound::ReadTimestamp(ts))
+                .map_err(status::from_db)?;
+            return Ok(TxnSlot::new(TxnState::ReadOnly(snapshot)));
+        }
         let slot = self.txns.lock().get(id).cloned().ok_or_else(|| {
             Status::not_found(format!(
                 "Transaction not found: {} (it ended, or was never begun in session {})",
@@ -138,11 +187,21 @@ impl SessionState {
         Ok(slot)
     }
 
-    fn register(&self, state: TxnState) -> (Vec<u8>, Arc<TxnSlot>) {
-        let id = uuid::Uuid::new_v4().as_bytes().to_vec();
+    /// Holds a read-write or partitioned DML transaction under a new id.
+    fn register(&self, state: TxnState) -> Result<(Vec<u8>, Arc<TxnSlot>), Status> {
+        let mut id = uuid::Uuid::new_v4().as_bytes().to_vec();
+        id[0] = HELD_TAG;
         let slot = TxnSlot::new(state);
-        self.txns.lock().insert(id.clone(), slot.clone());
-        (id, slot)
+        let mut txns = self.txns.lock();
+        if txns.len() >= MAX_HELD_TRANSACTIONS {
+            return Err(Status::resource_exhausted(format!(
+                "Session {} holds {MAX_HELD_TRANSACTIONS} transactions, the most it may; commit \
+                 or roll back some, or use more sessions",
+                self.name
+            )));
+        }
+        txns.insert(id.clone(), slot.clone());
+        Ok((id, slot))
     }
 
     fn forget(&self, id: &[u8]) {
@@ -170,7 +229,54 @@ fn hex(bytes: &[u8]) -> String {
 #[derive(Clone)]
 pub struct SpannerService {
     registry: Arc<Registry>,
-    sessions: Arc<Mutex<HashMap<String, Arc<SessionState>>>>,
+    sessions: Arc<Mutex<Sessions>>,
+}
+
+/// Every live session by name, and how many each database holds (kept
+/// beside the map so that the [`MAX_SESSIONS`] check costs nothing).
+#[derive(Default)]
+struct Sessions {
+    by_name: HashMap<String, Arc<SessionState>>,
+    per_database: HashMap<String, usize>,
+}
+
+impl Sessions {
+    fn get(&self, name: &str) -> Option<&Arc<SessionState>> {
+        self.by_name.get(name)
+    }
+
+    fn values(&self) -> impl Iterator<Item = &Arc<SessionState>> {
+        self.by_name.values()
+    }
+
+    /// Adds `session` unless its database holds [`MAX_SESSIONS`] already.
+    fn insert(&mut self, session: Arc<SessionState>) -> Result<(), Status> {
+        let count = self
+            .per_database
+            .entry(session.database.clone())
+            .or_default();
+        if *count >= MAX_SESSIONS {
+            return Err(Status::resource_exhausted(format!(
+                "Database {} has {MAX_SESSIONS} sessions, the most it may hold; delete \
+                 sessions that are no longer used (sessions unused for an hour are deleted)",
+                session.database
+            )));
+        }
+        *count += 1;
+        self.by_name.insert(session.name.clone(), session);
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &str) -> Option<Arc<SessionState>> {
+        let session = self.by_name.remove(name)?;
+        if let Some(count) = self.per_database.get_mut(&session.database) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_database.remove(&session.database);
+            }
+        }
+        Some(session)
+    }
 }
 
 /// The transaction a request runs in, once its selector is resolved.
@@ -229,16 +335,17 @@ impl SessionState {
                     .read_only(bound_from_proto(ro)?)
                     .map_err(status::from_db)?;
                 let ts = snapshot.read_timestamp();
-                let (id, slot) = self.register(TxnState::ReadOnly(snapshot));
+                let id = read_only_id(ts);
+                let slot = TxnSlot::new(TxnState::ReadOnly(snapshot));
                 Ok((id.clone(), slot, transaction_pb(id, Some(ts))))
             }
             Some(Mode::ReadWrite(_)) => {
                 let txn = self.db.begin();
-                let (id, slot) = self.register(TxnState::ReadWrite(txn));
+                let (id, slot) = self.register(TxnState::ReadWrite(txn))?;
                 Ok((id.clone(), slot, transaction_pb(id, None)))
             }
             Some(Mode::PartitionedDml(_)) => {
-                let (id, slot) = self.register(TxnState::PartitionedDml);
+                let (id, slot) = self.register(TxnState::PartitionedDml)?;
                 Ok((id.clone(), slot, transaction_pb(id, None)))
             }
             None => Err(Status::invalid_argument(
@@ -805,7 +912,7 @@ impl SpannerService {
     pub fn new(registry: Arc<Registry>) -> SpannerService {
         SpannerService {
             registry,
-            sessions: Arc::new(Mutex::new(HashMap::new())),
+            sessions: Arc::new(Mutex::new(Sessions::default())),
         }
     }
 
@@ -846,42 +953,53 @@ impl SpannerService {
             txns: Mutex::new(HashMap::new()),
         });
         let out = state.to_pb();
-        self.sessions.lock().insert(name, state);
+        self.sessions.lock().insert(state)?;
         Ok(out)
     }
 
     /// Rolls back read-write transactions idle longer than
-    /// [`IDLE_READ_WRITE`] and forgets old read-only ones; returns how many
-    /// were ended. Called periodically by the server.
+    /// [`IDLE_READ_WRITE`], forgets partitioned DML transactions as idle, and
+    /// deletes sessions (not multiplexed) unused for [`IDLE_SESSION`];
+    /// returns how many transactions and sessions were ended. Called
+    /// periodically by the server.
     pub fn reap_idle(&self) -> usize {
         let now = now_nanos();
-        let sessions: Vec<Arc<SessionState>> = self.sessions.lock().values().cloned().collect();
+        let idle_since = |nanos: i64| Duration::from_nanos((now - nanos).max(0) as u64);
         let mut ended = 0;
+        let expired: Vec<Arc<SessionState>> = {
+            let mut sessions = self.sessions.lock();
+            let names: Vec<String> = sessions
+                .values()
+                .filter(|s| {
+                    !s.multiplexed && idle_since(s.last_use.load(Ordering::Relaxed)) >= IDLE_SESSION
+                })
+                .map(|s| s.name.clone())
+                .collect();
+            names.iter().filter_map(|n| sessions.remove(n)).collect()
+        };
+        for s in expired {
+            // Dropping a read-write transaction rolls it back.
+            let txns: Vec<Arc<TxnSlot>> = s.txns.lock().drain().map(|(_, v)| v).collect();
+            ended += 1 + txns.len();
+        }
+        let sessions: Vec<Arc<SessionState>> = self.sessions.lock().values().cloned().collect();
         for s in sessions {
             let mut txns = s.txns.lock();
             txns.retain(|_, slot| {
-                let idle = Duration::from_nanos(
-                    (now - slot.last_use.load(Ordering::Relaxed)).max(0) as u64,
-                );
-                let limit = if slot.read_write {
-                    IDLE_READ_WRITE
-                } else {
-                    IDLE_READ_ONLY
-                };
-                if idle < limit {
+                let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
+                if idle < IDLE_READ_WRITE {
                     return true;
                 }
                 if let Some(mut state) = slot.state.try_lock() {
+                    ended += 1;
                     if slot.read_write {
                         end_aborted(
                             &mut state,
                             "Transaction was aborted because it was idle too long",
                         );
-                        ended += 1;
                         // Keep the ended slot a while so the client hears ABORTED.
-                        return idle < limit * 2;
+                        return idle < IDLE_READ_WRITE * 2;
                     }
-                    ended += 1;
                     return false;
                 }
                 true
@@ -1594,6 +1712,145 @@ mod tests {
         let past = Some(Instant::now() - Duration::from_secs(1));
         assert!(check_deadline(past, 1024).is_err());
         assert!(check_deadline(past, 1023).is_ok());
+    }
+
+    /// A service over an in-memory registry with one database.
+    fn service() -> (SpannerService, String) {
+        let registry = Arc::new(Registry::open(None, rowtree_db::Options::default()).unwrap());
+        registry
+            .create_instance(crate::registry::InstanceMeta {
+                name: "projects/p/instances/i".into(),
+                config: String::new(),
+                display_name: "i".into(),
+                node_count: 1,
+                processing_units: 1000,
+                labels: Default::default(),
+                create_time: 0,
+                update_time: 0,
+                edition: 0,
+            })
+            .unwrap();
+        let db = "projects/p/instances/i/databases/db".to_string();
+        registry.create_database(&db, &[], 0).unwrap();
+        (SpannerService::new(registry), db)
+    }
+
+    fn read_only_options() -> pb::TransactionOptions {
+        pb::TransactionOptions {
+            mode: Some(Mode::ReadOnly(Default::default())),
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn read_only_transactions_hold_nothing() {
+        let (service, db) = service();
+        let session = service.create(&db, None).unwrap();
+        let state = service.session(&session.name).unwrap();
+        let mut ids = Vec::new();
+        for _ in 0..1000 {
+            let (id, _, txn) = state.begin(&read_only_options()).unwrap();
+            assert_eq!(txn.id, id);
+            ids.push((id, txn.read_timestamp.unwrap()));
+        }
+        assert!(
+            state.txns.lock().is_empty(),
+            "read-only transactions are not held"
+        );
+        // Every id still reads at its own timestamp.
+        for (id, ts) in ids.iter().step_by(97) {
+            let slot = state.slot(id).unwrap();
+            let TxnState::ReadOnly(ro) = &*slot.state.lock() else {
+                panic!("a read-only slot");
+            };
+            let want = ts.seconds as u64 * 1_000_000_000 + ts.nanos as u64;
+            assert_eq!(ro.read_timestamp(), want);
+        }
+        // Ids at the same timestamp differ; made-up ids are not found.
+        assert_ne!(read_only_id(7), read_only_id(7));
+        let mut forged = ids[0].0.clone();
+        forged[0] = HELD_TAG;
+        let e = state.slot(&forged).err().expect("not found");
+        assert_eq!(e.code(), tonic::Code::NotFound);
+        assert!(state.slot(&[READ_ONLY_TAG, 1, 2]).is_err());
+        // A read timestamp older than the retention period is refused.
+        let e = state.slot(&read_only_id(1)).err().expect("too old");
+        assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    }
+
+    #[test]
+    fn idle_sessions_and_transactions_are_reaped() {
+        let (service, db) = service();
+        let old = service.create(&db, None).unwrap().name;
+        let fresh = service.create(&db, None).unwrap().name;
+        let multiplexed = service
+            .create(
+                &db,
+                Some(&pb::Session {
+                    multiplexed: true,
+                    ..Default::default()
+                }),
+            )
+            .unwrap()
+            .name;
+        let rw = pb::TransactionOptions {
+            mode: Some(Mode::ReadWrite(Default::default())),
+            ..Default::default()
+        };
+        let (held, _, _) = service.session(&fresh).unwrap().begin(&rw).unwrap();
+        let (idle, idle_slot, _) = service.session(&fresh).unwrap().begin(&rw).unwrap();
+        let long_ago = now_nanos() - IDLE_SESSION.as_nanos() as i64 - 1;
+        for name in [&old, &multiplexed] {
+            let s = service.sessions.lock().get(name.as_str()).cloned().unwrap();
+            s.last_use.store(long_ago, Ordering::Relaxed);
+        }
+        idle_slot.last_use.store(
+            now_nanos() - IDLE_READ_WRITE.as_nanos() as i64 - 1,
+            Ordering::Relaxed,
+        );
+        // The old session and the idle transaction end; the rest stay.
+        assert_eq!(service.reap_idle(), 2);
+        assert_eq!(
+            service.session(&old).err().map(|e| e.code()),
+            Some(tonic::Code::NotFound)
+        );
+        let fresh = service.session(&fresh).unwrap();
+        assert!(service.session(&multiplexed).is_ok());
+        assert!(fresh.slot(&held).is_ok());
+        let ended = fresh.slot(&idle).unwrap();
+        assert!(matches!(
+            &*ended.state.lock(),
+            TxnState::Ended("ABORTED", _)
+        ));
+    }
+
+    #[test]
+    fn sessions_and_held_transactions_are_bounded() {
+        let (service, db) = service();
+        for _ in 0..MAX_SESSIONS {
+            service.create(&db, None).unwrap();
+        }
+        let e = service.create(&db, None).expect_err("one too many");
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        let name = service
+            .sessions
+            .lock()
+            .by_name
+            .keys()
+            .next()
+            .cloned()
+            .unwrap();
+        let session = service.session(&name).unwrap();
+        for _ in 0..MAX_HELD_TRANSACTIONS {
+            session.register(TxnState::PartitionedDml).unwrap();
+        }
+        let e = session
+            .register(TxnState::PartitionedDml)
+            .err()
+            .expect("full");
+        assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
+        // Read-only transactions need no room.
+        assert!(session.begin(&read_only_options()).is_ok());
     }
 
     #[test]
