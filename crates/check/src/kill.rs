@@ -22,7 +22,7 @@
 //! explicitly or inline) then Commit. A commit whose answer was lost to the
 //! kill may or may not have happened, but only entirely.
 //!
-//! Cycles rotate through three kinds ([`CycleKind`]):
+//! Cycles rotate through four kinds ([`CycleKind`]):
 //!
 //! * **commits**: the plain workload above;
 //! * **ddl**: the kill lands during `CREATE INDEX CByV ON C(V)`, a backfill
@@ -31,12 +31,15 @@
 //!   table or not exist, and creating it again must work;
 //! * **splits**: bigger commits that also rewrite earlier rows (moving
 //!   their index entries), on a server whose split flags make load splits
-//!   happen within seconds.
-//!
-//! The database's `version_retention_period` is set to `1h`, its minimum:
-//! the server collects garbage every 60 s of uptime and only versions older
-//! than the retention, so no cycle here sees a collection remove anything;
-//! the check covers GC only as far as the setting and its recovery go.
+//!   happen within seconds;
+//! * **gc**: the splits workload on a server restarted with [`GC_FLAGS`]:
+//!   a garbage-collection pass every 200 ms that keeps old versions one
+//!   second, whatever the database's `version_retention_period` (`1h`)
+//!   says. The rewrites leave old versions behind, every pass removes
+//!   some, and the server's log (each pass logs its start and end) tells
+//!   whether the kill came in the middle of one. A pass that removed a
+//!   version some read still needs shows up as a lost or half-applied
+//!   commit or an index mismatch.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -73,6 +76,12 @@ pub const SPLIT_FLAGS: &[&str] = &[
     "--split-threshold",
     "0.5",
 ];
+
+/// `rowtree serve` flags for the garbage-collection cycles: a pass every
+/// 200 ms, and old versions kept one second (whatever the database's
+/// `version_retention_period` says), so every pass removes the versions
+/// the rewrites leave behind and a kill often lands inside one.
+pub const GC_FLAGS: &[&str] = &["--gc-every", "0.2", "--max-version-retention", "1"];
 
 /// What the check runs.
 #[derive(Debug, Clone)]
@@ -122,16 +131,26 @@ pub enum CycleKind {
     Ddl,
     /// Big commits that rewrite earlier rows, with fast load splitting.
     Splits,
+    /// The split cycles' workload on a server collecting garbage every
+    /// 200 ms with a one-second retention ([`GC_FLAGS`]).
+    Gc,
 }
 
 impl CycleKind {
-    /// The kind of cycle `i`: the three kinds in turn.
+    /// The kind of cycle `i`: the four kinds in turn.
     pub fn of(i: usize) -> CycleKind {
-        match i % 3 {
+        match i % 4 {
             0 => CycleKind::Commits,
             1 => CycleKind::Ddl,
-            _ => CycleKind::Splits,
+            2 => CycleKind::Splits,
+            _ => CycleKind::Gc,
         }
+    }
+
+    /// Whether its clients make big commits at scattered keys that rewrite
+    /// earlier rows (leaving old versions behind).
+    fn rewrites(self) -> bool {
+        matches!(self, CycleKind::Splits | CycleKind::Gc)
     }
 
     fn name(self) -> &'static str {
@@ -139,6 +158,7 @@ impl CycleKind {
             CycleKind::Commits => "commits",
             CycleKind::Ddl => "ddl",
             CycleKind::Splits => "splits",
+            CycleKind::Gc => "gc",
         }
     }
 }
@@ -158,13 +178,25 @@ pub struct DdlOutcomes {
     pub index_mismatches: u64,
 }
 
+/// What the garbage-collection cycles saw, from the server's log.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GcOutcomes {
+    /// Passes that removed versions before the kills.
+    pub passes_removing: u64,
+    /// Versions those passes removed.
+    pub versions_removed: u64,
+    /// Kills that came while a pass was running (its start logged, its end
+    /// not).
+    pub killed_mid_pass: usize,
+}
+
 /// The outcome of a run; [`Report::violations`] says whether it passed.
 #[derive(Debug, Clone, Default)]
 pub struct Report {
     /// Cycles run (and per kind).
     pub cycles: usize,
-    /// Cycles per kind: commits, ddl, splits.
-    pub cycles_by_kind: [usize; 3],
+    /// Cycles per kind: commits, ddl, splits, gc.
+    pub cycles_by_kind: [usize; 4],
     /// Commits the server acknowledged.
     pub acknowledged: u64,
     /// Acknowledged commits found whole after the restart that followed them.
@@ -193,6 +225,8 @@ pub struct Report {
     pub error_samples: Vec<String>,
     /// The DDL cycles.
     pub ddl: DdlOutcomes,
+    /// The garbage-collection cycles.
+    pub gc: GcOutcomes,
     /// Rows in `A` at the end.
     pub rows: u64,
     /// Splits in `SPANNER_SYS.SPLITS` after a restart (split boundaries
@@ -248,9 +282,9 @@ impl Report {
 
     /// The summary, one figure a line.
     pub fn summary(&self) -> String {
-        let [c, d, s] = self.cycles_by_kind;
+        let [c, d, s, g] = self.cycles_by_kind;
         format!(
-            "kill check: {cycles} cycles ({c} commits, {d} ddl, {s} splits) in {elapsed:.1} s\n\
+            "kill check: {cycles} cycles ({c} commits, {d} ddl, {s} splits, {g} gc) in {elapsed:.1} s\n\
              commits acknowledged: {ack}\n\
              verified:             {verified}\n\
              lost:                 {lost}\n\
@@ -265,6 +299,8 @@ impl Report {
              retry failures {rf}; CByV mismatches {cm}\n\
              splits: {base} after a restart; more at the kill in {split_cycles}/{s} split cycles \
              (most: {live_splits})\n\
+             gc: killed mid-pass in {gc_mid}/{g} gc cycles; {gc_passes} passes removed \
+             {gc_versions} versions before the kills\n\
              rows in A: {rows}\n\
              restart (SIGKILL to serving): mean {rmean:.2} s, max {rmax:.2} s; \
              clean SIGTERM stop at the end: {clean}",
@@ -292,6 +328,9 @@ impl Report {
             base = self.splits_after_restart,
             split_cycles = self.split_cycles_split,
             live_splits = self.max_splits_live,
+            gc_mid = self.gc.killed_mid_pass,
+            gc_passes = self.gc.passes_removing,
+            gc_versions = self.gc.versions_removed,
             rmean = self.restart_mean.as_secs_f64(),
             rmax = self.restart_max.as_secs_f64(),
             clean = if self.clean_stop { "yes" } else { "NO" },
@@ -344,6 +383,8 @@ struct Run {
     restarts: Vec<Duration>,
     /// Next free id in `C` for the DDL cycles' writer.
     next_c_id: i64,
+    /// Whether the server runs with [`GC_FLAGS`] now.
+    gc_flags_on: bool,
 }
 
 /// Runs the check. An `Err` means the check itself could not run (the
@@ -385,6 +426,7 @@ async fn run_in(config: &Config, work_dir: PathBuf) -> Result<Report> {
         },
         restarts: Vec::new(),
         next_c_id: config.backfill_rows as i64,
+        gc_flags_on: false,
     };
     let outcome = run.all_cycles().await;
     // Stop the server whatever happened; Drop kills it if this fails.
@@ -486,6 +528,7 @@ impl Run {
 
     async fn cycle(&mut self, cycle: usize) -> Result<()> {
         let kind = CycleKind::of(cycle);
+        self.use_gc_flags(kind == CycleKind::Gc).await?;
         self.report.cycles += 1;
         self.report.cycles_by_kind[kind as usize] += 1;
         let stop = Arc::new(AtomicBool::new(false));
@@ -568,7 +611,7 @@ impl Run {
             let (lo, hi) = self.config.kill_window;
             // Load splitting needs a split hot for a second, then a tick:
             // split cycles run twice as long.
-            let stretch = if kind == CycleKind::Splits { 2.0 } else { 1.0 };
+            let stretch = if kind.rewrites() { 2.0 } else { 1.0 };
             Duration::from_secs_f64(
                 self.rng.gen_range(lo.as_secs_f64()..hi.as_secs_f64()) * stretch,
             )
@@ -588,6 +631,24 @@ impl Run {
         let killed_at = Instant::now();
         self.server.kill()?;
         stop.store(true, Ordering::Relaxed);
+        let mut gc_note = String::new();
+        if kind == CycleKind::Gc {
+            let log = std::fs::read_to_string(self.server.log_path()).unwrap_or_default();
+            let seen = gc_log(&log);
+            self.report.gc.passes_removing += seen.passes_removing;
+            self.report.gc.versions_removed += seen.versions_removed;
+            self.report.gc.killed_mid_pass += seen.killed_mid_pass;
+            gc_note = format!(
+                ", {} gc passes removed {} versions{}",
+                seen.passes_removing,
+                seen.versions_removed,
+                if seen.killed_mid_pass > 0 {
+                    ", killed mid-pass"
+                } else {
+                    ""
+                }
+            );
+        }
         let mut outcomes = Vec::new();
         for t in tasks {
             outcomes.push(
@@ -651,7 +712,7 @@ impl Run {
         }
         if self.config.verbose {
             eprintln!(
-                "cycle {}/{} [{}]: {acked_now} acked, killed at {:.2} s{split_note}{ddl_note}, \
+                "cycle {}/{} [{}]: {acked_now} acked, killed at {:.2} s{split_note}{ddl_note}{gc_note}, \
                  restart {:.2} s, {} rows, {splits} splits; lost {} half {} index {}",
                 cycle + 1,
                 self.config.cycles,
@@ -664,6 +725,24 @@ impl Run {
                 self.report.index_mismatches - cycle_idx_before,
             );
         }
+        Ok(())
+    }
+
+    /// Restarts the server (cleanly) with or without [`GC_FLAGS`] when that
+    /// changes.
+    async fn use_gc_flags(&mut self, on: bool) -> Result<()> {
+        if on == self.gc_flags_on {
+            return Ok(());
+        }
+        let mut args: Vec<String> = SPLIT_FLAGS.iter().map(|s| s.to_string()).collect();
+        if on {
+            args.extend(GC_FLAGS.iter().map(|s| s.to_string()));
+        }
+        self.server.stop().await?;
+        self.server.set_args(args);
+        self.server.restart().await?;
+        self.client = self.server.client().await?;
+        self.gc_flags_on = on;
         Ok(())
     }
 
@@ -913,15 +992,11 @@ impl Writer {
         let mut mine: Vec<i64> = Vec::new();
         let mut attempt: u64 = 0;
         while !self.stop.load(Ordering::Relaxed) {
-            let count = if self.kind == CycleKind::Splits {
-                BIG_COMMIT
-            } else {
-                1
-            };
+            let count = if self.kind.rewrites() { BIG_COMMIT } else { 1 };
             let ids: Vec<i64> = (0..count as i64)
                 .map(|i| {
                     let seq = (n + i) * self.clients + self.k;
-                    if self.kind == CycleKind::Splits {
+                    if self.kind.rewrites() {
                         self.base + scatter(seq)
                     } else {
                         self.base + seq
@@ -929,7 +1004,7 @@ impl Writer {
                 })
                 .collect();
             n += count as i64;
-            let rewrites: Vec<i64> = if self.kind == CycleKind::Splits && !mine.is_empty() {
+            let rewrites: Vec<i64> = if self.kind.rewrites() && !mine.is_empty() {
                 (0..REWRITES)
                     .map(|_| mine[self.rng.gen_range(0..mine.len())])
                     .collect::<BTreeSet<_>>()
@@ -997,7 +1072,7 @@ impl Writer {
             .collect();
         let ins_a = || insert("A", &["Id", "Writer", "Payload"], rows_a.clone());
         let ins_b = || insert("B", &["Id", "Payload"], rows_b.clone());
-        if self.kind == CycleKind::Splits {
+        if self.kind.rewrites() {
             // Rewrites move index entries: Writer becomes k + 1000·attempt%3.
             let writer = self.k + 1000 * (attempt % 3) as i64;
             let text = |id: i64| format!("u{attempt}-{id}");
@@ -1099,6 +1174,33 @@ impl Writer {
     }
 }
 
+/// The garbage-collection passes of the last server process in `log` (the
+/// lines after its last start marker): passes that removed versions, how
+/// many, and whether the last pass had started without ending (the kill
+/// came in the middle of it).
+fn gc_log(log: &str) -> GcOutcomes {
+    let last_start = log.rfind("=== rowtree-check: start").unwrap_or(0);
+    let mut out = GcOutcomes::default();
+    let mut open = false;
+    for line in log[last_start..].lines() {
+        if line.contains("gc pass started") {
+            open = true;
+        } else if line.contains("gc pass ended") {
+            open = false;
+            let removed = line
+                .split_whitespace()
+                .find_map(|w| w.strip_prefix("removed="))
+                .and_then(|n| n.parse::<u64>().ok());
+            if let Some(n) = removed {
+                out.passes_removing += 1;
+                out.versions_removed += n;
+            }
+        }
+    }
+    out.killed_mid_pass = usize::from(open);
+    out
+}
+
 /// A bijection of `[0, 2^29)` onto itself that spreads consecutive numbers
 /// over the range (multiplication by an odd constant, then an xor-shift,
 /// both invertible modulo 2^29). Split cycles insert at scattered keys so
@@ -1176,15 +1278,42 @@ mod tests {
 
     #[test]
     fn kinds_rotate() {
-        let kinds: Vec<_> = (0..4).map(CycleKind::of).collect();
+        let kinds: Vec<_> = (0..5).map(CycleKind::of).collect();
         assert_eq!(
             kinds,
             [
                 CycleKind::Commits,
                 CycleKind::Ddl,
                 CycleKind::Splits,
+                CycleKind::Gc,
                 CycleKind::Commits
             ]
         );
+    }
+
+    #[test]
+    fn gc_log_reads_the_last_process_only() {
+        let log = "\
+=== rowtree-check: start 1 on 127.0.0.1:1 ===
+x DEBUG rowtree_db::gc: gc pass started horizon=1
+x  INFO rowtree_db::gc: gc pass ended removed=99 examined=200 ms=1.0
+=== rowtree-check: start 2 on 127.0.0.1:1 ===
+x DEBUG rowtree_db::gc: gc pass started horizon=2
+x  INFO rowtree_db::gc: gc pass ended removed=7 examined=20 ms=1.0
+x DEBUG rowtree_db::gc: gc pass started horizon=3
+x DEBUG rowtree_db::gc: gc pass ended examined=20 ms=1.0
+x DEBUG rowtree_db::gc: gc pass started horizon=4
+";
+        let seen = gc_log(log);
+        assert_eq!(
+            seen,
+            GcOutcomes {
+                passes_removing: 1,
+                versions_removed: 7,
+                killed_mid_pass: 1
+            }
+        );
+        let ended = gc_log(&log[..log.rfind("x DEBUG").unwrap()]);
+        assert_eq!(ended.killed_mid_pass, 0);
     }
 }

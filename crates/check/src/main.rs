@@ -88,7 +88,7 @@ struct Common {
 struct KillArgs {
     #[command(flatten)]
     common: Common,
-    /// Kill cycles (they rotate: commits, ddl, splits).
+    /// Kill cycles (they rotate: commits, ddl, splits, gc).
     #[arg(long, default_value_t = 10)]
     cycles: usize,
     /// Concurrent committing clients.

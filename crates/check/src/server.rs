@@ -36,6 +36,10 @@ pub struct Options {
     pub start_timeout: Duration,
     /// How long a graceful stop may take before the child is killed.
     pub stop_timeout: Duration,
+    /// The server's `RUST_LOG`: `info`, with each garbage-collection pass's
+    /// start and end (`rowtree_db::gc=debug`) so the log shows whether a
+    /// kill came in the middle of one.
+    pub log_filter: String,
 }
 
 impl Options {
@@ -47,6 +51,7 @@ impl Options {
             extra_args: Vec::new(),
             start_timeout: Duration::from_secs(60),
             stop_timeout: Duration::from_secs(20),
+            log_filter: "info,rowtree_db::gc=debug".into(),
         }
     }
 
@@ -190,6 +195,11 @@ impl Server {
         }
     }
 
+    /// Replaces the extra `rowtree serve` flags for the next start.
+    pub fn set_args(&mut self, args: Vec<String>) {
+        self.options.extra_args = args;
+    }
+
     /// Starts the child again over the same data directory (after
     /// [`Server::kill`] or [`Server::stop`]; kills a running one first).
     /// It keeps its port when the port is still free.
@@ -236,6 +246,7 @@ impl Server {
             .args(["--host", "127.0.0.1", "--http-port", "0", "--port"])
             .arg(self.addr.port().to_string())
             .args(&self.options.extra_args)
+            .env("RUST_LOG", &self.options.log_filter)
             .stdin(Stdio::null())
             .stdout(log)
             .stderr(stderr)

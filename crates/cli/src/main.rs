@@ -150,6 +150,16 @@ struct ServeArgs {
     /// balancer moves a split off it. Default 180 (TiKV's PD).
     #[arg(long, value_name = "SECS")]
     balance_after: Option<f64>,
+    /// For experiments: seconds between garbage-collection passes (which
+    /// remove versions older than the retention period). Default 60.
+    #[arg(long, value_name = "SECS")]
+    gc_every: Option<f64>,
+    /// For experiments: keep old versions at most this many seconds,
+    /// whatever a database's version_retention_period says (Spanner's
+    /// minimum is one hour). Reads further back fail; garbage collection
+    /// removes what is older.
+    #[arg(long, value_name = "SECS")]
+    max_version_retention: Option<f64>,
     /// Memory one query may hold in its sorts, aggregations, hash joins,
     /// DISTINCT, set operations and unstreamed results, in MiB; a query
     /// that needs more fails with RESOURCE_EXHAUSTED instead of the server
@@ -199,20 +209,35 @@ fn security_config(
     })
 }
 
+/// An experiment flag's seconds, checked.
+fn secs(flag: &str, v: Option<f64>) -> Result<Option<std::time::Duration>, String> {
+    match v {
+        None => Ok(None),
+        Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
+        Some(s) => Err(format!(
+            "--{flag} must be a non-negative number of seconds, not {s}"
+        )),
+    }
+}
+
+/// `rowtree serve`'s garbage-collection experiment flags: the pass interval
+/// and the retention cap.
+fn gc_config(args: &ServeArgs) -> Result<rowtree_server::GcConfig, String> {
+    let every = secs("gc-every", args.gc_every)?;
+    if every == Some(std::time::Duration::ZERO) {
+        return Err("--gc-every must be more than 0 seconds".into());
+    }
+    Ok(rowtree_server::GcConfig {
+        every,
+        max_version_retention: secs("max-version-retention", args.max_version_retention)?,
+    })
+}
+
 /// `rowtree serve`'s split policy and balancer: the kv defaults
 /// (Spanner-like), with the experiment flags applied.
 fn splitting_config(
     args: &ServeArgs,
 ) -> Result<(rowtree_kv::SplitPolicy, rowtree_kv::BalancerConfig), String> {
-    fn secs(flag: &str, v: Option<f64>) -> Result<Option<std::time::Duration>, String> {
-        match v {
-            None => Ok(None),
-            Some(s) if s.is_finite() && s >= 0.0 => Ok(Some(std::time::Duration::from_secs_f64(s))),
-            Some(s) => Err(format!(
-                "--{flag} must be a non-negative number of seconds, not {s}"
-            )),
-        }
-    }
     let mut policy = rowtree_kv::SplitPolicy::default();
     let mut balancer = rowtree_kv::BalancerConfig::default();
     if let Some(d) = secs("split-hot-for", args.split_hot_for)? {
@@ -320,6 +345,13 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let gc = match gc_config(&args) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     rowtree_sql::limits::set_query_memory((args.query_memory << 20) as usize);
     let security = match security_config(&args) {
         Ok(s) => s,
@@ -346,6 +378,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         split_policy,
         balancer,
         security,
+        gc,
     };
     let http_port_given = args.http_port.is_some();
     // Requests run on the runtime's workers and blocking threads: give them

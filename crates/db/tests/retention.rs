@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rowtree_db::Database;
+use rowtree_db::{Database, Options};
 
 #[test]
 fn version_retention_period_option_changes_retention() {
@@ -28,4 +28,17 @@ fn version_retention_period_option_changes_retention() {
     db.apply_ddl(&["ALTER DATABASE db SET OPTIONS (version_retention_period = NULL)"])
         .unwrap();
     assert_eq!(db.version_retention(), Duration::from_secs(3600));
+}
+
+#[test]
+fn max_version_retention_caps_the_database_option() {
+    let db = Database::in_memory_with(Options {
+        max_version_retention: Some(Duration::from_secs(5)),
+        ..Options::default()
+    });
+    assert_eq!(db.version_retention(), Duration::from_secs(5));
+    db.apply_ddl(&["ALTER DATABASE db SET OPTIONS (version_retention_period = '2d')"])
+        .unwrap();
+    // The option is recorded as given; the cap still decides.
+    assert_eq!(db.version_retention(), Duration::from_secs(5));
 }

@@ -102,6 +102,21 @@ pub struct Config {
     /// address may go without them. The default (none of it) serves
     /// loopback addresses only: see [`security::check_exposure`].
     pub security: security::Security,
+    /// Garbage-collection experiment settings (`rowtree serve --gc-every`,
+    /// `--max-version-retention`); the default changes nothing.
+    pub gc: GcConfig,
+}
+
+/// Garbage-collection settings for experiments such as the kill check's
+/// crash in the middle of a pass. See `rowtree_db::Options::gc_interval`
+/// and `max_version_retention`.
+#[derive(Debug, Clone, Default)]
+pub struct GcConfig {
+    /// Time between passes; `None`: the database default (a minute).
+    pub every: Option<Duration>,
+    /// Keep old versions at most this long, whatever the databases'
+    /// `version_retention_period`; `None`: no cap.
+    pub max_version_retention: Option<Duration>,
 }
 
 impl Default for Config {
@@ -116,6 +131,7 @@ impl Default for Config {
             split_policy: rowtree_kv::SplitPolicy::default(),
             balancer: rowtree_kv::BalancerConfig::default(),
             security: security::Security::default(),
+            gc: GcConfig::default(),
         }
     }
 }
@@ -163,7 +179,15 @@ impl Server {
             node_capacity: config.node_capacity,
             split_policy: config.split_policy.clone(),
             balancer: config.balancer.clone(),
+            max_version_retention: config.gc.max_version_retention,
             ..Default::default()
+        };
+        let options = match config.gc.every {
+            Some(every) => rowtree_db::Options {
+                gc_interval: every,
+                ..options
+            },
+            None => options,
         };
         let dir = config.data_dir.clone();
         let registry =
