@@ -34,6 +34,7 @@ pub mod keyrange;
 pub mod limits;
 pub mod plan;
 pub mod planner;
+pub mod result;
 pub mod scope;
 pub mod session;
 pub mod spanner_sys;
@@ -48,10 +49,8 @@ use rowtree_types::{Type, Value};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
-pub use session::{
-    execute_in, ExecuteResult, Executed, QueryMode, QueryResult, QueryStats, RowSink, Session,
-    TxnRef,
-};
+pub use result::{ExecuteResult, QueryResult, QueryStats};
+pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};
 pub use views::{install, view_columns};
 
 /// Query parameters: name (without `@`) to type and value.
@@ -59,21 +58,53 @@ pub type Params = BTreeMap<String, (Type, Value)>;
 
 /// Binds and plans a query against `catalog`.
 pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {
+    let (mut plan, used) = bind_query(catalog, query, params)?;
+    planner::optimize(
+        &mut plan,
+        &planner::Context {
+            catalog,
+            used: &used,
+        },
+    )?;
+    Ok(plan)
+}
+
+/// Binds a query and runs the planner's passes ([`planner::OPTIMIZERS`])
+/// one by one: the plan as EXPLAIN shows it after binding (named `bind`),
+/// then after each pass, by the pass's name.
+pub fn plan_query_steps(
+    catalog: &Catalog,
+    query: &ast::Query,
+    params: &Params,
+) -> Result<Vec<(&'static str, String)>> {
+    let (mut plan, used) = bind_query(catalog, query, params)?;
+    let ctx = planner::Context {
+        catalog,
+        used: &used,
+    };
+    let mut steps = vec![("bind", plan.explain())];
+    for (name, pass) in planner::OPTIMIZERS {
+        planner::run_pass(&mut plan, *pass, &ctx)?;
+        steps.push((*name, plan.explain()));
+    }
+    Ok(steps)
+}
+
+/// The bound (not yet planned) query, and the columns it reads of each scan.
+fn bind_query(
+    catalog: &Catalog,
+    query: &ast::Query,
+    params: &Params,
+) -> Result<(Plan, scope::UsedColumns)> {
     let binder = binder::Binder::new(catalog, params);
     let out = binder.query(query, None)?;
-    let subqueries = binder.take_subqueries();
-    let mut plan = Plan {
+    let plan = Plan {
         root: out.node,
         columns: out.columns,
-        subqueries,
+        subqueries: binder.take_subqueries(),
         params: binder.param_values.clone(),
     };
-    let used = binder.used.borrow();
-    planner::optimize(&mut plan.root, catalog, &used)?;
-    for s in plan.subqueries.iter_mut() {
-        planner::optimize(&mut s.root, catalog, &used)?;
-    }
-    Ok(plan)
+    Ok((plan, binder.used.into_inner()))
 }
 
 impl Plan {
