@@ -21,9 +21,10 @@ use crate::expr_tree::{self, canonical, has_aggregate, same};
 use crate::plan::{AggregateCall, Node, NodeKind};
 use crate::scope::{Resolved, RowScope, ScopeColumn};
 
-use super::expr_scope::ExprScope;
+use super::expr_scope::{AggContext, ExprScope};
 use super::order_by::PreProjection;
 use super::select::{dot_star_fields, dot_star_target, item_name};
+use super::typing::groupable;
 use super::{Binder, Outer, Output};
 
 impl Binder<'_> {
@@ -391,14 +392,6 @@ impl Binder<'_> {
     }
 }
 
-/// State of an aggregating SELECT while its clauses are bound.
-pub(crate) struct AggContext<'a> {
-    pub(super) from: &'a RowScope,
-    groups: usize,
-    calls: RefCell<Vec<AggregateCall>>,
-    keys: RefCell<Vec<String>>,
-}
-
 /// Replaces the placeholder leaf (an empty `Values`) under `node` with `input`.
 pub(super) fn splice(node: &mut Node, input: Node) {
     let mut slot = Some(input);
@@ -424,15 +417,5 @@ pub(super) fn splice_inner(node: &mut Node, input: &mut Option<Node>) {
         | NodeKind::Unnest { input: c, .. }
         | NodeKind::Window { input: c, .. } => splice_inner(c, input),
         _ => {}
-    }
-}
-
-/// Whether values of the type can be grouped and compared for equality.
-pub(crate) fn groupable(t: &Type) -> bool {
-    match t {
-        Type::Json => false,
-        Type::Array(e) => groupable(e),
-        Type::Struct(fields) => fields.iter().all(|(_, t)| groupable(t)),
-        _ => true,
     }
 }

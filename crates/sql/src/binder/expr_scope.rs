@@ -17,10 +17,18 @@ use rowtree_parser::ast::{Expr, Ident, Query};
 use rowtree_types::Type;
 
 use crate::error::Error;
+use crate::plan::AggregateCall;
 use crate::scope::{path_span, Resolved, RowScope};
 
-use super::aggregate::AggContext;
 use super::{Binder, Outer};
+
+/// State of an aggregating SELECT while its clauses are bound.
+pub(crate) struct AggContext<'a> {
+    pub(super) from: &'a RowScope,
+    pub(super) groups: usize,
+    pub(super) calls: RefCell<Vec<AggregateCall>>,
+    pub(super) keys: RefCell<Vec<String>>,
+}
 
 /// The [`rowtree_expr::Scope`] the expression binder sees.
 pub(crate) struct ExprScope<'a, 'c> {

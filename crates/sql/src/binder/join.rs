@@ -24,11 +24,10 @@ use crate::expr_tree::{self, and_all, column_paths, conjuncts, has_subquery};
 use crate::plan::{JoinMethod, Node, NodeKind};
 use crate::scope::{Origin, Resolved, RowScope, ScopeColumn};
 
-use super::aggregate::groupable;
 use super::expr_scope::ExprScope;
 use super::from::alias_span;
-use super::set_op::common_type;
 use super::synthetic::{synthetic_column, synthetic_scope};
+use super::typing::{common_type, groupable};
 use super::{Binder, Outer};
 
 impl Binder<'_> {

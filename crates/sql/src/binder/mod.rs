@@ -57,6 +57,7 @@ mod synthetic;
 #[cfg(test)]
 mod tests;
 mod transfer;
+mod typing;
 mod unnest;
 mod where_clause;
 mod window;
@@ -75,7 +76,7 @@ use crate::scope::{Origin, RowScope, UsedColumns};
 
 pub(crate) use constant::lookup_param;
 pub(crate) use expr_scope::ExprScope;
-pub(crate) use synthetic::data_type;
+pub(crate) use typing::data_type;
 
 /// A bound query block: its plan and its output columns.
 #[derive(Debug)]

@@ -17,9 +17,9 @@ use crate::expr_tree::{self, same};
 use crate::plan::{Node, NodeKind, SortKey};
 use crate::scope::{Resolved, RowScope};
 
-use super::aggregate::groupable;
 use super::expr_scope::ExprScope;
 use super::synthetic::{synthetic_column, synthetic_scope, trim};
+use super::typing::groupable;
 use super::{Binder, Outer, Output};
 
 impl Binder<'_> {

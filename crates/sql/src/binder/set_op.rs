@@ -14,7 +14,8 @@ use crate::error::{Error, Result};
 use crate::plan::{Node, NodeKind};
 
 use super::expr_scope::ExprScope;
-use super::synthetic::{data_type, synthetic_column, synthetic_scope};
+use super::synthetic::{synthetic_column, synthetic_scope};
+use super::typing::{common_type, data_type};
 use super::{Binder, Outer, Output};
 
 impl Binder<'_> {
@@ -148,17 +149,6 @@ pub(super) fn set_op_name(op: ast::SetOperator, all: bool) -> String {
         ast::SetOperator::Except => "EXCEPT",
     };
     format!("{op} {}", if all { "ALL" } else { "DISTINCT" })
-}
-
-/// The common supertype of two column types of a set operation.
-pub(super) fn common_type(a: &Type, b: &Type) -> Option<Type> {
-    use Type::*;
-    Some(match (a, b) {
-        _ if a == b => a.clone(),
-        (Int64, Numeric) | (Numeric, Int64) => Numeric,
-        (Int64 | Numeric | Float32 | Float64, Int64 | Numeric | Float32 | Float64) => Float64,
-        _ => return None,
-    })
 }
 
 /// Whether output column `i` of a query block's plan is an untyped `NULL`

@@ -7,7 +7,7 @@
 //! types them.
 
 use rowtree_expr::BoundExpr;
-use rowtree_parser::ast::{self, DataType, Expr, Ident, Span};
+use rowtree_parser::ast::{Expr, Ident, Span};
 use rowtree_types::Type;
 
 use crate::error::Result;
@@ -48,24 +48,6 @@ pub(crate) fn synthetic_column(i: usize, span: Span) -> Expr {
         }],
         span,
     }
-}
-
-/// The column type as a declared type (for CAST), when it has one.
-pub(crate) fn data_type(t: &Type) -> Option<DataType> {
-    Some(match t {
-        Type::Bool => DataType::Bool,
-        Type::Int64 => DataType::Int64,
-        Type::Float32 => DataType::Float32,
-        Type::Float64 => DataType::Float64,
-        Type::Numeric => DataType::Numeric,
-        Type::String => DataType::String(ast::Length::Max),
-        Type::Bytes => DataType::Bytes(ast::Length::Max),
-        Type::Date => DataType::Date,
-        Type::Timestamp => DataType::Timestamp,
-        Type::Json => DataType::Json,
-        Type::Array(e) => DataType::Array(Box::new(data_type(e)?)),
-        Type::Struct(_) => return None,
-    })
 }
 
 /// Keeps the first `types.len()` columns.

@@ -14,8 +14,8 @@ use crate::expr_tree::{self, canonical, window_spec};
 use crate::plan::{Node, NodeKind, WindowCall, WindowFunc};
 use crate::scope::{RowScope, ScopeColumn};
 
-use super::aggregate::groupable;
 use super::expr_scope::ExprScope;
+use super::typing::groupable;
 use super::{Binder, Outer};
 
 impl Binder<'_> {

@@ -22,7 +22,7 @@ use crate::keyrange::{extract, Extraction};
 use crate::plan::{Access, IndexHint, Node, NodeKind, ScanNode};
 use crate::scope::UsedColumns;
 
-use super::optimizer::{transform, Context};
+use super::pass::{transform, Context};
 
 /// Chooses the access path of every table scan.
 pub(super) fn access_path(mut node: Node, ctx: &Context<'_>) -> Result<Node> {

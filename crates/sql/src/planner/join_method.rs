@@ -17,7 +17,7 @@ use rowtree_schema::Catalog;
 use crate::error::Result;
 use crate::plan::{JoinMethod, Node, NodeKind};
 
-use super::optimizer::{transform, Context};
+use super::pass::{transform, Context};
 
 /// Turns each eligible join of a parent and an interleaved child into an
 /// interleaved merge join.

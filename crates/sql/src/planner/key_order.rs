@@ -11,7 +11,7 @@
 use crate::error::Result;
 use crate::plan::{Node, NodeKind, ScanNode, SortKey};
 
-use super::optimizer::{transform, Context};
+use super::pass::{transform, Context};
 
 /// Removes each sort whose order the scan under it delivers.
 pub(super) fn sort_elimination(mut node: Node, _ctx: &Context<'_>) -> Result<Node> {

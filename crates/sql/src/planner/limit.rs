@@ -10,7 +10,7 @@
 use crate::error::Result;
 use crate::plan::{Node, NodeKind, ScanNode};
 
-use super::optimizer::{transform, Context};
+use super::pass::{transform, Context};
 
 /// Gives each scan under a LIMIT (through projections) that limit.
 pub(super) fn limit_pushdown(mut node: Node, _ctx: &Context<'_>) -> Result<Node> {

@@ -14,6 +14,8 @@ mod join_method;
 mod key_order;
 mod limit;
 mod optimizer;
+mod pass;
 mod tree_scan;
 
-pub(crate) use optimizer::{optimize, run_pass, Context, OPTIMIZERS};
+pub(crate) use optimizer::{optimize, run_pass, OPTIMIZERS};
+pub(crate) use pass::Context;

@@ -21,27 +21,15 @@
 //! bounds transferred across join equalities all need the FROM clause's
 //! names, which the bound tree no longer carries.
 
-use rowtree_schema::Catalog;
-
 use crate::error::Result;
 use crate::plan::{Node, NodeKind, Plan};
-use crate::scope::UsedColumns;
 
 use super::access::access_path;
 use super::join_method::interleaved_merge;
 use super::key_order::sort_elimination;
 use super::limit::limit_pushdown;
+use super::pass::{Context, Optimizer};
 use super::tree_scan::tree_scan_pass;
-
-/// What the passes may consult besides the tree.
-pub(crate) struct Context<'a> {
-    pub(crate) catalog: &'a Catalog,
-    /// The columns the query reads of each scan (for covering indexes).
-    pub(crate) used: &'a UsedColumns,
-}
-
-/// A planner pass.
-pub(crate) type Optimizer = fn(Node, &Context<'_>) -> Result<Node>;
 
 /// The passes, by name, in the order they run.
 pub(crate) const OPTIMIZERS: &[(&str, Optimizer)] = &[
@@ -72,14 +60,4 @@ pub(crate) fn run_pass(plan: &mut Plan, pass: Optimizer, ctx: &Context<'_>) -> R
 /// Moves the tree out of `node`, leaving an empty leaf behind.
 fn take(node: &mut Node) -> Node {
     std::mem::replace(node, Node::new(NodeKind::Values { rows: vec![] }, 0))
-}
-
-/// Calls `f` on every node of the tree, children before their parent.
-pub(super) fn transform(node: &mut Node, f: &mut dyn FnMut(&mut Node) -> Result<()>) -> Result<()> {
-    rowtree_types::stack::guarded(|| {
-        for child in node.children_mut() {
-            transform(child, f)?;
-        }
-        f(node)
-    })
 }

@@ -14,7 +14,7 @@ use crate::error::Result;
 use crate::keyrange::KeyPredicate;
 use crate::plan::{JoinMethod, Node, NodeKind, ScanNode, TreeScan};
 
-use super::optimizer::{transform, Context};
+use super::pass::{transform, Context};
 
 /// Gives each interleaved merge join of two plain scans its tree scan, when
 /// one reads no more keys than the two scans would.
