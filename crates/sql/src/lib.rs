@@ -6,17 +6,23 @@
 //!    to the database, BEGIN/COMMIT/ROLLBACK to the session's transaction,
 //!    queries to a strong read-only transaction (or the open one), DML to a
 //!    read-write transaction of its own (retried when aborted) or the open one.
-//! 2. [`binder`] (with [`scope`]): names are resolved and expressions typed;
-//!    the result is a tree of operators ([`plan`]), with WHERE conjuncts
-//!    pushed to the scans they constrain.
-//! 3. [`planner`]: each scan gets its access path — key ranges from
-//!    [`keyrange`], the primary key or an index, direction, an early limit —
-//!    and sorts the key order already gives are removed.
+//! 2. [`binder`] (with [`scope`]): names are resolved and expressions typed,
+//!    clause by clause (one module each); the result is a tree of operators
+//!    ([`plan`]), with WHERE conjuncts pushed to the scans they constrain
+//!    and constant bounds copied across join equalities.
+//! 3. [`planner`]: a list of named passes, each from plan to plan, runs in
+//!    order: interleaved joins become merges, each scan gets its access
+//!    path (key ranges from [`keyrange`], the primary key or an index), a
+//!    merge reads each row tree once, sorts the key order gives are removed
+//!    (or the scan runs backwards), a LIMIT becomes the scan's early stop.
+//!    [`plan_query_steps`] shows the plan after each.
 //! 4. [`executor`]: the tree runs as pull-based iterators over a
 //!    [`DataSource`] (a transaction), streaming where it can.
 //! 5. [`dml`]: INSERT/UPDATE/DELETE find their rows with the same machinery
 //!    and apply mutations into the transaction, so later statements see them.
 //! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
+//!
+//! What a statement returns is in [`result`].
 //!
 //! [`limits`] holds the query limits checked before any of this starts.
 //!
@@ -69,7 +75,7 @@ pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Res
     Ok(plan)
 }
 
-/// Binds a query and runs the planner's passes ([`planner::OPTIMIZERS`])
+/// Binds a query and runs the planner's passes (`planner::OPTIMIZERS`)
 /// one by one: the plan as EXPLAIN shows it after binding (named `bind`),
 /// then after each pass, by the pass's name.
 pub fn plan_query_steps(

@@ -3,33 +3,33 @@
 //! A SELECT is bound clause by clause, in the order its names become
 //! visible, one module per clause:
 //!
-//! 1. **FROM** ([`from`], [`join`], [`unnest`]) builds the row: tables
+//! 1. **FROM** (`from`, `join`, `unnest`) builds the row: tables
 //!    (each scan's row is the table's row), derived tables, CTEs and views
-//!    (inlined), UNNEST, joins. The result is a [`Node`] and a [`RowScope`]
+//!    (inlined), UNNEST, joins. The result is a `Node` and a `RowScope`
 //!    naming its slots.
-//! 2. **WHERE** ([`where_clause`]) is split into conjuncts. A conjunct that
+//! 2. **WHERE** (`where_clause`) is split into conjuncts. A conjunct that
 //!    reads one table only is *pushed* to that table's scan with the
-//!    [`KeyPredicate`] it states ([`key_predicate`]), where the planner can
+//!    `KeyPredicate` it states (`key_predicate`), where the planner can
 //!    turn it into key ranges ([`crate::keyrange`]); bounds pushed to one
-//!    side of a join equality are copied to the other ([`transfer`]); the
+//!    side of a join equality are copied to the other (`transfer`); the
 //!    rest become a filter.
-//! 3. **GROUP BY / aggregates / HAVING** ([`aggregate`]): when the query
+//! 3. **GROUP BY / aggregates / HAVING** (`aggregate`): when the query
 //!    aggregates, select items, HAVING and ORDER BY are bound in the
 //!    *post-aggregation* scope, whose row is the group keys followed by the
 //!    aggregate values. An aggregate call met while binding (through the
-//!    [`rowtree_expr::Scope`] hook, see [`expr_scope`]) has its arguments
+//!    [`rowtree_expr::Scope`] hook, see `expr_scope`) has its arguments
 //!    bound in the FROM scope and gets the next aggregate slot.
-//! 4. **Window functions** ([`window`]) over the row after WHERE.
-//! 5. **SELECT list** ([`select`], with `*` expansion), then **ORDER BY**
+//! 4. **Window functions** (`window`) over the row after WHERE.
+//! 5. **SELECT list** (`select`, with `*` expansion), then **ORDER BY**
 //!    (aliases, ordinals, or any expression of the FROM scope, carried as
-//!    extra hidden columns), **DISTINCT** and **AS STRUCT** ([`order_by`]).
+//!    extra hidden columns), **DISTINCT** and **AS STRUCT** (`order_by`).
 //!
-//! Around a block: [`query`] binds WITH and LIMIT/OFFSET, [`set_op`] the
+//! Around a block: `query` binds WITH and LIMIT/OFFSET, `set_op` the
 //! set operations. Expressions the binder writes itself (casts, slot
-//! references) are typed through [`synthetic`] scopes; constants known at
-//! plan time are evaluated by [`constant`].
+//! references) are typed through `synthetic` scopes; constants known at
+//! plan time are evaluated by `constant`.
 //!
-//! Subquery expressions ([`subquery`]) are planned when the expression
+//! Subquery expressions (`subquery`) are planned when the expression
 //! binder meets them. A name the subquery cannot resolve is looked up in
 //! the enclosing scope: such a *correlated* reference gets the slot
 //! `width + k`, where `k` indexes the subquery's correlation list; the

@@ -42,10 +42,10 @@
 //! `SPANNER_IS_MANAGED = TRUE`) have hashed names no client can rely on, so
 //! a foreign key over non-key columns reports a NULL `UNIQUE_CONSTRAINT_NAME`.
 //!
-//! The modules: [`defs`] (each table's columns and key), [`table_view`]
-//! (user and information schema tables alike), [`value`] (how cells are
-//! spelled), the row builders [`tables`], [`indexes`] and [`constraints`],
-//! and [`order`].
+//! The modules: `defs` (each table's columns and key), `table_view`
+//! (user and information schema tables alike), `value` (how cells are
+//! spelled), the row builders `tables`, `indexes` and `constraints`,
+//! and `order`.
 
 mod constraints;
 mod defs;

@@ -3,7 +3,7 @@
 //! The binder ([`crate::binder`]) leaves a tree of operators whose scans
 //! carry the WHERE conjuncts pushed to them, but no decision about storage.
 //! The planner then runs a fixed list of named passes over the tree
-//! ([`OPTIMIZERS`], see [`optimizer`]), each a function from plan to plan:
+//! (`OPTIMIZERS`, see `optimizer`), each a function from plan to plan:
 //! joins of interleaved tables become merges, each scan gets its access
 //! path (key ranges, index, residual filter), a merge of two scans becomes
 //! one scan of the row trees, sorts the key order gives disappear, and a
