@@ -28,8 +28,8 @@ use crate::binder::{Binder, ExprScope};
 use crate::error::{Error, Result};
 use crate::executor::{ExecContext, RowIter};
 use crate::plan::{Node, NodeKind, Plan};
+use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::scope::RowScope;
-use crate::session::{ExecuteResult, QueryResult, QueryStats};
 use crate::Params;
 
 /// Runs one DML statement in `txn`.
@@ -193,10 +193,13 @@ fn finish_plan(b: &Binder<'_>, catalog: &Catalog, root: Node) -> Result<Plan> {
         params: b.param_values.clone(),
     };
     let used = b.used.borrow();
-    crate::planner::optimize(&mut plan.root, catalog, &used)?;
-    for s in plan.subqueries.iter_mut() {
-        crate::planner::optimize(&mut s.root, catalog, &used)?;
-    }
+    crate::planner::optimize(
+        &mut plan,
+        &crate::planner::Context {
+            catalog,
+            used: &used,
+        },
+    )?;
     Ok(plan)
 }
 

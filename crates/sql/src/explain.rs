@@ -60,6 +60,19 @@ fn render(node: &Node, depth: usize, analyze: bool, out: &mut String) {
 
 fn render_node(node: &Node, depth: usize, analyze: bool, out: &mut String) {
     let line = match &node.kind {
+        NodeKind::Scan(s) if !s.access.chosen => {
+            // Bound, not yet planned: the conjuncts WHERE pushed here.
+            let f: Vec<&str> = s.conjuncts.iter().map(|c| c.text.as_str()).collect();
+            if f.is_empty() {
+                format!("TableScan {} (no access path yet)", s.table)
+            } else {
+                format!(
+                    "TableScan {} (no access path yet): pushed: {}",
+                    s.table,
+                    f.join(" AND ")
+                )
+            }
+        }
         NodeKind::Scan(s) => {
             let a = &s.access;
             let mut parts = Vec::new();

@@ -6,17 +6,23 @@
 //!    to the database, BEGIN/COMMIT/ROLLBACK to the session's transaction,
 //!    queries to a strong read-only transaction (or the open one), DML to a
 //!    read-write transaction of its own (retried when aborted) or the open one.
-//! 2. [`binder`] (with [`scope`]): names are resolved and expressions typed;
-//!    the result is a tree of operators ([`plan`]), with WHERE conjuncts
-//!    pushed to the scans they constrain.
-//! 3. [`planner`]: each scan gets its access path — key ranges from
-//!    [`keyrange`], the primary key or an index, direction, an early limit —
-//!    and sorts the key order already gives are removed.
+//! 2. [`binder`] (with [`scope`]): names are resolved and expressions typed,
+//!    clause by clause (one module each); the result is a tree of operators
+//!    ([`plan`]), with WHERE conjuncts pushed to the scans they constrain
+//!    and constant bounds copied across join equalities.
+//! 3. [`planner`]: a list of named passes, each from plan to plan, runs in
+//!    order: interleaved joins become merges, each scan gets its access
+//!    path (key ranges from [`keyrange`], the primary key or an index), a
+//!    merge reads each row tree once, sorts the key order gives are removed
+//!    (or the scan runs backwards), a LIMIT becomes the scan's early stop.
+//!    [`plan_query_steps`] shows the plan after each.
 //! 4. [`executor`]: the tree runs as pull-based iterators over a
 //!    [`DataSource`] (a transaction), streaming where it can.
 //! 5. [`dml`]: INSERT/UPDATE/DELETE find their rows with the same machinery
 //!    and apply mutations into the transaction, so later statements see them.
 //! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
+//!
+//! What a statement returns is in [`result`].
 //!
 //! [`limits`] holds the query limits checked before any of this starts.
 //!
@@ -34,6 +40,7 @@ pub mod keyrange;
 pub mod limits;
 pub mod plan;
 pub mod planner;
+pub mod result;
 pub mod scope;
 pub mod session;
 pub mod spanner_sys;
@@ -48,10 +55,8 @@ use rowtree_types::{Type, Value};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
-pub use session::{
-    execute_in, ExecuteResult, Executed, QueryMode, QueryResult, QueryStats, RowSink, Session,
-    TxnRef,
-};
+pub use result::{ExecuteResult, QueryResult, QueryStats};
+pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};
 pub use views::{install, view_columns};
 
 /// Query parameters: name (without `@`) to type and value.
@@ -59,21 +64,53 @@ pub type Params = BTreeMap<String, (Type, Value)>;
 
 /// Binds and plans a query against `catalog`.
 pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {
+    let (mut plan, used) = bind_query(catalog, query, params)?;
+    planner::optimize(
+        &mut plan,
+        &planner::Context {
+            catalog,
+            used: &used,
+        },
+    )?;
+    Ok(plan)
+}
+
+/// Binds a query and runs the planner's passes (`planner::OPTIMIZERS`)
+/// one by one: the plan as EXPLAIN shows it after binding (named `bind`),
+/// then after each pass, by the pass's name.
+pub fn plan_query_steps(
+    catalog: &Catalog,
+    query: &ast::Query,
+    params: &Params,
+) -> Result<Vec<(&'static str, String)>> {
+    let (mut plan, used) = bind_query(catalog, query, params)?;
+    let ctx = planner::Context {
+        catalog,
+        used: &used,
+    };
+    let mut steps = vec![("bind", plan.explain())];
+    for (name, pass) in planner::OPTIMIZERS {
+        planner::run_pass(&mut plan, *pass, &ctx)?;
+        steps.push((*name, plan.explain()));
+    }
+    Ok(steps)
+}
+
+/// The bound (not yet planned) query, and the columns it reads of each scan.
+fn bind_query(
+    catalog: &Catalog,
+    query: &ast::Query,
+    params: &Params,
+) -> Result<(Plan, scope::UsedColumns)> {
     let binder = binder::Binder::new(catalog, params);
     let out = binder.query(query, None)?;
-    let subqueries = binder.take_subqueries();
-    let mut plan = Plan {
+    let plan = Plan {
         root: out.node,
         columns: out.columns,
-        subqueries,
+        subqueries: binder.take_subqueries(),
         params: binder.param_values.clone(),
     };
-    let used = binder.used.borrow();
-    planner::optimize(&mut plan.root, catalog, &used)?;
-    for s in plan.subqueries.iter_mut() {
-        planner::optimize(&mut s.root, catalog, &used)?;
-    }
-    Ok(plan)
+    Ok((plan, binder.used.into_inner()))
 }
 
 impl Plan {

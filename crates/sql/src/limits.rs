@@ -4,7 +4,7 @@
 //! [`MAX_PARAMETERS`] parameters is refused with INVALID_ARGUMENT before it
 //! is parsed. Nesting is bounded by the parser (`rowtree_parser::MAX_NESTING`),
 //! the size of what a query holds in memory by [`query_memory`] (checked
-//! by the operators that buffer rows, see `executor::Memory`). The limits on what a commit may
+//! by the operators that buffer rows, see `executor::memory`). The limits on what a commit may
 //! write are the database's (`rowtree_db::write`).
 
 use std::sync::atomic::{AtomicUsize, Ordering};

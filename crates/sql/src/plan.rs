@@ -88,6 +88,32 @@ impl Node {
         }
     }
 
+    /// `input` filtered by `predicate` (`text` is how EXPLAIN shows it).
+    pub(crate) fn filter(input: Node, predicate: BoundExpr, text: String) -> Node {
+        let width = input.width;
+        Node::new(
+            NodeKind::Filter {
+                input: Box::new(input),
+                predicate,
+                text,
+            },
+            width,
+        )
+    }
+
+    /// `exprs` computed over each row of `input`, named `names`.
+    pub(crate) fn project(input: Node, exprs: Vec<BoundExpr>, names: Vec<String>) -> Node {
+        let width = exprs.len();
+        Node::new(
+            NodeKind::Project {
+                input: Box::new(input),
+                exprs,
+                names,
+            },
+            width,
+        )
+    }
+
     /// The children, in display order.
     pub fn children(&self) -> Vec<&Node> {
         match &self.kind {
@@ -185,6 +211,9 @@ pub(crate) enum NodeKind {
         right: Box<Node>,
         kind: JoinKind,
         method: JoinMethod,
+        /// Whether the planner may turn the method into an interleaved
+        /// merge (no `JOIN_METHOD` hint, or `MERGE_JOIN`).
+        merge_allowed: bool,
         /// The ON condition (over the joined row), after the equi-keys the method uses.
         condition: Option<BoundExpr>,
         text: String,
@@ -344,6 +373,9 @@ pub(crate) struct Access {
     pub residual: Vec<usize>,
     /// Leading key columns pinned to one value (they do not affect order).
     pub fixed: usize,
+    /// Whether the planner chose this path (a bound plan's scans have not
+    /// been given one yet).
+    pub chosen: bool,
 }
 
 impl Default for Access {
@@ -358,6 +390,7 @@ impl Default for Access {
             back_join: false,
             residual: Vec::new(),
             fixed: 0,
+            chosen: false,
         }
     }
 }

@@ -15,43 +15,13 @@ use rowtree_types::{Type, Value};
 
 use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
+use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::Params;
 
 /// Receives a streamed query's rows, each with the result's columns, and
 /// answers whether to go on: `false` stops the query (its reader went away
 /// or its deadline passed); the statement then ends as if the rows ran out.
 pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) -> bool + 'a;
-
-/// What a statement returned.
-#[derive(Debug, Clone, PartialEq)]
-pub enum ExecuteResult {
-    Query(QueryResult),
-    Dml {
-        row_count: u64,
-        returning: Option<QueryResult>,
-    },
-    Ddl,
-    /// `BEGIN`, `COMMIT` or `ROLLBACK` succeeded (the word, upper case).
-    Transaction(&'static str),
-}
-
-/// A query's result set.
-#[derive(Debug, Clone, PartialEq)]
-pub struct QueryResult {
-    pub columns: Vec<(String, Type)>,
-    pub rows: Vec<Vec<Value>>,
-    pub stats: QueryStats,
-}
-
-/// What running a statement cost.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct QueryStats {
-    /// Keys read by scans (including other tables' rows in interleaved ranges).
-    pub rows_scanned: u64,
-    pub rows_returned: u64,
-    pub splits_touched: u64,
-    pub elapsed: Duration,
-}
 
 /// A client session.
 pub struct Session {

@@ -1,0 +1,120 @@
+//! Key predicates: what a conjunct says about one column.
+//!
+//! `col = c`, `col < c` (and the other comparisons, either way round),
+//! `col IN (...)`, `col BETWEEN a AND b` and `col IS [NOT] NULL`, where the
+//! constants are known at plan time and the column's type can be part of a
+//! key. The planner's key-range extraction ([`crate::keyrange`]) combines
+//! these per key column.
+
+use rowtree_parser::ast::{BinaryOp, Expr, IsTest};
+use rowtree_types::{Type, Value};
+
+use crate::keyrange::{key_value, KeyPredicate};
+use crate::scope::{Resolved, RowScope};
+
+use super::Binder;
+
+impl Binder<'_> {
+    /// What a conjunct says about one key-able column of a scan, if anything.
+    pub fn key_predicate(&self, c: &Expr, scope: &RowScope) -> Option<KeyPredicate> {
+        let column = |e: &Expr| -> Option<(usize, Type)> {
+            let Expr::Column { path, .. } = e else {
+                return None;
+            };
+            match scope.resolve(path).ok()? {
+                Resolved::Slot(s, ty) => Some((scope.columns[s].origin?.1, ty)),
+                Resolved::NotFound => None,
+            }
+        };
+        let konst = |e: &Expr, ty: &Type| -> Option<Value> { key_value(self.constant(e)?, ty) };
+        match c {
+            Expr::Binary {
+                op, left, right, ..
+            } => {
+                let (col, ty, other, flipped) = if let Some((c, t)) = column(left) {
+                    (c, t, &**right, false)
+                } else if let Some((c, t)) = column(right) {
+                    (c, t, &**left, true)
+                } else {
+                    return None;
+                };
+                if !ty.is_key_type() {
+                    return None;
+                }
+                let v = konst(other, &ty)?;
+                if v.is_null() {
+                    return None;
+                }
+                use BinaryOp::*;
+                let op = match (op, flipped) {
+                    (Eq, _) => Eq,
+                    (Lt, false) | (Gt, true) => Lt,
+                    (LtEq, false) | (GtEq, true) => LtEq,
+                    (Gt, false) | (Lt, true) => Gt,
+                    (GtEq, false) | (LtEq, true) => GtEq,
+                    _ => return None,
+                };
+                Some(match op {
+                    Eq => KeyPredicate::Eq(col, v),
+                    Lt => KeyPredicate::Upper(col, v, false),
+                    LtEq => KeyPredicate::Upper(col, v, true),
+                    Gt => KeyPredicate::Lower(col, v, false),
+                    _ => KeyPredicate::Lower(col, v, true),
+                })
+            }
+            Expr::InList {
+                expr,
+                list,
+                negated: false,
+                ..
+            } => {
+                let (col, ty) = column(expr)?;
+                if !ty.is_key_type() {
+                    return None;
+                }
+                let mut values = Vec::new();
+                for e in list {
+                    let v = konst(e, &ty)?;
+                    if !v.is_null() {
+                        values.push(v);
+                    }
+                }
+                Some(KeyPredicate::In(col, values))
+            }
+            Expr::Between {
+                expr,
+                low,
+                high,
+                negated: false,
+                ..
+            } => {
+                let (col, ty) = column(expr)?;
+                if !ty.is_key_type() {
+                    return None;
+                }
+                let (lo, hi) = (konst(low, &ty)?, konst(high, &ty)?);
+                if lo.is_null() || hi.is_null() {
+                    return None;
+                }
+                Some(KeyPredicate::Between(col, lo, hi))
+            }
+            Expr::Is {
+                expr,
+                test: IsTest::Null,
+                negated,
+                ..
+            } => {
+                let (col, ty) = column(expr)?;
+                if !ty.is_key_type() {
+                    return None;
+                }
+                Some(if *negated {
+                    KeyPredicate::NotNull(col)
+                } else {
+                    KeyPredicate::Eq(col, Value::Null)
+                })
+            }
+            _ => None,
+        }
+    }
+}

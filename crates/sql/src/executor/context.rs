@@ -1,0 +1,76 @@
+//! What every operator's `next` receives: the [`ExecContext`].
+//!
+//! It holds the data source, the plan (for its parameters and subqueries),
+//! the outer row's values inside a correlated subquery (appended after each
+//! row before an expression is evaluated, which is where the binder put
+//! their slots), the cache of uncorrelated subquery results, and the
+//! query's memory.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
+use std::rc::Rc;
+
+use rowtree_expr::BoundExpr;
+use rowtree_types::{Timestamp, Value};
+
+use crate::error::Result;
+use crate::plan::Plan;
+
+use super::memory::{Memory, Reservation};
+use super::source::DataSource;
+
+/// What operators need besides their inputs.
+pub(crate) struct ExecContext<'a> {
+    pub source: &'a mut dyn DataSource,
+    pub plan: &'a Plan,
+    /// Values of the enclosing row's correlated slots (inside a subquery).
+    pub outer: Vec<Value>,
+    /// Results of uncorrelated subqueries, computed once.
+    pub cache: Rc<RefCell<HashMap<usize, Value>>>,
+    pub now: Timestamp,
+    /// Allow `PENDING_COMMIT_TIMESTAMP()` (DML values).
+    pub pending_commit_timestamp: bool,
+    /// The query's buffers, shared with its subqueries.
+    pub memory: Rc<Memory>,
+}
+
+impl<'a> ExecContext<'a> {
+    pub fn new(source: &'a mut dyn DataSource, plan: &'a Plan) -> ExecContext<'a> {
+        let now = source.now();
+        ExecContext {
+            source,
+            plan,
+            outer: Vec::new(),
+            cache: Rc::new(RefCell::new(HashMap::new())),
+            now,
+            pending_commit_timestamp: false,
+            memory: Memory::new(),
+        }
+    }
+
+    /// An empty reservation against the query's memory, for a buffer used
+    /// for `what` ("a sort").
+    pub(crate) fn reserve(&self, what: &'static str) -> Reservation {
+        Reservation {
+            memory: self.memory.clone(),
+            bytes: 0,
+            what,
+        }
+    }
+
+    /// Evaluates `e` on `row` (followed by the outer values, if any).
+    pub fn eval(&mut self, e: &BoundExpr, row: &[Value]) -> Result<Value> {
+        if self.outer.is_empty() {
+            Ok(e.eval(row, self)?)
+        } else {
+            let mut ext = Vec::with_capacity(row.len() + self.outer.len());
+            ext.extend_from_slice(row);
+            ext.extend(self.outer.iter().cloned());
+            Ok(e.eval(&ext, self)?)
+        }
+    }
+
+    pub(super) fn test(&mut self, e: &BoundExpr, row: &[Value]) -> Result<bool> {
+        Ok(matches!(self.eval(e, row)?, Value::Bool(true)))
+    }
+}

@@ -1,0 +1,189 @@
+//! Leaf operators: table and index scans, literal rows, virtual and
+//! system tables.
+//!
+//! A scan reads its key set through a [`RowStream`] in chunks, so a LIMIT
+//! above it stops the reading; an index scan that does not cover the
+//! query fetches each base row by key. Counters record rows, keys read and
+//! splits touched for EXPLAIN ANALYZE.
+
+use std::sync::atomic::Ordering as AtomicOrdering;
+
+use rowtree_db::{KeySet, RowStream, ScanRequest, ScanStats};
+use rowtree_expr::BoundExpr;
+use rowtree_types::Value;
+
+use crate::error::{Error, Result};
+use crate::plan::{Counters, ScanNode};
+
+use super::context::ExecContext;
+use super::operator::{emit, Operator, Row};
+
+pub(super) struct Scan<'p> {
+    pub(super) node: &'p ScanNode,
+    pub(super) counters: &'p Counters,
+    pub(super) stream: Option<RowStream>,
+    pub(super) done: bool,
+}
+
+impl Scan<'_> {
+    fn record(&mut self) {
+        if let Some(s) = self.stream.take() {
+            record_stats(self.counters, s.stats());
+        }
+    }
+}
+
+impl Drop for Scan<'_> {
+    fn drop(&mut self) {
+        self.record();
+    }
+}
+
+impl Operator for Scan<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if self.done {
+            return Ok(None);
+        }
+        let access = &self.node.access;
+        if self.stream.is_none() {
+            let request = ScanRequest {
+                table: self.node.table.clone(),
+                index: access.index.clone(),
+                key_set: access.key_set.clone(),
+                reverse: access.reverse,
+                limit: access.limit,
+            };
+            self.stream = Some(cx.source.scan(&request)?);
+        }
+        loop {
+            let Some(stream) = self.stream.as_mut() else {
+                return Ok(None);
+            };
+            let Some(row) = stream.next() else {
+                self.done = true;
+                self.record();
+                return Ok(None);
+            };
+            let mut row = row?;
+            if access.back_join {
+                row = match self.base_row(cx, &row)? {
+                    Some(r) => r,
+                    None => continue,
+                };
+            }
+            let mut pass = true;
+            for &i in &access.residual {
+                if !cx.test(&self.node.conjuncts[i].expr, &row)? {
+                    pass = false;
+                    break;
+                }
+            }
+            if pass {
+                return emit(self.counters, row);
+            }
+        }
+    }
+}
+
+impl Scan<'_> {
+    /// The base table row of an index entry (a point lookup by primary key).
+    fn base_row(&self, cx: &mut ExecContext<'_>, entry: &[Value]) -> Result<Option<Row>> {
+        let catalog = cx.source.catalog();
+        let table = catalog
+            .table(&self.node.table)
+            .ok_or_else(|| Error::not_found(format!("Table not found: {}", self.node.table)))?;
+        let key: Vec<Value> = table
+            .primary_key
+            .iter()
+            .map(|k| entry[k.column].clone())
+            .collect();
+        let request = ScanRequest {
+            table: self.node.table.clone(),
+            index: None,
+            key_set: KeySet::key(key),
+            reverse: false,
+            limit: 1,
+        };
+        let mut stream = cx.source.scan(&request)?;
+        let row = stream.next().transpose()?;
+        let stats = stream.stats();
+        self.counters
+            .scanned
+            .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
+        Ok(row)
+    }
+}
+
+pub(super) struct Values<'p> {
+    pub(super) rows: &'p [Vec<BoundExpr>],
+    pub(super) next: usize,
+    pub(super) counters: &'p Counters,
+}
+
+impl Operator for Values<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let Some(exprs) = self.rows.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        let row = exprs
+            .iter()
+            .map(|e| cx.eval(e, &[]))
+            .collect::<Result<Row>>()?;
+        emit(self.counters, row)
+    }
+}
+
+pub(super) struct Rows<'p> {
+    pub(super) rows: &'p [Vec<Value>],
+    pub(super) next: usize,
+    pub(super) counters: &'p Counters,
+}
+
+impl Operator for Rows<'_> {
+    fn next(&mut self, _cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        let Some(row) = self.rows.get(self.next) else {
+            return Ok(None);
+        };
+        self.next += 1;
+        emit(self.counters, row.clone())
+    }
+}
+
+/// A SPANNER_SYS table: its rows are computed from the database when the
+/// first row is asked for.
+pub(super) struct SystemRows<'p> {
+    pub(super) table: crate::spanner_sys::SysTable,
+    pub(super) rows: Option<std::vec::IntoIter<Vec<Value>>>,
+    pub(super) counters: &'p Counters,
+}
+
+impl Operator for SystemRows<'_> {
+    fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
+        if self.rows.is_none() {
+            let db = cx.source.database().ok_or_else(|| {
+                Error::new(
+                    "FAILED_PRECONDITION",
+                    format!(
+                        "SPANNER_SYS.{} is not available here: no database",
+                        self.table.name()
+                    ),
+                )
+            })?;
+            self.rows = Some(self.table.rows(db).into_iter());
+        }
+        match self.rows.as_mut().and_then(Iterator::next) {
+            Some(row) => emit(self.counters, row),
+            None => Ok(None),
+        }
+    }
+}
+
+pub(super) fn record_stats(counters: &Counters, stats: ScanStats) {
+    counters
+        .scanned
+        .fetch_add(stats.rows_scanned, AtomicOrdering::Relaxed);
+    counters
+        .splits
+        .fetch_add(stats.splits_touched as u64, AtomicOrdering::Relaxed);
+}
