@@ -25,9 +25,10 @@ use std::collections::HashMap;
 use rowtree_parser::ast::{self, BinaryOp, Expr, Ident, IsTest, Literal, Span, UnaryOp};
 use rowtree_types::{parse_json, Date, Numeric, TimeZone, Timestamp, Type, Value};
 
-use crate::bound::{ArithOp, BoundExpr, CmpOp, Node};
+use crate::bound::{BoundExpr, Node};
 use crate::cast::{castable, coercible, parse_i64};
 use crate::functions::{self, Function, Param, Volatility};
+use crate::operator::{ArithOp, CmpOp};
 use crate::{cast, Error, Result};
 
 /// Where column references (and sequence names) are resolved.
@@ -306,7 +307,7 @@ fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr>
 fn json_subscript_call(json: BoundExpr, key: BoundExpr, span: Span) -> BoundExpr {
     BoundExpr::new(
         Node::Call {
-            function: &crate::library::JSON_SUBSCRIPT,
+            function: &functions::JSON_SUBSCRIPT,
             args: vec![json, key],
             safe: false,
         },
