@@ -120,6 +120,9 @@ pub(crate) fn refuse_if_views_depend(
     ))
 }
 
+/// A view's output columns (name and type), as the analyzer derives them.
+type OutputColumns = Vec<(String, Type)>;
+
 /// After `stmt` was applied to `state`: binds the query of a created view,
 /// and of every view that (transitively) reads a replaced view or an
 /// altered table, with `analyze` (the catalog's
@@ -128,7 +131,7 @@ pub(crate) fn refuse_if_views_depend(
 pub(crate) fn reanalyze(
     state: &State,
     stmt: &Statement,
-    analyze: &dyn Fn(&View) -> Result<Vec<(String, Type)>>,
+    analyze: &dyn Fn(&View) -> Result<OutputColumns>,
 ) -> Result<()> {
     let (changed, own) = match &stmt.kind {
         StatementKind::CreateView(create) => (create.name.value.clone(), true),
