@@ -7,12 +7,15 @@ use rowtree_types::{Date, Timestamp, Value};
 
 use crate::{Error, Result};
 
+/// The error for an argument of a kind the registry's signatures exclude.
 pub(super) fn internal(name: &str) -> Error {
     Error::invalid(format!(
         "internal error: {name} called with unexpected argument types"
     ))
 }
 
+/// An OUT_OF_RANGE error: the arguments are well typed but their values
+/// are not accepted.
 pub(super) fn oor(message: impl Into<String>) -> Error {
     Error::out_of_range(message)
 }
@@ -61,6 +64,7 @@ pub(super) fn array(v: &Value) -> Result<&[Value]> {
     }
 }
 
+/// The bytes of a STRING (UTF-8) or BYTES value.
 pub(super) fn bytes_of(v: &Value) -> Result<&[u8]> {
     match v {
         Value::String(s) => Ok(s.as_bytes()),
@@ -89,6 +93,7 @@ pub(super) fn units(v: &Value) -> Result<Vec<Vec<u8>>> {
     })
 }
 
+/// A FLOAT64 result; infinite from finite inputs is an overflow error.
 pub(super) fn float_result(name: &str, r: f64, inputs_finite: bool) -> Result<Value> {
     if r.is_infinite() && inputs_finite {
         return Err(oor(format!("Floating point overflow in function {name}")));

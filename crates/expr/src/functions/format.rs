@@ -1,6 +1,8 @@
 //! GoogleSQL `FORMAT(format_string, ...)`: printf-style formatting of any
 //! argument types. It is generic (any argument after the first) and
-//! NULL-aware (a NULL argument prints as `NULL`, a NULL format gives NULL).
+//! NULL-aware: `%t` and `%T` print a NULL argument as `NULL`; under any
+//! other specifier a NULL argument, like a NULL format, makes the result
+//! NULL.
 
 use rowtree_types::{format_f64, Type, Value};
 

@@ -5,6 +5,7 @@
 //! Signatures are `static` data, so they are written with [`Scalar`], a
 //! `Copy` mirror of [`Type`]'s scalar variants, and built with the `const`
 //! helpers [`sig`], [`deterministic`], [`generic`] and [`null_aware`].
+//! [`common_type`] is the one typing rule the generic checks share.
 
 use rowtree_types::{Type, Value};
 
