@@ -5,15 +5,15 @@
 //! (`INT64` to `FLOAT64`, string literal to `DATE`) are explicit
 //! [`Node::Cast`] nodes or already folded into literals, and every operator
 //! node sees operands of the one type it was bound for. Evaluation is then a
-//! plain walk ([`crate::eval`]).
+//! plain walk ([`crate::eval`], which also defines [`BoundExpr::eval`]).
 
 use rowtree_parser::ast::{Span, SubscriptMode};
 use rowtree_types::{Type, Value};
 
 use crate::datetime::DatePart;
 use crate::functions::{Function, Volatility};
+use crate::operator::{ArithOp, CmpOp};
 use crate::SubqueryKind;
-use crate::{EvalContext, Result};
 
 /// A bound (resolved and typed) expression, ready to evaluate.
 #[derive(Debug, Clone)]
@@ -27,47 +27,6 @@ pub struct BoundExpr {
     /// Levels from this node to its deepest leaf (1 for a leaf): how much
     /// stack evaluating it can take (see `eval::eval`).
     pub(crate) depth: u32,
-}
-
-/// Arithmetic and bitwise operators, on operands of one type.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum ArithOp {
-    Add,
-    Sub,
-    Mul,
-    Div,
-    BitAnd,
-    BitOr,
-    BitXor,
-    ShiftLeft,
-    ShiftRight,
-}
-
-impl ArithOp {
-    pub(crate) fn symbol(self) -> &'static str {
-        match self {
-            ArithOp::Add => "+",
-            ArithOp::Sub => "-",
-            ArithOp::Mul => "*",
-            ArithOp::Div => "/",
-            ArithOp::BitAnd => "&",
-            ArithOp::BitOr => "|",
-            ArithOp::BitXor => "^",
-            ArithOp::ShiftLeft => "<<",
-            ArithOp::ShiftRight => ">>",
-        }
-    }
-}
-
-/// Comparison operators.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum CmpOp {
-    Eq,
-    NotEq,
-    Lt,
-    LtEq,
-    Gt,
-    GtEq,
 }
 
 /// The node kinds of a bound tree.
@@ -218,14 +177,6 @@ impl BoundExpr {
     /// The source range of the expression.
     pub fn span(&self) -> Span {
         self.span
-    }
-
-    /// Evaluates against `row` (indexed by the slots [`crate::Scope`] handed
-    /// out). Errors carry the span of the innermost node that failed.
-    pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
-        // One stack check for the whole tree; nodes deeper than
-        // `eval::UNGUARDED_DEPTH` check again as they go.
-        rowtree_types::stack::guarded(|| crate::eval::eval(self, row, ctx))
     }
 
     /// The row slots the expression reads, sorted and without duplicates.

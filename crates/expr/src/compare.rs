@@ -16,7 +16,7 @@ use std::cmp::Ordering;
 
 use rowtree_types::{Numeric, Value};
 
-use crate::bound::CmpOp;
+use crate::operator::CmpOp;
 
 /// SQL ordering used by ORDER BY: NULL first, NaN before `-inf`.
 pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {

@@ -10,11 +10,22 @@
 use rowtree_parser::ast::SubscriptMode;
 use rowtree_types::{format_f64, Value};
 
-use crate::bound::{ArithOp, BoundExpr, Node};
+use crate::bound::{BoundExpr, Node};
 use crate::cast::{cast, coerce_value};
 use crate::compare::sql_compare;
 use crate::like::{like, like_str};
+use crate::operator::{ArithOp, CmpOp};
 use crate::{Error, EvalContext, Result};
+
+impl BoundExpr {
+    /// Evaluates against `row` (indexed by the slots [`crate::Scope`] handed
+    /// out). Errors carry the span of the innermost node that failed.
+    pub fn eval(&self, row: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
+        // One stack check for the whole tree; nodes deeper than
+        // `eval::UNGUARDED_DEPTH` check again as they go.
+        rowtree_types::stack::guarded(|| eval(self, row, ctx))
+    }
+}
 
 /// Subtrees at most this deep are evaluated without checking the stack at
 /// each node: [`BoundExpr::eval`] checked once that a red zone of stack is
@@ -187,8 +198,8 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             negated,
         } => {
             let v = eval(expr, row, ctx)?;
-            let lo = sql_compare(crate::bound::CmpOp::GtEq, &v, &eval(low, row, ctx)?);
-            let hi = sql_compare(crate::bound::CmpOp::LtEq, &v, &eval(high, row, ctx)?);
+            let lo = sql_compare(CmpOp::GtEq, &v, &eval(low, row, ctx)?);
+            let hi = sql_compare(CmpOp::LtEq, &v, &eval(high, row, ctx)?);
             let inside = match (lo, hi) {
                 (Some(false), _) | (_, Some(false)) => Some(false),
                 (Some(true), Some(true)) => Some(true),
@@ -221,7 +232,7 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             for (when, then) in branches {
                 let w = eval(when, row, ctx)?;
                 let hit = match &subject {
-                    Some(s) => sql_compare(crate::bound::CmpOp::Eq, s, &w) == Some(true),
+                    Some(s) => sql_compare(CmpOp::Eq, s, &w) == Some(true),
                     None => truth(&w)? == Some(true),
                 };
                 if hit {
@@ -245,7 +256,7 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
         Node::NullIf(a, b) => {
             let x = eval(a, row, ctx)?;
             let y = eval(b, row, ctx)?;
-            if sql_compare(crate::bound::CmpOp::Eq, &x, &y) == Some(true) {
+            if sql_compare(CmpOp::Eq, &x, &y) == Some(true) {
                 Value::Null
             } else {
                 x
@@ -296,7 +307,7 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
                 Err(_) if *safe => return Ok(Value::Null),
                 Err(err) => return Err(err),
             };
-            match crate::library::to_json(&v, Some(&expr.ty)) {
+            match crate::functions::to_json(&v, Some(&expr.ty)) {
                 Ok(j) if *string => Value::String(j.to_string()),
                 Ok(j) => Value::Json(j),
                 Err(_) if *safe => Value::Null,
@@ -338,7 +349,7 @@ fn in_values(needle: &Value, candidates: &Value) -> Result<Option<bool>> {
     }
     let mut unknown = false;
     for item in items {
-        match sql_compare(crate::bound::CmpOp::Eq, needle, item) {
+        match sql_compare(CmpOp::Eq, needle, item) {
             Some(true) => return Ok(Some(true)),
             None => unknown = true,
             Some(false) => {}
@@ -360,7 +371,7 @@ fn in_list(
     }
     let mut unknown = false;
     for item in list {
-        match sql_compare(crate::bound::CmpOp::Eq, needle, &eval(item, row, ctx)?) {
+        match sql_compare(CmpOp::Eq, needle, &eval(item, row, ctx)?) {
             Some(true) => return Ok(Some(true)),
             None => unknown = true,
             Some(false) => {}

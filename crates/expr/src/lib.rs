@@ -28,8 +28,8 @@ mod datetime;
 mod error;
 mod eval;
 mod functions;
-mod library;
 mod like;
+mod operator;
 
 pub use bind::{bind, closest_name, is_aggregate_function, BindOptions, Scope, SubqueryKind};
 pub use bound::BoundExpr;

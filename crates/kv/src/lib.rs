@@ -54,6 +54,7 @@
 //! split's node, so a node's capacity is real on one machine.
 
 pub mod balance;
+mod clock;
 mod error;
 pub mod history;
 pub mod load;
@@ -65,15 +66,13 @@ mod split;
 mod split_map;
 
 pub use balance::{Balancer, BalancerConfig, Move};
+pub use clock::{system_clock, RouterClock};
 pub use error::{Error, Result};
 pub use history::{Granularity, IntervalStat, LoadHistory};
 pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
 pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};
 pub use nodes::NodeGate;
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
-pub use router::{
-    system_clock, Router, RouterClock, RouterScan, SplitSnapshot, SplitsTouched,
-    WRITE_CPU_NANOS_PER_ROW,
-};
+pub use router::{Router, RouterScan, SplitSnapshot, SplitsTouched, WRITE_CPU_NANOS_PER_ROW};
 pub use split::{NodeId, Split, SplitCounters, SplitId, SplitStats};
 pub use split_map::SplitMap;

@@ -27,7 +27,7 @@ use std::time::Duration;
 
 use parking_lot::Mutex;
 
-use crate::router::{system_clock, RouterClock};
+use crate::clock::{system_clock, RouterClock};
 use crate::split::NodeId;
 
 /// The cost of one read (a get, or a row of a scan), in node-seconds.

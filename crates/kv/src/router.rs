@@ -30,11 +30,12 @@
 use std::collections::{BTreeSet, VecDeque};
 use std::ops::Bound;
 use std::sync::Arc;
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use rowtree_storage::mvcc::MvccScan;
 use rowtree_storage::{Durability, Engine, Mvcc, WriteBatch};
 
+use crate::clock::{system_clock, RouterClock};
 use crate::load::Access;
 use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
 use crate::split::{NodeId, Split, SplitCounters, SplitId};
@@ -51,19 +52,6 @@ const MAX_BATCH: usize = 256;
 /// The modelled CPU cost of writing one row (WAL append, memtable insert,
 /// commit bookkeeping on the local engine): 10 µs.
 pub const WRITE_CPU_NANOS_PER_ROW: u64 = 10_000;
-
-/// The router's source of time: nanoseconds since the epoch.
-pub type RouterClock = Arc<dyn Fn() -> u64 + Send + Sync>;
-
-/// The operating system's clock as a [`RouterClock`].
-pub fn system_clock() -> RouterClock {
-    Arc::new(|| {
-        SystemTime::now()
-            .duration_since(UNIX_EPOCH)
-            .map(|d| u64::try_from(d.as_nanos()).unwrap_or(u64::MAX))
-            .unwrap_or(0)
-    })
-}
 
 /// The splits a set of writes touched, in id order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]

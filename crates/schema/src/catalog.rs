@@ -20,6 +20,7 @@
 use std::sync::Arc;
 
 use rowtree_parser::ast;
+use rowtree_types::Type;
 
 use crate::access::{PrivilegeGrant, Role, RoleGrant};
 use crate::apply;
@@ -27,8 +28,9 @@ use crate::error::{Result, SchemaError};
 use crate::index::Index;
 use crate::print;
 use crate::sequence::Sequence;
+use crate::state::State;
 use crate::table::Table;
-use crate::view::{View, ViewAnalyzer};
+use crate::view::View;
 use crate::{Effect, IndexId, TableId};
 
 /// An immutable snapshot of the schema. Cheap to clone.
@@ -37,152 +39,13 @@ pub struct Catalog {
     state: Arc<State>,
 }
 
-/// Everything a catalog holds. Schema changes work on a private copy.
-#[derive(Debug, Clone)]
-pub(crate) struct State {
-    /// Tables in creation order (so parents come before children).
-    pub tables: Vec<Table>,
-    /// Indexes in creation order.
-    pub indexes: Vec<Index>,
-    /// Sequences in creation order, internal (identity) ones included.
-    pub sequences: Vec<Sequence>,
-    /// Next table/index id.
-    pub next_object_id: u32,
-    /// Next sequence id.
-    pub next_sequence_id: u32,
-    /// Statements applied so far.
-    pub version: u64,
-    /// The database name given in `ALTER DATABASE`, for printing it back.
-    pub database_name: Option<String>,
-    /// `ALTER DATABASE SET OPTIONS`: option name and its SQL literal text.
-    pub database_options: Vec<(String, String)>,
-    /// Views in creation order (a view only reads views created before it).
-    pub views: Vec<View>,
-    /// User roles in creation order.
-    pub roles: Vec<Role>,
-    /// Privileges held by roles, in the order they were granted.
-    pub privilege_grants: Vec<PrivilegeGrant>,
-    /// Role memberships, in the order they were granted.
-    pub role_grants: Vec<RoleGrant>,
-    /// The proto bundle's type names, in order; `None` without a bundle.
-    pub proto_bundle: Option<Vec<String>>,
-}
-
-impl Default for State {
-    fn default() -> Self {
-        State {
-            tables: Vec::new(),
-            indexes: Vec::new(),
-            sequences: Vec::new(),
-            next_object_id: 1,
-            next_sequence_id: 1,
-            version: 0,
-            database_name: None,
-            database_options: Vec::new(),
-            views: Vec::new(),
-            roles: Vec::new(),
-            privilege_grants: Vec::new(),
-            role_grants: Vec::new(),
-            proto_bundle: None,
-        }
-    }
-}
-
-impl State {
-    pub fn table_position(&self, name: &str) -> Option<usize> {
-        self.tables
-            .iter()
-            .position(|t| t.name.eq_ignore_ascii_case(name))
-    }
-
-    pub fn table(&self, name: &str) -> Option<&Table> {
-        self.table_position(name).map(|i| &self.tables[i])
-    }
-
-    pub fn table_by_id(&self, id: TableId) -> Option<&Table> {
-        self.tables.iter().find(|t| t.id == id)
-    }
-
-    pub fn index_position(&self, name: &str) -> Option<usize> {
-        self.indexes
-            .iter()
-            .position(|i| i.name.eq_ignore_ascii_case(name))
-    }
-
-    pub fn sequence_position(&self, name: &str) -> Option<usize> {
-        self.sequences
-            .iter()
-            .position(|s| s.name.eq_ignore_ascii_case(name))
-    }
-
-    pub fn view_position(&self, name: &str) -> Option<usize> {
-        self.views
-            .iter()
-            .position(|v| v.name.eq_ignore_ascii_case(name))
-    }
-
-    pub fn view(&self, name: &str) -> Option<&View> {
-        self.view_position(name).map(|i| &self.views[i])
-    }
-
-    pub fn role_position(&self, name: &str) -> Option<usize> {
-        self.roles
-            .iter()
-            .position(|r| r.name.eq_ignore_ascii_case(name))
-    }
-
-    /// Views that read the table or view `name`, in creation order.
-    pub fn dependent_views(&self, name: &str) -> Vec<&str> {
-        self.views
-            .iter()
-            .filter(|v| v.depends_on(name))
-            .map(|v| v.name.as_str())
-            .collect()
-    }
-
-    /// Whether `name` is taken in the shared namespace of tables, views,
-    /// indexes, sequences and constraints.
-    pub fn name_taken(&self, name: &str) -> bool {
-        self.table_position(name).is_some()
-            || self.view_position(name).is_some()
-            || self.index_position(name).is_some()
-            || self.sequence_position(name).is_some()
-            || self
-                .tables
-                .iter()
-                .any(|t| t.check(name).is_some() || t.foreign_key(name).is_some())
-    }
-
-    /// The database option `name`, if set.
-    pub fn database_option(&self, name: &str) -> Option<&str> {
-        self.database_options
-            .iter()
-            .find(|(n, _)| n.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-
-    /// Ancestor ids of `table`, nearest first.
-    pub fn ancestor_ids(&self, table: &Table) -> Vec<TableId> {
-        let mut out = Vec::new();
-        let mut parent = table.parent.map(|p| p.table);
-        while let Some(id) = parent {
-            out.push(id);
-            parent = self.table_by_id(id).and_then(|t| t.parent.map(|p| p.table));
-        }
-        out
-    }
-
-    pub fn take_object_id(&mut self) -> u32 {
-        let id = self.next_object_id;
-        self.next_object_id += 1;
-        id
-    }
-
-    pub fn take_sequence_id(&mut self) -> u32 {
-        let id = self.next_sequence_id;
-        self.next_sequence_id += 1;
-        id
-    }
+/// Validates a view's query against a catalog and returns its output
+/// columns. Implemented by the SQL layer (which can bind queries).
+pub trait ViewAnalyzer: Send + Sync {
+    /// Binds `view.query` against `catalog` (which contains `view` itself
+    /// and everything created before it). The error is reported as the
+    /// statement's error.
+    fn analyze(&self, catalog: &Catalog, view: &View) -> Result<Vec<(String, Type)>, SchemaError>;
 }
 
 impl Catalog {
@@ -214,7 +77,14 @@ impl Catalog {
         let mut next = (*self.state).clone();
         let effects = apply::statement(&mut next, stmt)?;
         if let Some(analyzer) = analyzer {
-            apply::view::reanalyze(&next, stmt, analyzer)?;
+            // The analyzer sees the catalog as the statement left it (the
+            // version is bumped below, once the statement is accepted),
+            // built only if a view is to be analyzed.
+            let snapshot = std::cell::OnceCell::new();
+            apply::view::reanalyze(&next, stmt, &|view| {
+                let catalog = snapshot.get_or_init(|| Catalog::from_state(next.clone()));
+                analyzer.analyze(catalog, view)
+            })?;
         }
         next.version += 1;
         Ok((

@@ -33,19 +33,20 @@ pub mod limits;
 mod names;
 mod print;
 mod sequence;
+mod state;
 mod table;
 pub mod view;
 
 pub use access::{PrivilegeGrant, Role, RoleGrant, SYSTEM_ROLES};
 pub use apply::database::parse_retention;
-pub use catalog::Catalog;
+pub use catalog::{Catalog, ViewAnalyzer};
 pub use effect::Effect;
 pub use error::{Result, SchemaError};
 pub use index::Index;
 pub use names::{is_reserved, print_name};
 pub use sequence::{Sequence, BIT_REVERSED_POSITIVE};
 pub use table::{CheckConstraint, Column, ColumnExpr, ForeignKey, KeyColumn, Parent, Table};
-pub use view::{View, ViewAnalyzer};
+pub use view::View;
 
 /// Re-exported so callers name AST types through one path.
 pub use rowtree_parser::ast;

@@ -24,10 +24,10 @@ use rowtree_parser::ast::{self, DataType, GrantObjectKind, Length, PrivilegeKind
 
 use crate::access::PrivilegeGrant;
 
-use crate::catalog::State;
 use crate::index::Index;
 use crate::names::print_name;
 use crate::sequence::Sequence;
+use crate::state::State;
 use crate::table::{CheckConstraint, Column, ForeignKey, KeyColumn, Table};
 use crate::view::View;
 use crate::TableId;

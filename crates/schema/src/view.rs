@@ -9,14 +9,16 @@
 //! * This crate keeps the view's definition: name, `SQL SECURITY`, the query
 //!   text and its parsed form, and the tables and views the query reads
 //!   ([`View::dependencies`], found by walking the query's FROM clauses).
-//!   [`Catalog::apply`] validates what it can see without binding: the name,
-//!   the shared namespace with tables, that every table or view the query
-//!   names exists, no reference cycles, and the dependency rules (a table or
-//!   view that a view reads cannot be dropped).
-//! * Full validation of the query goes through a [`ViewAnalyzer`] passed to
-//!   [`Catalog::apply_with`]: the SQL crate implements it by binding the
-//!   query against the catalog being built, and the db crate passes the one
-//!   installed for the process (see `rowtree_db::set_view_analyzer`). The
+//!   [`Catalog::apply`](crate::Catalog::apply) validates what it can see
+//!   without binding: the name, the shared namespace with tables, that every
+//!   table or view the query names exists, no reference cycles, and the
+//!   dependency rules (a table or view that a view reads cannot be dropped).
+//! * Full validation of the query goes through a
+//!   [`ViewAnalyzer`](crate::ViewAnalyzer) passed to
+//!   [`Catalog::apply_with`](crate::Catalog::apply_with) (the trait sits
+//!   beside the catalog it is handed): the SQL crate implements it by binding
+//!   the query against the catalog being built, and the db crate passes the
+//!   one installed for the process (see `rowtree_db::set_view_analyzer`). The
 //!   analyzer is also asked again for the views that depend on a table or
 //!   view that ALTER TABLE or CREATE OR REPLACE VIEW changes.
 //! * A view's output columns (names and types) are derived, never stored:
@@ -26,10 +28,6 @@
 //!   and replaying the DDL log needs no SQL layer.
 
 use rowtree_parser::ast::{self, Expr, Query, SelectItem, SetExpr, SqlSecurity, TableExpr};
-use rowtree_types::Type;
-
-use crate::catalog::Catalog;
-use crate::error::SchemaError;
 
 /// A view of the catalog.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,15 +51,6 @@ impl View {
             .iter()
             .any(|d| d.eq_ignore_ascii_case(name))
     }
-}
-
-/// Validates a view's query against a catalog and returns its output
-/// columns. Implemented by the SQL layer (which can bind queries).
-pub trait ViewAnalyzer: Send + Sync {
-    /// Binds `view.query` against `catalog` (which contains `view` itself
-    /// and everything created before it). The error is reported as the
-    /// statement's error.
-    fn analyze(&self, catalog: &Catalog, view: &View) -> Result<Vec<(String, Type)>, SchemaError>;
 }
 
 /// The single-name table references of `query` that are not CTEs in scope,

@@ -3,9 +3,9 @@
 use rowtree_parser::ast::{Grant, GrantItems, GrantObjectKind, Ident, PrivilegeKind};
 
 use crate::access::{PrivilegeGrant, Role, RoleGrant, SYSTEM_ROLES};
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::names;
+use crate::state::State;
 use crate::Effect;
 
 fn is_system_role(name: &str) -> bool {

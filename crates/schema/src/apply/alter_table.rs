@@ -16,10 +16,10 @@ use rowtree_parser::ast::{
     self, AlterTable, AlterTableAction, ColumnDef, Ident, OnDelete, TableConstraint,
 };
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::expressions::{bind_default, ColumnTarget};
 use crate::limits::MAX_COLUMNS_PER_TABLE;
+use crate::state::State;
 use crate::table::{declared_length, Column, Table};
 use crate::Effect;
 

@@ -4,12 +4,12 @@
 use rowtree_parser::ast::{self, ColumnDef, Expr, Ident, Literal};
 use rowtree_types::Type;
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::expressions::{bind_default, bind_generated, rebind, ColumnTarget, TableScope};
 use crate::limits::{MAX_BYTES_LENGTH, MAX_STRING_LENGTH};
 use crate::names;
 use crate::sequence::{self, Sequence, SequenceSpelling};
+use crate::state::State;
 use crate::table::{Column, ColumnExpr, Table};
 
 /// Checks a column definition on its own (name, type, options, which

@@ -8,10 +8,10 @@
 use rowtree_parser::ast;
 use rowtree_types::Type;
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::expressions::bind_check;
 use crate::names;
+use crate::state::State;
 use crate::table::{CheckConstraint, ForeignKey, Table};
 
 use super::columns::scope_of;

@@ -7,10 +7,10 @@
 
 use rowtree_parser::ast::{self, CreateTable, TableConstraint};
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::limits::{MAX_COLUMNS_PER_TABLE, MAX_INTERLEAVE_DEPTH, MAX_TABLES_PER_DATABASE};
 use crate::names;
+use crate::state::State;
 use crate::table::{Parent, Table};
 use crate::Effect;
 

@@ -6,9 +6,9 @@
 
 use rowtree_parser::ast::{Expr, Ident, Literal, OptionPair};
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::sequence::BIT_REVERSED_POSITIVE;
+use crate::state::State;
 use crate::Effect;
 
 /// The database options Spanner's GoogleSQL dialect accepts.

@@ -2,8 +2,8 @@
 
 use rowtree_parser::ast::Ident;
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
+use crate::state::State;
 use crate::Effect;
 
 pub(crate) fn apply(state: &mut State, name: &Ident, if_exists: bool) -> Result<Vec<Effect>> {

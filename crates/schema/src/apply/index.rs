@@ -2,11 +2,11 @@
 
 use rowtree_parser::ast::{CreateIndex, Ident};
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::index::Index;
 use crate::limits::{MAX_INDEXES_PER_DATABASE, MAX_INDEXES_PER_TABLE, MAX_KEY_COLUMNS};
 use crate::names;
+use crate::state::State;
 use crate::table::KeyColumn;
 use crate::Effect;
 

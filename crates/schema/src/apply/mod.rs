@@ -20,8 +20,8 @@ pub(crate) mod view;
 
 use rowtree_parser::ast::{Statement, StatementKind};
 
-use crate::catalog::State;
 use crate::error::Result;
+use crate::state::State;
 use crate::Effect;
 
 /// Applies `stmt` to `state`.

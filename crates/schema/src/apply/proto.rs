@@ -4,8 +4,8 @@
 
 use rowtree_parser::ast::{AlterProtoBundle, ProtoTypeName};
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
+use crate::state::State;
 use crate::Effect;
 
 /// Each dotted part must be a valid identifier.

@@ -2,10 +2,10 @@
 
 use rowtree_parser::ast::{AlterSequence, AlterSequenceAction, CreateSequence, Ident, Span};
 
-use crate::catalog::State;
 use crate::error::{Result, SchemaError};
 use crate::names;
 use crate::sequence::{read_settings, validate, Sequence, SequenceSpelling};
+use crate::state::State;
 use crate::Effect;
 
 fn unspecified_kind(span: Span) -> SchemaError {

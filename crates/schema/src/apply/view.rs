@@ -2,11 +2,12 @@
 //! tables change (see [`crate::view`] for what is checked where).
 
 use rowtree_parser::ast::{CreateView, Ident, Statement, StatementKind};
+use rowtree_types::Type;
 
-use crate::catalog::{Catalog, State};
 use crate::error::{Result, SchemaError};
 use crate::names;
-use crate::view::{referenced_tables, View, ViewAnalyzer};
+use crate::state::State;
+use crate::view::{referenced_tables, View};
 use crate::Effect;
 
 pub(crate) fn create(state: &mut State, create: &CreateView) -> Result<Vec<Effect>> {
@@ -119,23 +120,27 @@ pub(crate) fn refuse_if_views_depend(
     ))
 }
 
+/// A view's output columns (name and type), as the analyzer derives them.
+type OutputColumns = Vec<(String, Type)>;
+
 /// After `stmt` was applied to `state`: binds the query of a created view,
 /// and of every view that (transitively) reads a replaced view or an
-/// altered table, with `analyzer`.
+/// altered table, with `analyze` (the catalog's
+/// [`ViewAnalyzer`](crate::ViewAnalyzer), applied to the catalog `state`
+/// makes).
 pub(crate) fn reanalyze(
     state: &State,
     stmt: &Statement,
-    analyzer: &dyn ViewAnalyzer,
+    analyze: &dyn Fn(&View) -> Result<OutputColumns>,
 ) -> Result<()> {
     let (changed, own) = match &stmt.kind {
         StatementKind::CreateView(create) => (create.name.value.clone(), true),
         StatementKind::AlterTable(alter) => (alter.name.value.clone(), false),
         _ => return Ok(()),
     };
-    let catalog = Catalog::from_state(state.clone());
     if own {
         if let Some(view) = state.view(&changed) {
-            analyzer.analyze(&catalog, view)?;
+            analyze(view)?;
         }
     }
     for view in &state.views {
@@ -144,7 +149,7 @@ pub(crate) fn reanalyze(
         {
             continue;
         }
-        if let Err(e) = analyzer.analyze(&catalog, view) {
+        if let Err(e) = analyze(view) {
             let what = if own { "view" } else { "table" };
             return Err(SchemaError::precondition(
                 format!(

@@ -1,0 +1,219 @@
+//! Types and coercions: the common supertype of operands that must agree,
+//! which types compare for equality, and [`Binder::coerce`], which makes an
+//! expression produce a given type (folding literals now, inserting an
+//! implicit cast node otherwise). Also `CAST(e AS T)`, which checks the same
+//! rules explicitly.
+
+use rowtree_parser::ast::{DataType, Expr, Span};
+use rowtree_types::{Type, Value};
+
+use super::{invalid_at, Binder};
+use crate::bound::{BoundExpr, Node};
+use crate::cast::{cast, castable, coercible};
+use crate::Result;
+
+impl BoundExpr {
+    pub(super) fn literal(value: Value, ty: Type, span: Span) -> BoundExpr {
+        BoundExpr {
+            node: Node::Literal(value),
+            ty,
+            span,
+            literal: true,
+            depth: 1,
+        }
+    }
+
+    pub(super) fn is_null_literal(&self) -> bool {
+        self.literal && matches!(self.node, Node::Literal(Value::Null))
+    }
+
+    pub(super) fn is_string_literal(&self) -> bool {
+        self.literal && matches!(self.node, Node::Literal(Value::String(_)))
+    }
+
+    /// The type as error messages show it.
+    pub(super) fn type_name(&self) -> String {
+        if self.is_null_literal() {
+            "NULL".into()
+        } else if matches!(self.node, Node::SequenceName(_)) {
+            "SEQUENCE".into()
+        } else {
+            self.ty.to_string()
+        }
+    }
+}
+
+pub(super) fn type_names(args: &[BoundExpr]) -> String {
+    args.iter()
+        .map(BoundExpr::type_name)
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+pub(super) fn is_numeric(t: &Type) -> bool {
+    matches!(
+        t,
+        Type::Int64 | Type::Numeric | Type::Float32 | Type::Float64
+    )
+}
+
+/// The wider of two numeric types.
+fn widen_numeric(a: &Type, b: &Type) -> Option<Type> {
+    use Type::*;
+    Some(match (a, b) {
+        _ if a == b => a.clone(),
+        (Int64, Numeric) | (Numeric, Int64) => Numeric,
+        _ if is_numeric(a) && is_numeric(b) => Float64,
+        _ => return None,
+    })
+}
+
+/// The common supertype of `exprs`, or `None` if they do not mix. Untyped
+/// NULLs take any type; string literals yield to a `DATE`/`TIMESTAMP`.
+pub(super) fn supertype(exprs: &[&BoundExpr]) -> Option<Type> {
+    let temporal = exprs
+        .iter()
+        .any(|e| !e.literal && matches!(e.ty, Type::Date | Type::Timestamp))
+        || exprs.iter().any(|e| {
+            e.literal && !e.is_string_literal() && matches!(e.ty, Type::Date | Type::Timestamp)
+        });
+    let mut result: Option<Type> = None;
+    for e in exprs {
+        if e.is_null_literal() || (temporal && e.is_string_literal()) {
+            continue;
+        }
+        result = Some(match result {
+            None => e.ty.clone(),
+            Some(t) if t == e.ty => t,
+            Some(t) => widen_numeric(&t, &e.ty)?,
+        });
+    }
+    Some(result.unwrap_or(Type::Int64))
+}
+
+/// Whether `=` is defined on the type (not on JSON or ARRAY, as in Spanner).
+pub(super) fn equality_comparable(t: &Type) -> bool {
+    match t {
+        Type::Json | Type::Array(_) => false,
+        Type::Struct(fields) => fields.iter().all(|(_, t)| equality_comparable(t)),
+        _ => true,
+    }
+}
+
+/// Whether `CAST(e AS to)` binds: by the types, except that a NULL literal
+/// casts to anything, also as a field of a STRUCT constructor
+/// (`CAST(STRUCT(NULL) AS STRUCT<DATE>)`).
+fn castable_expr(e: &BoundExpr, to: &Type) -> bool {
+    if e.is_null_literal() {
+        return true;
+    }
+    match (&e.node, to) {
+        (Node::Struct(items), Type::Struct(fields)) => {
+            items.len() == fields.len()
+                && items
+                    .iter()
+                    .zip(fields)
+                    .all(|(item, (_, t))| castable_expr(item, t))
+        }
+        _ => castable(&e.ty, to),
+    }
+}
+
+impl Binder<'_> {
+    /// `CAST(expr AS to)` and `SAFE_CAST`.
+    pub(super) fn bind_cast(
+        &self,
+        expr: &Expr,
+        to: &DataType,
+        safe: bool,
+        span: Span,
+    ) -> Result<BoundExpr> {
+        let inner = self.bind(expr)?;
+        let to = to.value_type();
+        if !castable_expr(&inner, &to) {
+            return Err(invalid_at(
+                span,
+                format!("Invalid cast from {} to {to}", inner.ty),
+            ));
+        }
+        Ok(BoundExpr::new(
+            Node::Cast {
+                expr: Box::new(inner),
+                safe,
+            },
+            to,
+            span,
+        ))
+    }
+
+    pub(super) fn expect_bool(&self, e: BoundExpr, context: &str) -> Result<BoundExpr> {
+        if e.ty == Type::Bool || e.is_null_literal() {
+            return self.coerce(e, &Type::Bool);
+        }
+        Err(invalid_at(
+            e.span,
+            format!(
+                "{context} expects a BOOL argument, but got {}",
+                e.type_name()
+            ),
+        ))
+    }
+
+    /// Makes `e` produce values of type `to` (which the caller has checked
+    /// it may): untyped NULLs and literals are converted now, other
+    /// expressions get an implicit cast node.
+    pub(super) fn coerce(&self, e: BoundExpr, to: &Type) -> Result<BoundExpr> {
+        if e.ty == *to {
+            return Ok(e);
+        }
+        let span = e.span;
+        if e.is_null_literal() {
+            return Ok(BoundExpr::literal(Value::Null, to.clone(), span));
+        }
+        // A STRUCT constructor coerces field by field, so its NULL and
+        // literal fields take the target's types (`(NULL, NULL)` becomes a
+        // `STRUCT<x FLOAT64, y FLOAT64>`); the result has the target's names.
+        if let (Node::Struct(items), Type::Struct(fields)) = (&e.node, to) {
+            if items.len() == fields.len() {
+                let found = e.type_name();
+                let coerced = items
+                    .iter()
+                    .zip(fields)
+                    .map(|(item, (_, t))| self.coerce(item.clone(), t))
+                    .collect::<Result<Vec<_>>>()
+                    .map_err(|_| invalid_at(span, format!("Expected type {to}; found {found}")))?;
+                return Ok(BoundExpr::new(Node::Struct(coerced), to.clone(), span));
+            }
+        }
+        if e.literal {
+            if let Node::Literal(v) = &e.node {
+                let allowed = coercible(&e.ty, to)
+                    || (e.is_string_literal() && matches!(to, Type::Date | Type::Timestamp));
+                if allowed {
+                    return cast(v.clone(), to)
+                        .map(|v| BoundExpr::literal(v, to.clone(), span))
+                        .map_err(|_| {
+                            invalid_at(
+                                span,
+                                format!("Could not cast literal {} to type {to}", v.sql_literal()),
+                            )
+                        });
+                }
+            }
+        }
+        if coercible(&e.ty, to) {
+            return Ok(BoundExpr::new(
+                Node::Cast {
+                    expr: Box::new(e),
+                    safe: false,
+                },
+                to.clone(),
+                span,
+            ));
+        }
+        Err(invalid_at(
+            span,
+            format!("Expected type {to}; found {}", e.type_name()),
+        ))
+    }
+}
