@@ -126,6 +126,10 @@ struct SoakArgs {
     /// transfer=30, streaming_query=8, read_only_txn=7, rollback=5.
     #[arg(long, value_name = "NAME=WEIGHT,..")]
     mix: Option<String>,
+    /// A `rowtree serve` flag to add (repeat for several), e.g.
+    /// `--server-arg=--memtable-mib --server-arg=8`.
+    #[arg(long = "server-arg", value_name = "ARG", allow_hyphen_values = true)]
+    server_args: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -284,6 +288,7 @@ async fn run_soak(a: SoakArgs) -> ExitCode {
         Duration::from_secs_f64(secs),
     );
     config.interval = Duration::from_secs_f64(a.interval);
+    config.server_args = a.server_args.clone();
     if let Some(mix) = &a.mix {
         match soak::Op::parse_mix(mix) {
             Ok(weights) => config.mix = weights,

@@ -50,6 +50,8 @@ const START_BALANCE: i64 = 1_000;
 pub struct Config {
     /// The `rowtree` binary.
     pub binary: PathBuf,
+    /// More `rowtree serve` flags (e.g. `--memtable-mib 8`).
+    pub server_args: Vec<String>,
     /// Concurrent sessions, each driven by its own task.
     pub sessions: usize,
     /// How long the load runs.
@@ -76,6 +78,7 @@ impl Config {
     pub fn new(binary: impl Into<PathBuf>, sessions: usize, duration: Duration) -> Config {
         Config {
             binary: binary.into(),
+            server_args: Vec::new(),
             sessions,
             duration,
             interval: Duration::from_secs(10),
@@ -445,8 +448,9 @@ pub async fn run(config: &Config) -> Result<Report> {
 }
 
 async fn run_in(config: &Config, work_dir: PathBuf) -> Result<Report> {
-    let mut server =
-        Server::start(server::Options::new(&config.binary, work_dir.join("data"))).await?;
+    let options = server::Options::new(&config.binary, work_dir.join("data"))
+        .args(config.server_args.iter().cloned());
+    let mut server = Server::start(options).await?;
     let outcome = drive(config, &server, work_dir).await;
     let clean_stop = server.stop().await.is_ok();
     let mut report = outcome?;

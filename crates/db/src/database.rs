@@ -92,6 +92,12 @@ pub struct Options {
     pub clock: Arc<dyn Clock>,
     /// Block cache of the disk engine, in bytes.
     pub cache_bytes: u64,
+    /// How large each keyspace's in-memory write buffer (memtable) grows
+    /// before it is written out as a table file (default 64 MiB). Fixed
+    /// when the database's directory is created. With the block cache, this
+    /// is most of a database's memory: a busy database's RSS grows until
+    /// its write buffers are full, then stays level.
+    pub memtable_bytes: u64,
     /// When splits are split by load and merged (see
     /// `docs/design/splits.md`).
     pub split_policy: SplitPolicy,
@@ -117,6 +123,7 @@ impl Default for Options {
             max_version_retention: None,
             clock: Arc::new(SystemClock),
             cache_bytes: 64 << 20,
+            memtable_bytes: 64 << 20,
             split_policy: SplitPolicy::default(),
             balancer: BalancerConfig::default(),
             nodes: 1,
@@ -133,6 +140,7 @@ impl std::fmt::Debug for Options {
             .field("gc_interval", &self.gc_interval)
             .field("max_version_retention", &self.max_version_retention)
             .field("cache_bytes", &self.cache_bytes)
+            .field("memtable_bytes", &self.memtable_bytes)
             .field("split_policy", &self.split_policy)
             .field("balancer", &self.balancer)
             .field("nodes", &self.nodes)
@@ -276,6 +284,7 @@ impl Database {
             dir.as_ref(),
             FjallOptions {
                 cache_size: options.cache_bytes,
+                memtable_size: options.memtable_bytes,
                 ..FjallOptions::default()
             },
         )?;

@@ -79,6 +79,10 @@ pub struct Config {
     pub addr: SocketAddr,
     /// Block cache per database, in bytes.
     pub cache_bytes: u64,
+    /// Each database keyspace's write buffer (memtable) size, in bytes;
+    /// fixed when a database is created. See
+    /// `rowtree_db::Options::memtable_bytes`.
+    pub memtable_bytes: u64,
     /// Where the key visualizer's HTTP server listens (`None`: no HTTP
     /// server; `rowtree serve` uses 127.0.0.1:9020). See [`keyviz`].
     pub http_addr: Option<SocketAddr>,
@@ -125,6 +129,7 @@ impl Default for Config {
             data_dir: None,
             addr: SocketAddr::from(([127, 0, 0, 1], 9010)),
             cache_bytes: 16 << 20,
+            memtable_bytes: 64 << 20,
             http_addr: None,
             nodes: 1,
             node_capacity: None,
@@ -175,6 +180,7 @@ impl Server {
         };
         let options = rowtree_db::Options {
             cache_bytes: config.cache_bytes,
+            memtable_bytes: config.memtable_bytes,
             nodes: config.nodes.max(1),
             node_capacity: config.node_capacity,
             split_policy: config.split_policy.clone(),
