@@ -27,7 +27,7 @@ use rowtree_kv::{
     BalancerConfig, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Router, SplitEvent,
     SplitManager, SplitMap, SplitPolicy,
 };
-use rowtree_schema::Catalog;
+use rowtree_schema::{Catalog, ViewAnalyzer};
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch,
 };
@@ -107,6 +107,11 @@ pub struct Options {
     /// How often the split manager runs (splits, merges, moves, and the
     /// minute roll-ups of the load history).
     pub split_interval: Duration,
+    /// Binds view queries when DDL creates or changes a view, or alters a
+    /// table a view reads. The SQL layer sits above this crate and provides
+    /// one (`rowtree_sql::database_options()`); `None` validates views
+    /// structurally only (see [`rowtree_schema::ViewAnalyzer`]).
+    pub view_analyzer: Option<Arc<dyn ViewAnalyzer>>,
 }
 
 impl Default for Options {
@@ -122,6 +127,7 @@ impl Default for Options {
             nodes: 1,
             node_capacity: None,
             split_interval: Duration::from_secs(1),
+            view_analyzer: None,
         }
     }
 }
@@ -138,6 +144,7 @@ impl std::fmt::Debug for Options {
             .field("nodes", &self.nodes)
             .field("node_capacity", &self.node_capacity)
             .field("split_interval", &self.split_interval)
+            .field("view_analyzer", &self.view_analyzer.is_some())
             .finish()
     }
 }

@@ -28,7 +28,7 @@ pub mod write;
 pub use database::{
     CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
 };
-pub use ddl::{set_view_analyzer, view_analyzer, DdlError};
+pub use ddl::DdlError;
 pub use error::{Error, Result};
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;

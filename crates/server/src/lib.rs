@@ -166,8 +166,6 @@ impl Server {
                 .tls_config(tls.grpc())
                 .map_err(|e| format!("TLS: {e}"))?;
         }
-        // Views are checked by binding their queries (the SQL layer).
-        rowtree_sql::install();
         // The HTTP port first: failing there costs nothing to undo.
         let http_listener = match config.http_addr {
             Some(addr) => Some(keyviz::HttpServer::bind(addr).await?),
@@ -180,7 +178,8 @@ impl Server {
             split_policy: config.split_policy.clone(),
             balancer: config.balancer.clone(),
             max_version_retention: config.gc.max_version_retention,
-            ..Default::default()
+            // Views are checked by binding their queries (the SQL layer).
+            ..rowtree_sql::database_options()
         };
         let options = match config.gc.every {
             Some(every) => rowtree_db::Options {
