@@ -272,7 +272,9 @@ pub const MAX_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(30 * 24 * 3600)
 pub(crate) const META_DDL_PREFIX: &[u8] = b"ddl/";
 
 impl Database {
-    /// Opens (or creates) a durable database in `dir`.
+    /// Opens (or creates) a durable database in `dir`. A directory in an
+    /// on-disk format this build does not read is refused with
+    /// [`Error::UnsupportedFormat`] (see [`crate::format`]).
     pub fn open(dir: impl AsRef<Path>) -> Result<Database> {
         Self::open_with(dir, Options::default())
     }
@@ -303,6 +305,8 @@ impl Database {
 
     /// A database over any storage engine.
     pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Result<Database> {
+        // The format first: a directory this build cannot read is left alone.
+        crate::format::check(engine.as_ref())?;
         // Replay the DDL log into the catalog.
         let mut catalog = Catalog::new();
         for item in engine.scan(Space::Meta, KeyRange::prefix(META_DDL_PREFIX), false) {

@@ -17,6 +17,7 @@
 pub mod database;
 pub mod ddl;
 pub mod error;
+pub mod format;
 pub mod keys;
 pub mod mutation;
 pub mod read;
@@ -30,6 +31,7 @@ pub use database::{
 };
 pub use ddl::DdlError;
 pub use error::{Error, Result};
+pub use format::FORMAT_VERSION;
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
