@@ -46,7 +46,7 @@ impl Session {
         self.txn.is_some()
     }
 
-    /// Runs one statement: a query, DML, DDL, EXPLAIN [ANALYZE], or
+    /// Runs one statement: a query, DML, DDL, `EXPLAIN [ANALYZE]`, or
     /// BEGIN / COMMIT / ROLLBACK.
     pub fn execute(
         &mut self,
