@@ -142,6 +142,8 @@ pub struct Server {
     pub local_addr: SocketAddr,
     /// The key visualizer's HTTP address actually bound, if it runs.
     pub http_addr: Option<SocketAddr>,
+    /// The instances and databases served.
+    registry: Arc<registry::Registry>,
     http: Option<keyviz::HttpServer>,
     task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
     stop: tokio::sync::oneshot::Sender<()>,
@@ -281,10 +283,18 @@ impl Server {
         Ok(Server {
             local_addr,
             http_addr: http.as_ref().map(|h| h.local_addr),
+            registry,
             http,
             task,
             stop,
         })
+    }
+
+    /// The instances and databases this server serves (what the admin API
+    /// changes), for embedding programs that set some up themselves, as
+    /// `rowtree serve --demo` does.
+    pub fn registry(&self) -> &Arc<registry::Registry> {
+        &self.registry
     }
 
     /// Stops accepting requests, lets those in flight finish, and returns.
