@@ -20,7 +20,6 @@ const MAX_INPUT: usize = 16 * 1024;
 const MAX_STATEMENTS: usize = 64;
 
 fuzz_target!(
-    init: rowtree_sql::install(),
     |data: &[u8]| {
         if data.len() > MAX_INPUT {
             return;
@@ -30,7 +29,7 @@ fuzz_target!(
         if pieces.len() > MAX_STATEMENTS {
             return;
         }
-        let db = Database::in_memory();
+        let db = Database::in_memory_with(rowtree_sql::database_options());
         for piece in &pieces {
             if let Err(e) = db.apply_ddl(&[piece.text]) {
                 if let Some(offset) = e.offset {
@@ -46,7 +45,7 @@ fuzz_target!(
 
         let printed = db.ddl();
         let statements: Vec<&str> = printed.iter().map(String::as_str).collect();
-        let again = Database::in_memory();
+        let again = Database::in_memory_with(rowtree_sql::database_options());
         if let Err(e) = again.apply_ddl(&statements) {
             panic!(
                 "the printed schema does not apply: statement {}: {}\n{}",

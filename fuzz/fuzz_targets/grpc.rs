@@ -89,7 +89,7 @@ struct Env {
 fn env() -> &'static Env {
     static ENV: OnceLock<Env> = OnceLock::new();
     ENV.get_or_init(|| {
-        let registry = Arc::new(Registry::open(None, Default::default()).expect("registry"));
+        let registry = Arc::new(Registry::open(None, rowtree_sql::database_options()).expect("registry"));
         registry
             .create_instance(InstanceMeta {
                 name: INSTANCE.into(),

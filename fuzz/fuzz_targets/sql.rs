@@ -80,7 +80,7 @@ fn params() -> Params {
 fn session() -> &'static Mutex<(Session, Params)> {
     static SESSION: OnceLock<Mutex<(Session, Params)>> = OnceLock::new();
     SESSION.get_or_init(|| {
-        let mut s = Session::new(Database::in_memory());
+        let mut s = Session::new(Database::in_memory_with(rowtree_sql::database_options()));
         for sql in SCHEMA {
             s.execute(sql, &Params::new())
                 .unwrap_or_else(|e| panic!("{sql}: {e}"));

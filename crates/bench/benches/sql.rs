@@ -37,7 +37,8 @@ impl Fixture {
             .prefix("rowtree-sql-bench-")
             .tempdir_in(env!("CARGO_TARGET_TMPDIR"))
             .expect("create a temporary directory");
-        let db = Database::open(dir.path()).expect("open the database");
+        let db = Database::open_with(dir.path(), rowtree_sql::database_options())
+            .expect("open the database");
         w::create_schema(&db).expect("create the schema");
         let total = Instant::now();
         timed("load T (100,000 rows)", || {

@@ -90,13 +90,13 @@ fn open(dir: &Path, database: Option<&str>) -> Result<(Database, String), String
                 dir.display()
             ));
         }
-        let db = Database::open(dir).map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
+        let db = Database::open_with(dir, rowtree_sql::database_options())
+            .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
         return Ok((db, format!("Key Visualizer: {}", dir.display())));
     }
     // A `rowtree serve` data directory: every database is listed in registry.json.
-    rowtree_sql::install();
     let registry =
-        rowtree_server::registry::Registry::open(Some(dir), rowtree_db::Options::default())?;
+        rowtree_server::registry::Registry::open(Some(dir), rowtree_sql::database_options())?;
     let all = registry.all();
     let hosted = match database {
         Some(name) => registry

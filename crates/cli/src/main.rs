@@ -7,6 +7,7 @@
 //! * `rowtree ddl` prints a database's schema as Spanner's GetDatabaseDdl does.
 //! * `rowtree keyviz` writes a database's key visualizer heatmap as one HTML file.
 
+mod demo;
 mod format;
 mod keyviz;
 mod params;
@@ -62,6 +63,12 @@ enum Command {
     /// libraries do with credentials holding an access token (Python: the
     /// credentials `google.oauth2.credentials.Credentials(token)`, the
     /// client option `api_endpoint`, and no SPANNER_EMULATOR_HOST).
+    ///
+    /// With --demo the server starts with a database to query: instance
+    /// demo-instance in project demo-project, database demo-db with singers
+    /// and their interleaved albums (created unless the data directory has
+    /// it already), and prints how to connect a client to it. Try
+    /// `rowtree serve --demo --in-memory` first.
     Serve(ServeArgs),
     /// Play a workload against the real split, balancing and statistics code
     /// on N simulated nodes in virtual time, and report throughput, latency,
@@ -105,6 +112,11 @@ struct ServeArgs {
     /// Keep everything in memory; nothing survives the process.
     #[arg(long)]
     in_memory: bool,
+    /// Start with a demo database (projects/demo-project/instances/demo-instance/databases/demo-db:
+    /// tables Singers and Albums, interleaved, with a few rows), created
+    /// unless it exists, and print how to connect a client library to it.
+    #[arg(long)]
+    demo: bool,
     /// Address to listen on. Anything but a loopback address needs TLS and
     /// --auth-token-file, or --insecure.
     #[arg(long, default_value = "127.0.0.1")]
@@ -413,6 +425,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         gc,
     };
     let http_port_given = args.http_port.is_some();
+    let demo = args.demo;
     // Requests run on the runtime's workers and blocking threads: give them
     // the stack size Rowtree's recursion guard is tuned for.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -457,6 +470,22 @@ fn serve(args: ServeArgs) -> ExitCode {
         );
         if let Some(http) = server.http_addr {
             eprintln!("rowtree: key visualizer on {http_scheme}://{http}/");
+        }
+        if demo {
+            let registry = server.registry().clone();
+            let created = match tokio::task::spawn_blocking(move || demo::set_up(&registry)).await {
+                Ok(Ok(created)) => created,
+                Ok(Err(e)) => {
+                    eprintln!("error: {e}");
+                    return ExitCode::FAILURE;
+                }
+                Err(e) => {
+                    eprintln!("error: setting up the demo database: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+            let keyviz = server.http_addr.map(|a| format!("{http_scheme}://{a}"));
+            println!("{}", demo::banner(server.local_addr, keyviz, created));
         }
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {

@@ -24,9 +24,9 @@ struct Script {
 
 fn open(args: &SqlArgs) -> Result<Database, String> {
     match &args.location.data_dir {
-        Some(dir) => Database::open(dir)
+        Some(dir) => Database::open_with(dir, rowtree_sql::database_options())
             .map_err(|e| format!("cannot open database in {}: {e}", dir.display())),
-        None => Ok(Database::in_memory()),
+        None => Ok(Database::in_memory_with(rowtree_sql::database_options())),
     }
 }
 
@@ -412,7 +412,7 @@ pub fn print_ddl(dir: &Path) -> ExitCode {
         eprintln!("error: no database in {}", dir.display());
         return ExitCode::from(2);
     }
-    let db = match Database::open(dir) {
+    let db = match Database::open_with(dir, rowtree_sql::database_options()) {
         Ok(db) => db,
         Err(e) => {
             eprintln!("error: cannot open database in {}: {e}", dir.display());

@@ -27,7 +27,7 @@ use rowtree_kv::{
     BalancerConfig, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Router, SplitEvent,
     SplitManager, SplitMap, SplitPolicy,
 };
-use rowtree_schema::Catalog;
+use rowtree_schema::{Catalog, ViewAnalyzer};
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch,
 };
@@ -113,6 +113,11 @@ pub struct Options {
     /// How often the split manager runs (splits, merges, moves, and the
     /// minute roll-ups of the load history).
     pub split_interval: Duration,
+    /// Binds view queries when DDL creates or changes a view, or alters a
+    /// table a view reads. The SQL layer sits above this crate and provides
+    /// one (`rowtree_sql::database_options()`); `None` validates views
+    /// structurally only (see [`rowtree_schema::ViewAnalyzer`]).
+    pub view_analyzer: Option<Arc<dyn ViewAnalyzer>>,
 }
 
 impl Default for Options {
@@ -129,6 +134,7 @@ impl Default for Options {
             nodes: 1,
             node_capacity: None,
             split_interval: Duration::from_secs(1),
+            view_analyzer: None,
         }
     }
 }
@@ -146,6 +152,7 @@ impl std::fmt::Debug for Options {
             .field("nodes", &self.nodes)
             .field("node_capacity", &self.node_capacity)
             .field("split_interval", &self.split_interval)
+            .field("view_analyzer", &self.view_analyzer.is_some())
             .finish()
     }
 }
@@ -273,7 +280,9 @@ pub const MAX_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(30 * 24 * 3600)
 pub(crate) const META_DDL_PREFIX: &[u8] = b"ddl/";
 
 impl Database {
-    /// Opens (or creates) a durable database in `dir`.
+    /// Opens (or creates) a durable database in `dir`. A directory in an
+    /// on-disk format this build does not read is refused with
+    /// [`Error::UnsupportedFormat`] (see [`crate::format`]).
     pub fn open(dir: impl AsRef<Path>) -> Result<Database> {
         Self::open_with(dir, Options::default())
     }
@@ -305,6 +314,8 @@ impl Database {
 
     /// A database over any storage engine.
     pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Result<Database> {
+        // The format first: a directory this build cannot read is left alone.
+        crate::format::check(engine.as_ref())?;
         // Replay the DDL log into the catalog.
         let mut catalog = Catalog::new();
         for item in engine.scan(Space::Meta, KeyRange::prefix(META_DDL_PREFIX), false) {

@@ -22,16 +22,17 @@
 //! as Spanner's `UpdateDatabaseDdl` does: the statements before it stay
 //! applied.
 //!
-//! View queries are bound by the SQL layer, which sits above this crate: it
-//! installs a [`ViewAnalyzer`] for the process with [`set_view_analyzer`]
-//! (`rowtree_sql::install()`; `rowtree_sql::Session::new` does it), and new
+//! View queries are bound by the SQL layer, which sits above this crate: the
+//! database is opened with its [`ViewAnalyzer`] in
+//! [`Options::view_analyzer`](crate::Options::view_analyzer)
+//! (`rowtree_sql::database_options()` gives options that carry it), and new
 //! DDL is validated with it (CREATE VIEW, and the views that depend on an
 //! altered table or a replaced view). Without one, views are validated
 //! structurally only (see `rowtree_schema::view`). Replaying the DDL log never
 //! binds: a statement accepted once is replayed as it was.
 
 use std::collections::HashSet;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
 use rowtree_types::Value;
@@ -63,19 +64,6 @@ pub struct DdlError {
     pub error: Error,
 }
 
-static VIEW_ANALYZER: OnceLock<Arc<dyn ViewAnalyzer>> = OnceLock::new();
-
-/// Installs the analyzer that binds view queries during DDL, for every
-/// database of the process. The first call wins; later calls do nothing.
-pub fn set_view_analyzer(analyzer: Arc<dyn ViewAnalyzer>) {
-    let _ = VIEW_ANALYZER.set(analyzer);
-}
-
-/// The installed view analyzer, if any.
-pub fn view_analyzer() -> Option<&'static dyn ViewAnalyzer> {
-    VIEW_ANALYZER.get().map(|a| a.as_ref())
-}
-
 impl From<SchemaError> for Error {
     fn from(e: SchemaError) -> Error {
         let message = e.to_string();
@@ -89,6 +77,12 @@ impl From<SchemaError> for Error {
 }
 
 impl Database {
+    /// The analyzer DDL binds view queries with, from
+    /// [`Options::view_analyzer`](crate::Options::view_analyzer).
+    fn view_analyzer(&self) -> Option<&dyn ViewAnalyzer> {
+        self.inner.options.view_analyzer.as_deref()
+    }
+
     /// Applies one DDL statement.
     pub fn apply_ddl_statement(&self, text: &str) -> std::result::Result<(), DdlError> {
         self.apply_ddl(&[text]).map(|_| ())
@@ -124,7 +118,7 @@ impl Database {
                 error: Error::invalid(e.message.clone()),
             })?;
             let (next, _) = catalog
-                .apply_with(&stmt, view_analyzer())
+                .apply_with(&stmt, self.view_analyzer())
                 .map_err(|e| DdlError {
                     statement: i,
                     offset: e.span().map(|s| s.start),
@@ -148,7 +142,7 @@ impl Database {
         let _gate = self.inner.schema_gate.write();
         let current = self.catalog();
         let (next, effects) = current
-            .apply_with(&stmt, view_analyzer())
+            .apply_with(&stmt, self.view_analyzer())
             .map_err(|e| (e.span().map(|s| s.start), e))
             .map_err(|(off, e)| (Error::from(e), off))?;
         if next.version() == current.version() {

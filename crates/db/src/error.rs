@@ -48,6 +48,20 @@ pub enum Error {
     /// not served. Not the client's fault; retrying does not help.
     #[error("data loss: {message}")]
     DataLoss { message: String },
+    /// The data directory was written in an on-disk format this build does
+    /// not read (a newer Rowtree made it, or the marker is not one we ever
+    /// wrote): use a Rowtree that reads format `found`. Nothing was changed.
+    #[error(
+        "the database is in on-disk format version {found}, but this build of Rowtree reads \
+         format version {supported} only; open it with a Rowtree that reads version {found}"
+    )]
+    UnsupportedFormat {
+        /// The version recorded in the data directory.
+        found: u32,
+        /// The version this build reads and writes
+        /// ([`FORMAT_VERSION`](crate::FORMAT_VERSION)).
+        supported: u32,
+    },
 }
 
 impl Error {
@@ -66,6 +80,7 @@ impl Error {
             Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
             Error::Internal { .. } => "INTERNAL",
             Error::DataLoss { .. } => "DATA_LOSS",
+            Error::UnsupportedFormat { .. } => "FAILED_PRECONDITION",
         }
     }
 

@@ -17,6 +17,7 @@
 pub mod database;
 pub mod ddl;
 pub mod error;
+pub mod format;
 pub mod keys;
 pub mod mutation;
 pub mod read;
@@ -28,8 +29,9 @@ pub mod write;
 pub use database::{
     CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
 };
-pub use ddl::{set_view_analyzer, view_analyzer, DdlError};
+pub use ddl::DdlError;
 pub use error::{Error, Result};
+pub use format::FORMAT_VERSION;
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;

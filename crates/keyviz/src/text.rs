@@ -15,7 +15,7 @@ pub const MAX_TEXT_ROWS: usize = 40;
 /// (at least 24): a label column, then one character per column (when there
 /// are more intervals than fit, neighbouring intervals are merged, the
 /// hottest shown), shaded ` .:-=+*#%@` relative to the hottest cell of the
-/// database. At most [`MAX_TEXT_ROWS`] rows. Deterministic.
+/// database. At most `MAX_TEXT_ROWS` (40) rows. Deterministic.
 pub fn render_text(h: &Heatmap, metric: Metric, width: usize) -> String {
     let width = width.max(24);
     let mut out = String::new();

@@ -18,8 +18,8 @@
 //!   [`Catalog::apply_with`](crate::Catalog::apply_with) (the trait sits
 //!   beside the catalog it is handed): the SQL crate implements it by binding
 //!   the query against the catalog being built, and the db crate passes the
-//!   one installed for the process (see `rowtree_db::set_view_analyzer`). The
-//!   analyzer is also asked again for the views that depend on a table or
+//!   one its database was opened with (`rowtree_db::Options::view_analyzer`).
+//!   The analyzer is also asked again for the views that depend on a table or
 //!   view that ALTER TABLE or CREATE OR REPLACE VIEW changes.
 //! * A view's output columns (names and types) are derived, never stored:
 //!   the SQL crate binds the view's query when a statement reads the view

@@ -147,6 +147,8 @@ pub struct Server {
     pub local_addr: SocketAddr,
     /// The key visualizer's HTTP address actually bound, if it runs.
     pub http_addr: Option<SocketAddr>,
+    /// The instances and databases served.
+    registry: Arc<registry::Registry>,
     http: Option<keyviz::HttpServer>,
     task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
     stop: tokio::sync::oneshot::Sender<()>,
@@ -171,8 +173,6 @@ impl Server {
                 .tls_config(tls.grpc())
                 .map_err(|e| format!("TLS: {e}"))?;
         }
-        // Views are checked by binding their queries (the SQL layer).
-        rowtree_sql::install();
         // The HTTP port first: failing there costs nothing to undo.
         let http_listener = match config.http_addr {
             Some(addr) => Some(keyviz::HttpServer::bind(addr).await?),
@@ -186,7 +186,8 @@ impl Server {
             split_policy: config.split_policy.clone(),
             balancer: config.balancer.clone(),
             max_version_retention: config.gc.max_version_retention,
-            ..Default::default()
+            // Views are checked by binding their queries (the SQL layer).
+            ..rowtree_sql::database_options()
         };
         let options = match config.gc.every {
             Some(every) => rowtree_db::Options {
@@ -288,10 +289,18 @@ impl Server {
         Ok(Server {
             local_addr,
             http_addr: http.as_ref().map(|h| h.local_addr),
+            registry,
             http,
             task,
             stop,
         })
+    }
+
+    /// The instances and databases this server serves (what the admin API
+    /// changes), for embedding programs that set some up themselves, as
+    /// `rowtree serve --demo` does.
+    pub fn registry(&self) -> &Arc<registry::Registry> {
+        &self.registry
     }
 
     /// Stops accepting requests, lets those in flight finish, and returns.

@@ -13,6 +13,14 @@
 //!
 //! With `--in-memory` the same structures hold memory-engine databases and
 //! nothing is written.
+//!
+//! `registry.json` carries its own format version ([`REGISTRY_FORMAT_VERSION`],
+//! the field `format_version`), written when the data directory is created
+//! and checked when it is opened, as each database checks its own
+//! (`rowtree_db::format`): a document without one was written before the
+//! field existed and is version 1 (the field is added); any other version is
+//! refused with [`UnsupportedRegistryFormat`] before a database is opened.
+//! `docs/architecture/on-disk-format.md` describes the whole directory.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -63,10 +71,45 @@ fn google_sql() -> i32 {
     1
 }
 
+/// The format of `registry.json` this build reads and writes.
+pub const REGISTRY_FORMAT_VERSION: u32 = 1;
+
+/// `registry.json` is in a format this build does not read.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error(
+    "{path} is in registry format version {found}, but this build of Rowtree reads format \
+     version {supported} only; open the data directory with a Rowtree that reads version {found}"
+)]
+pub struct UnsupportedRegistryFormat {
+    /// The document's path.
+    pub path: PathBuf,
+    /// The version the document records.
+    pub found: u32,
+    /// [`REGISTRY_FORMAT_VERSION`].
+    pub supported: u32,
+}
+
 #[derive(Debug, Default, Serialize, Deserialize)]
 struct Document {
+    /// Absent in documents written before the field existed (version 1).
+    #[serde(default)]
+    format_version: Option<u32>,
     instances: Vec<InstanceMeta>,
     databases: Vec<DatabaseMeta>,
+}
+
+impl Document {
+    /// Refuses a document this build cannot read; see the module docs.
+    fn check_format(&self, path: &Path) -> Result<(), UnsupportedRegistryFormat> {
+        match self.format_version.unwrap_or(1) {
+            REGISTRY_FORMAT_VERSION => Ok(()),
+            found => Err(UnsupportedRegistryFormat {
+                path: path.to_path_buf(),
+                found,
+                supported: REGISTRY_FORMAT_VERSION,
+            }),
+        }
+    }
 }
 
 /// An open database with its metadata.
@@ -181,12 +224,17 @@ pub(crate) fn now_nanos() -> i64 {
 
 impl Registry {
     /// Opens (or creates) the registry in `dir`, opening every database it
-    /// lists; `None` keeps everything in memory.
+    /// lists; `None` keeps everything in memory. A `registry.json` (or a
+    /// database) in a format this build does not read is refused, naming
+    /// both versions.
     pub fn open(dir: Option<&Path>, options: rowtree_db::Options) -> Result<Registry, String> {
         let mut state = State {
             instances: BTreeMap::new(),
             databases: BTreeMap::new(),
         };
+        // Whether registry.json must be (re)written with the format version:
+        // a new data directory, or a document from before the field.
+        let mut record_format = false;
         if let Some(dir) = dir {
             std::fs::create_dir_all(dir.join("databases"))
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -196,6 +244,8 @@ impl Registry {
                     .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
                 let doc: Document = serde_json::from_str(&text)
                     .map_err(|e| format!("{} is damaged: {e}", path.display()))?;
+                doc.check_format(&path).map_err(|e| e.to_string())?;
+                record_format = doc.format_version.is_none();
                 for i in doc.instances {
                     state.instances.insert(i.name.clone(), i);
                 }
@@ -208,18 +258,27 @@ impl Registry {
                         .databases
                         .insert(d.name.clone(), Hosted { meta: d, db });
                 }
+            } else {
+                record_format = true;
             }
         }
-        Ok(Registry {
+        let registry = Registry {
             dir: dir.map(Path::to_path_buf),
             state: Mutex::new(state),
             options,
-        })
+        };
+        if record_format {
+            registry
+                .save(&registry.state.lock())
+                .map_err(|e| e.message().to_string())?;
+        }
+        Ok(registry)
     }
 
     fn save(&self, state: &State) -> Result<(), Status> {
         let Some(dir) = &self.dir else { return Ok(()) };
         let doc = Document {
+            format_version: Some(REGISTRY_FORMAT_VERSION),
             instances: state.instances.values().cloned().collect(),
             databases: state.databases.values().map(|h| h.meta.clone()).collect(),
         };
@@ -502,6 +561,59 @@ mod tests {
         r.drop_database("projects/p/instances/i/databases/db1")
             .unwrap();
         assert!(r.database("projects/p/instances/i/databases/db1").is_err());
+    }
+
+    fn registry_format(dir: &Path) -> serde_json::Value {
+        let text = std::fs::read_to_string(dir.join("registry.json")).unwrap();
+        serde_json::from_str::<serde_json::Value>(&text).unwrap()["format_version"].clone()
+    }
+
+    #[test]
+    fn a_new_data_directory_records_its_format_and_reopens() {
+        let dir = tempfile::tempdir().unwrap();
+        drop(Registry::open(Some(dir.path()), Default::default()).unwrap());
+        assert_eq!(registry_format(dir.path()), REGISTRY_FORMAT_VERSION);
+        Registry::open(Some(dir.path()), Default::default()).unwrap();
+    }
+
+    #[test]
+    fn a_registry_from_before_the_format_version_opens_as_version_1() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(
+            dir.path().join("registry.json"),
+            r#"{"instances": [], "databases": []}"#,
+        )
+        .unwrap();
+        Registry::open(Some(dir.path()), Default::default()).unwrap();
+        assert_eq!(registry_format(dir.path()), 1);
+    }
+
+    #[test]
+    fn a_newer_registry_format_is_refused_naming_both_versions() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("registry.json");
+        let newer = REGISTRY_FORMAT_VERSION + 1;
+        let text = format!(r#"{{"format_version": {newer}, "instances": [], "databases": []}}"#);
+        std::fs::write(&path, &text).unwrap();
+        let doc: Document = serde_json::from_str(&text).unwrap();
+        assert_eq!(
+            doc.check_format(&path),
+            Err(UnsupportedRegistryFormat {
+                path: path.clone(),
+                found: newer,
+                supported: REGISTRY_FORMAT_VERSION,
+            })
+        );
+        let err = Registry::open(Some(dir.path()), Default::default())
+            .err()
+            .unwrap();
+        assert!(
+            err.contains(&format!("registry format version {newer}"))
+                && err.contains(&format!("format version {REGISTRY_FORMAT_VERSION} only")),
+            "{err}"
+        );
+        // Refused without rewriting the document.
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
 
     #[test]

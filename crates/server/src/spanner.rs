@@ -10,7 +10,7 @@
 //! most [`MAX_SESSIONS`] sessions.
 //!
 //! A read-only transaction keeps nothing here: its id carries its read
-//! timestamp ([`read_only_id`]), and every request that names it reads at that
+//! timestamp (`read_only_id`), and every request that names it reads at that
 //! timestamp, as long as the version retention period still reaches back to
 //! it. Clients never end read-only transactions, so anything kept for them
 //! would only grow. Read-write and partitioned DML transactions are held in

@@ -14,9 +14,9 @@
 //! * **THEN RETURN** evaluates its items over the rows written (the old rows
 //!   for DELETE).
 //!
-//! EXPLAIN of DML ([`explain`]) stops after planning ([`Mode::Plan`]), or,
+//! EXPLAIN of DML (`explain`) stops after planning (`Mode::Plan`), or,
 //! for EXPLAIN ANALYZE, runs the statement and keeps its plan and counters
-//! ([`Mode::Analyze`]) in a transaction the session then rolls back.
+//! (`Mode::Analyze`) in a transaction the session then rolls back.
 
 use rowtree_db::{KeySet, Mutation, ReadWriteTransaction, WriteKind};
 use rowtree_expr::BoundExpr;

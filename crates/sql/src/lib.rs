@@ -26,8 +26,8 @@
 //!
 //! [`limits`] holds the query limits checked before any of this starts.
 //!
-//! [`views`] binds view queries: for DDL validation (installed into the db
-//! layer with [`install`]) and when a query reads a view.
+//! [`views`] binds view queries: for DDL validation (a database opened with
+//! [`database_options`] carries the analyzer) and when a query reads a view.
 
 pub mod binder;
 pub mod dml;
@@ -57,7 +57,7 @@ pub use executor::{DataSource, RowIter};
 pub use plan::Plan;
 pub use result::{ExecuteResult, QueryResult, QueryStats};
 pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};
-pub use views::{install, view_columns};
+pub use views::{analyzer, database_options, view_columns};
 
 /// Query parameters: name (without `@`) to type and value.
 pub type Params = BTreeMap<String, (Type, Value)>;

@@ -1,6 +1,6 @@
 //! Name scopes: which names a clause can see, and where they sit in a row.
 //!
-//! Every operator produces rows of a fixed width; a [`RowScope`] describes
+//! Every operator produces rows of a fixed width; a `RowScope` describes
 //! such a row for name resolution. A FROM clause builds one as it goes: a
 //! table contributes its columns (all of them, table-shaped, so a scan's row
 //! is the table's row), a join concatenates its inputs' scopes, `USING (k)`

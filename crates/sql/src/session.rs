@@ -30,8 +30,9 @@ pub struct Session {
 }
 
 impl Session {
+    /// A session on `db`. Open `db` with [`crate::database_options`] so
+    /// that CREATE VIEW binds the view's query.
     pub fn new(db: Database) -> Session {
-        crate::views::install();
         Session { db, txn: None }
     }
 
@@ -45,7 +46,7 @@ impl Session {
         self.txn.is_some()
     }
 
-    /// Runs one statement: a query, DML, DDL, EXPLAIN [ANALYZE], or
+    /// Runs one statement: a query, DML, DDL, `EXPLAIN [ANALYZE]`, or
     /// BEGIN / COMMIT / ROLLBACK.
     pub fn execute(
         &mut self,

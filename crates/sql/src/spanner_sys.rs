@@ -2,7 +2,7 @@
 //!
 //! Unlike INFORMATION_SCHEMA (computed from the catalog when the statement
 //! is bound), these tables read the database's split state when the query
-//! runs: the binder plans a [`NodeKind::SystemTable`](crate::plan::NodeKind)
+//! runs: the binder plans a `NodeKind::SystemTable`
 //! scan, and the executor asks its [`DataSource`](crate::DataSource) for the
 //! database ([`DataSource::database`](crate::DataSource::database)) and
 //! computes the rows from [`rowtree_db::Database::split_history`] and the

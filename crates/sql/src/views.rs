@@ -6,10 +6,11 @@
 //!
 //! * implements [`ViewAnalyzer`]: binds the query against the catalog as it
 //!   will be after the statement, and applies Spanner's rules for view
-//!   columns (each one named, names unique). [`install`] registers it with
-//!   the db layer for the whole process, so `Database::apply_ddl` validates
-//!   views no matter who calls it (`Session::new` installs it; a server
-//!   should call [`install`] once at start-up);
+//!   columns (each one named, names unique). A database opened with
+//!   [`database_options`] (or with [`analyzer`] in its
+//!   `rowtree_db::Options::view_analyzer`) validates views with it in
+//!   `Database::apply_ddl`, whoever calls it: open every database that SQL
+//!   sessions, the server or the CLI use that way;
 //! * gives a view's output columns ([`view_columns`]) for
 //!   INFORMATION_SCHEMA; they are derived on demand, never stored.
 //!
@@ -56,9 +57,20 @@ impl ViewAnalyzer for SqlViewAnalyzer {
     }
 }
 
-/// Registers [`SqlViewAnalyzer`] with the db layer (idempotent).
-pub fn install() {
-    rowtree_db::set_view_analyzer(Arc::new(SqlViewAnalyzer));
+/// The analyzer to open databases with: [`SqlViewAnalyzer`].
+pub fn analyzer() -> Arc<dyn ViewAnalyzer> {
+    Arc::new(SqlViewAnalyzer)
+}
+
+/// Default database options with the SQL layer's [`analyzer`], for a
+/// database that SQL runs against (`Database::open_with`,
+/// `Database::in_memory_with`); change other fields with
+/// `Options { nodes: 3, ..database_options() }`.
+pub fn database_options() -> rowtree_db::Options {
+    rowtree_db::Options {
+        view_analyzer: Some(analyzer()),
+        ..rowtree_db::Options::default()
+    }
 }
 
 /// The output columns (names and types) of `view`'s query, bound against

@@ -13,7 +13,7 @@ use rowtree_sql::{ExecuteResult, Params, Session, SqlError};
 use rowtree_types::Value;
 
 fn session() -> Session {
-    let mut s = Session::new(Database::in_memory());
+    let mut s = Session::new(Database::in_memory_with(rowtree_sql::database_options()));
     for sql in [
         "CREATE TABLE T (Id INT64 NOT NULL, A ARRAY<INT64>, J JSON) PRIMARY KEY (Id)",
         "INSERT INTO T (Id, A, J) VALUES (1, [1, 2], JSON '{\"a\": 1}'), (2, [3], NULL)",

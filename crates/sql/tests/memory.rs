@@ -14,7 +14,7 @@ const LIMIT: usize = 2 << 20;
 /// 20,000 rows of ~200 bytes: 4 MB, twice the limit.
 fn session() -> Session {
     limits::set_query_memory(LIMIT);
-    let mut s = Session::new(Database::in_memory());
+    let mut s = Session::new(Database::in_memory_with(rowtree_sql::database_options()));
     run(
         &mut s,
         "CREATE TABLE T (Id INT64 NOT NULL, G INT64, Pad STRING(MAX)) PRIMARY KEY (Id)",

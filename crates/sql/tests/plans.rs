@@ -34,7 +34,7 @@ struct Runner {
 impl Runner {
     fn new() -> Runner {
         Runner {
-            session: Session::new(Database::in_memory()),
+            session: Session::new(Database::in_memory_with(rowtree_sql::database_options())),
         }
     }
 

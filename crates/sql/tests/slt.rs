@@ -246,7 +246,7 @@ impl SltDb {
                 .collect(),
             "@roundtrip" => {
                 let original = self.session.database().ddl();
-                let fresh = Database::in_memory();
+                let fresh = Database::in_memory_with(rowtree_sql::database_options());
                 let texts: Vec<&str> = original.iter().map(String::as_str).collect();
                 let verdict = match fresh.apply_ddl(&texts) {
                     Err(e) => format!("re-apply failed at {}: {e}", texts[e.statement]),
@@ -352,7 +352,10 @@ static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 
 fn open(engine: Engine) -> (Database, Option<PathBuf>) {
     match engine {
-        Engine::Memory => (Database::in_memory(), None),
+        Engine::Memory => (
+            Database::in_memory_with(rowtree_sql::database_options()),
+            None,
+        ),
         Engine::Disk => {
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
                 "slt-{}-{}",
@@ -361,7 +364,8 @@ fn open(engine: Engine) -> (Database, Option<PathBuf>) {
             ));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create the disk engine's directory");
-            let db = Database::open(&dir).expect("open the disk engine");
+            let db = Database::open_with(&dir, rowtree_sql::database_options())
+                .expect("open the disk engine");
             (db, Some(dir))
         }
     }

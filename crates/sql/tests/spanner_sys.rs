@@ -42,7 +42,7 @@ fn stat(
 
 #[test]
 fn hot_splits_are_listed_with_human_keys() {
-    let db = Database::in_memory();
+    let db = Database::in_memory_with(rowtree_sql::database_options());
     let mut session = Session::new(db.clone());
     session
         .execute(

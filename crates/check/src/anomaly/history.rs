@@ -1,7 +1,7 @@
 //! Histories of list-append transactions, and the checker that finds
 //! isolation anomalies in them.
 //!
-//! The workload (in [`super::workload`]) gives every key a list and has
+//! The workload (in [`super::list_append`]) gives every key a list and has
 //! transactions read lists and append unique elements to them. Because an
 //! element is appended once and a list only grows, a read shows exactly
 //! which writes came before it, and the history can be checked without

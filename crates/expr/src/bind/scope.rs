@@ -12,18 +12,19 @@ use crate::Result;
 /// Where column references (and sequence names) are resolved.
 pub trait Scope {
     /// Resolves a (possibly qualified) column reference to its slot in the
-    /// row passed to [`BoundExpr::eval`] and its type; `None` if unknown.
+    /// row passed to [`BoundExpr::eval`](crate::BoundExpr::eval) and its type; `None` if unknown.
     fn resolve(&self, path: &[Ident]) -> Option<(usize, Type)>;
 
     /// Whether a sequence of this name exists; `None` (the default) means
-    /// "not checked here", and the caller checks [`BoundExpr::sequences`].
+    /// "not checked here", and the caller checks
+    /// [`BoundExpr::sequences`](crate::BoundExpr::sequences).
     fn sequence_exists(&self, name: &str) -> Option<bool> {
         let _ = name;
         None
     }
 
     /// A known name close to the unrecognized `name`, for the error's
-    /// `Did you mean X?` (see [`closest_name`]); `None` (the default) for
+    /// `Did you mean X?` (see [`closest_name`](crate::closest_name)); `None` (the default) for
     /// no suggestion.
     fn suggest(&self, name: &str) -> Option<String> {
         let _ = name;
@@ -101,7 +102,7 @@ impl Scope for () {
     }
 }
 
-/// Options of [`bind`].
+/// Options of [`bind`](crate::bind).
 #[derive(Debug, Clone)]
 pub struct BindOptions {
     /// Types of query parameters `@name` (names without `@`; looked up

@@ -1,0 +1,62 @@
+//! The on-disk format version of a database.
+//!
+//! Everything a database stores (key and row encodings, the MVCC layout, the
+//! metadata keys; `docs/architecture/on-disk-format.md` describes it byte by
+//! byte) is one *format*, numbered [`FORMAT_VERSION`]. The number is recorded
+//! in the metadata space when a database is created and checked every time
+//! it is opened, before anything else is read:
+//!
+//! * no marker: a new database, or one created before the marker existed
+//!   (which is format 1): the marker for version 1 is written, so old data
+//!   keeps opening and carries its version from then on;
+//! * the version this build reads: open;
+//! * any other number (a newer Rowtree wrote it, or it is not one we ever
+//!   wrote): refused with [`Error::UnsupportedFormat`], which names both
+//!   versions. Nothing is read or written, so the directory is left as it was.
+//!
+//! A change to anything the format document describes gets a new version
+//! number and a note there, and this module decides what an older version
+//! needs (read as is, or refuse).
+
+use rowtree_storage::{Durability, Engine, Space, WriteBatch};
+
+use crate::error::{Error, Result};
+
+/// The on-disk format this build reads and writes.
+pub const FORMAT_VERSION: u32 = 1;
+
+/// The metadata key of the format marker: its value is the version as 4
+/// big-endian bytes.
+pub(crate) const META_FORMAT_VERSION: &[u8] = b"format/version";
+
+/// Checks the format marker of the database in `engine`, writing it (durably)
+/// if the database has none. See the module docs.
+pub(crate) fn check(engine: &dyn Engine) -> Result<()> {
+    match engine.get(Space::Meta, META_FORMAT_VERSION)? {
+        None => {
+            let mut batch = WriteBatch::new();
+            batch.put(
+                Space::Meta,
+                META_FORMAT_VERSION.to_vec(),
+                FORMAT_VERSION.to_be_bytes().to_vec(),
+            );
+            engine.write(batch, Durability::Sync)?;
+            Ok(())
+        }
+        Some(bytes) => {
+            let bytes: [u8; 4] = bytes.as_slice().try_into().map_err(|_| Error::DataLoss {
+                message: format!(
+                    "the on-disk format marker has {} bytes, not 4: the metadata is damaged",
+                    bytes.len()
+                ),
+            })?;
+            match u32::from_be_bytes(bytes) {
+                FORMAT_VERSION => Ok(()),
+                found => Err(Error::UnsupportedFormat {
+                    found,
+                    supported: FORMAT_VERSION,
+                }),
+            }
+        }
+    }
+}
