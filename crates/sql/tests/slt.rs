@@ -9,11 +9,11 @@
 //! cases) when its feature lands.
 //!
 //! ```text
-//! cargo test -p rowtree-sql --test slt                  # every file, both engines
-//! cargo test -p rowtree-sql --test slt -- joins types   # files whose name contains a word
-//! UPDATE_SLT=1 cargo test -p rowtree-sql --test slt     # rewrite expectations, review with git diff
-//! SLT_ENGINE=memory|disk                                # one engine only
-//! SLT_PENDING=1                                         # also run the pending_* files
+//! cargo test -p rowtree-sql --test slt                       # every file, both engines
+//! cargo test -p rowtree-sql --test slt -- joins types        # files whose name contains a word
+//! UPDATE_GOLDENFILES=1 cargo test -p rowtree-sql --test slt  # rewrite expectations, review with git diff
+//! SLT_ENGINE=memory|disk                                     # one engine only
+//! SLT_PENDING=1                                              # also run the pending_* files
 //! ```
 //!
 //! Unlike `sqllogictest`'s own `run_file`, a file does not stop at its first
@@ -440,7 +440,8 @@ fn record_location(record: &Record<Col>) -> String {
     }
 }
 
-/// `UPDATE_SLT=1`: rewrites `path`'s expectations from the memory engine
+/// `UPDATE_GOLDENFILES=1` (the variable every golden test of the
+/// workspace uses): rewrites `path`'s expectations from the memory engine
 /// (sqllogictest's own override), keeping error regexes that still match.
 fn update_file(path: &Path) -> Result<(), String> {
     let (db, _) = open(Engine::Memory);
@@ -501,7 +502,7 @@ fn main() {
         .skip(1)
         .filter(|a| !a.starts_with('-'))
         .collect();
-    let update = std::env::var("UPDATE_SLT").is_ok_and(|v| v == "1");
+    let update = std::env::var("UPDATE_GOLDENFILES").is_ok_and(|v| v == "1");
     let run_pending = std::env::var("SLT_PENDING").is_ok_and(|v| v == "1");
     let engines: Vec<Engine> = match std::env::var("SLT_ENGINE").as_deref() {
         Ok("memory") => vec![Engine::Memory],
