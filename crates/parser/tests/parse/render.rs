@@ -1,162 +1,29 @@
-//! Scenario tests: the parser's behaviour as data.
-//!
-//! Each file in `tests/scenarios/` is a list of cases. A case is one or more
-//! input lines with the same prefix, followed by the expected output and a
-//! blank line; lines starting with `#` are comments:
-//!
-//! ```text
-//! # A comment about the next case.
-//! > CREATE TABLE t (a INT64) PRIMARY KEY (a)
-//! create table t  [0..41]
-//!   column a INT64
-//!   primary key (a)
-//! ```
-//!
-//! Prefixes: `>` parses one statement ([`parse_statement`]), `expr>` one
-//! expression ([`parse_expr`]), `script>` splits a script
-//! ([`split_statements`]) and parses every statement. Errors print as
-//! `error line:column: message`, the position taken in the case's input.
-//!
-//! Run with `UPDATE_EXPECT=1` to rewrite the expected output from the actual
-//! output, then review the change as a diff.
+//! The tree printer of the parse tests: a statement as an indented outline
+//! headed by its kind and span, its expressions on one line each with every
+//! operation parenthesized and every column reference marked `col:`, so
+//! precedence and name resolution show at a glance.
+
+use std::fmt::Write as _;
 
 use rowtree_parser::ast::*;
-use rowtree_parser::{parse_expr, parse_statement, split_statements, ParseError, Position};
-use std::fmt::Write as _;
-use std::path::Path;
+use rowtree_parser::{ParseError, Position};
 
-const PREFIXES: &[&str] = &["script>", "expr>", ">"];
-
-#[test]
-fn scenarios() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios");
-    let update = std::env::var_os("UPDATE_EXPECT").is_some_and(|v| v == "1");
-    let mut entries: Vec<_> = std::fs::read_dir(&dir)
-        .expect("tests/scenarios exists")
-        .map(|e| e.expect("directory entry").path())
-        .filter(|p| p.extension().is_some_and(|e| e == "txt"))
-        .collect();
-    entries.sort();
-    assert!(!entries.is_empty(), "no scenario files in {dir:?}");
-    let mut failures = Vec::new();
-    for path in entries {
-        let original = std::fs::read_to_string(&path).expect("readable scenario file");
-        let (rendered, diffs) = run_file(&original);
-        if rendered != original {
-            if update {
-                std::fs::write(&path, &rendered).expect("writable scenario file");
-            } else {
-                let name = path.file_name().unwrap_or_default().to_string_lossy();
-                failures.push(format!("{name}:\n{}", diffs.join("\n")));
-            }
-        }
-    }
-    assert!(
-        failures.is_empty(),
-        "scenario output differs (rerun with UPDATE_EXPECT=1 to accept):\n\n{}",
-        failures.join("\n\n")
-    );
-}
-
-/// Runs every case of a file; returns the file as it should read and a
-/// description of each case whose output changed.
-fn run_file(original: &str) -> (String, Vec<String>) {
-    let lines: Vec<&str> = original.lines().collect();
-    let mut out = String::new();
-    let mut diffs = Vec::new();
-    let mut i = 0;
-    while i < lines.len() {
-        let Some(prefix) = case_prefix(lines[i]) else {
-            // Comments and blank lines between cases are kept as they are.
-            out.push_str(lines[i]);
-            out.push('\n');
-            i += 1;
-            continue;
-        };
-        let mut input = Vec::new();
-        while i < lines.len() && case_prefix(lines[i]) == Some(prefix) {
-            out.push_str(lines[i]);
-            out.push('\n');
-            let rest = &lines[i][prefix.len()..];
-            input.push(rest.strip_prefix(' ').unwrap_or(rest));
-            i += 1;
-        }
-        let mut expected = Vec::new();
-        while i < lines.len() && !lines[i].is_empty() && case_prefix(lines[i]).is_none() {
-            expected.push(lines[i]);
-            i += 1;
-        }
-        let actual = run_case(prefix, &input.join("\n"));
-        for line in &actual {
-            out.push_str(line);
-            out.push('\n');
-        }
-        if actual != expected {
-            diffs.push(format!(
-                "  input:    {}\n  expected: {}\n  actual:   {}",
-                input.join("\n            "),
-                expected.join("\n            "),
-                actual.join("\n            ")
-            ));
-        }
-    }
-    (out, diffs)
-}
-
-fn case_prefix(line: &str) -> Option<&'static str> {
-    PREFIXES.iter().copied().find(|p| line.starts_with(p))
-}
-
-fn run_case(prefix: &str, input: &str) -> Vec<String> {
-    match prefix {
-        ">" => match parse_statement(input) {
-            Ok(statement) => render_statement(input, &statement),
-            Err(error) => vec![render_error(input, 0, &error)],
-        },
-        "expr>" => match parse_expr(input) {
-            Ok(expr) => vec![format!("{}  [{}]", expr_str(&expr), span_str(expr.span()))],
-            Err(error) => vec![render_error(input, 0, &error)],
-        },
-        _ => {
-            let mut out = Vec::new();
-            for piece in split_statements(input) {
-                out.push(format!(
-                    "statement at {}: {}",
-                    Position::of(input, piece.offset),
-                    piece.text.replace('\n', "\\n")
-                ));
-                match parse_statement(piece.text) {
-                    Ok(statement) => out.extend(
-                        render_statement(piece.text, &statement)
-                            .into_iter()
-                            .map(|l| format!("  {l}")),
-                    ),
-                    Err(error) => {
-                        out.push(format!("  {}", render_error(input, piece.offset, &error)))
-                    }
-                }
-            }
-            if out.is_empty() {
-                out.push("no statements".to_string());
-            }
-            out
-        }
-    }
-}
-
-fn render_error(text: &str, base: usize, error: &ParseError) -> String {
+/// `line:column: message`, the position counted in `text` from `base` on.
+pub fn error(text: &str, base: usize, error: &ParseError) -> String {
     format!(
-        "error {}: {}",
+        "{}: {}",
         Position::of(text, base + error.offset),
         error.message
     )
 }
 
-fn span_str(span: Span) -> String {
+/// `start..end`, byte offsets into the parsed text.
+pub fn span_str(span: Span) -> String {
     format!("{}..{}", span.start, span.end)
 }
 
-fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
+/// A statement as lines: a header with its span, then its parts indented.
+pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
     let mut out = Vec::new();
     let span = statement.span;
     let header = |s: String| format!("{s}  [{}]", span_str(span));
@@ -574,7 +441,8 @@ fn list(items: &[Expr]) -> String {
 
 /// Expressions print fully parenthesised where precedence matters, so the
 /// tree shape is visible: `a + b * c` prints as `(a + (b * c))`.
-fn expr_str(e: &Expr) -> String {
+/// An expression on one line, fully parenthesized.
+pub fn expr_str(e: &Expr) -> String {
     match e {
         Expr::Literal { value, .. } => match value {
             Literal::Null => "NULL".into(),
