@@ -1,19 +1,17 @@
-//! Scenario tests for binding and evaluation.
+//! Evaluation tests: goldenscripts under `tests/scripts/eval/`, one test
+//! each, a file per family of operators and functions.
 //!
-//! `tests/scenarios/eval.txt` holds one case per line:
-//!
-//! ```text
-//! expression => TYPE value            (the value printed as a GoogleSQL literal)
-//! expression => ERROR Kind [start..end]: message
-//! ```
-//!
-//! Each expression is parsed with `rowtree_parser::parse_expr`, bound
-//! against a small fixed scope (see [`TestScope`]) and evaluated with a
-//! deterministic context. Run with `UPDATE_SCENARIOS=1` to rewrite the
-//! expectations from the actual results, then review the diff.
+//! `eval "EXPR"` parses an expression with `rowtree_parser::parse_expr`,
+//! binds it against a small fixed scope (see [`TestScope`]) and evaluates it
+//! with a deterministic context (see [`TestContext`]), printing the result's
+//! type and value (as a GoogleSQL literal). `!eval` expects binding or
+//! evaluation to fail, printed as `Kind [start..end]: message` (the error's
+//! kind and the span it points at). Each case evaluates on its own: sequence
+//! counters start again at every command. Regenerate the expected output
+//! with `UPDATE_GOLDENFILES=1 cargo test -p rowtree-expr --test eval`, then
+//! review the diff.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use rowtree_expr::{bind, BindOptions, Error, EvalContext, Scope};
 use rowtree_parser::ast::Ident;
@@ -101,77 +99,96 @@ impl EvalContext for TestContext {
     }
 }
 
-fn run(text: &str) -> String {
-    let expr = match rowtree_parser::parse_expr(text) {
-        Ok(e) => e,
-        Err(e) => return format!("PARSE ERROR: {e}"),
+/// `Kind [start..end]: message`.
+fn format_error(e: Error) -> String {
+    let kind = match e {
+        Error::InvalidArgument { .. } => "InvalidArgument",
+        Error::OutOfRange { .. } => "OutOfRange",
+        Error::NotFound { .. } => "NotFound",
+        Error::FailedPrecondition { .. } => "FailedPrecondition",
+        Error::ResourceExhausted { .. } => "ResourceExhausted",
     };
+    let at = e
+        .span()
+        .map(|s| format!(" [{}..{}]", s.start, s.end))
+        .unwrap_or_default();
+    format!("{kind}{at}: {}", e.message())
+}
+
+/// Binds and evaluates one expression: `TYPE value`, or the error.
+fn eval(text: &str) -> Result<String, Box<dyn std::error::Error>> {
+    let expr = rowtree_parser::parse_expr(text).map_err(|e| format!("parse error: {e}"))?;
     let mut options = BindOptions::default();
     options.params.insert("p".into(), Type::Int64);
     options.params.insert("name".into(), Type::String);
-    let format_error = |e: Error| {
-        let kind = match e {
-            Error::InvalidArgument { .. } => "InvalidArgument",
-            Error::OutOfRange { .. } => "OutOfRange",
-            Error::NotFound { .. } => "NotFound",
-            Error::FailedPrecondition { .. } => "FailedPrecondition",
-            Error::ResourceExhausted { .. } => "ResourceExhausted",
-        };
-        let at = e
-            .span()
-            .map(|s| format!(" [{}..{}]", s.start, s.end))
-            .unwrap_or_default();
-        format!("ERROR {kind}{at}: {}", e.message())
-    };
-    let bound = match bind(&expr, &TestScope, &options) {
-        Ok(b) => b,
-        Err(e) => return format_error(e),
-    };
+    let bound = bind(&expr, &TestScope, &options).map_err(format_error)?;
     let mut ctx = TestContext {
         counters: HashMap::new(),
     };
-    match bound.eval(&row(), &mut ctx) {
-        Ok(v) => format!("{} {}", bound.ty(), v.sql_literal()),
-        Err(e) => format_error(e),
+    let value = bound.eval(&row(), &mut ctx).map_err(format_error)?;
+    Ok(format!("{} {}", bound.ty(), value.sql_literal()))
+}
+
+struct Runner;
+
+impl goldenscript::Runner for Runner {
+    type Command = goldenscript::Command;
+
+    fn run(
+        &mut self,
+        command: &goldenscript::Command,
+        _context: &goldenscript::Context,
+    ) -> Result<String, Box<dyn std::error::Error>> {
+        let mut args = command.consume_args();
+        match command.name.as_str() {
+            "eval" => {
+                let text = args.next_pos().ok_or("eval \"EXPR\"")?;
+                args.reject_next()?;
+                eval(text)
+            }
+            other => Err(format!("unknown command {other}").into()),
+        }
     }
 }
 
-#[test]
-fn scenarios() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/scenarios/eval.txt");
-    let input = std::fs::read_to_string(&path).expect("read scenarios");
-    let update = std::env::var_os("UPDATE_SCENARIOS").is_some();
-    let mut output = String::new();
-    let mut failures = Vec::new();
-    for (n, line) in input.lines().enumerate() {
-        let trimmed = line.trim();
-        if trimmed.is_empty() || trimmed.starts_with('#') {
-            output.push_str(line);
-            output.push('\n');
-            continue;
+/// One test per script, and a check that every file of the directory has one.
+macro_rules! scripts {
+    ($($name:ident),* $(,)?) => {
+        $(
+            #[test]
+            fn $name() -> std::io::Result<()> {
+                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/eval/", stringify!($name));
+                goldenscript::run(&mut Runner, path)
+            }
+        )*
+
+        #[test]
+        fn every_script_has_a_test() -> std::io::Result<()> {
+            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/eval");
+            let mut files = std::fs::read_dir(dir)?
+                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
+                .collect::<std::io::Result<Vec<_>>>()?;
+            files.sort();
+            let mut listed = vec![$(stringify!($name).to_string()),*];
+            listed.sort();
+            assert_eq!(files, listed);
+            Ok(())
         }
-        let (text, expected) = match line.rsplit_once(" => ") {
-            Some((t, e)) => (t.trim(), Some(e.trim())),
-            None => (trimmed, None),
-        };
-        let actual = run(text);
-        if expected != Some(actual.as_str()) {
-            failures.push(format!(
-                "line {}: {text}\n  expected: {}\n  actual:   {actual}",
-                n + 1,
-                expected.unwrap_or("<none>")
-            ));
-        }
-        output.push_str(&format!("{text} => {actual}\n"));
-    }
-    if update {
-        std::fs::write(&path, output).expect("write scenarios");
-        return;
-    }
-    assert!(
-        failures.is_empty(),
-        "{} failing scenarios:\n{}",
-        failures.len(),
-        failures.join("\n")
-    );
+    };
 }
+
+scripts!(
+    hashes,
+    arithmetic,
+    functions,
+    nulls,
+    comparisons,
+    strings,
+    columns_and_params,
+    casts,
+    literals,
+    math,
+    datetime,
+    arrays,
+    json,
+);
