@@ -1,5 +1,6 @@
-//! Unit tests of parser details that scenario files show less directly:
-//! spans, the source text of expressions, and the exact AST shape.
+//! Unit tests of parser details the parse goldenscripts (`tests/scripts/parse/`)
+//! show less directly: spans, the source text of expressions, and the exact
+//! AST shape.
 
 use super::*;
 use crate::ast::*;
