@@ -245,4 +245,6 @@ scripts!(
     interleaved_grandchild,
     join_transfer,
     dml,
+    filters,
+    windows,
 );
