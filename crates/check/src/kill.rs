@@ -39,7 +39,9 @@
 //!   some, and the server's log (each pass logs its start and end) tells
 //!   whether the kill came in the middle of one. A pass that removed a
 //!   version some read still needs shows up as a lost or half-applied
-//!   commit or an index mismatch.
+//!   commit or an index mismatch. The restart after the kill goes back to
+//!   the usual retention, since the check's own verifying reads take longer
+//!   than one second.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -681,6 +683,12 @@ impl Run {
         }
         self.report.acknowledged += acked_now;
 
+        if kind == CycleKind::Gc {
+            // Verify on a server with the usual retention: the check's own
+            // snapshot reads take longer than the one second GC_FLAGS keep.
+            self.server.set_args(SPLIT_FLAGS.iter().map(|s| s.to_string()).collect());
+            self.gc_flags_on = false;
+        }
         self.server.restart().await?;
         self.restarts.push(killed_at.elapsed());
         self.client = self.server.client().await?;
