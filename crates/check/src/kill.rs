@@ -686,7 +686,8 @@ impl Run {
         if kind == CycleKind::Gc {
             // Verify on a server with the usual retention: the check's own
             // snapshot reads take longer than the one second GC_FLAGS keep.
-            self.server.set_args(SPLIT_FLAGS.iter().map(|s| s.to_string()).collect());
+            self.server
+                .set_args(SPLIT_FLAGS.iter().map(|s| s.to_string()).collect());
             self.gc_flags_on = false;
         }
         self.server.restart().await?;
