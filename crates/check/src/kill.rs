@@ -183,6 +183,8 @@ pub struct DdlOutcomes {
 /// What the garbage-collection cycles saw, from the server's log.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct GcOutcomes {
+    /// Passes that started before the kills.
+    pub passes_started: u64,
     /// Passes that removed versions before the kills.
     pub passes_removing: u64,
     /// Versions those passes removed.
@@ -301,8 +303,8 @@ impl Report {
              retry failures {rf}; CByV mismatches {cm}\n\
              splits: {base} after a restart; more at the kill in {split_cycles}/{s} split cycles \
              (most: {live_splits})\n\
-             gc: killed mid-pass in {gc_mid}/{g} gc cycles; {gc_passes} passes removed \
-             {gc_versions} versions before the kills\n\
+             gc: killed mid-pass in {gc_mid}/{g} gc cycles; {gc_started} passes started, \
+             {gc_passes} finished removing {gc_versions} versions before the kills\n\
              rows in A: {rows}\n\
              restart (SIGKILL to serving): mean {rmean:.2} s, max {rmax:.2} s; \
              clean SIGTERM stop at the end: {clean}",
@@ -331,6 +333,7 @@ impl Report {
             split_cycles = self.split_cycles_split,
             live_splits = self.max_splits_live,
             gc_mid = self.gc.killed_mid_pass,
+            gc_started = self.gc.passes_started,
             gc_passes = self.gc.passes_removing,
             gc_versions = self.gc.versions_removed,
             rmean = self.restart_mean.as_secs_f64(),
@@ -637,11 +640,13 @@ impl Run {
         if kind == CycleKind::Gc {
             let log = std::fs::read_to_string(self.server.log_path()).unwrap_or_default();
             let seen = gc_log(&log);
+            self.report.gc.passes_started += seen.passes_started;
             self.report.gc.passes_removing += seen.passes_removing;
             self.report.gc.versions_removed += seen.versions_removed;
             self.report.gc.killed_mid_pass += seen.killed_mid_pass;
             gc_note = format!(
-                ", {} gc passes removed {} versions{}",
+                ", {} gc passes started, {} removed {} versions{}",
+                seen.passes_started,
                 seen.passes_removing,
                 seen.versions_removed,
                 if seen.killed_mid_pass > 0 {
@@ -1194,6 +1199,7 @@ fn gc_log(log: &str) -> GcOutcomes {
     for line in log[last_start..].lines() {
         if line.contains("gc pass started") {
             open = true;
+            out.passes_started += 1;
         } else if line.contains("gc pass ended") {
             open = false;
             let removed = line
@@ -1317,6 +1323,7 @@ x DEBUG rowtree_db::gc: gc pass started horizon=4
         assert_eq!(
             seen,
             GcOutcomes {
+                passes_started: 3,
                 passes_removing: 1,
                 versions_removed: 7,
                 killed_mid_pass: 1

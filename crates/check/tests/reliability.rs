@@ -78,8 +78,12 @@ fn kill_cycles_keep_acknowledged_commits_whole() {
     println!("{}", report.summary());
     assert_eq!(report.cycles_by_kind, [1, 1, 1, 1]);
     assert!(report.acknowledged > 0, "nothing was acknowledged");
-    // The gc cycle ran garbage collection for real before its kill.
-    assert!(report.gc.passes_removing > 0, "{:?}", report.gc);
+    // The gc cycle ran garbage collection for real before its kill: a pass
+    // finished removing versions, or the kill cut one short (a pass over
+    // all the data can outlast the cycle).
+    let gc = &report.gc;
+    assert!(gc.passes_started > 0, "{gc:?}");
+    assert!(gc.passes_removing > 0 || gc.killed_mid_pass > 0, "{gc:?}");
     assert_eq!(report.lost, 0);
     assert_eq!(report.half_applied, 0);
     assert_eq!(report.index_mismatches, 0);
