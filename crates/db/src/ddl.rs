@@ -67,11 +67,13 @@ pub struct DdlError {
 impl From<SchemaError> for Error {
     fn from(e: SchemaError) -> Error {
         let message = e.to_string();
-        match e.code() {
-            "NOT_FOUND" => Error::NotFound { message },
-            "ALREADY_EXISTS" => Error::AlreadyExists { message },
-            "FAILED_PRECONDITION" => Error::FailedPrecondition { message },
-            _ => Error::InvalidArgument { message },
+        match e {
+            SchemaError::NotFound { .. } => Error::NotFound { message },
+            SchemaError::AlreadyExists { .. } => Error::AlreadyExists { message },
+            SchemaError::FailedPrecondition { .. } => Error::FailedPrecondition { message },
+            SchemaError::InvalidArgument { .. } | SchemaError::Unimplemented { .. } => {
+                Error::InvalidArgument { message }
+            }
         }
     }
 }
