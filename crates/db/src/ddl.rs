@@ -35,7 +35,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
-use rowtree_types::Value;
+use rowtree_types::{Code, Value};
 
 use crate::database::{CommitWrites, Database, META_DDL_PREFIX};
 use crate::error::{Error, Result};
@@ -62,6 +62,13 @@ pub struct DdlError {
     /// Byte offset of the error inside that statement's text, when known.
     pub offset: Option<usize>,
     pub error: Error,
+}
+
+impl DdlError {
+    /// The status code of the failed statement's error.
+    pub fn code(&self) -> Code {
+        self.error.code()
+    }
 }
 
 impl From<SchemaError> for Error {
