@@ -96,9 +96,7 @@ impl Session {
                         t.rollback();
                         Ok(ExecuteResult::Transaction("ROLLBACK"))
                     }
-                    None => {
-                        Err(Error::new("FAILED_PRECONDITION", "No transaction is open").render(sql))
-                    }
+                    None => Err(Error::failed_precondition("No transaction is open").render(sql)),
                 }
             }
             _ => {}
@@ -110,10 +108,7 @@ impl Session {
 
     fn begin(&mut self) -> Result<ExecuteResult> {
         if self.txn.is_some() {
-            return Err(Error::new(
-                "FAILED_PRECONDITION",
-                "A transaction is already open",
-            ));
+            return Err(Error::failed_precondition("A transaction is already open"));
         }
         self.txn = Some(self.db.begin());
         Ok(ExecuteResult::Transaction("BEGIN"))
@@ -123,7 +118,7 @@ impl Session {
         let txn = self
             .txn
             .take()
-            .ok_or_else(|| Error::new("FAILED_PRECONDITION", "No transaction is open"))?;
+            .ok_or_else(|| Error::failed_precondition("No transaction is open"))?;
         txn.commit()?;
         Ok(ExecuteResult::Transaction("COMMIT"))
     }
@@ -160,8 +155,7 @@ impl Session {
             }
             _ => {
                 if self.txn.is_some() {
-                    return Err(Error::new(
-                        "FAILED_PRECONDITION",
+                    return Err(Error::failed_precondition(
                         "DDL statements cannot be executed inside a transaction",
                     ));
                 }
@@ -202,8 +196,7 @@ impl Session {
             }
         } else {
             if self.txn.is_some() {
-                return Err(Error::new(
-                    "FAILED_PRECONDITION",
+                return Err(Error::failed_precondition(
                     "EXPLAIN ANALYZE of DML cannot run inside a transaction: it executes the \
                      statement in a transaction of its own and rolls it back",
                 ));
