@@ -58,7 +58,7 @@ use pb::transaction_options::Mode;
 use pb::transaction_selector::Selector;
 use rowtree_db::{Database, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
 use rowtree_sql::{ExecuteResult, QueryMode, TxnRef};
-use rowtree_types::{Type, Value};
+use rowtree_types::{Code, Type, Value};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -119,7 +119,7 @@ enum TxnState {
     /// its own.
     PartitionedDml,
     /// Ended: the message to answer later uses with, and its code.
-    Ended(&'static str, String),
+    Ended(Code, String),
 }
 
 struct TxnSlot {
@@ -784,7 +784,7 @@ fn run_statement(
                         Some(&mut sink),
                     );
                     if let Err(e) = &r {
-                        if e.code == "ABORTED" {
+                        if e.code == Code::Aborted {
                             end_aborted(&mut state, &e.message);
                         }
                     }
@@ -804,7 +804,7 @@ fn run_statement(
                 }
                 TxnState::Ended(code, message) => {
                     let _ = id;
-                    return Err(status::status(code, message.clone()));
+                    return Err(status::status(*code, message.clone()));
                 }
             }
         }
@@ -858,7 +858,7 @@ fn run_statement(
 /// Ends a read-write transaction that was aborted (its locks are freed).
 fn end_aborted(state: &mut TxnState, message: &str) {
     if let TxnState::ReadWrite(_) = state {
-        let old = std::mem::replace(state, TxnState::Ended("ABORTED", message.to_string()));
+        let old = std::mem::replace(state, TxnState::Ended(Code::Aborted, message.to_string()));
         if let TxnState::ReadWrite(txn) = old {
             txn.rollback();
         }
@@ -1170,7 +1170,7 @@ impl SpannerService {
                             ))
                         }
                         TxnState::Ended(code, message) => {
-                            return Err(status::status(code, message.clone()))
+                            return Err(status::status(*code, message.clone()))
                         }
                     }
                 }
@@ -1500,7 +1500,7 @@ impl Spanner for SpannerService {
                     let state = std::mem::replace(
                         &mut *slot.state.lock(),
                         TxnState::Ended(
-                            "FAILED_PRECONDITION",
+                            Code::FailedPrecondition,
                             "Cannot use a transaction after Commit() or Rollback() has been called"
                                 .into(),
                         ),
@@ -1571,7 +1571,7 @@ impl Spanner for SpannerService {
                 let state = std::mem::replace(
                     &mut *slot.state.lock(),
                     TxnState::Ended(
-                        "FAILED_PRECONDITION",
+                        Code::FailedPrecondition,
                         "Cannot use a transaction after Commit() or Rollback() has been called"
                             .into(),
                     ),
@@ -1820,7 +1820,7 @@ mod tests {
         let ended = fresh.slot(&idle).unwrap();
         assert!(matches!(
             &*ended.state.lock(),
-            TxnState::Ended("ABORTED", _)
+            TxnState::Ended(Code::Aborted, _)
         ));
     }
 
