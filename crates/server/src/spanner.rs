@@ -426,41 +426,9 @@ fn query_mode(mode: i32) -> QueryMode {
     }
 }
 
-/// A plan's text (one operator per line, children indented by two spaces)
-/// as plan nodes linked by indentation.
-fn plan_pb(text: &str) -> pb::QueryPlan {
-    let mut nodes: Vec<pb::PlanNode> = Vec::new();
-    let mut stack: Vec<(usize, usize)> = Vec::new(); // (indent, node index)
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let indent = line.len() - line.trim_start().len();
-        let index = nodes.len();
-        while stack.last().is_some_and(|(i, _)| *i >= indent) {
-            stack.pop();
-        }
-        if let Some((_, parent)) = stack.last() {
-            nodes[*parent].child_links.push(pb::plan_node::ChildLink {
-                child_index: index as i32,
-                ..Default::default()
-            });
-        }
-        let trimmed = line.trim();
-        let name = trimmed.split([' ', ':', '(']).next().unwrap_or(trimmed);
-        nodes.push(pb::PlanNode {
-            index: index as i32,
-            kind: pb::plan_node::Kind::Relational as i32,
-            display_name: name.to_string(),
-            short_representation: Some(pb::plan_node::ShortRepresentation {
-                description: trimmed.to_string(),
-                subqueries: Default::default(),
-            }),
-            ..Default::default()
-        });
-        stack.push((indent, index));
-    }
-    pb::QueryPlan {
-        plan_nodes: nodes,
-        query_advice: None,
-    }
+/// A described plan as Spanner's plan nodes (see [`crate::query_plan`]).
+fn plan_pb(tree: &rowtree_sql::PlanTree) -> pb::QueryPlan {
+    crate::query_plan::to_pb(tree)
 }
 
 fn query_stats_pb(stats: &rowtree_sql::QueryStats) -> prost_types::Struct {
@@ -813,7 +781,7 @@ fn run_statement(
         return Err(e);
     }
     let executed = result.map_err(status::from_sql)?;
-    let plan = executed.plan.as_deref().map(plan_pb);
+    let plan = executed.plan.as_ref().map(plan_pb);
     Ok(match executed.result {
         ExecuteResult::Query(q) => Outcome {
             columns: q.columns,
@@ -1851,20 +1819,6 @@ mod tests {
         assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
         // Read-only transactions need no room.
         assert!(session.begin(&read_only_options()).is_ok());
-    }
-
-    #[test]
-    fn plans_become_linked_nodes() {
-        let plan = plan_pb("Limit 10\n  Sort\n    Scan T\n  Other\n");
-        assert_eq!(plan.plan_nodes.len(), 4);
-        assert_eq!(plan.plan_nodes[0].display_name, "Limit");
-        let children: Vec<i32> = plan.plan_nodes[0]
-            .child_links
-            .iter()
-            .map(|c| c.child_index)
-            .collect();
-        assert_eq!(children, vec![1, 3]);
-        assert_eq!(plan.plan_nodes[1].child_links[0].child_index, 2);
     }
 
     #[test]
