@@ -1,7 +1,7 @@
 //! EXPLAIN: the operator tree as a typed description, and its renderings.
 //!
 //! A statement's plan is described once, as a [`PlanTree`] of
-//! [`PlanNode`]s ([`describe`]), and every form a client sees is rendered
+//! [`PlanNode`]s (`describe.rs`), and every form a client sees is rendered
 //! from that description, never re-parsed from another form:
 //!
 //! ```text
