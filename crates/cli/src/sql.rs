@@ -178,7 +178,7 @@ fn run_script(
                             out,
                             "{}",
                             serde_json::json!({"error": {
-                                "code": e.code,
+                                "code": e.code.as_str(),
                                 "message": format!("{message} [at {}:{}]", pos.line, pos.column),
                                 "statement": *number,
                                 "line": pos.line,

@@ -35,7 +35,7 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
-use rowtree_types::Value;
+use rowtree_types::{Code, Value};
 
 use crate::database::{CommitWrites, Database, META_DDL_PREFIX};
 use crate::error::{Error, Result};
@@ -64,14 +64,23 @@ pub struct DdlError {
     pub error: Error,
 }
 
+impl DdlError {
+    /// The status code of the failed statement's error.
+    pub fn code(&self) -> Code {
+        self.error.code()
+    }
+}
+
 impl From<SchemaError> for Error {
     fn from(e: SchemaError) -> Error {
         let message = e.to_string();
-        match e.code() {
-            "NOT_FOUND" => Error::NotFound { message },
-            "ALREADY_EXISTS" => Error::AlreadyExists { message },
-            "FAILED_PRECONDITION" => Error::FailedPrecondition { message },
-            _ => Error::InvalidArgument { message },
+        match e {
+            SchemaError::NotFound { .. } => Error::NotFound { message },
+            SchemaError::AlreadyExists { .. } => Error::AlreadyExists { message },
+            SchemaError::FailedPrecondition { .. } => Error::FailedPrecondition { message },
+            SchemaError::InvalidArgument { .. } | SchemaError::Unimplemented { .. } => {
+                Error::InvalidArgument { message }
+            }
         }
     }
 }

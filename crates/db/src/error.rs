@@ -4,6 +4,8 @@
 //! categories a client acts on. Only the API server maps these to gRPC status
 //! codes, using [`Error::code`].
 
+use rowtree_types::Code;
+
 /// Result alias for the database layer.
 pub type Result<T> = std::result::Result<T, Error>;
 
@@ -65,22 +67,22 @@ pub enum Error {
 }
 
 impl Error {
-    /// The gRPC status code name of this error (`INVALID_ARGUMENT`, ...).
-    pub fn code(&self) -> &'static str {
+    /// The gRPC status code of this error.
+    pub fn code(&self) -> Code {
         match self {
-            Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
-            Error::NotFound { .. } => "NOT_FOUND",
-            Error::AlreadyExists { .. } => "ALREADY_EXISTS",
+            Error::InvalidArgument { .. } => Code::InvalidArgument,
+            Error::NotFound { .. } => Code::NotFound,
+            Error::AlreadyExists { .. } => Code::AlreadyExists,
             Error::FailedPrecondition { .. } | Error::TransactionClosed { .. } => {
-                "FAILED_PRECONDITION"
+                Code::FailedPrecondition
             }
-            Error::OutOfRange { .. } => "OUT_OF_RANGE",
-            Error::Aborted { .. } => "ABORTED",
-            Error::DeadlineExceeded { .. } => "DEADLINE_EXCEEDED",
-            Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
-            Error::Internal { .. } => "INTERNAL",
-            Error::DataLoss { .. } => "DATA_LOSS",
-            Error::UnsupportedFormat { .. } => "FAILED_PRECONDITION",
+            Error::OutOfRange { .. } => Code::OutOfRange,
+            Error::Aborted { .. } => Code::Aborted,
+            Error::DeadlineExceeded { .. } => Code::DeadlineExceeded,
+            Error::ResourceExhausted { .. } => Code::ResourceExhausted,
+            Error::Internal { .. } => Code::Internal,
+            Error::DataLoss { .. } => Code::DataLoss,
+            Error::UnsupportedFormat { .. } => Code::FailedPrecondition,
         }
     }
 

@@ -39,4 +39,4 @@ pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, 
 pub use transaction::{CommitResult, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
-pub use rowtree_types::{Timestamp, Type, Value};
+pub use rowtree_types::{Code, Timestamp, Type, Value};

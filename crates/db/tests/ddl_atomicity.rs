@@ -4,7 +4,7 @@
 //! the data. (tests/faults.rs checks the same across crashes and failed
 //! fsyncs.)
 
-use rowtree_db::{Database, KeySet, Mutation, ReadRequest, Value};
+use rowtree_db::{Code, Database, KeySet, Mutation, ReadRequest, Value};
 
 #[test]
 fn a_failed_alter_column_leaves_the_data_as_it_was() {
@@ -25,7 +25,7 @@ fn a_failed_alter_column_leaves_the_data_as_it_was() {
     let e = db
         .apply_ddl(&["ALTER TABLE T ALTER COLUMN S BYTES(MAX) NOT NULL"])
         .unwrap_err();
-    assert_eq!(e.error.code(), "FAILED_PRECONDITION", "{e}");
+    assert_eq!(e.error.code(), Code::FailedPrecondition, "{e}");
     assert_eq!(db.ddl(), before);
     // The rewrite was not kept: the column still holds strings.
     let rows = db

@@ -20,7 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use fail::FailScenario;
-use rowtree_db::{Database, Error, KeySet, Mutation, Options, ReadRequest, Value};
+use rowtree_db::{Code, Database, Error, KeySet, Mutation, Options, ReadRequest, Value};
 use rowtree_storage::{FjallEngine, FjallOptions};
 
 const SCHEMA: &str = "CREATE TABLE Kv (K INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (K)";
@@ -57,7 +57,7 @@ fn rows(db: &Database) -> rowtree_db::Result<BTreeMap<i64, String>> {
 /// Asserts `e` is the error of a database that stopped after a failed
 /// `failed` ("fsync", "write", ...).
 fn assert_stopped(e: &Error, failed: &str) {
-    assert_eq!(e.code(), "INTERNAL", "{e}");
+    assert_eq!(e.code(), Code::Internal, "{e}");
     let message = e.to_string();
     assert!(
         message.contains(&format!(
@@ -362,7 +362,7 @@ fn flipped_bit_in_the_journal_is_detected() {
         .expect("the value is in the journal (uncompressed)");
     flip_bit(&journal, (at + 5) as u64);
     let e = Database::open(dir.path()).err().expect("must not open");
-    assert_eq!(e.code(), "DATA_LOSS", "{e}");
+    assert_eq!(e.code(), Code::DataLoss, "{e}");
     assert!(e.to_string().contains("journal does not verify"), "{e}");
     scenario.teardown();
 }
@@ -412,7 +412,7 @@ fn flipped_bits_in_the_journal_never_serve_a_state_that_did_not_exist() {
         flip_bit(&copy.path().join(journal.file_name().unwrap()), at);
         match Database::open(copy.path()) {
             Err(e) => {
-                assert_eq!(e.code(), "DATA_LOSS", "flip at {at}: {e}");
+                assert_eq!(e.code(), Code::DataLoss, "flip at {at}: {e}");
                 refused += 1;
             }
             Ok(db) => {
@@ -514,7 +514,7 @@ fn flipped_bit_in_a_table_block_is_detected_not_served() {
                 ok += 1;
             }
             Err(e) => {
-                assert_eq!(e.code(), "DATA_LOSS", "key {k}: {e}");
+                assert_eq!(e.code(), Code::DataLoss, "key {k}: {e}");
                 assert!(e.to_string().contains("checksum"), "key {k}: {e}");
                 corrupt += 1;
             }
@@ -524,7 +524,7 @@ fn flipped_bit_in_a_table_block_is_detected_not_served() {
     assert!(ok > n * 9 / 10, "{ok} of {n} keys read back");
     // A scan over the damaged block fails too, rather than skip its rows.
     let e = rows(&db).unwrap_err();
-    assert_eq!(e.code(), "DATA_LOSS", "{e}");
+    assert_eq!(e.code(), Code::DataLoss, "{e}");
     // Writes still work: corruption is reported, not a reason to stop.
     put(&db, n + 1).unwrap();
     scenario.teardown();

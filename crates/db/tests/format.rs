@@ -6,7 +6,7 @@
 
 use std::path::Path;
 
-use rowtree_db::{Database, Error, KeySet, Mutation, ReadRequest, Value, FORMAT_VERSION};
+use rowtree_db::{Code, Database, Error, KeySet, Mutation, ReadRequest, Value, FORMAT_VERSION};
 use rowtree_storage::{Durability, Engine, FjallEngine, FjallOptions, Space, WriteBatch};
 
 const MARKER: &[u8] = b"format/version";
@@ -82,7 +82,7 @@ fn a_newer_version_is_refused_and_left_alone() {
             supported: FORMAT_VERSION
         }
     );
-    assert_eq!(err.code(), "FAILED_PRECONDITION");
+    assert_eq!(err.code(), Code::FailedPrecondition);
     let message = err.to_string();
     assert!(
         message.contains(&format!("format version {newer}"))
@@ -132,5 +132,5 @@ fn a_damaged_marker_is_data_loss() {
     let err = Database::open(dir.path())
         .err()
         .expect("a damaged marker must not open");
-    assert_eq!(err.code(), "DATA_LOSS", "{err}");
+    assert_eq!(err.code(), Code::DataLoss, "{err}");
 }

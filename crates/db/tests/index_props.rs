@@ -31,7 +31,9 @@ use std::collections::BTreeMap;
 
 use proptest::prelude::*;
 use proptest::test_runner::Config;
-use rowtree_db::{Bound, Database, KeyRange, KeySet, Mutation, ReadRequest, Value, WriteKind};
+use rowtree_db::{
+    Bound, Code, Database, KeyRange, KeySet, Mutation, ReadRequest, Value, WriteKind,
+};
 
 const SCHEMA: &[&str] = &[
     "CREATE TABLE P (Id INT64 NOT NULL, A INT64, B STRING(MAX), C INT64) PRIMARY KEY (Id)",
@@ -86,9 +88,6 @@ enum Op {
     DeleteKPrefix(i64),
 }
 
-/// The error code a failing mutation gets.
-type Code = &'static str;
-
 impl Model {
     fn delete_p(&mut self, id: i64) {
         self.p.remove(&id);
@@ -111,8 +110,8 @@ impl Model {
                 }
             };
             match (w.kind, exists) {
-                (WriteKind::Insert, true) => return Err("ALREADY_EXISTS"),
-                (WriteKind::Update, false) => return Err("NOT_FOUND"),
+                (WriteKind::Insert, true) => return Err(Code::AlreadyExists),
+                (WriteKind::Update, false) => return Err(Code::NotFound),
                 (WriteKind::InsertOrIgnore, true) => {}
                 (WriteKind::Update | WriteKind::InsertOrUpdate, true) => {
                     named(self.p.get_mut(id).expect("exists"));
@@ -141,13 +140,13 @@ impl Model {
         for &(id, sub, v) in &w.rows {
             let exists = self.k.contains_key(&(id, sub));
             match (w.kind, exists) {
-                (WriteKind::Insert, true) => return Err("ALREADY_EXISTS"),
-                (WriteKind::Update, false) => return Err("NOT_FOUND"),
+                (WriteKind::Insert, true) => return Err(Code::AlreadyExists),
+                (WriteKind::Update, false) => return Err(Code::NotFound),
                 (WriteKind::InsertOrIgnore, true) => continue,
                 _ => {}
             }
             if !self.p.contains_key(&id) {
-                return Err("NOT_FOUND");
+                return Err(Code::NotFound);
             }
             let keep = match w.kind {
                 WriteKind::Update | WriteKind::InsertOrUpdate if !w.with_v => {

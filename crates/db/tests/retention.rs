@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use rowtree_db::{Database, Options};
+use rowtree_db::{Code, Database, Options};
 
 #[test]
 fn version_retention_period_option_changes_retention() {
@@ -22,7 +22,7 @@ fn version_retention_period_option_changes_retention() {
                 "ALTER DATABASE db SET OPTIONS (version_retention_period = {bad})"
             )])
             .unwrap_err();
-        assert_eq!(e.error.code(), "INVALID_ARGUMENT", "{bad}: {}", e.error);
+        assert_eq!(e.error.code(), Code::InvalidArgument, "{bad}: {}", e.error);
     }
     // Unsetting returns to the default.
     db.apply_ddl(&["ALTER DATABASE db SET OPTIONS (version_retention_period = NULL)"])

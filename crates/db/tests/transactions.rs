@@ -26,8 +26,8 @@ use std::thread;
 use std::time::Duration;
 
 use rowtree_db::{
-    CommitResult, Database, Error, KeySet, Mutation, Options, ReadRequest, ReadWriteTransaction,
-    Timestamp, TimestampBound, Value, PENDING_COMMIT_TIMESTAMP,
+    Code, CommitResult, Database, Error, KeySet, Mutation, Options, ReadRequest,
+    ReadWriteTransaction, Timestamp, TimestampBound, Value, PENDING_COMMIT_TIMESTAMP,
 };
 use rowtree_txn::{Clock, ManualClock};
 
@@ -106,7 +106,7 @@ fn assert_aborted<T: std::fmt::Debug>(result: rowtree_db::Result<T>, what: &str)
     match result {
         Err(e @ Error::Aborted { .. }) => {
             assert!(e.is_retryable(), "{what}: Aborted must be retryable");
-            assert_eq!(e.code(), "ABORTED", "{what}");
+            assert_eq!(e.code(), Code::Aborted, "{what}");
         }
         other => panic!("{what}: expected Aborted, got {other:?}"),
     }
@@ -613,19 +613,19 @@ fn reads_older_than_the_retention_period_fail() {
         .read_only(TimestampBound::ReadTimestamp(first.commit_timestamp))
         .and_then(|ro| ro.read(&balance_request(&[1])))
         .expect_err("the first version is past the retention period");
-    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
     assert!(!err.is_retryable());
 
     let err = db
         .read_only(TimestampBound::ExactStaleness(Duration::from_secs(1)))
         .and_then(|ro| ro.read(&balance_request(&[1])))
         .expect_err("1 s stale is past a 200 ms retention period");
-    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
 
     let err = opened_early
         .read(&balance_request(&[1]))
         .expect_err("a snapshot that aged past the retention period");
-    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
 
     // Strong and bounded-staleness reads of an idle database still work.
     assert_eq!(balances(&db), BTreeMap::from([(1, 2)]));
@@ -649,7 +649,7 @@ fn more_than_80000_mutations_are_rejected() {
     let err = db
         .write(vec![Mutation::insert("Accounts", &["Id", "Balance"], rows)])
         .expect_err("80,002 mutations");
-    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
     let msg = err.to_string();
     assert!(
         msg.contains("too many mutations") && msg.contains("80000"),
@@ -662,7 +662,7 @@ fn more_than_80000_mutations_are_rejected() {
     let err = db
         .write(vec![Mutation::delete("Accounts", KeySet::keys(keys))])
         .expect_err("80,001 deleted keys");
-    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
 
     // Split over several mutations of one transaction, it is still too many.
     let half = |from: i64| {
@@ -677,7 +677,7 @@ fn more_than_80000_mutations_are_rejected() {
     let err = db
         .write(vec![half(0), half(20_001)])
         .expect_err("2 x 40,002 mutations");
-    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
 }
 
 #[test]
@@ -712,11 +712,11 @@ fn a_cell_over_10_mib_is_rejected() {
     put(1, "B", Value::Bytes(vec![7; 10 << 20])).expect("exactly 10 MiB fits");
     let err = put(2, "B", Value::Bytes(vec![7; (10 << 20) + 1])).expect_err("10 MiB + 1");
     assert!(!err.is_retryable());
-    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
     assert!(err.to_string().contains("10 MiB"), "{err}");
     // Also through an update of an existing row.
     let err = put(1, "B", Value::Bytes(vec![7; (10 << 20) + 1])).expect_err("update to 10 MiB + 1");
-    assert_eq!(err.code(), "INVALID_ARGUMENT", "{err}");
+    assert_eq!(err.code(), Code::InvalidArgument, "{err}");
     let ids = db
         .read(&ReadRequest::new("Blobs", &["Id"], KeySet::all()))
         .expect("read");
@@ -842,7 +842,7 @@ fn pending_commit_timestamp_is_refused_without_the_option() {
             vec![vec![Value::Int64(1), pending()]],
         )])
         .expect_err("Plain has no allow_commit_timestamp");
-    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
     assert!(err.to_string().contains("allow_commit_timestamp"), "{err}");
     assert!(db
         .read(&ReadRequest::new("Events", &["Id"], KeySet::all()))
@@ -1114,7 +1114,7 @@ fn a_directory_in_use_is_refused_clearly() {
         Ok(_) => panic!("a second open of the same directory must fail"),
         Err(e) => e,
     };
-    assert_eq!(err.code(), "FAILED_PRECONDITION", "{err}");
+    assert_eq!(err.code(), Code::FailedPrecondition, "{err}");
     assert!(err.to_string().contains("in use"), "{err}");
 }
 

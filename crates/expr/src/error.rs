@@ -7,6 +7,7 @@
 //! fault when one is known, so the statement layer can print `[at line:col]`.
 
 use rowtree_parser::ast::Span;
+use rowtree_types::Code;
 
 /// An error while binding or evaluating an expression.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -57,6 +58,17 @@ impl Error {
         Error::NotFound {
             message: message.into(),
             span: None,
+        }
+    }
+
+    /// The status code of this error's category.
+    pub fn code(&self) -> Code {
+        match self {
+            Error::InvalidArgument { .. } => Code::InvalidArgument,
+            Error::OutOfRange { .. } => Code::OutOfRange,
+            Error::NotFound { .. } => Code::NotFound,
+            Error::FailedPrecondition { .. } => Code::FailedPrecondition,
+            Error::ResourceExhausted { .. } => Code::ResourceExhausted,
         }
     }
 

@@ -1,5 +1,7 @@
 //! The one error type of the parser: a message and where it applies.
 
+use rowtree_types::Code;
+
 /// A lexing or parsing failure in the text given to the parser.
 ///
 /// `message` is written the way GoogleSQL words it (for example
@@ -20,6 +22,11 @@ impl ParseError {
             message: message.into(),
             offset,
         }
+    }
+
+    /// The status code of a parse failure: the text must be fixed.
+    pub fn code(&self) -> Code {
+        Code::InvalidArgument
     }
 }
 

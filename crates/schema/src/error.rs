@@ -20,6 +20,7 @@
 //! the caller turns into `line:column` with [`rowtree_parser::Position`].
 
 use rowtree_parser::ast::Span;
+use rowtree_types::Code;
 
 /// A DDL statement was refused.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -90,14 +91,14 @@ impl SchemaError {
         )
     }
 
-    /// The gRPC status code name Spanner uses for this error.
-    pub fn code(&self) -> &'static str {
+    /// The gRPC status code Spanner uses for this error.
+    pub fn code(&self) -> Code {
         match self {
-            SchemaError::InvalidArgument { .. } => "INVALID_ARGUMENT",
-            SchemaError::NotFound { .. } => "NOT_FOUND",
-            SchemaError::AlreadyExists { .. } => "ALREADY_EXISTS",
-            SchemaError::FailedPrecondition { .. } => "FAILED_PRECONDITION",
-            SchemaError::Unimplemented { .. } => "UNIMPLEMENTED",
+            SchemaError::InvalidArgument { .. } => Code::InvalidArgument,
+            SchemaError::NotFound { .. } => Code::NotFound,
+            SchemaError::AlreadyExists { .. } => Code::AlreadyExists,
+            SchemaError::FailedPrecondition { .. } => Code::FailedPrecondition,
+            SchemaError::Unimplemented { .. } => Code::Unimplemented,
         }
     }
 

@@ -190,7 +190,7 @@ mod tests {
         assert!(validate("Table", "has space", span).is_err());
         assert!(validate("Table", &"a".repeat(128), span).is_ok());
         let err = validate("Table", &"a".repeat(129), span).unwrap_err();
-        assert_eq!(err.code(), "INVALID_ARGUMENT");
+        assert_eq!(err.code(), rowtree_types::Code::InvalidArgument);
         assert!(err.message().starts_with("Table name not valid: aaaa"));
     }
 

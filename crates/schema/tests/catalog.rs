@@ -2,6 +2,7 @@
 //! need very long statements, the navigation API, and replay determinism.
 
 use rowtree_schema::{Catalog, Effect};
+use rowtree_types::Code;
 
 fn apply(catalog: &Catalog, sql: &str) -> Catalog {
     match catalog.apply_sql(sql) {
@@ -25,7 +26,7 @@ fn a_table_may_have_1024_columns_but_not_1025() {
 
     let too_many = format!("CREATE TABLE U ({}) PRIMARY KEY (C1)", columns(1025));
     let err = Catalog::new().apply_sql(&too_many).unwrap_err();
-    assert_eq!(err.code(), "FAILED_PRECONDITION");
+    assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(
         err.message(),
         "Table U has too many columns; the limit is 1024."
@@ -154,7 +155,7 @@ fn a_refused_statement_leaves_the_catalog_unchanged() {
             "CREATE TABLE Bad (X INT64 NOT NULL) PRIMARY KEY (X), INTERLEAVE IN PARENT Users",
         )
         .unwrap_err();
-    assert_eq!(err.code(), "FAILED_PRECONDITION");
+    assert_eq!(err.code(), Code::FailedPrecondition);
     assert_eq!(catalog.ddl(), before);
     assert!(catalog.table("Bad").is_none());
     // The failed statement did not consume an id either.

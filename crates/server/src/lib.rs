@@ -13,7 +13,8 @@
 //! - [`keyviz`]: the key visualizer over HTTP (a second port, 9020 by
 //!   default in `rowtree serve`), on the same runtime;
 //! - [`convert`]: the wire encoding of values, types, key sets and
-//!   mutations; [`status`]: errors as Spanner sends them;
+//!   mutations; [`status`]: errors as Spanner sends them; [`query_plan`]:
+//!   query plans as Spanner sends them;
 //! - [`security`]: TLS and a bearer token on both ports, and the rule that
 //!   a non-loopback address needs both (or an explicit `insecure`).
 //!
@@ -25,6 +26,7 @@ pub mod admin;
 pub mod convert;
 pub mod keyviz;
 pub mod operations;
+pub mod query_plan;
 pub mod registry;
 pub mod security;
 pub mod spanner;

@@ -58,7 +58,7 @@ use pb::transaction_options::Mode;
 use pb::transaction_selector::Selector;
 use rowtree_db::{Database, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
 use rowtree_sql::{ExecuteResult, QueryMode, TxnRef};
-use rowtree_types::{Type, Value};
+use rowtree_types::{Code, Type, Value};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Request, Response, Status};
@@ -119,7 +119,7 @@ enum TxnState {
     /// its own.
     PartitionedDml,
     /// Ended: the message to answer later uses with, and its code.
-    Ended(&'static str, String),
+    Ended(Code, String),
 }
 
 struct TxnSlot {
@@ -426,41 +426,9 @@ fn query_mode(mode: i32) -> QueryMode {
     }
 }
 
-/// A plan's text (one operator per line, children indented by two spaces)
-/// as plan nodes linked by indentation.
-fn plan_pb(text: &str) -> pb::QueryPlan {
-    let mut nodes: Vec<pb::PlanNode> = Vec::new();
-    let mut stack: Vec<(usize, usize)> = Vec::new(); // (indent, node index)
-    for line in text.lines().filter(|l| !l.trim().is_empty()) {
-        let indent = line.len() - line.trim_start().len();
-        let index = nodes.len();
-        while stack.last().is_some_and(|(i, _)| *i >= indent) {
-            stack.pop();
-        }
-        if let Some((_, parent)) = stack.last() {
-            nodes[*parent].child_links.push(pb::plan_node::ChildLink {
-                child_index: index as i32,
-                ..Default::default()
-            });
-        }
-        let trimmed = line.trim();
-        let name = trimmed.split([' ', ':', '(']).next().unwrap_or(trimmed);
-        nodes.push(pb::PlanNode {
-            index: index as i32,
-            kind: pb::plan_node::Kind::Relational as i32,
-            display_name: name.to_string(),
-            short_representation: Some(pb::plan_node::ShortRepresentation {
-                description: trimmed.to_string(),
-                subqueries: Default::default(),
-            }),
-            ..Default::default()
-        });
-        stack.push((indent, index));
-    }
-    pb::QueryPlan {
-        plan_nodes: nodes,
-        query_advice: None,
-    }
+/// A described plan as Spanner's plan nodes (see [`crate::query_plan`]).
+fn plan_pb(tree: &rowtree_sql::PlanTree) -> pb::QueryPlan {
+    crate::query_plan::to_pb(tree)
 }
 
 fn query_stats_pb(stats: &rowtree_sql::QueryStats) -> prost_types::Struct {
@@ -784,7 +752,7 @@ fn run_statement(
                         Some(&mut sink),
                     );
                     if let Err(e) = &r {
-                        if e.code == "ABORTED" {
+                        if e.code == Code::Aborted {
                             end_aborted(&mut state, &e.message);
                         }
                     }
@@ -804,7 +772,7 @@ fn run_statement(
                 }
                 TxnState::Ended(code, message) => {
                     let _ = id;
-                    return Err(status::status(code, message.clone()));
+                    return Err(status::status(*code, message.clone()));
                 }
             }
         }
@@ -813,7 +781,7 @@ fn run_statement(
         return Err(e);
     }
     let executed = result.map_err(status::from_sql)?;
-    let plan = executed.plan.as_deref().map(plan_pb);
+    let plan = executed.plan.as_ref().map(plan_pb);
     Ok(match executed.result {
         ExecuteResult::Query(q) => Outcome {
             columns: q.columns,
@@ -858,7 +826,7 @@ fn run_statement(
 /// Ends a read-write transaction that was aborted (its locks are freed).
 fn end_aborted(state: &mut TxnState, message: &str) {
     if let TxnState::ReadWrite(_) = state {
-        let old = std::mem::replace(state, TxnState::Ended("ABORTED", message.to_string()));
+        let old = std::mem::replace(state, TxnState::Ended(Code::Aborted, message.to_string()));
         if let TxnState::ReadWrite(txn) = old {
             txn.rollback();
         }
@@ -1170,7 +1138,7 @@ impl SpannerService {
                             ))
                         }
                         TxnState::Ended(code, message) => {
-                            return Err(status::status(code, message.clone()))
+                            return Err(status::status(*code, message.clone()))
                         }
                     }
                 }
@@ -1500,7 +1468,7 @@ impl Spanner for SpannerService {
                     let state = std::mem::replace(
                         &mut *slot.state.lock(),
                         TxnState::Ended(
-                            "FAILED_PRECONDITION",
+                            Code::FailedPrecondition,
                             "Cannot use a transaction after Commit() or Rollback() has been called"
                                 .into(),
                         ),
@@ -1571,7 +1539,7 @@ impl Spanner for SpannerService {
                 let state = std::mem::replace(
                     &mut *slot.state.lock(),
                     TxnState::Ended(
-                        "FAILED_PRECONDITION",
+                        Code::FailedPrecondition,
                         "Cannot use a transaction after Commit() or Rollback() has been called"
                             .into(),
                     ),
@@ -1820,7 +1788,7 @@ mod tests {
         let ended = fresh.slot(&idle).unwrap();
         assert!(matches!(
             &*ended.state.lock(),
-            TxnState::Ended("ABORTED", _)
+            TxnState::Ended(Code::Aborted, _)
         ));
     }
 
@@ -1851,20 +1819,6 @@ mod tests {
         assert_eq!(e.code(), tonic::Code::ResourceExhausted, "{e:?}");
         // Read-only transactions need no room.
         assert!(session.begin(&read_only_options()).is_ok());
-    }
-
-    #[test]
-    fn plans_become_linked_nodes() {
-        let plan = plan_pb("Limit 10\n  Sort\n    Scan T\n  Other\n");
-        assert_eq!(plan.plan_nodes.len(), 4);
-        assert_eq!(plan.plan_nodes[0].display_name, "Limit");
-        let children: Vec<i32> = plan.plan_nodes[0]
-            .child_links
-            .iter()
-            .map(|c| c.child_index)
-            .collect();
-        assert_eq!(children, vec![1, 3]);
-        assert_eq!(plan.plan_nodes[1].child_links[0].child_index, 2);
     }
 
     #[test]

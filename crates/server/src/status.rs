@@ -15,23 +15,29 @@ use googleapis_tonic_google_rpc::google::rpc;
 use prost::Message;
 use tonic::{Code, Status};
 
-/// The gRPC code for one of Rowtree's error code names ("NOT_FOUND", ...).
-pub fn code_of(name: &str) -> Code {
-    match name {
-        "INVALID_ARGUMENT" => Code::InvalidArgument,
-        "NOT_FOUND" => Code::NotFound,
-        "ALREADY_EXISTS" => Code::AlreadyExists,
-        "FAILED_PRECONDITION" => Code::FailedPrecondition,
-        "OUT_OF_RANGE" => Code::OutOfRange,
-        "ABORTED" => Code::Aborted,
-        "DEADLINE_EXCEEDED" => Code::DeadlineExceeded,
-        "RESOURCE_EXHAUSTED" => Code::ResourceExhausted,
-        "UNIMPLEMENTED" => Code::Unimplemented,
-        "PERMISSION_DENIED" => Code::PermissionDenied,
-        "CANCELLED" => Code::Cancelled,
-        "UNAVAILABLE" => Code::Unavailable,
-        "DATA_LOSS" => Code::DataLoss,
-        _ => Code::Internal,
+/// The wire code for one of Rowtree's error codes. The two enums list the
+/// same canonical codes; the match is exhaustive so a code added to one
+/// cannot be forgotten here.
+pub fn code_of(code: rowtree_types::Code) -> Code {
+    use rowtree_types::Code as C;
+    match code {
+        C::Ok => Code::Ok,
+        C::Cancelled => Code::Cancelled,
+        C::Unknown => Code::Unknown,
+        C::InvalidArgument => Code::InvalidArgument,
+        C::DeadlineExceeded => Code::DeadlineExceeded,
+        C::NotFound => Code::NotFound,
+        C::AlreadyExists => Code::AlreadyExists,
+        C::PermissionDenied => Code::PermissionDenied,
+        C::ResourceExhausted => Code::ResourceExhausted,
+        C::FailedPrecondition => Code::FailedPrecondition,
+        C::Aborted => Code::Aborted,
+        C::OutOfRange => Code::OutOfRange,
+        C::Unimplemented => Code::Unimplemented,
+        C::Internal => Code::Internal,
+        C::Unavailable => Code::Unavailable,
+        C::DataLoss => Code::DataLoss,
+        C::Unauthenticated => Code::Unauthenticated,
     }
 }
 
@@ -101,8 +107,8 @@ pub fn bound_message_header<B>(mut response: http::Response<B>) -> http::Respons
     response
 }
 
-/// A status from a code name and message; ABORTED gets its RetryInfo.
-pub fn status(code: &str, message: impl Into<String>) -> Status {
+/// A status from a code and message; ABORTED gets its RetryInfo.
+pub fn status(code: rowtree_types::Code, message: impl Into<String>) -> Status {
     let code = code_of(code);
     let message = bounded(message.into());
     if code == Code::Aborted {
@@ -217,10 +223,13 @@ mod tests {
 
     #[test]
     fn long_messages_are_cut_on_a_character_boundary() {
-        let s = status("INVALID_ARGUMENT", "é".repeat(100_000));
+        let s = status(rowtree_types::Code::InvalidArgument, "é".repeat(100_000));
         assert!(s.message().len() <= MAX_MESSAGE_BYTES);
         assert!(s.message().ends_with("(message truncated)"));
-        assert_eq!(status("NOT_FOUND", "short").message(), "short");
+        assert_eq!(
+            status(rowtree_types::Code::NotFound, "short").message(),
+            "short"
+        );
     }
 
     #[test]
@@ -253,9 +262,13 @@ mod tests {
 
     #[test]
     fn codes_map() {
-        assert_eq!(code_of("OUT_OF_RANGE"), Code::OutOfRange);
-        assert_eq!(code_of("DATA_LOSS"), Code::DataLoss);
-        assert_eq!(code_of("SOMETHING"), Code::Internal);
-        assert_eq!(status("ABORTED", "x").code(), Code::Aborted);
+        // Both enums number the codes as google.rpc.Code does.
+        for code in rowtree_types::Code::ALL {
+            assert_eq!(code_of(code) as i32, code as i32, "{code}");
+        }
+        assert_eq!(
+            status(rowtree_types::Code::Aborted, "x").code(),
+            Code::Aborted
+        );
     }
 }

@@ -8,6 +8,7 @@
 
 use rowtree_parser::ast::Span;
 use rowtree_parser::Position;
+use rowtree_types::Code;
 
 /// Characters of the statement quoted on each side of an error's caret.
 pub const SNIPPET_CONTEXT: usize = 60;
@@ -16,8 +17,8 @@ pub const SNIPPET_CONTEXT: usize = 60;
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{message}")]
 pub struct Error {
-    /// The gRPC status code name: `INVALID_ARGUMENT`, `NOT_FOUND`, ...
-    pub code: &'static str,
+    /// The gRPC status code: what the caller does about the error.
+    pub code: Code,
     /// GoogleSQL's wording, without the position.
     pub message: String,
     /// Where in the statement text, when known.
@@ -28,7 +29,7 @@ pub struct Error {
 pub type Result<T> = std::result::Result<T, Error>;
 
 impl Error {
-    pub(crate) fn new(code: &'static str, message: impl Into<String>) -> Error {
+    pub(crate) fn new(code: Code, message: impl Into<String>) -> Error {
         Error {
             code,
             message: message.into(),
@@ -38,7 +39,7 @@ impl Error {
 
     /// `INVALID_ARGUMENT`: the statement must be fixed.
     pub fn invalid(message: impl Into<String>) -> Error {
-        Error::new("INVALID_ARGUMENT", message)
+        Error::new(Code::InvalidArgument, message)
     }
 
     /// `INVALID_ARGUMENT` at a place in the text.
@@ -48,27 +49,33 @@ impl Error {
 
     /// `NOT_FOUND`: a named object does not exist.
     pub fn not_found(message: impl Into<String>) -> Error {
-        Error::new("NOT_FOUND", message)
+        Error::new(Code::NotFound, message)
     }
 
     /// `OUT_OF_RANGE`: a value or a row count left its allowed range.
     pub fn out_of_range(message: impl Into<String>) -> Error {
-        Error::new("OUT_OF_RANGE", message)
+        Error::new(Code::OutOfRange, message)
     }
 
     /// `RESOURCE_EXHAUSTED`: the statement needs more than a limit allows.
     pub fn resource_exhausted(message: impl Into<String>) -> Error {
-        Error::new("RESOURCE_EXHAUSTED", message)
+        Error::new(Code::ResourceExhausted, message)
     }
 
     /// `UNIMPLEMENTED`: valid GoogleSQL that Rowtree does not run yet.
     pub fn unimplemented(message: impl Into<String>) -> Error {
-        Error::new("UNIMPLEMENTED", message)
+        Error::new(Code::Unimplemented, message)
+    }
+
+    /// `FAILED_PRECONDITION`: the session or transaction is not in a state
+    /// that allows the statement.
+    pub fn failed_precondition(message: impl Into<String>) -> Error {
+        Error::new(Code::FailedPrecondition, message)
     }
 
     /// `INTERNAL`: a bug in Rowtree, never the client's fault.
     pub fn internal(message: impl Into<String>) -> Error {
-        Error::new("INTERNAL", message)
+        Error::new(Code::Internal, message)
     }
 
     /// Attaches `span` unless the error already has a (more precise) one.
@@ -79,9 +86,14 @@ impl Error {
         self
     }
 
+    /// The gRPC status code of this error.
+    pub fn code(&self) -> Code {
+        self.code
+    }
+
     /// Whether retrying the whole transaction may succeed.
     pub fn is_retryable(&self) -> bool {
-        self.code == "ABORTED"
+        self.code == Code::Aborted
     }
 
     /// The client-facing error: the message with ` [at L:C]` appended when
@@ -134,15 +146,8 @@ impl Error {
 
 impl From<rowtree_expr::Error> for Error {
     fn from(e: rowtree_expr::Error) -> Error {
-        let code = match &e {
-            rowtree_expr::Error::InvalidArgument { .. } => "INVALID_ARGUMENT",
-            rowtree_expr::Error::OutOfRange { .. } => "OUT_OF_RANGE",
-            rowtree_expr::Error::NotFound { .. } => "NOT_FOUND",
-            rowtree_expr::Error::FailedPrecondition { .. } => "FAILED_PRECONDITION",
-            rowtree_expr::Error::ResourceExhausted { .. } => "RESOURCE_EXHAUSTED",
-        };
         Error {
-            code,
+            code: e.code(),
             message: e.message().to_string(),
             span: e.span(),
         }
@@ -171,13 +176,21 @@ impl From<rowtree_parser::ParseError> for Error {
     }
 }
 
-/// The error a client sees: a gRPC status code name and GoogleSQL's message,
-/// ending in ` [at line:column]` when the position is known.
+/// The error a client sees: a gRPC status code and GoogleSQL's message,
+/// ending in ` [at line:column]` when the position is known. It prints as
+/// `CODE_NAME: message`.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("{code}: {message}")]
 pub struct SqlError {
-    pub code: &'static str,
+    pub code: Code,
     pub message: String,
+}
+
+impl SqlError {
+    /// The gRPC status code of this error.
+    pub fn code(&self) -> Code {
+        self.code
+    }
 }
 
 #[cfg(test)]

@@ -20,7 +20,9 @@
 //!    [`DataSource`] (a transaction), streaming where it can.
 //! 5. [`dml`]: INSERT/UPDATE/DELETE find their rows with the same machinery
 //!    and apply mutations into the transaction, so later statements see them.
-//! 6. [`explain`]: EXPLAIN prints the tree; EXPLAIN ANALYZE with row counts.
+//! 6. [`explain`]: the tree described as a [`PlanTree`], from which EXPLAIN
+//!    text (EXPLAIN ANALYZE with row counts) and the API's query plan are
+//!    rendered.
 //!
 //! What a statement returns is in [`result`].
 //!
@@ -54,6 +56,7 @@ use rowtree_types::{Type, Value};
 
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
+pub use explain::{NodeStats, PlanNode, PlanTree, ScanCounters};
 pub use plan::Plan;
 pub use result::{ExecuteResult, QueryResult, QueryStats};
 pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};
@@ -119,13 +122,19 @@ impl Plan {
         Ok(RowIter::new(self, source))
     }
 
+    /// The operator tree, described (see [`explain`]); with `analyze`,
+    /// with the counters of the execution that ran.
+    pub fn describe(&self, analyze: bool) -> PlanTree {
+        explain::describe(self, analyze)
+    }
+
     /// The operator tree as text (see [`explain`]).
     pub fn explain(&self) -> String {
-        explain::explain(self, false)
+        self.describe(false).text()
     }
 
     /// The operator tree with the row counts of the execution that ran.
     pub fn explain_analyze(&self) -> String {
-        explain::explain(self, true)
+        self.describe(true).text()
     }
 }

@@ -73,7 +73,7 @@ mod tests {
         assert!(check_statement(&wide, &params).is_ok());
         let over = format!("{at_limit} ");
         let err = check_statement(&over, &params).unwrap_err();
-        assert_eq!(err.code, "INVALID_ARGUMENT");
+        assert_eq!(err.code, rowtree_types::Code::InvalidArgument);
         assert_eq!(
             err.message,
             "Statement is too long: 1000001 characters; the maximum is 1000000"

@@ -15,6 +15,7 @@ use rowtree_types::{Type, Value};
 
 use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
+use crate::explain::PlanTree;
 use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::Params;
 
@@ -96,9 +97,7 @@ impl Session {
                         t.rollback();
                         Ok(ExecuteResult::Transaction("ROLLBACK"))
                     }
-                    None => {
-                        Err(Error::new("FAILED_PRECONDITION", "No transaction is open").render(sql))
-                    }
+                    None => Err(Error::failed_precondition("No transaction is open").render(sql)),
                 }
             }
             _ => {}
@@ -110,10 +109,7 @@ impl Session {
 
     fn begin(&mut self) -> Result<ExecuteResult> {
         if self.txn.is_some() {
-            return Err(Error::new(
-                "FAILED_PRECONDITION",
-                "A transaction is already open",
-            ));
+            return Err(Error::failed_precondition("A transaction is already open"));
         }
         self.txn = Some(self.db.begin());
         Ok(ExecuteResult::Transaction("BEGIN"))
@@ -123,7 +119,7 @@ impl Session {
         let txn = self
             .txn
             .take()
-            .ok_or_else(|| Error::new("FAILED_PRECONDITION", "No transaction is open"))?;
+            .ok_or_else(|| Error::failed_precondition("No transaction is open"))?;
         txn.commit()?;
         Ok(ExecuteResult::Transaction("COMMIT"))
     }
@@ -160,8 +156,7 @@ impl Session {
             }
             _ => {
                 if self.txn.is_some() {
-                    return Err(Error::new(
-                        "FAILED_PRECONDITION",
+                    return Err(Error::failed_precondition(
                         "DDL statements cannot be executed inside a transaction",
                     ));
                 }
@@ -202,8 +197,7 @@ impl Session {
             }
         } else {
             if self.txn.is_some() {
-                return Err(Error::new(
-                    "FAILED_PRECONDITION",
+                return Err(Error::failed_precondition(
                     "EXPLAIN ANALYZE of DML cannot run inside a transaction: it executes the \
                      statement in a transaction of its own and rolls it back",
                 ));
@@ -214,12 +208,9 @@ impl Session {
                 r
             })?
         };
-        let totals = explained
-            .plan
-            .as_ref()
-            .map(crate::explain::scan_totals)
-            .unwrap_or((0, 0));
-        let lines = crate::explain::explain_dml(&explained, analyze);
+        let tree = crate::explain::describe_dml(&explained, analyze);
+        let totals = tree.scan_totals();
+        let lines = crate::explain::explain_dml(&tree, analyze);
         let returned = lines.len() as u64;
         Ok(explain_result(lines, returned, totals, start))
     }
@@ -324,7 +315,7 @@ fn run_query(
             }
         }
     }
-    let (scanned, splits) = crate::explain::scan_totals(&plan);
+    let (scanned, splits) = plan.describe(true).scan_totals();
     Ok(QueryResult {
         columns: plan.columns().to_vec(),
         stats: QueryStats {
@@ -347,17 +338,15 @@ fn explain_query(
     let start = Instant::now();
     let plan = crate::plan_query(catalog, q, params)?;
     let mut returned = 0;
-    let text = if analyze {
+    if analyze {
         for r in plan.execute(source)? {
             r?;
             returned += 1;
         }
-        plan.explain_analyze()
-    } else {
-        plan.explain()
-    };
-    let (scanned, splits) = crate::explain::scan_totals(&plan);
-    let mut lines: Vec<String> = text.lines().map(str::to_string).collect();
+    }
+    let tree = plan.describe(analyze);
+    let (scanned, splits) = tree.scan_totals();
+    let mut lines: Vec<String> = tree.text().lines().map(str::to_string).collect();
     if analyze {
         lines.push(format!(
             "rows returned: {returned}, rows scanned: {scanned}, splits touched: {splits}"
@@ -409,12 +398,12 @@ pub enum QueryMode {
 }
 
 /// What [`execute_in`] returns: the statement's result and, in the `Plan`
-/// and `Profile` modes, its plan as text (one operator per line, children
-/// indented by two spaces).
+/// and `Profile` modes, its described plan (with the execution's counters
+/// in `Profile` mode).
 #[derive(Debug, Clone, PartialEq)]
 pub struct Executed {
     pub result: ExecuteResult,
-    pub plan: Option<String>,
+    pub plan: Option<PlanTree>,
 }
 
 /// Runs one query or DML statement in a transaction the caller holds.
@@ -458,7 +447,7 @@ fn execute_parsed(
                             rows: Vec::new(),
                             stats: QueryStats::default(),
                         }),
-                        plan: Some(plan.explain()),
+                        plan: Some(plan.describe(false)),
                     })
                 }
                 QueryMode::Normal | QueryMode::Profile => {
@@ -482,8 +471,8 @@ fn execute_parsed(
                             }
                         }
                     }
-                    let (scanned, splits) = crate::explain::scan_totals(&plan);
-                    let text = (mode == QueryMode::Profile).then(|| plan.explain_analyze());
+                    let tree = plan.describe(true);
+                    let (scanned, splits) = tree.scan_totals();
                     Ok(Executed {
                         result: ExecuteResult::Query(QueryResult {
                             columns: plan.columns().to_vec(),
@@ -495,7 +484,7 @@ fn execute_parsed(
                             },
                             rows,
                         }),
-                        plan: text,
+                        plan: (mode == QueryMode::Profile).then_some(tree),
                     })
                 }
             }
@@ -506,13 +495,12 @@ fn execute_parsed(
         ) => match mode {
             QueryMode::Plan => {
                 let explained = crate::dml::explain(txn, kind, params, crate::dml::Mode::Plan)?;
-                let lines = crate::explain::explain_dml(&explained, false);
                 Ok(Executed {
                     result: ExecuteResult::Dml {
                         row_count: 0,
                         returning: None,
                     },
-                    plan: Some(lines.join("\n")),
+                    plan: Some(crate::explain::describe_dml(&explained, false)),
                 })
             }
             QueryMode::Normal | QueryMode::Profile => {

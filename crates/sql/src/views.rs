@@ -21,7 +21,7 @@
 use std::sync::Arc;
 
 use rowtree_schema::{Catalog, SchemaError, View, ViewAnalyzer};
-use rowtree_types::Type;
+use rowtree_types::{Code, Type};
 
 use crate::binder::Binder;
 use crate::error::Error;
@@ -90,9 +90,9 @@ fn bind_view(catalog: &Catalog, view: &View) -> crate::Result<Vec<(String, Type)
 fn to_schema_error(e: Error) -> SchemaError {
     let message = e.message.clone();
     match e.code {
-        "NOT_FOUND" => SchemaError::not_found(message, e.span),
-        "FAILED_PRECONDITION" => SchemaError::precondition(message, e.span),
-        "UNIMPLEMENTED" => SchemaError::unimplemented(message, e.span),
+        Code::NotFound => SchemaError::not_found(message, e.span),
+        Code::FailedPrecondition => SchemaError::precondition(message, e.span),
+        Code::Unimplemented => SchemaError::unimplemented(message, e.span),
         _ => SchemaError::invalid(message, e.span),
     }
 }

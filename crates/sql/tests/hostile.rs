@@ -40,7 +40,12 @@ fn run(s: &mut Session, sql: &str) -> Result<ExecuteResult, SqlError> {
 
 fn too_deep(s: &mut Session, sql: &str) {
     let err = run(s, sql).expect_err("nested too deeply");
-    assert_eq!(err.code, "INVALID_ARGUMENT", "{}", err.message);
+    assert_eq!(
+        err.code,
+        rowtree_types::Code::InvalidArgument,
+        "{}",
+        err.message
+    );
     assert!(
         err.message
             .starts_with("Out of stack space due to deeply nested query expression")

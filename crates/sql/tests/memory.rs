@@ -7,7 +7,7 @@
 
 use rowtree_db::Database;
 use rowtree_sql::{limits, ExecuteResult, Params, Session};
-use rowtree_types::Value;
+use rowtree_types::{Code, Value};
 
 const LIMIT: usize = 2 << 20;
 
@@ -55,7 +55,7 @@ fn exhausted(s: &mut Session, sql: &str, what: &str) {
     let err = s
         .execute_streaming(sql, &Params::new(), &mut sink)
         .expect_err(sql);
-    assert_eq!(err.code, "RESOURCE_EXHAUSTED", "{sql}: {}", err.message);
+    assert_eq!(err.code, Code::ResourceExhausted, "{sql}: {}", err.message);
     assert!(
         err.message.contains("memory limit of 2 MiB") && err.message.contains(what),
         "{sql}: {}",
@@ -111,7 +111,7 @@ fn an_unstreamed_result_counts_too() {
     let err = s
         .execute("SELECT Id, Pad FROM T", &Params::new())
         .expect_err("the whole result held at once");
-    assert_eq!(err.code, "RESOURCE_EXHAUSTED", "{}", err.message);
+    assert_eq!(err.code, Code::ResourceExhausted, "{}", err.message);
     match run(&mut s, "SELECT COUNT(*) FROM T") {
         ExecuteResult::Query(q) => assert_eq!(q.rows[0][0], Value::Int64(20_000)),
         other => panic!("{other:?}"),

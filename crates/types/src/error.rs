@@ -1,5 +1,7 @@
 //! Errors from parsing, converting and computing values.
 
+use crate::Code;
+
 /// A value-level error. Callers above turn these into statement errors with a
 /// position; the category tells the client what to do.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -11,6 +13,16 @@ pub enum Error {
     /// timestamp past 9999-12-31).
     #[error("{0}")]
     OutOfRange(String),
+}
+
+impl Error {
+    /// The status code of this error.
+    pub fn code(&self) -> Code {
+        match self {
+            Error::InvalidArgument(_) => Code::InvalidArgument,
+            Error::OutOfRange(_) => Code::OutOfRange,
+        }
+    }
 }
 
 /// Result alias for this crate.

@@ -18,7 +18,9 @@
 //! printing the `CAST(x AS STRING)` and wire forms. [`TimeZone`] connects
 //! instants with civil time; [`parse_json`] applies Spanner's JSON rules.
 //! [`stack`] lets the recursive layers above go deep without overflowing.
+//! [`Code`] is the status code every layer's errors carry.
 
+mod code;
 mod date;
 mod error;
 mod float;
@@ -30,6 +32,7 @@ mod timestamp;
 mod ty;
 mod value;
 
+pub use code::Code;
 pub use date::Date;
 pub use error::{Error, Result};
 pub use float::{format_f32, format_f64, parse_f64};

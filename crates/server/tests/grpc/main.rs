@@ -8,10 +8,12 @@
 //! - [`transactions`]: sessions, inline begin, concurrency, conflicts, DML,
 //!   batch DML, read timestamps, commit responses;
 //! - [`streaming`]: `PartialResultSet` chunking and resumption;
-//! - [`errors`]: error codes and positions, and serving on afterwards.
+//! - [`errors`]: error codes and positions, and serving on afterwards;
+//! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes.
 
 mod admin;
 mod errors;
+mod plans;
 mod restart;
 mod streaming;
 mod transactions;

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 
 use rowtree_expr::{EvalContext, SubqueryKind};
 use rowtree_parser::ast::JoinKind;
-use rowtree_types::{Timestamp, Value};
+use rowtree_types::{Code, Timestamp, Value};
 
 use crate::error::{Error, Result};
 use crate::plan::{JoinMethod, Node, NodeKind, Plan};
@@ -94,12 +94,12 @@ impl EvalContext for ExecContext<'_> {
         self.source
             .next_sequence_value(sequence)
             .map_err(|e| match e.code {
-                "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
-                "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+                Code::NotFound => rowtree_expr::Error::not_found(e.message),
+                Code::ResourceExhausted => rowtree_expr::Error::ResourceExhausted {
                     message: e.message,
                     span: e.span,
                 },
-                "INVALID_ARGUMENT" => rowtree_expr::Error::invalid(e.message),
+                Code::InvalidArgument => rowtree_expr::Error::invalid(e.message),
                 _ => rowtree_expr::Error::FailedPrecondition {
                     message: e.message,
                     span: None,
@@ -110,8 +110,8 @@ impl EvalContext for ExecContext<'_> {
         self.source
             .sequence_state(sequence)
             .map_err(|e| match e.code {
-                "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
-                "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+                Code::NotFound => rowtree_expr::Error::not_found(e.message),
+                Code::ResourceExhausted => rowtree_expr::Error::ResourceExhausted {
                     message: e.message,
                     span: e.span,
                 },
@@ -130,9 +130,9 @@ impl EvalContext for ExecContext<'_> {
     }
     fn subquery(&mut self, id: usize, row: &[Value]) -> rowtree_expr::Result<Value> {
         self.run_subquery(id, row).map_err(|e| match e.code {
-            "OUT_OF_RANGE" => rowtree_expr::Error::out_of_range(e.message),
-            "NOT_FOUND" => rowtree_expr::Error::not_found(e.message),
-            "RESOURCE_EXHAUSTED" => rowtree_expr::Error::ResourceExhausted {
+            Code::OutOfRange => rowtree_expr::Error::out_of_range(e.message),
+            Code::NotFound => rowtree_expr::Error::not_found(e.message),
+            Code::ResourceExhausted => rowtree_expr::Error::ResourceExhausted {
                 message: e.message,
                 span: e.span,
             },

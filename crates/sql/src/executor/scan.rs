@@ -162,13 +162,10 @@ impl Operator for SystemRows<'_> {
     fn next(&mut self, cx: &mut ExecContext<'_>) -> Result<Option<Row>> {
         if self.rows.is_none() {
             let db = cx.source.database().ok_or_else(|| {
-                Error::new(
-                    "FAILED_PRECONDITION",
-                    format!(
-                        "SPANNER_SYS.{} is not available here: no database",
-                        self.table.name()
-                    ),
-                )
+                Error::failed_precondition(format!(
+                    "SPANNER_SYS.{} is not available here: no database",
+                    self.table.name()
+                ))
             })?;
             self.rows = Some(self.table.rows(db).into_iter());
         }

@@ -29,8 +29,7 @@ pub trait DataSource {
     /// `GET_NEXT_SEQUENCE_VALUE`: only read-write transactions may.
     fn next_sequence_value(&mut self, sequence: &str) -> Result<i64> {
         let _ = sequence;
-        Err(Error::new(
-            "FAILED_PRECONDITION",
+        Err(Error::failed_precondition(
             "GET_NEXT_SEQUENCE_VALUE is not allowed in read-only transactions",
         ))
     }
