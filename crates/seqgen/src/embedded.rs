@@ -1,0 +1,121 @@
+//! The embedded database as a [`Store`]: a `rowtree_db::Database` in this
+//! process.
+//!
+//! A transaction here is a [`ReadWriteTransaction`]: reads take shared
+//! locks, buffered writes are applied at commit under exclusive locks, and a
+//! conflict is settled by wound-wait (the older transaction wins, the
+//! younger is aborted). That is Spanner's locking, so the generators contend
+//! here exactly as the article describes for Spanner: two transactions that
+//! both read a sequence's row cannot both commit a new `next_value`.
+
+use rowtree_db::{Database, Key, KeySet, Mutation, ReadRequest, ReadWriteTransaction, Value};
+
+use crate::backoff::Backoff;
+use crate::error::{Error, Result};
+use crate::store::{Committed, Store, Txn, MAX_ATTEMPTS, SEQUENCES_TABLE};
+
+/// One attempt of a read-write transaction of the embedded database.
+pub struct EmbeddedTxn {
+    txn: ReadWriteTransaction,
+}
+
+impl EmbeddedTxn {
+    /// The underlying transaction, for the application's own reads and
+    /// writes in the same transaction as a [`Sync`](crate::Sync) value.
+    pub fn transaction(&mut self) -> &mut ReadWriteTransaction {
+        &mut self.txn
+    }
+}
+
+impl Txn for EmbeddedTxn {
+    fn read_next_value(&mut self, name: &str) -> Result<Option<i64>> {
+        let key: Key = vec![Value::String(name.to_string())];
+        let request = ReadRequest::new(SEQUENCES_TABLE, &["next_value"], KeySet::key(key));
+        let rows = self.txn.read(&request)?;
+        match rows.first().and_then(|r| r.first()) {
+            None => Ok(None),
+            Some(Value::Int64(v)) => Ok(Some(*v)),
+            Some(other) => Err(Error::Database {
+                code: rowtree_types::Code::FailedPrecondition,
+                message: format!("sequences.next_value of {name:?} is {other:?}, not an INT64"),
+            }),
+        }
+    }
+
+    fn write_next_value(&mut self, name: &str, next_value: i64) -> Result<()> {
+        self.txn.buffer(Mutation::insert_or_update(
+            SEQUENCES_TABLE,
+            &["name", "next_value"],
+            vec![vec![Value::String(name.to_string()), Value::Int64(next_value)]],
+        ))?;
+        Ok(())
+    }
+
+    fn next_bit_reversed_value(&mut self, sequence: &str) -> Result<i64> {
+        Ok(self.txn.next_sequence_value(sequence)?)
+    }
+}
+
+/// Runs `body` in a read-write transaction of `db` with retries, as
+/// [`Store::run`] does, but hands the body the embedded transaction itself,
+/// so that the application's reads and writes
+/// ([`EmbeddedTxn::transaction`]) share the transaction with a
+/// [`Sync`](crate::Sync) generator's value.
+pub fn run<T>(
+    db: &Database,
+    body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
+) -> Result<Committed<T>> {
+        let mut priority = None;
+        let mut backoff = Backoff::default();
+        let mut attempts = 0;
+        loop {
+            attempts += 1;
+            let txn = match priority {
+                None => db.begin(),
+                Some(p) => db.begin_with_priority(p),
+            };
+            priority = Some(txn.priority());
+            let mut attempt = EmbeddedTxn { txn };
+            let outcome = match body(&mut attempt) {
+                Ok(value) => attempt
+                    .txn
+                    .commit()
+                    .map(|c| Committed {
+                        value,
+                        commit_timestamp: c.timestamp(),
+                    })
+                    .map_err(Error::from),
+                Err(e) => {
+                    attempt.txn.rollback();
+                    Err(e)
+                }
+            };
+            match outcome {
+                Err(e) if e.is_aborted() => {
+                    if attempts >= MAX_ATTEMPTS {
+                        return Err(Error::TooManyAborts {
+                            attempts,
+                            last: e.to_string(),
+                        });
+                    }
+                    backoff.wait();
+                }
+                other => return other,
+            }
+        }
+}
+
+impl Store for Database {
+    fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>> {
+        run(self, &mut |t| body(t))
+    }
+
+    fn apply_ddl(&self, statements: &[&str]) -> Result<()> {
+        Database::apply_ddl(self, statements)?;
+        Ok(())
+    }
+
+    fn has_table(&self, table: &str) -> Result<bool> {
+        Ok(self.catalog().table(table).is_some())
+    }
+}
