@@ -1,0 +1,131 @@
+//! Types: GoogleSQL types to `google.spanner.v1.Type` and back.
+//!
+//! A result set's row type, `param_types` and struct fields all travel as
+//! these. Decoding is where unsupported types are refused (PROTO, ENUM,
+//! INTERVAL, UUID and the PostgreSQL annotations are `UNIMPLEMENTED`).
+
+use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+use pb::struct_type::Field;
+use pb::{TypeAnnotationCode, TypeCode};
+use rowtree_types::Type;
+use tonic::Status;
+
+use super::describe::invalid;
+
+/// The wire type of a GoogleSQL type.
+pub fn type_to_proto(t: &Type) -> pb::Type {
+    let code = match t {
+        Type::Bool => TypeCode::Bool,
+        Type::Int64 => TypeCode::Int64,
+        Type::Float32 => TypeCode::Float32,
+        Type::Float64 => TypeCode::Float64,
+        Type::Numeric => TypeCode::Numeric,
+        Type::String => TypeCode::String,
+        Type::Bytes => TypeCode::Bytes,
+        Type::Date => TypeCode::Date,
+        Type::Timestamp => TypeCode::Timestamp,
+        Type::Json => TypeCode::Json,
+        Type::Array(_) => TypeCode::Array,
+        Type::Struct(_) => TypeCode::Struct,
+    };
+    let mut out = pb::Type {
+        code: code as i32,
+        ..Default::default()
+    };
+    match t {
+        Type::Array(element) => out.array_element_type = Some(Box::new(type_to_proto(element))),
+        Type::Struct(fields) => out.struct_type = Some(struct_type(fields)),
+        _ => {}
+    }
+    out
+}
+
+/// A `StructType` with named fields (row types, struct types).
+pub(super) fn struct_type(fields: &[(String, Type)]) -> pb::StructType {
+    pb::StructType {
+        fields: fields
+            .iter()
+            .map(|(name, t)| Field {
+                name: name.clone(),
+                r#type: Some(type_to_proto(t)),
+            })
+            .collect(),
+    }
+}
+
+/// The GoogleSQL type of a wire type. `TYPE_CODE_UNSPECIFIED`, unknown codes
+/// and incomplete ARRAY/STRUCT types are `INVALID_ARGUMENT`; types Rowtree
+/// does not implement (PROTO, ENUM, INTERVAL, UUID, PostgreSQL annotations)
+/// are `UNIMPLEMENTED`.
+pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
+    match TypeAnnotationCode::try_from(t.type_annotation) {
+        Ok(TypeAnnotationCode::Unspecified) => {}
+        Ok(annotation) => {
+            return Err(Status::unimplemented(format!(
+                "Unsupported type annotation {}: Rowtree serves GoogleSQL-dialect databases only",
+                annotation.as_str_name()
+            )))
+        }
+        Err(_) => {
+            return Err(invalid(format!(
+                "Unknown type annotation code {}",
+                t.type_annotation
+            )))
+        }
+    }
+    let code =
+        TypeCode::try_from(t.code).map_err(|_| invalid(format!("Unknown type code {}", t.code)))?;
+    Ok(match code {
+        TypeCode::Unspecified => {
+            return Err(invalid(
+                "Type code must be specified, found TYPE_CODE_UNSPECIFIED",
+            ))
+        }
+        TypeCode::Bool => Type::Bool,
+        TypeCode::Int64 => Type::Int64,
+        TypeCode::Float64 => Type::Float64,
+        TypeCode::Float32 => Type::Float32,
+        TypeCode::Timestamp => Type::Timestamp,
+        TypeCode::Date => Type::Date,
+        TypeCode::String => Type::String,
+        TypeCode::Bytes => Type::Bytes,
+        TypeCode::Numeric => Type::Numeric,
+        TypeCode::Json => Type::Json,
+        TypeCode::Array => {
+            let element = t
+                .array_element_type
+                .as_deref()
+                .ok_or_else(|| invalid("Array types must specify element type"))?;
+            let element = type_from_proto(element)?;
+            if matches!(element, Type::Array(_)) {
+                return Err(invalid(
+                    "Unsupported type ARRAY<ARRAY<...>>: arrays of arrays do not exist in GoogleSQL",
+                ));
+            }
+            Type::Array(Box::new(element))
+        }
+        TypeCode::Struct => {
+            let st = t
+                .struct_type
+                .as_ref()
+                .ok_or_else(|| invalid("Struct types must specify struct_type"))?;
+            let fields = st
+                .fields
+                .iter()
+                .map(|f| {
+                    let ft = f.r#type.as_ref().ok_or_else(|| {
+                        invalid(format!("Struct field '{}' must specify a type", f.name))
+                    })?;
+                    Ok((f.name.clone(), type_from_proto(ft)?))
+                })
+                .collect::<Result<Vec<_>, Status>>()?;
+            Type::Struct(fields)
+        }
+        TypeCode::Proto | TypeCode::Enum | TypeCode::Interval | TypeCode::Uuid => {
+            return Err(Status::unimplemented(format!(
+                "Unsupported type: {}",
+                code.as_str_name()
+            )))
+        }
+    })
+}
