@@ -1,0 +1,228 @@
+//! The gRPC service: `google.spanner.v1.Spanner` implemented for
+//! [`SpannerService`], one thin method per RPC.
+//!
+//! Each method does the same few things and no more: reads the client's
+//! deadline from the metadata for the calls that return rows, holds the
+//! calls that carry statements, reads or batch writes to
+//! [`MAX_REQUEST_BYTES`](super::MAX_REQUEST_BYTES) (a Commit may be larger),
+//! finds the session, and hands the request to the file that does the
+//! work, on the thread that should run it (`threads.rs`).
+//! The work itself is synchronous and lives in `sessions.rs`,
+//! `statements.rs`, `reads.rs` and `commits.rs`.
+
+use tonic::{Request, Response, Status};
+
+use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+
+use super::commits;
+use super::limits::{check_size, deadline_of};
+use super::reads;
+use super::results::{self, Stream};
+use super::selectors::single_use_snapshot;
+use super::sessions::SpannerService;
+use super::statements;
+use super::threads::blocking;
+use crate::api::spanner::spanner_server::Spanner;
+
+#[tonic::async_trait]
+impl Spanner for SpannerService {
+    async fn create_session(
+        &self,
+        request: Request<pb::CreateSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        let r = request.into_inner();
+        Ok(Response::new(self.create(&r.database, r.session.as_ref())?))
+    }
+
+    async fn batch_create_sessions(
+        &self,
+        request: Request<pb::BatchCreateSessionsRequest>,
+    ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+        let r = request.into_inner();
+        let session =
+            self.create_many(&r.database, r.session_count, r.session_template.as_ref())?;
+        Ok(Response::new(pb::BatchCreateSessionsResponse { session }))
+    }
+
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::Session>, Status> {
+        Ok(Response::new(
+            self.session(&request.get_ref().name)?.to_pb(),
+        ))
+    }
+
+    async fn list_sessions(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        Ok(Response::new(self.list(request.get_ref())?))
+    }
+
+    async fn delete_session(
+        &self,
+        request: Request<pb::DeleteSessionRequest>,
+    ) -> Result<Response<()>, Status> {
+        let txns = self.delete(&request.into_inner().name)?;
+        // Dropping the transactions rolls back the read-write ones.
+        blocking(move || {
+            drop(txns);
+            Ok(())
+        })
+        .await?;
+        Ok(Response::new(()))
+    }
+
+    async fn execute_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        let inline = single_use_snapshot(r.transaction.as_ref());
+        results::unary(inline, deadline, move |rows| {
+            statements::execute(&session, &r, rows)
+        })
+        .await
+    }
+
+    type ExecuteStreamingSqlStream = Stream<pb::PartialResultSet>;
+
+    async fn execute_streaming_sql(
+        &self,
+        request: Request<pb::ExecuteSqlRequest>,
+    ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        let token = r.resume_token.clone();
+        Ok(Response::new(results::stream(
+            &token,
+            deadline,
+            move |out| statements::execute(&session, &r, out),
+        )))
+    }
+
+    async fn execute_batch_dml(
+        &self,
+        request: Request<pb::ExecuteBatchDmlRequest>,
+    ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        blocking(move || statements::batch_dml(&session, &r))
+            .await
+            .map(Response::new)
+    }
+
+    async fn read(
+        &self,
+        request: Request<pb::ReadRequest>,
+    ) -> Result<Response<pb::ResultSet>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        let inline = single_use_snapshot(r.transaction.as_ref());
+        results::unary(inline, deadline, move |rows| {
+            reads::read_rows(&session, &r, rows)
+        })
+        .await
+    }
+
+    type StreamingReadStream = Stream<pb::PartialResultSet>;
+
+    async fn streaming_read(
+        &self,
+        request: Request<pb::ReadRequest>,
+    ) -> Result<Response<Self::StreamingReadStream>, Status> {
+        let deadline = deadline_of(request.metadata());
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        let token = r.resume_token.clone();
+        Ok(Response::new(results::stream(
+            &token,
+            deadline,
+            move |out| reads::read_rows(&session, &r, out),
+        )))
+    }
+
+    async fn begin_transaction(
+        &self,
+        request: Request<pb::BeginTransactionRequest>,
+    ) -> Result<Response<pb::Transaction>, Status> {
+        let r = request.into_inner();
+        let session = self.session(&r.session)?;
+        let options = r.options.unwrap_or_default();
+        blocking(move || {
+            let (_, _, txn) = session.begin(&options)?;
+            Ok(Response::new(txn))
+        })
+        .await
+    }
+
+    async fn commit(
+        &self,
+        request: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::CommitResponse>, Status> {
+        let r = request.into_inner();
+        let session = self.session(&r.session)?;
+        blocking(move || commits::commit(&session, &r))
+            .await
+            .map(Response::new)
+    }
+
+    async fn rollback(
+        &self,
+        request: Request<pb::RollbackRequest>,
+    ) -> Result<Response<()>, Status> {
+        let r = request.into_inner();
+        let session = self.session(&r.session)?;
+        blocking(move || {
+            commits::rollback(&session, &r);
+            Ok(Response::new(()))
+        })
+        .await
+    }
+
+    async fn partition_query(
+        &self,
+        request: Request<pb::PartitionQueryRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        blocking(move || statements::partition_query(&session, &r))
+            .await
+            .map(Response::new)
+    }
+
+    async fn partition_read(
+        &self,
+        request: Request<pb::PartitionReadRequest>,
+    ) -> Result<Response<pb::PartitionResponse>, Status> {
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        blocking(move || reads::partition_read(&session, &r))
+            .await
+            .map(Response::new)
+    }
+
+    type BatchWriteStream = Stream<pb::BatchWriteResponse>;
+
+    async fn batch_write(
+        &self,
+        request: Request<pb::BatchWriteRequest>,
+    ) -> Result<Response<Self::BatchWriteStream>, Status> {
+        let r = request.into_inner();
+        check_size(&r)?;
+        let session = self.session(&r.session)?;
+        Ok(Response::new(commits::batch_write(session, r)))
+    }
+}

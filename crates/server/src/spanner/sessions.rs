@@ -1,0 +1,327 @@
+//! Sessions: the service's store of live sessions, each with the
+//! transactions it holds.
+//!
+//! [`SpannerService`] is the registry (which databases exist) and this
+//! store. A session names its database and keeps its read-write and
+//! partitioned DML transactions by id ([`SessionState::slot`] also opens the
+//! snapshot a read-only id stands for). The store counts sessions per
+//! database to refuse one past [`MAX_SESSIONS`]; [`SpannerService::reap_idle`],
+//! run every few seconds by the server, deletes sessions and rolls back
+//! transactions left idle. The session RPCs (create, get, list, delete)
+//! are answered here; the service only hands them over.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+use parking_lot::Mutex;
+use rowtree_db::{Database, TimestampBound};
+use tonic::Status;
+
+use super::limits::{IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_SESSIONS};
+use super::transactions::{end_aborted, read_only_timestamp, TxnSlot, TxnState, HELD_TAG};
+use crate::registry::{now_nanos, Registry};
+use crate::status;
+
+/// The data service: the registry of databases and the live sessions.
+/// Clones share both (the server keeps one for the reaper).
+#[derive(Clone)]
+pub struct SpannerService {
+    pub(super) registry: Arc<Registry>,
+    pub(super) sessions: Arc<Mutex<Sessions>>,
+}
+
+/// A live session: its name, its database, and the transactions it holds.
+pub(super) struct SessionState {
+    pub(super) name: String,
+    pub(super) database: String,
+    pub(super) db: Database,
+    pub(super) create_time: i64,
+    pub(super) multiplexed: bool,
+    pub(super) creator_role: String,
+    pub(super) last_use: AtomicI64,
+    pub(super) txns: Mutex<HashMap<Vec<u8>, Arc<TxnSlot>>>,
+}
+
+impl SessionState {
+    /// The session as the API returns it.
+    pub(super) fn to_pb(&self) -> pb::Session {
+        pb::Session {
+            name: self.name.clone(),
+            create_time: Some(crate::registry::timestamp_pb(self.create_time)),
+            approximate_last_use_time: Some(crate::registry::timestamp_pb(
+                self.last_use.load(Ordering::Relaxed),
+            )),
+            creator_role: self.creator_role.clone(),
+            multiplexed: self.multiplexed,
+            ..Default::default()
+        }
+    }
+
+    /// The transaction `id` names: a snapshot at the timestamp a read-only
+    /// id carries, or a held transaction (NOT_FOUND if it is not held).
+    pub(super) fn slot(&self, id: &[u8]) -> Result<Arc<TxnSlot>, Status> {
+        if let Some(ts) = read_only_timestamp(id) {
+            let snapshot = self
+                .db
+                .read_only(TimestampBound::ReadTimestamp(ts))
+                .map_err(status::from_db)?;
+            return Ok(TxnSlot::new(TxnState::ReadOnly(snapshot)));
+        }
+        let slot = self.txns.lock().get(id).cloned().ok_or_else(|| {
+            Status::not_found(format!(
+                "Transaction not found: {} (it ended, or was never begun in session {})",
+                hex(id),
+                self.name
+            ))
+        })?;
+        slot.touch();
+        Ok(slot)
+    }
+
+    /// Holds a read-write or partitioned DML transaction under a new id.
+    pub(super) fn register(&self, state: TxnState) -> Result<(Vec<u8>, Arc<TxnSlot>), Status> {
+        let mut id = uuid::Uuid::new_v4().as_bytes().to_vec();
+        id[0] = HELD_TAG;
+        let slot = TxnSlot::new(state);
+        let mut txns = self.txns.lock();
+        if txns.len() >= MAX_HELD_TRANSACTIONS {
+            return Err(Status::resource_exhausted(format!(
+                "Session {} holds {MAX_HELD_TRANSACTIONS} transactions, the most it may; commit \
+                 or roll back some, or use more sessions",
+                self.name
+            )));
+        }
+        txns.insert(id.clone(), slot.clone());
+        Ok((id, slot))
+    }
+
+    /// Stops holding a transaction (ended, or begun by a failed request).
+    pub(super) fn forget(&self, id: &[u8]) {
+        self.txns.lock().remove(id);
+    }
+}
+
+/// An id in hexadecimal, for messages.
+fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Every live session by name, and how many each database holds (kept
+/// beside the map so that the [`MAX_SESSIONS`] check costs nothing).
+#[derive(Default)]
+pub(super) struct Sessions {
+    pub(super) by_name: HashMap<String, Arc<SessionState>>,
+    per_database: HashMap<String, usize>,
+}
+
+impl Sessions {
+    pub(super) fn get(&self, name: &str) -> Option<&Arc<SessionState>> {
+        self.by_name.get(name)
+    }
+
+    pub(super) fn values(&self) -> impl Iterator<Item = &Arc<SessionState>> {
+        self.by_name.values()
+    }
+
+    /// Adds `session` unless its database holds [`MAX_SESSIONS`] already.
+    fn insert(&mut self, session: Arc<SessionState>) -> Result<(), Status> {
+        let count = self
+            .per_database
+            .entry(session.database.clone())
+            .or_default();
+        if *count >= MAX_SESSIONS {
+            return Err(Status::resource_exhausted(format!(
+                "Database {} has {MAX_SESSIONS} sessions, the most it may hold; delete \
+                 sessions that are no longer used (sessions unused for an hour are deleted)",
+                session.database
+            )));
+        }
+        *count += 1;
+        self.by_name.insert(session.name.clone(), session);
+        Ok(())
+    }
+
+    fn remove(&mut self, name: &str) -> Option<Arc<SessionState>> {
+        let session = self.by_name.remove(name)?;
+        if let Some(count) = self.per_database.get_mut(&session.database) {
+            *count -= 1;
+            if *count == 0 {
+                self.per_database.remove(&session.database);
+            }
+        }
+        Some(session)
+    }
+}
+
+impl SpannerService {
+    /// A service over `registry`'s databases, with no sessions yet.
+    pub fn new(registry: Arc<Registry>) -> SpannerService {
+        SpannerService {
+            registry,
+            sessions: Arc::new(Mutex::new(Sessions::default())),
+        }
+    }
+
+    /// The session `name`, marked used: NOT_FOUND if it is gone, or if its
+    /// database was dropped (the session goes too).
+    pub(super) fn session(&self, name: &str) -> Result<Arc<SessionState>, Status> {
+        let session = self
+            .sessions
+            .lock()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| status::not_found("google.spanner.v1.Session", name))?;
+        if !self.registry.has_database(&session.database) {
+            self.sessions.lock().remove(name);
+            return Err(status::not_found(
+                "google.spanner.admin.database.v1.Database",
+                &session.database,
+            ));
+        }
+        session.last_use.store(now_nanos(), Ordering::Relaxed);
+        Ok(session)
+    }
+
+    /// CreateSession: a new session in `database`, multiplexed or with a
+    /// creator role as `template` asks.
+    pub(super) fn create(
+        &self,
+        database: &str,
+        template: Option<&pb::Session>,
+    ) -> Result<pb::Session, Status> {
+        let hosted = self.registry.database(database)?;
+        let name = format!("{database}/sessions/{}", uuid::Uuid::new_v4().simple());
+        let now = now_nanos();
+        let state = Arc::new(SessionState {
+            name: name.clone(),
+            database: database.to_string(),
+            db: hosted.db,
+            create_time: now,
+            multiplexed: template.is_some_and(|t| t.multiplexed),
+            creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
+            last_use: AtomicI64::new(now),
+            txns: Mutex::new(HashMap::new()),
+        });
+        let out = state.to_pb();
+        self.sessions.lock().insert(state)?;
+        Ok(out)
+    }
+
+    /// BatchCreateSessions: `count` sessions (at most 100 per request, as
+    /// Spanner returns), each like `template`.
+    pub(super) fn create_many(
+        &self,
+        database: &str,
+        count: i32,
+        template: Option<&pb::Session>,
+    ) -> Result<Vec<pb::Session>, Status> {
+        if count <= 0 {
+            return Err(Status::invalid_argument("session_count must be positive"));
+        }
+        let count = count.min(100);
+        let mut session = Vec::with_capacity(count as usize);
+        for _ in 0..count {
+            session.push(self.create(database, template)?);
+        }
+        Ok(session)
+    }
+
+    /// ListSessions: a database's sessions by name, a page at a time (the
+    /// page token is the index of the next one).
+    pub(super) fn list(
+        &self,
+        r: &pb::ListSessionsRequest,
+    ) -> Result<pb::ListSessionsResponse, Status> {
+        self.registry.database(&r.database)?;
+        let mut sessions: Vec<pb::Session> = self
+            .sessions
+            .lock()
+            .values()
+            .filter(|s| s.database == r.database)
+            .map(|s| s.to_pb())
+            .collect();
+        sessions.sort_by(|a, b| a.name.cmp(&b.name));
+        let start: usize = r.page_token.parse().unwrap_or(0);
+        let size = if r.page_size <= 0 {
+            usize::MAX
+        } else {
+            r.page_size as usize
+        };
+        let total = sessions.len();
+        let page: Vec<pb::Session> = sessions.into_iter().skip(start).take(size).collect();
+        let next = if start + page.len() < total {
+            (start + page.len()).to_string()
+        } else {
+            String::new()
+        };
+        Ok(pb::ListSessionsResponse {
+            sessions: page,
+            next_page_token: next,
+        })
+    }
+
+    /// DeleteSession: removes the session and returns the transactions it
+    /// held, for the caller to drop on a blocking thread (dropping a
+    /// read-write transaction rolls it back).
+    pub(super) fn delete(&self, name: &str) -> Result<Vec<Arc<TxnSlot>>, Status> {
+        let removed = self.sessions.lock().remove(name);
+        match removed {
+            Some(s) => Ok(s.txns.lock().drain().map(|(_, v)| v).collect()),
+            None => Err(status::not_found("google.spanner.v1.Session", name)),
+        }
+    }
+
+    /// Rolls back read-write transactions idle longer than
+    /// [`IDLE_READ_WRITE`], forgets partitioned DML transactions as idle, and
+    /// deletes sessions (not multiplexed) unused for [`IDLE_SESSION`];
+    /// returns how many transactions and sessions were ended. Called
+    /// periodically by the server.
+    pub fn reap_idle(&self) -> usize {
+        let now = now_nanos();
+        let idle_since = |nanos: i64| Duration::from_nanos((now - nanos).max(0) as u64);
+        let mut ended = 0;
+        let expired: Vec<Arc<SessionState>> = {
+            let mut sessions = self.sessions.lock();
+            let names: Vec<String> = sessions
+                .values()
+                .filter(|s| {
+                    !s.multiplexed && idle_since(s.last_use.load(Ordering::Relaxed)) >= IDLE_SESSION
+                })
+                .map(|s| s.name.clone())
+                .collect();
+            names.iter().filter_map(|n| sessions.remove(n)).collect()
+        };
+        for s in expired {
+            // Dropping a read-write transaction rolls it back.
+            let txns: Vec<Arc<TxnSlot>> = s.txns.lock().drain().map(|(_, v)| v).collect();
+            ended += 1 + txns.len();
+        }
+        let sessions: Vec<Arc<SessionState>> = self.sessions.lock().values().cloned().collect();
+        for s in sessions {
+            let mut txns = s.txns.lock();
+            txns.retain(|_, slot| {
+                let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
+                if idle < IDLE_READ_WRITE {
+                    return true;
+                }
+                if let Some(mut state) = slot.state.try_lock() {
+                    ended += 1;
+                    if slot.read_write {
+                        end_aborted(
+                            &mut state,
+                            "Transaction was aborted because it was idle too long",
+                        );
+                        // Keep the ended slot a while so the client hears ABORTED.
+                        return idle < IDLE_READ_WRITE * 2;
+                    }
+                    return false;
+                }
+                true
+            });
+        }
+        ended
+    }
+}
