@@ -7,6 +7,7 @@
 //! * `rowtree ddl` prints a database's schema as Spanner's GetDatabaseDdl does.
 //! * `rowtree keyviz` writes a database's key visualizer heatmap as one HTML file.
 
+mod bench;
 mod demo;
 mod format;
 mod keyviz;
@@ -97,6 +98,9 @@ enum Command {
     /// `rowtree serve` shows the same page at
     /// http://127.0.0.1:9020/keyviz/projects/P/instances/I/databases/D.
     Keyviz(keyviz::KeyvizArgs),
+    /// Benchmarks that reproduce published measurements on this machine.
+    #[command(subcommand)]
+    Bench(bench::BenchCommand),
 }
 
 #[derive(Debug, Args)]
@@ -339,6 +343,7 @@ fn main() -> ExitCode {
         Command::Simulate(args) => simulate::simulate(args),
         Command::Demo(cmd) => simulate::demo(cmd),
         Command::Keyviz(args) => keyviz::run(args),
+        Command::Bench(cmd) => bench::run(cmd),
     }
 }
 

@@ -77,7 +77,9 @@ impl FromStr for Mode {
             .into_iter()
             .find(|m| m.name() == s)
             .ok_or_else(|| {
-                format!("unknown mode {s:?}: expected sync, async, batch, async-batch or bit-reversed")
+                format!(
+                    "unknown mode {s:?}: expected sync, async, batch, async-batch or bit-reversed"
+                )
             })
     }
 }
@@ -134,6 +136,10 @@ pub struct Report {
     /// which is always 0).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub spread: Option<[u64; 16]>,
+    /// For async-batch: how many requests found the batch empty and waited
+    /// for the background fetch.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub waited_for_batch: Option<u64>,
 }
 
 impl Report {
@@ -158,6 +164,9 @@ impl Report {
             (99, self.p99_ms),
         ] {
             out.push_str(&format!("Latency: {p}%ile {} ms\n", v as u64));
+        }
+        if let Some(waited) = self.waited_for_batch {
+            out.push_str(&format!("Requests that waited for a batch: {waited}\n"));
         }
         if let (Some(spread), Some(ratio)) = (self.spread, self.spread_max_over_mean()) {
             out.push_str(&format!(
@@ -191,43 +200,43 @@ pub fn run<S: Store>(store: Arc<S>, config: &Config, progress: Progress<'_>) -> 
         ));
     }
     prepare(&*store, config)?;
-    let generator: Option<Box<dyn Generator>> = match config.mode {
-        Mode::Async => Some(Box::new(Async::new(store.clone(), &config.sequence))),
-        Mode::Batch => Some(Box::new(Batch::new(
-            store.clone(),
-            &config.sequence,
-            config.batch_size,
-        )?)),
-        Mode::AsyncBatch => Some(Box::new(AsyncBatch::new(
+    let async_batch = match config.mode {
+        Mode::AsyncBatch => Some(Arc::new(AsyncBatch::new(
             store.clone(),
             &config.sequence,
             config.batch_size,
             config.low_water,
         )?)),
+        _ => None,
+    };
+    let generator: Option<Arc<dyn Generator>> = match config.mode {
+        Mode::Async => Some(Arc::new(Async::new(store.clone(), &config.sequence))),
+        Mode::Batch => Some(Arc::new(Batch::new(
+            store.clone(),
+            &config.sequence,
+            config.batch_size,
+        )?)),
+        Mode::AsyncBatch => async_batch.clone().map(|g| g as Arc<dyn Generator>),
         Mode::Sync | Mode::BitReversed => None,
     };
     let sync = Sync::new(&config.sequence);
     let work = config.txn_latency;
     let request = |store: &S| -> Result<i64> {
         match config.mode {
-            Mode::Sync => {
-                Ok(store
-                    .run(&mut |t| {
-                        let v = sync.next_value(t)?;
-                        pause(work);
-                        Ok(v)
-                    })?
-                    .value)
-            }
-            Mode::BitReversed => {
-                Ok(store
-                    .run(&mut |t| {
-                        let v = t.next_bit_reversed_value(&config.sequence)?;
-                        pause(work);
-                        Ok(v)
-                    })?
-                    .value)
-            }
+            Mode::Sync => Ok(store
+                .run(&mut |t| {
+                    let v = sync.next_value(t)?;
+                    pause(work);
+                    Ok(v)
+                })?
+                .value),
+            Mode::BitReversed => Ok(store
+                .run(&mut |t| {
+                    let v = t.next_bit_reversed_value(&config.sequence)?;
+                    pause(work);
+                    Ok(v)
+                })?
+                .value),
             _ => {
                 let v = generator.as_ref().expect("a generator").next_value()?;
                 store.run(&mut |_| {
@@ -242,7 +251,8 @@ pub fn run<S: Store>(store: Arc<S>, config: &Config, progress: Progress<'_>) -> 
     let next = AtomicUsize::new(0);
     let done = AtomicUsize::new(0);
     let started = Instant::now();
-    let outcomes: Vec<Result<Vec<(usize, Duration, i64)>>> = std::thread::scope(|scope| {
+    type Outcome = Result<(Vec<(usize, Duration, i64)>, Instant)>;
+    let outcomes: Vec<Outcome> = std::thread::scope(|scope| {
         let workers: Vec<_> = (0..config.threads)
             .map(|_| {
                 let (next, done, store, request) = (&next, &done, &*store, &request);
@@ -251,7 +261,9 @@ pub fn run<S: Store>(store: Arc<S>, config: &Config, progress: Progress<'_>) -> 
                     loop {
                         let i = next.fetch_add(1, Ordering::Relaxed);
                         if i >= config.iterations {
-                            return Ok(mine);
+                            // The run ends when the last worker does (not
+                            // when the progress loop below notices).
+                            return Ok((mine, Instant::now()));
                         }
                         let t0 = Instant::now();
                         let value = match request(store) {
@@ -277,17 +289,22 @@ pub fn run<S: Store>(store: Arc<S>, config: &Config, progress: Progress<'_>) -> 
             .map(|w| w.join().expect("a benchmark worker panicked"))
             .collect()
     });
-    let elapsed = started.elapsed();
     progress(done.load(Ordering::Relaxed), config.iterations);
     let mut latencies = vec![Duration::ZERO; config.iterations];
     let mut values = Vec::with_capacity(config.iterations);
+    let mut finished = started;
     for outcome in outcomes {
-        for (i, latency, value) in outcome? {
+        let (mine, end) = outcome?;
+        finished = finished.max(end);
+        for (i, latency, value) in mine {
             latencies[i] = latency;
             values.push(value);
         }
     }
-    summarize(config, elapsed, latencies, values)
+    let elapsed = finished - started;
+    let mut report = summarize(config, elapsed, latencies, values)?;
+    report.waited_for_batch = async_batch.map(|g| g.waits());
+    Ok(report)
 }
 
 /// Simulated application work: a sleep, as the article's tool does.
@@ -338,6 +355,7 @@ fn summarize(
         min_value: values.first().copied().unwrap_or_default(),
         max_value: values.last().copied().unwrap_or_default(),
         spread,
+        waited_for_batch: None,
     })
 }
 
@@ -405,4 +423,334 @@ pub fn seed_result(mode: Mode, threads: usize) -> Option<SeedResult> {
         .iter()
         .copied()
         .find(|r| r.mode == mode && r.threads == threads)
+}
+
+/// The thread counts of the matrix, as in the article's table.
+pub const MATRIX_THREADS: [usize; 2] = [10, 50];
+
+/// Values drawn for the spread of the built-in sequence.
+pub const SPREAD_VALUES: usize = 100_000;
+
+/// The matrix: every mode at 10 and 50 threads, then the built-in sequence
+/// with no application work (its raw rate and its spread over
+/// [`SPREAD_VALUES`] values), with the throughput ceiling of the
+/// bit-reversed runs.
+#[derive(Debug, Clone, Serialize)]
+pub struct Matrix {
+    pub runs: Vec<Report>,
+    /// The bit-reversed run with no application work, [`SPREAD_VALUES`]
+    /// iterations at the largest thread count.
+    pub unthrottled: Report,
+    /// The median time of one bit-reversed request with no work, one thread.
+    pub commit_ms: f64,
+    pub seed: Vec<SeedResult>,
+}
+
+impl Matrix {
+    /// The run of a mode at a thread count.
+    pub fn run(&self, mode: Mode, threads: usize) -> Option<&Report> {
+        self.runs
+            .iter()
+            .find(|r| r.mode == mode && r.threads == threads)
+    }
+
+    /// The most values/s `threads` workers can reach when each request takes
+    /// the application's work plus the measured commit time.
+    pub fn ceiling(&self, threads: usize, txn_latency_ms: f64) -> f64 {
+        threads as f64 * 1000.0 / (txn_latency_ms + self.commit_ms)
+    }
+
+    /// The table beside the article's, and the targets, as text.
+    pub fn text(&self) -> String {
+        let mut out = String::new();
+        out.push_str(
+            "                          |            this machine              |   the article (Spanner, 1 node)\n",
+        );
+        out.push_str(
+            "mode          threads     |  values/s   p50 ms  p90 ms   p99 ms  |  values/s  p50 ms  p90 ms  p99 ms\n",
+        );
+        for r in &self.runs {
+            let seed = seed_result(r.mode, r.threads)
+                .map(|s| {
+                    format!(
+                        "{:>9.1} {:>7.0} {:>7.0} {:>7.0}",
+                        s.values_per_sec, s.p50_ms, s.p90_ms, s.p99_ms
+                    )
+                })
+                .unwrap_or_else(|| format!("{:>9} {:>7} {:>7} {:>7}", "-", "-", "-", "-"));
+            out.push_str(&format!(
+                "{:<13} {:>7}     | {:>9.1} {:>8.1} {:>7.1} {:>8.1}  | {seed}\n",
+                r.mode.name(),
+                r.threads,
+                r.values_per_sec,
+                r.p50_ms,
+                r.p90_ms,
+                r.p99_ms
+            ));
+        }
+        let u = &self.unthrottled;
+        out.push_str(&format!(
+            "\nbit-reversed, no application work: {} values at {} threads: {:.0} values/s (p50 {:.1} µs, p99 {:.1} µs)\n",
+            u.iterations, u.threads, u.values_per_sec, u.p50_ms * 1000.0, u.p99_ms * 1000.0
+        ));
+        if let (Some(spread), Some(ratio)) = (u.spread, u.spread_max_over_mean()) {
+            out.push_str(&format!(
+                "spread over 16 buckets of the positive INT64 range: {spread:?}\nfullest bucket: {ratio:.3}x the mean\n"
+            ));
+        }
+        out.push_str(&format!(
+            "one bit-reversed request with no work (begin, value, commit), median: {:.1} µs\n",
+            self.commit_ms * 1000.0
+        ));
+        out.push_str("\ntargets:\n");
+        for t in self.targets() {
+            out.push_str(&format!(
+                "  [{}] {}\n",
+                if t.met { "met" } else { "NOT met" },
+                t.text
+            ));
+        }
+        out
+    }
+
+    /// The targets, evaluated on this run.
+    pub fn targets(&self) -> Vec<Target> {
+        let mut targets = Vec::new();
+        let (lo, hi) = (MATRIX_THREADS[0], MATRIX_THREADS[1]);
+        let get = |m, t| self.run(m, t);
+        if let (Some(s10), Some(s50)) = (get(Mode::Sync, lo), get(Mode::Sync, hi)) {
+            targets.push(Target {
+                met: s50.values_per_sec <= s10.values_per_sec * 1.1,
+                text: format!(
+                    "sync values/s falls or stays flat from {lo} to {hi} threads: {:.1} -> {:.1}",
+                    s10.values_per_sec, s50.values_per_sec
+                ),
+            });
+            for s in [s10, s50] {
+                targets.push(Target {
+                    met: s.p90_ms >= 3.0 * s.p50_ms,
+                    text: format!(
+                        "sync p90 far above p50 at {} threads: p50 {:.1} ms, p90 {:.1} ms",
+                        s.threads, s.p50_ms, s.p90_ms
+                    ),
+                });
+            }
+        }
+        for t in MATRIX_THREADS {
+            if let (Some(a), Some(s)) = (get(Mode::Async, t), get(Mode::Sync, t)) {
+                targets.push(Target {
+                    met: a.values_per_sec > s.values_per_sec,
+                    text: format!(
+                        "async above sync at {t} threads: {:.1} vs {:.1} values/s",
+                        a.values_per_sec, s.values_per_sec
+                    ),
+                });
+            }
+        }
+        if let Some(s) = get(Mode::Sync, lo) {
+            for m in [Mode::Batch, Mode::AsyncBatch] {
+                if let Some(b) = get(m, lo) {
+                    targets.push(Target {
+                        met: b.values_per_sec >= 10.0 * s.values_per_sec,
+                        text: format!(
+                            "{m} at least 10x sync at {lo} threads: {:.1} vs {:.1} values/s ({:.1}x)",
+                            b.values_per_sec,
+                            s.values_per_sec,
+                            b.values_per_sec / s.values_per_sec
+                        ),
+                    });
+                }
+            }
+        }
+        if let Some(a) = get(Mode::AsyncBatch, hi) {
+            targets.push(Target {
+                met: a.p99_ms <= 2.0 * a.p50_ms,
+                text: format!(
+                    "async-batch p99 at most 2x its p50 at {hi} threads: p50 {:.2} ms, p99 {:.2} ms",
+                    a.p50_ms, a.p99_ms
+                ),
+            });
+        }
+        if let Some(b) = get(Mode::BitReversed, hi) {
+            let ceiling = self.ceiling(hi, b.txn_latency_ms);
+            targets.push(Target {
+                met: b.values_per_sec >= 0.9 * ceiling,
+                text: format!(
+                    "bit-reversed at {hi} threads reaches 90% of its ceiling {hi} / ({:.1} ms + {:.3} ms) = {ceiling:.0} values/s: {:.0} ({:.1}%)",
+                    b.txn_latency_ms,
+                    self.commit_ms,
+                    b.values_per_sec,
+                    100.0 * b.values_per_sec / ceiling
+                ),
+            });
+        }
+        let u = &self.unthrottled;
+        targets.push(Target {
+            met: u.values_per_sec >= 50_000.0,
+            text: format!(
+                "bit-reversed with no application work hands out at least 50,000 values/s: {:.0}",
+                u.values_per_sec
+            ),
+        });
+        if let Some(ratio) = u.spread_max_over_mean() {
+            targets.push(Target {
+                met: ratio <= 1.5,
+                text: format!(
+                    "bit-reversed values spread: no bucket of 16 above 1.5x the mean after {} values: {ratio:.3}x",
+                    u.iterations
+                ),
+            });
+        }
+        targets
+    }
+}
+
+/// One target of the matrix and whether this run met it.
+#[derive(Debug, Clone, Serialize)]
+pub struct Target {
+    pub met: bool,
+    pub text: String,
+}
+
+/// Runs the matrix. `template` gives the iterations, application work,
+/// batch size and low-water mark; `progress` hears each run's label and
+/// its progress.
+pub fn matrix<S: Store>(
+    store: Arc<S>,
+    template: &Config,
+    progress: &(dyn Fn(&str, usize, usize) + std::marker::Sync),
+) -> Result<Matrix> {
+    let mut runs = Vec::new();
+    for mode in Mode::ALL {
+        for threads in MATRIX_THREADS {
+            let config = Config {
+                mode,
+                threads,
+                ..template.clone()
+            };
+            let label = format!("{mode} at {threads} threads");
+            runs.push(run(store.clone(), &config, &|d, t| progress(&label, d, t))?);
+        }
+    }
+    let commit = commit_time(store.clone(), Mode::BitReversed, 200)?;
+    let config = Config {
+        mode: Mode::BitReversed,
+        threads: MATRIX_THREADS[1],
+        iterations: SPREAD_VALUES,
+        txn_latency: Duration::ZERO,
+        ..template.clone()
+    };
+    let label = format!("bit-reversed, no work, {} values", SPREAD_VALUES);
+    let unthrottled = run(store, &config, &|d, t| progress(&label, d, t))?;
+    Ok(Matrix {
+        runs,
+        unthrottled,
+        commit_ms: commit.as_secs_f64() * 1000.0,
+        seed: SEED_RESULTS.to_vec(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn quick(mode: Mode) -> Report {
+        let db = Arc::new(rowtree_db::Database::in_memory());
+        let config = Config {
+            mode,
+            iterations: 60,
+            threads: 4,
+            txn_latency: Duration::from_millis(1),
+            batch_size: 10,
+            low_water: 3,
+            ..Config::default()
+        };
+        run(db, &config, &|_, _| {}).unwrap()
+    }
+
+    #[test]
+    fn every_mode_runs_and_reports_in_the_article_format() {
+        for mode in Mode::ALL {
+            let report = quick(mode);
+            assert_eq!(report.iterations, 60);
+            assert!(
+                report.p50_ms >= 1.0,
+                "{mode}: each request does 1 ms of work"
+            );
+            assert!(report.p50_ms <= report.p75_ms && report.p75_ms <= report.p90_ms);
+            assert!(report.p90_ms <= report.p99_ms);
+            let text = report.text();
+            let first = text.lines().next().unwrap();
+            assert!(
+                first.starts_with("60 iterations (4 parallel threads) in ")
+                    && first.ends_with(" values/s"),
+                "{first}"
+            );
+            for p in [50, 75, 90, 99] {
+                assert!(text.contains(&format!("Latency: {p}%ile ")), "{text}");
+            }
+            let json = serde_json::to_value(&report).unwrap();
+            for key in [
+                "mode",
+                "threads",
+                "iterations",
+                "values_per_sec",
+                "p50_ms",
+                "p75_ms",
+                "p90_ms",
+                "p99_ms",
+            ] {
+                assert!(json.get(key).is_some(), "{key} missing from {json}");
+            }
+            assert_eq!(json["mode"], mode.name());
+        }
+    }
+
+    #[test]
+    fn table_modes_hand_out_consecutive_values_when_nothing_else_takes_any() {
+        // Sync and async take one value per request from a fresh sequence.
+        for mode in [Mode::Sync, Mode::Async] {
+            let r = quick(mode);
+            assert_eq!((r.min_value, r.max_value), (1, 60), "{mode}");
+        }
+        let r = quick(Mode::BitReversed);
+        assert!(r.spread.is_some() && r.min_value > 0);
+    }
+
+    #[test]
+    fn percentiles_are_taken_as_the_article_takes_them() {
+        let config = Config {
+            iterations: 10,
+            ..Config::default()
+        };
+        let latencies = (1..=10).map(Duration::from_millis).rev().collect();
+        let r = summarize(
+            &config,
+            Duration::from_secs(1),
+            latencies,
+            (0..10).collect(),
+        )
+        .unwrap();
+        // Index floor(10 * p) of the sorted 1..=10 ms.
+        assert_eq!(
+            (r.p50_ms, r.p75_ms, r.p90_ms, r.p99_ms),
+            (6.0, 8.0, 10.0, 10.0)
+        );
+        assert_eq!(r.values_per_sec, 10.0);
+        let dup = summarize(
+            &config,
+            Duration::from_secs(1),
+            vec![Duration::ZERO; 2],
+            vec![5, 5],
+        );
+        assert!(dup.is_err(), "a duplicate value must void the run");
+    }
+
+    #[test]
+    fn modes_parse_from_their_names() {
+        for mode in Mode::ALL {
+            assert_eq!(mode.name().parse::<Mode>().unwrap(), mode);
+        }
+        assert!("fast".parse::<Mode>().is_err());
+    }
 }

@@ -46,7 +46,10 @@ impl Txn for EmbeddedTxn {
         self.txn.buffer(Mutation::insert_or_update(
             SEQUENCES_TABLE,
             &["name", "next_value"],
-            vec![vec![Value::String(name.to_string()), Value::Int64(next_value)]],
+            vec![vec![
+                Value::String(name.to_string()),
+                Value::Int64(next_value),
+            ]],
         ))?;
         Ok(())
     }
@@ -65,44 +68,44 @@ pub fn run<T>(
     db: &Database,
     body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
 ) -> Result<Committed<T>> {
-        let mut priority = None;
-        let mut backoff = Backoff::default();
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
-            let txn = match priority {
-                None => db.begin(),
-                Some(p) => db.begin_with_priority(p),
-            };
-            priority = Some(txn.priority());
-            let mut attempt = EmbeddedTxn { txn };
-            let outcome = match body(&mut attempt) {
-                Ok(value) => attempt
-                    .txn
-                    .commit()
-                    .map(|c| Committed {
-                        value,
-                        commit_timestamp: c.timestamp(),
-                    })
-                    .map_err(Error::from),
-                Err(e) => {
-                    attempt.txn.rollback();
-                    Err(e)
-                }
-            };
-            match outcome {
-                Err(e) if e.is_aborted() => {
-                    if attempts >= MAX_ATTEMPTS {
-                        return Err(Error::TooManyAborts {
-                            attempts,
-                            last: e.to_string(),
-                        });
-                    }
-                    backoff.wait();
-                }
-                other => return other,
+    let mut backoff = Backoff::default();
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        // Each attempt is a new transaction with a new wound-wait
+        // priority, as when a client library retries with a fresh
+        // BeginTransaction (the remote store does): under contention a
+        // newcomer may beat a retried attempt, which is what gives the
+        // in-transaction generator its long latency tail.
+        let txn = db.begin();
+        let mut attempt = EmbeddedTxn { txn };
+        let outcome = match body(&mut attempt) {
+            Ok(value) => attempt
+                .txn
+                .commit()
+                .map(|c| Committed {
+                    value,
+                    commit_timestamp: c.timestamp(),
+                })
+                .map_err(Error::from),
+            Err(e) => {
+                attempt.txn.rollback();
+                Err(e)
             }
+        };
+        match outcome {
+            Err(e) if e.is_aborted() => {
+                if attempts >= MAX_ATTEMPTS {
+                    return Err(Error::TooManyAborts {
+                        attempts,
+                        last: e.to_string(),
+                    });
+                }
+                backoff.wait();
+            }
+            other => return other,
         }
+    }
 }
 
 impl Store for Database {

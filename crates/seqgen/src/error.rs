@@ -48,7 +48,13 @@ impl Error {
 
     /// Whether retrying the whole transaction may succeed.
     pub fn is_aborted(&self) -> bool {
-        matches!(self, Error::Database { code: Code::Aborted, .. })
+        matches!(
+            self,
+            Error::Database {
+                code: Code::Aborted,
+                ..
+            }
+        )
     }
 
     /// An ABORTED error, as a transaction that lost a conflict gets.

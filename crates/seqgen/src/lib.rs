@@ -49,7 +49,7 @@ pub mod bench;
 pub mod embedded;
 pub mod error;
 pub mod generators;
-
+pub mod remote;
 pub mod store;
 
 pub use backoff::Backoff;

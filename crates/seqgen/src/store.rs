@@ -66,8 +66,9 @@ pub trait Store: Send + Sync + 'static {
     /// Runs `body` in a read-write transaction and commits it; while the
     /// transaction is aborted (by a conflict, or by the body returning an
     /// error whose [`Error::is_aborted`] holds) the whole body runs again in
-    /// a new attempt that keeps the first attempt's priority, after a short
-    /// backoff. Any other error rolls the transaction back and is returned.
+    /// a new transaction after a short backoff ([`Backoff`](crate::Backoff)),
+    /// up to [`MAX_ATTEMPTS`] attempts. Any other error rolls the
+    /// transaction back and is returned.
     fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>>;
 
     /// Applies DDL statements (one schema change; waits until done).

@@ -126,9 +126,15 @@ fn sync_values_are_unique_gapless_and_ordered_by_commit_under_aborts() {
                 })
             })
             .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
     });
-    assert!(store.injected.load(Ordering::Relaxed) > 0, "no abort was injected");
+    assert!(
+        store.injected.load(Ordering::Relaxed) > 0,
+        "no abort was injected"
+    );
     let mut by_commit = committed.clone();
     by_commit.sort();
     let values: Vec<i64> = by_commit.iter().map(|(_, v)| *v).collect();
@@ -182,7 +188,9 @@ fn async_values_are_unique_and_each_caller_sees_them_rise() {
 
 /// Values from several instances of a batch generator, each used by
 /// several threads, with aborts injected into every fetch.
-fn batch_instances_hand_out_unique_values(make: impl Fn(Arc<Faulty<Database>>) -> Box<dyn Generator>) {
+fn batch_instances_hand_out_unique_values(
+    make: impl Fn(Arc<Faulty<Database>>) -> Box<dyn Generator>,
+) {
     let db = Database::in_memory();
     let store = Arc::new(Faulty::new(db.clone(), 0.2));
     create_sequence(&*store, "s", 1).unwrap();
@@ -191,15 +199,27 @@ fn batch_instances_hand_out_unique_values(make: impl Fn(Arc<Faulty<Database>>) -
         let workers: Vec<_> = instances
             .iter()
             .flat_map(|g| std::iter::repeat_n(g, 4))
-            .map(|g| s.spawn(move || (0..150).map(|_| g.next_value().unwrap()).collect::<Vec<_>>()))
+            .map(|g| {
+                s.spawn(move || {
+                    (0..150)
+                        .map(|_| g.next_value().unwrap())
+                        .collect::<Vec<_>>()
+                })
+            })
             .collect();
-        workers.into_iter().flat_map(|w| w.join().unwrap()).collect()
+        workers
+            .into_iter()
+            .flat_map(|w| w.join().unwrap())
+            .collect()
     });
     let unique: BTreeSet<i64> = values.iter().copied().collect();
     assert_eq!(unique.len(), values.len(), "a value was handed out twice");
     assert_eq!(values.len(), 3 * 4 * 150);
     let next = next_value_in_table(&db, "s");
-    assert!(*unique.last().unwrap() < next, "a value at or above next_value {next} was handed out");
+    assert!(
+        *unique.last().unwrap() < next,
+        "a value at or above next_value {next} was handed out"
+    );
     assert!(*unique.first().unwrap() >= 1);
 }
 
@@ -265,7 +285,11 @@ fn an_async_batch_caller_waits_only_when_the_batch_runs_dry() {
     for expected in 2..=10 {
         assert_eq!(generator.next_value().unwrap(), expected);
     }
-    assert_eq!(generator.waits(), waits, "a caller waited while values remained");
+    assert_eq!(
+        generator.waits(),
+        waits,
+        "a caller waited while values remained"
+    );
     // The fetch started below the low-water mark (5 left) is still held.
     assert_eq!(generator.fetches(), 2);
     std::thread::scope(|s| {
@@ -273,7 +297,10 @@ fn an_async_batch_caller_waits_only_when_the_batch_runs_dry() {
         while generator.waits() == waits {
             std::thread::yield_now();
         }
-        assert!(!taker.is_finished(), "the batch ran dry, so the caller must wait");
+        assert!(
+            !taker.is_finished(),
+            "the batch ran dry, so the caller must wait"
+        );
         store.permit(1);
         assert_eq!(taker.join().unwrap(), 11);
     });
@@ -283,13 +310,28 @@ fn an_async_batch_caller_waits_only_when_the_batch_runs_dry() {
 #[test]
 fn bad_configurations_are_refused() {
     let db = Arc::new(Database::in_memory());
-    assert!(matches!(Batch::new(db.clone(), "s", 0), Err(Error::Config(_))));
-    assert!(matches!(AsyncBatch::new(db.clone(), "s", 10, 10), Err(Error::Config(_))));
-    assert!(matches!(AsyncBatch::new(db.clone(), "s", 10, -1), Err(Error::Config(_))));
-    assert!(matches!(create_sequence(&*db, "", 1), Err(Error::Config(_))));
+    assert!(matches!(
+        Batch::new(db.clone(), "s", 0),
+        Err(Error::Config(_))
+    ));
+    assert!(matches!(
+        AsyncBatch::new(db.clone(), "s", 10, 10),
+        Err(Error::Config(_))
+    ));
+    assert!(matches!(
+        AsyncBatch::new(db.clone(), "s", 10, -1),
+        Err(Error::Config(_))
+    ));
+    assert!(matches!(
+        create_sequence(&*db, "", 1),
+        Err(Error::Config(_))
+    ));
     create_sequence(&*db, "exists", 1).unwrap();
     let missing = Async::new(db.clone(), "nope");
-    assert!(matches!(missing.next_value(), Err(Error::NoSuchSequence { .. })));
+    assert!(matches!(
+        missing.next_value(),
+        Err(Error::NoSuchSequence { .. })
+    ));
 }
 
 #[test]
@@ -299,7 +341,10 @@ fn a_sequence_at_the_end_of_int64_is_exhausted_not_wrapped() {
     let generator = Batch::new(db.clone(), "s", 2).unwrap();
     assert_eq!(generator.next_value().unwrap(), i64::MAX - 2);
     assert_eq!(generator.next_value().unwrap(), i64::MAX - 1);
-    assert!(matches!(generator.next_value(), Err(Error::Exhausted { .. })));
+    assert!(matches!(
+        generator.next_value(),
+        Err(Error::Exhausted { .. })
+    ));
 }
 
 /// An instance that stops (crashes) while holding a batch leaves its
@@ -342,7 +387,10 @@ fn a_crashed_instance_holding_a_batch_leaves_a_gap_never_a_duplicate() {
     let v = after.next_value().unwrap();
     assert_eq!(v, next);
     let max_before = *before.iter().max().unwrap();
-    assert!(v > max_before, "{v} was possibly handed out before the crash");
+    assert!(
+        v > max_before,
+        "{v} was possibly handed out before the crash"
+    );
     let unique: BTreeSet<i64> = before.iter().copied().collect();
     assert_eq!(unique.len(), before.len());
 }
