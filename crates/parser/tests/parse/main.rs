@@ -17,7 +17,6 @@
 //! expected output with `UPDATE_GOLDENFILES=1 cargo test -p rowtree-parser
 //! --test parse`, then review the diff.
 
-#[path = "parse/render.rs"]
 mod render;
 
 use std::error::Error;
