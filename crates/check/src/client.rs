@@ -33,10 +33,7 @@
 use std::net::SocketAddr;
 use std::time::Duration;
 
-pub use googleapis_tonic_google_longrunning::google::longrunning as lro;
-pub use googleapis_tonic_google_spanner_admin_database_v1::google::spanner::admin::database::v1 as dpb;
-pub use googleapis_tonic_google_spanner_admin_instance_v1::google::spanner::admin::instance::v1 as ipb;
-pub use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+pub use crate::proto::{dpb, ipb, lro, pb};
 
 use dpb::database_admin_client::DatabaseAdminClient;
 use ipb::instance_admin_client::InstanceAdminClient;

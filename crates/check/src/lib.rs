@@ -8,7 +8,8 @@
 //!
 //! 1. [`server`]: start, stop, SIGKILL and restart a `rowtree serve` child
 //!    over a data directory the check owns;
-//! 2. [`wire`]: Spanner's wire format for values, key sets, mutations;
+//! 2. [`proto`] and [`wire`]: the generated Spanner messages, and Spanner's
+//!    wire format for values, key sets, mutations;
 //! 3. [`client`]: a small async gRPC client (admin, sessions, transactions,
 //!    queries, reads, commits) generic enough for other checkers;
 //! 4. [`kill`] and [`soak`]: the checks, each returning a report whose
@@ -19,6 +20,7 @@ pub mod client;
 pub mod error;
 pub mod kill;
 pub mod latency;
+pub mod proto;
 pub mod server;
 pub mod soak;
 pub mod wire;

@@ -16,8 +16,8 @@
 use base64::Engine as _;
 use prost_types::value::Kind;
 
-use crate::client::pb;
 use crate::error::{Error, Result};
+use crate::proto::pb;
 
 /// A GoogleSQL value, decoded.
 #[derive(Debug, Clone, PartialEq)]

@@ -24,6 +24,7 @@
 //! `UPDATE_GOLDENFILES=1 cargo test -p rowtree-db --test mutations`, then
 //! review the diff.
 
+use rowtree_testkit::goldenscript;
 use std::collections::HashMap;
 use std::error::Error;
 
@@ -382,31 +383,15 @@ impl goldenscript::Runner for Runner {
     }
 }
 
-/// One test per script, and a check that every file of the directory has one.
-macro_rules! scripts {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> std::io::Result<()> {
-                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/mutations/", stringify!($name));
-                let mut runner = Runner { db: Database::in_memory(), marks: HashMap::new() };
-                goldenscript::run(&mut runner, path)
-            }
-        )*
-
-        #[test]
-        fn every_script_has_a_test() -> std::io::Result<()> {
-            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/mutations");
-            let mut files = std::fs::read_dir(dir)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<std::io::Result<Vec<_>>>()?;
-            files.sort();
-            let mut listed = vec![$(stringify!($name).to_string()),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            Ok(())
-        }
-    };
+// One test per script, and a check that every file of the directory has one.
+rowtree_testkit::scripts! {
+    dir: "mutations",
+    runner: Runner { db: Database::in_memory(), marks: HashMap::new() },
+    scripts: [
+        constraints,
+        indexes,
+        interleave,
+        mvcc,
+        splits,
+    ],
 }
-
-scripts!(constraints, indexes, interleave, mvcc, splits);

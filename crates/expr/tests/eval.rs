@@ -11,6 +11,7 @@
 //! with `UPDATE_GOLDENFILES=1 cargo test -p rowtree-expr --test eval`, then
 //! review the diff.
 
+use rowtree_testkit::goldenscript;
 use std::collections::HashMap;
 
 use rowtree_expr::{bind, BindOptions, Error, EvalContext, Scope};
@@ -151,44 +152,23 @@ impl goldenscript::Runner for Runner {
     }
 }
 
-/// One test per script, and a check that every file of the directory has one.
-macro_rules! scripts {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> std::io::Result<()> {
-                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/eval/", stringify!($name));
-                goldenscript::run(&mut Runner, path)
-            }
-        )*
-
-        #[test]
-        fn every_script_has_a_test() -> std::io::Result<()> {
-            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/eval");
-            let mut files = std::fs::read_dir(dir)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<std::io::Result<Vec<_>>>()?;
-            files.sort();
-            let mut listed = vec![$(stringify!($name).to_string()),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            Ok(())
-        }
-    };
+// One test per script, and a check that every file of the directory has one.
+rowtree_testkit::scripts! {
+    dir: "eval",
+    runner: Runner,
+    scripts: [
+        hashes,
+        arithmetic,
+        functions,
+        nulls,
+        comparisons,
+        strings,
+        columns_and_params,
+        casts,
+        literals,
+        math,
+        datetime,
+        arrays,
+        json,
+    ],
 }
-
-scripts!(
-    hashes,
-    arithmetic,
-    functions,
-    nulls,
-    comparisons,
-    strings,
-    columns_and_params,
-    casts,
-    literals,
-    math,
-    datetime,
-    arrays,
-    json,
-);

@@ -18,6 +18,7 @@
 //! Regenerate the expected output with `UPDATE_GOLDENFILES=1 cargo test -p
 //! rowtree-schema --test ddl`, then review the diff.
 
+use rowtree_testkit::goldenscript;
 use std::error::Error;
 
 use rowtree_parser::Position;
@@ -110,39 +111,18 @@ impl goldenscript::Runner for Runner {
     }
 }
 
-/// One test per script, and a check that every file of the directory has one.
-macro_rules! scripts {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> std::io::Result<()> {
-                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/ddl/", stringify!($name));
-                goldenscript::run(&mut Runner { catalog: Catalog::new() }, path)
-            }
-        )*
-
-        #[test]
-        fn every_script_has_a_test() -> std::io::Result<()> {
-            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/ddl");
-            let mut files = std::fs::read_dir(dir)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<std::io::Result<Vec<_>>>()?;
-            files.sort();
-            let mut listed = vec![$(stringify!($name).to_string()),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            Ok(())
-        }
-    };
+// One test per script, and a check that every file of the directory has one.
+rowtree_testkit::scripts! {
+    dir: "ddl",
+    runner: Runner { catalog: Catalog::new() },
+    scripts: [
+        seeds,
+        tables,
+        indexes,
+        alter_table,
+        sequences,
+        constraints,
+        roundtrip,
+        views_roles_protos,
+    ],
 }
-
-scripts!(
-    seeds,
-    tables,
-    indexes,
-    alter_table,
-    sequences,
-    constraints,
-    roundtrip,
-    views_roles_protos,
-);

@@ -19,6 +19,7 @@
 //! Regenerate the expected output with `UPDATE_GOLDENFILES=1 cargo test -p
 //! rowtree-sql --test plans`, then review the diff.
 
+use rowtree_testkit::goldenscript;
 use std::error::Error;
 use std::fmt::Write as _;
 
@@ -209,42 +210,21 @@ impl goldenscript::Runner for Runner {
     }
 }
 
-/// One test per script, and a check that every file of the directory has one.
-macro_rules! scripts {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> std::io::Result<()> {
-                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/plans/", stringify!($name));
-                goldenscript::run(&mut Runner::new(), path)
-            }
-        )*
-
-        #[test]
-        fn every_script_has_a_test() -> std::io::Result<()> {
-            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/plans");
-            let mut files = std::fs::read_dir(dir)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<std::io::Result<Vec<_>>>()?;
-            files.sort();
-            let mut listed = vec![$(stringify!($name).to_string()),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            Ok(())
-        }
-    };
+// One test per script, and a check that every file of the directory has one.
+rowtree_testkit::scripts! {
+    dir: "plans",
+    runner: Runner::new(),
+    scripts: [
+        access_paths,
+        joins,
+        interleaved_joins,
+        interleaved_left_join,
+        interleaved_siblings,
+        interleaved_index_parent,
+        interleaved_grandchild,
+        join_transfer,
+        dml,
+        filters,
+        windows,
+    ],
 }
-
-scripts!(
-    access_paths,
-    joins,
-    interleaved_joins,
-    interleaved_left_join,
-    interleaved_siblings,
-    interleaved_index_parent,
-    interleaved_grandchild,
-    join_transfer,
-    dml,
-    filters,
-    windows,
-);

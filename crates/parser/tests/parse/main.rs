@@ -17,9 +17,9 @@
 //! expected output with `UPDATE_GOLDENFILES=1 cargo test -p rowtree-parser
 //! --test parse`, then review the diff.
 
-#[path = "parse/render.rs"]
 mod render;
 
+use rowtree_testkit::goldenscript;
 use std::error::Error;
 
 use rowtree_parser::{parse_expr, parse_statement, split_statements, Position};
@@ -83,43 +83,22 @@ fn script(text: &str) -> Vec<String> {
     out
 }
 
-/// One test per script, and a check that every file of the directory has one.
-macro_rules! scripts {
-    ($($name:ident),* $(,)?) => {
-        $(
-            #[test]
-            fn $name() -> std::io::Result<()> {
-                let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/parse/", stringify!($name));
-                goldenscript::run(&mut Runner, path)
-            }
-        )*
-
-        #[test]
-        fn every_script_has_a_test() -> std::io::Result<()> {
-            let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/scripts/parse");
-            let mut files = std::fs::read_dir(dir)?
-                .map(|e| e.map(|e| e.file_name().to_string_lossy().into_owned()))
-                .collect::<std::io::Result<Vec<_>>>()?;
-            files.sort();
-            let mut listed = vec![$(stringify!($name).to_string()),*];
-            listed.sort();
-            assert_eq!(files, listed);
-            Ok(())
-        }
-    };
+// One test per script, and a check that every file of the directory has one.
+rowtree_testkit::scripts! {
+    dir: "parse",
+    runner: Runner,
+    scripts: [
+        alter,
+        create_table,
+        dml,
+        errors,
+        expressions,
+        index,
+        objects,
+        queries,
+        scripts,
+        seeds,
+        sequence,
+        windows,
+    ],
 }
-
-scripts!(
-    alter,
-    create_table,
-    dml,
-    errors,
-    expressions,
-    index,
-    objects,
-    queries,
-    scripts,
-    seeds,
-    sequence,
-    windows,
-);
