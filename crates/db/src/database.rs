@@ -535,7 +535,7 @@ impl Database {
             }
             None => (table_or_index.to_string(), None),
         };
-        let target = crate::read::Target::resolve(&catalog, &table, index.as_deref())?;
+        let target = crate::target::Target::resolve(&catalog, &table, index.as_deref())?;
         let key = target.coerce_key(key)?;
         let point = crate::keys::encode_prefix(&target.levels, &key)?;
         Ok(self.inner.splits.add_split_point(now, &point, expires_at))
