@@ -3,8 +3,9 @@
 //!
 //! A statement or API call passes through these layers:
 //!
-//! 1. [`Database`] holds the catalog (the schema), the storage engine, the
-//!    split router, the lock manager and the commit pipeline.
+//! 1. [`Database`] holds the catalog (the schema), the split router (the
+//!    one door to the storage engine), the lock manager and the commit
+//!    pipeline.
 //! 2. DDL ([`Database::apply_ddl`]) is validated by the catalog and applied
 //!    with its data work (index backfill, constraint checks) — see [`ddl`].
 //! 3. Reads ([`ReadRequest`]) turn key sets into byte ranges ([`keys`]),
