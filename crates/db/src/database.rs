@@ -9,7 +9,8 @@
 //!    exclusive locks into row writes and index writes ([`crate::write`]).
 //! 3. The writes go to the commit pipeline, which gives the commit its
 //!    timestamp, writes the MVCC versions of a whole group of commits in one
-//!    batch with one fsync, publishes the new visible timestamp and wakes the
+//!    batch with one fsync through the router (the one write path to
+//!    storage), publishes the new visible timestamp and wakes the
 //!    committers (group commit).
 //! 4. The transaction releases its locks.
 //!
@@ -29,7 +30,7 @@ use rowtree_kv::{
 };
 use rowtree_schema::{Catalog, ViewAnalyzer};
 use rowtree_storage::{
-    Durability, Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space, WriteBatch,
+    Durability, Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc, WriteBatch,
 };
 use rowtree_txn::{
     Clock, CommitOptions, CommitPipeline, LockManager, SystemClock, TimestampOracle,
@@ -60,6 +61,33 @@ impl CommitWrites {
             meta: Vec::new(),
         }
     }
+}
+
+/// The commit pipeline's flush: writes a group of commits durably in one
+/// batch through [`Router::write`], the one write path to storage: each
+/// commit's row writes as versions at its timestamp, its metadata
+/// unversioned, and the newest commit timestamp, so a reopened database's
+/// timestamps keep increasing. (The splits written to were charged when each
+/// commit was resolved.) The error is the storage failure's text; the
+/// pipeline fails every commit of the group with it.
+fn write_group(router: &Router, groups: Vec<CommitWrites>) -> std::result::Result<(), String> {
+    let mut batch = WriteBatch::new();
+    let mut max_ts = 0;
+    for commit in groups {
+        max_ts = max_ts.max(commit.ts);
+        router.stage_writes(&mut batch, commit.ts, commit.data);
+        for (key, value) in commit.meta {
+            router.stage_meta(&mut batch, key, value);
+        }
+    }
+    router.stage_meta(
+        &mut batch,
+        META_LAST_TS.to_vec(),
+        Some(max_ts.to_be_bytes().to_vec()),
+    );
+    router
+        .write(batch, Durability::Sync)
+        .map_err(|e| e.to_string())
 }
 
 /// Commit counters of a database since it was opened.
@@ -158,8 +186,8 @@ impl std::fmt::Debug for Options {
 }
 
 pub(crate) struct Inner {
-    pub engine: Arc<dyn Engine>,
-    pub router: Router,
+    /// The one door to storage: row reads and writes, metadata, maintenance.
+    pub router: Arc<Router>,
     pub catalog: RwLock<Arc<Catalog>>,
     /// Commits hold it shared from resolution to durability; DDL holds it
     /// exclusively.
@@ -199,14 +227,15 @@ impl KeyAligner for CatalogAligner {
     }
 }
 
-/// Split sizes for size-based splitting, read from storage. Measuring a
-/// split means scanning it, so a split is measured only once it has taken
-/// at least half the size limit in writes since it was created, and again
-/// after each further quarter of the limit: a database of small splits is
-/// never scanned for this. (Data loaded before the process started counts
-/// only once it is written to again.)
+/// Split sizes for size-based splitting, read from storage: every stored
+/// version, through [`Router::scan_stored`], which charges no split (this is
+/// bookkeeping, not load). Measuring a split means scanning it, so a split
+/// is measured only once it has taken at least half the size limit in
+/// writes since it was created, and again after each further quarter of the
+/// limit: a database of small splits is never scanned for this. (Data loaded
+/// before the process started counts only once it is written to again.)
 struct StoredSizes {
-    engine: Arc<dyn Engine>,
+    router: Arc<Router>,
     limit: u64,
     /// Per split: the bytes written when it was last measured.
     measured: Mutex<std::collections::HashMap<rowtree_kv::SplitId, u64>>,
@@ -227,20 +256,16 @@ impl rowtree_kv::SplitSizes for StoredSizes {
             }
             measured.insert(split.id, written);
         }
-        let range = KeyRange::new(
-            std::ops::Bound::Included(split.start.clone()),
-            match &split.limit {
-                Some(l) => std::ops::Bound::Excluded(l.clone()),
-                None => std::ops::Bound::Unbounded,
-            },
-        );
         // One pass: the total, and a key every 1/256 of the limit, from
         // which the median is picked.
         let step = (self.limit / 256).max(1);
         let mut total = 0u64;
         let mut marks: Vec<(u64, Vec<u8>)> = Vec::new();
         let mut next_mark = 0u64;
-        for item in self.engine.scan(Space::Data, range, false) {
+        for item in self
+            .router
+            .scan_stored(&split.start, split.limit.as_deref())
+        {
             let (key, value) = item.ok()?;
             if total >= next_mark {
                 // Stored keys are a row key and an 8-byte version suffix.
@@ -314,39 +339,13 @@ impl Database {
 
     /// A database over any storage engine.
     pub fn with_engine(engine: Arc<dyn Engine>, options: Options) -> Result<Database> {
-        // The format first: a directory this build cannot read is left alone.
-        crate::format::check(engine.as_ref())?;
-        // Replay the DDL log into the catalog.
-        let mut catalog = Catalog::new();
-        for item in engine.scan(Space::Meta, KeyRange::prefix(META_DDL_PREFIX), false) {
-            let (_, text) = item?;
-            let text =
-                String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
-            let stmt = rowtree_parser::parse_statement(&text)
-                .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
-            let (next, _) = catalog
-                .apply(&stmt)
-                .map_err(|e| Error::internal(format!("stored DDL does not apply: {e}: {text}")))?;
-            catalog = next;
-        }
-        let last_ts = match engine.get(Space::Meta, META_LAST_TS)? {
-            Some(b) if b.len() == 8 => u64::from_be_bytes(b.try_into().expect("8 bytes")),
-            _ => 0,
-        };
-
-        // Start the clock of visible timestamps no earlier than now, so a
-        // read on a fresh database has a meaningful timestamp.
-        let now_micros = options.clock.now_nanos() / 1000 * 1000;
-        let last_ts = last_ts.max(now_micros);
+        // Every access to storage goes through the router, from the first
+        // one on (see the kv crate): build it before reading anything.
         let splits = Arc::new(SplitMap::new());
-        splits.observe_time(options.clock.now_nanos());
         let router_clock = options.clock.clone();
         let router_clock: rowtree_kv::RouterClock = Arc::new(move || router_clock.now_nanos());
-        let mut router = Router::with_clock(
-            Mvcc::new(engine.clone()),
-            splits.clone(),
-            router_clock.clone(),
-        );
+        let mut router =
+            Router::with_clock(Mvcc::new(engine), splits.clone(), router_clock.clone());
         let nodes = options.nodes.max(1);
         let capacity = match options.node_capacity {
             Some(c) => Some(c),
@@ -360,6 +359,33 @@ impl Database {
                 Arc::new(std::thread::sleep),
             )));
         }
+        let router = Arc::new(router);
+
+        // The format first: a directory this build cannot read is left alone.
+        crate::format::check(&router)?;
+        // Replay the DDL log into the catalog.
+        let mut catalog = Catalog::new();
+        for item in router.meta_scan(META_DDL_PREFIX) {
+            let (_, text) = item?;
+            let text =
+                String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
+            let stmt = rowtree_parser::parse_statement(&text)
+                .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
+            let (next, _) = catalog
+                .apply(&stmt)
+                .map_err(|e| Error::internal(format!("stored DDL does not apply: {e}: {text}")))?;
+            catalog = next;
+        }
+        let last_ts = match router.meta_get(META_LAST_TS)? {
+            Some(b) if b.len() == 8 => u64::from_be_bytes(b.try_into().expect("8 bytes")),
+            _ => 0,
+        };
+
+        // Start the clock of visible timestamps no earlier than now, so a
+        // read on a fresh database has a meaningful timestamp.
+        let now_micros = options.clock.now_nanos() / 1000 * 1000;
+        let last_ts = last_ts.max(now_micros);
+        splits.observe_time(options.clock.now_nanos());
         let aligner = Arc::new(CatalogAligner(RwLock::new(Arc::new(
             crate::keys::Aligner::new(&catalog),
         ))));
@@ -373,48 +399,26 @@ impl Database {
             aligner.clone(),
         )
         .with_sizes(Arc::new(StoredSizes {
-            engine: engine.clone(),
+            router: router.clone(),
             limit: options.split_policy.size_limit,
             measured: Mutex::new(std::collections::HashMap::new()),
         }));
-        if let Some(bytes) = engine.get(Space::Meta, META_SPLIT_HISTORY)? {
+        if let Some(bytes) = router.meta_get(META_SPLIT_HISTORY)? {
             match LoadHistory::from_bytes(&bytes) {
                 Ok(history) => manager.set_history(history),
                 Err(e) => tracing::warn!("ignoring the stored split load history: {e}"),
             }
         }
         let opened_at = options.clock.now_nanos();
-        let flush_engine = engine.clone();
+        let flush_router = router.clone();
         let pipeline = CommitPipeline::new(
             TimestampOracle::resume(options.clock.clone(), last_ts),
             CommitOptions::default(),
-            move |groups: Vec<CommitWrites>| -> std::result::Result<(), String> {
-                let mut batch = WriteBatch::new();
-                let mut max_ts = 0;
-                for commit in groups {
-                    max_ts = max_ts.max(commit.ts);
-                    Mvcc::put_versions(&mut batch, commit.ts, commit.data);
-                    for (key, value) in commit.meta {
-                        match value {
-                            Some(value) => batch.put(Space::Meta, key, value),
-                            None => batch.delete(Space::Meta, key),
-                        }
-                    }
-                }
-                batch.put(
-                    Space::Meta,
-                    META_LAST_TS.to_vec(),
-                    max_ts.to_be_bytes().to_vec(),
-                );
-                flush_engine
-                    .write(batch, Durability::Sync)
-                    .map_err(|e| e.to_string())
-            },
+            move |groups: Vec<CommitWrites>| write_group(&flush_router, groups),
         )?;
         let stop = Arc::new(AtomicBool::new(false));
         let inner = Arc::new(Inner {
-            sequences: Sequences::new(engine.clone()),
-            engine,
+            sequences: Sequences::new(router.clone()),
             router,
             catalog: RwLock::new(Arc::new(catalog)),
             schema_gate: RwLock::new(()),
@@ -535,7 +539,7 @@ impl Database {
             }
             None => (table_or_index.to_string(), None),
         };
-        let target = crate::read::Target::resolve(&catalog, &table, index.as_deref())?;
+        let target = crate::target::Target::resolve(&catalog, &table, index.as_deref())?;
         let key = target.coerce_key(key)?;
         let point = crate::keys::encode_prefix(&target.levels, &key)?;
         Ok(self.inner.splits.add_split_point(now, &point, expires_at))
@@ -678,7 +682,7 @@ impl Database {
             .min(self.visible_timestamp());
         let started = std::time::Instant::now();
         tracing::debug!(target: "rowtree_db::gc", horizon, "gc pass started");
-        let stats = self.inner.router.mvcc().gc(horizon, usize::MAX)?;
+        let stats = self.inner.router.collect_garbage(horizon, usize::MAX)?;
         let ms = started.elapsed().as_secs_f64() * 1e3;
         if stats.versions_deleted > 0 {
             tracing::info!(
@@ -714,8 +718,9 @@ impl Inner {
     fn save_split_history(&self) -> Result<()> {
         let bytes = self.splits.history().to_bytes();
         let mut batch = WriteBatch::new();
-        batch.put(Space::Meta, META_SPLIT_HISTORY.to_vec(), bytes);
-        self.engine.write(batch, Durability::Sync)?;
+        self.router
+            .stage_meta(&mut batch, META_SPLIT_HISTORY.to_vec(), Some(bytes));
+        self.router.write(batch, Durability::Sync)?;
         Ok(())
     }
 }
@@ -745,7 +750,7 @@ impl Database {
         let catalog = self.catalog();
         let ts = self.visible_timestamp();
         let mut out = Vec::new();
-        for item in self.inner.router.mvcc().scan_at(
+        for item in self.inner.router.scan_uncharged(
             std::ops::Bound::Unbounded,
             std::ops::Bound::Unbounded,
             ts,

@@ -39,9 +39,11 @@ use rowtree_types::{Code, Value};
 
 use crate::database::{CommitWrites, Database, META_DDL_PREFIX};
 use crate::error::{Error, Result};
+use crate::eval::{DdlEval, NoSideEffects};
 use crate::keys::{self, Object};
+use crate::row::{index_entry, materialize, stored_columns};
 use crate::sequences::SequenceChange;
-use crate::write::{index_entry, stored_columns};
+use crate::target::table_target;
 
 /// What one statement's effects write, committed at once with its DDL log
 /// entry.
@@ -310,7 +312,7 @@ impl Database {
             .ok_or_else(|| Error::internal("table vanished"))?;
         let root = catalog.root_of(table);
         let (start, end) = keys::object_range(root.id);
-        let target = crate::write::table_target(catalog, t);
+        let target = table_target(catalog, t);
         let mut rows = Vec::new();
         for item in self
             .inner
@@ -324,7 +326,7 @@ impl Database {
             if id != table {
                 continue;
             }
-            rows.push((kb, crate::read::materialize(&target, key, &value)?));
+            rows.push((kb, materialize(&target, key, &value)?));
         }
         Ok(rows)
     }
@@ -397,8 +399,8 @@ impl Database {
         };
         let now = rowtree_types::Timestamp::now();
         self.rewrite_column(catalog, table, column, "fill", |row| {
-            let mut ctx = crate::write::DdlEval {
-                db: self,
+            let mut ctx = DdlEval {
+                sequences: &self.inner.sequences,
                 catalog,
                 now,
             };
@@ -550,31 +552,5 @@ impl std::hash::Hash for KeyValue {
         {
             a.hash(state);
         }
-    }
-}
-
-/// Evaluation context for validating constraints over existing rows.
-struct NoSideEffects {
-    now: rowtree_types::Timestamp,
-}
-
-impl rowtree_expr::EvalContext for NoSideEffects {
-    fn now(&self) -> rowtree_types::Timestamp {
-        self.now
-    }
-    fn next_sequence_value(&mut self, _: &str) -> std::result::Result<i64, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid(
-            "sequence functions are not allowed here",
-        ))
-    }
-    fn sequence_state(&mut self, _: &str) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid(
-            "sequence functions are not allowed here",
-        ))
-    }
-    fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid(
-            "PENDING_COMMIT_TIMESTAMP is not allowed here",
-        ))
     }
 }

@@ -18,7 +18,8 @@
 //! number and a note there, and this module decides what an older version
 //! needs (read as is, or refuse).
 
-use rowtree_storage::{Durability, Engine, Space, WriteBatch};
+use rowtree_kv::Router;
+use rowtree_storage::{Durability, WriteBatch};
 
 use crate::error::{Error, Result};
 
@@ -29,18 +30,18 @@ pub const FORMAT_VERSION: u32 = 1;
 /// big-endian bytes.
 pub(crate) const META_FORMAT_VERSION: &[u8] = b"format/version";
 
-/// Checks the format marker of the database in `engine`, writing it (durably)
-/// if the database has none. See the module docs.
-pub(crate) fn check(engine: &dyn Engine) -> Result<()> {
-    match engine.get(Space::Meta, META_FORMAT_VERSION)? {
+/// Checks the format marker of the database behind `router`, writing it
+/// (durably) if the database has none. See the module docs.
+pub(crate) fn check(router: &Router) -> Result<()> {
+    match router.meta_get(META_FORMAT_VERSION)? {
         None => {
             let mut batch = WriteBatch::new();
-            batch.put(
-                Space::Meta,
+            router.stage_meta(
+                &mut batch,
                 META_FORMAT_VERSION.to_vec(),
-                FORMAT_VERSION.to_be_bytes().to_vec(),
+                Some(FORMAT_VERSION.to_be_bytes().to_vec()),
             );
-            engine.write(batch, Durability::Sync)?;
+            router.write(batch, Durability::Sync)?;
             Ok(())
         }
         Some(bytes) => {

@@ -24,6 +24,7 @@ use rowtree_schema::{Catalog, Index, KeyColumn, Table, TableId};
 use rowtree_types::{Type, Value};
 
 use crate::error::{Error, Result};
+use crate::eval::{eval_generated, KeyEval};
 
 /// The most bytes a key may have (Spanner's limit).
 pub const MAX_KEY_BYTES: usize = 8 * 1024;
@@ -336,37 +337,6 @@ pub fn describe(catalog: &Catalog, key: &[u8]) -> String {
 // Public key API for tools (the simulator) and the split policy.
 // ---------------------------------------------------------------------------
 
-/// Evaluation context for generated columns outside a transaction: a fixed
-/// `CURRENT_TIMESTAMP()`, no sequences, no commit timestamps.
-struct KeyEval {
-    now: rowtree_types::Timestamp,
-}
-
-impl rowtree_expr::EvalContext for KeyEval {
-    fn now(&self) -> rowtree_types::Timestamp {
-        self.now
-    }
-    fn next_sequence_value(
-        &mut self,
-        sequence: &str,
-    ) -> std::result::Result<i64, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid(format!(
-            "sequence {sequence}: give the value explicitly when computing keys"
-        )))
-    }
-    fn sequence_state(
-        &mut self,
-        sequence: &str,
-    ) -> std::result::Result<Option<i64>, rowtree_expr::Error> {
-        Err(rowtree_expr::Error::invalid(format!(
-            "sequence {sequence}: no sequence state when computing keys"
-        )))
-    }
-    fn pending_commit_timestamp(&mut self) -> std::result::Result<Value, rowtree_expr::Error> {
-        Ok(Value::Timestamp(self.now))
-    }
-}
-
 /// A prepared encoder of the keys one table's rows produce: the row key and
 /// every index entry key, exactly as a commit writes them. Generated columns
 /// (e.g. `ShardId AS (MOD(FARM_FINGERPRINT(...), N)) STORED`) are computed by
@@ -431,7 +401,7 @@ impl RowKeys {
                 row.len()
             )));
         }
-        crate::write::eval_generated(table, row, &mut KeyEval { now })
+        eval_generated(table, row, &mut KeyEval { now })
     }
 
     /// The row key of `row` (generated columns already filled).

@@ -3,8 +3,9 @@
 //!
 //! A statement or API call passes through these layers:
 //!
-//! 1. [`Database`] holds the catalog (the schema), the storage engine, the
-//!    split router, the lock manager and the commit pipeline.
+//! 1. [`Database`] holds the catalog (the schema), the split router (the
+//!    one door to the storage engine), the lock manager and the commit
+//!    pipeline.
 //! 2. DDL ([`Database::apply_ddl`]) is validated by the catalog and applied
 //!    with its data work (index backfill, constraint checks) — see [`ddl`].
 //! 3. Reads ([`ReadRequest`]) turn key sets into byte ranges ([`keys`]),
@@ -13,16 +14,34 @@
 //!    commit they are resolved into row and index writes under locks
 //!    ([`write`](mod@write)), timestamped and made durable by group commit.
 //! 5. [`ReadOnlyTransaction`]s read a snapshot at a [`TimestampBound`].
+//!
+//! The modules form layers, each using only the ones below it (no import
+//! cycles; `scripts/module-cycles db` checks):
+//!
+//! ```text
+//! transaction, ddl                 the API: transactions, schema changes
+//! write (the commit resolver)      mutations -> row and index writes
+//! read, stream                     key sets -> rows, merged with the overlay
+//! database                         the handle: router, locks, pipeline, GC, splits
+//! target, row, overlay, keys, eval what they share: key ranges, row assembly,
+//!                                  a transaction's uncommitted writes, the key
+//!                                  layout, expression contexts
+//! sequences, mutation, format, error
+//! ```
 
 pub mod database;
 pub mod ddl;
 pub mod error;
+mod eval;
 pub mod format;
 pub mod keys;
 pub mod mutation;
+mod overlay;
 pub mod read;
+mod row;
 mod sequences;
 pub mod stream;
+mod target;
 pub mod transaction;
 pub mod write;
 

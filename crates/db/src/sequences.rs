@@ -17,8 +17,9 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
+use rowtree_kv::Router;
 use rowtree_schema::{Catalog, Sequence, SequenceId};
-use rowtree_storage::{Durability, Engine, Space, WriteBatch};
+use rowtree_storage::{Durability, WriteBatch};
 
 use crate::error::{Error, Result};
 
@@ -42,7 +43,9 @@ struct State {
 
 /// The counters of every sequence of one database.
 pub(crate) struct Sequences {
-    engine: Arc<dyn Engine>,
+    /// Where the reservations are kept (the metadata space, through the
+    /// router like every access to storage).
+    router: Arc<Router>,
     states: Mutex<HashMap<SequenceId, State>>,
 }
 
@@ -53,15 +56,15 @@ fn meta_key(id: SequenceId) -> Vec<u8> {
 }
 
 impl Sequences {
-    pub fn new(engine: Arc<dyn Engine>) -> Sequences {
+    pub fn new(router: Arc<Router>) -> Sequences {
         Sequences {
-            engine,
+            router,
             states: Mutex::new(HashMap::new()),
         }
     }
 
     fn load(&self, seq: &Sequence) -> Result<State> {
-        let stored = self.engine.get(Space::Meta, &meta_key(seq.id))?;
+        let stored = self.router.meta_get(&meta_key(seq.id))?;
         let start = seq.start_with_counter.max(1) as u64;
         Ok(match stored {
             Some(bytes) if bytes.len() == 9 => {
@@ -84,8 +87,9 @@ impl Sequences {
 
     fn persist(&self, id: SequenceId, mark: u64, used: bool) -> Result<()> {
         let mut batch = WriteBatch::new();
-        batch.put(Space::Meta, meta_key(id), stored_state(mark, used));
-        self.engine.write(batch, Durability::Sync)?;
+        self.router
+            .stage_meta(&mut batch, meta_key(id), Some(stored_state(mark, used)));
+        self.router.write(batch, Durability::Sync)?;
         Ok(())
     }
 

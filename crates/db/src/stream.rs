@@ -27,8 +27,9 @@ use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::keys;
 use crate::mutation::KeySet;
-use crate::read::{materialize, Span, Target};
-use crate::write::{index_entry, TxnWrites};
+use crate::overlay::TxnWrites;
+use crate::row::{index_entry, materialize};
+use crate::target::{Span, Target};
 
 /// A scan of a table or an index.
 #[derive(Debug, Clone, PartialEq)]

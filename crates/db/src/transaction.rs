@@ -19,9 +19,11 @@ use rowtree_types::{Timestamp, Value};
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::mutation::Mutation;
+use crate::overlay::TxnWrites;
 use crate::read::{project_rows, read_at, ReadRequest};
 use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
-use crate::write::{Resolver, TxnWrites, WrittenRow};
+use crate::target::{Span, Target};
+use crate::write::{Resolver, WrittenRow};
 
 /// How a read-only transaction picks its timestamp (Spanner's
 /// `TransactionOptions.ReadOnly`).
@@ -114,7 +116,7 @@ impl ReadWriteTransaction {
         self.guarded(|txn| {
             let catalog = txn.catalog();
             // Validate the columns before taking locks.
-            crate::read::Target::resolve(&catalog, &request.table, request.index.as_deref())?
+            Target::resolve(&catalog, &request.table, request.index.as_deref())?
                 .project(&request.columns)?;
             let stream = txn.scan(&request.to_scan())?;
             project_rows(&catalog, request, stream)
@@ -176,13 +178,11 @@ impl ReadWriteTransaction {
     }
 
     /// Takes shared locks on the spans a scan reads.
-    fn lock_spans<'s>(&self, spans: impl Iterator<Item = &'s crate::read::Span>) -> Result<()> {
+    fn lock_spans<'s>(&self, spans: impl Iterator<Item = &'s Span>) -> Result<()> {
         for span in spans {
             let target = match span {
-                crate::read::Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
-                crate::read::Span::Range((s, e)) => {
-                    rowtree_txn::LockTarget::range(s.clone(), e.clone())
-                }
+                Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
+                Span::Range((s, e)) => rowtree_txn::LockTarget::range(s.clone(), e.clone()),
             };
             self.db
                 .inner
@@ -280,37 +280,9 @@ impl ReadWriteTransaction {
         let resolved = resolver.finish()?;
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
-        if resolved.writes.is_empty() {
-            // Nothing to write: the commit timestamp is the latest visible one.
-            return Ok(CommitResult {
-                commit_timestamp: self.db.visible_timestamp(),
-                mutation_count,
-            });
-        }
-        let accounted: Vec<(&[u8], Option<&[u8]>)> =
-            resolved.writes.iter().map(|w| w.for_accounting()).collect();
-        if inner.router.charge_writes(&accounted).is_multi_split() {
-            // Spanner would run two-phase commit across these splits' leaders.
-            inner
-                .multi_split_commits
-                .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        }
-        drop(accounted);
-        let writes = resolved.writes;
-        let ts = inner
-            .pipeline
-            .commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
-                let mut out = Vec::with_capacity(writes.len());
-                for w in writes {
-                    out.push(
-                        w.finish(ts)
-                            .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
-                    );
-                }
-                Ok(crate::database::CommitWrites::data(ts, out))
-            }))?;
+        let commit_timestamp = resolved.commit(inner)?;
         Ok(CommitResult {
-            commit_timestamp: ts,
+            commit_timestamp,
             mutation_count,
         })
     }

@@ -176,8 +176,7 @@ fn the_history_is_saved_every_minute_while_open() {
     // copy is what a crash would leave: read it through the Meta space.
     let stored = db
         .router()
-        .engine()
-        .get(rowtree_storage::Space::Meta, b"splits/history")
+        .meta_get(b"splits/history")
         .unwrap()
         .expect("history saved while open");
     let stored = rowtree_kv::LoadHistory::from_bytes(&stored).unwrap();

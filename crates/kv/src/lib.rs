@@ -10,10 +10,13 @@
 //! * [`SplitMap`] holds the current splits, which always cover the whole key
 //!   space without gaps or overlaps, cuts them at split points, merges
 //!   neighbours and records which node serves each ([`Split::node`]).
-//! * [`Router`] is the only door to the data: it resolves every get, scan and
-//!   write to the splits it touches and charges each split the rows, bytes,
-//!   requests and CPU time it served ([`SplitStats`], cumulative), and records
-//!   each access, stamped with its clock, in the split's [`LoadTracker`].
+//! * [`Router`] is the only door to storage: it resolves every get and scan
+//!   of row data, and every commit's writes, to the splits they touch and
+//!   charges each split the rows, bytes, requests and CPU time it served
+//!   ([`SplitStats`], cumulative), and records each access, stamped with its
+//!   clock, in the split's [`LoadTracker`]. Its [`Router::write`] is the one
+//!   write path to storage; metadata, raw scans of what a split stores and
+//!   garbage collection go through it too, uncharged.
 //!
 //! # Splits that follow the load
 //!

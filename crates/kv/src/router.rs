@@ -1,7 +1,14 @@
-//! [`Router`]: every read and write of row data goes through here.
+//! [`Router`]: every access to storage goes through here.
 //!
-//! The router resolves each request to the splits it touches (through the
-//! [`SplitMap`]) and charges each split what it served:
+//! The router owns the MVCC layer over the storage engine and hands out no
+//! reference to either, so what the database reads and writes is exactly
+//! what these methods do. In particular there is one write path,
+//! [`Router::write`] (garbage collection, below, is the one exception): the
+//! place a replicated log would take the writes.
+//!
+//! Row data is served split by split: the router resolves each request to
+//! the splits it touches (through the [`SplitMap`]) and charges each split
+//! what it served:
 //!
 //! * a **get** is one read request on the split holding the key, plus the
 //!   row and its bytes if found;
@@ -24,6 +31,28 @@
 //! charged a modelled [`WRITE_CPU_NANOS_PER_ROW`], both to the tracker and to
 //! the split's CPU counter.
 //!
+//! The rest is not charged to any split, because it is not load a split
+//! serves:
+//!
+//! * **writes** ([`Router::write`]): one atomic batch of row versions
+//!   ([`Router::stage_writes`]) and metadata ([`Router::stage_meta`]); the
+//!   database's commit pipeline writes every group of commits here (schema
+//!   changes included), and so do the sequence reservations, the split load
+//!   history and the format marker. The batch's rows were charged when the
+//!   commit was resolved ([`Router::charge_writes`]); [`Router::commit`]
+//!   does both for a caller with nothing else to write;
+//! * **metadata reads** ([`Router::meta_get`], [`Router::meta_scan`]): the
+//!   unversioned metadata space (DDL log, last commit timestamp, ...);
+//! * **stored scans** ([`Router::scan_stored`]): every stored version of a
+//!   key range, raw, to measure how much a split stores;
+//! * **garbage collection** ([`Router::collect_garbage`]): the MVCC layer
+//!   deletes versions no read can see any more. These deletions are the one
+//!   write that does not go through [`Router::write`]: the MVCC layer writes
+//!   them itself, row by row, as local maintenance that changes nothing any
+//!   read at or after the horizon sees;
+//! * **inspection** ([`Router::scan_uncharged`]): a snapshot read for tests
+//!   and debugging that leaves the split counters alone.
+//!
 //! Keys and values are opaque bytes here; timestamps are MVCC commit/read
 //! timestamps (see [`Mvcc`]).
 
@@ -33,7 +62,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rowtree_storage::mvcc::MvccScan;
-use rowtree_storage::{Durability, Engine, Mvcc, WriteBatch};
+use rowtree_storage::{Durability, GcStats, KeyRange, Mvcc, ScanIter, Space, WriteBatch};
 
 use crate::clock::{system_clock, RouterClock};
 use crate::load::Access;
@@ -165,17 +194,6 @@ impl Router {
         (self.clock)()
     }
 
-    /// The MVCC layer (for garbage collection).
-    pub fn mvcc(&self) -> &Mvcc {
-        &self.mvcc
-    }
-
-    /// The storage engine (for metadata in `Space::Meta`, and to write the
-    /// batches built by [`Router::stage_writes`]).
-    pub fn engine(&self) -> &Arc<dyn Engine> {
-        self.mvcc.engine()
-    }
-
     /// The row `key` as of `ts`, charged to the split holding it.
     pub fn get(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
         let split = self.splits.split_for(key);
@@ -299,7 +317,7 @@ impl Router {
     }
 
     /// Adds the versions of `writes` at commit timestamp `ts` to `batch`
-    /// (see [`Mvcc::put_versions`]).
+    /// (see [`Mvcc::put_versions`]), to be written with [`Router::write`].
     pub fn stage_writes<K, V, I>(&self, batch: &mut WriteBatch, ts: u64, writes: I)
     where
         I: IntoIterator<Item = (K, Option<V>)>,
@@ -307,6 +325,25 @@ impl Router {
         V: AsRef<[u8]>,
     {
         Mvcc::put_versions(batch, ts, writes);
+    }
+
+    /// Adds an unversioned metadata write to `batch` (`None` deletes the
+    /// key), to be written with [`Router::write`] atomically with the rest
+    /// of the batch.
+    pub fn stage_meta(&self, batch: &mut WriteBatch, key: Vec<u8>, value: Option<Vec<u8>>) {
+        match value {
+            Some(value) => batch.put(Space::Meta, key, value),
+            None => batch.delete(Space::Meta, key),
+        }
+    }
+
+    /// Writes `batch` (row versions from [`Router::stage_writes`], metadata
+    /// from [`Router::stage_meta`]) atomically, durably if `durability`
+    /// says so: the one write path to storage. Nothing is charged here; the
+    /// rows were charged with [`Router::charge_writes`].
+    pub fn write(&self, batch: WriteBatch, durability: Durability) -> Result<()> {
+        self.mvcc.engine().write(batch, durability)?;
+        Ok(())
     }
 
     /// Charges, stages and writes `writes` at `ts` in one atomic batch: the
@@ -330,8 +367,53 @@ impl Router {
                 .iter()
                 .map(|(k, v)| (k.as_ref(), v.as_ref().map(AsRef::as_ref))),
         );
-        self.engine().write(batch, durability)?;
+        self.write(batch, durability)?;
         Ok(touched)
+    }
+
+    /// The metadata value of `key` (the unversioned metadata space).
+    pub fn meta_get(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.mvcc.engine().get(Space::Meta, key)?)
+    }
+
+    /// The metadata entries whose keys start with `prefix`, in key order.
+    pub fn meta_scan(&self, prefix: &[u8]) -> ScanIter<'_> {
+        self.mvcc
+            .engine()
+            .scan(Space::Meta, KeyRange::prefix(prefix), false)
+    }
+
+    /// Every stored version with a key in `[start, limit)` (no `limit`: to
+    /// the end of the key space), in key order, raw: each key is a row key
+    /// followed by its 8-byte version suffix, old versions and tombstones
+    /// included. For measuring how many bytes a split stores; not charged.
+    pub fn scan_stored(&self, start: &[u8], limit: Option<&[u8]>) -> ScanIter<'_> {
+        let range = KeyRange::new(
+            Bound::Included(start.to_vec()),
+            limit.map_or(Bound::Unbounded, |l| Bound::Excluded(l.to_vec())),
+        );
+        self.mvcc.engine().scan(Space::Data, range, false)
+    }
+
+    /// Garbage-collects versions no read at or after `horizon` can see,
+    /// examining about `budget` versions from where the last call stopped
+    /// (see [`Mvcc::gc`]). The MVCC layer writes the deletions itself, not
+    /// through [`Router::write`]; nothing is charged.
+    pub fn collect_garbage(&self, horizon: u64, budget: usize) -> Result<GcStats> {
+        Ok(self.mvcc.gc(horizon, budget)?)
+    }
+
+    /// The rows in the bounds visible at `ts`, like [`Router::scan_bounds`]
+    /// but charging no split and waiting at no node gate: for tests and
+    /// debugging, never for serving a request.
+    pub fn scan_uncharged(
+        &self,
+        start: Bound<&[u8]>,
+        end: Bound<&[u8]>,
+        ts: u64,
+        reverse: bool,
+    ) -> MvccScan<'_> {
+        self.mvcc.scan_at(start, end, ts, reverse)
     }
 
     /// Every split with its bounds, node and counters, in key order.

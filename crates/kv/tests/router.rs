@@ -244,3 +244,55 @@ fn concurrent_scans_while_adding_split_points() {
         assert_eq!(pair[0].limit.as_ref(), Some(&pair[1].start));
     }
 }
+
+/// The paths that are not load (the write path, metadata, raw stored scans,
+/// garbage collection, inspection) reach storage through the router without
+/// charging any split.
+#[test]
+fn writes_metadata_and_stored_scans_go_through_the_router_uncharged() {
+    let router = router();
+    let before = counters(&router);
+
+    // One batch: a new version of row 30, a delete of row 31, two metadata keys.
+    let mut batch = rowtree_storage::WriteBatch::new();
+    router.stage_writes(
+        &mut batch,
+        20,
+        [(key(30), Some(value(99))), (key(31), None::<Vec<u8>>)],
+    );
+    router.stage_meta(&mut batch, b"m/a".to_vec(), Some(b"1".to_vec()));
+    router.stage_meta(&mut batch, b"m/b".to_vec(), Some(b"2".to_vec()));
+    router.write(batch, Durability::Buffered).unwrap();
+    assert_eq!(counters(&router), before);
+
+    assert_eq!(router.meta_get(b"m/a").unwrap(), Some(b"1".to_vec()));
+    let mut batch = rowtree_storage::WriteBatch::new();
+    router.stage_meta(&mut batch, b"m/a".to_vec(), None);
+    router.write(batch, Durability::Buffered).unwrap();
+    assert_eq!(router.meta_get(b"m/a").unwrap(), None);
+    let meta: Vec<_> = router.meta_scan(b"m/").map(Result::unwrap).collect();
+    assert_eq!(meta, vec![(b"m/b".to_vec(), b"2".to_vec())]);
+
+    // The raw scan sees every version: rows 30 and 31 have two each.
+    let stored = router.scan_stored(&[25], Some(&[50])).count();
+    assert_eq!(stored, 25 + 2);
+    assert_eq!(router.scan_stored(&[75], None).count(), 25);
+
+    // A snapshot read sees the new state, uncharged.
+    let rows: Vec<_> = router
+        .scan_uncharged(
+            Bound::Included(&key(30)[..]),
+            Bound::Included(&key(31)[..]),
+            20,
+            false,
+        )
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(rows, vec![(key(30), value(99))]);
+
+    // Collecting garbage above ts 20 leaves one version of row 30 and none of
+    // row 31 (its tombstone shadows everything older).
+    router.collect_garbage(30, usize::MAX).unwrap();
+    assert_eq!(router.scan_stored(&[25], Some(&[50])).count(), 25 - 1);
+    assert_eq!(counters(&router), before);
+}

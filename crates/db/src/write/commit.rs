@@ -1,0 +1,56 @@
+//! A resolved commit's way to durability.
+//!
+//! Once a transaction's mutations are resolved and its locks are marked
+//! committing, [`Resolved::commit`] hands its writes to the commit pipeline
+//! (`database.rs`):
+//!
+//! 1. each write is charged to the split it lands in (one write request per
+//!    split, rows and bytes: load-based splitting sees it); a commit that
+//!    touches several splits is counted, as Spanner would run two-phase
+//!    commit across their leaders;
+//! 2. the pipeline gives the commit its timestamp and asks for its bytes:
+//!    writes still holding `PENDING_COMMIT_TIMESTAMP` are encoded now, with
+//!    the timestamp in place ([`PreparedWrite::finish`]);
+//! 3. the pipeline writes the whole group of commits through the router in
+//!    one batch with one fsync, and returns once it is durable and visible.
+//!
+//! A commit with nothing to write takes the latest visible timestamp and
+//! touches neither the splits nor storage.
+
+use std::sync::atomic::Ordering;
+
+use super::prepared::PreparedWrite;
+use super::resolver::Resolved;
+use crate::database::{CommitWrites, Inner};
+use crate::error::Result;
+
+impl Resolved {
+    /// Makes the writes durable at one commit timestamp, returned.
+    pub fn commit(self, inner: &Inner) -> Result<u64> {
+        if self.writes.is_empty() {
+            // Nothing to write: the commit timestamp is the latest visible one.
+            return Ok(inner.pipeline.visible_ts());
+        }
+        let accounted: Vec<(&[u8], Option<&[u8]>)> =
+            self.writes.iter().map(|w| w.for_accounting()).collect();
+        if inner.router.charge_writes(&accounted).is_multi_split() {
+            // Spanner would run two-phase commit across these splits' leaders.
+            inner.multi_split_commits.fetch_add(1, Ordering::Relaxed);
+        }
+        drop(accounted);
+        let writes = self.writes;
+        let ts = inner
+            .pipeline
+            .commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
+                let mut out = Vec::with_capacity(writes.len());
+                for w in writes {
+                    out.push(
+                        PreparedWrite::finish(w, ts)
+                            .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
+                    );
+                }
+                Ok(CommitWrites::data(ts, out))
+            }))?;
+        Ok(ts)
+    }
+}
