@@ -115,7 +115,8 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
 }
 
 fn sequences(args: SequencesArgs) -> ExitCode {
-    if args.low_water >= args.batch_size {
+    // The low-water mark matters to async-batch only (and so to --matrix).
+    if (args.matrix || args.mode == Mode::AsyncBatch) && args.low_water >= args.batch_size {
         return fail(format!(
             "--low-water ({}) must be below --batch-size ({})",
             args.low_water, args.batch_size
