@@ -97,6 +97,10 @@ pub struct SequencesArgs {
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
+    /// With --matrix: also write the values/s of every run beside the
+    /// article's as a bar chart (a self-contained SVG file).
+    #[arg(long, value_name = "FILE", requires = "matrix")]
+    plot: Option<PathBuf>,
 }
 
 fn parse_mode(s: &str) -> Result<Mode, String> {
@@ -183,6 +187,15 @@ fn measure<S: Store>(store: Arc<S>, config: &Config, args: &SequencesArgs) -> Ex
             Ok(m) => m,
             Err(e) => return fail(e),
         };
+        if let Some(path) = &args.plot {
+            if let Err(e) = std::fs::write(path, rowtree_seqgen::plot::svg(&matrix)) {
+                return fail(format!("cannot write {}: {e}", path.display()));
+            }
+            eprintln!(
+                "rowtree bench sequences: wrote the plot to {}",
+                path.display()
+            );
+        }
         match args.format {
             OutputFormat::Text => print!("{}", matrix.text()),
             OutputFormat::Json => println!(

@@ -49,6 +49,7 @@ pub mod bench;
 pub mod embedded;
 pub mod error;
 pub mod generators;
+pub mod plot;
 pub mod remote;
 pub mod store;
 
