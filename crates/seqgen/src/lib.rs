@@ -20,7 +20,7 @@
 //!
 //! Every generator is written once against the [`Store`] trait and works
 //! with the embedded database ([`embedded`]) and with any Spanner-API
-//! endpoint ([`remote`](crate::remote)). [`bench`] reproduces the performance comparison
+//! endpoint ([`remote`]). [`bench`](mod@bench) reproduces the performance comparison
 //! of the four, plus the built-in bit-reversed sequence, in the same
 //! transaction shape.
 //!
