@@ -13,8 +13,9 @@ use std::time::Duration;
 
 use clap::{Args, Subcommand, ValueEnum};
 use rowtree_seqgen::bench::{self, Config, Mode};
+use rowtree_seqgen::embedded::Embedded;
 use rowtree_seqgen::remote::Remote;
-use rowtree_seqgen::Store;
+use rowtree_seqgen::{RetryPolicy, Store};
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -42,6 +43,24 @@ pub enum BenchCommand {
     /// --endpoint runs against `rowtree serve`, Google's emulator or any
     /// Spanner-API endpoint reached without credentials.
     Sequences(SequencesArgs),
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum AbortBackoff {
+    /// The library's default: 1 ms doubling to 32 ms, ±50%.
+    Fast,
+    /// The Java client library the article measured with: pauses of 1 s
+    /// growing 1.5x to 32 s, ±50%.
+    Java,
+}
+
+impl AbortBackoff {
+    fn policy(self) -> RetryPolicy {
+        match self {
+            AbortBackoff::Java => RetryPolicy::JAVA_CLIENT,
+            AbortBackoff::Fast => RetryPolicy::FAST,
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -94,6 +113,11 @@ pub struct SequencesArgs {
     /// Use an in-memory embedded database (commits skip the disk).
     #[arg(long, conflicts_with = "endpoint")]
     in_memory: bool,
+    /// The pause before retrying an aborted transaction: `fast` (the
+    /// library's default) or `java` (the abort backoff of the Java client
+    /// the article measured with, when the server suggests no delay).
+    #[arg(long, value_enum, default_value = "fast")]
+    abort_backoff: AbortBackoff,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: OutputFormat,
@@ -137,13 +161,15 @@ fn sequences(args: SequencesArgs) -> ExitCode {
     };
     if let Some(endpoint) = &args.endpoint {
         let remote = match Remote::connect_creating(endpoint, &args.database) {
-            Ok(r) => Arc::new(r),
+            Ok(r) => Arc::new(r.with_retry(args.abort_backoff.policy())),
             Err(e) => return fail(format!("cannot use {} on {endpoint}: {e}", args.database)),
         };
         return measure(remote, &config, &args);
     }
     if args.in_memory {
-        return measure(Arc::new(rowtree_db::Database::in_memory()), &config, &args);
+        let db = rowtree_db::Database::in_memory();
+        let store = Embedded::new(db, args.abort_backoff.policy());
+        return measure(Arc::new(store), &config, &args);
     }
     let temp;
     let dir = match &args.data_dir {
@@ -157,7 +183,11 @@ fn sequences(args: SequencesArgs) -> ExitCode {
         }
     };
     match rowtree_db::Database::open(&dir) {
-        Ok(db) => measure(Arc::new(db), &config, &args),
+        Ok(db) => measure(
+            Arc::new(Embedded::new(db, args.abort_backoff.policy())),
+            &config,
+            &args,
+        ),
         Err(e) => fail(format!("cannot open {}: {e}", dir.display())),
     }
 }

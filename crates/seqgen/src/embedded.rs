@@ -10,7 +10,7 @@
 
 use rowtree_db::{Database, Key, KeySet, Mutation, ReadRequest, ReadWriteTransaction, Value};
 
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, RetryPolicy};
 use crate::error::{Error, Result};
 use crate::store::{Committed, Store, Txn, MAX_ATTEMPTS, SEQUENCES_TABLE};
 
@@ -68,7 +68,16 @@ pub fn run<T>(
     db: &Database,
     body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
 ) -> Result<Committed<T>> {
-    let mut backoff = Backoff::default();
+    run_with(db, RetryPolicy::FAST, body)
+}
+
+/// [`run`] with the pauses between aborted attempts set by `retry`.
+pub fn run_with<T>(
+    db: &Database,
+    retry: RetryPolicy,
+    body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
+) -> Result<Committed<T>> {
+    let mut backoff = Backoff::new(retry);
     let mut attempts = 0;
     loop {
         attempts += 1;
@@ -105,6 +114,40 @@ pub fn run<T>(
             }
             other => return other,
         }
+    }
+}
+
+/// The embedded database with a retry policy of its own (a bare
+/// [`Database`] is a [`Store`] too, retrying with [`RetryPolicy::FAST`]).
+#[derive(Clone)]
+pub struct Embedded {
+    db: Database,
+    retry: RetryPolicy,
+}
+
+impl Embedded {
+    /// `db`, retrying aborted transactions under `retry`.
+    pub fn new(db: Database, retry: RetryPolicy) -> Embedded {
+        Embedded { db, retry }
+    }
+
+    /// The database.
+    pub fn database(&self) -> &Database {
+        &self.db
+    }
+}
+
+impl Store for Embedded {
+    fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>> {
+        run_with(&self.db, self.retry, &mut |t| body(t))
+    }
+
+    fn apply_ddl(&self, statements: &[&str]) -> Result<()> {
+        Store::apply_ddl(&self.db, statements)
+    }
+
+    fn has_table(&self, table: &str) -> Result<bool> {
+        self.db.has_table(table)
     }
 }
 

@@ -53,7 +53,7 @@ pub mod plot;
 pub mod remote;
 pub mod store;
 
-pub use backoff::Backoff;
+pub use backoff::{Backoff, RetryPolicy};
 pub use error::{Error, Result};
 pub use generators::{Async, AsyncBatch, Batch, Generator, Sync, SyncValues};
 pub use store::{

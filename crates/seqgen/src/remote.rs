@@ -30,7 +30,7 @@ use gcloud_spanner::statement::Statement;
 use gcloud_spanner::transaction_rw::ReadWriteTransaction;
 use rowtree_types::{Code, Timestamp};
 
-use crate::backoff::Backoff;
+use crate::backoff::{Backoff, RetryPolicy};
 use crate::error::{Error, Result};
 use crate::store::{Committed, Store, Txn, MAX_ATTEMPTS, SEQUENCES_TABLE};
 
@@ -40,6 +40,7 @@ pub struct Remote {
     client: Client,
     admin: AdminClient,
     database: String,
+    retry: RetryPolicy,
 }
 
 fn status(e: Status) -> Error {
@@ -118,6 +119,7 @@ impl Remote {
             client,
             admin,
             database: database.to_string(),
+            retry: RetryPolicy::FAST,
         })
     }
 
@@ -188,6 +190,13 @@ impl Remote {
         })?;
         drop(runtime);
         Remote::connect(endpoint, database)
+    }
+
+    /// Retries aborted transactions under `retry` (default
+    /// [`RetryPolicy::FAST`]).
+    pub fn with_retry(mut self, retry: RetryPolicy) -> Remote {
+        self.retry = retry;
+        self
     }
 
     /// The database's full name.
@@ -267,7 +276,7 @@ impl Txn for RemoteTxn<'_> {
 
 impl Store for Remote {
     fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>> {
-        let mut backoff = Backoff::default();
+        let mut backoff = Backoff::new(self.retry);
         let mut attempts = 0;
         loop {
             attempts += 1;

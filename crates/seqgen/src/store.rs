@@ -66,7 +66,7 @@ pub trait Store: Send + Sync + 'static {
     /// Runs `body` in a read-write transaction and commits it; while the
     /// transaction is aborted (by a conflict, or by the body returning an
     /// error whose [`Error::is_aborted`] holds) the whole body runs again in
-    /// a new transaction after a short backoff ([`Backoff`](crate::Backoff)),
+    /// a new transaction after a pause ([`RetryPolicy`](crate::RetryPolicy)),
     /// up to [`MAX_ATTEMPTS`] attempts. Any other error rolls the
     /// transaction back and is returned.
     fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>>;
