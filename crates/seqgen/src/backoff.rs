@@ -11,9 +11,9 @@
 //! * [`RetryPolicy::JAVA_CLIENT`]: the policy of the Java client library
 //!   the sequence-generation article measured with (as of 2019-2020, when
 //!   the server sends no retry delay): windows of 1 s growing 1.5x up to
-//!   32 s, ±50%. With it, an aborted transaction is overtaken by newcomers
-//!   for seconds: few requests wait, but those wait very long
-//!   (`rowtree bench sequences --abort-backoff java`).
+//!   32 s, ±50%, retried on the same session so that it keeps its
+//!   wound-wait priority (Spanner gives a transaction retried that way a
+//!   higher priority). `rowtree bench sequences --abort-backoff java`.
 
 use std::time::Duration;
 
@@ -30,23 +30,32 @@ pub struct RetryPolicy {
     pub max: Duration,
     /// A pause is drawn uniformly within `window * (1 ± randomization)`.
     pub randomization: f64,
+    /// Whether a retried attempt keeps the first attempt's wound-wait
+    /// priority (so it ages and wins its conflicts), as Spanner does for a
+    /// transaction retried on the same session. The embedded store honours
+    /// it; over the gRPC API the server decides.
+    pub keep_priority: bool,
 }
 
 impl RetryPolicy {
-    /// 1 ms doubling to 32 ms, ±50%.
+    /// 1 ms doubling to 32 ms, ±50%, each attempt a fresh transaction (as
+    /// the remote store's client retries on any pooled session).
     pub const FAST: RetryPolicy = RetryPolicy {
         first: Duration::from_millis(1),
         multiplier: 2.0,
         max: Duration::from_millis(32),
         randomization: 0.5,
+        keep_priority: false,
     };
 
-    /// 1 s growing 1.5x to 32 s, ±50%: the Java client's abort backoff.
+    /// 1 s growing 1.5x to 32 s, ±50%: the Java client's abort backoff,
+    /// retrying on the same session, whose transaction keeps its priority.
     pub const JAVA_CLIENT: RetryPolicy = RetryPolicy {
         first: Duration::from_secs(1),
         multiplier: 1.5,
         max: Duration::from_secs(32),
         randomization: 0.5,
+        keep_priority: true,
     };
 }
 

@@ -78,15 +78,22 @@ pub fn run_with<T>(
     body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
 ) -> Result<Committed<T>> {
     let mut backoff = Backoff::new(retry);
+    let mut priority = None;
     let mut attempts = 0;
     loop {
         attempts += 1;
-        // Each attempt is a new transaction with a new wound-wait
-        // priority, as when a client library retries with a fresh
-        // BeginTransaction (the remote store does): under contention a
-        // newcomer may beat a retried attempt, which is what gives the
-        // in-transaction generator its long latency tail.
-        let txn = db.begin();
+        // Each attempt is a new transaction. Unless the policy keeps the
+        // first attempt's wound-wait priority (as Spanner does for a
+        // transaction retried on the same session), it gets a new one, as
+        // when a client library retries with a fresh BeginTransaction on
+        // any session: then a newcomer may beat a retried attempt.
+        let txn = match priority {
+            Some(p) => db.begin_with_priority(p),
+            None => db.begin(),
+        };
+        if retry.keep_priority {
+            priority = Some(txn.priority());
+        }
         let mut attempt = EmbeddedTxn { txn };
         let outcome = match body(&mut attempt) {
             Ok(value) => attempt
@@ -163,5 +170,44 @@ impl Store for Database {
 
     fn has_table(&self, table: &str) -> Result<bool> {
         Ok(self.catalog().table(table).is_some())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use super::*;
+
+    /// The priorities of two attempts, the first aborted on purpose.
+    fn priorities(keep_priority: bool) -> (u64, u64) {
+        let db = Database::in_memory();
+        let retry = RetryPolicy {
+            first: Duration::from_micros(10),
+            keep_priority,
+            ..RetryPolicy::FAST
+        };
+        let mut seen = Vec::new();
+        run_with(&db, retry, &mut |t| {
+            seen.push(t.transaction().priority());
+            if seen.len() == 1 {
+                return Err(Error::aborted("the first attempt loses"));
+            }
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen.len(), 2);
+        (seen[0], seen[1])
+    }
+
+    #[test]
+    fn a_retried_attempt_keeps_its_priority_only_when_the_policy_says_so() {
+        let (first, second) = priorities(true);
+        assert_eq!(first, second);
+        let (first, second) = priorities(false);
+        assert!(
+            second > first,
+            "a fresh attempt is younger: {first} then {second}"
+        );
     }
 }
