@@ -57,6 +57,8 @@ pub(crate) struct HttpServer {
     pub local_addr: SocketAddr,
     stop: tokio::sync::oneshot::Sender<()>,
     task: tokio::task::JoinHandle<std::io::Result<()>>,
+    /// With TLS: resolves once the accepting task has closed the port.
+    closed: Option<tokio::sync::oneshot::Receiver<()>>,
 }
 
 impl HttpServer {
@@ -92,6 +94,9 @@ impl HttpServer {
         let stopped = async {
             let _ = stopped.await;
         };
+        // With TLS, the port is closed by the accepting task's end, which
+        // shutdown waits for (see `TlsListener`).
+        let mut closed = None;
         let task = match &security.tls {
             None => tokio::spawn(async move {
                 axum::serve(listener, app)
@@ -99,7 +104,9 @@ impl HttpServer {
                     .await
             }),
             Some(tls) => {
-                let listener = TlsListener::new(listener, local_addr, tls.http());
+                let (closed_tx, closed_rx) = tokio::sync::oneshot::channel();
+                closed = Some(closed_rx);
+                let listener = TlsListener::new(listener, local_addr, tls.http(), closed_tx);
                 tokio::spawn(async move {
                     axum::serve(listener, app)
                         .with_graceful_shutdown(stopped)
@@ -117,24 +124,35 @@ impl HttpServer {
             local_addr,
             stop,
             task,
+            closed,
         })
     }
 
-    /// Stops accepting connections and waits for those in flight.
+    /// Stops accepting connections and waits for those in flight; when it
+    /// returns, the port is closed.
     pub async fn shutdown(self) -> Result<(), String> {
         let _ = self.stop.send(());
-        match self.task.await {
+        let outcome = match self.task.await {
             Ok(Ok(())) => Ok(()),
             Ok(Err(e)) => Err(e.to_string()),
             Err(e) => Err(e.to_string()),
+        };
+        if let Some(closed) = self.closed {
+            // Resolves (with an error: nothing is ever sent) once the
+            // accepting task has dropped the listening socket.
+            let _ = closed.await;
         }
+        outcome
     }
 }
 
 /// Accepts TCP connections and completes each one's TLS handshake on a task
 /// of its own, so one slow or silent client cannot hold up the others;
 /// axum gets the connections whose handshake succeeded. Dropping it (axum
-/// does at shutdown) closes the port.
+/// does at shutdown) aborts the accepting task; the task's end drops the
+/// listening socket and then `closed`, which [`HttpServer::shutdown`]
+/// waits for, so the port is closed when shutdown returns (an abort takes
+/// effect only when the runtime next polls the task).
 struct TlsListener {
     local_addr: SocketAddr,
     ready: tokio::sync::mpsc::Receiver<(
@@ -149,12 +167,18 @@ impl TlsListener {
         listener: tokio::net::TcpListener,
         local_addr: SocketAddr,
         config: Arc<tokio_rustls::rustls::ServerConfig>,
+        closed: tokio::sync::oneshot::Sender<()>,
     ) -> TlsListener {
         let acceptor = tokio_rustls::TlsAcceptor::from(config);
         let (tx, ready) = tokio::sync::mpsc::channel(64);
         let accepting = tokio::spawn(async move {
+            // Fields drop in order: the socket first, then `closed`.
+            let state = Accepting {
+                listener,
+                _closed: closed,
+            };
             loop {
-                let (tcp, peer) = match listener.accept().await {
+                let (tcp, peer) = match state.listener.accept().await {
                     Ok(c) => c,
                     Err(e) => {
                         // Out of file descriptors and the like: wait, retry.
@@ -184,6 +208,12 @@ impl TlsListener {
             accepting,
         }
     }
+}
+
+/// What the accepting task owns, in the order it is dropped.
+struct Accepting {
+    listener: tokio::net::TcpListener,
+    _closed: tokio::sync::oneshot::Sender<()>,
 }
 
 impl Drop for TlsListener {
