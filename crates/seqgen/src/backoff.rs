@@ -19,6 +19,9 @@ use std::time::Duration;
 
 use rand::Rng;
 
+use crate::error::{Error, Result};
+use crate::store::MAX_ATTEMPTS;
+
 /// How long to pause between attempts of an aborted transaction.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct RetryPolicy {
@@ -98,6 +101,33 @@ impl Backoff {
     /// Sleeps for [`Backoff::next_pause`].
     pub fn wait(&mut self) {
         std::thread::sleep(self.next_pause());
+    }
+}
+
+/// Runs `attempt` until it returns anything but ABORTED, pausing under
+/// `policy` between attempts; after [`MAX_ATTEMPTS`] aborted attempts it
+/// gives up with [`Error::TooManyAborts`]. Every [`Store`](crate::Store)
+/// retries its transactions through this.
+pub(crate) fn retry_aborted<T>(
+    policy: RetryPolicy,
+    mut attempt: impl FnMut() -> Result<T>,
+) -> Result<T> {
+    let mut backoff = Backoff::new(policy);
+    let mut attempts = 0;
+    loop {
+        attempts += 1;
+        match attempt() {
+            Err(e) if e.is_aborted() => {
+                if attempts >= MAX_ATTEMPTS {
+                    return Err(Error::TooManyAborts {
+                        attempts,
+                        last: e.to_string(),
+                    });
+                }
+                backoff.wait();
+            }
+            other => return other,
+        }
     }
 }
 

@@ -10,9 +10,9 @@
 
 use rowtree_db::{Database, Key, KeySet, Mutation, ReadRequest, ReadWriteTransaction, Value};
 
-use crate::backoff::{Backoff, RetryPolicy};
+use crate::backoff::{retry_aborted, RetryPolicy};
 use crate::error::{Error, Result};
-use crate::store::{Committed, Store, Txn, MAX_ATTEMPTS, SEQUENCES_TABLE};
+use crate::store::{Committed, Store, Txn, SEQUENCES_TABLE};
 
 /// One attempt of a read-write transaction of the embedded database.
 pub struct EmbeddedTxn {
@@ -77,11 +77,8 @@ pub fn run_with<T>(
     retry: RetryPolicy,
     body: &mut dyn FnMut(&mut EmbeddedTxn) -> Result<T>,
 ) -> Result<Committed<T>> {
-    let mut backoff = Backoff::new(retry);
     let mut priority = None;
-    let mut attempts = 0;
-    loop {
-        attempts += 1;
+    retry_aborted(retry, || {
         // Each attempt is a new transaction. Unless the policy keeps the
         // first attempt's wound-wait priority (as Spanner does for a
         // transaction retried on the same session), it gets a new one, as
@@ -95,7 +92,7 @@ pub fn run_with<T>(
             priority = Some(txn.priority());
         }
         let mut attempt = EmbeddedTxn { txn };
-        let outcome = match body(&mut attempt) {
+        match body(&mut attempt) {
             Ok(value) => attempt
                 .txn
                 .commit()
@@ -108,20 +105,8 @@ pub fn run_with<T>(
                 attempt.txn.rollback();
                 Err(e)
             }
-        };
-        match outcome {
-            Err(e) if e.is_aborted() => {
-                if attempts >= MAX_ATTEMPTS {
-                    return Err(Error::TooManyAborts {
-                        attempts,
-                        last: e.to_string(),
-                    });
-                }
-                backoff.wait();
-            }
-            other => return other,
         }
-    }
+    })
 }
 
 /// The embedded database with a retry policy of its own (a bare

@@ -30,9 +30,9 @@ use gcloud_spanner::statement::Statement;
 use gcloud_spanner::transaction_rw::ReadWriteTransaction;
 use rowtree_types::{Code, Timestamp};
 
-use crate::backoff::{Backoff, RetryPolicy};
+use crate::backoff::{retry_aborted, RetryPolicy};
 use crate::error::{Error, Result};
-use crate::store::{Committed, Store, Txn, MAX_ATTEMPTS, SEQUENCES_TABLE};
+use crate::store::{Committed, Store, Txn, SEQUENCES_TABLE};
 
 /// A database on a Spanner-API endpoint.
 pub struct Remote {
@@ -276,10 +276,7 @@ impl Txn for RemoteTxn<'_> {
 
 impl Store for Remote {
     fn run<T>(&self, body: &mut dyn FnMut(&mut dyn Txn) -> Result<T>) -> Result<Committed<T>> {
-        let mut backoff = Backoff::new(self.retry);
-        let mut attempts = 0;
-        loop {
-            attempts += 1;
+        retry_aborted(self.retry, || {
             let mut tx = self
                 .runtime
                 .block_on(self.client.begin_read_write_transaction())
@@ -288,7 +285,7 @@ impl Store for Remote {
                 runtime: &self.runtime,
                 tx: &mut tx,
             });
-            let outcome = match outcome {
+            match outcome {
                 Ok(value) => self
                     .runtime
                     .block_on(tx.end::<T, ClientError>(Ok(value), None))
@@ -316,20 +313,8 @@ impl Store for Remote {
                     ));
                     Err(e)
                 }
-            };
-            match outcome {
-                Err(e) if e.is_aborted() => {
-                    if attempts >= MAX_ATTEMPTS {
-                        return Err(Error::TooManyAborts {
-                            attempts,
-                            last: e.to_string(),
-                        });
-                    }
-                    backoff.wait();
-                }
-                other => return other,
             }
-        }
+        })
     }
 
     fn apply_ddl(&self, statements: &[&str]) -> Result<()> {
