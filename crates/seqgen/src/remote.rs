@@ -26,6 +26,8 @@ use gcloud_spanner::admin::AdminClientConfig;
 use gcloud_spanner::client::{Client, ClientConfig, Error as ClientError};
 use gcloud_spanner::key::Key;
 use gcloud_spanner::mutation::insert_or_update;
+use gcloud_spanner::reader::RowIterator;
+use gcloud_spanner::row::Row;
 use gcloud_spanner::statement::Statement;
 use gcloud_spanner::transaction_rw::ReadWriteTransaction;
 use rowtree_types::{Code, Timestamp};
@@ -205,6 +207,35 @@ impl Remote {
     }
 }
 
+/// The one row a read or query returns, reading the stream to its end.
+///
+/// Dropping a result stream before its end cancels the call (an HTTP/2
+/// RST_STREAM) while the server may already have sent the rest; with tens
+/// of threads doing that at once, the client's HTTP/2 layer ends up
+/// treating those late frames as errors and closes the whole connection
+/// (GOAWAY `ENHANCE_YOUR_CALM`, "too_many_internal_resets"), failing every
+/// transaction on it. Reading to the end also surfaces an error the server
+/// sends after the row.
+async fn only_row<T: gcloud_spanner::reader::Reader>(
+    rows: &mut RowIterator<'_, T>,
+) -> Result<Option<Row>> {
+    let first = rows.next().await.map_err(status)?;
+    let mut extra = 0usize;
+    while rows.next().await.map_err(status)?.is_some() {
+        extra += 1;
+    }
+    if extra > 0 {
+        return Err(Error::Database {
+            code: Code::Internal,
+            message: format!(
+                "expected at most one row, the server returned {}",
+                extra + 1
+            ),
+        });
+    }
+    Ok(first)
+}
+
 /// One attempt of a read-write transaction on the endpoint.
 struct RemoteTxn<'a> {
     runtime: &'a tokio::runtime::Runtime,
@@ -223,7 +254,7 @@ impl Txn for RemoteTxn<'_> {
                 )
                 .await
                 .map_err(status)?;
-            match rows.next().await.map_err(status)? {
+            match only_row(&mut rows).await? {
                 None => Ok(None),
                 Some(row) => row.column::<i64>(0).map(Some).map_err(|e| Error::Database {
                     code: Code::FailedPrecondition,
@@ -258,14 +289,10 @@ impl Txn for RemoteTxn<'_> {
                 "SELECT GET_NEXT_SEQUENCE_VALUE(SEQUENCE {sequence})"
             ));
             let mut rows = tx.query(statement).await.map_err(status)?;
-            let row = rows
-                .next()
-                .await
-                .map_err(status)?
-                .ok_or_else(|| Error::Database {
-                    code: Code::Internal,
-                    message: "GET_NEXT_SEQUENCE_VALUE returned no row".into(),
-                })?;
+            let row = only_row(&mut rows).await?.ok_or_else(|| Error::Database {
+                code: Code::Internal,
+                message: "GET_NEXT_SEQUENCE_VALUE returned no row".into(),
+            })?;
             row.column::<i64>(0).map_err(|e| Error::Database {
                 code: Code::Internal,
                 message: format!("GET_NEXT_SEQUENCE_VALUE: {e}"),
@@ -346,7 +373,7 @@ impl Store for Remote {
             );
             statement.add_param("t", &table.to_string());
             let mut rows = tx.query(statement).await.map_err(status)?;
-            let count = match rows.next().await.map_err(status)? {
+            let count = match only_row(&mut rows).await? {
                 Some(row) => row.column::<i64>(0).map_err(|e| Error::Database {
                     code: Code::Internal,
                     message: e.to_string(),
