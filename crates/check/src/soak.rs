@@ -16,7 +16,12 @@
 //! * no session leaked: `ListSessions` shows exactly the sessions the
 //!   check holds, and none once it has deleted them;
 //!
-//! and reports how the RSS grew from the first minute to the last.
+//! and reports how the RSS grew from the first minute to the last, and over
+//! the second half of the run. The second figure is the one that says
+//! whether memory is flat: the write buffers (memtables) and the block
+//! cache fill up first, by design, to their configured limits
+//! (`rowtree serve --memtable-mib`, `--cache-mib`), so a run that writes
+//! grows until they are full.
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -240,6 +245,14 @@ pub struct Report {
     pub rss_last_kib: u64,
     /// RSS right after loading, before the sessions started, KiB.
     pub rss_loaded_kib: u64,
+    /// RSS at the sample nearest the middle of the run, KiB: growth from
+    /// here to the end is what is left once the write buffers and the
+    /// block cache have filled (they grow by design until their limits).
+    pub rss_mid_kib: u64,
+    /// RSS at the last sample, KiB.
+    pub rss_end_kib: u64,
+    /// Seconds between the middle sample and the last.
+    pub second_half_s: f64,
     /// Whether the server stopped cleanly on SIGTERM at the end.
     pub clean_stop: bool,
     /// Where the data and the log are (kept after a failure).
@@ -288,6 +301,22 @@ impl Report {
         (self.rss_last_kib as f64 / self.rss_first_kib as f64 - 1.0) * 100.0
     }
 
+    /// RSS growth over the second half of the run, percent.
+    pub fn rss_second_half_pct(&self) -> f64 {
+        if self.rss_mid_kib == 0 {
+            return 0.0;
+        }
+        (self.rss_end_kib as f64 / self.rss_mid_kib as f64 - 1.0) * 100.0
+    }
+
+    /// RSS growth over the second half of the run, MiB per minute.
+    pub fn rss_second_half_mib_per_min(&self) -> f64 {
+        if self.second_half_s <= 0.0 {
+            return 0.0;
+        }
+        (self.rss_end_kib as f64 - self.rss_mid_kib as f64) / 1024.0 / (self.second_half_s / 60.0)
+    }
+
     /// The intervals as a table, then the totals.
     pub fn table(&self) -> String {
         let mut s = String::new();
@@ -325,7 +354,7 @@ impl Report {
              stuck: {}; errors: {}; aborted: {}; balance sums checked: {} (wrong: {})\n\
              sessions: held {}, listed {}, after delete {} (leaked: {})\n\
              RSS: loaded {:.1} MiB; first minute {:.1} MiB, last minute {:.1} MiB ({:+.1} %); \
-             clean SIGTERM stop: {}",
+             second half {:.1} -> {:.1} MiB ({:+.1} %, {:+.2} MiB/min); clean SIGTERM stop: {}",
             self.sessions,
             self.duration_s,
             self.total_ops,
@@ -346,6 +375,10 @@ impl Report {
             self.rss_first_kib as f64 / 1024.0,
             self.rss_last_kib as f64 / 1024.0,
             self.rss_growth_pct(),
+            self.rss_mid_kib as f64 / 1024.0,
+            self.rss_end_kib as f64 / 1024.0,
+            self.rss_second_half_pct(),
+            self.rss_second_half_mib_per_min(),
             if self.clean_stop { "yes" } else { "NO" },
         ));
         s
@@ -359,6 +392,14 @@ impl Report {
             o.insert(
                 "rss_growth_pct".into(),
                 serde_json::json!(self.rss_growth_pct()),
+            );
+            o.insert(
+                "rss_second_half_pct".into(),
+                serde_json::json!(self.rss_second_half_pct()),
+            );
+            o.insert(
+                "rss_second_half_mib_per_min".into(),
+                serde_json::json!(self.rss_second_half_mib_per_min()),
             );
         }
         v
@@ -578,6 +619,16 @@ async fn drive(config: &Config, server: &Server, work_dir: PathBuf) -> Result<Re
             .map(|i| i.rss_kib)
             .collect(),
     );
+    let (rss_mid_kib, mid_t) = intervals
+        .iter()
+        .min_by(|a, b| {
+            (a.t_s - end / 2.0)
+                .abs()
+                .total_cmp(&(b.t_s - end / 2.0).abs())
+        })
+        .map_or((0, 0.0), |i| (i.rss_kib, i.t_s));
+    let rss_end_kib = intervals.last().map_or(0, |i| i.rss_kib);
+    let second_half_s = end - mid_t;
     let mut all = Vec::new();
     let mut ops = Vec::new();
     for (k, (op, _)) in Op::MIX.iter().enumerate() {
@@ -615,6 +666,9 @@ async fn drive(config: &Config, server: &Server, work_dir: PathBuf) -> Result<Re
         rss_first_kib,
         rss_last_kib,
         rss_loaded_kib,
+        rss_mid_kib,
+        rss_end_kib,
+        second_half_s,
         clean_stop: false,
         work_dir,
     })
