@@ -186,10 +186,19 @@ struct ServeArgs {
     /// Memory one query may hold in its sorts, aggregations, hash joins,
     /// DISTINCT, set operations and unstreamed results, in MiB; a query
     /// that needs more fails with RESOURCE_EXHAUSTED instead of the server
-    /// running out of memory.
+    /// running out of memory. See also --server-query-memory.
     #[arg(long, value_name = "MIB", default_value_t = DEFAULT_QUERY_MEMORY_MIB,
           value_parser = clap::value_parser!(u64).range(1..=1 << 20))]
     query_memory: u64,
+    /// Memory all queries in flight may hold together, in MiB (what
+    /// --query-memory counts, summed over every session and database). A
+    /// query whose next buffered row would take the total past it fails with
+    /// RESOURCE_EXHAUSTED saying the server's budget ran out; the other
+    /// queries go on. The default is half this machine's physical memory,
+    /// or of the container's (cgroup) limit if lower.
+    #[arg(long, value_name = "MIB", default_value_t = default_server_query_memory_mib(),
+          value_parser = clap::value_parser!(u64).range(1..=1 << 30))]
+    server_query_memory: u64,
     /// Serve TLS on both ports with this certificate chain (PEM, the
     /// server's certificate first). Needs --tls-key.
     #[arg(long, value_name = "FILE", requires = "tls_key")]
@@ -353,6 +362,11 @@ const DEFAULT_HTTP_PORT: u16 = 9020;
 /// `rowtree serve --query-memory`'s default, in MiB.
 const DEFAULT_QUERY_MEMORY_MIB: u64 = (rowtree_sql::limits::DEFAULT_QUERY_MEMORY >> 20) as u64;
 
+/// `rowtree serve --server-query-memory`'s default on this machine, in MiB.
+fn default_server_query_memory_mib() -> u64 {
+    (rowtree_sql::limits::default_server_query_memory() >> 20) as u64
+}
+
 /// Caps glibc's malloc arenas at the number of cores (at least 2) unless
 /// `MALLOC_ARENA_MAX` is set. glibc gives threads up to 8 arenas per core
 /// and keeps what is freed in each: with the hundreds of request threads a
@@ -401,6 +415,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     rowtree_sql::limits::set_query_memory((args.query_memory << 20) as usize);
+    rowtree_sql::limits::set_server_query_memory((args.server_query_memory << 20) as usize);
     let security = match security_config(&args) {
         Ok(s) => s,
         Err(e) => {
@@ -449,6 +464,11 @@ fn serve(args: ServeArgs) -> ExitCode {
             Some(dir) => tracing::info!(data_dir = %dir.display(), "opening"),
             None => tracing::info!("in memory: nothing will be kept"),
         }
+        tracing::info!(
+            per_query_mib = rowtree_sql::limits::query_memory() >> 20,
+            all_queries_mib = rowtree_sql::limits::server_query_memory() >> 20,
+            "query memory"
+        );
         let started = match rowtree_server::Server::start(config.clone()).await {
             Err(e) if !http_port_given && e.contains("key visualizer HTTP port") => {
                 tracing::warn!(

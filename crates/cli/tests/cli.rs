@@ -1,5 +1,6 @@
 //! The `rowtree` binary end to end: output formats, errors with positions,
-//! exit statuses, parameters, `--bail`, and `rowtree ddl` on a data directory.
+//! exit statuses, parameters, `--bail`, `rowtree ddl` on a data directory,
+//! and what `rowtree serve --help` says of the memory budgets.
 
 use std::process::{Command, Output};
 
@@ -148,4 +149,19 @@ fn errors_name_statement_line_and_column() {
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(err.contains("statement 2"), "{err}");
     assert!(err.contains("line 3, column 5"), "{err}");
+}
+
+#[test]
+fn serve_help_explains_both_memory_budgets() {
+    let o = rowtree(&["serve", "--help"]);
+    assert!(o.status.success());
+    let help = stdout(&o);
+    assert!(help.contains("--query-memory <MIB>"), "{help}");
+    assert!(help.contains("--server-query-memory <MIB>"), "{help}");
+    assert!(
+        help.contains("Memory all queries in flight may hold together"),
+        "{help}"
+    );
+    let bad = rowtree(&["serve", "--server-query-memory", "0"]);
+    assert!(!bad.status.success());
 }

@@ -18,6 +18,8 @@
 //! for EXPLAIN ANALYZE, runs the statement and keeps its plan and counters
 //! (`Mode::Analyze`) in a transaction the session then rolls back.
 
+use std::sync::Arc;
+
 use rowtree_db::{KeySet, Mutation, ReadWriteTransaction, WriteKind};
 use rowtree_expr::BoundExpr;
 use rowtree_parser::ast::{self, Expr, Hint, Ident, SelectItem, Span, StatementKind, TableExpr};
@@ -27,18 +29,20 @@ use rowtree_types::{Type, Value};
 use crate::binder::{Binder, ExprScope};
 use crate::error::{Error, Result};
 use crate::executor::{ExecContext, RowIter};
+use crate::limits::MemoryPool;
 use crate::plan::{Node, NodeKind, Plan};
 use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::scope::RowScope;
 use crate::Params;
 
-/// Runs one DML statement in `txn`.
+/// Runs one DML statement in `txn`; what its plans buffer draws from `pool`.
 pub(crate) fn execute(
     txn: &mut ReadWriteTransaction,
     kind: &StatementKind,
     params: &Params,
+    pool: &Arc<MemoryPool>,
 ) -> Result<ExecuteResult> {
-    run(txn, kind, params, Mode::Run, &mut None)
+    run(txn, kind, params, pool, Mode::Run, &mut None)
 }
 
 /// How far to take a DML statement.
@@ -69,10 +73,11 @@ pub(crate) fn explain(
     txn: &mut ReadWriteTransaction,
     kind: &StatementKind,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     mode: Mode,
 ) -> Result<Explained> {
     let mut out = None;
-    run(txn, kind, params, mode, &mut out)?;
+    run(txn, kind, params, pool, mode, &mut out)?;
     out.ok_or_else(|| Error::internal("DML statement produced no plan"))
 }
 
@@ -80,14 +85,15 @@ fn run(
     txn: &mut ReadWriteTransaction,
     kind: &StatementKind,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
     let catalog = txn.catalog();
     match kind {
-        StatementKind::Insert(ins) => insert(txn, &catalog, ins, params, mode, out),
-        StatementKind::Update(up) => update(txn, &catalog, up, params, mode, out),
-        StatementKind::Delete(del) => delete(txn, &catalog, del, params, mode, out),
+        StatementKind::Insert(ins) => insert(txn, &catalog, ins, params, pool, mode, out),
+        StatementKind::Update(up) => update(txn, &catalog, up, params, pool, mode, out),
+        StatementKind::Delete(del) => delete(txn, &catalog, del, params, pool, mode, out),
         _ => Err(Error::internal("not a DML statement")),
     }
 }
@@ -264,6 +270,7 @@ fn insert(
     catalog: &Catalog,
     ins: &ast::Insert,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
@@ -360,7 +367,7 @@ fn insert(
     }
     let mut rows = Vec::new();
     if is_query {
-        let src = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
+        let src = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
         for r in src {
             rows.push(
                 r.into_iter()
@@ -370,7 +377,7 @@ fn insert(
             );
         }
     } else {
-        let mut cx = ExecContext::new(txn, &plan);
+        let mut cx = ExecContext::new(txn, &plan, pool);
         cx.pending_commit_timestamp = true;
         let nulls = vec![Value::Null; t.columns.len()];
         for row in &value_rows {
@@ -415,7 +422,7 @@ fn insert(
     let row_count = new_rows.len() as u64;
     let returning = match returning {
         Some((exprs, columns)) => {
-            let mut cx = ExecContext::new(txn, &plan);
+            let mut cx = ExecContext::new(txn, &plan, pool);
             Some(returning_result(&mut cx, &exprs, columns, &new_rows)?)
         }
         None => None,
@@ -467,6 +474,7 @@ fn update(
     catalog: &Catalog,
     up: &ast::Update,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
@@ -524,11 +532,11 @@ fn update(
     if mode == Mode::Plan {
         return finish(mode, out, head, Some(plan), 0, None);
     }
-    let old_rows = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
+    let old_rows = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
     let mut rows = Vec::new();
     {
-        let mut cx = ExecContext::new(txn, &plan);
+        let mut cx = ExecContext::new(txn, &plan, pool);
         cx.pending_commit_timestamp = true;
         for old in &old_rows {
             let mut r: Vec<Value> = keys.iter().map(|&k| old[k].clone()).collect();
@@ -573,7 +581,7 @@ fn update(
                 .filter(|w| w.table.eq_ignore_ascii_case(&t.name))
                 .filter_map(|w| w.new)
                 .collect();
-            let mut cx = ExecContext::new(txn, &plan);
+            let mut cx = ExecContext::new(txn, &plan, pool);
             Some(returning_result(&mut cx, &exprs, columns, &new_rows)?)
         }
         None => None,
@@ -586,6 +594,7 @@ fn delete(
     catalog: &Catalog,
     del: &ast::Delete,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
 ) -> Result<ExecuteResult> {
@@ -601,7 +610,7 @@ fn delete(
     if mode == Mode::Plan {
         return finish(mode, out, head, Some(plan), 0, None);
     }
-    let old_rows = RowIter::new(&plan, txn).collect::<Result<Vec<_>>>()?;
+    let old_rows = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
     let key_set = KeySet::keys(
         old_rows
@@ -617,7 +626,7 @@ fn delete(
     }
     let returning = match returning {
         Some((exprs, columns)) => {
-            let mut cx = ExecContext::new(txn, &plan);
+            let mut cx = ExecContext::new(txn, &plan, pool);
             Some(returning_result(&mut cx, &exprs, columns, &old_rows)?)
         }
         None => None,

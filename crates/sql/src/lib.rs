@@ -49,6 +49,7 @@ pub mod spanner_sys;
 pub mod views;
 
 use std::collections::BTreeMap;
+use std::sync::Arc;
 
 use rowtree_parser::ast;
 use rowtree_schema::Catalog;
@@ -117,9 +118,15 @@ fn bind_query(
 }
 
 impl Plan {
-    /// Runs the plan over `source`, returning its rows as they are produced.
-    pub fn execute<'a>(&'a self, source: &'a mut dyn DataSource) -> Result<RowIter<'a>> {
-        Ok(RowIter::new(self, source))
+    /// Runs the plan over `source`, returning its rows as they are
+    /// produced; what its operators buffer draws from `pool` (see
+    /// [`limits`]).
+    pub fn execute<'a>(
+        &'a self,
+        source: &'a mut dyn DataSource,
+        pool: &Arc<limits::MemoryPool>,
+    ) -> Result<RowIter<'a>> {
+        Ok(RowIter::new(self, source, pool))
     }
 
     /// The operator tree, described (see [`explain`]); with `analyze`,

@@ -6,7 +6,13 @@
 //! and retried while it is aborted (wound-wait). After `BEGIN`, statements
 //! share one read-write transaction: queries see its earlier DML, and
 //! `COMMIT` / `ROLLBACK` end it. DDL runs outside transactions.
+//!
+//! What a session's queries buffer draws from a memory pool shared with
+//! the other sessions: the server's ([`crate::limits::server_memory_pool`])
+//! unless the session was given its own ([`Session::with_memory_pool`]).
+//! [`execute_in`], the gRPC API's entry point, always uses the server's.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use rowtree_db::{Database, ReadWriteTransaction, TimestampBound};
@@ -16,6 +22,7 @@ use rowtree_types::{Type, Value};
 use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
 use crate::explain::PlanTree;
+use crate::limits::MemoryPool;
 use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::Params;
 
@@ -28,13 +35,31 @@ pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) -> bool + 'a;
 pub struct Session {
     db: Database,
     txn: Option<ReadWriteTransaction>,
+    /// What the session's queries buffer draws from.
+    memory_pool: Arc<MemoryPool>,
 }
 
 impl Session {
-    /// A session on `db`. Open `db` with [`crate::database_options`] so
-    /// that CREATE VIEW binds the view's query.
+    /// A session on `db` whose queries draw from the server's memory pool.
+    /// Open `db` with [`crate::database_options`] so that CREATE VIEW binds
+    /// the view's query.
     pub fn new(db: Database) -> Session {
-        Session { db, txn: None }
+        Session::with_memory_pool(db, crate::limits::server_memory_pool().clone())
+    }
+
+    /// A session on `db` whose queries draw from `pool` instead of the
+    /// server's (sessions sharing `pool` share its budget).
+    pub fn with_memory_pool(db: Database, pool: Arc<MemoryPool>) -> Session {
+        Session {
+            db,
+            txn: None,
+            memory_pool: pool,
+        }
+    }
+
+    /// The pool this session's queries draw from.
+    pub fn memory_pool(&self) -> &Arc<MemoryPool> {
+        &self.memory_pool
     }
 
     /// The database this session runs against.
@@ -131,15 +156,17 @@ impl Session {
         params: &Params,
         sink: Option<&mut RowSink<'_>>,
     ) -> Result<ExecuteResult> {
+        let pool = self.memory_pool.clone();
         match &stmt.kind {
             StatementKind::Query(q) => self.read(|source, catalog| {
-                run_query(source, catalog, q, params, sink).map(ExecuteResult::Query)
+                run_query(source, catalog, q, params, &pool, sink).map(ExecuteResult::Query)
             }),
             StatementKind::Explain { analyze, statement } => {
                 let analyze = *analyze;
                 match &statement.kind {
-                    StatementKind::Query(q) => self
-                        .read(|source, catalog| explain_query(source, catalog, q, params, analyze)),
+                    StatementKind::Query(q) => self.read(|source, catalog| {
+                        explain_query(source, catalog, q, params, &pool, analyze)
+                    }),
                     StatementKind::Insert(_)
                     | StatementKind::Update(_)
                     | StatementKind::Delete(_) => {
@@ -152,7 +179,7 @@ impl Session {
                 }
             }
             StatementKind::Insert(_) | StatementKind::Update(_) | StatementKind::Delete(_) => {
-                self.write(|txn| crate::dml::execute(txn, &stmt.kind, params))
+                self.write(|txn| crate::dml::execute(txn, &stmt.kind, params, &pool))
             }
             _ => {
                 if self.txn.is_some() {
@@ -185,12 +212,13 @@ impl Session {
     ) -> Result<ExecuteResult> {
         use crate::dml::Mode;
         let start = Instant::now();
+        let pool = self.memory_pool.clone();
         let explained = if !analyze {
             match self.txn.as_mut() {
-                Some(txn) => crate::dml::explain(txn, kind, params, Mode::Plan)?,
+                Some(txn) => crate::dml::explain(txn, kind, params, &pool, Mode::Plan)?,
                 None => {
                     let mut txn = self.db.begin();
-                    let r = crate::dml::explain(&mut txn, kind, params, Mode::Plan);
+                    let r = crate::dml::explain(&mut txn, kind, params, &pool, Mode::Plan);
                     txn.rollback();
                     r?
                 }
@@ -203,7 +231,7 @@ impl Session {
                 ));
             }
             self.retry_in_own_txn(|mut txn| {
-                let r = crate::dml::explain(&mut txn, kind, params, Mode::Analyze);
+                let r = crate::dml::explain(&mut txn, kind, params, &pool, Mode::Analyze);
                 txn.rollback();
                 r
             })?
@@ -288,6 +316,7 @@ fn run_query(
     catalog: &rowtree_schema::Catalog,
     q: &rowtree_parser::ast::Query,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     sink: Option<&mut RowSink<'_>>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
@@ -297,7 +326,7 @@ fn run_query(
     {
         let columns = plan.columns();
         let mut sink = sink;
-        let mut iter = plan.execute(source)?;
+        let mut iter = plan.execute(source, pool)?;
         let mut held = iter.reserve("the result (not streamed)");
         for row in iter.by_ref() {
             let row = row?;
@@ -333,13 +362,14 @@ fn explain_query(
     catalog: &rowtree_schema::Catalog,
     q: &rowtree_parser::ast::Query,
     params: &Params,
+    pool: &Arc<MemoryPool>,
     analyze: bool,
 ) -> Result<ExecuteResult> {
     let start = Instant::now();
     let plan = crate::plan_query(catalog, q, params)?;
     let mut returned = 0;
     if analyze {
-        for r in plan.execute(source)? {
+        for r in plan.execute(source, pool)? {
             r?;
             returned += 1;
         }
@@ -410,7 +440,9 @@ pub struct Executed {
 ///
 /// DML needs a read-write transaction; DDL and BEGIN/COMMIT/ROLLBACK are
 /// refused (the API has requests of their own for those). A query's rows go
-/// to `sink` when one is given, as in [`Session::execute_streaming`].
+/// to `sink` when one is given, as in [`Session::execute_streaming`]. What
+/// it buffers draws from the server's memory pool
+/// ([`crate::limits::server_memory_pool`]).
 pub fn execute_in(
     txn: TxnRef<'_>,
     sql: &str,
@@ -421,7 +453,8 @@ pub fn execute_in(
     crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
     let stmt = rowtree_parser::parse_statement(sql)
         .map_err(|e| Error::from(e).render_with_snippet(sql))?;
-    execute_parsed(txn, &stmt, params, mode, sink).map_err(|e| e.render_with_snippet(sql))
+    let pool = crate::limits::server_memory_pool();
+    execute_parsed(txn, &stmt, params, mode, sink, pool).map_err(|e| e.render_with_snippet(sql))
 }
 
 fn execute_parsed(
@@ -430,6 +463,7 @@ fn execute_parsed(
     params: &Params,
     mode: QueryMode,
     sink: Option<&mut RowSink<'_>>,
+    pool: &Arc<MemoryPool>,
 ) -> Result<Executed> {
     match (&stmt.kind, txn) {
         (StatementKind::Query(q), txn) => {
@@ -458,7 +492,7 @@ fn execute_parsed(
                     {
                         let columns = plan.columns();
                         let mut sink = sink;
-                        for row in plan.execute(source)? {
+                        for row in plan.execute(source, pool)? {
                             let row = row?;
                             returned += 1;
                             match sink.as_mut() {
@@ -494,7 +528,8 @@ fn execute_parsed(
             TxnRef::ReadWrite(txn),
         ) => match mode {
             QueryMode::Plan => {
-                let explained = crate::dml::explain(txn, kind, params, crate::dml::Mode::Plan)?;
+                let explained =
+                    crate::dml::explain(txn, kind, params, pool, crate::dml::Mode::Plan)?;
                 Ok(Executed {
                     result: ExecuteResult::Dml {
                         row_count: 0,
@@ -504,7 +539,7 @@ fn execute_parsed(
                 })
             }
             QueryMode::Normal | QueryMode::Profile => {
-                let result = crate::dml::execute(txn, kind, params)?;
+                let result = crate::dml::execute(txn, kind, params, pool)?;
                 Ok(Executed { result, plan: None })
             }
         },

@@ -3,9 +3,13 @@
 //! the session goes on, and the memory is given back.
 //!
 //! This test binary sets a small limit for the whole process (2 MiB), so it
-//! lives alone in its own file.
+//! lives alone in its own file. (The server-wide budget has its tests in
+//! `memory_pool.rs`.)
+
+use std::sync::Arc;
 
 use rowtree_db::Database;
+use rowtree_sql::limits::MemoryPool;
 use rowtree_sql::{limits, ExecuteResult, Params, Session};
 use rowtree_types::{Code, Value};
 
@@ -13,8 +17,14 @@ const LIMIT: usize = 2 << 20;
 
 /// 20,000 rows of ~200 bytes: 4 MB, twice the limit.
 fn session() -> Session {
+    session_on(limits::server_memory_pool().clone())
+}
+
+/// [`session`], drawing from `pool`.
+fn session_on(pool: Arc<MemoryPool>) -> Session {
     limits::set_query_memory(LIMIT);
-    let mut s = Session::new(Database::in_memory_with(rowtree_sql::database_options()));
+    let db = Database::in_memory_with(rowtree_sql::database_options());
+    let mut s = Session::with_memory_pool(db, pool);
     run(
         &mut s,
         "CREATE TABLE T (Id INT64 NOT NULL, G INT64, Pad STRING(MAX)) PRIMARY KEY (Id)",
@@ -57,7 +67,9 @@ fn exhausted(s: &mut Session, sql: &str, what: &str) {
         .expect_err(sql);
     assert_eq!(err.code, Code::ResourceExhausted, "{sql}: {}", err.message);
     assert!(
-        err.message.contains("memory limit of 2 MiB") && err.message.contains(what),
+        err.message.contains("memory limit of 2 MiB")
+            && err.message.contains(what)
+            && !err.message.contains("server"),
         "{sql}: {}",
         err.message
     );
@@ -116,4 +128,36 @@ fn an_unstreamed_result_counts_too() {
         ExecuteResult::Query(q) => assert_eq!(q.rows[0][0], Value::Int64(20_000)),
         other => panic!("{other:?}"),
     }
+}
+
+/// A query stopped by its own limit says so (not the server's), and gives
+/// back to the server's pool everything it drew, as does a query whose
+/// reader stops early.
+#[test]
+fn the_pool_gets_back_what_a_refused_query_drew() {
+    let pool = MemoryPool::new(1 << 30);
+    let mut s = session_on(pool.clone());
+    assert_eq!(pool.reserved(), 0);
+    exhausted(&mut s, "SELECT Id, Pad FROM T ORDER BY Pad, Id", "a sort");
+    assert_eq!(pool.reserved(), 0);
+    exhausted(&mut s, "SELECT ARRAY(SELECT Pad FROM T)", "subquery");
+    assert_eq!(pool.reserved(), 0);
+    let err = s
+        .execute("SELECT Id, Pad FROM T", &Params::new())
+        .expect_err("the whole result held at once");
+    assert!(!err.message.contains("server"), "{}", err.message);
+    assert_eq!(pool.reserved(), 0);
+    let mut first = 0;
+    let mut sink = |_: &[(String, rowtree_types::Type)], _: Vec<Value>| {
+        first = pool.reserved();
+        false
+    };
+    s.execute_streaming(
+        "SELECT Id FROM T WHERE Id < 1000 ORDER BY Pad, Id",
+        &Params::new(),
+        &mut sink,
+    )
+    .unwrap();
+    assert!(first > 200_000, "the sort held {first} bytes");
+    assert_eq!(pool.reserved(), 0);
 }

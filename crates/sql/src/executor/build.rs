@@ -7,12 +7,14 @@
 //! (once, for an uncorrelated one).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
 
 use rowtree_expr::{EvalContext, SubqueryKind};
 use rowtree_parser::ast::JoinKind;
 use rowtree_types::{Code, Timestamp, Value};
 
 use crate::error::{Error, Result};
+use crate::limits::MemoryPool;
 use crate::plan::{JoinMethod, Node, NodeKind, Plan};
 
 use super::aggregate::Aggregate;
@@ -158,10 +160,14 @@ impl<'a> RowIter<'a> {
         self.cx.reserve(what)
     }
 
-    pub(crate) fn new(plan: &'a Plan, source: &'a mut dyn DataSource) -> RowIter<'a> {
+    pub(crate) fn new(
+        plan: &'a Plan,
+        source: &'a mut dyn DataSource,
+        pool: &Arc<MemoryPool>,
+    ) -> RowIter<'a> {
         RowIter {
             root: build(&plan.root),
-            cx: ExecContext::new(source, plan),
+            cx: ExecContext::new(source, plan, pool),
             done: false,
         }
     }

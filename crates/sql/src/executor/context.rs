@@ -4,16 +4,18 @@
 //! the outer row's values inside a correlated subquery (appended after each
 //! row before an expression is evaluated, which is where the binder put
 //! their slots), the cache of uncorrelated subquery results, and the
-//! query's memory.
+//! query's memory (drawn from the pool its caller gives).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
+use std::sync::Arc;
 
 use rowtree_expr::BoundExpr;
 use rowtree_types::{Timestamp, Value};
 
 use crate::error::Result;
+use crate::limits::MemoryPool;
 use crate::plan::Plan;
 
 use super::memory::{Memory, Reservation};
@@ -35,7 +37,12 @@ pub(crate) struct ExecContext<'a> {
 }
 
 impl<'a> ExecContext<'a> {
-    pub fn new(source: &'a mut dyn DataSource, plan: &'a Plan) -> ExecContext<'a> {
+    /// The context of a query over `source` whose buffers draw from `pool`.
+    pub fn new(
+        source: &'a mut dyn DataSource,
+        plan: &'a Plan,
+        pool: &Arc<MemoryPool>,
+    ) -> ExecContext<'a> {
         let now = source.now();
         ExecContext {
             source,
@@ -44,7 +51,7 @@ impl<'a> ExecContext<'a> {
             cache: Rc::new(RefCell::new(HashMap::new())),
             now,
             pending_commit_timestamp: false,
-            memory: Memory::new(),
+            memory: Memory::new(pool),
         }
     }
 
