@@ -3,7 +3,8 @@
 //! JSON values are encoded as Spanner's REST API encodes them: INT64 and
 //! NUMERIC as strings (they may not fit a double), FLOAT64 as numbers (or
 //! the strings "NaN", "Infinity", "-Infinity"), BYTES as base64, TIMESTAMP
-//! as RFC 3339 in UTC, DATE as `YYYY-MM-DD`, JSON as its text, ARRAY as a
+//! as RFC 3339 in UTC, DATE as `YYYY-MM-DD`, JSON as its text, UUID as
+//! its lowercase `8-4-4-4-12` text, ARRAY as a
 //! list, STRUCT as a list of its fields, NULL as null.
 
 use base64::Engine as _;
@@ -24,6 +25,7 @@ pub fn rest_value(v: &Value) -> serde_json::Value {
         Value::Date(d) => json!(d.to_string()),
         Value::Timestamp(t) => json!(t.to_rfc3339()),
         Value::Json(j) => json!(j.to_string()),
+        Value::Uuid(u) => json!(u.to_string()),
         Value::Array(items) | Value::Struct(items) => {
             serde_json::Value::Array(items.iter().map(rest_value).collect())
         }

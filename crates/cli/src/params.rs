@@ -22,6 +22,7 @@ pub fn parse(spec: &str) -> Result<(String, Type, Value), String> {
         "DATE" => Type::Date,
         "TIMESTAMP" => Type::Timestamp,
         "JSON" => Type::Json,
+        "UUID" => Type::Uuid,
         other => return Err(format!("bad --param {spec:?}: unknown type {other}")),
     };
     let name = name.trim().trim_start_matches('@').to_string();

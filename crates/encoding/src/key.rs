@@ -25,9 +25,12 @@
 //! | TIMESTAMP | `0x03`, nanoseconds as `i128`, sign flipped, 16 bytes |
 //! | DATE | `0x03`, days as `i32`, sign flipped, 4 bytes |
 //! | STRING/BYTES | `0x03`, bytes with `0x00` escaped as `0x00 0xFF`, then `0x00 0x01` |
+//! | UUID | `0x03`, the 16 bytes as written in the text (big-endian) |
 //!
 //! * Flipping the sign bit of a two's-complement integer makes unsigned
 //!   big-endian comparison agree with signed comparison.
+//! * A UUID's bytes in text order compare as GoogleSQL compares UUIDs: as
+//!   unsigned 128-bit numbers, i.e. like their canonical lowercase text.
 //! * Floats: a positive float's bits with the sign bit set, a negative float's
 //!   bits all inverted, order like the numbers. `-0.0` is written as `+0.0`
 //!   (they are equal in SQL) and every NaN is written as all zero bytes, below
@@ -45,7 +48,7 @@
 //! and before any sibling parent key), so a parent row sorts first, then its
 //! children, then the next parent.
 
-use rowtree_types::{Date, Numeric, Timestamp, Type, Value};
+use rowtree_types::{Date, Numeric, Timestamp, Type, Uuid, Value};
 
 use crate::{Error, Result};
 
@@ -121,6 +124,10 @@ pub fn encode_key_value(out: &mut Vec<u8>, value: &Value, dir: Direction) -> Res
         Value::Bytes(b) => {
             out.push(VALUE_MARKER);
             put_escaped(out, b);
+        }
+        Value::Uuid(u) => {
+            out.push(VALUE_MARKER);
+            out.extend_from_slice(&u.to_bytes());
         }
         Value::Json(_) => return Err(Error::NotAKeyType("JSON".into())),
         Value::Array(_) => return Err(Error::NotAKeyType("ARRAY".into())),
@@ -198,6 +205,7 @@ pub fn decode_key_value(input: &mut &[u8], ty: &Type, dir: Direction) -> Result<
             )
         }
         Type::Bytes => Value::Bytes(reader.escaped("BYTES")?),
+        Type::Uuid => Value::Uuid(Uuid::from_bytes(reader.array("UUID")?)),
         Type::Json | Type::Array(_) | Type::Struct(_) => {
             return Err(Error::NotAKeyType(ty.to_string()))
         }
@@ -374,6 +382,12 @@ mod tests {
             enc(&Value::Float64(f64::NAN), Direction::Asc),
             [0x03, 0, 0, 0, 0, 0, 0, 0, 0]
         );
+        let uuid = Uuid::from_u128(0x00112233_4455_6677_8899_aabbccddeeff);
+        let mut expected = vec![0x03];
+        expected.extend_from_slice(&uuid.to_bytes());
+        assert_eq!(expected[1], 0x00);
+        assert_eq!(expected[16], 0xff);
+        assert_eq!(enc(&Value::Uuid(uuid), Direction::Asc), expected);
     }
 
     #[test]

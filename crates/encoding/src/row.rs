@@ -26,12 +26,17 @@
 //! | 10 | TIMESTAMP | nanoseconds, zig-zag varint |
 //! | 11 | JSON | length varint, JSON text |
 //! | 12 | ARRAY | element count varint, then that many tagged scalar values |
+//! | 13 | UUID | 16 bytes, in text order (big-endian) |
+//!
+//! Tags are only ever added: a new type gets the next number and the existing
+//! tags keep their payloads, so every row written before the addition reads
+//! as it did (UUID, tag 13, came after the first release this way).
 //!
 //! Varints (LEB128) keep ids, lengths and typical integers to one or two
 //! bytes. STRUCT values are query-time only and cannot be stored; GoogleSQL has
 //! no arrays of arrays, so array elements are scalars or NULL.
 
-use rowtree_types::{Date, Numeric, Timestamp, Value};
+use rowtree_types::{Date, Numeric, Timestamp, Uuid, Value};
 
 use crate::varint;
 use crate::{Error, Result};
@@ -52,6 +57,7 @@ const TAG_DATE: u8 = 9;
 const TAG_TIMESTAMP: u8 = 10;
 const TAG_JSON: u8 = 11;
 const TAG_ARRAY: u8 = 12;
+const TAG_UUID: u8 = 13;
 
 /// Encodes a row from `(column_id, value)` pairs, in the order given.
 ///
@@ -135,6 +141,10 @@ fn put_value(out: &mut Vec<u8>, value: &Value, in_array: bool) -> Result<()> {
             varint::put_i128(out, t.nanos());
         }
         Value::Json(j) => put_bytes(out, TAG_JSON, j.to_string().as_bytes()),
+        Value::Uuid(u) => {
+            out.push(TAG_UUID);
+            out.extend_from_slice(&u.to_bytes());
+        }
         Value::Array(items) => {
             if in_array {
                 return Err(Error::NotStorable("ARRAY<ARRAY>".into()));
@@ -229,6 +239,7 @@ fn get_value(input: &mut &[u8], in_array: bool) -> Result<Value> {
                     .map_err(|e| Error::Corrupt(format!("invalid JSON: {e}")))?,
             )
         }
+        TAG_UUID => Value::Uuid(Uuid::from_bytes(take_array(input, "UUID")?)),
         TAG_ARRAY if !in_array => {
             let count = varint::get_u64(input, "ARRAY length")?;
             // Every element takes at least one byte: a count larger than the
@@ -262,6 +273,19 @@ mod tests {
             vec![(1, Value::Int64(5)), (2, Value::Null)]
         );
         assert_eq!(decode_row(&[FORMAT_V1]).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn uuid_layout() {
+        let uuid = Uuid::from_u128(0x00112233_4455_6677_8899_aabbccddeeff);
+        let row = encode_row([(3, &Value::Uuid(uuid))]).unwrap();
+        let mut expected = vec![FORMAT_V1, 3, TAG_UUID];
+        expected.extend_from_slice(&[
+            0x00, 0x11, 0x22, 0x33, 0x44, 0x55, 0x66, 0x77, 0x88, 0x99, 0xaa, 0xbb, 0xcc, 0xdd,
+            0xee, 0xff,
+        ]);
+        assert_eq!(row, expected);
+        assert_eq!(decode_row(&row).unwrap(), vec![(3, Value::Uuid(uuid))]);
     }
 
     #[test]
@@ -307,6 +331,9 @@ mod tests {
             &[FORMAT_V1, 1, TAG_JSON, 1, b'{'],
             &[FORMAT_V1, 0x80, 0x80, 0x80, 0x80, 0x10, TAG_NULL],
             &[FORMAT_V1, 1, TAG_FLOAT64, 0, 0],
+            &[
+                FORMAT_V1, 1, TAG_UUID, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14,
+            ],
         ];
         for bytes in cases {
             assert!(decode_row(bytes).is_err(), "{bytes:?}");

@@ -6,7 +6,7 @@ use std::cmp::Ordering;
 
 use proptest::prelude::*;
 use rowtree_encoding::{decode_key_value, encode_key_value, encode_object, Direction, ROW_END};
-use rowtree_types::{Date, Numeric, Timestamp, Type, Value};
+use rowtree_types::{Date, Numeric, Timestamp, Type, Uuid, Value};
 
 fn key_type() -> impl Strategy<Value = Type> {
     prop_oneof![
@@ -19,6 +19,7 @@ fn key_type() -> impl Strategy<Value = Type> {
         Just(Type::Bytes),
         Just(Type::Date),
         Just(Type::Timestamp),
+        Just(Type::Uuid),
     ]
 }
 
@@ -91,6 +92,16 @@ fn value_of(ty: &Type) -> BoxedStrategy<Value> {
         ]
         .prop_map(|n| Value::Timestamp(Timestamp::from_nanos(n).unwrap()))
         .boxed(),
+        Type::Uuid => prop_oneof![
+            any::<u128>(),
+            Just(0),
+            Just(u128::MAX),
+            // Values that differ only in the last byte, or only in the first.
+            (0u128..4).prop_map(|b| 0x1234_5678_9abc_def0_1234_5678_9abc_de00 | b),
+            (0u128..4).prop_map(|b| (b << 120) | 0xffff),
+        ]
+        .prop_map(|u| Value::Uuid(Uuid::from_u128(u)))
+        .boxed(),
         Type::Json | Type::Array(_) | Type::Struct(_) => unreachable!("not a key type"),
     }
 }
@@ -130,6 +141,8 @@ fn sql_cmp(a: &Value, b: &Value) -> Ordering {
         (Value::Bytes(a), Value::Bytes(b)) => a.cmp(b),
         (Value::Date(a), Value::Date(b)) => a.cmp(b),
         (Value::Timestamp(a), Value::Timestamp(b)) => a.cmp(b),
+        // GoogleSQL orders UUIDs as it would their canonical lowercase text.
+        (Value::Uuid(a), Value::Uuid(b)) => a.to_string().cmp(&b.to_string()),
         _ => panic!("values of different types: {a:?} {b:?}"),
     }
 }

@@ -2,7 +2,7 @@
 
 use proptest::prelude::*;
 use rowtree_encoding::{decode_row, encode_row};
-use rowtree_types::{Date, Numeric, Timestamp, Value};
+use rowtree_types::{Date, Numeric, Timestamp, Uuid, Value};
 
 fn scalar() -> impl Strategy<Value = Value> {
     prop_oneof![
@@ -26,6 +26,7 @@ fn scalar() -> impl Strategy<Value = Value> {
             any::<i64>().prop_map(|i| serde_json::json!(i)),
         ]
         .prop_map(Value::Json),
+        any::<u128>().prop_map(|u| Value::Uuid(Uuid::from_u128(u))),
     ]
 }
 

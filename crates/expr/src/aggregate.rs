@@ -841,6 +841,7 @@ fn hash_value<H: Hasher>(v: &Value, state: &mut H) {
         Value::Bytes(b) => b.hash(state),
         Value::Date(d) => d.hash(state),
         Value::Timestamp(t) => t.hash(state),
+        Value::Uuid(u) => u.hash(state),
         Value::Array(items) | Value::Struct(items) => {
             items.len().hash(state);
             for item in items {

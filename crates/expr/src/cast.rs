@@ -9,11 +9,14 @@
 //! * **Coercion** ([`coerce_value`], and the implicit coercions the binder
 //!   inserts) only ever widens: `INT64` to `NUMERIC` or `FLOAT64`, `NUMERIC`
 //!   to `FLOAT64`, `FLOAT32` to `FLOAT64`, plus the literal rule that a
-//!   string literal may stand for a `DATE` or `TIMESTAMP`.
+//!   string literal may stand for a `DATE`, `TIMESTAMP` or `UUID`
+//!   ([`string_literal_coerces_to`]).
 //!
-//! Timestamps meet text in Spanner's default zone, America/Los_Angeles.
+//! Timestamps meet text in Spanner's default zone, America/Los_Angeles. A
+//! `UUID` casts to and from `STRING` (any form [`Uuid::parse`] accepts in, the
+//! canonical lowercase form out) and to and from its 16 `BYTES`.
 
-use rowtree_types::{parse_f64, Date, Numeric, TimeZone, Timestamp, Type, Value};
+use rowtree_types::{parse_f64, Date, Numeric, TimeZone, Timestamp, Type, Uuid, Value};
 
 use crate::{Error, Result};
 
@@ -28,6 +31,7 @@ pub fn castable(from: &Type, to: &Type) -> bool {
         (Int64, Bool) | (Bool, Int64 | String) => true,
         (String, Int64 | Float32 | Float64 | Numeric | Bool | Bytes | Date | Timestamp) => true,
         (Bytes, String) => true,
+        (String | Bytes, Uuid) | (Uuid, String | Bytes) => true,
         (Date, String | Timestamp) | (Timestamp, String | Date) => true,
         (Array(a), Array(b)) => castable(a, b),
         (Struct(a), Struct(b)) => {
@@ -49,6 +53,13 @@ pub(crate) fn coercible(from: &Type, to: &Type) -> bool {
         || matches!((from, to), (Array(a), Array(b)) if coercible(a, b))
         || matches!((from, to), (Struct(a), Struct(b))
             if a.len() == b.len() && a.iter().zip(b).all(|((_, x), (_, y))| coercible(x, y)))
+}
+
+/// Whether a string *literal* (or a STRING query parameter) may stand for a
+/// value of type `to`: GoogleSQL parses it as a `DATE`, `TIMESTAMP` or `UUID`
+/// where one is expected, e.g. `WHERE Id = 'f81d4fae-...'`.
+pub(crate) fn string_literal_coerces_to(to: &Type) -> bool {
+    matches!(to, Type::Date | Type::Timestamp | Type::Uuid)
 }
 
 /// `CAST(value AS to)` with GoogleSQL's rules. NULL casts to NULL.
@@ -85,6 +96,16 @@ pub fn cast(value: Value, to: &Type) -> Result<Value> {
             Value::Timestamp(Timestamp::from_date(d, &TimeZone::LOS_ANGELES)?)
         }
         (Value::Timestamp(t), Type::Date) => Value::Date(t.to_date(&TimeZone::LOS_ANGELES)?),
+        (Value::Uuid(u), Type::Bytes) => Value::Bytes(u.to_bytes().to_vec()),
+        (Value::Bytes(b), Type::Uuid) => {
+            let bytes: [u8; 16] = b.as_slice().try_into().map_err(|_| {
+                Error::out_of_range(format!(
+                    "Invalid cast of BYTES to UUID: a UUID is 16 bytes, the value has {}",
+                    b.len()
+                ))
+            })?;
+            Value::Uuid(Uuid::from_bytes(bytes))
+        }
         (v, Type::String) if castable(&from, to) => Value::String(v.to_string()),
         // Element by element (the binder has checked the types; a value's
         // own type may be vaguer, e.g. for NULL struct fields).
@@ -110,7 +131,7 @@ pub fn cast(value: Value, to: &Type) -> Result<Value> {
 /// Assignment coercion, for DEFAULT values and mutation values: NULL, the
 /// same type, a widening (`INT64` to `FLOAT64`/`NUMERIC`, `NUMERIC` to
 /// `FLOAT64`, `FLOAT32` to `FLOAT64`), or a string that parses as the
-/// target `DATE`/`TIMESTAMP` (GoogleSQL's string-literal rule). Arrays
+/// target `DATE`/`TIMESTAMP`/`UUID` (GoogleSQL's string-literal rule). Arrays
 /// coerce element by element.
 pub fn coerce_value(value: Value, to: &Type) -> Result<Value> {
     let from = match value_type(&value) {
@@ -121,7 +142,7 @@ pub fn coerce_value(value: Value, to: &Type) -> Result<Value> {
         return Ok(value);
     }
     match (value, to) {
-        (Value::String(s), Type::Date | Type::Timestamp) => from_string(s, to),
+        (Value::String(s), to) if string_literal_coerces_to(to) => from_string(s, to),
         (Value::Array(items), Type::Array(elem)) => Ok(Value::Array(
             items
                 .into_iter()
@@ -186,6 +207,9 @@ fn from_string(s: String, to: &Type) -> Result<Value> {
         },
         Type::Date => Value::Date(Date::parse(&s)?),
         Type::Timestamp => Value::Timestamp(Timestamp::parse(&s, &TimeZone::LOS_ANGELES)?),
+        // Like the other runtime cast failures, a malformed UUID is
+        // OUT_OF_RANGE (the message says what is wrong with the text).
+        Type::Uuid => Value::Uuid(Uuid::parse(&s).map_err(|e| Error::out_of_range(e.to_string()))?),
         _ => return Err(Error::invalid(format!("Invalid cast from STRING to {to}"))),
     })
 }

@@ -32,6 +32,8 @@ pub fn compare(a: &Value, b: &Value) -> Option<Ordering> {
         (Bytes(x), Bytes(y)) => x.cmp(y),
         (Date(x), Date(y)) => x.cmp(y),
         (Timestamp(x), Timestamp(y)) => x.cmp(y),
+        // As unsigned 128-bit numbers: the order of the canonical text.
+        (Uuid(x), Uuid(y)) => x.cmp(y),
         (Int64(x), Numeric(y)) => rowtree_types::Numeric::from_i64(*x).cmp(y),
         (Numeric(x), Int64(y)) => x.cmp(&rowtree_types::Numeric::from_i64(*y)),
         (Array(x), Array(y)) | (Struct(x), Struct(y)) => {

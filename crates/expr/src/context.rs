@@ -1,6 +1,6 @@
 //! What an expression needs from outside the row: [`EvalContext`].
 
-use rowtree_types::{Timestamp, Value};
+use rowtree_types::{Timestamp, Uuid, Value};
 
 use crate::Result;
 
@@ -28,6 +28,12 @@ pub trait EvalContext {
     /// lowercase text form. Override to make tests deterministic.
     fn generate_uuid(&mut self) -> String {
         uuid::Uuid::new_v4().to_string()
+    }
+
+    /// `NEW_UUID()`: a random (version 4, RFC 4122 variant) UUID value.
+    /// Override to make tests deterministic.
+    fn new_uuid(&mut self) -> Uuid {
+        Uuid::from_u128(uuid::Uuid::new_v4().as_u128())
     }
 
     /// The value of query parameter `@name`, if bound.

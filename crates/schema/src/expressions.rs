@@ -151,7 +151,7 @@ pub(crate) fn assignable(from: &Type, expr: &Expr, to: &Type) -> bool {
         (Type::Int64, Type::Numeric | Type::Float64) => true,
         (Type::Numeric | Type::Float32, Type::Float64) => true,
         (Type::Int64 | Type::Float64, Type::Float32) => is_literal(expr),
-        (Type::String, Type::Date | Type::Timestamp) => is_literal(expr),
+        (Type::String, Type::Date | Type::Timestamp | Type::Uuid) => is_literal(expr),
         (Type::Array(a), Type::Array(b)) => match expr {
             Expr::Array { items, .. } if !items.is_empty() => {
                 items.iter().all(|item| assignable(a, item, b))

@@ -226,7 +226,22 @@ fn coerce(value: Value, column: &rowtree_schema::Column, span: Span) -> Result<V
         return Ok(Value::Float32(narrowed));
     }
     let from = value.scalar_type();
-    rowtree_expr::coerce_value(value, &column.ty).map_err(|_| {
+    rowtree_expr::coerce_value(value, &column.ty).map_err(|e| {
+        // A string where a DATE, TIMESTAMP or UUID goes is parsed: say why
+        // the text does not parse rather than that the types differ.
+        if from == Some(Type::String)
+            && matches!(column.ty, Type::Date | Type::Timestamp | Type::Uuid)
+        {
+            return Error::invalid_at(
+                span,
+                format!(
+                    "Invalid value for column {}, which has type {}: {}",
+                    column.name,
+                    column.ty,
+                    e.message()
+                ),
+            );
+        }
         Error::invalid_at(
             span,
             format!(

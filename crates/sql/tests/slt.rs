@@ -53,6 +53,7 @@
 //! | `T` | STRING | `J` | JSON |
 //! | `B` | BOOL | `A` | ARRAY<...> |
 //! | `N` | NUMERIC | `U` | STRUCT<...> |
+//! | `G` | UUID ("GUID") | | |
 //!
 //! # Value formatting
 //!
@@ -69,6 +70,7 @@
 //! * DATE `YYYY-MM-DD`; TIMESTAMP RFC 3339 in UTC with the fraction trimmed
 //!   of trailing zeros: `2020-01-01T08:00:00Z`, `2020-01-01T00:00:00.5Z`.
 //! * JSON compact, object keys sorted: `{"a":1,"b":[true,null]}`.
+//! * UUID canonical, lowercase `8-4-4-4-12`, unquoted also inside arrays.
 //! * ARRAY `[a, b]`, STRUCT `(a, b)`; inside them STRING and BYTES elements
 //!   are quoted literals (`["a", NULL, "b c"]`), everything else as above.
 //!   An empty array is `[]`.
@@ -101,6 +103,7 @@ enum Col {
     Date,
     Timestamp,
     Json,
+    Uuid,
     Array,
     Struct,
     Any,
@@ -119,6 +122,7 @@ impl ColumnType for Col {
             'D' => Col::Date,
             'S' => Col::Timestamp,
             'J' => Col::Json,
+            'G' => Col::Uuid,
             'A' => Col::Array,
             'U' => Col::Struct,
             '?' => Col::Any,
@@ -138,6 +142,7 @@ impl ColumnType for Col {
             Col::Date => 'D',
             Col::Timestamp => 'S',
             Col::Json => 'J',
+            Col::Uuid => 'G',
             Col::Array => 'A',
             Col::Struct => 'U',
             Col::Any => '?',
@@ -157,6 +162,7 @@ fn col_of(ty: &Type) -> Col {
         Type::Date => Col::Date,
         Type::Timestamp => Col::Timestamp,
         Type::Json => Col::Json,
+        Type::Uuid => Col::Uuid,
         Type::Array(_) => Col::Array,
         Type::Struct(_) => Col::Struct,
     }
@@ -189,6 +195,7 @@ fn format_value(v: &Value, nested: bool) -> String {
         Value::Date(d) => d.to_string(),
         Value::Timestamp(t) => t.to_rfc3339(),
         Value::Json(j) => j.to_string(),
+        Value::Uuid(u) => u.to_string(),
         Value::Array(items) => {
             let items: Vec<String> = items.iter().map(|x| format_value(x, true)).collect();
             format!("[{}]", items.join(", "))

@@ -12,6 +12,7 @@
 //! | `DATE` | [`Date`]: `i32` days since 1970-01-01 | `0001-01-01` to `9999-12-31` |
 //! | `NUMERIC` | [`Numeric`]: `i128` scaled by 10^9 | precision 38, scale 9 |
 //! | `JSON` | `serde_json::Value` (objects with sorted keys, as Spanner prints them) | |
+//! | `UUID` | [`Uuid`]: its 16 bytes as a big-endian `u128` | any 128 bits |
 
 //!
 //! Each type owns its text forms: parsing GoogleSQL literals and strings, and
@@ -30,6 +31,7 @@ pub mod stack;
 mod time_zone;
 mod timestamp;
 mod ty;
+mod uuid;
 mod value;
 
 pub use code::Code;
@@ -41,4 +43,5 @@ pub use numeric::Numeric;
 pub use time_zone::TimeZone;
 pub use timestamp::Timestamp;
 pub use ty::Type;
+pub use uuid::Uuid;
 pub use value::Value;

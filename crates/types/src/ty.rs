@@ -16,6 +16,8 @@ pub enum Type {
     Date,
     Timestamp,
     Json,
+    /// A 128-bit universally unique identifier ([`crate::Uuid`]).
+    Uuid,
     /// `ARRAY<T>`; arrays of arrays do not exist in GoogleSQL.
     Array(Box<Type>),
     /// `STRUCT<name T, ...>`; field names may be empty (anonymous fields).
@@ -49,6 +51,7 @@ impl fmt::Display for Type {
             Type::Date => f.write_str("DATE"),
             Type::Timestamp => f.write_str("TIMESTAMP"),
             Type::Json => f.write_str("JSON"),
+            Type::Uuid => f.write_str("UUID"),
             Type::Array(t) => write!(f, "ARRAY<{t}>"),
             Type::Struct(fields) => {
                 f.write_str("STRUCT<")?;

@@ -10,7 +10,7 @@
 use std::fmt;
 
 use crate::float::{format_f32, format_f64};
-use crate::{Date, Numeric, TimeZone, Timestamp, Type};
+use crate::{Date, Numeric, TimeZone, Timestamp, Type, Uuid};
 
 /// A GoogleSQL value. `Null` is untyped at runtime: the type of a NULL is
 /// known from the column or expression that produced it.
@@ -31,6 +31,7 @@ pub enum Value {
     Date(Date),
     Timestamp(Timestamp),
     Json(serde_json::Value),
+    Uuid(Uuid),
     Array(Vec<Value>),
     Struct(Vec<Value>),
 }
@@ -55,6 +56,7 @@ impl Value {
             Value::Date(_) => Type::Date,
             Value::Timestamp(_) => Type::Timestamp,
             Value::Json(_) => Type::Json,
+            Value::Uuid(_) => Type::Uuid,
             Value::Null | Value::Array(_) | Value::Struct(_) => return None,
         })
     }
@@ -68,6 +70,7 @@ impl Value {
             Value::Int64(_) | Value::Float64(_) => 8,
             Value::Float32(_) | Value::Date(_) => 4,
             Value::Numeric(_) | Value::Timestamp(_) => 12,
+            Value::Uuid(_) => 16,
             Value::String(s) => s.len(),
             Value::Bytes(b) => b.len(),
             Value::Json(j) => j.to_string().len(),
@@ -106,6 +109,7 @@ impl Value {
             Value::Date(d) => format!("DATE \"{d}\""),
             Value::Timestamp(t) => format!("TIMESTAMP \"{}\"", t.format_sql(&TimeZone::UTC)),
             Value::Json(j) => format!("JSON {}", quote(j.to_string().as_bytes(), false)),
+            Value::Uuid(u) => format!("CAST(\"{u}\" AS UUID)"),
             Value::Array(items) => {
                 let items: Vec<String> = items.iter().map(Value::sql_literal).collect();
                 format!("[{}]", items.join(", "))
@@ -179,6 +183,7 @@ impl fmt::Display for Value {
             Value::Date(d) => write!(f, "{d}"),
             Value::Timestamp(t) => f.write_str(&t.format_sql(&TimeZone::LOS_ANGELES)),
             Value::Json(j) => write!(f, "{j}"),
+            Value::Uuid(u) => write!(f, "{u}"),
             Value::Array(items) => {
                 let items: Vec<String> = items.iter().map(Value::sql_literal).collect();
                 write!(f, "[{}]", items.join(", "))
@@ -206,6 +211,12 @@ impl From<Timestamp> for Value {
 impl From<Numeric> for Value {
     fn from(n: Numeric) -> Value {
         Value::Numeric(n)
+    }
+}
+
+impl From<Uuid> for Value {
+    fn from(u: Uuid) -> Value {
+        Value::Uuid(u)
     }
 }
 
@@ -270,6 +281,15 @@ mod tests {
         assert_eq!(
             Value::Array(vec![Value::Int64(1), Value::Null]).sql_literal(),
             "[1, NULL]"
+        );
+        let u = Uuid::from_u128(0xab);
+        assert_eq!(
+            Value::from(u).sql_literal(),
+            "CAST(\"00000000-0000-0000-0000-0000000000ab\" AS UUID)"
+        );
+        assert_eq!(
+            Value::from(u).to_string(),
+            "00000000-0000-0000-0000-0000000000ab"
         );
     }
 

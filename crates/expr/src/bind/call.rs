@@ -14,7 +14,7 @@ use super::coerce::type_names;
 use super::scope::is_aggregate_function;
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
-use crate::cast::coercible;
+use crate::cast::{coercible, string_literal_coerces_to};
 use crate::datetime::DatePart;
 use crate::functions::{self, Function, Param, Volatility};
 use crate::{Error, Result};
@@ -384,8 +384,7 @@ fn signature_fits(signature: &functions::Signature, args: &[BoundExpr], exact: b
                         || a.ty == *t
                         || (!exact
                             && (coercible(&a.ty, t)
-                                || (a.is_string_literal()
-                                    && matches!(t, Type::Date | Type::Timestamp))))
+                                || (a.is_string_literal() && string_literal_coerces_to(t))))
                 }
                 _ => false,
             }

@@ -9,7 +9,7 @@ use rowtree_types::{Type, Value};
 
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
-use crate::cast::{cast, castable, coercible};
+use crate::cast::{cast, castable, coercible, string_literal_coerces_to};
 use crate::Result;
 
 impl BoundExpr {
@@ -69,17 +69,14 @@ fn widen_numeric(a: &Type, b: &Type) -> Option<Type> {
 }
 
 /// The common supertype of `exprs`, or `None` if they do not mix. Untyped
-/// NULLs take any type; string literals yield to a `DATE`/`TIMESTAMP`.
+/// NULLs take any type; string literals yield to a `DATE`/`TIMESTAMP`/`UUID`.
 pub(super) fn supertype(exprs: &[&BoundExpr]) -> Option<Type> {
-    let temporal = exprs
+    let parses_strings = exprs
         .iter()
-        .any(|e| !e.literal && matches!(e.ty, Type::Date | Type::Timestamp))
-        || exprs.iter().any(|e| {
-            e.literal && !e.is_string_literal() && matches!(e.ty, Type::Date | Type::Timestamp)
-        });
+        .any(|e| !e.is_string_literal() && string_literal_coerces_to(&e.ty));
     let mut result: Option<Type> = None;
     for e in exprs {
-        if e.is_null_literal() || (temporal && e.is_string_literal()) {
+        if e.is_null_literal() || (parses_strings && e.is_string_literal()) {
             continue;
         }
         result = Some(match result {
@@ -188,7 +185,7 @@ impl Binder<'_> {
         if e.literal {
             if let Node::Literal(v) = &e.node {
                 let allowed = coercible(&e.ty, to)
-                    || (e.is_string_literal() && matches!(to, Type::Date | Type::Timestamp));
+                    || (e.is_string_literal() && string_literal_coerces_to(to));
                 if allowed {
                     return cast(v.clone(), to)
                         .map(|v| BoundExpr::literal(v, to.clone(), span))

@@ -9,8 +9,8 @@
 //!   < `FLOAT64`, `FLOAT32` < `FLOAT64`. Nothing else mixes: `'1' = 1` is an
 //!   error, as in GoogleSQL.
 //! * **Literals coerce more freely.** An untyped `NULL` takes any type, and
-//!   a string literal may stand for a `DATE` or `TIMESTAMP` (`d >
-//!   '2020-01-01'`); such coercions are done at bind time, so a bad literal
+//!   a string literal may stand for a `DATE`, `TIMESTAMP` or `UUID` (`d >
+//!   '2020-01-01'`, `id = 'f81d4fae-...'`); such coercions are done at bind time, so a bad literal
 //!   is reported with its position before any row is read.
 //! * **Functions** come from the registry in [`crate::functions`]; `IF`,
 //!   `IFNULL`, `COALESCE` and `NULLIF` are special forms here because they

@@ -20,6 +20,10 @@ pub(super) fn eval_generate_uuid(_: &[Value], ctx: &mut dyn EvalContext) -> Resu
     Ok(Value::String(ctx.generate_uuid()))
 }
 
+pub(super) fn eval_new_uuid(_: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
+    Ok(Value::Uuid(ctx.new_uuid()))
+}
+
 pub(super) fn eval_current_timestamp(_: &[Value], ctx: &mut dyn EvalContext) -> Result<Value> {
     Ok(Value::Timestamp(ctx.now()))
 }

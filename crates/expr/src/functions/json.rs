@@ -229,6 +229,7 @@ fn json_of(v: &Value, ty: Option<&Type>) -> Result<serde_json::Value> {
         Value::Bytes(b) => J::String(base64::engine::general_purpose::STANDARD.encode(b)),
         Value::Date(d) => J::String(d.to_string()),
         Value::Timestamp(t) => J::String(t.to_rfc3339()),
+        Value::Uuid(u) => J::String(u.to_string()),
         Value::Json(j) => j.clone(),
         Value::Array(items) => {
             let elem = match ty {

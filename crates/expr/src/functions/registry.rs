@@ -22,7 +22,7 @@ use Param::Value as V;
 use Scalar::{
     ArrayBytes as AB, ArrayDate as AD, ArrayInt64 as AI, ArrayJson as AJ, ArrayString as AS,
     Bool as BO, Bytes as B, Date as D, Float64 as F, Int64 as I, Json as J, Numeric as N,
-    String as S, Timestamp as TS,
+    String as S, Timestamp as TS, Uuid as U,
 };
 
 /// Finds a function by name, case-insensitively.
@@ -88,6 +88,7 @@ macro_rules! f {
 pub(crate) static FUNCTIONS: &[Function] = &[
     // the statement's context: clock, UUIDs, sequences, commit timestamp
     volatile("GENERATE_UUID", &[sig(&[], S)], context::eval_generate_uuid),
+    volatile("NEW_UUID", &[sig(&[], U)], context::eval_new_uuid),
     volatile("CURRENT_TIMESTAMP", &[sig(&[], TS)], context::eval_current_timestamp),
     Function {
         volatility: Volatility::PendingCommitTimestamp,

@@ -18,6 +18,7 @@ pub enum DataType {
     Date,
     Timestamp,
     Json,
+    Uuid,
     Array(Box<DataType>),
     /// `STRUCT<[name] T, ...>` (only in expressions: CAST, typed
     /// constructors, `ARRAY<STRUCT<...>>`); `None` is an anonymous field.
@@ -38,6 +39,7 @@ impl DataType {
             DataType::Date => Type::Date,
             DataType::Timestamp => Type::Timestamp,
             DataType::Json => Type::Json,
+            DataType::Uuid => Type::Uuid,
             DataType::Array(t) => Type::Array(Box::new(t.value_type())),
             DataType::Struct(fields) => Type::Struct(
                 fields

@@ -440,6 +440,7 @@ impl Parser<'_> {
             "DATE" => DataType::Date,
             "TIMESTAMP" => DataType::Timestamp,
             "JSON" => DataType::Json,
+            "UUID" => DataType::Uuid,
             "STRING" | "BYTES" => {
                 self.advance();
                 let length = if require_length || self.at_punct(Punct::LParen) {

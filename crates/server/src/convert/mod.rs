@@ -22,6 +22,7 @@
 //! | `DATE` | `string_value`, `YYYY-MM-DD` | `"2024-02-29"` |
 //! | `TIMESTAMP` | `string_value`, RFC 3339 | `"2016-01-25T15:10:10.555555Z"` |
 //! | `JSON` | `string_value`, the JSON text | `"{\"a\":1}"` |
+//! | `UUID` (type code 17) | `string_value`, lowercase `8-4-4-4-12` | `"f81d4fae-7dec-11d0-a765-00a0c91e6bf6"` |
 //! | `ARRAY<T>` | `list_value` of `T`s (elements may be `null`) | `["1", null]` |
 //! | `STRUCT<a T, b U>` | `list_value` of the fields in order, names only in the type | `["1", "x"]` |
 //!
@@ -52,6 +53,9 @@
 //!   error.
 //! * FLOAT32 accepts any double that rounds to a finite float (`1e39` is an
 //!   error).
+//! * UUID accepts every form GoogleSQL's `CAST(s AS UUID)` does (upper case,
+//!   hyphens left out or elsewhere between digits, `{braces}`); Rowtree
+//!   always sends the canonical lowercase form.
 //! * JSON is parsed with Spanner's rules ([`rowtree_types::parse_json`]: the
 //!   first of duplicate keys wins, numbers must round-trip).
 //!
@@ -63,7 +67,7 @@
 //! tables, indexes and columns are `NOT_FOUND` with the emulator's wording
 //! (`Table not found: T`, `Index not found on table T: I`, `Column not found
 //! in table T: c`). Types Rowtree does not implement (PROTO, ENUM, INTERVAL,
-//! UUID, the PostgreSQL annotations) are `UNIMPLEMENTED`, as are queue
+//! the PostgreSQL annotations) are `UNIMPLEMENTED`, as are queue
 //! mutations (`send`, `ack`).
 //!
 //! # Keys

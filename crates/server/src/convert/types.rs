@@ -2,7 +2,11 @@
 //!
 //! A result set's row type, `param_types` and struct fields all travel as
 //! these. Decoding is where unsupported types are refused (PROTO, ENUM,
-//! INTERVAL, UUID and the PostgreSQL annotations are `UNIMPLEMENTED`).
+//! INTERVAL and the PostgreSQL annotations are `UNIMPLEMENTED`).
+//!
+//! `UUID` is type code 17 (`TypeCode::Uuid` in `google/spanner/v1/type.proto`).
+//! Clients that predate it see an unknown code and, per protobuf's open
+//! enums, an `i32` they cannot name; Rowtree only sends it for UUID values.
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use pb::struct_type::Field;
@@ -25,6 +29,7 @@ pub fn type_to_proto(t: &Type) -> pb::Type {
         Type::Date => TypeCode::Date,
         Type::Timestamp => TypeCode::Timestamp,
         Type::Json => TypeCode::Json,
+        Type::Uuid => TypeCode::Uuid,
         Type::Array(_) => TypeCode::Array,
         Type::Struct(_) => TypeCode::Struct,
     };
@@ -55,7 +60,7 @@ pub(super) fn struct_type(fields: &[(String, Type)]) -> pb::StructType {
 
 /// The GoogleSQL type of a wire type. `TYPE_CODE_UNSPECIFIED`, unknown codes
 /// and incomplete ARRAY/STRUCT types are `INVALID_ARGUMENT`; types Rowtree
-/// does not implement (PROTO, ENUM, INTERVAL, UUID, PostgreSQL annotations)
+/// does not implement (PROTO, ENUM, INTERVAL, PostgreSQL annotations)
 /// are `UNIMPLEMENTED`.
 pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
     match TypeAnnotationCode::try_from(t.type_annotation) {
@@ -91,6 +96,7 @@ pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
         TypeCode::Bytes => Type::Bytes,
         TypeCode::Numeric => Type::Numeric,
         TypeCode::Json => Type::Json,
+        TypeCode::Uuid => Type::Uuid,
         TypeCode::Array => {
             let element = t
                 .array_element_type
@@ -121,7 +127,7 @@ pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
                 .collect::<Result<Vec<_>, Status>>()?;
             Type::Struct(fields)
         }
-        TypeCode::Proto | TypeCode::Enum | TypeCode::Interval | TypeCode::Uuid => {
+        TypeCode::Proto | TypeCode::Enum | TypeCode::Interval => {
             return Err(Status::unimplemented(format!(
                 "Unsupported type: {}",
                 code.as_str_name()

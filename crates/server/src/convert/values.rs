@@ -11,7 +11,7 @@ use base64::engine::{DecodePaddingMode, GeneralPurpose, GeneralPurposeConfig};
 use base64::Engine as _;
 use prost_types::value::Kind;
 use prost_types::{ListValue, NullValue};
-use rowtree_types::{parse_json, Date, Numeric, TimeZone, Timestamp, Type, Value};
+use rowtree_types::{parse_json, Date, Numeric, TimeZone, Timestamp, Type, Uuid, Value};
 use tonic::Status;
 
 use super::describe::{describe, invalid, quote};
@@ -64,6 +64,7 @@ pub fn value_to_proto(v: &Value, t: &Type) -> prost_types::Value {
         Value::Date(d) => Kind::StringValue(d.to_string()),
         Value::Timestamp(ts) => Kind::StringValue(ts.to_rfc3339()),
         Value::Json(j) => Kind::StringValue(j.to_string()),
+        Value::Uuid(u) => Kind::StringValue(u.to_string()),
         Value::Array(items) => {
             let element = match t {
                 Type::Array(e) => e.as_ref(),
@@ -165,6 +166,12 @@ pub(super) fn decode(v: &prost_types::Value, t: &Type) -> Result<Value, String> 
             )
         }),
         (Type::Timestamp, Kind::StringValue(s)) => parse_wire_timestamp(s).map(Value::Timestamp),
+        (Type::Uuid, Kind::StringValue(s)) => Uuid::parse(s).map(Value::Uuid).map_err(|_| {
+            format!(
+                "Could not parse {} as UUID. UUIDs are 32 hexadecimal digits, optionally in braces and with single hyphens between digits, such as \"f81d4fae-7dec-11d0-a765-00a0c91e6bf6\"",
+                quote(s)
+            )
+        }),
         (Type::Json, Kind::StringValue(s)) => parse_json(s)
             .map(Value::Json)
             .map_err(|e| format!("Could not parse {} as JSON: {e}", quote(s))),

@@ -9,7 +9,8 @@
 //!   batch DML, read timestamps, commit responses;
 //! - [`streaming`]: `PartialResultSet` chunking and resumption;
 //! - [`errors`]: error codes and positions, and serving on afterwards;
-//! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes.
+//! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes;
+//! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL.
 
 mod admin;
 mod errors;
@@ -17,6 +18,7 @@ mod plans;
 mod restart;
 mod streaming;
 mod transactions;
+mod uuid;
 
 use std::path::Path;
 use std::time::Duration;

@@ -42,6 +42,7 @@ pub(crate) fn data_type(t: &Type) -> Option<DataType> {
         Type::Date => DataType::Date,
         Type::Timestamp => DataType::Timestamp,
         Type::Json => DataType::Json,
+        Type::Uuid => DataType::Uuid,
         Type::Array(e) => DataType::Array(Box::new(data_type(e)?)),
         Type::Struct(_) => return None,
     })

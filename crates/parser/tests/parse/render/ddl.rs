@@ -141,6 +141,7 @@ pub(super) fn type_str(t: &DataType) -> String {
         DataType::Date => "DATE".into(),
         DataType::Timestamp => "TIMESTAMP".into(),
         DataType::Json => "JSON".into(),
+        DataType::Uuid => "UUID".into(),
         DataType::Array(t) => format!("ARRAY<{}>", type_str(t)),
         DataType::Struct(fields) => format!(
             "STRUCT<{}>",

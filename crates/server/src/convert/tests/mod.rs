@@ -7,6 +7,7 @@ mod mutations;
 mod params;
 mod time;
 mod types;
+mod uuid;
 mod values;
 
 use prost_types::value::Kind;
@@ -75,6 +76,7 @@ fn all_types() -> Vec<Type> {
         Type::Date,
         Type::Timestamp,
         Type::Json,
+        Type::Uuid,
         Type::Array(Box::new(Type::Int64)),
         Type::Array(Box::new(Type::Struct(vec![
             ("a".into(), Type::String),
@@ -129,6 +131,17 @@ fn samples() -> Vec<(Type, Value)> {
             Value::Json(parse_json(r#"{"b": [1, 2.5, null, "x"], "a": {"c": true}}"#).unwrap()),
         ),
         (Type::Json, Value::Json(serde_json::Value::Null)),
+        (Type::Uuid, Value::Uuid(rowtree_types::Uuid::MIN)),
+        (Type::Uuid, Value::Uuid(rowtree_types::Uuid::MAX)),
+        (
+            Type::Array(Box::new(Type::Uuid)),
+            Value::Array(vec![
+                Value::Uuid(rowtree_types::Uuid::from_u128(
+                    0xf81d4fae_7dec_11d0_a765_00a0c91e6bf6,
+                )),
+                Value::Null,
+            ]),
+        ),
         (
             Type::Array(Box::new(Type::Int64)),
             Value::Array(vec![Value::Int64(1), Value::Null, Value::Int64(-3)]),

@@ -90,15 +90,15 @@ fn params() {
     );
     let err = params_from_proto(Some(&one("l", list(vec![s("a"), b(true)]))), &types).unwrap_err();
     assert_eq!(err.code(), Code::InvalidArgument);
-    let mut uuid = HashMap::new();
-    uuid.insert(
+    let mut interval = HashMap::new();
+    interval.insert(
         "u".to_string(),
         pb::Type {
-            code: TypeCode::Uuid as i32,
+            code: TypeCode::Interval as i32,
             ..Default::default()
         },
     );
-    let err = params_from_proto(Some(&one("u", s("x"))), &uuid).unwrap_err();
+    let err = params_from_proto(Some(&one("u", s("x"))), &interval).unwrap_err();
     assert_eq!(err.code(), Code::Unimplemented);
     assert!(
         err.message().contains("bind parameter u"),
