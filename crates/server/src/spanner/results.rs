@@ -12,6 +12,14 @@
 //! ([`encode_token`]). A request that brings the token back runs again in
 //! the same snapshot and skips the rows already sent. Both sinks stop at
 //! the client's deadline (`limits.rs`).
+//!
+//! The last message does not set `last` (the field is optional, and clients
+//! must not rely on it). A client that stops reading at `last` drops the
+//! stream before the status trailers arrive, which cancels it with the
+//! trailers already in flight; gcloud-spanner does, and with tens of
+//! threads its HTTP/2 layer counted those late frames as errors until it
+//! closed the whole connection (GOAWAY `ENHANCE_YOUR_CALM`). Without
+//! `last` every client reads to the end of the stream, trailers included.
 
 use std::pin::Pin;
 use std::time::Instant;
@@ -212,7 +220,6 @@ impl Chunker {
             values: std::mem::take(&mut self.values),
             resume_token: encode_token(self.skip + self.rows_sent, self.snapshot),
             stats,
-            last: true,
             ..Default::default()
         };
         self.send(message)
