@@ -4,7 +4,7 @@
 //! INSERT [OR UPDATE | OR IGNORE] [INTO] t (c, ...) { VALUES (v, ...), ... | query } [returning]
 //! UPDATE t [[AS] a] SET path = v, ... WHERE e [returning]
 //! DELETE [FROM] t [[AS] a] WHERE e [returning]
-//! returning := THEN RETURN item, ...
+//! returning := THEN RETURN item, ... [,]
 //! v := DEFAULT | e
 //! EXPLAIN [ANALYZE] statement
 //! ```

@@ -7,7 +7,7 @@
 //!               [ORDER BY item, ...] [LIMIT e [OFFSET e]]
 //! set_expr   := operand { (UNION | INTERSECT | EXCEPT) (ALL | DISTINCT) operand }
 //! operand    := select | ( query )
-//! select     := SELECT [ALL | DISTINCT] [AS STRUCT] item, ...
+//! select     := SELECT [ALL | DISTINCT] [AS STRUCT] item, ... [,]
 //!               [FROM from] [WHERE e] [GROUP BY e, ...] [HAVING e]
 //! from       := primary { , primary | join_kind JOIN [hints] primary [ON e | USING (c, ...)] }
 //! primary    := path [hints] [[AS] a] [WITH OFFSET [[AS] o]]
@@ -261,12 +261,44 @@ impl Parser<'_> {
     }
 
     /// `item, ...`: a select list or a THEN RETURN list.
+    ///
+    /// GoogleSQL allows one trailing comma after the last item
+    /// (`SELECT a, b, FROM t`, `SELECT 1,`): a comma followed by something
+    /// that cannot start an item ends the list.
     pub(super) fn parse_select_items(&mut self) -> Result<Vec<SelectItem>> {
         let mut items = vec![self.parse_select_item()?];
         while self.eat_punct(Punct::Comma) {
+            if self.at_select_list_end() {
+                break;
+            }
             items.push(self.parse_select_item()?);
         }
         Ok(items)
+    }
+
+    /// Whether the current token ends a select list: the end of the text,
+    /// `;`, `)`, or a reserved keyword that starts the next clause (none of
+    /// them can start an expression).
+    fn at_select_list_end(&self) -> bool {
+        match &self.peek().kind {
+            TokenKind::Eof => true,
+            TokenKind::Punct(p) => matches!(p, Punct::Semicolon | Punct::RParen),
+            TokenKind::Keyword(k) => matches!(
+                k,
+                Keyword::From
+                    | Keyword::Where
+                    | Keyword::Group
+                    | Keyword::Having
+                    | Keyword::Window
+                    | Keyword::Order
+                    | Keyword::Limit
+                    | Keyword::Union
+                    | Keyword::Intersect
+                    | Keyword::Except
+                    | Keyword::For
+            ),
+            _ => false,
+        }
     }
 
     fn parse_select_item(&mut self) -> Result<SelectItem> {

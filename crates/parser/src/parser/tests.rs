@@ -526,3 +526,25 @@ mod nesting {
         assert!(started.elapsed() < std::time::Duration::from_secs(30));
     }
 }
+
+#[test]
+fn select_lists_allow_one_trailing_comma() {
+    for text in [
+        "SELECT a, b, FROM t",
+        "SELECT 1,",
+        "SELECT 1, ;",
+        "SELECT x FROM (SELECT 1 AS x,)",
+        "SELECT a, WHERE TRUE",
+        "SELECT a, UNION ALL SELECT b,",
+        "SELECT *, FROM t ORDER BY a",
+    ] {
+        parse_query(text).unwrap_or_else(|e| panic!("{text}: {e:?}"));
+    }
+    let query = parse_query("SELECT a, b, FROM t").expect("parses");
+    assert_eq!(select_of(&query).items.len(), 2);
+    // One comma only, and never a list of no items.
+    let err = parse_query("SELECT a,, FROM t").unwrap_err();
+    assert_eq!(err.offset, 9);
+    assert!(parse_query("SELECT , FROM t").is_err());
+    assert!(parse_statement("DELETE FROM t WHERE TRUE THEN RETURN a, b,").is_ok());
+}
