@@ -53,6 +53,26 @@ impl Numeric {
     /// zero (`1.0000000005` is `1.000000001`), as GoogleSQL's NUMERIC
     /// conversion does; more than 29 integer digits is an out-of-range error.
     pub fn parse(text: &str) -> Result<Numeric> {
+        Self::parse_with(text, false)
+    }
+
+    /// Like [`Numeric::parse`], but a value NUMERIC cannot hold exactly
+    /// (a nonzero digit beyond the ninth after the point) is an
+    /// `InvalidArgument` error instead of being rounded. Trailing zeros are
+    /// fine (`1.50000000000` is `1.5`). This is the reading of values a
+    /// client sends (mutations, query parameters, keys): Spanner refuses
+    /// them rather than store something other than what was sent.
+    pub fn parse_exact(text: &str) -> Result<Numeric> {
+        Self::parse_with(text, true)
+    }
+
+    fn parse_with(text: &str, exact: bool) -> Result<Numeric> {
+        let inexact = || {
+            Error::InvalidArgument(format!(
+                "Invalid NUMERIC value: {text} has more than {} digits after the decimal point",
+                Self::SCALE
+            ))
+        };
         let bad = || Error::InvalidArgument(format!("Invalid NUMERIC value: {text}"));
         let overflow = || Error::OutOfRange(format!("Invalid NUMERIC value: {text}"));
         let s = text.trim();
@@ -100,6 +120,15 @@ impl Numeric {
             base * 10i128.pow(shift as u32)
         } else {
             let drop = (-shift) as usize;
+            // `digits` has no leading zeros, so a dropped nonzero digit
+            // is one the result would not hold.
+            if exact
+                && digits[digits.len().saturating_sub(drop)..]
+                    .bytes()
+                    .any(|d| d != b'0')
+            {
+                return Err(inexact());
+            }
             if drop > digits.len() {
                 0
             } else {
@@ -337,6 +366,43 @@ mod tests {
                 "{bad}"
             );
         }
+    }
+
+    #[test]
+    fn parse_exact_refuses_what_parse_would_round() {
+        for (text, printed) in [
+            ("3.141592653", "3.141592653"),
+            ("1.50000000000", "1.5"),
+            ("1.5e-8", "0.000000015"),
+            ("123456789e-9", "0.123456789"),
+            ("0.0000000000", "0"),
+        ] {
+            assert_eq!(
+                Numeric::parse_exact(text).expect(text).to_string(),
+                printed,
+                "{text}"
+            );
+        }
+        for inexact in [
+            "3.1415926535",
+            "1.0000000004",
+            "1e-10",
+            "-0.0000000001",
+            "1.5e-9",
+        ] {
+            assert!(
+                matches!(
+                    Numeric::parse_exact(inexact),
+                    Err(Error::InvalidArgument(_))
+                ),
+                "{inexact}"
+            );
+            assert!(Numeric::parse(inexact).is_ok(), "{inexact}");
+        }
+        assert!(matches!(
+            Numeric::parse_exact("1e29"),
+            Err(Error::OutOfRange(_))
+        ));
     }
 
     #[test]

@@ -48,9 +48,11 @@
 //!   timestamp when writing a column with `allow_commit_timestamp = true`
 //!   (and refuses it elsewhere).
 //! * BYTES accepts base64 with or without `=` padding.
-//! * NUMERIC rounds digits past the ninth decimal half away from zero, as
-//!   GoogleSQL's NUMERIC conversion does; more than 29 integer digits is an
-//!   error.
+//! * NUMERIC must be exact: a nonzero digit past the ninth decimal is an
+//!   INVALID_ARGUMENT error (also in a mutation), never rounded, since a
+//!   write must store what the client sent ([`rowtree_types::Numeric::parse_exact`];
+//!   trailing zeros are fine). More than 29 integer digits is an error too.
+//!   A SQL `CAST(s AS NUMERIC)` still rounds, as GoogleSQL's does.
 //! * FLOAT32 accepts any double that rounds to a finite float (`1e39` is an
 //!   error).
 //! * UUID accepts every form GoogleSQL's `CAST(s AS UUID)` does (upper case,

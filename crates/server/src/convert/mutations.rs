@@ -10,7 +10,7 @@ use tonic::Status;
 
 use super::describe::{describe_list, invalid};
 use super::keys::key_set;
-use super::values::decode;
+use super::values::{decode, numeric_scale_error};
 
 fn table<'c>(catalog: &'c Catalog, name: &str) -> Result<&'c Table, Status> {
     if name.is_empty() {
@@ -95,8 +95,15 @@ fn mutation_from_proto(m: &pb::Mutation, catalog: &Catalog) -> Result<Mutation, 
                 .iter()
                 .zip(&columns)
                 .map(|(v, c)| {
-                    // Spanner answers a value of the wrong kind in a
-                    // mutation with FAILED_PRECONDITION.
+                    // A NUMERIC with more than 9 decimals is INVALID_ARGUMENT
+                    // (never rounded); a value of the wrong kind in a
+                    // mutation is FAILED_PRECONDITION, as Spanner answers.
+                    if let Some(e) = numeric_scale_error(v, &c.ty) {
+                        return Err(invalid(format!(
+                            "Invalid value for column {} in table {}: {e}",
+                            c.name, t.name
+                        )));
+                    }
                     decode(v, &c.ty).map_err(|e| {
                         Status::failed_precondition(format!(
                             "Invalid value for column {} in table {}: {e}",

@@ -114,6 +114,34 @@ fn special_float(s: &str) -> Option<f64> {
     }
 }
 
+/// Why wire text `s` is not a NUMERIC: not a number, or one NUMERIC cannot
+/// hold exactly (too many digits before or after the point).
+fn numeric_error(s: &str) -> String {
+    format!(
+        "Could not parse {} as NUMERIC. The NUMERIC type supports 38 digits of precision and 9 digits of scale",
+        quote(s)
+    )
+}
+
+/// For a NUMERIC or `ARRAY<NUMERIC>` column, the error for a wire number
+/// that has a nonzero digit past the ninth decimal (it would have to be
+/// rounded to be stored). Mutations check this first: Spanner answers it
+/// with INVALID_ARGUMENT, where a value of the wrong kind is
+/// FAILED_PRECONDITION.
+pub(super) fn numeric_scale_error(v: &prost_types::Value, t: &Type) -> Option<String> {
+    match (t, &v.kind) {
+        (Type::Numeric, Some(Kind::StringValue(s))) => (Numeric::parse(s).is_ok()
+            && Numeric::parse_exact(s).is_err())
+        .then(|| numeric_error(s)),
+        (Type::Array(element), Some(Kind::ListValue(l))) => {
+            l.values.iter().enumerate().find_map(|(i, item)| {
+                numeric_scale_error(item, element).map(|e| format!("{e} (array element {i})"))
+            })
+        }
+        _ => None,
+    }
+}
+
 pub(super) fn decode(v: &prost_types::Value, t: &Type) -> Result<Value, String> {
     let Some(k) = &v.kind else {
         return Err(format!("Could not parse {} as {t}", describe(v)));
@@ -146,12 +174,9 @@ pub(super) fn decode(v: &prost_types::Value, t: &Type) -> Result<Value, String> 
                 quote(s)
             )),
         },
-        (Type::Numeric, Kind::StringValue(s)) => Numeric::parse(s).map(Value::Numeric).map_err(|_| {
-            format!(
-                "Could not parse {} as NUMERIC. The NUMERIC type supports 38 digits of precision and 9 digits of scale",
-                quote(s)
-            )
-        }),
+        (Type::Numeric, Kind::StringValue(s)) => {
+            Numeric::parse_exact(s).map(Value::Numeric).map_err(|_| numeric_error(s))
+        }
         (Type::String, Kind::StringValue(s)) => Ok(Value::String(s.clone())),
         (Type::Bytes, Kind::StringValue(s)) => BASE64.decode(s).map(Value::Bytes).map_err(|_| {
             format!(

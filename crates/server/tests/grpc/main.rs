@@ -10,9 +10,11 @@
 //! - [`streaming`]: `PartialResultSet` chunking and resumption;
 //! - [`errors`]: error codes and positions, and serving on afterwards;
 //! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes;
-//! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL.
+//! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL;
+//! - [`client_gaps`]: NUMERIC values refused rather than rounded on write.
 
 mod admin;
+mod client_gaps;
 mod errors;
 mod plans;
 mod restart;

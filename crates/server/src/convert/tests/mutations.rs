@@ -163,6 +163,26 @@ fn mutation_errors() {
         err.message()
     );
     assert!(err.message().contains("NUMERIC"), "{}", err.message());
+    // More than 9 decimals: refused (INVALID_ARGUMENT), never rounded.
+    let err = err_of(op(Operation::InsertOrUpdate(write(
+        "Albums",
+        &["SingerId", "AlbumId", "Price"],
+        vec![vec![s("1"), s("2"), s("3.1415926535")]],
+    ))));
+    assert_eq!(
+        (err.code(), err.message()),
+        (
+            Code::InvalidArgument,
+            "Invalid value for column Price in table Albums: Could not parse \"3.1415926535\" \
+             as NUMERIC. The NUMERIC type supports 38 digits of precision and 9 digits of scale"
+        )
+    );
+    let ok = op(Operation::Insert(write(
+        "Albums",
+        &["SingerId", "AlbumId", "Price"],
+        vec![vec![s("1"), s("2"), s("3.141592653000")]],
+    )));
+    assert!(mutations_from_proto(&[ok], &c).is_ok());
     let err = err_of(op(Operation::Insert(write(
         "Singers",
         &["SingerId", "FirstName"],

@@ -77,6 +77,18 @@ fn params() {
         "{}",
         err.message()
     );
+    // A NUMERIC parameter with more than 9 decimals is refused, not rounded.
+    let mut numeric = HashMap::new();
+    numeric.insert("n".to_string(), type_to_proto(&Type::Numeric));
+    let err = params_from_proto(Some(&one("n", s("3.1415926535"))), &numeric).unwrap_err();
+    assert_eq!(
+        (err.code(), err.message()),
+        (
+            Code::InvalidArgument,
+            "Invalid value for bind parameter n: Could not parse \"3.1415926535\" as NUMERIC. \
+             The NUMERIC type supports 38 digits of precision and 9 digits of scale"
+        )
+    );
     let err = params_from_proto(
         Some(&one("s", kind(Kind::StructValue(Struct::default())))),
         &types,

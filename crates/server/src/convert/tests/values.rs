@@ -137,9 +137,11 @@ fn lenient_inputs() {
         Value::Numeric(num("0.000000001"))
     );
     assert_eq!(dec(s("+1.5E2"), Type::Numeric), Value::Numeric(num("150")));
+    // Exact only: trailing zeros past the ninth decimal are fine, a nonzero
+    // digit there is refused rather than rounded.
     assert_eq!(
-        dec(s("1.0000000005"), Type::Numeric),
-        Value::Numeric(num("1.000000001"))
+        dec(s("1.50000000000"), Type::Numeric),
+        Value::Numeric(num("1.5"))
     );
     assert_eq!(
         dec(s("-99999999999999999999999999999.999999999"), Type::Numeric),
@@ -171,6 +173,15 @@ fn bad_inputs() {
         &["NUMERIC"],
     );
     decode_err(&s("1.2.3"), &Type::Numeric, &["NUMERIC"]);
+    decode_err(
+        &s("3.1415926535"),
+        &Type::Numeric,
+        &[
+            "\"3.1415926535\" as NUMERIC",
+            "38 digits of precision and 9 digits of scale",
+        ],
+    );
+    decode_err(&s("1.0000000005"), &Type::Numeric, &["NUMERIC"]);
     decode_err(&n(1.5), &Type::Numeric, &["NUMERIC"]);
     decode_err(&s("!!"), &Type::Bytes, &["BYTES", "base64"]);
     decode_err(&s("2024-02-30"), &Type::Date, &["DATE"]);
