@@ -209,6 +209,19 @@ fn finish_plan(b: &Binder<'_>, catalog: &Catalog, root: Node) -> Result<Plan> {
     Ok(plan)
 }
 
+/// An INSERT VALUES item or UPDATE SET value bound for `column`: a FLOAT64
+/// literal going into a NUMERIC column is a NUMERIC literal (GoogleSQL's
+/// literal coercion); everything else is coerced when written ([`coerce`]).
+fn assigned_value(
+    b: &Binder<'_>,
+    e: &Expr,
+    es: &ExprScope<'_, '_>,
+    column: &rowtree_schema::Column,
+) -> Result<BoundExpr> {
+    Ok(b.bind_in(e, es)?
+        .coerce_literal_for_assignment(&column.ty)?)
+}
+
 /// A written value in its column's type. Besides GoogleSQL's implicit
 /// coercions, a FLOAT64 value goes into a FLOAT32 column when it fits (a
 /// FLOAT64 literal or parameter coerces to FLOAT32 in GoogleSQL; clients send
@@ -331,10 +344,10 @@ fn insert(
                     ));
                 }
                 let mut bound = Vec::new();
-                for e in row {
+                for (e, &p) in row.iter().zip(&positions) {
                     bound.push(match e {
                         Expr::Default { span } => (None, *span),
-                        e => (Some(b.bind_in(e, &es)?), e.span()),
+                        e => (Some(assigned_value(&b, e, &es, &t.columns[p])?), e.span()),
                     });
                 }
                 value_rows.push(bound);
@@ -530,7 +543,7 @@ fn update(
         }
         let e = match value {
             Expr::Default { .. } => None,
-            e => Some(b.bind_in(e, &es)?),
+            e => Some(assigned_value(&b, e, &es, col)?),
         };
         assigned.push((pos, e, value.span()));
     }

@@ -31,6 +31,26 @@ impl BoundExpr {
         self.literal && matches!(self.node, Node::Literal(Value::String(_)))
     }
 
+    /// A FLOAT64 literal as written (`1.5`, `-2e3`): GoogleSQL lets it stand
+    /// for a NUMERIC where one is expected. FLOAT64 columns, parameters and
+    /// other expressions do not coerce to NUMERIC.
+    pub(super) fn is_float_literal(&self) -> bool {
+        self.literal && matches!(self.node, Node::Literal(Value::Float64(_)))
+    }
+
+    /// This value as it is assigned to a column of type `to` (INSERT
+    /// VALUES, UPDATE SET): a FLOAT64 literal going into a NUMERIC column
+    /// becomes a NUMERIC literal now (rounded to 9 decimals, as
+    /// `CAST(1.5 AS NUMERIC)` is), so `VALUES (15.7563)` writes 15.7563.
+    /// Anything else is returned as it is, for the writer's usual
+    /// assignment rules to check.
+    pub fn coerce_literal_for_assignment(self, to: &Type) -> Result<BoundExpr> {
+        if *to == Type::Numeric && self.is_float_literal() {
+            return literal_to_numeric(&self);
+        }
+        Ok(self)
+    }
+
     /// The type as error messages show it.
     pub(super) fn type_name(&self) -> String {
         if self.is_null_literal() {
@@ -71,12 +91,31 @@ fn widen_numeric(a: &Type, b: &Type) -> Option<Type> {
 /// The common supertype of `exprs`, or `None` if they do not mix. Untyped
 /// NULLs take any type; string literals yield to a `DATE`/`TIMESTAMP`/`UUID`.
 pub(super) fn supertype(exprs: &[&BoundExpr]) -> Option<Type> {
+    supertype_with(exprs, false)
+}
+
+/// The type operands of a comparison (`=`, `<`, `BETWEEN`, `IN`, a CASE
+/// operand) meet in: [`supertype`], except that FLOAT64 literals also
+/// yield to a NUMERIC operand, as GoogleSQL's literal coercion allows
+/// (`n = 1.5` compares NUMERICs, exactly, rather than making `n` a FLOAT64).
+pub(super) fn comparison_supertype(exprs: &[&BoundExpr]) -> Option<Type> {
+    supertype_with(exprs, true)
+}
+
+fn supertype_with(exprs: &[&BoundExpr], float_literals_yield: bool) -> Option<Type> {
     let parses_strings = exprs
         .iter()
         .any(|e| !e.is_string_literal() && string_literal_coerces_to(&e.ty));
+    let to_numeric = float_literals_yield
+        && exprs
+            .iter()
+            .any(|e| e.ty == Type::Numeric && !e.is_null_literal());
     let mut result: Option<Type> = None;
     for e in exprs {
-        if e.is_null_literal() || (parses_strings && e.is_string_literal()) {
+        if e.is_null_literal()
+            || (parses_strings && e.is_string_literal())
+            || (to_numeric && e.is_float_literal())
+        {
             continue;
         }
         result = Some(match result {
@@ -86,6 +125,22 @@ pub(super) fn supertype(exprs: &[&BoundExpr]) -> Option<Type> {
         });
     }
     Some(result.unwrap_or(Type::Int64))
+}
+
+/// A FLOAT64 literal as a NUMERIC literal (GoogleSQL's literal coercion,
+/// with CAST's rounding), or an error at the literal if it is out of range.
+fn literal_to_numeric(e: &BoundExpr) -> Result<BoundExpr> {
+    let Node::Literal(v) = &e.node else {
+        unreachable!("only called on literals")
+    };
+    cast(v.clone(), &Type::Numeric)
+        .map(|n| BoundExpr::literal(n, Type::Numeric, e.span))
+        .map_err(|_| {
+            invalid_at(
+                e.span,
+                format!("Could not cast literal {} to type NUMERIC", v.sql_literal()),
+            )
+        })
 }
 
 /// Whether `=` is defined on the type (not on JSON or ARRAY, as in Spanner).
@@ -181,6 +236,9 @@ impl Binder<'_> {
                     .map_err(|_| invalid_at(span, format!("Expected type {to}; found {found}")))?;
                 return Ok(BoundExpr::new(Node::Struct(coerced), to.clone(), span));
             }
+        }
+        if *to == Type::Numeric && e.is_float_literal() {
+            return literal_to_numeric(&e);
         }
         if e.literal {
             if let Node::Literal(v) = &e.node {

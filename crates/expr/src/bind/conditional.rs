@@ -6,7 +6,7 @@
 use rowtree_parser::ast::{Expr, Span};
 use rowtree_types::Type;
 
-use super::coerce::{equality_comparable, supertype, type_names};
+use super::coerce::{comparison_supertype, equality_comparable, supertype, type_names};
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
 use crate::{Error, Result};
@@ -31,15 +31,17 @@ impl Binder<'_> {
         let whens: Vec<BoundExpr> = match &operand {
             Some(subject) => {
                 let all: Vec<&BoundExpr> = std::iter::once(subject).chain(whens.iter()).collect();
-                let ty = supertype(&all).filter(equality_comparable).ok_or_else(|| {
-                    invalid_at(
-                        span,
-                        format!(
-                            "No matching signature for operator CASE for argument types: {}",
-                            type_names(&[&[subject.clone()][..], &whens[..]].concat())
-                        ),
-                    )
-                })?;
+                let ty = comparison_supertype(&all)
+                    .filter(equality_comparable)
+                    .ok_or_else(|| {
+                        invalid_at(
+                            span,
+                            format!(
+                                "No matching signature for operator CASE for argument types: {}",
+                                type_names(&[&[subject.clone()][..], &whens[..]].concat())
+                            ),
+                        )
+                    })?;
                 whens
                     .into_iter()
                     .map(|w| self.coerce(w, &ty))

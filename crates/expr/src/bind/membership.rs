@@ -6,7 +6,7 @@
 use rowtree_parser::ast::{self, Expr, Span};
 use rowtree_types::{Type, Value};
 
-use super::coerce::{equality_comparable, supertype, type_names};
+use super::coerce::{comparison_supertype, equality_comparable, supertype, type_names};
 use super::{invalid_at, Binder, SubqueryKind};
 use crate::bound::{BoundExpr, Node};
 use crate::Result;
@@ -26,15 +26,17 @@ impl Binder<'_> {
             .map(|i| self.bind(i))
             .collect::<Result<Vec<_>>>()?;
         let all: Vec<&BoundExpr> = std::iter::once(&needle).chain(list.iter()).collect();
-        let ty = supertype(&all).filter(equality_comparable).ok_or_else(|| {
-            invalid_at(
-                span,
-                format!(
-                    "No matching signature for operator IN for argument types: {}",
-                    type_names(&[&[needle.clone()][..], &list[..]].concat())
-                ),
-            )
-        })?;
+        let ty = comparison_supertype(&all)
+            .filter(equality_comparable)
+            .ok_or_else(|| {
+                invalid_at(
+                    span,
+                    format!(
+                        "No matching signature for operator IN for argument types: {}",
+                        type_names(&[&[needle.clone()][..], &list[..]].concat())
+                    ),
+                )
+            })?;
         let needle = self.coerce(needle, &ty)?;
         let list = list
             .into_iter()

@@ -7,7 +7,7 @@
 use rowtree_parser::ast::{BinaryOp, Expr, IsTest, Literal, Span, UnaryOp};
 use rowtree_types::{Type, Value};
 
-use super::coerce::{equality_comparable, is_numeric, supertype, type_names};
+use super::coerce::{comparison_supertype, equality_comparable, is_numeric, supertype, type_names};
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
 use crate::cast::parse_i64;
@@ -33,6 +33,20 @@ impl Binder<'_> {
                     format!("Invalid integer literal: {negative}"),
                 )),
             };
+        }
+        // `-1.5` is a FLOAT64 literal too (it may stand for a NUMERIC).
+        if let (
+            UnaryOp::Neg,
+            Expr::Literal {
+                value: Literal::Float(_),
+                ..
+            },
+        ) = (op, expr)
+        {
+            let inner = self.bind(expr)?;
+            if let Node::Literal(Value::Float64(f)) = inner.node {
+                return Ok(BoundExpr::literal(Value::Float64(-f), Type::Float64, span));
+            }
         }
         let inner = self.bind(expr)?;
         let no_match = |inner: &BoundExpr, sym: &str| {
@@ -131,7 +145,7 @@ impl Binder<'_> {
                     _ => CmpOp::GtEq,
                 };
                 let ordering = !matches!(cmp, CmpOp::Eq | CmpOp::NotEq);
-                let ty = supertype(&[&l, &r])
+                let ty = comparison_supertype(&[&l, &r])
                     .filter(|t| {
                         if ordering {
                             t.is_orderable()
@@ -232,7 +246,7 @@ impl Binder<'_> {
         span: Span,
     ) -> Result<BoundExpr> {
         let (x, lo, hi) = (self.bind(expr)?, self.bind(low)?, self.bind(high)?);
-        let ty = supertype(&[&x, &lo, &hi])
+        let ty = comparison_supertype(&[&x, &lo, &hi])
             .filter(Type::is_orderable)
             .ok_or_else(|| {
                 invalid_at(
