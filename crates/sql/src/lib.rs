@@ -26,7 +26,8 @@
 //!
 //! What a statement returns is in [`result`].
 //!
-//! [`limits`] holds the query limits checked before any of this starts.
+//! [`limits`] holds the query limits checked before any of this starts;
+//! [`params`] the query parameters a statement is bound with.
 //!
 //! [`views`] binds view queries: for DDL validation (a database opened with
 //! [`database_options`] carries the analyzer) and when a query reads a view.
@@ -40,6 +41,7 @@ mod expr_tree;
 pub mod information_schema;
 pub mod keyrange;
 pub mod limits;
+pub mod params;
 pub mod plan;
 pub mod planner;
 pub mod result;
@@ -48,23 +50,19 @@ pub mod session;
 pub mod spanner_sys;
 pub mod views;
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use rowtree_parser::ast;
 use rowtree_schema::Catalog;
-use rowtree_types::{Type, Value};
 
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use explain::{NodeStats, PlanNode, PlanTree, ScanCounters};
+pub use params::Params;
 pub use plan::Plan;
 pub use result::{ExecuteResult, QueryResult, QueryStats};
 pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};
 pub use views::{analyzer, database_options, view_columns};
-
-/// Query parameters: name (without `@`) to type and value.
-pub type Params = BTreeMap<String, (Type, Value)>;
 
 /// Binds and plans a query against `catalog`.
 pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {

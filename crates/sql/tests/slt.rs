@@ -36,7 +36,9 @@
 //! * Query parameters: a record whose SQL is `@set name = <expression>`
 //!   evaluates `SELECT <expression>` (with the parameters set so far) and
 //!   binds its value to `@name` for the following records of the file;
-//!   `@clear` unbinds them all. Both are `statement ok` records.
+//!   `@null name` binds `@name` to a NULL without a type (as drivers send
+//!   one: the statement types it); `@clear` unbinds them all. All three are
+//!   `statement ok` records.
 //! * `@ddl` is a `query T` record: the schema as GetDatabaseDdl prints it,
 //!   one statement per row (each statement's lines trimmed and joined with
 //!   one space). `@roundtrip` is a `query T` record with one row: `ok` when
@@ -270,11 +272,16 @@ impl SltDb {
         })
     }
 
-    /// `@set name = expr` and `@clear` (see the module docs).
+    /// `@set name = expr`, `@null name` and `@clear` (see the module docs).
     fn param_command(&mut self, sql: &str) -> Option<Result<DBOutput<Col>, SltError>> {
         let sql = sql.trim();
         if sql == "@clear" {
             self.params = Params::default();
+            return Some(Ok(DBOutput::StatementComplete(0)));
+        }
+        if let Some(name) = sql.strip_prefix("@null ") {
+            self.params
+                .insert_untyped_null(name.trim().trim_start_matches('@'));
             return Some(Ok(DBOutput::StatementComplete(0)));
         }
         let rest = sql.strip_prefix("@set ")?;

@@ -3,6 +3,7 @@
 //! does not resolve.
 
 use rowtree_parser::ast::{Ident, Span};
+use rowtree_types::{Type, Value};
 
 use super::composite::field_access;
 use super::{invalid_at, Binder};
@@ -43,7 +44,9 @@ impl Binder<'_> {
         Err(invalid_at(span, message))
     }
 
-    /// A query parameter `@name`: its type comes from [`super::BindOptions::params`].
+    /// A query parameter `@name`: its type comes from [`super::BindOptions::params`];
+    /// one of [`super::BindOptions::untyped_null_params`] is an untyped NULL
+    /// literal (typed by its context, INT64 where nothing asks).
     pub(super) fn bind_parameter(&self, name: &str, span: Span) -> Result<BoundExpr> {
         let ty = self.options.params.get(name).cloned().or_else(|| {
             self.options
@@ -52,8 +55,15 @@ impl Binder<'_> {
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, t)| t.clone())
         });
+        let untyped_null = || {
+            self.options
+                .untyped_null_params
+                .iter()
+                .any(|k| k.eq_ignore_ascii_case(name))
+        };
         match ty {
             Some(ty) => Ok(BoundExpr::new(Node::Param(name.to_string()), ty, span)),
+            None if untyped_null() => Ok(BoundExpr::literal(Value::Null, Type::Int64, span)),
             None => Err(invalid_at(
                 span,
                 format!("Query parameter '{name}' not found"),

@@ -2,7 +2,7 @@
 //! the engine allows them, plans aggregates and subqueries), and the
 //! [`BindOptions`] of the statement.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 
 use rowtree_parser::ast::{self, Ident};
 use rowtree_types::Type;
@@ -108,6 +108,11 @@ pub struct BindOptions {
     /// Types of query parameters `@name` (names without `@`; looked up
     /// exactly first, then case-insensitively).
     pub params: HashMap<String, Type>,
+    /// Parameters that are NULLs sent without a type: each binds as an
+    /// untyped `NULL` literal, taking its type from where it is used
+    /// (`WHERE d = @p`, `CASE ... THEN @p ELSE d END`). Looked up like
+    /// `params`, which should not also hold them.
+    pub untyped_null_params: HashSet<String>,
     /// Whether `GET_NEXT_SEQUENCE_VALUE` may be called here (Spanner allows
     /// it in DEFAULT expressions and read-write statements).
     pub allow_sequence_functions: bool,
@@ -121,6 +126,7 @@ impl Default for BindOptions {
     fn default() -> Self {
         BindOptions {
             params: HashMap::new(),
+            untyped_null_params: HashSet::new(),
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: true,
         }

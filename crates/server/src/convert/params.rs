@@ -1,6 +1,7 @@
 //! Query parameters: `params` and `param_types` of a request to the
 //! SQL layer's [`Params`](rowtree_sql::Params), typed by the declared type
-//! or, for an untyped parameter, by the value's wire kind.
+//! or, for an untyped parameter, by the value's wire kind (an untyped NULL is
+//! left for the statement to type).
 
 use std::collections::HashMap;
 
@@ -19,8 +20,8 @@ use super::values::{as_i64, decode};
 /// Names are stored without a leading `@` (clients send them without one).
 /// A parameter with an entry in `types` (matched exactly, else ignoring case)
 /// is decoded with that type. A parameter without one is *untyped*, which
-/// Spanner allows; Spanner infers its type from the query, Rowtree from the
-/// value's kind:
+/// Spanner allows; Spanner infers its type from the query. Rowtree does so
+/// for a NULL, and types any other untyped value by its kind:
 ///
 /// | wire kind | type |
 /// |---|---|
@@ -28,7 +29,7 @@ use super::values::{as_i64, decode};
 /// | `bool_value` | `BOOL` |
 /// | integral `number_value` within INT64 | `INT64` |
 /// | other `number_value` | `FLOAT64` |
-/// | `null_value` | `INT64` (a NULL of any type compares and assigns alike) |
+/// | `null_value` | none: an *untyped NULL* ([`rowtree_sql::Params::insert_untyped_null`]), typed by where the statement uses it, as Spanner does |
 /// | `list_value` | `ARRAY` of the elements' type (INT64 mixed with FLOAT64 is FLOAT64; all NULL or empty is `ARRAY<INT64>`) |
 /// | `struct_value` | error: structs need a declared type |
 ///
@@ -50,6 +51,10 @@ pub fn params_from_proto(
                 .map(|(_, t)| t)
         });
         let bad = |e: String| invalid(format!("Invalid value for bind parameter {key}: {e}"));
+        if declared.is_none() && matches!(v.kind, Some(Kind::NullValue(_))) {
+            out.insert_untyped_null(key);
+            continue;
+        }
         let (ty, value) = match declared {
             Some(pt) => {
                 let ty = type_from_proto(pt).map_err(|s| {
@@ -105,6 +110,7 @@ fn infer_untyped(v: &prost_types::Value) -> Result<(Type, Value), String> {
             }
             Type::Array(Box::new(element.unwrap_or(Type::Int64)))
         }
+        // NULL is handled by the caller (an untyped NULL).
         _ => untyped_scalar_type(v)?.unwrap_or(Type::Int64),
     };
     let value = decode(v, &ty)?;

@@ -11,7 +11,8 @@
 //! - [`errors`]: error codes and positions, and serving on afterwards;
 //! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes;
 //! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL;
-//! - [`client_gaps`]: NUMERIC values refused rather than rounded on write.
+//! - [`client_gaps`]: NUMERIC values refused rather than rounded on write,
+//!   NULL parameters sent without a type.
 
 mod admin;
 mod client_gaps;

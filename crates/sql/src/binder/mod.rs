@@ -128,6 +128,7 @@ impl<'c> Binder<'c> {
                 .iter()
                 .map(|(k, (t, _))| (k.clone(), t.clone()))
                 .collect(),
+            untyped_null_params: params.untyped_nulls().map(str::to_string).collect(),
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: false,
         };

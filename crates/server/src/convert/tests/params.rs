@@ -42,7 +42,9 @@ fn params() {
     assert_eq!(get("flag"), (Type::Bool, Value::Bool(true)));
     assert_eq!(get("count"), (Type::Int64, Value::Int64(3)));
     assert_eq!(get("ratio"), (Type::Float64, Value::Float64(0.5)));
-    assert_eq!(get("nothing"), (Type::Int64, Value::Null));
+    // A NULL without a type is an untyped NULL, typed where it is used.
+    assert!(!p.contains_key("nothing"));
+    assert_eq!(p.untyped_nulls().collect::<Vec<_>>(), vec!["nothing"]);
     assert_eq!(
         get("mixed"),
         (
