@@ -211,7 +211,7 @@ fn unhex(text: &str) -> std::result::Result<Vec<u8>, String> {
         _ => Err(format!("{:?} is not a lowercase hex digit", c as char)),
     };
     let bytes = text.as_bytes();
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return Err("odd number of hex digits".into());
     }
     bytes
