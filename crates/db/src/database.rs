@@ -416,7 +416,12 @@ impl Database {
                 Err(e) => tracing::warn!("ignoring the stored split load history: {e}"),
             }
         }
-        restore_split_map(&router, &manager, options.clock.now_nanos())?;
+        restore_split_map(
+            &router,
+            &manager,
+            &crate::keys::Aligner::new(&catalog),
+            options.clock.now_nanos(),
+        )?;
         let split_map_saved = manager.generation();
         let opened_at = options.clock.now_nanos();
         let flush_router = router.clone();
@@ -738,18 +743,40 @@ impl Database {
 /// one and it is valid; otherwise the map stays the default one (a record
 /// that does not decode or validate is ignored with a warning: splits serve
 /// requests, they hold no data, so a bad record must not keep the database
-/// from opening). Either way new split ids start above every id the load
-/// history mentions.
-fn restore_split_map(router: &Router, manager: &SplitManager, now: u64) -> Result<()> {
+/// from opening). Besides the checks of [`rowtree_kv::SplitsRecord`] (a
+/// complete cover of the key space), no boundary may lie inside a row of
+/// the schema (`aligner`): row scans are cut at split limits, and rely on
+/// no stored row key being a proper prefix of one (see
+/// [`SplitMap::add_split_point`]). Either way new split ids start above
+/// every id the load history mentions.
+fn restore_split_map(
+    router: &Router,
+    manager: &SplitManager,
+    aligner: &crate::keys::Aligner,
+    now: u64,
+) -> Result<()> {
     let history_next = manager.history().max_split_id().map_or(0, |id| id.0 + 1);
     let restored = match router.meta_get(META_SPLIT_MAP)? {
         None => false,
         Some(bytes) => {
-            match rowtree_kv::SplitsRecord::from_bytes(&bytes).and_then(|r| manager.restore(r, now))
-            {
+            let record =
+                rowtree_kv::SplitsRecord::from_bytes(&bytes).and_then(|record| {
+                    match record
+                        .splits
+                        .iter()
+                        .find(|s| extends_a_row_key(aligner, &s.start))
+                    {
+                        Some(s) => Err(rowtree_kv::Error::CorruptSplitMap(format!(
+                            "split {} starts inside a row",
+                            s.id
+                        ))),
+                        None => Ok(record),
+                    }
+                });
+            match record.and_then(|r| manager.restore(r, now)) {
                 Ok(()) => true,
                 Err(e) => {
-                    tracing::warn!("ignoring the stored split map, starting from one split: {e}");
+                    tracing::warn!("ignoring the stored split map, starting from the default: {e}");
                     false
                 }
             }
@@ -762,6 +789,16 @@ fn restore_split_map(router: &Router, manager: &SplitManager, now: u64) -> Resul
     }
     manager.map().reserve_ids(history_next);
     Ok(())
+}
+
+/// Whether a row key of the schema is a proper prefix of `key`: a complete
+/// row (its levels' object ids and key columns) followed by the row end
+/// marker and more bytes.
+fn extends_a_row_key(aligner: &crate::keys::Aligner, key: &[u8]) -> bool {
+    aligner
+        .level_prefixes(key)
+        .iter()
+        .any(|row| key.len() > row.len() + 1 && key[row.len()] == rowtree_encoding::ROW_END)
 }
 
 impl Inner {

@@ -50,6 +50,11 @@
 //!    up into the [`LoadHistory`] (1-minute rows for 24 h, 10-minute for 4
 //!    days, 1-hour for 30 days), the source of `SPANNER_SYS.SPLIT_STATS_*`
 //!    and the key visualizer.
+//! 5. **Keep** ([`persist`]): the map and the manager's boundary state (manual
+//!    split points, mergeable boundaries, the next id) convert to one
+//!    versioned, validated [`SplitsRecord`] ([`SplitManager::to_record`],
+//!    [`SplitManager::restore`]), which the database stores whenever
+//!    [`SplitManager::generation`] changes and restores at open.
 //!
 //! All splits live in one process over one storage engine; a node is a
 //! label the executor (or the simulator) uses to share capacity. With a
