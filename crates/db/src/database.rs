@@ -206,6 +206,9 @@ pub(crate) struct Inner {
     aligner: Arc<CatalogAligner>,
     /// When the load history was last persisted (nanoseconds).
     history_saved_at: std::sync::atomic::AtomicU64,
+    /// The split manager's [`SplitManager::generation`] when the split map
+    /// was last saved (held while saving, so saves never reorder).
+    split_map_saved: Mutex<u64>,
     stop: Arc<AtomicBool>,
     gc_thread: Mutex<Option<JoinHandle<()>>>,
     split_thread: Mutex<Option<JoinHandle<()>>>,
@@ -296,6 +299,10 @@ pub struct Database {
 const META_LAST_TS: &[u8] = b"commit/last_ts";
 /// The split manager's load history (JSON, [`LoadHistory::to_bytes`]).
 const META_SPLIT_HISTORY: &[u8] = b"splits/history";
+/// The split map with the manager's manual split points and mergeable
+/// boundaries (JSON, [`rowtree_kv::SplitsRecord::to_bytes`]), saved
+/// whenever it changes.
+const META_SPLIT_MAP: &[u8] = b"splits/map";
 /// How often the load history is persisted (and on drop).
 const HISTORY_SAVE_INTERVAL: u64 = 60_000_000_000;
 /// How long a manual split point lives by default, and at most.
@@ -409,6 +416,13 @@ impl Database {
                 Err(e) => tracing::warn!("ignoring the stored split load history: {e}"),
             }
         }
+        restore_split_map(
+            &router,
+            &manager,
+            &crate::keys::Aligner::new(&catalog),
+            options.clock.now_nanos(),
+        )?;
+        let split_map_saved = manager.generation();
         let opened_at = options.clock.now_nanos();
         let flush_router = router.clone();
         let pipeline = CommitPipeline::new(
@@ -430,6 +444,7 @@ impl Database {
             splits: manager,
             aligner,
             history_saved_at: std::sync::atomic::AtomicU64::new(opened_at),
+            split_map_saved: Mutex::new(split_map_saved),
             stop: stop.clone(),
             gc_thread: Mutex::new(None),
             split_thread: Mutex::new(None),
@@ -479,6 +494,9 @@ impl Database {
                 .splits()
                 .add_split_point(&crate::keys::object_range(ix.id).0);
         }
+        if let Err(e) = self.inner.save_split_map() {
+            tracing::warn!("saving the split map failed: {e}");
+        }
     }
 
     /// Every split with its key range, node and load counters.
@@ -514,7 +532,9 @@ impl Database {
     /// Like [`Database::add_split_point`], with the boundary kept (never
     /// merged away) until `expires_at` (nanoseconds since the epoch), at
     /// most [`MAX_SPLIT_POINT_EXPIRY`] (30 days) from now. An expiry in the
-    /// past is refused.
+    /// past is refused. The boundary and its expiry are stored with the
+    /// split map before this returns, so they survive a restart; an error
+    /// saving it is returned (the boundary exists in memory all the same).
     pub fn add_split_point_until(
         &self,
         table_or_index: &str,
@@ -542,7 +562,9 @@ impl Database {
         let target = crate::target::Target::resolve(&catalog, &table, index.as_deref())?;
         let key = target.coerce_key(key)?;
         let point = crate::keys::encode_prefix(&target.levels, &key)?;
-        Ok(self.inner.splits.add_split_point(now, &point, expires_at))
+        let made = self.inner.splits.add_split_point(now, &point, expires_at);
+        self.inner.save_split_map()?;
+        Ok(made)
     }
 
     /// The tables and indexes with rows in the key range `[start, limit)`
@@ -596,12 +618,16 @@ impl Database {
     }
 
     /// Runs the split manager's periodic work at the clock's time now (the
-    /// background thread does this every [`Options::split_interval`]), and
-    /// persists the load history if it was last saved a minute ago or more.
-    /// Returns what changed.
+    /// background thread does this every [`Options::split_interval`]),
+    /// saves the split map if anything in it changed, and persists the load
+    /// history if it was last saved a minute ago or more. Returns what
+    /// changed.
     pub fn tick_splits(&self) -> Vec<SplitEvent> {
         let now = self.inner.options.clock.now_nanos();
         let events = self.inner.splits.tick(now);
+        if let Err(e) = self.inner.save_split_map() {
+            tracing::warn!("saving the split map failed: {e}");
+        }
         let saved = self.inner.history_saved_at.load(Ordering::Relaxed);
         if now.saturating_sub(saved) >= HISTORY_SAVE_INTERVAL {
             self.inner.history_saved_at.store(now, Ordering::Relaxed);
@@ -713,7 +739,90 @@ impl Database {
     }
 }
 
+/// Puts back the split map saved by [`Inner::save_split_map`], if there is
+/// one and it is valid; otherwise the map stays the default one (a record
+/// that does not decode or validate is ignored with a warning: splits serve
+/// requests, they hold no data, so a bad record must not keep the database
+/// from opening). Besides the checks of [`rowtree_kv::SplitsRecord`] (a
+/// complete cover of the key space), no boundary may lie inside a row of
+/// the schema (`aligner`): row scans are cut at split limits, and rely on
+/// no stored row key being a proper prefix of one (see
+/// [`SplitMap::add_split_point`]). Either way new split ids start above
+/// every id the load history mentions.
+fn restore_split_map(
+    router: &Router,
+    manager: &SplitManager,
+    aligner: &crate::keys::Aligner,
+    now: u64,
+) -> Result<()> {
+    let history_next = manager.history().max_split_id().map_or(0, |id| id.0 + 1);
+    let restored = match router.meta_get(META_SPLIT_MAP)? {
+        None => false,
+        Some(bytes) => {
+            let record =
+                rowtree_kv::SplitsRecord::from_bytes(&bytes).and_then(|record| {
+                    match record
+                        .splits
+                        .iter()
+                        .find(|s| extends_a_row_key(aligner, &s.start))
+                    {
+                        Some(s) => Err(rowtree_kv::Error::CorruptSplitMap(format!(
+                            "split {} starts inside a row",
+                            s.id
+                        ))),
+                        None => Ok(record),
+                    }
+                });
+            match record.and_then(|r| manager.restore(r, now)) {
+                Ok(()) => true,
+                Err(e) => {
+                    tracing::warn!("ignoring the stored split map, starting from the default: {e}");
+                    false
+                }
+            }
+        }
+    };
+    if !restored && history_next > 1 {
+        // The default map's one split would be id 1, which the history
+        // may name: start it above.
+        manager.restore(rowtree_kv::SplitsRecord::whole(history_next, now), now)?;
+    }
+    manager.map().reserve_ids(history_next);
+    Ok(())
+}
+
+/// Whether a row key of the schema is a proper prefix of `key`: a complete
+/// row (its levels' object ids and key columns) followed by the row end
+/// marker and more bytes.
+fn extends_a_row_key(aligner: &crate::keys::Aligner, key: &[u8]) -> bool {
+    aligner
+        .level_prefixes(key)
+        .iter()
+        .any(|row| key.len() > row.len() + 1 && key[row.len()] == rowtree_encoding::ROW_END)
+}
+
 impl Inner {
+    /// Writes the split map (with the manager's manual split points and
+    /// mergeable boundaries) to the Meta space if it changed since it was
+    /// last written: one record in one atomic batch, so a crash leaves the
+    /// old map or the new one.
+    fn save_split_map(&self) -> Result<()> {
+        let mut saved = self.split_map_saved.lock();
+        // The generation is read before the record: a change in between is
+        // in the record and is saved again next time, never lost.
+        let generation = self.splits.generation();
+        if generation == *saved {
+            return Ok(());
+        }
+        let bytes = self.splits.to_record().to_bytes();
+        let mut batch = WriteBatch::new();
+        self.router
+            .stage_meta(&mut batch, META_SPLIT_MAP.to_vec(), Some(bytes));
+        self.router.write(batch, Durability::Sync)?;
+        *saved = generation;
+        Ok(())
+    }
+
     /// Writes the split load history to the Meta space.
     fn save_split_history(&self) -> Result<()> {
         let bytes = self.splits.history().to_bytes();
@@ -738,6 +847,9 @@ impl Drop for Inner {
         }
         if let Err(e) = self.save_split_history() {
             tracing::warn!("saving the split load history failed: {e}");
+        }
+        if let Err(e) = self.save_split_map() {
+            tracing::warn!("saving the split map failed: {e}");
         }
     }
 }

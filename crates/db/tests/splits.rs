@@ -1,12 +1,17 @@
 //! The database's split manager, driven by an injected clock: a hot table
 //! is split by load after `hot_for`, the load history survives a reopen,
-//! manual split points carry an expiry.
+//! manual split points carry an expiry, and the split map (boundaries,
+//! nodes, manual split points) survives a reopen, while a bad stored map
+//! only costs the boundaries.
 
 use std::sync::Arc;
 use std::time::Duration;
 
-use rowtree_db::{Database, Mutation, Options, Value};
-use rowtree_kv::{Granularity, SplitEvent, SplitPolicy, SplitReason};
+use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, Value};
+use rowtree_kv::{
+    Granularity, NodeId, SplitEvent, SplitId, SplitPolicy, SplitReason, SplitsRecord,
+};
+use rowtree_storage::{Durability, WriteBatch};
 use rowtree_txn::{Clock, ManualClock};
 
 /// A whole minute, so minute roll-ups fall on round numbers.
@@ -284,4 +289,182 @@ fn a_table_past_the_size_limit_is_split_by_size() {
         .parse()
         .unwrap_or_else(|_| panic!("not a Users row boundary: {at}"));
     assert!((60..=140).contains(&id), "{at}");
+}
+
+/// Every split's id, range and node.
+type Layout = Vec<(SplitId, Vec<u8>, Option<Vec<u8>>, NodeId)>;
+
+fn layout(db: &Database) -> Layout {
+    db.router()
+        .split_map()
+        .splits()
+        .iter()
+        .map(|s| (s.id, s.start.clone(), s.limit.clone(), s.node()))
+        .collect()
+}
+
+/// The split map as stored now (what a crash would leave).
+fn stored_map(db: &Database) -> SplitsRecord {
+    let bytes = db
+        .router()
+        .meta_get(b"splits/map")
+        .unwrap()
+        .expect("the split map is stored");
+    SplitsRecord::from_bytes(&bytes).unwrap()
+}
+
+fn ids(db: &Database) -> Vec<i64> {
+    db.read(&ReadRequest::new("Users", &["Id"], KeySet::all()))
+        .unwrap()
+        .into_iter()
+        .map(|row| match row[0] {
+            Value::Int64(id) => id,
+            ref v => panic!("{v:?}"),
+        })
+        .collect()
+}
+
+/// Load splits, a manual split point and a move to another node, saved as
+/// they happen: a reopened database has the same splits (ids, boundaries,
+/// nodes) and still knows the manual point's expiry and which boundaries
+/// it may merge away; new ids do not repeat old ones.
+#[test]
+fn split_boundaries_nodes_and_manual_points_survive_a_reopen() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let opts = || Options {
+        nodes: 2,
+        ..options(&clock)
+    };
+    let (before, record, rows) = {
+        let db = Database::open_with(dir.path(), opts()).unwrap();
+        db.apply_ddl(&[USERS]).unwrap();
+        let tables_only = db.split_stats().len();
+        let events = uniform_writes(&db, &clock, 190, &mut 5);
+        assert!(
+            events.iter().any(|e| matches!(
+                e,
+                SplitEvent::Split {
+                    reason: SplitReason::Load,
+                    ..
+                }
+            )),
+            "{events:?}"
+        );
+        assert!(db
+            .add_split_point("Users", &[Value::Int64(12_345)])
+            .unwrap());
+        // Saved at once, not only at close.
+        assert_eq!(stored_map(&db), db.split_manager().to_record());
+        let last = layout(&db).last().unwrap().0;
+        assert!(db.router().splits().set_node(last, NodeId(1)));
+        db.tick_splits();
+        assert_eq!(stored_map(&db), db.split_manager().to_record());
+        assert!(layout(&db).len() >= tables_only + 2);
+        let record = db.split_manager().to_record();
+        assert_eq!(record.manual.len(), 1);
+        assert!(!record.mergeable.is_empty(), "the load split is mergeable");
+        (layout(&db), record, ids(&db))
+    };
+
+    let db = Database::open_with(dir.path(), opts()).unwrap();
+    assert_eq!(layout(&db), before);
+    assert_eq!(layout(&db).last().unwrap().3, NodeId(1));
+    let after = db.split_manager().to_record();
+    assert_eq!(after.manual, record.manual);
+    assert_eq!(after.mergeable, record.mergeable);
+    assert_eq!(ids(&db), rows);
+    // New splits get new ids.
+    assert!(db
+        .add_split_point("Users", &[Value::Int64(54_321)])
+        .unwrap());
+    let old: Vec<SplitId> = before.iter().map(|s| s.0).collect();
+    for (id, ..) in layout(&db) {
+        assert!(old.contains(&id) || id.0 >= record.next_id, "{id}");
+    }
+}
+
+/// A stored map that does not decode, or that does not cover the key
+/// space, is ignored: the database opens with the default map (one split
+/// per table), its data intact, and stores a valid map again.
+#[test]
+fn a_bad_stored_split_map_opens_with_the_default_map() {
+    let partial = |record: &SplitsRecord| {
+        let mut r = record.clone();
+        r.splits.pop();
+        r.to_bytes()
+    };
+    let garbage = |_: &SplitsRecord| b"{\"version\":1,\"splits\":[{".to_vec();
+    let other_version = |record: &SplitsRecord| {
+        let mut r = record.clone();
+        r.version = 99;
+        r.to_bytes()
+    };
+    for (name, spoil) in [
+        (
+            "partial cover",
+            &partial as &dyn Fn(&SplitsRecord) -> Vec<u8>,
+        ),
+        ("garbage", &garbage),
+        ("another version", &other_version),
+    ] {
+        let dir = tempfile::tempdir().unwrap();
+        let clock = Arc::new(ManualClock::new(T0));
+        let (default_starts, rows, history_max) = {
+            let db = Database::open_with(dir.path(), options(&clock)).unwrap();
+            db.apply_ddl(&[USERS]).unwrap();
+            let default_starts: Vec<Vec<u8>> = layout(&db).into_iter().map(|s| s.1).collect();
+            uniform_writes(&db, &clock, 70, &mut 9);
+            for id in [100, 2_000, 7_000] {
+                db.add_split_point("Users", &[Value::Int64(id)]).unwrap();
+            }
+            let mut batch = WriteBatch::new();
+            let bad = spoil(&stored_map(&db));
+            db.router()
+                .stage_meta(&mut batch, b"splits/map".to_vec(), Some(bad));
+            db.router().write(batch, Durability::Sync).unwrap();
+            let history_max = db
+                .split_history()
+                .max_split_id()
+                .expect("a minute of history");
+            (default_starts, ids(&db), history_max)
+        };
+
+        let db = Database::open_with(dir.path(), options(&clock)).unwrap();
+        let starts: Vec<Vec<u8>> = layout(&db).into_iter().map(|s| s.1).collect();
+        assert_eq!(starts, default_starts, "{name}");
+        assert_eq!(ids(&db), rows, "{name}");
+        assert!(db.split_manager().to_record().manual.is_empty(), "{name}");
+        // Ids start above those the load history names.
+        assert!(
+            layout(&db).iter().all(|s| s.0 > history_max),
+            "{name}: {:?} vs {history_max}",
+            layout(&db)
+        );
+        // A valid map is stored again.
+        assert_eq!(stored_map(&db), db.split_manager().to_record(), "{name}");
+    }
+}
+
+/// A database from before the split map was stored (no record) opens with
+/// the default map and stores it.
+#[test]
+fn a_database_without_a_stored_map_opens_with_the_default_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let clock = Arc::new(ManualClock::new(T0));
+    let starts = {
+        let db = Database::open_with(dir.path(), options(&clock)).unwrap();
+        db.apply_ddl(&[USERS]).unwrap();
+        let starts: Vec<Vec<u8>> = layout(&db).into_iter().map(|s| s.1).collect();
+        db.add_split_point("Users", &[Value::Int64(100)]).unwrap();
+        let mut batch = WriteBatch::new();
+        db.router()
+            .stage_meta(&mut batch, b"splits/map".to_vec(), None);
+        db.router().write(batch, Durability::Sync).unwrap();
+        starts
+    };
+    let db = Database::open_with(dir.path(), options(&clock)).unwrap();
+    let now: Vec<Vec<u8>> = layout(&db).into_iter().map(|s| s.1).collect();
+    assert_eq!(now, starts);
+    assert_eq!(stored_map(&db), db.split_manager().to_record());
 }

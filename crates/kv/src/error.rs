@@ -9,6 +9,9 @@ pub enum Error {
     /// Persisted split statistics do not decode.
     #[error("corrupt load history: {0}")]
     CorruptHistory(String),
+    /// A persisted split map does not decode or is not a valid map.
+    #[error("corrupt split map record: {0}")]
+    CorruptSplitMap(String),
 }
 
 /// Result alias for this crate.

@@ -153,6 +153,16 @@ impl LoadHistory {
         rows.iter().cloned().collect()
     }
 
+    /// The largest split id any row mentions (new split ids should be
+    /// above it, so a row never names two splits).
+    pub fn max_split_id(&self) -> Option<SplitId> {
+        [&self.minute, &self.ten_minutes, &self.hour]
+            .into_iter()
+            .flatten()
+            .flat_map(|(_, rows)| rows.iter().map(|r| r.split))
+            .max()
+    }
+
     /// JSON, for persistence.
     pub fn to_bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("history serialises")

@@ -50,6 +50,11 @@
 //!    up into the [`LoadHistory`] (1-minute rows for 24 h, 10-minute for 4
 //!    days, 1-hour for 30 days), the source of `SPANNER_SYS.SPLIT_STATS_*`
 //!    and the key visualizer.
+//! 5. **Keep** ([`persist`]): the map and the manager's boundary state (manual
+//!    split points, mergeable boundaries, the next id) convert to one
+//!    versioned, validated [`SplitsRecord`] ([`SplitManager::to_record`],
+//!    [`SplitManager::restore`]), which the database stores whenever
+//!    [`SplitManager::generation`] changes and restores at open.
 //!
 //! All splits live in one process over one storage engine; a node is a
 //! label the executor (or the simulator) uses to share capacity. With a
@@ -63,6 +68,7 @@ pub mod history;
 pub mod load;
 pub mod manager;
 pub mod nodes;
+pub mod persist;
 pub mod policy;
 mod router;
 mod split;
@@ -75,6 +81,7 @@ pub use history::{Granularity, IntervalStat, LoadHistory};
 pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
 pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};
 pub use nodes::NodeGate;
+pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
 pub use router::{Router, RouterScan, SplitSnapshot, SplitsTouched, WRITE_CPU_NANOS_PER_ROW};
 pub use split::{NodeId, Split, SplitCounters, SplitId, SplitStats};

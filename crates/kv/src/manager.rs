@@ -26,8 +26,15 @@
 //! 6. **rolls up** each minute's load per split into the [`LoadHistory`]
 //!    (splits replaced during the minute by the manager contribute what
 //!    they served before they were replaced).
+//!
+//! What the manager knows about boundaries (live manual split points with
+//! their expiry, and which boundaries it may merge away) is saved with the
+//! map: [`SplitManager::to_record`] gives both as one [`SplitsRecord`],
+//! [`SplitManager::restore`] puts them back, and
+//! [`SplitManager::generation`] changes whenever either changes.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet, VecDeque};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use parking_lot::{Mutex, MutexGuard};
@@ -35,9 +42,11 @@ use parking_lot::{Mutex, MutexGuard};
 use crate::balance::{Balancer, BalancerConfig};
 use crate::history::{IntervalStat, LoadHistory};
 use crate::load::{Access, AccessKind, LoadTotals};
+use crate::persist::{ManualPoint, SplitsRecord};
 use crate::policy::{KeyAligner, LoadDecision, SplitPolicy, UnsplittableReason};
 use crate::split::{NodeId, Split, SplitId};
 use crate::split_map::SplitMap;
+use crate::Result;
 
 const MINUTE: u64 = 60_000_000_000;
 /// The most events kept by [`SplitManager::events`].
@@ -168,6 +177,8 @@ pub struct SplitManager {
     sizes: Option<Arc<dyn SplitSizes>>,
     state: Mutex<State>,
     history: Mutex<LoadHistory>,
+    /// Changes to `manual` and `mergeable` (the map counts its own).
+    changes: AtomicU64,
 }
 
 impl std::fmt::Debug for SplitManager {
@@ -208,6 +219,7 @@ impl SplitManager {
                 events: VecDeque::new(),
             }),
             history: Mutex::new(LoadHistory::new()),
+            changes: AtomicU64::new(0),
         }
     }
 
@@ -257,7 +269,10 @@ impl SplitManager {
         self.map.observe_time(now);
         let mut st = self.state.lock();
         let expiry = st.manual.entry(key.to_vec()).or_insert(0);
-        *expiry = (*expiry).max(expires_at);
+        if *expiry < expires_at {
+            *expiry = expires_at;
+            self.changed();
+        }
         let parent = self.map.split_for(key);
         if parent.start == key {
             return false;
@@ -280,6 +295,64 @@ impl SplitManager {
             }
             None => false,
         }
+    }
+
+    /// Changes so far to the map or to the manager's boundary state (manual
+    /// split points, mergeable boundaries): when it differs from its value
+    /// at the last [`SplitManager::to_record`] saved, save again.
+    pub fn generation(&self) -> u64 {
+        // Both counters only grow, so their sum changes whenever either does.
+        self.map.generation() + self.changes.load(Ordering::SeqCst)
+    }
+
+    /// The map with the live manual split points and the mergeable
+    /// boundaries, as one consistent [`SplitsRecord`] to store.
+    pub fn to_record(&self) -> SplitsRecord {
+        // The manager changes the map only under its state lock, so the two
+        // are read in one consistent state.
+        let st = self.state.lock();
+        let mut record = self.map.to_record();
+        record.manual = st
+            .manual
+            .iter()
+            .map(|(key, expires_at)| ManualPoint {
+                key: key.clone(),
+                expires_at: *expires_at,
+            })
+            .collect();
+        record.mergeable = st.mergeable.iter().cloned().collect();
+        record
+    }
+
+    /// Restores a [`SplitManager::to_record`] at time `now` (meant for opening
+    /// a database): the map's splits, the manual split points and the
+    /// mergeable boundaries. A split on a node this manager does not have
+    /// (the database was reopened with fewer nodes) moves to node
+    /// `node % nodes`. An invalid record changes nothing.
+    pub fn restore(&self, mut record: SplitsRecord, now: u64) -> Result<()> {
+        record.validate()?;
+        let nodes = self.config.nodes.max(1);
+        for split in &mut record.splits {
+            split.node %= nodes;
+        }
+        self.map.observe_time(now);
+        let mut st = self.state.lock();
+        self.map.restore(&record)?;
+        st.manual = record
+            .manual
+            .into_iter()
+            .map(|m| (m.key, m.expires_at))
+            .collect();
+        st.mergeable = record.mergeable.into_iter().collect();
+        st.splits.clear();
+        st.cold.clear();
+        st.base.clear();
+        self.changed();
+        Ok(())
+    }
+
+    fn changed(&self) {
+        self.changes.fetch_add(1, Ordering::SeqCst);
     }
 
     /// The current unsplittable reason of each split that has one.
@@ -336,6 +409,7 @@ impl SplitManager {
         for k in expired {
             st.manual.remove(&k);
             st.mergeable.insert(k);
+            self.changed();
         }
 
         // 2 and 3. Size and load splits.

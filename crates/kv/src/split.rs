@@ -90,6 +90,21 @@ impl Split {
         }
     }
 
+    /// A split read back from storage: created at `created_at`, its load
+    /// tracker (whose past was not kept) starting at `now`.
+    pub(crate) fn restored(
+        id: SplitId,
+        start: Vec<u8>,
+        limit: Option<Vec<u8>>,
+        node: NodeId,
+        created_at: u64,
+        now: u64,
+    ) -> Split {
+        let mut split = Split::new_at(id, start, limit, node, created_at);
+        split.load = Mutex::new(LoadTracker::starting_at(now));
+        split
+    }
+
     /// The node serving the split now.
     pub fn node(&self) -> NodeId {
         NodeId(self.node.load(Ordering::Relaxed))

@@ -15,6 +15,11 @@
 //! stamped with the time); [`SplitMap::set_node`] moves a split to another
 //! node in place (the node is an atomic, so routing sees it at once).
 //!
+//! The map is state worth keeping across a restart: [`SplitMap::to_record`]
+//! and [`SplitMap::restore`] convert it to and from its durable form
+//! ([`SplitsRecord`], see [`crate::persist`]), and [`SplitMap::generation`]
+//! counts its changes so a caller can tell when to save it again.
+//!
 //! Reads are frequent and changes are rare, so the list is an immutable
 //! `Arc<Vec<Arc<Split>>>` swapped under a lock (copy on write): a reader
 //! clones the `Arc` and routes without holding any lock, and a request that
@@ -26,7 +31,9 @@ use std::sync::Arc;
 
 use parking_lot::RwLock;
 
+use crate::persist::{SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 use crate::split::{NodeId, Split, SplitId};
+use crate::Result;
 
 /// The splits of the key space.
 #[derive(Debug)]
@@ -36,6 +43,8 @@ pub struct SplitMap {
     /// The latest time the map was told about ([`SplitMap::observe_time`]):
     /// the creation time of splits made without an explicit time.
     now: AtomicU64,
+    /// Changes so far (cuts, merges, moves, restores).
+    generation: AtomicU64,
 }
 
 impl Default for SplitMap {
@@ -52,6 +61,7 @@ impl SplitMap {
             splits: RwLock::new(Arc::new(vec![first])),
             next_id: AtomicU64::new(2),
             now: AtomicU64::new(0),
+            generation: AtomicU64::new(0),
         }
     }
 
@@ -144,6 +154,7 @@ impl SplitMap {
         splits.push(Arc::new(right));
         splits.extend_from_slice(&guard[index + 1..]);
         *guard = Arc::new(splits);
+        self.changed();
         Some(ids)
     }
 
@@ -175,6 +186,7 @@ impl SplitMap {
         splits.push(Arc::new(merged));
         splits.extend_from_slice(&guard[index + 2..]);
         *guard = Arc::new(splits);
+        self.changed();
         Some(id)
     }
 
@@ -182,7 +194,10 @@ impl SplitMap {
     pub fn set_node(&self, split: SplitId, node: NodeId) -> bool {
         match self.current().iter().find(|s| s.id == split) {
             Some(s) => {
-                s.store_node(node);
+                if s.node() != node {
+                    s.store_node(node);
+                    self.changed();
+                }
                 true
             }
             None => false,
@@ -235,6 +250,80 @@ impl SplitMap {
     /// Always `false`: the key space has at least one split.
     pub fn is_empty(&self) -> bool {
         false
+    }
+
+    /// How many times the map has changed (cut, merge, move, restore):
+    /// when it differs from the last saved value, the map needs saving.
+    pub fn generation(&self) -> u64 {
+        self.generation.load(Ordering::SeqCst)
+    }
+
+    /// The id the next new split gets.
+    pub fn next_id(&self) -> u64 {
+        self.next_id.load(Ordering::Relaxed)
+    }
+
+    /// Makes every id handed out from now on at least `min_next` (so new
+    /// ids never repeat ids remembered elsewhere, e.g. in a load history).
+    pub fn reserve_ids(&self, min_next: u64) {
+        self.next_id.fetch_max(min_next, Ordering::Relaxed);
+    }
+
+    /// The map as a [`SplitsRecord`] (no manual points or mergeable
+    /// boundaries: those are the [`SplitManager`](crate::SplitManager)'s).
+    pub fn to_record(&self) -> SplitsRecord {
+        // The id counter is read under the lock that every cut and merge
+        // takes, so it is above every id in the list.
+        let guard = self.splits.read();
+        SplitsRecord {
+            version: SPLITS_RECORD_VERSION,
+            next_id: self.next_id(),
+            splits: guard
+                .iter()
+                .map(|s| SplitRecord {
+                    id: s.id.0,
+                    start: s.start.clone(),
+                    limit: s.limit.clone(),
+                    node: s.node().0,
+                    created_at: s.created_at,
+                })
+                .collect(),
+            manual: Vec::new(),
+            mergeable: Vec::new(),
+        }
+    }
+
+    /// Replaces every split by those of `record` (validated first: an
+    /// invalid record changes nothing), with zeroed counters and load
+    /// trackers starting at the map's current time. The id counter becomes
+    /// the larger of the record's and the map's own. Meant for opening a
+    /// database, before anything is routed.
+    pub fn restore(&self, record: &SplitsRecord) -> Result<()> {
+        record.validate()?;
+        let now = self.time();
+        let splits: Vec<Arc<Split>> = record
+            .splits
+            .iter()
+            .map(|s| {
+                Arc::new(Split::restored(
+                    SplitId(s.id),
+                    s.start.clone(),
+                    s.limit.clone(),
+                    NodeId(s.node),
+                    s.created_at,
+                    now,
+                ))
+            })
+            .collect();
+        let mut guard = self.splits.write();
+        self.reserve_ids(record.next_id);
+        *guard = Arc::new(splits);
+        self.changed();
+        Ok(())
+    }
+
+    fn changed(&self) {
+        self.generation.fetch_add(1, Ordering::SeqCst);
     }
 
     fn current(&self) -> Arc<Vec<Arc<Split>>> {
@@ -337,5 +426,46 @@ mod tests {
         );
         assert!(starts(Included(b"d"), Excluded(b"d")).is_empty());
         assert!(starts(Included(b"z"), Excluded(b"a")).is_empty());
+    }
+
+    #[test]
+    fn a_map_round_trips_through_its_record() {
+        let map = SplitMap::with_split_points([b"c", b"m"]);
+        let g = map.generation();
+        assert!(map.set_node(map.split_for(b"m").id, NodeId(3)));
+        assert!(map.generation() > g, "a move is a change");
+        let g = map.generation();
+        assert!(map.set_node(map.split_for(b"m").id, NodeId(3)));
+        assert_eq!(map.generation(), g, "moving to the same node is not");
+        let record = map.to_record();
+        assert_eq!(record.next_id, map.next_id());
+
+        let other = SplitMap::new();
+        other.observe_time(42);
+        other.restore(&record).unwrap();
+        assert_eq!(bounds(&other), bounds(&map));
+        assert_eq!(other.to_record(), record);
+        assert_eq!(other.split_for(b"x").node(), NodeId(3));
+        assert_eq!(other.split_for(b"x").load.lock().created(), 42);
+        // New ids continue after the restored ones.
+        let (l, r) = other
+            .add_split_point_on(b"e", NodeId(0), NodeId(0))
+            .unwrap();
+        assert!(l.0 >= record.next_id && r.0 >= record.next_id);
+
+        // A record that is not a valid map changes nothing.
+        let mut gap = record.clone();
+        gap.splits.remove(1);
+        let g = other.generation();
+        assert!(other.restore(&gap).is_err());
+        assert_eq!(other.generation(), g);
+        assert_eq!(other.len(), 4);
+
+        // Reserved ids are skipped.
+        other.reserve_ids(1000);
+        let (l, _) = other
+            .add_split_point_on(b"f", NodeId(0), NodeId(0))
+            .unwrap();
+        assert!(l.0 >= 1000);
     }
 }

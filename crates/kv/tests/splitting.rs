@@ -339,3 +339,77 @@ fn history_rolls_up_minutes_into_ten_minutes_and_hours() {
     let copy = rowtree_kv::LoadHistory::from_bytes(&h.to_bytes()).unwrap();
     assert_eq!(copy, *h);
 }
+
+/// A manager reopened from its record (as a database does at open) keeps
+/// the boundaries, the nodes, the manual split point with its expiry and
+/// which boundaries are mergeable: the scenario above, restarted in the
+/// middle, ends the same way; new ids never repeat old ones.
+#[test]
+fn a_restored_manager_keeps_boundaries_nodes_and_manual_points() {
+    let m = manager(2);
+    let manual = vec![0x80];
+    assert!(m.add_split_point(T0, &manual, T0 + 1500 * S));
+    let mut rng = Rng(3);
+    run(&m, 0, 400, uniform(&mut rng, 1000, 3_000_000));
+    assert_eq!(m.map().len(), 8);
+    let last = m.map().splits().last().unwrap().id;
+    assert!(m.map().set_node(last, NodeId(1)));
+    let before = m.generation();
+    let record = m.to_record();
+    assert_eq!(m.generation(), before, "reading changes nothing");
+    let layout = |m: &SplitManager| -> Vec<_> {
+        m.map()
+            .splits()
+            .iter()
+            .map(|s| (s.id, s.start.clone(), s.limit.clone(), s.node()))
+            .collect()
+    };
+
+    // "Restart": a fresh map and manager, restored from the stored bytes.
+    let bytes = record.to_bytes();
+    let restored = manager(2);
+    let record = rowtree_kv::SplitsRecord::from_bytes(&bytes).unwrap();
+    restored.restore(record, T0 + 400 * S).unwrap();
+    assert_eq!(layout(&restored), layout(&m));
+    assert_eq!(restored.to_record(), m.to_record());
+    let old_ids: Vec<_> = m.map().splits().iter().map(|s| s.id).collect();
+
+    // The load splits merge away, the manual point holds until it expires,
+    // then goes too.
+    let events = run(&restored, 400, 1450, |_, _| {});
+    let starts: Vec<Vec<u8>> = restored
+        .map()
+        .splits()
+        .iter()
+        .map(|s| s.start.clone())
+        .collect();
+    assert_eq!(starts, vec![vec![], manual.clone()]);
+    for ev in &events {
+        if let SplitEvent::Merge { into, .. } = ev {
+            assert!(!old_ids.contains(into), "{into} reused");
+        }
+    }
+    run(&restored, 1450, 1850, |_, _| {});
+    assert_eq!(restored.map().len(), 1);
+
+    // Fewer nodes after the restart: splits on a missing node move.
+    let one = manager(1);
+    one.restore(m.to_record(), T0 + 400 * S).unwrap();
+    assert!(one.map().splits().iter().all(|s| s.node() == NodeId(0)));
+}
+
+/// An invalid record changes nothing.
+#[test]
+fn an_invalid_record_is_refused_and_changes_nothing() {
+    let m = manager(1);
+    assert!(m.add_split_point(T0, &[0x40], T0 + S));
+    let good = m.to_record();
+    let fresh = manager(1);
+    let mut partial = good.clone();
+    partial.splits.pop();
+    assert!(fresh.restore(partial, T0).is_err());
+    assert_eq!(fresh.map().len(), 1);
+    assert_eq!(fresh.to_record().manual, vec![]);
+    fresh.restore(good.clone(), T0).unwrap();
+    assert_eq!(fresh.to_record(), good);
+}

@@ -72,14 +72,19 @@ pub struct Report {
     pub gc: GcOutcomes,
     /// Rows in `A` at the end.
     pub rows: u64,
-    /// Splits in `SPANNER_SYS.SPLITS` after a restart (split boundaries
-    /// live in memory: a restart starts again from one split per table
-    /// and index).
+    /// Splits in `SPANNER_SYS.SPLITS` after the last restart.
     pub splits_after_restart: i64,
     /// Most splits seen just before a kill, in the split cycles.
     pub max_splits_live: i64,
-    /// Split cycles that had more splits than after a restart when killed.
-    pub split_cycles_split: usize,
+    /// Split cycles whose boundaries before the kill were compared with
+    /// those after the restart.
+    pub split_cycles_checked: usize,
+    /// Of those, the cycles that kept every boundary (the server stores
+    /// its split map, so all should).
+    pub split_cycles_kept: usize,
+    /// Boundaries seen shortly before a kill and missing after the restart
+    /// (must be 0).
+    pub split_boundaries_lost: u64,
     /// How long restarts took: mean and max.
     pub restart_mean: Duration,
     /// Longest restart (SIGKILL to serving).
@@ -111,6 +116,10 @@ impl Report {
         check(self.unexpected_errors, "unexpected errors before a kill");
         check(self.ddl.retry_failures as u64, "failed DDL retries");
         check(self.ddl.index_mismatches, "CByV entries disagreeing with C");
+        check(
+            self.split_boundaries_lost,
+            "split boundaries lost across a restart",
+        );
         if self.verified != self.acknowledged {
             v.push(format!(
                 "{} acknowledged commits but {} verified",
@@ -140,8 +149,8 @@ impl Report {
              ddl: backfill of C takes {backfill:.2} s; killed mid-backfill {mid}/{d}; \
              after restart index present {present}, absent {absent} (recreated); \
              retry failures {rf}; CByV mismatches {cm}\n\
-             splits: {base} after a restart; more at the kill in {split_cycles}/{s} split cycles \
-             (most: {live_splits})\n\
+             splits: {base} after the last restart; every boundary kept in {kept}/{checked} \
+             split cycles (lost: {lost_bounds}; most before a kill: {live_splits})\n\
              gc: killed mid-pass in {gc_mid}/{g} gc cycles; {gc_started} passes started, \
              {gc_passes} finished removing {gc_versions} versions before the kills\n\
              rows in A: {rows}\n\
@@ -169,7 +178,9 @@ impl Report {
             cm = self.ddl.index_mismatches,
             rows = self.rows,
             base = self.splits_after_restart,
-            split_cycles = self.split_cycles_split,
+            kept = self.split_cycles_kept,
+            checked = self.split_cycles_checked,
+            lost_bounds = self.split_boundaries_lost,
             live_splits = self.max_splits_live,
             gc_mid = self.gc.killed_mid_pass,
             gc_started = self.gc.passes_started,
