@@ -61,6 +61,16 @@ impl DerefMut for Params {
     }
 }
 
+impl<'a> IntoIterator for &'a Params {
+    type Item = (&'a String, &'a (Type, Value));
+    type IntoIter = std::collections::btree_map::Iter<'a, String, (Type, Value)>;
+
+    /// The typed parameters, by name (untyped NULLs have no type to give).
+    fn into_iter(self) -> Self::IntoIter {
+        self.typed.iter()
+    }
+}
+
 impl<const N: usize> From<[(String, (Type, Value)); N]> for Params {
     fn from(typed: [(String, (Type, Value)); N]) -> Params {
         Params {
