@@ -173,15 +173,7 @@ async fn untyped_null_parameters_take_their_type_from_the_query() {
     .await
     .unwrap();
     assert_eq!(row_count(&rs), 1);
-    let id = rs
-        .metadata
-        .as_ref()
-        .unwrap()
-        .transaction
-        .as_ref()
-        .unwrap()
-        .id
-        .clone();
+    let id = begun_id(&rs);
     env.commit_id(&s, &id, vec![]).await.unwrap();
     assert_eq!(
         env.query(&s, "SELECT Id, Balance, Opened FROM Accounts ORDER BY Id")

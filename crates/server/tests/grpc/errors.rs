@@ -24,20 +24,6 @@ async fn singers() -> (Env, String) {
     (env, s)
 }
 
-fn read(session: &str, table: &str, index: &str, columns: &[&str]) -> pb::ReadRequest {
-    pb::ReadRequest {
-        session: session.into(),
-        table: table.into(),
-        index: index.into(),
-        columns: columns.iter().map(|c| c.to_string()).collect(),
-        key_set: Some(pb::KeySet {
-            all: true,
-            ..Default::default()
-        }),
-        ..Default::default()
-    }
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn syntax_errors_name_the_position() {
     let (env, s) = singers().await;
@@ -86,12 +72,12 @@ async fn unknown_tables_and_columns() {
     let (env, s) = singers().await;
     let mut spanner = env.spanner();
     let cases = [
-        (read(&s, "Nope", "", &["Id"]), "Table not found: Nope"),
+        (read_all(&s, "Nope", "", &["Id"]), "Table not found: Nope"),
         (
-            read(&s, "Singers", "", &["Id", "Nope"]),
+            read_all(&s, "Singers", "", &["Id", "Nope"]),
             "Column not found in table Singers: Nope",
         ),
-        (read(&s, "Singers", "Nope", &["Id"]), "Nope"),
+        (read_all(&s, "Singers", "Nope", &["Id"]), "Nope"),
     ];
     for (request, message) in cases {
         expect_err(spanner.read(request.clone()).await, Code::NotFound, message);
@@ -102,7 +88,9 @@ async fn unknown_tables_and_columns() {
         }
         .await;
         expect_err(streamed, Code::NotFound, message);
-        let ok = spanner.read(read(&s, "Singers", "", &["Id", "Name"])).await;
+        let ok = spanner
+            .read(read_all(&s, "Singers", "", &["Id", "Name"]))
+            .await;
         assert_eq!(rows(&ok.unwrap().into_inner()), vec!["1|Ann"]);
     }
     // In a query, Spanner reports names it cannot resolve as INVALID_ARGUMENT.
@@ -229,7 +217,7 @@ async fn hostile_statements_get_small_clear_errors() {
     // Read of a 100 KB table name.
     let name = "T".repeat(100_000);
     let e = expect_err(
-        env.spanner().read(read(&s, &name, "", &["Id"])).await,
+        env.spanner().read(read_all(&s, &name, "", &["Id"])).await,
         Code::NotFound,
         "Table not found: TTTT",
     );

@@ -417,6 +417,32 @@ pub fn text(v: &prost_types::Value) -> String {
 }
 
 /// A result set's rows, each row's values joined with `|`.
+/// A `Read` of every row of `table` (through `index` unless it is empty).
+pub fn read_all(session: &str, table: &str, index: &str, columns: &[&str]) -> pb::ReadRequest {
+    pb::ReadRequest {
+        session: session.into(),
+        table: table.into(),
+        index: index.into(),
+        columns: columns.iter().map(|c| c.to_string()).collect(),
+        key_set: Some(pb::KeySet {
+            all: true,
+            ..Default::default()
+        }),
+        ..Default::default()
+    }
+}
+
+/// The id of the transaction a request began inline (`begin_with`), from
+/// its result's metadata.
+pub fn begun_id(rs: &pb::ResultSet) -> Vec<u8> {
+    rs.metadata
+        .as_ref()
+        .and_then(|m| m.transaction.as_ref())
+        .expect("the begun transaction")
+        .id
+        .clone()
+}
+
 pub fn rows(rs: &pb::ResultSet) -> Vec<String> {
     rs.rows
         .iter()

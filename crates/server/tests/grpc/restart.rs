@@ -106,17 +106,7 @@ async fn everything_survives_a_restart() {
     // The index holds the rows (a read through it, in name order).
     let by_name = env
         .spanner()
-        .read(pb::ReadRequest {
-            session: s.clone(),
-            table: "Singers".into(),
-            index: "SingersByName".into(),
-            columns: vec!["Name".into(), "Id".into()],
-            key_set: Some(pb::KeySet {
-                all: true,
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
+        .read(read_all(&s, "Singers", "SingersByName", &["Name", "Id"]))
         .await
         .unwrap()
         .into_inner();

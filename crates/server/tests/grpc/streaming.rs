@@ -88,16 +88,7 @@ async fn long_strings_come_back_in_chunks() {
     // StreamingRead chunks the same way.
     let mut stream = env
         .spanner()
-        .streaming_read(pb::ReadRequest {
-            session: s.clone(),
-            table: "Docs".into(),
-            columns: vec!["Body".into(), "Id".into()],
-            key_set: Some(pb::KeySet {
-                all: true,
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
+        .streaming_read(read_all(&s, "Docs", "", &["Body", "Id"]))
         .await
         .unwrap()
         .into_inner();

@@ -56,16 +56,7 @@ async fn uuid_columns_over_the_wire() {
     // Read back: canonical text, type code 17, unsigned key order.
     let rs = env
         .spanner()
-        .read(pb::ReadRequest {
-            session: s.clone(),
-            table: "Things".into(),
-            columns: vec!["Id".into(), "Name".into(), "Tags".into()],
-            key_set: Some(pb::KeySet {
-                all: true,
-                ..Default::default()
-            }),
-            ..Default::default()
-        })
+        .read(read_all(&s, "Things", "", &["Id", "Name", "Tags"]))
         .await
         .unwrap()
         .into_inner();
@@ -175,15 +166,7 @@ async fn uuid_columns_over_the_wire() {
         )
         .await
         .unwrap();
-    let id = rs
-        .metadata
-        .as_ref()
-        .unwrap()
-        .transaction
-        .as_ref()
-        .unwrap()
-        .id
-        .clone();
+    let id = begun_id(&rs);
     let generated = rows(&rs).remove(0);
     env.commit_id(&s, &id, vec![]).await.unwrap();
     assert_eq!(generated.len(), 36);
