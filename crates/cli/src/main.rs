@@ -15,6 +15,22 @@ mod params;
 mod simulate;
 mod sql;
 
+/// Every heap allocation of the `rowtree` binary goes to jemalloc, with its
+/// background threads on.
+///
+/// A busy server runs hundreds of request threads (one per request waiting on
+/// a lock or a commit), and glibc's malloc keeps what each thread frees in
+/// that thread's cache and arena: under the 256-session soak its RSS kept
+/// climbing for as long as the server ran, although the live heap stayed
+/// flat (heaptrack). jemalloc's background threads give dirty pages back to
+/// the system on a timer, whatever the request threads do, and its arenas
+/// scale with the cores rather than with the threads. The soak figures, both
+/// allocators side by side, are in docs/reliability.md. `_RJEM_MALLOC_CONF`
+/// tunes it at start (e.g. `background_thread:false`).
+#[cfg(all(unix, not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -367,32 +383,8 @@ fn default_server_query_memory_mib() -> u64 {
     (rowtree_sql::limits::default_server_query_memory() >> 20) as u64
 }
 
-/// Caps glibc's malloc arenas at the number of cores (at least 2) unless
-/// `MALLOC_ARENA_MAX` is set. glibc gives threads up to 8 arenas per core
-/// and keeps what is freed in each: with the hundreds of request threads a
-/// busy server runs, freed memory spreads over arenas that never give it
-/// back, and RSS climbs for as long as the server runs. Measured with 256
-/// sessions of the soak check: +40 % RSS in 150 s and still climbing with
-/// the default, level after a minute with 2 arenas, at the same throughput
-/// (docs/reliability.md).
-fn cap_malloc_arenas() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
-            let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-            let arenas = cores.max(2) as libc::c_int;
-            // SAFETY: mallopt only changes a malloc tunable; it is called
-            // before the server starts its threads.
-            unsafe {
-                libc::mallopt(libc::M_ARENA_MAX, arenas);
-            }
-        }
-    }
-}
-
 /// `rowtree serve`: runs the gRPC server until SIGINT or SIGTERM.
 fn serve(args: ServeArgs) -> ExitCode {
-    cap_malloc_arenas();
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()

@@ -24,6 +24,11 @@
 //! cargo run --release -p rowtree-bench --bin grpc-load -- --addr 127.0.0.1:9010
 //! ```
 
+/// The server `--spawn` starts allocates as `rowtree serve` does.
+#[cfg(all(unix, not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::PathBuf;
