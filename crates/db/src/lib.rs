@@ -55,7 +55,9 @@ pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
 pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};
-pub use transaction::{CommitResult, ReadOnlyTransaction, ReadWriteTransaction, TimestampBound};
+pub use transaction::{
+    CommitResult, ReadOnlyTransaction, ReadWriteTransaction, Savepoint, TimestampBound,
+};
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
 pub use rowtree_types::{Code, Timestamp, Type, Value};

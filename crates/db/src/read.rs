@@ -60,6 +60,7 @@ impl ReadRequest {
             key_set: self.key_set.clone(),
             reverse: false,
             limit: self.limit,
+            after: None,
         }
     }
 

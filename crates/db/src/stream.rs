@@ -26,7 +26,7 @@ use rowtree_types::Value;
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::keys;
-use crate::mutation::KeySet;
+use crate::mutation::{Key, KeySet};
 use crate::overlay::TxnWrites;
 use crate::row::{index_entry, materialize};
 use crate::target::{Span, Target};
@@ -42,6 +42,11 @@ pub struct ScanRequest {
     pub reverse: bool,
     /// Stop after this many rows (0 = no limit).
     pub limit: usize,
+    /// Resume a scan: read only the keys that come after this full key of
+    /// the table (or index) in scan order. Partitioned DML reads a table
+    /// one partition at a time this way, each starting where the last
+    /// stopped, without reading the partitions before it again.
+    pub after: Option<Key>,
 }
 
 impl ScanRequest {
@@ -53,6 +58,7 @@ impl ScanRequest {
             key_set,
             reverse: false,
             limit: 0,
+            after: None,
         }
     }
 }
@@ -158,6 +164,8 @@ struct Spec<'r> {
     key_set: &'r KeySet,
     reverse: bool,
     limit: usize,
+    /// Only keys after this one, in scan order (see [`ScanRequest::after`]).
+    after: Option<&'r Key>,
     /// Read whole row trees (a tree scan).
     tree: bool,
 }
@@ -178,6 +186,7 @@ impl RowStream {
             key_set: &request.key_set,
             reverse: request.reverse,
             limit: request.limit,
+            after: request.after.as_ref(),
             tree: false,
         };
         RowStream::open_spec(db, catalog, spec, ts, writes)
@@ -205,6 +214,10 @@ impl RowStream {
                     *span = Span::Range((prefix, end));
                 }
             }
+        }
+        if let Some(after) = spec.after {
+            let at = keys::encode_full(&target.levels, &target.coerce_key(after)?)?;
+            spans = clamp_after(spans, &at, spec.reverse);
         }
         // Key order of the spans, so the stream is in key order overall.
         spans.sort_by(|a, b| span_start(a).cmp(span_start(b)));
@@ -551,6 +564,40 @@ fn next_key(key: &[u8]) -> Vec<u8> {
     k
 }
 
+/// The parts of `spans` after the encoded key `at` in scan order: above it
+/// for a forward scan, below it for a reverse one.
+fn clamp_after(spans: Vec<Span>, at: &[u8], reverse: bool) -> Vec<Span> {
+    // The least byte string greater than `at`.
+    let mut next = at.to_vec();
+    next.push(0);
+    spans
+        .into_iter()
+        .filter_map(|span| match span {
+            Span::Point(k) => {
+                let keep = if reverse {
+                    k.as_slice() < at
+                } else {
+                    k.as_slice() > at
+                };
+                keep.then_some(Span::Point(k))
+            }
+            Span::Range((start, end)) => {
+                let (start, end) = if reverse {
+                    let end = match end {
+                        Some(e) if e.as_slice() <= at => e,
+                        _ => at.to_vec(),
+                    };
+                    (start, Some(end))
+                } else {
+                    (start.max(next.clone()), end)
+                };
+                let empty = end.as_ref().is_some_and(|e| *e <= start);
+                (!empty).then_some(Span::Range((start, end)))
+            }
+        })
+        .collect()
+}
+
 fn span_start(s: &Span) -> &[u8] {
     match s {
         Span::Point(k) => k,
@@ -589,6 +636,7 @@ impl TreeStream {
             key_set: &request.key_set,
             reverse: request.reverse,
             limit: request.limit,
+            after: None,
             tree: true,
         };
         let inner = RowStream::open_spec(db, catalog, spec, ts, writes)?;

@@ -59,6 +59,13 @@ impl CommitResult {
     }
 }
 
+/// What a read-write transaction's DML had written at one point, to go
+/// back to with [`ReadWriteTransaction::restore`].
+#[derive(Debug)]
+pub struct Savepoint {
+    writes: TxnWrites,
+}
+
 /// A read-write transaction. Dropping it without committing rolls it back.
 pub struct ReadWriteTransaction {
     db: Database,
@@ -222,6 +229,34 @@ impl ReadWriteTransaction {
                 Err(e)
             }
         }
+    }
+
+    /// The mutations the transaction's DML has applied so far, counted as
+    /// against the per-commit limit ([`crate::write::MAX_MUTATIONS`]), which
+    /// [`apply_dml`](Self::apply_dml) checks them against (buffered
+    /// mutations are counted when the commit applies them). DML reads it
+    /// before it collects rows, so a statement that would cross the limit
+    /// fails at the row that crosses it rather than after collecting all.
+    pub fn mutation_count(&self) -> usize {
+        self.writes.mutation_count
+    }
+
+    /// Marks what the transaction's DML has written so far. A statement
+    /// that applies its mutations and then fails (its THEN RETURN) goes
+    /// back to it with [`restore`](Self::restore), so the failed statement
+    /// leaves nothing behind in the transaction.
+    pub fn savepoint(&self) -> Savepoint {
+        Savepoint {
+            writes: self.writes.clone(),
+        }
+    }
+
+    /// Undoes the DML applied since `savepoint` was taken. The locks taken
+    /// since are kept (as when [`apply_dml`](Self::apply_dml) fails).
+    pub fn restore(&mut self, savepoint: Savepoint) {
+        let locked = std::mem::take(&mut self.writes.locked);
+        self.writes = savepoint.writes;
+        self.writes.locked.extend(locked);
     }
 
     /// Buffers a mutation; it is applied at commit.

@@ -158,3 +158,54 @@ fn a_schema_change_between_dml_and_commit_aborts() {
     let err = txn.commit().expect_err("schema changed");
     assert!(err.is_retryable(), "{err}");
 }
+
+#[test]
+fn a_scan_resumes_after_a_key_and_counts_the_dml_mutations() {
+    let db = db();
+    let mut txn = db.begin();
+    assert_eq!(txn.mutation_count(), 0);
+    let rows = (2..=6)
+        .map(|i| vec![int(i), Value::String(format!("n{i}"))])
+        .collect();
+    txn.apply_dml(vec![Mutation::insert("T", &["Id", "Name"], rows)])
+        .expect("insert");
+    // Two columns written for each of five rows.
+    assert_eq!(txn.mutation_count(), 10);
+    // Buffered mutations count at commit, not here.
+    txn.buffer(Mutation::delete("T", KeySet::key(vec![int(1)])))
+        .expect("buffer");
+    assert_eq!(txn.mutation_count(), 10);
+    let after = |key: i64, reverse: bool, key_set: KeySet| ScanRequest {
+        after: Some(vec![int(key)]),
+        reverse,
+        ..ScanRequest::table("T", key_set)
+    };
+    // The transaction's own rows and the committed one alike.
+    assert_eq!(
+        ids(txn.scan(&after(3, false, KeySet::all())).expect("scan")),
+        vec![4, 5, 6]
+    );
+    assert_eq!(
+        ids(txn.scan(&after(3, true, KeySet::all())).expect("scan")),
+        vec![2, 1]
+    );
+    // After a key that is not there, and with points and ranges.
+    let mixed = KeySet {
+        keys: vec![vec![int(1)], vec![int(5)]],
+        ranges: vec![rowtree_db::KeyRange::closed(vec![int(2)], vec![int(3)])],
+        all: false,
+    };
+    assert_eq!(
+        ids(txn.scan(&after(2, false, mixed.clone())).expect("scan")),
+        vec![3, 5]
+    );
+    assert_eq!(
+        ids(txn.scan(&after(3, true, mixed)).expect("scan")),
+        vec![2, 1]
+    );
+    assert_eq!(
+        ids(txn.scan(&after(6, false, KeySet::all())).expect("scan")),
+        Vec::<i64>::new()
+    );
+    txn.rollback();
+}

@@ -14,13 +14,32 @@
 //! * **THEN RETURN** evaluates its items over the rows written (the old rows
 //!   for DELETE).
 //!
+//! What a statement collects before it writes — the rows of INSERT, the new
+//! values of UPDATE, the keys of DELETE, the rows THEN RETURN returns — is
+//! held in memory, so it is counted like an operator's buffer: against the
+//! query's memory limit and the server's pool ([`crate::limits`]), failing
+//! with RESOURCE_EXHAUSTED that names the statement, and given back when
+//! the statement ends. The rows are read and computed one at a time
+//! (nothing holds the rows read as well as those to write), and each
+//! collected row is also counted against the per-commit mutation limit
+//! ([`MAX_MUTATIONS`], with what the transaction's earlier DML applied): a
+//! statement that would cross it fails at the row that does, not after
+//! reading everything it matches.
+//!
+//! Partitioned DML ([`crate::partitioned`]) runs UPDATE and DELETE a
+//! `Partition` at a time: the scan starts after the last key the previous
+//! partition took, and stops collecting while the partition is still well
+//! within both limits.
+//!
 //! EXPLAIN of DML (`explain`) stops after planning (`Mode::Plan`), or,
 //! for EXPLAIN ANALYZE, runs the statement and keeps its plan and counters
 //! (`Mode::Analyze`) in a transaction the session then rolls back.
 
+use std::rc::Rc;
 use std::sync::Arc;
 
-use rowtree_db::{KeySet, Mutation, ReadWriteTransaction, WriteKind};
+use rowtree_db::write::MAX_MUTATIONS;
+use rowtree_db::{Key, KeySet, Mutation, ReadWriteTransaction, Savepoint, WriteKind};
 use rowtree_expr::BoundExpr;
 use rowtree_parser::ast::{self, Expr, Hint, Ident, SelectItem, Span, StatementKind, TableExpr};
 use rowtree_schema::{Catalog, Table};
@@ -28,9 +47,9 @@ use rowtree_types::{Type, Value};
 
 use crate::binder::{Binder, ExprScope};
 use crate::error::{Error, Result};
-use crate::executor::{ExecContext, RowIter};
+use crate::executor::{ExecContext, Memory, Reservation, RowIter};
 use crate::limits::MemoryPool;
-use crate::plan::{Node, NodeKind, Plan};
+use crate::plan::{Node, NodeKind, Plan, ScanNode};
 use crate::result::{ExecuteResult, QueryResult, QueryStats};
 use crate::scope::RowScope;
 use crate::Params;
@@ -42,7 +61,46 @@ pub(crate) fn execute(
     params: &Params,
     pool: &Arc<MemoryPool>,
 ) -> Result<ExecuteResult> {
-    run(txn, kind, params, pool, Mode::Run, &mut None)
+    run(txn, kind, params, pool, Mode::Run, &mut None, None)
+}
+
+/// One partition of a partitioned UPDATE or DELETE: where it starts, how
+/// much it may take, and where the next one starts.
+#[derive(Debug, Clone)]
+pub(crate) struct Partition {
+    /// Start after this primary key (`None`: at the start of the table).
+    pub after: Option<Key>,
+    /// Take no row that would bring the statement's mutations past this.
+    pub max_mutations: usize,
+    /// Take no row once the rows taken hold this many bytes.
+    pub max_bytes: usize,
+    /// Set when the partition stopped before the end of the table: the key
+    /// of the last row it took, after which the next partition starts.
+    pub next: Option<Key>,
+}
+
+/// Runs one partition of an UPDATE or DELETE in `txn` (see [`Partition`]);
+/// returns the rows it changed.
+pub(crate) fn execute_partition(
+    txn: &mut ReadWriteTransaction,
+    kind: &StatementKind,
+    params: &Params,
+    pool: &Arc<MemoryPool>,
+    partition: &mut Partition,
+) -> Result<u64> {
+    partition.next = None;
+    match run(
+        txn,
+        kind,
+        params,
+        pool,
+        Mode::Run,
+        &mut None,
+        Some(partition),
+    )? {
+        ExecuteResult::Dml { row_count, .. } => Ok(row_count),
+        _ => Err(Error::internal("DML statement returned no row count")),
+    }
 }
 
 /// How far to take a DML statement.
@@ -77,7 +135,7 @@ pub(crate) fn explain(
     mode: Mode,
 ) -> Result<Explained> {
     let mut out = None;
-    run(txn, kind, params, pool, mode, &mut out)?;
+    run(txn, kind, params, pool, mode, &mut out, None)?;
     out.ok_or_else(|| Error::internal("DML statement produced no plan"))
 }
 
@@ -88,13 +146,121 @@ fn run(
     pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
+    partition: Option<&mut Partition>,
 ) -> Result<ExecuteResult> {
     let catalog = txn.catalog();
-    match kind {
-        StatementKind::Insert(ins) => insert(txn, &catalog, ins, params, pool, mode, out),
-        StatementKind::Update(up) => update(txn, &catalog, up, params, pool, mode, out),
-        StatementKind::Delete(del) => delete(txn, &catalog, del, params, pool, mode, out),
+    match (kind, partition) {
+        (StatementKind::Insert(ins), None) => insert(txn, &catalog, ins, params, pool, mode, out),
+        (StatementKind::Update(up), part) => update(txn, up, params, pool, mode, out, part),
+        (StatementKind::Delete(del), part) => delete(txn, del, params, pool, mode, out, part),
+        (StatementKind::Insert(_), Some(_)) => Err(Error::invalid(
+            "Partitioned DML runs UPDATE and DELETE statements only",
+        )),
         _ => Err(Error::internal("not a DML statement")),
+    }
+}
+
+/// What a DML statement collects to write (and to return), counted as it
+/// grows: its bytes against the query's memory, its mutations against the
+/// per-commit limit together with those the transaction already holds.
+struct Collector {
+    held: Reservation,
+    /// Mutations the transaction's earlier DML applied.
+    before: usize,
+    /// Mutations of the rows collected so far.
+    mutations: usize,
+    /// Mutations one collected row counts as (as [`Mutation::count`]
+    /// counts them: one per column written, one per key deleted).
+    per_row: usize,
+    rows: u64,
+}
+
+impl Collector {
+    fn new(
+        txn: &ReadWriteTransaction,
+        memory: &Rc<Memory>,
+        what: &'static str,
+        per_row: usize,
+    ) -> Collector {
+        Collector {
+            held: memory.reserve(what),
+            before: txn.mutation_count(),
+            mutations: 0,
+            per_row: per_row.max(1),
+            rows: 0,
+        }
+    }
+
+    /// Whether `partition` has taken all it may: one more row would pass
+    /// its share of the mutation limit, or its rows hold its share of
+    /// memory. A partition always takes at least one row.
+    fn full(&self, partition: Option<&Partition>) -> bool {
+        partition.is_some_and(|p| {
+            self.rows > 0
+                && (self.mutations + self.per_row > p.max_mutations
+                    || self.held.bytes() >= p.max_bytes)
+        })
+    }
+
+    /// Counts one more row to write, of which `held` stays in memory: fails
+    /// if the transaction would pass the mutation limit, or the memory its
+    /// budget.
+    fn take(&mut self, held: &[Value]) -> Result<()> {
+        self.mutations += self.per_row;
+        let total = self.before + self.mutations;
+        if total > MAX_MUTATIONS {
+            return Err(Error::invalid(format!(
+                "The transaction contains too many mutations: {total} with the {} rows this \
+                 statement has found so far, the limit is {MAX_MUTATIONS}; the statement \
+                 stopped reading there. Write fewer rows per transaction (partitioned DML \
+                 splits an UPDATE or DELETE into transactions of its own)",
+                self.rows + 1
+            )));
+        }
+        self.held.hold(held)?;
+        self.rows += 1;
+        Ok(())
+    }
+
+    /// Counts a row that stays in memory without being written (an old row
+    /// kept for THEN RETURN).
+    fn hold(&mut self, row: &[Value]) -> Result<()> {
+        self.held.hold(row)
+    }
+}
+
+/// The base-table scan a DML plan reads its rows from, when the plan is
+/// that scan under filters and projections only (so its rows come in key
+/// order, which a partition's resumption needs).
+fn base_scan(node: &mut Node) -> Option<&mut ScanNode> {
+    match &mut node.kind {
+        NodeKind::Scan(scan) if scan.access.index.is_none() && !scan.access.reverse => {
+            Some(&mut **scan)
+        }
+        NodeKind::Filter { input, .. } | NodeKind::Project { input, .. } => base_scan(input),
+        _ => None,
+    }
+}
+
+/// Makes `plan` read the rows of `partition` only: from after its start
+/// key. A plan whose rows might not come in key order is read whole, as
+/// one partition.
+fn restrict_to<'p>(
+    plan: &mut Plan,
+    partition: Option<&'p mut Partition>,
+) -> Option<&'p mut Partition> {
+    let partition = partition?;
+    match base_scan(&mut plan.root) {
+        Some(scan) => {
+            scan.access.after = partition.after.clone();
+            Some(partition)
+        }
+        None if partition.after.is_none() => {
+            partition.max_mutations = usize::MAX;
+            partition.max_bytes = usize::MAX;
+            Some(partition)
+        }
+        None => None,
     }
 }
 
@@ -270,18 +436,18 @@ fn coerce(value: Value, column: &rowtree_schema::Column, span: Span) -> Result<V
 
 fn returning_result(
     cx: &mut ExecContext<'_>,
-    exprs: &[BoundExpr],
-    columns: Vec<(String, Type)>,
+    (exprs, columns): Returning,
     rows: &[Vec<Value>],
 ) -> Result<QueryResult> {
     let mut out = Vec::new();
+    let mut held = cx.reserve("THEN RETURN");
     for r in rows {
-        out.push(
-            exprs
-                .iter()
-                .map(|e| cx.eval(e, r))
-                .collect::<Result<Vec<_>>>()?,
-        );
+        let row = exprs
+            .iter()
+            .map(|e| cx.eval(e, r))
+            .collect::<Result<Vec<_>>>()?;
+        held.hold(&row)?;
+        out.push(row);
     }
     Ok(QueryResult {
         columns,
@@ -393,19 +559,21 @@ fn insert(
     if mode == Mode::Plan {
         return finish(mode, out, head, is_query.then_some(plan), 0, None);
     }
+    let memory = Memory::new(pool);
+    let mut collected = Collector::new(txn, &memory, "an INSERT", positions.len());
     let mut rows = Vec::new();
     if is_query {
-        let src = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
-        for r in src {
-            rows.push(
-                r.into_iter()
-                    .zip(&positions)
-                    .map(|(v, &p)| coerce(v, &t.columns[p], ins.span))
-                    .collect::<Result<Vec<_>>>()?,
-            );
+        for r in RowIter::with_memory(&plan, txn, &memory) {
+            let row = r?
+                .into_iter()
+                .zip(&positions)
+                .map(|(v, &p)| coerce(v, &t.columns[p], ins.span))
+                .collect::<Result<Vec<_>>>()?;
+            collected.take(&row)?;
+            rows.push(row);
         }
     } else {
-        let mut cx = ExecContext::new(txn, &plan, pool);
+        let mut cx = ExecContext::with_memory(txn, &plan, &memory);
         cx.pending_commit_timestamp = true;
         let nulls = vec![Value::Null; t.columns.len()];
         for row in &value_rows {
@@ -421,6 +589,7 @@ fn insert(
                 };
                 values.push(coerce(v, col, *span)?);
             }
+            collected.take(&values)?;
             rows.push(values);
         }
     }
@@ -441,18 +610,19 @@ fn insert(
             .collect(),
         rows,
     };
+    let saved = returning.is_some().then(|| txn.savepoint());
     let written = txn.apply_dml(vec![mutation])?;
-    let new_rows: Vec<Vec<Value>> = written
-        .into_iter()
-        .filter(|w| w.table.eq_ignore_ascii_case(&t.name))
-        .filter_map(|w| w.new)
-        .collect();
-    let row_count = new_rows.len() as u64;
+    // INSERT OR IGNORE writes no row for a key that exists.
+    let row_count = written
+        .iter()
+        .filter(|w| w.table.eq_ignore_ascii_case(&t.name) && w.new.is_some())
+        .count() as u64;
     let returning = match returning {
-        Some((exprs, columns)) => {
-            let mut cx = ExecContext::new(txn, &plan, pool);
-            Some(returning_result(&mut cx, &exprs, columns, &new_rows)?)
-        }
+        Some(returning) => Some(undo_on_error(txn, saved, |txn| {
+            let new_rows = written_rows(written, &t.name, &mut collected)?;
+            let mut cx = ExecContext::with_memory(txn, &plan, &memory);
+            returning_result(&mut cx, returning, &new_rows)
+        })?),
         None => None,
     };
     finish(
@@ -499,13 +669,14 @@ fn matching_rows<'c>(
 
 fn update(
     txn: &mut ReadWriteTransaction,
-    catalog: &Catalog,
     up: &ast::Update,
     params: &Params,
     pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
+    partition: Option<&mut Partition>,
 ) -> Result<ExecuteResult> {
+    let catalog = &*txn.catalog();
     let t = table(catalog, &up.table)?;
     let b = binder(catalog, params);
     let (node, scope) = matching_rows(&b, t, &up.table, up.alias.as_ref(), &up.where_clause)?;
@@ -548,7 +719,8 @@ fn update(
         assigned.push((pos, e, value.span()));
     }
     let returning = bind_returning(&b, &scope, up.returning.as_ref())?;
-    let plan = finish_plan(&b, catalog, node)?;
+    let mut plan = finish_plan(&b, catalog, node)?;
+    let partition = restrict_to(&mut plan, partition);
     let set: Vec<&str> = assigned
         .iter()
         .map(|(p, _, _)| t.columns[*p].name.as_str())
@@ -560,27 +732,40 @@ fn update(
     if mode == Mode::Plan {
         return finish(mode, out, head, Some(plan), 0, None);
     }
-    let old_rows = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
+    let memory = Memory::new(pool);
+    let mut collected = Collector::new(txn, &memory, "an UPDATE", keys.len() + assigned.len());
     let mut rows = Vec::new();
+    let mut stopped = false;
     {
-        let mut cx = ExecContext::new(txn, &plan, pool);
-        cx.pending_commit_timestamp = true;
-        for old in &old_rows {
+        let mut iter = RowIter::with_memory(&plan, txn, &memory);
+        while let Some(old) = iter.next() {
+            let old = old?;
+            if collected.full(partition.as_deref()) {
+                stopped = true;
+                break;
+            }
+            let cx = iter.context();
+            cx.pending_commit_timestamp = true;
             let mut r: Vec<Value> = keys.iter().map(|&k| old[k].clone()).collect();
             for (pos, e, span) in &assigned {
                 let col = &t.columns[*pos];
                 let v = match e {
-                    Some(e) => cx.eval(e, old)?,
+                    Some(e) => cx.eval(e, &old)?,
                     None => match &col.default {
-                        Some(d) => cx.eval(&d.expr, old)?,
+                        Some(d) => cx.eval(&d.expr, &old)?,
                         None => Value::Null,
                     },
                 };
                 r.push(coerce(v, col, *span)?);
             }
+            cx.pending_commit_timestamp = false;
+            collected.take(&r)?;
             rows.push(r);
         }
+    }
+    if let Some(p) = partition.filter(|_| stopped) {
+        p.next = rows.last().map(|r| r[..keys.len()].to_vec());
     }
     if rows.is_empty() {
         let returning = returning.map(|(_, columns)| QueryResult {
@@ -596,6 +781,7 @@ fn update(
         .map(|&p| t.columns[p].name.clone())
         .collect();
     let row_count = rows.len() as u64;
+    let saved = returning.is_some().then(|| txn.savepoint());
     let written = txn.apply_dml(vec![Mutation::Write {
         kind: WriteKind::Update,
         table: t.name.clone(),
@@ -603,15 +789,11 @@ fn update(
         rows,
     }])?;
     let returning = match returning {
-        Some((exprs, columns)) => {
-            let new_rows: Vec<Vec<Value>> = written
-                .into_iter()
-                .filter(|w| w.table.eq_ignore_ascii_case(&t.name))
-                .filter_map(|w| w.new)
-                .collect();
-            let mut cx = ExecContext::new(txn, &plan, pool);
-            Some(returning_result(&mut cx, &exprs, columns, &new_rows)?)
-        }
+        Some(returning) => Some(undo_on_error(txn, saved, |txn| {
+            let new_rows = written_rows(written, &t.name, &mut collected)?;
+            let mut cx = ExecContext::with_memory(txn, &plan, &memory);
+            returning_result(&mut cx, returning, &new_rows)
+        })?),
         None => None,
     };
     finish(mode, out, head, Some(plan), row_count, returning)
@@ -619,18 +801,20 @@ fn update(
 
 fn delete(
     txn: &mut ReadWriteTransaction,
-    catalog: &Catalog,
     del: &ast::Delete,
     params: &Params,
     pool: &Arc<MemoryPool>,
     mode: Mode,
     out: &mut Option<Explained>,
+    partition: Option<&mut Partition>,
 ) -> Result<ExecuteResult> {
+    let catalog = &*txn.catalog();
     let t = table(catalog, &del.table)?;
     let b = binder(catalog, params);
     let (node, scope) = matching_rows(&b, t, &del.table, del.alias.as_ref(), &del.where_clause)?;
     let returning = bind_returning(&b, &scope, del.returning.as_ref())?;
-    let plan = finish_plan(&b, catalog, node)?;
+    let mut plan = finish_plan(&b, catalog, node)?;
+    let partition = restrict_to(&mut plan, partition);
     let mut head = format!("Delete {}", t.name);
     if returning.is_some() {
         head.push_str(THEN_RETURN);
@@ -638,26 +822,81 @@ fn delete(
     if mode == Mode::Plan {
         return finish(mode, out, head, Some(plan), 0, None);
     }
-    let old_rows = RowIter::new(&plan, txn, pool).collect::<Result<Vec<_>>>()?;
     let keys = t.key_column_positions();
-    let key_set = KeySet::keys(
-        old_rows
-            .iter()
-            .map(|r| keys.iter().map(|&k| r[k].clone()).collect()),
-    );
-    let row_count = old_rows.len() as u64;
+    let memory = Memory::new(pool);
+    let mut collected = Collector::new(txn, &memory, "a DELETE", 1);
+    let mut deleted: Vec<Key> = Vec::new();
+    // THEN RETURN reads the old rows, so they are kept too.
+    let mut old_rows = Vec::new();
+    let mut stopped = false;
+    for old in RowIter::with_memory(&plan, txn, &memory) {
+        let old = old?;
+        if collected.full(partition.as_deref()) {
+            stopped = true;
+            break;
+        }
+        let key: Key = keys.iter().map(|&k| old[k].clone()).collect();
+        collected.take(&key)?;
+        deleted.push(key);
+        if returning.is_some() {
+            collected.hold(&old)?;
+            old_rows.push(old);
+        }
+    }
+    if let Some(p) = partition.filter(|_| stopped) {
+        p.next = deleted.last().cloned();
+    }
+    let row_count = deleted.len() as u64;
+    let saved = returning.is_some().then(|| txn.savepoint());
     if row_count > 0 {
         txn.apply_dml(vec![Mutation::Delete {
             table: t.name.clone(),
-            key_set,
+            key_set: KeySet::keys(deleted),
         }])?;
     }
     let returning = match returning {
-        Some((exprs, columns)) => {
-            let mut cx = ExecContext::new(txn, &plan, pool);
-            Some(returning_result(&mut cx, &exprs, columns, &old_rows)?)
-        }
+        Some(returning) => Some(undo_on_error(txn, saved, |txn| {
+            let mut cx = ExecContext::with_memory(txn, &plan, &memory);
+            returning_result(&mut cx, returning, &old_rows)
+        })?),
         None => None,
     };
     finish(mode, out, head, Some(plan), row_count, returning)
+}
+
+/// The new rows of `table` among `written`, counted in `held` as they stay
+/// in memory (THEN RETURN reads them).
+fn written_rows(
+    written: Vec<rowtree_db::WrittenRow>,
+    table: &str,
+    held: &mut Collector,
+) -> Result<Vec<Vec<Value>>> {
+    let mut rows = Vec::new();
+    for row in written
+        .into_iter()
+        .filter(|w| w.table.eq_ignore_ascii_case(table))
+        .filter_map(|w| w.new)
+    {
+        held.hold(&row)?;
+        rows.push(row);
+    }
+    Ok(rows)
+}
+
+/// Runs `f` (THEN RETURN, after the statement's writes were applied); if
+/// it fails — an item's error, or its rows over the memory budget — the
+/// writes are undone back to `saved`, so a failed statement leaves nothing
+/// in the transaction, even one the caller goes on with.
+fn undo_on_error<T>(
+    txn: &mut ReadWriteTransaction,
+    saved: Option<Savepoint>,
+    f: impl FnOnce(&mut ReadWriteTransaction) -> Result<T>,
+) -> Result<T> {
+    let result = f(txn);
+    if result.is_err() {
+        if let Some(saved) = saved {
+            txn.restore(saved);
+        }
+    }
+    result
 }

@@ -26,8 +26,11 @@
 //!
 //! What a statement returns is in [`result`].
 //!
-//! [`limits`] holds the query limits checked before any of this starts;
-//! [`params`] the query parameters a statement is bound with.
+//! [`limits`] holds the query limits checked before any of this starts
+//! (and the memory budgets checked while it runs, DML included);
+//! [`params`] the query parameters a statement is bound with;
+//! [`partitioned`] runs an UPDATE or DELETE as partitioned DML, one
+//! transaction per partition of the table.
 //!
 //! [`views`] binds view queries: for DDL validation (a database opened with
 //! [`database_options`] carries the analyzer) and when a query reads a view.
@@ -42,6 +45,7 @@ pub mod information_schema;
 pub mod keyrange;
 pub mod limits;
 pub mod params;
+pub mod partitioned;
 pub mod plan;
 pub mod planner;
 pub mod result;
@@ -59,6 +63,7 @@ pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use explain::{NodeStats, PlanNode, PlanTree, ScanCounters};
 pub use params::Params;
+pub use partitioned::execute_partitioned_dml;
 pub use plan::Plan;
 pub use result::{ExecuteResult, QueryResult, QueryStats};
 pub use session::{execute_in, Executed, QueryMode, RowSink, Session, TxnRef};

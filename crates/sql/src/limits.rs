@@ -8,8 +8,9 @@
 //! are the database's (`rowtree_db::write`).
 //!
 //! Memory has two budgets, both checked by the operators that buffer rows
-//! (see `executor::memory`), both failing the query with RESOURCE_EXHAUSTED
-//! with a message that says which one ran out:
+//! (see `executor::memory`) and by DML for the rows it collects to write
+//! and return (see [`crate::dml`]), both failing the query with
+//! RESOURCE_EXHAUSTED with a message that says which one ran out:
 //!
 //! - **per query**: one query holds at most [`query_memory`] bytes
 //!   ([`DEFAULT_QUERY_MEMORY`], `rowtree serve --query-memory`). This stops
@@ -40,7 +41,8 @@ pub const MAX_PARAMETERS: usize = 950;
 
 /// Most bytes of rows one query may hold in memory at once by default (in
 /// its sorts, aggregations, hash joins, window partitions, DISTINCT and set
-/// operations, ARRAY subqueries and an unstreamed result); past it the query
+/// operations, ARRAY subqueries, an unstreamed result, and the rows, keys
+/// and THEN RETURN results of a DML statement); past it the query
 /// fails with RESOURCE_EXHAUSTED instead of the process running out of
 /// memory. `rowtree serve --query-memory` changes it ([`set_query_memory`]).
 pub const DEFAULT_QUERY_MEMORY: usize = 1 << 30;

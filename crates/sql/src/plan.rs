@@ -376,6 +376,9 @@ pub(crate) struct Access {
     /// Whether the planner chose this path (a bound plan's scans have not
     /// been given one yet).
     pub chosen: bool,
+    /// Read only the keys after this one (a partition of partitioned DML
+    /// resumes where the previous one stopped); never set by the planner.
+    pub after: Option<rowtree_db::Key>,
 }
 
 impl Default for Access {
@@ -391,6 +394,7 @@ impl Default for Access {
             residual: Vec::new(),
             fixed: 0,
             chosen: false,
+            after: None,
         }
     }
 }

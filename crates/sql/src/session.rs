@@ -457,7 +457,7 @@ pub fn execute_in(
     execute_parsed(txn, &stmt, params, mode, sink, pool).map_err(|e| e.render_with_snippet(sql))
 }
 
-fn execute_parsed(
+pub(crate) fn execute_parsed(
     txn: TxnRef<'_>,
     stmt: &Statement,
     params: &Params,
@@ -492,7 +492,9 @@ fn execute_parsed(
                     {
                         let columns = plan.columns();
                         let mut sink = sink;
-                        for row in plan.execute(source, pool)? {
+                        let mut iter = plan.execute(source, pool)?;
+                        let mut held = iter.reserve("the result (not streamed)");
+                        for row in iter.by_ref() {
                             let row = row?;
                             returned += 1;
                             match sink.as_mut() {
@@ -501,7 +503,10 @@ fn execute_parsed(
                                         break;
                                     }
                                 }
-                                None => rows.push(row),
+                                None => {
+                                    held.hold(&row)?;
+                                    rows.push(row);
+                                }
                             }
                         }
                     }

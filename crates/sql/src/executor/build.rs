@@ -7,6 +7,7 @@
 //! (once, for an uncorrelated one).
 
 use std::collections::{HashMap, HashSet, VecDeque};
+use std::rc::Rc;
 use std::sync::Arc;
 
 use rowtree_expr::{EvalContext, SubqueryKind};
@@ -20,7 +21,7 @@ use crate::plan::{JoinMethod, Node, NodeKind, Plan};
 use super::aggregate::Aggregate;
 use super::context::ExecContext;
 use super::join::{Join, MergeJoin};
-use super::memory::Reservation;
+use super::memory::{Memory, Reservation};
 use super::operator::{Failed, Operator};
 use super::scan::{Rows, Scan, SystemRows, Values};
 use super::set_op::SetOp;
@@ -170,6 +171,27 @@ impl<'a> RowIter<'a> {
             cx: ExecContext::new(source, plan, pool),
             done: false,
         }
+    }
+
+    /// The rows of `plan` run as part of a statement whose buffers share
+    /// `memory` (see [`ExecContext::with_memory`]).
+    pub(crate) fn with_memory(
+        plan: &'a Plan,
+        source: &'a mut dyn DataSource,
+        memory: &Rc<Memory>,
+    ) -> RowIter<'a> {
+        RowIter {
+            root: build(&plan.root),
+            cx: ExecContext::with_memory(source, plan, memory),
+            done: false,
+        }
+    }
+
+    /// The context the plan runs in, for evaluating expressions over its
+    /// rows as they come (DML computes the values it writes this way, in
+    /// the same transaction and against the same memory).
+    pub(crate) fn context(&mut self) -> &mut ExecContext<'a> {
+        &mut self.cx
     }
 }
 

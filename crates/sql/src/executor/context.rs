@@ -43,6 +43,17 @@ impl<'a> ExecContext<'a> {
         plan: &'a Plan,
         pool: &Arc<MemoryPool>,
     ) -> ExecContext<'a> {
+        ExecContext::with_memory(source, plan, &Memory::new(pool))
+    }
+
+    /// The context of a plan run as part of a statement whose buffers
+    /// share `memory` (DML: the rows it reads, the rows it writes and what
+    /// it returns count against one budget).
+    pub fn with_memory(
+        source: &'a mut dyn DataSource,
+        plan: &'a Plan,
+        memory: &Rc<Memory>,
+    ) -> ExecContext<'a> {
         let now = source.now();
         ExecContext {
             source,
@@ -51,18 +62,14 @@ impl<'a> ExecContext<'a> {
             cache: Rc::new(RefCell::new(HashMap::new())),
             now,
             pending_commit_timestamp: false,
-            memory: Memory::new(pool),
+            memory: memory.clone(),
         }
     }
 
     /// An empty reservation against the query's memory, for a buffer used
     /// for `what` ("a sort").
     pub(crate) fn reserve(&self, what: &'static str) -> Reservation {
-        Reservation {
-            memory: self.memory.clone(),
-            bytes: 0,
-            what,
-        }
+        self.memory.reserve(what)
     }
 
     /// Evaluates `e` on `row` (followed by the outer values, if any).

@@ -4,7 +4,10 @@
 //! aggregate, window, a hash join's build side, set operations, an ARRAY
 //! subquery) hold it in memory. Each grows a [`Reservation`] row by row
 //! against the query's [`Memory`], so a query over too much data fails
-//! with RESOURCE_EXHAUSTED instead of exhausting the process.
+//! with RESOURCE_EXHAUSTED instead of exhausting the process. DML
+//! statements hold the rows they collect to write (and THEN RETURN's)
+//! the same way, against one [`Memory`] for the whole statement
+//! ([`crate::dml`]).
 //!
 //! Two budgets are checked on each row (see [`crate::limits`]): the
 //! query's own limit, and the [`MemoryPool`] all queries in flight share.
@@ -47,13 +50,24 @@ pub(crate) struct Memory {
 }
 
 impl Memory {
-    pub(super) fn new(pool: &Arc<MemoryPool>) -> Rc<Memory> {
+    /// The memory of a query starting now, drawing from `pool`.
+    pub(crate) fn new(pool: &Arc<MemoryPool>) -> Rc<Memory> {
         Rc::new(Memory {
             used: Cell::new(0),
             limit: crate::limits::query_memory(),
             pool: pool.clone(),
             drawn: Cell::new(0),
         })
+    }
+
+    /// An empty reservation against this memory, for a buffer used for
+    /// `what` ("a sort").
+    pub(crate) fn reserve(self: &Rc<Memory>, what: &'static str) -> Reservation {
+        Reservation {
+            memory: self.clone(),
+            bytes: 0,
+            what,
+        }
     }
 
     /// Draws from the pool until `drawn` covers `used` bytes (which is
@@ -120,6 +134,11 @@ impl Reservation {
     /// Accounts for `row` being buffered.
     pub(crate) fn hold(&mut self, row: &[Value]) -> Result<()> {
         self.hold_bytes(row_bytes(row))
+    }
+
+    /// The bytes this reservation holds.
+    pub(crate) fn bytes(&self) -> usize {
+        self.bytes
     }
 
     fn hold_bytes(&mut self, bytes: usize) -> Result<()> {

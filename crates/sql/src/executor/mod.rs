@@ -18,7 +18,8 @@
 //! (plan to operators, subqueries, [`RowIter`]), then the operators by
 //! family: `scan` (leaves), `stream` (row at a time), `sort`,
 //! `window`, `aggregate`, `join`, `tree_join` and `set_op`;
-//! `memory` accounts for what the buffering ones hold.
+//! `memory` accounts for what the buffering ones hold (and what DML
+//! collects: the [`crate::dml`] statements draw on the same budget).
 
 mod aggregate;
 mod build;
@@ -36,4 +37,5 @@ mod window;
 
 pub use build::RowIter;
 pub(crate) use context::ExecContext;
+pub(crate) use memory::{Memory, Reservation};
 pub use source::DataSource;

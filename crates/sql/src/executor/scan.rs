@@ -52,6 +52,7 @@ impl Operator for Scan<'_> {
                 key_set: access.key_set.clone(),
                 reverse: access.reverse,
                 limit: access.limit,
+                after: access.after.clone(),
             };
             self.stream = Some(cx.source.scan(&request)?);
         }
@@ -103,6 +104,7 @@ impl Scan<'_> {
             key_set: KeySet::key(key),
             reverse: false,
             limit: 1,
+            after: None,
         };
         let mut stream = cx.source.scan(&request)?;
         let row = stream.next().transpose()?;

@@ -118,5 +118,6 @@ fn choose_access(scan: &ScanNode, catalog: &Catalog, used: &UsedColumns) -> Resu
         residual,
         fixed: chosen.extraction.fixed,
         chosen: true,
+        after: None,
     })
 }
