@@ -19,10 +19,12 @@
 //! printing the `CAST(x AS STRING)` and wire forms. [`TimeZone`] connects
 //! instants with civil time; [`parse_json`] applies Spanner's JSON rules.
 //! [`stack`] lets the recursive layers above go deep without overflowing.
-//! [`Code`] is the status code every layer's errors carry.
+//! [`Code`] is the status code every layer's errors carry; [`Dialect`] names
+//! the SQL dialect a database was created in.
 
 mod code;
 mod date;
+mod dialect;
 mod error;
 mod float;
 mod json;
@@ -36,6 +38,7 @@ mod value;
 
 pub use code::Code;
 pub use date::Date;
+pub use dialect::Dialect;
 pub use error::{Error, Result};
 pub use float::{format_f32, format_f64, parse_f64};
 pub use json::{check_json_depth, parse_json, MAX_JSON_DEPTH};

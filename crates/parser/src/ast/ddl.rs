@@ -200,6 +200,18 @@ pub enum AlterTableAction {
     AlterColumn {
         column: ColumnDef,
     },
+    /// `ALTER COLUMN c TYPE t` (PostgreSQL): a new type, everything else
+    /// about the column kept.
+    AlterColumnType {
+        name: Ident,
+        data_type: DataType,
+        type_span: Span,
+    },
+    /// `ALTER COLUMN c SET NOT NULL` / `DROP NOT NULL` (PostgreSQL).
+    AlterColumnSetNotNull {
+        name: Ident,
+        not_null: bool,
+    },
     /// `ALTER COLUMN c SET OPTIONS (...)`.
     AlterColumnSetOptions {
         name: Ident,

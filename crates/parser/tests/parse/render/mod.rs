@@ -155,6 +155,14 @@ pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
                 AlterTableAction::AlterColumnDropDefault { name } => {
                     out.push(format!("  alter column {} drop default", name.value))
                 }
+                AlterTableAction::AlterColumnType {
+                    name, data_type, ..
+                } => out.push(format!("  alter column {} type {data_type:?}", name.value)),
+                AlterTableAction::AlterColumnSetNotNull { name, not_null } => out.push(format!(
+                    "  alter column {} {} not null",
+                    name.value,
+                    if *not_null { "set" } else { "drop" }
+                )),
                 AlterTableAction::SetOnDelete(d) => {
                     out.push(format!("  set on delete {}", on_delete_str(*d)))
                 }

@@ -1,0 +1,737 @@
+//! PostgreSQL expressions (as DDL holds them: defaults, generated columns,
+//! checks, index predicates) and the plain `SELECT` of a view body.
+//!
+//! Precedence follows PostgreSQL's, lowest first: `OR`; `AND`; `NOT`;
+//! `IS`, comparisons, `[NOT] IN / BETWEEN / LIKE`; `||`; `+ -`; `* / %`;
+//! unary `-`; `::` casts. Names of the few functions whose PostgreSQL
+//! spelling differs from the engine's are mapped here (`nextval('s')` is
+//! the engine's `GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)`, `spanner.f(...)` is
+//! `f(...)`); the full name table of the dialect belongs to step 3 of the
+//! design, with queries and DML.
+
+use rowtree_types::Type;
+
+use super::lexer::PgTok;
+use super::PgParser;
+use crate::ast::{
+    BinaryOp, Expr, Ident, IsTest, JoinCondition, JoinKind, Literal, OrderByItem, Query, Select,
+    SelectItem, SetExpr, Span, TableExpr, UnaryOp,
+};
+use crate::error::{ParseError, Result};
+use crate::MAX_NESTING;
+
+impl PgParser<'_> {
+    /// One expression.
+    pub(super) fn parse_expr(&mut self) -> Result<Expr> {
+        self.nested(|p| p.parse_or())
+    }
+
+    /// Counts one more link of a left-associative chain (`a + b + c`),
+    /// which deepens the tree like recursion does.
+    fn link(&self, links: &mut usize) -> Result<()> {
+        *links += 1;
+        if self.depth + *links > MAX_NESTING {
+            return Err(ParseError::new(
+                format!("statement too complex: it nests deeper than {MAX_NESTING} levels"),
+                self.peek().span.start,
+            ));
+        }
+        Ok(())
+    }
+
+    fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+        let span = Span {
+            start: left.span().start,
+            end: right.span().end,
+        };
+        Expr::Binary {
+            op,
+            left: Box::new(left),
+            right: Box::new(right),
+            span,
+        }
+    }
+
+    fn parse_or(&mut self) -> Result<Expr> {
+        let mut left = self.parse_and()?;
+        let mut links = 0;
+        while self.eat_word("or") {
+            let right = self.parse_and()?;
+            left = Self::binary(BinaryOp::Or, left, right);
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_and(&mut self) -> Result<Expr> {
+        let mut left = self.parse_not()?;
+        let mut links = 0;
+        while self.eat_word("and") {
+            let right = self.parse_not()?;
+            left = Self::binary(BinaryOp::And, left, right);
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_not(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        if self.eat_word("not") {
+            let expr = self.nested(|p| p.parse_not())?;
+            return Ok(Expr::Unary {
+                op: UnaryOp::Not,
+                expr: Box::new(expr),
+                span: self.span_from(start),
+            });
+        }
+        self.parse_predicate()
+    }
+
+    /// Comparisons, `IS`, `IN`, `BETWEEN`, `LIKE` over `||` operands.
+    fn parse_predicate(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        let mut left = self.parse_concat()?;
+        let mut links = 0;
+        loop {
+            if self.eat_word("is") {
+                let negated = self.eat_word("not");
+                let test = if self.eat_word("null") {
+                    IsTest::Null
+                } else if self.eat_word("true") {
+                    IsTest::True
+                } else if self.eat_word("false") {
+                    IsTest::False
+                } else {
+                    return Err(self.unexpected());
+                };
+                left = Expr::Is {
+                    expr: Box::new(left),
+                    test,
+                    negated,
+                    span: self.span_from(start),
+                };
+            } else if self.at_word("in")
+                || self.at_word("between")
+                || self.at_word("like")
+                || (self.at_word("not")
+                    && (self.at_word_n(1, "in")
+                        || self.at_word_n(1, "between")
+                        || self.at_word_n(1, "like")))
+            {
+                let negated = self.eat_word("not");
+                if self.eat_word("in") {
+                    self.expect_op("(")?;
+                    if self.at_word("select") {
+                        return Err(self.unsupported("a subquery", self.peek().span.start));
+                    }
+                    let mut list = vec![self.parse_expr()?];
+                    while self.eat_op(",") {
+                        list.push(self.parse_expr()?);
+                    }
+                    self.expect_op(")")?;
+                    left = Expr::InList {
+                        expr: Box::new(left),
+                        list,
+                        negated,
+                        span: self.span_from(start),
+                    };
+                } else if self.eat_word("between") {
+                    let low = self.parse_concat()?;
+                    self.expect_word("and")?;
+                    let high = self.parse_concat()?;
+                    left = Expr::Between {
+                        expr: Box::new(left),
+                        low: Box::new(low),
+                        high: Box::new(high),
+                        negated,
+                        span: self.span_from(start),
+                    };
+                } else {
+                    self.expect_word("like")?;
+                    let pattern = self.parse_concat()?;
+                    left = Expr::Like {
+                        expr: Box::new(left),
+                        pattern: Box::new(pattern),
+                        negated,
+                        span: self.span_from(start),
+                    };
+                }
+            } else if let Some(op) = self.comparison_op() {
+                self.advance();
+                let right = self.parse_concat()?;
+                left = Self::binary(op, left, right);
+            } else {
+                break;
+            }
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn comparison_op(&self) -> Option<BinaryOp> {
+        match self.peek().tok {
+            PgTok::Op("=") => Some(BinaryOp::Eq),
+            PgTok::Op("<>") | PgTok::Op("!=") => Some(BinaryOp::NotEq),
+            PgTok::Op("<") => Some(BinaryOp::Lt),
+            PgTok::Op("<=") => Some(BinaryOp::LtEq),
+            PgTok::Op(">") => Some(BinaryOp::Gt),
+            PgTok::Op(">=") => Some(BinaryOp::GtEq),
+            _ => None,
+        }
+    }
+
+    fn parse_concat(&mut self) -> Result<Expr> {
+        let mut left = self.parse_additive()?;
+        let mut links = 0;
+        while self.eat_op("||") {
+            let right = self.parse_additive()?;
+            left = Self::binary(BinaryOp::Concat, left, right);
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_additive(&mut self) -> Result<Expr> {
+        let mut left = self.parse_multiplicative()?;
+        let mut links = 0;
+        loop {
+            let op = if self.eat_op("+") {
+                BinaryOp::Add
+            } else if self.eat_op("-") {
+                BinaryOp::Sub
+            } else {
+                break;
+            };
+            let right = self.parse_multiplicative()?;
+            left = Self::binary(op, left, right);
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_multiplicative(&mut self) -> Result<Expr> {
+        let mut left = self.parse_unary()?;
+        let mut links = 0;
+        loop {
+            let start = self.peek().span.start;
+            if self.eat_op("*") {
+                let right = self.parse_unary()?;
+                left = Self::binary(BinaryOp::Mul, left, right);
+            } else if self.eat_op("/") {
+                let right = self.parse_unary()?;
+                left = Self::binary(BinaryOp::Div, left, right);
+            } else if self.eat_op("%") {
+                let right = self.parse_unary()?;
+                let span = Span {
+                    start: left.span().start,
+                    end: right.span().end,
+                };
+                left = Expr::Function {
+                    name: Ident {
+                        value: "MOD".into(),
+                        span: Span {
+                            start,
+                            end: start + 1,
+                        },
+                    },
+                    args: vec![left, right],
+                    safe: false,
+                    distinct: false,
+                    modifiers: None,
+                    span,
+                };
+            } else {
+                break;
+            }
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_unary(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        let op = if self.eat_op("-") {
+            UnaryOp::Neg
+        } else if self.eat_op("+") {
+            UnaryOp::Plus
+        } else {
+            return self.parse_postfix();
+        };
+        let expr = self.nested(|p| p.parse_unary())?;
+        Ok(Expr::Unary {
+            op,
+            expr: Box::new(expr),
+            span: self.span_from(start),
+        })
+    }
+
+    /// A primary expression followed by `::type` casts.
+    fn parse_postfix(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        let mut expr = self.parse_primary()?;
+        let mut links = 0;
+        while self.eat_op("::") {
+            let (to, commit_timestamp) = self.parse_data_type()?;
+            if commit_timestamp {
+                return Err(self.unsupported("a cast to spanner.commit_timestamp", start));
+            }
+            expr = Expr::Cast {
+                expr: Box::new(expr),
+                to,
+                safe: false,
+                span: self.span_from(start),
+            };
+            self.link(&mut links)?;
+        }
+        Ok(expr)
+    }
+
+    fn parse_primary(&mut self) -> Result<Expr> {
+        let token = self.peek().clone();
+        let start = token.span.start;
+        let literal = |value| Expr::Literal {
+            value,
+            span: token.span,
+        };
+        match &token.tok {
+            PgTok::Number(text, float) => {
+                self.advance();
+                Ok(literal(if *float {
+                    Literal::Float(text.clone())
+                } else {
+                    Literal::Integer(text.clone())
+                }))
+            }
+            PgTok::Str(s) => {
+                self.advance();
+                Ok(literal(Literal::String(s.clone())))
+            }
+            PgTok::Param(n) => {
+                self.advance();
+                Ok(Expr::Parameter {
+                    name: format!("p{n}"),
+                    span: token.span,
+                })
+            }
+            PgTok::Op("(") => {
+                self.advance();
+                if self.at_word("select") || self.at_word("with") {
+                    return Err(self.unsupported("a subquery", self.peek().span.start));
+                }
+                let expr = self.parse_expr()?;
+                self.expect_op(")")?;
+                Ok(expr)
+            }
+            PgTok::Word(w) => match w.as_str() {
+                "null" => {
+                    self.advance();
+                    Ok(literal(Literal::Null))
+                }
+                "true" | "false" => {
+                    self.advance();
+                    Ok(literal(Literal::Bool(w == "true")))
+                }
+                "current_timestamp" | "current_date" => {
+                    self.advance();
+                    let name = w.to_uppercase();
+                    if self.eat_op("(") {
+                        self.expect_op(")")?;
+                    }
+                    Ok(call(&name, token.span, Vec::new(), self.span_from(start)))
+                }
+                "case" => {
+                    self.advance();
+                    self.parse_case(start)
+                }
+                "cast" => {
+                    self.advance();
+                    self.expect_op("(")?;
+                    let expr = self.parse_expr()?;
+                    self.expect_word("as")?;
+                    let (to, _) = self.parse_data_type()?;
+                    self.expect_op(")")?;
+                    Ok(Expr::Cast {
+                        expr: Box::new(expr),
+                        to,
+                        safe: false,
+                        span: self.span_from(start),
+                    })
+                }
+                "array" => {
+                    self.advance();
+                    self.expect_op("[")?;
+                    let mut items = Vec::new();
+                    if !self.at_op("]") {
+                        items.push(self.parse_expr()?);
+                        while self.eat_op(",") {
+                            items.push(self.parse_expr()?);
+                        }
+                    }
+                    self.expect_op("]")?;
+                    Ok(Expr::Array {
+                        element_type: None,
+                        items,
+                        span: self.span_from(start),
+                    })
+                }
+                "date" | "timestamptz" | "jsonb" | "numeric"
+                    if matches!(self.peek_at(1).tok, PgTok::Str(_)) =>
+                {
+                    self.advance();
+                    let PgTok::Str(text) = self.advance().tok else {
+                        unreachable!("checked above")
+                    };
+                    let ty = match w.as_str() {
+                        "date" => Type::Date,
+                        "timestamptz" => Type::Timestamp,
+                        "jsonb" => Type::Json,
+                        _ => Type::Numeric,
+                    };
+                    Ok(Expr::Literal {
+                        value: Literal::Typed(ty, text),
+                        span: self.span_from(start),
+                    })
+                }
+                "exists" if matches!(self.peek_at(1).tok, PgTok::Op("(")) => {
+                    Err(self.unsupported("a subquery", start))
+                }
+                _ => self.parse_name_or_call(),
+            },
+            PgTok::Quoted(_) => self.parse_name_or_call(),
+            _ => Err(self.unexpected()),
+        }
+    }
+
+    /// `CASE [operand] WHEN a THEN b ... [ELSE c] END` (after `CASE`).
+    fn parse_case(&mut self, start: usize) -> Result<Expr> {
+        let operand = if self.at_word("when") {
+            None
+        } else {
+            Some(Box::new(self.parse_expr()?))
+        };
+        let mut branches = Vec::new();
+        while self.eat_word("when") {
+            let when = self.parse_expr()?;
+            self.expect_word("then")?;
+            let then = self.parse_expr()?;
+            branches.push((when, then));
+        }
+        if branches.is_empty() {
+            return Err(self.unexpected());
+        }
+        let else_expr = if self.eat_word("else") {
+            Some(Box::new(self.parse_expr()?))
+        } else {
+            None
+        };
+        self.expect_word("end")?;
+        Ok(Expr::Case {
+            operand,
+            branches,
+            else_expr,
+            span: self.span_from(start),
+        })
+    }
+
+    /// A column reference (`c`, `t.c`) or a function call (`f(...)`,
+    /// `spanner.f(...)`).
+    fn parse_name_or_call(&mut self) -> Result<Expr> {
+        let start = self.peek().span.start;
+        let mut path = vec![self.parse_ident()?];
+        while self.at_op(".") {
+            self.advance();
+            path.push(self.parse_ident()?);
+        }
+        if !self.at_op("(") {
+            return Ok(Expr::Column {
+                path,
+                span: self.span_from(start),
+            });
+        }
+        let name_span = self.span_from(start);
+        let name = match path.as_slice() {
+            [f] => f.value.clone(),
+            [schema, f] if schema.value == "spanner" || schema.value == "pg_catalog" => {
+                f.value.clone()
+            }
+            _ => {
+                return Err(ParseError::new(
+                    format!(
+                        "function {} does not exist",
+                        path.iter()
+                            .map(|i| i.value.as_str())
+                            .collect::<Vec<_>>()
+                            .join(".")
+                    ),
+                    start,
+                ))
+            }
+        };
+        self.expect_op("(")?;
+        if name == "nextval" {
+            let arg = self.peek().clone();
+            let PgTok::Str(sequence) = &arg.tok else {
+                return Err(self.unexpected());
+            };
+            self.advance();
+            self.expect_op(")")?;
+            let value = match sequence.strip_prefix('"').and_then(|s| s.strip_suffix('"')) {
+                Some(exact) => exact.to_string(),
+                None => sequence
+                    .strip_prefix("public.")
+                    .unwrap_or(sequence)
+                    .to_lowercase(),
+            };
+            let sequence = Expr::Sequence {
+                name: Ident {
+                    value,
+                    span: arg.span,
+                },
+                span: arg.span,
+            };
+            return Ok(call(
+                "GET_NEXT_SEQUENCE_VALUE",
+                name_span,
+                vec![sequence],
+                self.span_from(start),
+            ));
+        }
+        let mut args = Vec::new();
+        let mut distinct = false;
+        if self.at_op("*") {
+            let star = self.advance().span;
+            args.push(Expr::Star { span: star });
+        } else if !self.at_op(")") {
+            distinct = self.eat_word("distinct");
+            args.push(self.parse_expr()?);
+            while self.eat_op(",") {
+                args.push(self.parse_expr()?);
+            }
+        }
+        self.expect_op(")")?;
+        let engine_name = match name.as_str() {
+            "now" => "current_timestamp".to_string(),
+            _ => name,
+        };
+        let mut expr = call(&engine_name, name_span, args, self.span_from(start));
+        if let Expr::Function { distinct: d, .. } = &mut expr {
+            *d = distinct;
+        }
+        Ok(expr)
+    }
+
+    /// The body of a view: `SELECT [DISTINCT] items [FROM ...] [WHERE ...]
+    /// [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n] [OFFSET m]`.
+    pub(super) fn parse_select_query(&mut self) -> Result<Query> {
+        let start = self.peek().span.start;
+        if !self.at_word("select") {
+            return Err(self.unexpected());
+        }
+        self.advance();
+        let distinct = self.eat_word("distinct");
+        if !distinct {
+            self.eat_word("all");
+        }
+        let mut items = vec![self.parse_select_item()?];
+        while self.eat_op(",") {
+            items.push(self.parse_select_item()?);
+        }
+        let from = if self.eat_word("from") {
+            Some(self.parse_from()?)
+        } else {
+            None
+        };
+        let where_clause = if self.eat_word("where") {
+            Some(self.parse_expr()?)
+        } else {
+            None
+        };
+        let mut group_by = Vec::new();
+        if self.eat_words(&["group", "by"]) {
+            group_by.push(self.parse_expr()?);
+            while self.eat_op(",") {
+                group_by.push(self.parse_expr()?);
+            }
+        }
+        let having = if self.eat_word("having") {
+            Some(self.parse_expr()?)
+        } else {
+            None
+        };
+        let select_span = self.span_from(start);
+        let mut order_by = Vec::new();
+        if self.eat_words(&["order", "by"]) {
+            loop {
+                let expr = self.parse_expr()?;
+                let desc = if self.eat_word("desc") {
+                    true
+                } else {
+                    self.eat_word("asc");
+                    false
+                };
+                let nulls_first = if self.eat_words(&["nulls", "first"]) {
+                    Some(true)
+                } else if self.eat_words(&["nulls", "last"]) {
+                    Some(false)
+                } else {
+                    None
+                };
+                order_by.push(OrderByItem {
+                    expr,
+                    desc,
+                    nulls_first,
+                });
+                if !self.eat_op(",") {
+                    break;
+                }
+            }
+        }
+        let limit = if self.eat_word("limit") {
+            Some(self.parse_expr()?)
+        } else {
+            None
+        };
+        let offset = if self.eat_word("offset") {
+            Some(self.parse_expr()?)
+        } else {
+            None
+        };
+        if ["union", "intersect", "except"]
+            .iter()
+            .any(|w| self.at_word(w))
+        {
+            return Err(self.unsupported("a set operation in a view", self.peek().span.start));
+        }
+        Ok(Query {
+            hints: Vec::new(),
+            with: Vec::new(),
+            body: SetExpr::Select(Box::new(Select {
+                distinct,
+                as_struct: false,
+                items,
+                from,
+                where_clause,
+                group_by,
+                having,
+                span: select_span,
+            })),
+            order_by,
+            limit,
+            offset,
+            span: self.span_from(start),
+        })
+    }
+
+    fn parse_select_item(&mut self) -> Result<SelectItem> {
+        let start = self.peek().span.start;
+        if self.eat_op("*") {
+            return Ok(SelectItem::Star {
+                except: Vec::new(),
+                replace: Vec::new(),
+                span: self.span_from(start),
+            });
+        }
+        if self.at_ident()
+            && matches!(self.peek_at(1).tok, PgTok::Op("."))
+            && matches!(self.peek_at(2).tok, PgTok::Op("*"))
+        {
+            let qualifier = self.parse_ident()?;
+            self.advance();
+            self.advance();
+            return Ok(SelectItem::QualifiedStar {
+                qualifier: vec![qualifier],
+                expr: None,
+                span: self.span_from(start),
+            });
+        }
+        let expr = self.parse_expr()?;
+        let alias = if self.eat_word("as") || self.at_ident() {
+            Some(self.parse_ident()?)
+        } else {
+            None
+        };
+        Ok(SelectItem::Expr { expr, alias })
+    }
+
+    /// `item [, item | [kind] JOIN item [ON e | USING (...)]] ...`.
+    fn parse_from(&mut self) -> Result<TableExpr> {
+        let start = self.peek().span.start;
+        let mut left = self.parse_table_ref()?;
+        let mut links = 0;
+        loop {
+            let kind = if self.eat_op(",") || self.eat_words(&["cross", "join"]) {
+                JoinKind::Cross
+            } else if self.eat_word("join") || self.eat_words(&["inner", "join"]) {
+                JoinKind::Inner
+            } else if self.eat_word("left") {
+                self.eat_word("outer");
+                self.expect_word("join")?;
+                JoinKind::Left
+            } else if self.eat_word("right") {
+                self.eat_word("outer");
+                self.expect_word("join")?;
+                JoinKind::Right
+            } else if self.eat_word("full") {
+                self.eat_word("outer");
+                self.expect_word("join")?;
+                JoinKind::Full
+            } else {
+                break;
+            };
+            let right = self.parse_table_ref()?;
+            let condition = if kind == JoinKind::Cross {
+                JoinCondition::None
+            } else if self.eat_word("on") {
+                JoinCondition::On(self.parse_expr()?)
+            } else if self.eat_word("using") {
+                JoinCondition::Using(self.parse_ident_list()?)
+            } else {
+                return Err(self.unexpected());
+            };
+            left = TableExpr::Join {
+                kind,
+                left: Box::new(left),
+                right: Box::new(right),
+                condition,
+                hints: Vec::new(),
+                span: self.span_from(start),
+            };
+            self.link(&mut links)?;
+        }
+        Ok(left)
+    }
+
+    fn parse_table_ref(&mut self) -> Result<TableExpr> {
+        let start = self.peek().span.start;
+        if self.at_op("(") {
+            return Err(self.unsupported("a subquery", start));
+        }
+        let name = self.parse_object_name()?;
+        let alias = if self.eat_word("as") || self.at_ident() {
+            Some(self.parse_ident()?)
+        } else {
+            None
+        };
+        Ok(TableExpr::Table {
+            path: vec![name],
+            alias,
+            hints: Vec::new(),
+            span: self.span_from(start),
+        })
+    }
+}
+
+/// A call of the engine's function `name` (names are case-insensitive).
+fn call(name: &str, name_span: Span, args: Vec<Expr>, span: Span) -> Expr {
+    Expr::Function {
+        name: Ident {
+            value: name.to_uppercase(),
+            span: name_span,
+        },
+        args,
+        safe: false,
+        distinct: false,
+        modifiers: None,
+        span,
+    }
+}
