@@ -26,11 +26,11 @@ use crate::access::{PrivilegeGrant, Role, RoleGrant};
 use crate::apply;
 use crate::error::{Result, SchemaError};
 use crate::index::Index;
-use crate::print;
 use crate::sequence::Sequence;
 use crate::state::State;
 use crate::table::Table;
 use crate::view::View;
+use crate::{print, print_pg};
 use crate::{Effect, IndexId, TableId};
 
 /// An immutable snapshot of the schema. Cheap to clone.
@@ -240,6 +240,27 @@ impl Catalog {
     /// to an empty catalog yields the same output.
     pub fn ddl(&self) -> Vec<String> {
         print::ddl(&self.state)
+    }
+
+    /// [`Catalog::ddl`] in `dialect`'s syntax: GoogleSQL's, or PostgreSQL's
+    /// for a PostgreSQL-dialect database (see `print_pg`), whose output
+    /// re-applies through the PostgreSQL parser the same way.
+    pub fn ddl_in(&self, dialect: rowtree_types::Dialect) -> Vec<String> {
+        match dialect {
+            rowtree_types::Dialect::GoogleSql => print::ddl(&self.state),
+            rowtree_types::Dialect::PostgreSql => print_pg::ddl(&self.state),
+        }
+    }
+
+    /// [`Catalog::apply_sql`] with `dialect`'s parser.
+    pub fn apply_sql_in(
+        &self,
+        dialect: rowtree_types::Dialect,
+        text: &str,
+    ) -> Result<(Catalog, Vec<Effect>)> {
+        let stmt = rowtree_parser::parse_statement_in(dialect, text)
+            .map_err(|e| SchemaError::from_parse(&e))?;
+        self.apply(&stmt)
     }
 
     /// Number of statements applied since [`Catalog::new`].

@@ -32,6 +32,7 @@ mod index;
 pub mod limits;
 mod names;
 mod print;
+mod print_pg;
 mod sequence;
 mod state;
 mod table;

@@ -104,7 +104,7 @@ fn print_proto_bundle(types: &[String]) -> String {
 
 /// Views with every view printed after the views it reads (creation order
 /// otherwise; CREATE OR REPLACE may make a view read a later one).
-fn views_in_dependency_order(state: &State) -> Vec<&View> {
+pub(crate) fn views_in_dependency_order(state: &State) -> Vec<&View> {
     let mut out: Vec<&View> = Vec::new();
     let mut left: Vec<&View> = state.views.iter().collect();
     while !left.is_empty() {

@@ -114,6 +114,13 @@ impl PgParser<'_> {
                 name.span.start,
             ));
         };
+        // In PostgreSQL a primary key column is NOT NULL whether or not
+        // that was written.
+        for column in &mut columns {
+            if primary_key.iter().any(|k| k.column == column.name) {
+                column.not_null = true;
+            }
+        }
         let mut interleave = None;
         loop {
             if interleave.is_none() && self.at_word("interleave") {

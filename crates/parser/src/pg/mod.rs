@@ -153,8 +153,9 @@ const RESERVED: &[&str] = &[
     "with",
 ];
 
-/// Whether `word` (folded) is reserved.
-pub(crate) fn is_reserved(word: &str) -> bool {
+/// Whether `word` (folded to lower case) is one of the reserved words this
+/// grammar will not read as a bare name: printers quote such names.
+pub fn is_reserved(word: &str) -> bool {
     RESERVED.contains(&word)
 }
 

@@ -11,6 +11,9 @@
 //!   columns;
 //! * DEFAULT and `allow_commit_timestamp`: freely, within the column rules;
 //! * generated columns stay generated, regular ones regular.
+//!
+//! PostgreSQL's one-property forms (`ALTER COLUMN c TYPE t`, `SET/DROP NOT
+//! NULL`) are the full-definition form with the rest of the column kept.
 
 use rowtree_parser::ast::{
     self, AlterTable, AlterTableAction, ColumnDef, Ident, OnDelete, TableConstraint,
@@ -44,6 +47,23 @@ pub(crate) fn apply(state: &mut State, stmt: &AlterTable) -> Result<Vec<Effect>>
         } => add_column(state, &mut table, column, *if_not_exists)?,
         AlterTableAction::DropColumn { name } => drop_column(state, &mut table, name)?,
         AlterTableAction::AlterColumn { column } => alter_column(state, &mut table, column)?,
+        AlterTableAction::AlterColumnType {
+            name,
+            data_type,
+            type_span,
+        } => {
+            let (_, column) = find_column(&table, name)?;
+            let mut def = current_definition(column, name);
+            def.data_type = data_type.clone();
+            def.type_span = *type_span;
+            alter_column(state, &mut table, &def)?
+        }
+        AlterTableAction::AlterColumnSetNotNull { name, not_null } => {
+            let (_, column) = find_column(&table, name)?;
+            let mut def = current_definition(column, name);
+            def.not_null = *not_null;
+            alter_column(state, &mut table, &def)?
+        }
         AlterTableAction::AlterColumnSetOptions { name, options } => {
             let (pos, _) = find_column(&table, name)?;
             let (allow, set) = read_column_options(options)?;
@@ -123,6 +143,39 @@ pub(crate) fn apply(state: &mut State, stmt: &AlterTable) -> Result<Vec<Effect>>
     };
     state.tables[position] = table;
     Ok(effects)
+}
+
+/// The definition `column` has now, as an `ALTER COLUMN` would write it in
+/// full: PostgreSQL's `ALTER COLUMN c TYPE t` and `SET/DROP NOT NULL` change
+/// one property and keep the rest, which is a full definition with that one
+/// property changed. Spans point at the name written in the statement.
+fn current_definition(column: &Column, name: &Ident) -> ColumnDef {
+    let source = |e: &crate::table::ColumnExpr| ast::SourceExpr {
+        expr: e.source.clone(),
+        text: e.text.clone(),
+    };
+    let identity = column.identity_sequence.is_some();
+    ColumnDef {
+        name: Ident {
+            value: column.name.clone(),
+            span: name.span,
+        },
+        data_type: column.data_type.clone(),
+        type_span: name.span,
+        not_null: column.not_null,
+        default: if identity {
+            None
+        } else {
+            column.default.as_ref().map(source)
+        },
+        generated: column.generated.as_ref().map(|g| ast::Generated {
+            expr: source(g),
+            stored: column.generated_stored,
+        }),
+        identity: identity.then(ast::SequenceOptions::default),
+        hidden: column.hidden,
+        options: Vec::new(),
+    }
 }
 
 fn find_column<'t>(table: &'t Table, name: &Ident) -> Result<(usize, &'t Column)> {
