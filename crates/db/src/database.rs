@@ -36,6 +36,8 @@ use rowtree_txn::{
     Clock, CommitOptions, CommitPipeline, LockManager, SystemClock, TimestampOracle,
 };
 
+use rowtree_types::Dialect;
+
 use crate::error::{Error, Result};
 use crate::sequences::Sequences;
 
@@ -146,6 +148,11 @@ pub struct Options {
     /// one (`rowtree_sql::database_options()`); `None` validates views
     /// structurally only (see [`rowtree_schema::ViewAnalyzer`]).
     pub view_analyzer: Option<Arc<dyn ViewAnalyzer>>,
+    /// The SQL dialect a *new* database is created in (recorded in its
+    /// metadata, see [`crate::format`]). An existing database keeps the
+    /// dialect it recorded whatever this says: the dialect is fixed for a
+    /// database's life.
+    pub dialect: Dialect,
 }
 
 impl Default for Options {
@@ -163,6 +170,7 @@ impl Default for Options {
             node_capacity: None,
             split_interval: Duration::from_secs(1),
             view_analyzer: None,
+            dialect: Dialect::GoogleSql,
         }
     }
 }
@@ -181,6 +189,7 @@ impl std::fmt::Debug for Options {
             .field("node_capacity", &self.node_capacity)
             .field("split_interval", &self.split_interval)
             .field("view_analyzer", &self.view_analyzer.is_some())
+            .field("dialect", &self.dialect)
             .finish()
     }
 }
@@ -198,6 +207,8 @@ pub(crate) struct Inner {
     pub pipeline: CommitPipeline<CommitWrites>,
     pub sequences: Sequences,
     pub options: Options,
+    /// The dialect the database was created in, read from its metadata.
+    pub dialect: Dialect,
     /// Commits whose writes touched more than one split.
     pub multi_split_commits: std::sync::atomic::AtomicU64,
     /// Splits, merges and moves the router's splits as the load changes.
@@ -369,14 +380,17 @@ impl Database {
         let router = Arc::new(router);
 
         // The format first: a directory this build cannot read is left alone.
-        crate::format::check(&router)?;
+        let created = crate::format::check(&router)?;
+        // Then the dialect, which the DDL log is replayed in.
+        let created = created && router.meta_scan(META_DDL_PREFIX).next().is_none();
+        let dialect = crate::format::dialect(&router, created.then_some(options.dialect))?;
         // Replay the DDL log into the catalog.
         let mut catalog = Catalog::new();
         for item in router.meta_scan(META_DDL_PREFIX) {
             let (_, text) = item?;
             let text =
                 String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
-            let stmt = rowtree_parser::parse_statement(&text)
+            let stmt = rowtree_parser::parse_statement_in(dialect, &text)
                 .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
             let (next, _) = catalog
                 .apply(&stmt)
@@ -440,6 +454,7 @@ impl Database {
             locks: LockManager::new(),
             pipeline,
             options,
+            dialect,
             multi_split_commits: std::sync::atomic::AtomicU64::new(0),
             splits: manager,
             aligner,
@@ -461,9 +476,16 @@ impl Database {
         self.inner.catalog.read().clone()
     }
 
-    /// The schema as Spanner's GetDatabaseDdl prints it.
+    /// The schema as Spanner's GetDatabaseDdl prints it, in the database's
+    /// dialect.
     pub fn ddl(&self) -> Vec<String> {
-        self.catalog().ddl()
+        self.catalog().ddl_in(self.dialect())
+    }
+
+    /// The SQL dialect the database was created in: its DDL is parsed and
+    /// printed in it.
+    pub fn dialect(&self) -> Dialect {
+        self.inner.dialect
     }
 
     /// The newest timestamp at which every commit is visible (strong reads

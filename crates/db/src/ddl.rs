@@ -123,11 +123,12 @@ impl Database {
         let _serial = self.inner.ddl_lock.lock();
         let mut catalog = (*self.catalog()).clone();
         for (i, text) in statements.iter().enumerate() {
-            let stmt = rowtree_parser::parse_statement(text).map_err(|e| DdlError {
-                statement: i,
-                offset: Some(e.offset),
-                error: Error::invalid(e.message.clone()),
-            })?;
+            let stmt =
+                rowtree_parser::parse_statement_in(self.dialect(), text).map_err(|e| DdlError {
+                    statement: i,
+                    offset: Some(e.offset),
+                    error: Error::invalid(e.message.clone()),
+                })?;
             let (next, _) = catalog
                 .apply_with(&stmt, self.view_analyzer())
                 .map_err(|e| DdlError {
@@ -148,7 +149,7 @@ impl Database {
     }
 
     fn apply_one(&self, text: &str) -> std::result::Result<(), (Error, Option<usize>)> {
-        let stmt = rowtree_parser::parse_statement(text)
+        let stmt = rowtree_parser::parse_statement_in(self.dialect(), text)
             .map_err(|e| (Error::invalid(e.message.clone()), Some(e.offset)))?;
         let _gate = self.inner.schema_gate.write();
         let current = self.catalog();

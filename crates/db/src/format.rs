@@ -17,9 +17,18 @@
 //! A change to anything the format document describes gets a new version
 //! number and a note there, and this module decides what an older version
 //! needs (read as is, or refuse).
+//!
+//! Beside the version, the metadata records the database's SQL dialect
+//! ([`dialect`]): written once when a PostgreSQL-dialect database is
+//! created, read on every open before the DDL log is replayed (the log holds
+//! statement texts, parsed in that dialect). A database without the record
+//! is GoogleSQL, which is every database created before dialects existed, so
+//! the record needs no new format version: a GoogleSQL database's metadata
+//! is exactly what it was.
 
 use rowtree_kv::Router;
 use rowtree_storage::{Durability, WriteBatch};
+use rowtree_types::Dialect;
 
 use crate::error::{Error, Result};
 
@@ -30,9 +39,15 @@ pub const FORMAT_VERSION: u32 = 1;
 /// big-endian bytes.
 pub(crate) const META_FORMAT_VERSION: &[u8] = b"format/version";
 
+/// The metadata key of the dialect record: `POSTGRESQL` (the admin API's
+/// name, [`Dialect::api_name`]) for a PostgreSQL-dialect database; absent
+/// for GoogleSQL.
+pub(crate) const META_DIALECT: &[u8] = b"format/dialect";
+
 /// Checks the format marker of the database behind `router`, writing it
-/// (durably) if the database has none. See the module docs.
-pub(crate) fn check(router: &Router) -> Result<()> {
+/// (durably) if the database has none. See the module docs. Returns `true`
+/// when there was no marker (a new database, or one from before markers).
+pub(crate) fn check(router: &Router) -> Result<bool> {
     match router.meta_get(META_FORMAT_VERSION)? {
         None => {
             let mut batch = WriteBatch::new();
@@ -42,7 +57,7 @@ pub(crate) fn check(router: &Router) -> Result<()> {
                 Some(FORMAT_VERSION.to_be_bytes().to_vec()),
             );
             router.write(batch, Durability::Sync)?;
-            Ok(())
+            Ok(true)
         }
         Some(bytes) => {
             let bytes: [u8; 4] = bytes.as_slice().try_into().map_err(|_| Error::DataLoss {
@@ -52,12 +67,43 @@ pub(crate) fn check(router: &Router) -> Result<()> {
                 ),
             })?;
             match u32::from_be_bytes(bytes) {
-                FORMAT_VERSION => Ok(()),
+                FORMAT_VERSION => Ok(false),
                 found => Err(Error::UnsupportedFormat {
                     found,
                     supported: FORMAT_VERSION,
                 }),
             }
         }
+    }
+}
+
+/// The dialect of the database behind `router`. `create` is the dialect to
+/// record for a database being created (`None` when opening an existing
+/// one): a PostgreSQL database gets its record, durably, before anything
+/// else is written; a GoogleSQL one is recognised by having none.
+pub(crate) fn dialect(router: &Router, create: Option<Dialect>) -> Result<Dialect> {
+    match router.meta_get(META_DIALECT)? {
+        Some(bytes) => std::str::from_utf8(&bytes)
+            .ok()
+            .and_then(Dialect::from_api_name)
+            .ok_or_else(|| Error::DataLoss {
+                message: format!(
+                    "the database's dialect record is not a dialect this build knows: {:?}",
+                    String::from_utf8_lossy(&bytes)
+                ),
+            }),
+        None => match create {
+            Some(Dialect::PostgreSql) => {
+                let mut batch = WriteBatch::new();
+                router.stage_meta(
+                    &mut batch,
+                    META_DIALECT.to_vec(),
+                    Some(Dialect::PostgreSql.api_name().as_bytes().to_vec()),
+                );
+                router.write(batch, Durability::Sync)?;
+                Ok(Dialect::PostgreSql)
+            }
+            _ => Ok(Dialect::GoogleSql),
+        },
     }
 }

@@ -60,4 +60,4 @@ pub use transaction::{
 };
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
-pub use rowtree_types::{Code, Timestamp, Type, Value};
+pub use rowtree_types::{Code, Dialect, Timestamp, Type, Value};
