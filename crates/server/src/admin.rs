@@ -25,6 +25,7 @@ use crate::api::operations::operations_server::Operations as OperationsService;
 use crate::operations::{any, Operations};
 use crate::registry::{self, now_nanos, DatabaseMeta, Hosted, InstanceMeta, Registry};
 use crate::status;
+use rowtree_types::Dialect;
 
 /// How long an admin request waits for its work before answering with a
 /// running operation.
@@ -120,7 +121,11 @@ fn database_pb(h: &Hosted) -> dpb::Database {
             .oldest_readable_timestamp()
             .max(h.meta.create_time as u64) as i64)),
         default_leader: option("default_leader").unwrap_or_default(),
-        database_dialect: h.meta.dialect,
+        // The database's own record decides; the registry mirrors it.
+        database_dialect: match h.db.dialect() {
+            Dialect::GoogleSql => dpb::DatabaseDialect::GoogleStandardSql as i32,
+            Dialect::PostgreSql => dpb::DatabaseDialect::Postgresql as i32,
+        },
         enable_drop_protection: h.meta.enable_drop_protection,
         ..Default::default()
     }
@@ -137,12 +142,23 @@ fn project_of(name: &str) -> Result<&str, Status> {
     }
 }
 
-/// The database id in `CREATE DATABASE name` (backquotes allowed).
-fn create_statement_id(statement: &str) -> Result<String, Status> {
+/// The database id in `CREATE DATABASE name`: quoted in the dialect's
+/// way if at all (`` `name` `` in GoogleSQL, `"name"` in PostgreSQL).
+fn create_statement_id(statement: &str, dialect: Dialect) -> Result<String, Status> {
     let words: Vec<&str> = statement.split_whitespace().collect();
+    let quote = match dialect {
+        Dialect::GoogleSql => '`',
+        Dialect::PostgreSql => '"',
+    };
     match words.as_slice() {
         [c, d, name] if c.eq_ignore_ascii_case("CREATE") && d.eq_ignore_ascii_case("DATABASE") => {
-            let id = name.trim_matches('`');
+            let id = match name.strip_prefix(quote).and_then(|n| n.strip_suffix(quote)) {
+                Some(quoted) => quoted.to_string(),
+                // PostgreSQL folds an unquoted name to lower case.
+                None if dialect == Dialect::PostgreSql => name.to_lowercase(),
+                None => name.to_string(),
+            };
+            let id = id.as_str();
             registry::check_database_id(id)?;
             Ok(id.to_string())
         }
@@ -471,13 +487,18 @@ impl DatabaseAdmin for Admin {
         request: Request<dpb::CreateDatabaseRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
         let r = request.into_inner();
-        if r.database_dialect == dpb::DatabaseDialect::Postgresql as i32 {
-            return Err(Status::unimplemented(
-                "The PostgreSQL dialect is not supported by Rowtree",
-            ));
-        }
+        let dialect = match dpb::DatabaseDialect::try_from(r.database_dialect) {
+            Ok(dpb::DatabaseDialect::Postgresql) => Dialect::PostgreSql,
+            Ok(_) => Dialect::GoogleSql,
+            Err(_) => {
+                return Err(Status::invalid_argument(format!(
+                    "Invalid database dialect: {}",
+                    r.database_dialect
+                )))
+            }
+        };
         self.registry.instance(&r.parent)?;
-        let id = create_statement_id(&r.create_statement)?;
+        let id = create_statement_id(&r.create_statement, dialect)?;
         let name = format!("{}/databases/{id}", r.parent);
         let hosted =
             self.registry
@@ -824,11 +845,24 @@ mod tests {
     #[test]
     fn create_statement() {
         assert_eq!(
-            create_statement_id("CREATE DATABASE `my-db`").unwrap(),
+            create_statement_id("CREATE DATABASE `my-db`", Dialect::GoogleSql).unwrap(),
             "my-db"
         );
-        assert_eq!(create_statement_id("create database abc").unwrap(), "abc");
-        assert!(create_statement_id("CREATE TABLE x").is_err());
+        assert_eq!(
+            create_statement_id("create database abc", Dialect::GoogleSql).unwrap(),
+            "abc"
+        );
+        assert!(create_statement_id("CREATE TABLE x", Dialect::GoogleSql).is_err());
+        // PostgreSQL quotes with double quotes and folds unquoted names.
+        assert_eq!(
+            create_statement_id("CREATE DATABASE \"my-db\"", Dialect::PostgreSql).unwrap(),
+            "my-db"
+        );
+        assert_eq!(
+            create_statement_id("CREATE DATABASE Abc", Dialect::PostgreSql).unwrap(),
+            "abc"
+        );
+        assert!(create_statement_id("CREATE DATABASE `abc`", Dialect::PostgreSql).is_err());
     }
 
     #[test]

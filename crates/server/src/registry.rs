@@ -62,7 +62,8 @@ pub struct DatabaseMeta {
     /// The proto descriptors given at create / DDL time, base64.
     #[serde(default)]
     pub proto_descriptors: String,
-    /// `DatabaseDialect` (1 = GoogleSQL).
+    /// `DatabaseDialect` (1 = GoogleSQL, 2 = PostgreSQL), mirroring the
+    /// dialect the database records itself (`rowtree_db::Database::dialect`).
     #[serde(default = "google_sql")]
     pub dialect: i32,
 }
@@ -70,6 +71,9 @@ pub struct DatabaseMeta {
 fn google_sql() -> i32 {
     1
 }
+
+/// `DatabaseDialect::Postgresql`.
+const POSTGRESQL: i32 = 2;
 
 /// The format of `registry.json` this build reads and writes.
 pub const REGISTRY_FORMAT_VERSION: u32 = 1;
@@ -421,18 +425,24 @@ impl Registry {
                 "Database already exists: {name}"
             )));
         }
+        // The database records its dialect itself (so every opener knows
+        // it); the registry mirrors it for the admin API.
+        let options = rowtree_db::Options {
+            dialect: if dialect == POSTGRESQL {
+                rowtree_types::Dialect::PostgreSql
+            } else {
+                rowtree_types::Dialect::GoogleSql
+            },
+            ..self.options.clone()
+        };
         let (dir, db) = match &self.dir {
             Some(root) => {
                 let dir = uuid::Uuid::new_v4().simple().to_string();
-                let db =
-                    Database::open_with(root.join("databases").join(&dir), self.options.clone())
-                        .map_err(status::from_db)?;
+                let db = Database::open_with(root.join("databases").join(&dir), options)
+                    .map_err(status::from_db)?;
                 (dir, db)
             }
-            None => (
-                String::new(),
-                Database::in_memory_with(self.options.clone()),
-            ),
+            None => (String::new(), Database::in_memory_with(options)),
         };
         use base64::Engine as _;
         let meta = DatabaseMeta {

@@ -127,7 +127,10 @@ impl Session {
             }
             _ => {}
         }
-        let stmt = rowtree_parser::parse_statement(sql).map_err(|e| Error::from(e).render(sql))?;
+        // A PostgreSQL-dialect database's DDL goes through its own parser;
+        // its queries and DML are not parsed yet, and that parser says so.
+        let stmt = rowtree_parser::parse_statement_in(self.db.dialect(), sql)
+            .map_err(|e| Error::from(e).render(sql))?;
         self.statement(&stmt, sql, params, sink)
             .map_err(|e| e.render(sql))
     }

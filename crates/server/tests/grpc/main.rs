@@ -12,12 +12,15 @@
 //! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes;
 //! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL;
 //! - [`client_gaps`]: NUMERIC values refused rather than rounded on write,
-//!   NULL parameters sent without a type.
+//!   NULL parameters sent without a type;
+//! - [`postgresql`]: PostgreSQL-dialect databases: their DDL, the dialect
+//!   reported, mutations and reads, queries refused for now.
 
 mod admin;
 mod client_gaps;
 mod errors;
 mod plans;
+mod postgresql;
 mod restart;
 mod streaming;
 mod transactions;

@@ -1,0 +1,242 @@
+//! PostgreSQL-dialect databases over gRPC (steps 1 and 2 of
+//! `docs/design/postgresql.md`): CreateDatabase with POSTGRESQL and
+//! PostgreSQL DDL, the dialect reported, GetDatabaseDdl in PostgreSQL form,
+//! UpdateDatabaseDdl, mutations and reads, queries refused as not yet
+//! supported, and all of it after a restart.
+
+use super::*;
+
+const SCHEMA: &[&str] = &[
+    "CREATE TABLE Singers (singer_id bigint PRIMARY KEY, \"FirstName\" varchar(100), \
+     tags text[], active boolean DEFAULT true NOT NULL)",
+    "CREATE TABLE albums (singer_id bigint NOT NULL, album_id bigint NOT NULL, \
+     title character varying, PRIMARY KEY (singer_id, album_id)) \
+     INTERLEAVE IN PARENT singers ON DELETE CASCADE",
+];
+
+async fn create_pg(
+    env: &Env,
+    instance: &str,
+    id: &str,
+    ddl: &[&str],
+) -> Result<lro::Operation, Status> {
+    env.dbs()
+        .create_database(dpb::CreateDatabaseRequest {
+            parent: instance.into(),
+            create_statement: format!("CREATE DATABASE \"{id}\""),
+            extra_statements: ddl.iter().map(|s| s.to_string()).collect(),
+            database_dialect: dpb::DatabaseDialect::Postgresql as i32,
+            ..Default::default()
+        })
+        .await
+        .map(|r| r.into_inner())
+}
+
+#[tokio::test]
+async fn postgresql_databases_take_postgresql_ddl_and_mutations() {
+    let dir = tempfile::tempdir().unwrap();
+    let env = start_in(dir.path()).await;
+    let inst = env.instance("inst").await;
+    let op = create_pg(&env, &inst, "pg-db", SCHEMA).await.unwrap();
+    let op = env.finish(op).await;
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let db = format!("{inst}/databases/pg-db");
+
+    let got = env
+        .dbs()
+        .get_database(dpb::GetDatabaseRequest { name: db.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got.database_dialect,
+        dpb::DatabaseDialect::Postgresql as i32
+    );
+
+    // GetDatabaseDdl prints PostgreSQL, with names folded.
+    let ddl = env.ddl_of(&db).await;
+    assert_eq!(
+        ddl,
+        vec![
+            "CREATE TABLE singers (\n  singer_id bigint NOT NULL,\n  \
+             \"FirstName\" character varying(100),\n  tags character varying[],\n  \
+             active boolean NOT NULL DEFAULT true,\n  PRIMARY KEY(singer_id)\n)"
+                .to_string(),
+            "CREATE TABLE albums (\n  singer_id bigint NOT NULL,\n  album_id bigint NOT NULL,\n  \
+             title character varying,\n  PRIMARY KEY(singer_id, album_id)\n) \
+             INTERLEAVE IN PARENT singers ON DELETE CASCADE"
+                .to_string(),
+        ]
+    );
+
+    // UpdateDatabaseDdl parses PostgreSQL; GoogleSQL syntax is an error
+    // with its position.
+    let op = env
+        .ddl(
+            &db,
+            &["CREATE INDEX albums_by_title ON albums (title) INCLUDE (album_id)"],
+            "",
+        )
+        .await
+        .unwrap();
+    let e = op_error(&op).expect("a key column cannot be included");
+    assert_eq!(e.code, Code::FailedPrecondition as i32, "{e:?}");
+    let op = env
+        .ddl(
+            &db,
+            &[
+                "ALTER TABLE albums ADD COLUMN released date",
+                "CREATE INDEX albums_by_title ON albums (title) INCLUDE (released)",
+            ],
+            "",
+        )
+        .await
+        .unwrap();
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let op = env
+        .ddl(&db, &["CREATE TABLE t (k INT64) PRIMARY KEY (k)"], "")
+        .await
+        .unwrap();
+    let e = op_error(&op).expect("GoogleSQL DDL is refused");
+    assert_eq!(e.code, Code::InvalidArgument as i32);
+    assert!(e.message.contains("[at 1:19]"), "{}", e.message);
+    let ddl = env.ddl_of(&db).await;
+    assert_eq!(
+        ddl.last().unwrap(),
+        "CREATE INDEX albums_by_title ON albums (title) INCLUDE (released)"
+    );
+
+    // Mutations and reads need no SQL: they work.
+    let s = env.session(&db).await;
+    env.write(
+        &s,
+        vec![upsert(
+            "singers",
+            &["singer_id", "FirstName"],
+            vec![
+                vec!["1".into(), "Marc".into()],
+                vec!["2".into(), "Ann".into()],
+            ],
+        )],
+    )
+    .await;
+    let rs = env
+        .spanner()
+        .read(pb::ReadRequest {
+            session: s.clone(),
+            table: "singers".into(),
+            columns: vec!["singer_id".into(), "FirstName".into(), "active".into()],
+            key_set: Some(pb::KeySet {
+                all: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rows(&rs), vec!["1|Marc|true", "2|Ann|true"]);
+
+    // Queries are not parsed as GoogleSQL: they are refused, clearly.
+    let err = env
+        .execute(&s, "SELECT singer_id FROM singers", None)
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::Unimplemented);
+    assert!(
+        err.message()
+            .contains("queries in the PostgreSQL dialect are not supported yet"),
+        "{}",
+        err.message()
+    );
+
+    // After a restart: still PostgreSQL, same schema, same rows.
+    env.stop().await;
+    let env = start_in(dir.path()).await;
+    let got = env
+        .dbs()
+        .get_database(dpb::GetDatabaseRequest { name: db.clone() })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got.database_dialect,
+        dpb::DatabaseDialect::Postgresql as i32
+    );
+    assert_eq!(env.ddl_of(&db).await, ddl);
+    let s = env.session(&db).await;
+    let rs = env
+        .spanner()
+        .read(pb::ReadRequest {
+            session: s,
+            table: "singers".into(),
+            columns: vec!["FirstName".into()],
+            key_set: Some(pb::KeySet {
+                all: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rows(&rs), vec!["Marc", "Ann"]);
+    env.stop().await;
+}
+
+#[tokio::test]
+async fn create_database_checks_postgresql_statements_first() {
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    // A bad extra statement fails the request and leaves no database.
+    let err = create_pg(
+        &env,
+        &inst,
+        "bad",
+        &[
+            "create table t (k bigint primary key)",
+            "create table u (k int64 primary key)",
+        ],
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(
+        err.message().contains("type \"int64\" is not supported"),
+        "{}",
+        err.message()
+    );
+    let err = env
+        .dbs()
+        .get_database(dpb::GetDatabaseRequest {
+            name: format!("{inst}/databases/bad"),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::NotFound);
+    // GoogleSQL quoting is not PostgreSQL's.
+    let err = env
+        .dbs()
+        .create_database(dpb::CreateDatabaseRequest {
+            parent: inst.clone(),
+            create_statement: "CREATE DATABASE `x`".into(),
+            database_dialect: dpb::DatabaseDialect::Postgresql as i32,
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument);
+    // A GoogleSQL database is reported as before.
+    let db = env.database(&inst, "gsql", &[]).await;
+    let got = env
+        .dbs()
+        .get_database(dpb::GetDatabaseRequest { name: db })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(
+        got.database_dialect,
+        dpb::DatabaseDialect::GoogleStandardSql as i32
+    );
+    env.stop().await;
+}
