@@ -19,7 +19,7 @@
 //! needs (read as is, or refuse).
 //!
 //! Beside the version, the metadata records the database's SQL dialect
-//! ([`dialect`]): written once when a PostgreSQL-dialect database is
+//! (the key `format/dialect`): written once when a PostgreSQL-dialect database is
 //! created, read on every open before the DDL log is replayed (the log holds
 //! statement texts, parsed in that dialect). A database without the record
 //! is GoogleSQL, which is every database created before dialects existed, so
