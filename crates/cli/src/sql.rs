@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use rowtree_db::Database;
-use rowtree_parser::{split_statements, Position};
+use rowtree_parser::{split_statements_in, Position};
 use rowtree_sql::{ExecuteResult, Params, Session, SqlError};
 
 use crate::format;
@@ -143,7 +143,9 @@ fn run_script(
     let stdout = std::io::stdout();
     let mut out = stdout.lock();
     let mut ok = true;
-    for stmt in split_statements(&script.text) {
+    // Scripts split by the database's dialect's quoting rules.
+    let dialect = session.database().dialect();
+    for stmt in split_statements_in(dialect, &script.text) {
         *number += 1;
         // `None`: the result was already written (a streamed query).
         let outcome = match format {
@@ -389,7 +391,7 @@ fn shell(session: &mut Session, params: &Params, format: Format) -> ExitCode {
         }
         let _ = editor.add_history_entry(buffer.trim());
         let text = std::mem::take(&mut buffer);
-        for stmt in split_statements(&text) {
+        for stmt in split_statements_in(session.database().dialect(), &text) {
             let started = Instant::now();
             match session.execute(stmt.text, params) {
                 Ok(result) => println!("{}", render(&result, format, Some(started.elapsed()))),
