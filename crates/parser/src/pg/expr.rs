@@ -20,23 +20,47 @@ use crate::ast::{
 use crate::error::{ParseError, Result};
 use crate::MAX_NESTING;
 
+/// A left-associative chain being built: the parser loops instead of
+/// recursing, but every link deepens the tree, so links count toward
+/// [`MAX_NESTING`] together with the deepest subtree met in the chain.
+pub(super) struct Chain {
+    /// `PgParser::deepest` when the chain started.
+    outer: usize,
+    links: usize,
+}
+
 impl PgParser<'_> {
     /// One expression.
     pub(super) fn parse_expr(&mut self) -> Result<Expr> {
         self.nested(|p| p.parse_or())
     }
 
-    /// Counts one more link of a left-associative chain (`a + b + c`),
-    /// which deepens the tree like recursion does.
-    fn link(&self, links: &mut usize) -> Result<()> {
-        *links += 1;
-        if self.depth + *links > MAX_NESTING {
-            return Err(ParseError::new(
-                format!("statement too complex: it nests deeper than {MAX_NESTING} levels"),
-                self.peek().span.start,
-            ));
+    /// Starts a left-associative chain (`a + b + c`, `t JOIN u JOIN v`),
+    /// before its first operand is parsed.
+    fn chain(&mut self) -> Chain {
+        let chain = Chain {
+            outer: self.deepest,
+            links: 0,
+        };
+        self.deepest = self.depth;
+        chain
+    }
+
+    /// One more link of `chain` (after its node is built). Each link puts
+    /// the tree built so far one level deeper, as recursion would: fails
+    /// once the deepest subtree seen in the chain plus its links passes
+    /// [`MAX_NESTING`].
+    fn link(&mut self, chain: &mut Chain) -> Result<()> {
+        chain.links += 1;
+        if self.deepest + chain.links > MAX_NESTING {
+            return Err(self.too_deep());
         }
         Ok(())
+    }
+
+    /// Ends `chain`: its links count for the enclosing constructs.
+    fn end_chain(&mut self, chain: Chain) {
+        self.deepest = chain.outer.max(self.deepest + chain.links);
     }
 
     fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
@@ -53,24 +77,26 @@ impl PgParser<'_> {
     }
 
     fn parse_or(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = self.parse_and()?;
-        let mut links = 0;
         while self.eat_word("or") {
             let right = self.parse_and()?;
             left = Self::binary(BinaryOp::Or, left, right);
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
     fn parse_and(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = self.parse_not()?;
-        let mut links = 0;
         while self.eat_word("and") {
             let right = self.parse_not()?;
             left = Self::binary(BinaryOp::And, left, right);
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
@@ -90,8 +116,8 @@ impl PgParser<'_> {
     /// Comparisons, `IS`, `IN`, `BETWEEN`, `LIKE` over `||` operands.
     fn parse_predicate(&mut self) -> Result<Expr> {
         let start = self.peek().span.start;
+        let mut chain = self.chain();
         let mut left = self.parse_concat()?;
-        let mut links = 0;
         loop {
             if self.eat_word("is") {
                 let negated = self.eat_word("not");
@@ -163,8 +189,9 @@ impl PgParser<'_> {
             } else {
                 break;
             }
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
@@ -181,19 +208,20 @@ impl PgParser<'_> {
     }
 
     fn parse_concat(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = self.parse_additive()?;
-        let mut links = 0;
         while self.eat_op("||") {
             let right = self.parse_additive()?;
             left = Self::binary(BinaryOp::Concat, left, right);
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
     fn parse_additive(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = self.parse_multiplicative()?;
-        let mut links = 0;
         loop {
             let op = if self.eat_op("+") {
                 BinaryOp::Add
@@ -204,14 +232,15 @@ impl PgParser<'_> {
             };
             let right = self.parse_multiplicative()?;
             left = Self::binary(op, left, right);
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
     fn parse_multiplicative(&mut self) -> Result<Expr> {
+        let mut chain = self.chain();
         let mut left = self.parse_unary()?;
-        let mut links = 0;
         loop {
             let start = self.peek().span.start;
             if self.eat_op("*") {
@@ -243,8 +272,9 @@ impl PgParser<'_> {
             } else {
                 break;
             }
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 
@@ -268,8 +298,8 @@ impl PgParser<'_> {
     /// A primary expression followed by `::type` casts.
     fn parse_postfix(&mut self) -> Result<Expr> {
         let start = self.peek().span.start;
+        let mut chain = self.chain();
         let mut expr = self.parse_primary()?;
-        let mut links = 0;
         while self.eat_op("::") {
             let (to, commit_timestamp) = self.parse_data_type()?;
             if commit_timestamp {
@@ -281,8 +311,9 @@ impl PgParser<'_> {
                 safe: false,
                 span: self.span_from(start),
             };
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(expr)
     }
 
@@ -656,8 +687,8 @@ impl PgParser<'_> {
     /// `item [, item | [kind] JOIN item [ON e | USING (...)]] ...`.
     fn parse_from(&mut self) -> Result<TableExpr> {
         let start = self.peek().span.start;
+        let mut chain = self.chain();
         let mut left = self.parse_table_ref()?;
-        let mut links = 0;
         loop {
             let kind = if self.eat_op(",") || self.eat_words(&["cross", "join"]) {
                 JoinKind::Cross
@@ -696,8 +727,9 @@ impl PgParser<'_> {
                 hints: Vec::new(),
                 span: self.span_from(start),
             };
-            self.link(&mut links)?;
+            self.link(&mut chain)?;
         }
+        self.end_chain(chain);
         Ok(left)
     }
 

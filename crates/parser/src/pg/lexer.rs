@@ -12,7 +12,7 @@
 //! * `$1` is a positional parameter and `::` a cast.
 //!
 //! Like the GoogleSQL lexer, this one never fails on a character it does
-//! not know: it becomes an [`PgTok::Other`] token that the parser reports at
+//! not know: it becomes a [`PgTok::Other`] token that the parser reports at
 //! its position. The only lexing errors are literals, quoted identifiers and
 //! comments left open, so a statement splitter built on [`scan_prefix`] moves
 //! a boundary only where PostgreSQL would.

@@ -165,7 +165,12 @@ pub(crate) struct PgParser<'a> {
     /// Never empty: the last token is `Eof`.
     tokens: Vec<PgToken>,
     pos: usize,
+    /// How many [`PgParser::nested`] calls are open.
     depth: usize,
+    /// The deepest level reached since the innermost open chain started
+    /// (see `expr::Chain`): with the open chains' links, a bound of the
+    /// tree's depth.
+    deepest: usize,
 }
 
 impl<'a> PgParser<'a> {
@@ -175,6 +180,7 @@ impl<'a> PgParser<'a> {
             tokens: lexer::tokenize(text)?,
             pos: 0,
             depth: 0,
+            deepest: 0,
         })
     }
 
@@ -190,6 +196,15 @@ impl<'a> PgParser<'a> {
         let result = rowtree_types::stack::guarded(|| f(self));
         self.depth -= 1;
         result
+    }
+
+    /// The error for a statement nested deeper than [`MAX_NESTING`], at
+    /// the current token.
+    fn too_deep(&self) -> ParseError {
+        ParseError::new(
+            format!("statement too complex: it nests deeper than {MAX_NESTING} levels"),
+            self.peek().span.start,
+        )
     }
 
     fn peek(&self) -> &PgToken {

@@ -442,6 +442,14 @@ fn nesting_is_bounded() {
         " + 1".repeat(MAX_NESTING + 10)
     );
     assert!(error(&long).0.contains("nests deeper"));
+    // Chains inside parentheses inside chains: the links of every level
+    // count, not only those of the innermost.
+    let mut expr = "1".to_string();
+    for _ in 0..40 {
+        expr = format!("({expr}{})", " + 1".repeat(40));
+    }
+    let nested_chains = format!("create table t (a bigint primary key, b bigint default {expr})");
+    assert!(error(&nested_chains).0.contains("nests deeper"));
     let ok = format!(
         "create table t (a bigint primary key, b bigint default {}1{})",
         "(".repeat(50),
