@@ -53,7 +53,7 @@ pub fn execute_partitioned_dml(
     pool: &Arc<MemoryPool>,
 ) -> std::result::Result<u64, SqlError> {
     crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
-    let stmt = rowtree_parser::parse_statement(sql)
+    let stmt = rowtree_parser::parse_statement_in(db.dialect(), sql)
         .map_err(|e| Error::from(e).render_with_snippet(sql))?;
     run(db, &stmt, params, pool).map_err(|e| e.render_with_snippet(sql))
 }

@@ -127,8 +127,8 @@ impl Session {
             }
             _ => {}
         }
-        // A PostgreSQL-dialect database's DDL goes through its own parser;
-        // its queries and DML are not parsed yet, and that parser says so.
+        // A PostgreSQL-dialect database's statements go through its own
+        // parser, which builds the same AST.
         let stmt = rowtree_parser::parse_statement_in(self.db.dialect(), sql)
             .map_err(|e| Error::from(e).render(sql))?;
         self.statement(&stmt, sql, params, sink)
@@ -454,7 +454,11 @@ pub fn execute_in(
     sink: Option<&mut RowSink<'_>>,
 ) -> std::result::Result<Executed, SqlError> {
     crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
-    let stmt = rowtree_parser::parse_statement(sql)
+    let dialect = match &txn {
+        TxnRef::ReadOnly(t) => t.database().dialect(),
+        TxnRef::ReadWrite(t) => t.database().dialect(),
+    };
+    let stmt = rowtree_parser::parse_statement_in(dialect, sql)
         .map_err(|e| Error::from(e).render_with_snippet(sql))?;
     let pool = crate::limits::server_memory_pool();
     execute_parsed(txn, &stmt, params, mode, sink, pool).map_err(|e| e.render_with_snippet(sql))

@@ -1,13 +1,12 @@
 //! A session on a PostgreSQL-dialect database: its DDL is parsed as
 //! PostgreSQL (views bound by the SQL layer's analyzer as for GoogleSQL),
-//! and its queries are refused with the parser's "not supported yet"
-//! rather than read as GoogleSQL.
+//! and so are its queries and DML, with `$n` parameters named `pn`.
 
 use rowtree_db::{Database, Dialect};
 use rowtree_sql::{database_options, ExecuteResult, Params, Session};
 
 #[test]
-fn postgresql_ddl_runs_and_queries_are_refused() {
+fn postgresql_ddl_queries_and_dml_run() {
     let db = Database::in_memory_with(rowtree_db::Options {
         dialect: Dialect::PostgreSql,
         ..database_options()
@@ -32,10 +31,26 @@ fn postgresql_ddl_runs_and_queries_are_refused() {
         )
         .unwrap_err();
     assert!(err.message.contains("nope"), "{}", err.message);
-    let err = session
-        .execute("SELECT name FROM singers", &params)
-        .unwrap_err();
-    assert!(err.message.contains("not supported yet"), "{}", err.message);
+    session
+        .execute(
+            "INSERT INTO singers (singer_id, name) VALUES ($1, 'Ann')",
+            &{
+                let mut p = Params::new();
+                p.insert(
+                    "p1".into(),
+                    (rowtree_types::Type::Int64, rowtree_types::Value::Int64(7)),
+                );
+                p
+            },
+        )
+        .expect("insert");
+    match session
+        .execute("SELECT name FROM Names", &params)
+        .expect("query")
+    {
+        ExecuteResult::Query(q) => assert_eq!(q.rows.len(), 1),
+        other => panic!("{other:?}"),
+    }
     assert!(session
         .database()
         .ddl()

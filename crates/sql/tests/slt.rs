@@ -21,6 +21,16 @@
 //! engine's panics included, as failures of their record). The process exits
 //! non-zero if any record failed.
 //!
+//! # Dialect
+//!
+//! A file whose first line (blank lines and `#` comments aside) is
+//! `dialect postgresql` runs on a PostgreSQL-dialect database: its
+//! statements are parsed as PostgreSQL (`docs/design/postgresql.md`, D7).
+//! Such files are named `pg_*.slt`. Every other file is GoogleSQL. The
+//! `@set` records of a PostgreSQL file evaluate `SELECT <expression>` in
+//! PostgreSQL, and parameters are named `p1`, `p2`, ... as `$1`, `$2`, ...
+//! refer to them.
+//!
 //! # Records
 //!
 //! * `statement ok` / `statement count N` / `statement error <regex>`: DDL,
@@ -85,7 +95,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Mutex;
 
-use rowtree_db::Database;
+use rowtree_db::{Database, Dialect};
 use rowtree_sql::{ExecuteResult, Params, Session};
 use rowtree_types::{format_f32, format_f64, Type, Value};
 use sqllogictest::{default_normalizer, default_validator, ColumnType, DBOutput, Record, Runner};
@@ -255,7 +265,10 @@ impl SltDb {
                 .collect(),
             "@roundtrip" => {
                 let original = self.session.database().ddl();
-                let fresh = Database::in_memory_with(rowtree_sql::database_options());
+                let fresh = Database::in_memory_with(rowtree_db::Options {
+                    dialect: self.session.database().dialect(),
+                    ..rowtree_sql::database_options()
+                });
                 let texts: Vec<&str> = original.iter().map(String::as_str).collect();
                 let verdict = match fresh.apply_ddl(&texts) {
                     Err(e) => format!("re-apply failed at {}: {e}", texts[e.statement]),
@@ -364,12 +377,13 @@ static DIR_SEQ: AtomicUsize = AtomicUsize::new(0);
 /// The message of the last panic on this thread, for the failure report.
 static LAST_PANIC: Mutex<Option<String>> = Mutex::new(None);
 
-fn open(engine: Engine) -> (Database, Option<PathBuf>) {
+fn open(engine: Engine, dialect: Dialect) -> (Database, Option<PathBuf>) {
+    let options = rowtree_db::Options {
+        dialect,
+        ..rowtree_sql::database_options()
+    };
     match engine {
-        Engine::Memory => (
-            Database::in_memory_with(rowtree_sql::database_options()),
-            None,
-        ),
+        Engine::Memory => (Database::in_memory_with(options), None),
         Engine::Disk => {
             let dir = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
                 "slt-{}-{}",
@@ -378,8 +392,7 @@ fn open(engine: Engine) -> (Database, Option<PathBuf>) {
             ));
             let _ = std::fs::remove_dir_all(&dir);
             std::fs::create_dir_all(&dir).expect("create the disk engine's directory");
-            let db = Database::open_with(&dir, rowtree_sql::database_options())
-                .expect("open the disk engine");
+            let db = Database::open_with(&dir, options).expect("open the disk engine");
             (db, Some(dir))
         }
     }
@@ -402,7 +415,7 @@ struct FileReport {
 
 /// Runs every record of `path`, collecting all failures.
 fn run_file(path: &Path, engine: Engine) -> FileReport {
-    let records = match sqllogictest::parse_file::<Col>(path) {
+    let (dialect, records) = match read_file(path) {
         Ok(r) => r,
         Err(e) => {
             return FileReport {
@@ -411,7 +424,7 @@ fn run_file(path: &Path, engine: Engine) -> FileReport {
             }
         }
     };
-    let (db, dir) = open(engine);
+    let (db, dir) = open(engine, dialect);
     let mut failures = Vec::new();
     let mut count = 0;
     {
@@ -447,6 +460,41 @@ fn run_file(path: &Path, engine: Engine) -> FileReport {
     }
 }
 
+/// The `dialect postgresql` directive: when a file's first line that is
+/// neither blank nor a comment is exactly that, the file runs on a
+/// PostgreSQL-dialect database. Returns the dialect and the text with the
+/// directive turned into a comment (so line numbers stay true).
+fn dialect_of(text: &str) -> (Dialect, String) {
+    let first = text
+        .lines()
+        .position(|l| !l.trim().is_empty() && !l.trim_start().starts_with('#'));
+    match first {
+        Some(i) if text.lines().nth(i).map(str::trim) == Some("dialect postgresql") => {
+            let lines: Vec<String> = text
+                .lines()
+                .enumerate()
+                .map(|(n, l)| {
+                    if n == i {
+                        format!("# {l}")
+                    } else {
+                        l.to_string()
+                    }
+                })
+                .collect();
+            (Dialect::PostgreSql, lines.join("\n") + "\n")
+        }
+        _ => (Dialect::GoogleSql, text.to_string()),
+    }
+}
+
+/// Parses `path` and its dialect directive.
+fn read_file(path: &Path) -> Result<(Dialect, Vec<Record<Col>>), sqllogictest::ParseError> {
+    let text = std::fs::read_to_string(path).expect("read the slt file");
+    let (dialect, text) = dialect_of(&text);
+    let records = sqllogictest::parse_with_name::<Col>(&text, path.display().to_string())?;
+    Ok((dialect, records))
+}
+
 fn record_location(record: &Record<Col>) -> String {
     match record {
         Record::Statement { loc, .. } | Record::Query { loc, .. } => loc.to_string(),
@@ -458,7 +506,33 @@ fn record_location(record: &Record<Col>) -> String {
 /// workspace uses): rewrites `path`'s expectations from the memory engine
 /// (sqllogictest's own override), keeping error regexes that still match.
 fn update_file(path: &Path) -> Result<(), String> {
-    let (db, _) = open(Engine::Memory);
+    let original = std::fs::read_to_string(path).map_err(|e| e.to_string())?;
+    let (dialect, text) = dialect_of(&original);
+    // A dialect file is updated through a copy without the directive (which
+    // sqllogictest does not know), and the directive is put back after.
+    let work = if dialect == Dialect::GoogleSql {
+        path.to_path_buf()
+    } else {
+        let copy = Path::new(env!("CARGO_TARGET_TMPDIR")).join(format!(
+            "slt-update-{}-{}",
+            std::process::id(),
+            path.file_name().unwrap().to_string_lossy()
+        ));
+        std::fs::write(&copy, &text).map_err(|e| e.to_string())?;
+        copy
+    };
+    let result = update_path(&work, dialect);
+    if work != path {
+        let updated = std::fs::read_to_string(&work).map_err(|e| e.to_string())?;
+        let _ = std::fs::remove_file(&work);
+        let restored = updated.replacen("# dialect postgresql", "dialect postgresql", 1);
+        std::fs::write(path, restored).map_err(|e| e.to_string())?;
+    }
+    result
+}
+
+fn update_path(path: &Path, dialect: Dialect) -> Result<(), String> {
+    let (db, _) = open(Engine::Memory, dialect);
     let mut runner = new_runner(&db);
     let fut = runner.update_test_file(
         path,
@@ -541,8 +615,8 @@ fn main() {
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().to_string();
         if name.starts_with("pending_") && !run_pending {
-            let n = sqllogictest::parse_file::<Col>(path)
-                .map(|r| {
+            let n = read_file(path)
+                .map(|(_, r)| {
                     r.iter()
                         .filter(|r| matches!(r, Record::Statement { .. } | Record::Query { .. }))
                         .count()

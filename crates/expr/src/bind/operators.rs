@@ -157,10 +157,25 @@ impl Binder<'_> {
                 let (a, b) = both(&ty, l, r)?;
                 Ok(BoundExpr::new(Node::Compare(cmp, a, b), Type::Bool, span))
             }
-            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div => {
+            BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::IntDiv => {
                 let ty = supertype(&[&l, &r])
                     .filter(is_numeric)
                     .ok_or_else(no_match)?;
+                // PostgreSQL's `/` on integers truncates: the engine's DIV.
+                if op == BinaryOp::IntDiv && ty == Type::Int64 {
+                    let (a, b) = both(&ty, l, r)?;
+                    let function =
+                        crate::functions::lookup("DIV").expect("DIV is a registered function");
+                    return Ok(BoundExpr::new(
+                        Node::Call {
+                            function,
+                            args: vec![*a, *b],
+                            safe: false,
+                        },
+                        Type::Int64,
+                        span,
+                    ));
+                }
                 // GoogleSQL computes in INT64, NUMERIC or FLOAT64; `/` on
                 // integers gives FLOAT64.
                 let ty = match (op, ty) {

@@ -259,6 +259,10 @@ pub enum BinaryOp {
     Sub,
     Mul,
     Div,
+    /// PostgreSQL's `/`: integer division truncating toward zero when both
+    /// operands are integers (`7 / 2` is 3), `/` otherwise. The GoogleSQL
+    /// parser never produces it.
+    IntDiv,
     Concat,
 }
 
@@ -282,7 +286,7 @@ impl BinaryOp {
             BinaryOp::Add => "+",
             BinaryOp::Sub => "-",
             BinaryOp::Mul => "*",
-            BinaryOp::Div => "/",
+            BinaryOp::Div | BinaryOp::IntDiv => "/",
             BinaryOp::Concat => "||",
         }
     }

@@ -27,15 +27,37 @@ impl PgParser<'_> {
             self.parse_alter()?
         } else if self.eat_word("drop") {
             self.parse_drop()?
-        } else if ["select", "with", "insert", "update", "delete", "explain"]
-            .iter()
-            .any(|w| self.at_word(w))
-            || self.at_op("(")
-        {
-            return Err(ParseError::new(
-                "queries and DML in the PostgreSQL dialect are not supported yet",
-                start,
-            ));
+        } else if self.at_query_start() {
+            StatementKind::Query(Box::new(self.parse_query()?))
+        } else if self.eat_word("insert") {
+            self.parse_insert(start)?
+        } else if self.eat_word("update") {
+            self.parse_update(start)?
+        } else if self.eat_word("delete") {
+            self.parse_delete(start)?
+        } else if self.eat_word("explain") {
+            let analyze = self.eat_word("analyze");
+            let inner = self.peek().span.start;
+            if self.at_word("explain") {
+                return Err(self.unexpected());
+            }
+            let statement = self.parse_statement()?;
+            if !matches!(
+                statement.kind,
+                StatementKind::Query(_)
+                    | StatementKind::Insert(_)
+                    | StatementKind::Update(_)
+                    | StatementKind::Delete(_)
+            ) {
+                return Err(ParseError::new(
+                    "EXPLAIN supports queries, INSERT, UPDATE and DELETE only",
+                    inner,
+                ));
+            }
+            StatementKind::Explain {
+                analyze,
+                statement: Box::new(statement),
+            }
         } else {
             return Err(self.unexpected());
         };
@@ -622,7 +644,7 @@ impl PgParser<'_> {
         };
         self.expect_word("as")?;
         let start = self.peek().span.start;
-        let query = self.parse_select_query()?;
+        let query = self.parse_query()?;
         let end = self.prev_end();
         Ok(StatementKind::CreateView(CreateView {
             or_replace,

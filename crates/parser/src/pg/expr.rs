@@ -13,10 +13,7 @@ use rowtree_types::Type;
 
 use super::lexer::PgTok;
 use super::PgParser;
-use crate::ast::{
-    BinaryOp, Expr, Ident, IsTest, JoinCondition, JoinKind, Literal, OrderByItem, Query, Select,
-    SelectItem, SetExpr, Span, TableExpr, UnaryOp,
-};
+use crate::ast::{BinaryOp, Expr, Ident, IsTest, Literal, Span, UnaryOp};
 use crate::error::{ParseError, Result};
 use crate::MAX_NESTING;
 
@@ -37,7 +34,7 @@ impl PgParser<'_> {
 
     /// Starts a left-associative chain (`a + b + c`, `t JOIN u JOIN v`),
     /// before its first operand is parsed.
-    fn chain(&mut self) -> Chain {
+    pub(super) fn chain(&mut self) -> Chain {
         let chain = Chain {
             outer: self.deepest,
             links: 0,
@@ -50,7 +47,7 @@ impl PgParser<'_> {
     /// the tree built so far one level deeper, as recursion would: fails
     /// once the deepest subtree seen in the chain plus its links passes
     /// [`MAX_NESTING`].
-    fn link(&mut self, chain: &mut Chain) -> Result<()> {
+    pub(super) fn link(&mut self, chain: &mut Chain) -> Result<()> {
         chain.links += 1;
         if self.deepest + chain.links > MAX_NESTING {
             return Err(self.too_deep());
@@ -59,11 +56,11 @@ impl PgParser<'_> {
     }
 
     /// Ends `chain`: its links count for the enclosing constructs.
-    fn end_chain(&mut self, chain: Chain) {
+    pub(super) fn end_chain(&mut self, chain: Chain) {
         self.deepest = chain.outer.max(self.deepest + chain.links);
     }
 
-    fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
+    pub(super) fn binary(op: BinaryOp, left: Expr, right: Expr) -> Expr {
         let span = Span {
             start: left.span().start,
             end: right.span().end,
@@ -121,6 +118,12 @@ impl PgParser<'_> {
         loop {
             if self.eat_word("is") {
                 let negated = self.eat_word("not");
+                if self.eat_words(&["distinct", "from"]) {
+                    let right = self.parse_concat()?;
+                    left = is_distinct_from(left, right, negated, self.span_from(start));
+                    self.link(&mut chain)?;
+                    continue;
+                }
                 let test = if self.eat_word("null") {
                     IsTest::Null
                 } else if self.eat_word("true") {
@@ -136,19 +139,24 @@ impl PgParser<'_> {
                     negated,
                     span: self.span_from(start),
                 };
-            } else if self.at_word("in")
-                || self.at_word("between")
-                || self.at_word("like")
-                || (self.at_word("not")
-                    && (self.at_word_n(1, "in")
-                        || self.at_word_n(1, "between")
-                        || self.at_word_n(1, "like")))
+            } else if ["in", "between", "like", "ilike"]
+                .iter()
+                .any(|w| self.at_word(w) || (self.at_word("not") && self.at_word_n(1, w)))
             {
                 let negated = self.eat_word("not");
                 if self.eat_word("in") {
                     self.expect_op("(")?;
-                    if self.at_word("select") {
-                        return Err(self.unsupported("a subquery", self.peek().span.start));
+                    if self.at_query_start() {
+                        let query = self.parse_query()?;
+                        self.expect_op(")")?;
+                        left = Expr::InSubquery {
+                            expr: Box::new(left),
+                            query: Box::new(query),
+                            negated,
+                            span: self.span_from(start),
+                        };
+                        self.link(&mut chain)?;
+                        continue;
                     }
                     let mut list = vec![self.parse_expr()?];
                     while self.eat_op(",") {
@@ -173,8 +181,20 @@ impl PgParser<'_> {
                         span: self.span_from(start),
                     };
                 } else {
-                    self.expect_word("like")?;
-                    let pattern = self.parse_concat()?;
+                    let insensitive = self.eat_word("ilike");
+                    if !insensitive {
+                        self.expect_word("like")?;
+                    }
+                    let mut pattern = self.parse_concat()?;
+                    if self.at_word("escape") {
+                        return Err(self.unsupported("LIKE ... ESCAPE", self.peek().span.start));
+                    }
+                    if insensitive {
+                        // ILIKE: both sides lower-cased, then LIKE.
+                        let (ls, ps) = (left.span(), pattern.span());
+                        left = call("LOWER", ls, vec![left], ls);
+                        pattern = call("LOWER", ps, vec![pattern], ps);
+                    }
                     left = Expr::Like {
                         expr: Box::new(left),
                         pattern: Box::new(pattern),
@@ -184,8 +204,14 @@ impl PgParser<'_> {
                 }
             } else if let Some(op) = self.comparison_op() {
                 self.advance();
-                let right = self.parse_concat()?;
-                left = Self::binary(op, left, right);
+                if (self.at_word("any") || self.at_word("some") || self.at_word("all"))
+                    && matches!(self.peek_at(1).tok, PgTok::Op("("))
+                {
+                    left = self.parse_quantified(left, op, start)?;
+                } else {
+                    let right = self.parse_concat()?;
+                    left = Self::binary(op, left, right);
+                }
             } else {
                 break;
             }
@@ -193,6 +219,43 @@ impl PgParser<'_> {
         }
         self.end_chain(chain);
         Ok(left)
+    }
+
+    /// `left = ANY|SOME (query | array)` and `left <> ALL (...)`, after the
+    /// operator: the engine's `IN` forms. Other operators with a quantifier
+    /// are not supported.
+    fn parse_quantified(&mut self, left: Expr, op: BinaryOp, start: usize) -> Result<Expr> {
+        let at = self.peek().span.start;
+        let all = self.at_word("all");
+        let negated = match (op, all) {
+            (BinaryOp::Eq, false) => false,
+            (BinaryOp::NotEq, true) => true,
+            _ => {
+                return Err(
+                    self.unsupported("a quantified comparison other than = ANY or <> ALL", at)
+                )
+            }
+        };
+        self.advance();
+        self.expect_op("(")?;
+        if self.at_query_start() {
+            let query = self.parse_query()?;
+            self.expect_op(")")?;
+            return Ok(Expr::InSubquery {
+                expr: Box::new(left),
+                query: Box::new(query),
+                negated,
+                span: self.span_from(start),
+            });
+        }
+        let array = self.parse_expr()?;
+        self.expect_op(")")?;
+        Ok(Expr::InUnnest {
+            expr: Box::new(left),
+            array: Box::new(array),
+            negated,
+            span: self.span_from(start),
+        })
     }
 
     fn comparison_op(&self) -> Option<BinaryOp> {
@@ -248,7 +311,7 @@ impl PgParser<'_> {
                 left = Self::binary(BinaryOp::Mul, left, right);
             } else if self.eat_op("/") {
                 let right = self.parse_unary()?;
-                left = Self::binary(BinaryOp::Div, left, right);
+                left = Self::binary(BinaryOp::IntDiv, left, right);
             } else if self.eat_op("%") {
                 let right = self.parse_unary()?;
                 let span = Span {
@@ -345,10 +408,16 @@ impl PgParser<'_> {
                 })
             }
             PgTok::Op("(") => {
-                self.advance();
-                if self.at_word("select") || self.at_word("with") {
-                    return Err(self.unsupported("a subquery", self.peek().span.start));
+                if self.at_query_start() {
+                    self.advance();
+                    let query = self.parse_query()?;
+                    self.expect_op(")")?;
+                    return Ok(Expr::Subquery {
+                        query: Box::new(query),
+                        span: self.span_from(start),
+                    });
                 }
+                self.advance();
                 let expr = self.parse_expr()?;
                 self.expect_op(")")?;
                 Ok(expr)
@@ -388,6 +457,16 @@ impl PgParser<'_> {
                         span: self.span_from(start),
                     })
                 }
+                "array" if matches!(self.peek_at(1).tok, PgTok::Op("(")) => {
+                    self.advance();
+                    self.advance();
+                    let query = self.parse_query()?;
+                    self.expect_op(")")?;
+                    Ok(Expr::ArraySubquery {
+                        query: Box::new(query),
+                        span: self.span_from(start),
+                    })
+                }
                 "array" => {
                     self.advance();
                     self.expect_op("[")?;
@@ -424,7 +503,14 @@ impl PgParser<'_> {
                     })
                 }
                 "exists" if matches!(self.peek_at(1).tok, PgTok::Op("(")) => {
-                    Err(self.unsupported("a subquery", start))
+                    self.advance();
+                    self.advance();
+                    let query = self.parse_query()?;
+                    self.expect_op(")")?;
+                    Ok(Expr::Exists {
+                        query: Box::new(query),
+                        span: self.span_from(start),
+                    })
                 }
                 _ => self.parse_name_or_call(),
             },
@@ -540,216 +626,76 @@ impl PgParser<'_> {
             }
         }
         self.expect_op(")")?;
-        let engine_name = match name.as_str() {
-            "now" => "current_timestamp".to_string(),
-            _ => name,
-        };
+        let spanner = path.len() == 2 && path[0].value == "spanner";
+        let (engine_name, args) = engine_function(&name, spanner, args);
         let mut expr = call(&engine_name, name_span, args, self.span_from(start));
         if let Expr::Function { distinct: d, .. } = &mut expr {
             *d = distinct;
         }
         Ok(expr)
     }
+}
 
-    /// The body of a view: `SELECT [DISTINCT] items [FROM ...] [WHERE ...]
-    /// [GROUP BY ...] [HAVING ...] [ORDER BY ...] [LIMIT n] [OFFSET m]`.
-    pub(super) fn parse_select_query(&mut self) -> Result<Query> {
-        let start = self.peek().span.start;
-        if !self.at_word("select") {
-            return Err(self.unexpected());
+/// The engine's function for PostgreSQL's `name` (`spanner.name` when
+/// `spanner`), with the arguments reordered where the two differ: the
+/// dialect's function name table. Names that are the same in both (`lower`,
+/// `upper`, `length`, `substr`, `concat`, `coalesce`, `abs`, `mod`, ...)
+/// pass through.
+fn engine_function(name: &str, spanner: bool, mut args: Vec<Expr>) -> (String, Vec<Expr>) {
+    // `spanner.f` is the engine's `f` as it is (`spanner.farm_fingerprint`,
+    // `spanner.generate_uuid`, `spanner.pending_commit_timestamp`, ...).
+    let engine = match (name, spanner, args.len()) {
+        ("now", false, 0) => "current_timestamp",
+        ("gen_random_uuid", false, 0) => "new_uuid",
+        ("btrim", false, _) => "trim",
+        ("octet_length", false, _) => "byte_length",
+        // PostgreSQL's one-argument log is base 10; log(b, x) is base b.
+        ("log", false, 1) => "log10",
+        ("log", false, 2) => {
+            args.swap(0, 1);
+            "log"
         }
-        self.advance();
-        let distinct = self.eat_word("distinct");
-        if !distinct {
-            self.eat_word("all");
+        ("array_length", false, 2) if is_int_literal(&args[1], "1") => {
+            args.truncate(1);
+            "array_length"
         }
-        let mut items = vec![self.parse_select_item()?];
-        while self.eat_op(",") {
-            items.push(self.parse_select_item()?);
-        }
-        let from = if self.eat_word("from") {
-            Some(self.parse_from()?)
-        } else {
-            None
-        };
-        let where_clause = if self.eat_word("where") {
-            Some(self.parse_expr()?)
-        } else {
-            None
-        };
-        let mut group_by = Vec::new();
-        if self.eat_words(&["group", "by"]) {
-            group_by.push(self.parse_expr()?);
-            while self.eat_op(",") {
-                group_by.push(self.parse_expr()?);
-            }
-        }
-        let having = if self.eat_word("having") {
-            Some(self.parse_expr()?)
-        } else {
-            None
-        };
-        let select_span = self.span_from(start);
-        let mut order_by = Vec::new();
-        if self.eat_words(&["order", "by"]) {
-            loop {
-                let expr = self.parse_expr()?;
-                let desc = if self.eat_word("desc") {
-                    true
-                } else {
-                    self.eat_word("asc");
-                    false
-                };
-                let nulls_first = if self.eat_words(&["nulls", "first"]) {
-                    Some(true)
-                } else if self.eat_words(&["nulls", "last"]) {
-                    Some(false)
-                } else {
-                    None
-                };
-                order_by.push(OrderByItem {
-                    expr,
-                    desc,
-                    nulls_first,
-                });
-                if !self.eat_op(",") {
-                    break;
-                }
-            }
-        }
-        let limit = if self.eat_word("limit") {
-            Some(self.parse_expr()?)
-        } else {
-            None
-        };
-        let offset = if self.eat_word("offset") {
-            Some(self.parse_expr()?)
-        } else {
-            None
-        };
-        if ["union", "intersect", "except"]
-            .iter()
-            .any(|w| self.at_word(w))
-        {
-            return Err(self.unsupported("a set operation in a view", self.peek().span.start));
-        }
-        Ok(Query {
-            hints: Vec::new(),
-            with: Vec::new(),
-            body: SetExpr::Select(Box::new(Select {
-                distinct,
-                as_struct: false,
-                items,
-                from,
-                where_clause,
-                group_by,
-                having,
-                span: select_span,
-            })),
-            order_by,
-            limit,
-            offset,
-            span: self.span_from(start),
-        })
-    }
+        _ => name,
+    };
+    (engine.to_string(), args)
+}
 
-    fn parse_select_item(&mut self) -> Result<SelectItem> {
-        let start = self.peek().span.start;
-        if self.eat_op("*") {
-            return Ok(SelectItem::Star {
-                except: Vec::new(),
-                replace: Vec::new(),
-                span: self.span_from(start),
-            });
-        }
-        if self.at_ident()
-            && matches!(self.peek_at(1).tok, PgTok::Op("."))
-            && matches!(self.peek_at(2).tok, PgTok::Op("*"))
-        {
-            let qualifier = self.parse_ident()?;
-            self.advance();
-            self.advance();
-            return Ok(SelectItem::QualifiedStar {
-                qualifier: vec![qualifier],
-                expr: None,
-                span: self.span_from(start),
-            });
-        }
-        let expr = self.parse_expr()?;
-        let alias = if self.eat_word("as") || self.at_ident() {
-            Some(self.parse_ident()?)
-        } else {
-            None
-        };
-        Ok(SelectItem::Expr { expr, alias })
-    }
+fn is_int_literal(expr: &Expr, text: &str) -> bool {
+    matches!(expr, Expr::Literal { value: Literal::Integer(t), .. } if t == text)
+}
 
-    /// `item [, item | [kind] JOIN item [ON e | USING (...)]] ...`.
-    fn parse_from(&mut self) -> Result<TableExpr> {
-        let start = self.peek().span.start;
-        let mut chain = self.chain();
-        let mut left = self.parse_table_ref()?;
-        loop {
-            let kind = if self.eat_op(",") || self.eat_words(&["cross", "join"]) {
-                JoinKind::Cross
-            } else if self.eat_word("join") || self.eat_words(&["inner", "join"]) {
-                JoinKind::Inner
-            } else if self.eat_word("left") {
-                self.eat_word("outer");
-                self.expect_word("join")?;
-                JoinKind::Left
-            } else if self.eat_word("right") {
-                self.eat_word("outer");
-                self.expect_word("join")?;
-                JoinKind::Right
-            } else if self.eat_word("full") {
-                self.eat_word("outer");
-                self.expect_word("join")?;
-                JoinKind::Full
-            } else {
-                break;
-            };
-            let right = self.parse_table_ref()?;
-            let condition = if kind == JoinKind::Cross {
-                JoinCondition::None
-            } else if self.eat_word("on") {
-                JoinCondition::On(self.parse_expr()?)
-            } else if self.eat_word("using") {
-                JoinCondition::Using(self.parse_ident_list()?)
-            } else {
-                return Err(self.unexpected());
-            };
-            left = TableExpr::Join {
-                kind,
-                left: Box::new(left),
-                right: Box::new(right),
-                condition,
-                hints: Vec::new(),
-                span: self.span_from(start),
-            };
-            self.link(&mut chain)?;
-        }
-        self.end_chain(chain);
-        Ok(left)
-    }
-
-    fn parse_table_ref(&mut self) -> Result<TableExpr> {
-        let start = self.peek().span.start;
-        if self.at_op("(") {
-            return Err(self.unsupported("a subquery", start));
-        }
-        let name = self.parse_object_name()?;
-        let alias = if self.eat_word("as") || self.at_ident() {
-            Some(self.parse_ident()?)
-        } else {
-            None
-        };
-        Ok(TableExpr::Table {
-            path: vec![name],
-            alias,
-            hints: Vec::new(),
-            span: self.span_from(start),
-        })
+/// `left IS [NOT] DISTINCT FROM right`: equality where two NULLs are equal
+/// and NULL differs from every value, as a CASE over the engine's
+/// operators (the operands are evaluated more than once).
+fn is_distinct_from(left: Expr, right: Expr, negated: bool, span: Span) -> Expr {
+    let is_null = |e: &Expr, negated: bool| Expr::Is {
+        expr: Box::new(e.clone()),
+        test: IsTest::Null,
+        negated,
+        span: e.span(),
+    };
+    let boolean = |b: bool| Expr::Literal {
+        value: Literal::Bool(b),
+        span,
+    };
+    // NOT DISTINCT: both NULL, or both non-NULL and equal.
+    let (when_left_null, when_right_null, op) = if negated {
+        (is_null(&right, false), boolean(false), BinaryOp::Eq)
+    } else {
+        (is_null(&right, true), boolean(true), BinaryOp::NotEq)
+    };
+    Expr::Case {
+        operand: None,
+        branches: vec![
+            (is_null(&left, false), when_left_null),
+            (is_null(&right, false), when_right_null),
+        ],
+        else_expr: Some(Box::new(PgParser::binary(op, left, right))),
+        span,
     }
 }
 

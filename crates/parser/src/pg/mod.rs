@@ -23,8 +23,10 @@
 //! names them as not supported.
 
 mod ddl;
+mod dml;
 mod expr;
 pub mod lexer;
+mod query;
 
 use crate::ast::{Ident, Span, Statement};
 use crate::error::{ParseError, Result};

@@ -425,7 +425,10 @@ fn errors_carry_postgresql_wording_and_positions() {
     assert!(message.contains("TTL"), "{message}");
     assert_eq!(offset, 53);
     assert_eq!(error("create table t (a text default 'open").1, 31);
-    assert!(error("SELECT 1").0.contains("not supported yet"));
+    assert_eq!(
+        error("SELECT 1 FROM"),
+        ("syntax error at end of input".into(), 13)
+    );
     assert_eq!(error("create table other.t (a bigint primary key)").1, 13);
 }
 
@@ -541,4 +544,98 @@ fn random_edits_never_panic_and_errors_point_into_the_text() {
             }
         }
     }
+}
+
+fn query(text: &str) -> Query {
+    match parse(text) {
+        StatementKind::Query(q) => *q,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn queries_lower_to_the_shared_ast() {
+    let q = query("SELECT a FROM t WHERE b = $2 ORDER BY a, b DESC, c NULLS FIRST");
+    let SetExpr::Select(select) = &q.body else {
+        panic!("{q:?}")
+    };
+    match &select.where_clause {
+        Some(Expr::Binary { right, .. }) => {
+            assert!(matches!(&**right, Expr::Parameter { name, .. } if name == "p2"))
+        }
+        other => panic!("{other:?}"),
+    }
+    // PostgreSQL's NULL order is written out: last ascending, first descending.
+    let nulls: Vec<Option<bool>> = q.order_by.iter().map(|o| o.nulls_first).collect();
+    assert_eq!(nulls, [Some(false), Some(true), Some(true)]);
+    // INTERSECT binds tighter than UNION; a bare UNION is DISTINCT.
+    let q = query("SELECT 1 UNION SELECT 2 INTERSECT ALL SELECT 3");
+    match &q.body {
+        SetExpr::SetOperation {
+            op: SetOperator::Union,
+            all: false,
+            right,
+            ..
+        } => assert!(matches!(
+            &**right,
+            SetExpr::SetOperation {
+                op: SetOperator::Intersect,
+                all: true,
+                ..
+            }
+        )),
+        other => panic!("{other:?}"),
+    }
+    let q = query("SELECT 7 / 2");
+    let SetExpr::Select(select) = &q.body else {
+        panic!()
+    };
+    assert!(matches!(
+        &select.items[0],
+        SelectItem::Expr {
+            expr: Expr::Binary {
+                op: BinaryOp::IntDiv,
+                ..
+            },
+            ..
+        }
+    ));
+}
+
+#[test]
+fn dml_lowers_returning_and_on_conflict() {
+    let StatementKind::Insert(insert) = parse(
+        "INSERT INTO t (k, v) VALUES (1, DEFAULT) ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v RETURNING k",
+    ) else {
+        panic!()
+    };
+    assert_eq!(insert.mode, InsertMode::OrUpdate);
+    assert_eq!(insert.returning.as_ref().map(Vec::len), Some(1));
+    let StatementKind::Insert(insert) =
+        parse("insert into t (k, v) select k, v from u on conflict (k) do nothing")
+    else {
+        panic!()
+    };
+    assert_eq!(insert.mode, InsertMode::OrIgnore);
+    let StatementKind::Update(update) = parse("UPDATE t SET v = 1") else {
+        panic!()
+    };
+    assert!(update.alias.is_none());
+    assert!(matches!(
+        update.where_clause,
+        Expr::Literal {
+            value: Literal::Bool(true),
+            ..
+        }
+    ));
+    assert!(matches!(
+        parse("DELETE FROM t x WHERE x.k = 1 RETURNING *"),
+        StatementKind::Delete(_)
+    ));
+    assert!(error("INSERT INTO t VALUES (1)").0.contains("column list"));
+    assert!(
+        error("INSERT INTO t (k) VALUES (1) ON CONFLICT (z) DO NOTHING")
+            .0
+            .contains("\"z\"")
+    );
 }

@@ -190,30 +190,11 @@ pub(super) fn run_statement(
 /// Runs a statement for ExecuteSql / ExecuteStreamingSql: resolves the
 /// transaction, executes, and on failure forgets a transaction this
 /// request began.
-/// Queries and DML of a PostgreSQL-dialect database are refused before
-/// anything else happens (no transaction is begun for them): their grammar
-/// is step 3 of `docs/design/postgresql.md`, and reading their text as
-/// GoogleSQL would give wrong answers rather than errors. Reads and commits
-/// of mutations need no SQL and work in either dialect.
-pub(super) fn check_dialect(session: &SessionState, sql: &str) -> Result<(), Status> {
-    if session.db.dialect() == rowtree_types::Dialect::PostgreSql {
-        let mut shown: String = sql.trim().chars().take(60).collect();
-        if shown.len() < sql.trim().len() {
-            shown.push_str("...");
-        }
-        return Err(Status::unimplemented(format!(
-            "queries in the PostgreSQL dialect are not supported yet: {shown}"
-        )));
-    }
-    Ok(())
-}
-
 pub(super) fn execute(
     session: &SessionState,
     r: &pb::ExecuteSqlRequest,
     out: &mut dyn RowOut,
 ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
-    check_dialect(session, &r.sql)?;
     let params = convert::params_from_proto(r.params.as_ref(), &r.param_types)?;
     let (_, pinned) = decode_token(&r.resume_token)?;
     let mut selected = session.select_pinned(r.transaction.as_ref(), pinned)?;
@@ -259,9 +240,6 @@ pub(super) fn batch_dml(
         return Err(Status::invalid_argument(
             "No statements in batch DML request",
         ));
-    }
-    for statement in &r.statements {
-        check_dialect(session, &statement.sql)?;
     }
     let mut selected = session.select(r.transaction.as_ref())?;
     let (id, begun) =
@@ -343,7 +321,6 @@ pub(super) fn partition_query(
     session: &SessionState,
     r: &pb::PartitionQueryRequest,
 ) -> Result<pb::PartitionResponse, Status> {
-    check_dialect(session, &r.sql)?;
     let params = convert::params_from_proto(r.params.as_ref(), &r.param_types)?;
     let mut selected = session.select(r.transaction.as_ref())?;
     let (txn, begun) = match &selected {
