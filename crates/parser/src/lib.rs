@@ -1,4 +1,4 @@
-//! The SQL lexers and parsers: GoogleSQL's, and PostgreSQL's DDL ([`pg`]).
+//! The SQL lexers and parsers: GoogleSQL's, and PostgreSQL's ([`pg`]).
 //!
 //! Text becomes tokens ([`lexer`]), tokens become statements ([`ast`]).
 //! Errors carry a byte offset that [`Position`] turns into `line:column`.

@@ -1,13 +1,18 @@
-//! PostgreSQL expressions (as DDL holds them: defaults, generated columns,
-//! checks, index predicates) and the plain `SELECT` of a view body.
+//! PostgreSQL expressions: in queries and DML, and as DDL holds them
+//! (defaults, generated columns, checks, index predicates).
 //!
 //! Precedence follows PostgreSQL's, lowest first: `OR`; `AND`; `NOT`;
 //! `IS`, comparisons, `[NOT] IN / BETWEEN / LIKE`; `||`; `+ -`; `* / %`;
-//! unary `-`; `::` casts. Names of the few functions whose PostgreSQL
-//! spelling differs from the engine's are mapped here (`nextval('s')` is
-//! the engine's `GET_NEXT_SEQUENCE_VALUE(SEQUENCE s)`, `spanner.f(...)` is
-//! `f(...)`); the full name table of the dialect belongs to step 3 of the
-//! design, with queries and DML.
+//! unary `-`; `::` casts. Subqueries (scalar, `IN`, `EXISTS`, `= ANY`,
+//! `<> ALL`, `ARRAY(...)`) parse through `query.rs`.
+//!
+//! The dialect's function name table is here too ([`engine_function`]):
+//! PostgreSQL names whose spelling or arguments differ from the engine's
+//! are mapped (`nextval('s')` is the engine's `GET_NEXT_SEQUENCE_VALUE(SEQUENCE
+//! s)`, `now()` is `CURRENT_TIMESTAMP`, `spanner.f(...)` is `f(...)`); the
+//! rest pass through by name. Operators PostgreSQL has and the engine has
+//! not are lowered to ones it has: `ILIKE` to `LIKE` over `LOWER`, `IS
+//! [NOT] DISTINCT FROM` to a `CASE`.
 
 use rowtree_types::Type;
 

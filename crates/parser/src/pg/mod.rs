@@ -1,5 +1,4 @@
-//! The PostgreSQL dialect's lexer and parser (DDL, and the expressions DDL
-//! holds).
+//! The PostgreSQL dialect's lexer and parser: DDL, queries and DML.
 //!
 //! A PostgreSQL-dialect database speaks PostgreSQL's syntax and type names,
 //! but everything below the parser is the one engine: this parser produces
@@ -15,12 +14,13 @@
 //! types are `bigint`, `varchar(n)`, `T[]`, ...; errors are worded as
 //! PostgreSQL words them (`syntax error at or near "x"`).
 //!
-//! Covered today (step 2 of `docs/design/postgresql.md`): CREATE/ALTER/DROP
-//! TABLE, CREATE/DROP INDEX, CREATE/ALTER/DROP SEQUENCE, CREATE/DROP VIEW
-//! (whose body is a plain `SELECT`), and in DDL expressions column
-//! references, literals, operators, function calls, `::` casts and
-//! `nextval('s')`. Queries and DML are not parsed here yet: [`parse_statement`]
-//! names them as not supported.
+//! Covered today (steps 2 and 3 of `docs/design/postgresql.md`):
+//! CREATE/ALTER/DROP TABLE, CREATE/DROP INDEX, CREATE/ALTER/DROP SEQUENCE,
+//! CREATE/DROP VIEW (`ddl`); queries (`query`); INSERT, UPDATE, DELETE with
+//! RETURNING and ON CONFLICT (`dml`); EXPLAIN; and expressions (`expr`),
+//! where `$n` parameters become the request's `pn`, PostgreSQL function
+//! names map onto the engine's, and the few semantics that differ by
+//! dialect are written into the AST (NULL order, integer division).
 
 mod ddl;
 mod dml;
@@ -34,7 +34,7 @@ use crate::split::StatementText;
 use crate::MAX_NESTING;
 use lexer::{PgTok, PgToken};
 
-/// Parses exactly one PostgreSQL DDL statement (a trailing `;` is allowed).
+/// Parses exactly one PostgreSQL statement (a trailing `;` is allowed).
 /// Spans in the result are byte offsets into `text`.
 pub fn parse_statement(text: &str) -> Result<Statement> {
     let mut parser = PgParser::new(text)?;

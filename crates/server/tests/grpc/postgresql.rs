@@ -1,8 +1,8 @@
 //! PostgreSQL-dialect databases over gRPC (steps 1 and 2 of
 //! `docs/design/postgresql.md`): CreateDatabase with POSTGRESQL and
 //! PostgreSQL DDL, the dialect reported, GetDatabaseDdl in PostgreSQL form,
-//! UpdateDatabaseDdl, mutations and reads, queries refused as not yet
-//! supported, and all of it after a restart.
+//! UpdateDatabaseDdl, mutations and reads, queries with `$n` parameters and
+//! DML with RETURNING (step 3), and all of it after a restart.
 
 use super::*;
 
@@ -137,18 +137,67 @@ async fn postgresql_databases_take_postgresql_ddl_and_mutations() {
         .into_inner();
     assert_eq!(rows(&rs), vec!["1|Marc|true", "2|Ann|true"]);
 
-    // Queries are not parsed as GoogleSQL: they are refused, clearly.
+    // Queries are parsed as PostgreSQL: `$1` is the request's `p1`.
+    let mut params = std::collections::BTreeMap::new();
+    params.insert(
+        "p1".to_string(),
+        prost_types::Value {
+            kind: Some(Kind::StringValue("2".into())),
+        },
+    );
+    let mut param_types = std::collections::HashMap::new();
+    param_types.insert(
+        "p1".to_string(),
+        pb::Type {
+            code: pb::TypeCode::Int64 as i32,
+            ..Default::default()
+        },
+    );
+    let rs = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT singer_id, \"FirstName\" FROM Singers WHERE singer_id = $1".into(),
+            params: Some(prost_types::Struct {
+                fields: params.into_iter().collect(),
+            }),
+            param_types,
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rows(&rs), vec!["2|Ann"]);
+    // GoogleSQL text is PostgreSQL's syntax error, not read as GoogleSQL.
     let err = env
-        .execute(&s, "SELECT singer_id FROM singers", None)
+        .execute(&s, "SELECT `singer_id` FROM singers", None)
         .await
         .unwrap_err();
-    assert_eq!(err.code(), Code::Unimplemented);
-    assert!(
-        err.message()
-            .contains("queries in the PostgreSQL dialect are not supported yet"),
-        "{}",
-        err.message()
-    );
+    assert_eq!(err.code(), Code::InvalidArgument);
+    assert!(err.message().contains("syntax error"), "{}", err.message());
+
+    // DML with RETURNING (GoogleSQL's THEN RETURN) in a read-write transaction.
+    let id = env.begin_rw(&s).await;
+    let rs = env
+        .execute(
+            &s,
+            "UPDATE singers SET \"FirstName\" = 'Anna' WHERE singer_id = 2 RETURNING singer_id, \"FirstName\"",
+            Some(use_id(&id)),
+        )
+        .await
+        .unwrap();
+    assert_eq!(rows(&rs), vec!["2|Anna"]);
+    assert_eq!(row_count(&rs), 1);
+    env.commit_id(&s, &id, Vec::new()).await.unwrap();
+    env.write(
+        &s,
+        vec![upsert(
+            "singers",
+            &["singer_id", "FirstName"],
+            vec![vec!["2".into(), "Ann".into()]],
+        )],
+    )
+    .await;
 
     // After a restart: still PostgreSQL, same schema, same rows.
     env.stop().await;
