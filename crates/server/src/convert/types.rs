@@ -67,7 +67,7 @@ pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
         Ok(TypeAnnotationCode::Unspecified) => {}
         Ok(annotation) => {
             return Err(Status::unimplemented(format!(
-                "Unsupported type annotation {}: PostgreSQL-dialect queries and parameters are not supported yet",
+                "Unsupported type annotation {}: PostgreSQL type annotations (step 4 of the PostgreSQL dialect) are not supported yet",
                 annotation.as_str_name()
             )))
         }
