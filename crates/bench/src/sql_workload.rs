@@ -185,8 +185,13 @@ pub const LOOKUP_SCHEMA: &[&str] = &[
 
 /// Batched lookups by primary key: how clients read many rows by key.
 pub const LOOKUP_BY_KEY: &str = "SELECT Id, Payload FROM Items WHERE Id IN UNNEST(@ids)";
-/// The same on a non-key column: a full scan testing each row's `Val`.
+/// The same on a non-key column, with the planner's choice (the covering
+/// index `ItemsByVal`, read by key set).
 pub const LOOKUP_BY_VALUE: &str = "SELECT COUNT(*) FROM Items WHERE Val IN UNNEST(@ids)";
+/// The same forced to a full scan testing each row's `Val` (the plan
+/// `LOOKUP_BY_VALUE` had before IN UNNEST became a key-set read).
+pub const LOOKUP_BY_VALUE_SCAN: &str =
+    "SELECT COUNT(*) FROM Items@{FORCE_INDEX=_BASE_TABLE} WHERE Val IN UNNEST(@ids)";
 /// The same through the index on `Val`.
 pub const LOOKUP_BY_INDEX: &str =
     "SELECT Id, Payload FROM Items@{FORCE_INDEX=ItemsByVal} WHERE Val IN UNNEST(@ids)";
