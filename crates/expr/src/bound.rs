@@ -12,6 +12,7 @@ use rowtree_types::{Type, Value};
 
 use crate::datetime::DatePart;
 use crate::functions::{Function, Volatility};
+use crate::membership::SetId;
 use crate::operator::{ArithOp, CmpOp};
 use crate::SubqueryKind;
 
@@ -62,6 +63,9 @@ pub(crate) enum Node {
         expr: Box<BoundExpr>,
         list: Vec<BoundExpr>,
         negated: bool,
+        /// Set when the list does not depend on the row: evaluation may
+        /// then keep its values as an [`crate::InSet`].
+        set: Option<SetId>,
     },
     Between {
         expr: Box<BoundExpr>,
@@ -112,6 +116,8 @@ pub(crate) enum Node {
         expr: Box<BoundExpr>,
         array: Box<BoundExpr>,
         negated: bool,
+        /// Set when the array does not depend on the row (see `InList`).
+        set: Option<SetId>,
     },
     /// `TO_JSON(e)` / `TO_JSON_STRING(e)`: a call that needs the argument's
     /// static type (the field names of a STRUCT are not in its value).
@@ -219,6 +225,24 @@ impl BoundExpr {
             }
         });
         deterministic
+    }
+
+    /// Whether the expression has the same value for every row of a
+    /// statement: it reads no column (correlated values included), runs no
+    /// subquery and calls only deterministic functions. Parameters are
+    /// fixed for a statement.
+    pub fn is_row_independent(&self) -> bool {
+        let mut independent = true;
+        self.walk(&mut |e| match &e.node {
+            Node::Column(_) | Node::Subquery { .. } | Node::InSubquery { .. } => {
+                independent = false
+            }
+            Node::Call { function, .. } => {
+                independent &= function.volatility == Volatility::Deterministic
+            }
+            _ => {}
+        });
+        independent
     }
 
     /// Whether the expression calls `PENDING_COMMIT_TIMESTAMP()`.

@@ -1,6 +1,10 @@
 //! What an expression needs from outside the row: [`EvalContext`].
 
+use std::rc::Rc;
+
 use rowtree_types::{Timestamp, Uuid, Value};
+
+use crate::membership::{InSet, SetId};
 
 use crate::Result;
 
@@ -49,5 +53,27 @@ pub trait EvalContext {
     fn subquery(&mut self, id: usize, row: &[Value]) -> Result<Value> {
         let _ = (id, row);
         Err(crate::Error::invalid("subqueries are not supported here"))
+    }
+
+    /// The set of candidates kept for the row-independent `IN` `id`
+    /// ([`crate::InSet`]), if one was kept.
+    fn in_set(&self, id: SetId) -> Option<Rc<InSet>> {
+        let _ = id;
+        None
+    }
+
+    /// Whether this context keeps `IN` sets for the statement (then `IN`
+    /// builds one on its first evaluation and gives it to
+    /// [`EvalContext::keep_in_set`]). By default it does not, and every
+    /// evaluation compares with the candidates in turn.
+    fn keeps_in_sets(&self) -> bool {
+        false
+    }
+
+    /// Keeps `set` for the `IN` `id` until the statement ends; may refuse
+    /// it past the statement's memory budget.
+    fn keep_in_set(&mut self, id: SetId, set: Rc<InSet>) -> Result<()> {
+        let _ = (id, set);
+        Ok(())
     }
 }

@@ -7,6 +7,8 @@
 //! other side does not decide (`FALSE AND NULL` is FALSE), and lazy forms
 //! (`CASE`, `IF`, `COALESCE`) evaluate only what they need.
 
+use std::rc::Rc;
+
 use rowtree_parser::ast::SubscriptMode;
 use rowtree_types::{format_f64, Value};
 
@@ -14,6 +16,7 @@ use crate::bound::{BoundExpr, Node};
 use crate::cast::{cast, coerce_value};
 use crate::compare::sql_compare;
 use crate::like::{like, like_str};
+use crate::membership::{InSet, SetId};
 use crate::operator::{ArithOp, CmpOp};
 use crate::{Error, EvalContext, Result};
 
@@ -186,9 +189,19 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             expr,
             list,
             negated,
+            set,
         } => {
             let needle = eval(expr, row, ctx)?;
-            let found = in_list(&needle, list, row, ctx)?;
+            let kept = match set {
+                Some(id) => kept_set(*id, ctx, |ctx| {
+                    list.iter().map(|i| eval(i, row, ctx)).collect()
+                })?,
+                None => None,
+            };
+            let found = match kept {
+                Some(s) => s.contains(&needle),
+                None => in_list(&needle, list, row, ctx)?,
+            };
             from_truth(found.map(|f| f != *negated))
         }
         Node::Between {
@@ -296,10 +309,22 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             expr,
             array,
             negated,
+            set,
         } => {
             let needle = eval(expr, row, ctx)?;
-            let candidates = eval(array, row, ctx)?;
-            from_truth(in_values(&needle, &candidates)?.map(|f| f != *negated))
+            let kept = match set {
+                Some(id) => kept_set(*id, ctx, |ctx| match eval(array, row, ctx)? {
+                    Value::Null => Ok(Vec::new()),
+                    Value::Array(items) => Ok(items),
+                    _ => Err(internal("IN")),
+                })?,
+                None => None,
+            };
+            let found = match kept {
+                Some(s) => s.contains(&needle),
+                None => in_values(&needle, &eval(array, row, ctx)?)?,
+            };
+            from_truth(found.map(|f| f != *negated))
         }
         Node::ToJson { expr, string, safe } => {
             let v = match eval(expr, row, ctx) {
@@ -341,21 +366,30 @@ fn in_values(needle: &Value, candidates: &Value) -> Result<Option<bool>> {
         Value::Array(items) => items,
         _ => return Err(internal("IN")),
     };
-    if items.is_empty() {
-        return Ok(Some(false));
+    Ok(crate::membership::search(needle, items))
+}
+
+/// The set kept for the row-independent `IN` `id`, built from `candidates`
+/// on first use; `None` when the context keeps no sets, or the candidates
+/// failed to evaluate (then `IN` is evaluated as without a set, and fails
+/// where it would).
+fn kept_set(
+    id: SetId,
+    ctx: &mut dyn EvalContext,
+    candidates: impl FnOnce(&mut dyn EvalContext) -> Result<Vec<Value>>,
+) -> Result<Option<Rc<InSet>>> {
+    if let Some(set) = ctx.in_set(id) {
+        return Ok(set.usable().then_some(set));
     }
-    if needle.is_null() {
+    if !ctx.keeps_in_sets() {
         return Ok(None);
     }
-    let mut unknown = false;
-    for item in items {
-        match sql_compare(CmpOp::Eq, needle, item) {
-            Some(true) => return Ok(Some(true)),
-            None => unknown = true,
-            Some(false) => {}
-        }
-    }
-    Ok(if unknown { None } else { Some(false) })
+    let set = Rc::new(match candidates(ctx) {
+        Ok(items) => InSet::new(items),
+        Err(_) => InSet::unusable(),
+    });
+    ctx.keep_in_set(id, set.clone())?;
+    Ok(set.usable().then_some(set))
 }
 
 /// `needle IN (list)`: TRUE on a match, else NULL if the needle or any

@@ -29,6 +29,7 @@ mod error;
 mod eval;
 mod functions;
 mod like;
+mod membership;
 mod operator;
 
 pub use bind::{bind, closest_name, is_aggregate_function, BindOptions, Scope, SubqueryKind};
@@ -37,6 +38,7 @@ pub use cast::{cast, castable, coerce_value};
 pub use compare::compare;
 pub use context::EvalContext;
 pub use error::{Error, Result};
+pub use membership::{InSet, SetId};
 
 /// Largest STRING or BYTES value a function or operator may produce
 /// (CONCAT, `||`, REPEAT, LPAD/RPAD, FORMAT): Spanner's cell limit. Without it a

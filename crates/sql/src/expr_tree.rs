@@ -400,6 +400,22 @@ pub(crate) fn text(e: &Expr) -> String {
             )
         }
         Expr::Field { expr, field, .. } => format!("{}.{}", text(expr), field.value),
+        Expr::Array {
+            element_type,
+            items,
+            ..
+        } => {
+            // At most 8 elements: EXPLAIN of a long literal array stays short.
+            let mut parts: Vec<String> = items.iter().take(8).map(text).collect();
+            if items.len() > 8 {
+                parts.push(format!("... ({} in all)", items.len()));
+            }
+            let ty = match element_type {
+                Some(t) => format!("ARRAY<{}>", t.value_type()),
+                None => String::new(),
+            };
+            format!("{ty}[{}]", parts.join(", "))
+        }
         _ => "expr".into(),
     }
 }

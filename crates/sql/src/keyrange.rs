@@ -15,6 +15,19 @@
 //!
 //! A full key (every key column pinned) becomes a point lookup.
 //!
+//! **`IN UNNEST(array)`** pins a column too, when the array does not depend
+//! on the row (a parameter, a literal array, a constant expression): that
+//! is how clients batch lookups by key. Its values are known only when the
+//! statement runs, so the extraction leaves a `DeferredKeys`: the key set
+//! with a hole for the array, which the scan fills once per execution —
+//! the elements coerced to the key column's type (those no key value can
+//! equal, like `1.5` for an INT64 column, dropped), NULLs dropped (`NULL IN
+//! ...` never matches), sorted in the column's order (ASC or DESC) and
+//! deduplicated, so the scan reads point keys (or short prefix ranges) in
+//! key order. One array per key set, and only next to few known values
+//! (`MAX_ARRAY_FANOUT`), so the key list grows with the array and not
+//! with a product of arrays; the scan holds it against the query's memory.
+//!
 //! **DESC key columns** store larger values first and NULLs last (the key
 //! codec inverts the column's bytes), so a value bound `x > 5` becomes the
 //! *end* of the key range on a DESC column and the *start* on an ASC one. A
@@ -28,12 +41,53 @@
 use std::cmp::Ordering;
 
 use rowtree_db::{Bound, Key, KeyRange, KeySet};
+use rowtree_expr::BoundExpr;
 use rowtree_schema::KeyColumn;
 use rowtree_types::{Type, Value};
 
 /// How many prefixes an IN-list product may produce before the extraction
 /// stops multiplying (the remaining columns stay residual).
 const MAX_PREFIXES: usize = 10_000;
+
+/// How many prefixes the known values of the other key columns may make
+/// when an array pins a column too (each array value is multiplied by them).
+const MAX_ARRAY_FANOUT: usize = 64;
+
+/// The array of `c IN UNNEST(array)`, when it does not depend on the row.
+#[derive(Debug, Clone)]
+pub(crate) struct ArrayKeys {
+    /// The array, bound without a row: parameters, literals, deterministic
+    /// functions of them.
+    pub expr: BoundExpr,
+    /// The key column's type, which the elements are coerced to.
+    pub ty: Type,
+    /// `UNNEST(@ids)`, for EXPLAIN.
+    pub text: String,
+}
+
+impl PartialEq for ArrayKeys {
+    fn eq(&self, other: &ArrayKeys) -> bool {
+        self.text == other.text && self.ty == other.ty
+    }
+}
+
+/// Whether an array of `elem` can give the key values of a `key` column:
+/// the same type, or numbers whose comparison with the column is exact
+/// after coercion. Not FLOAT elements for a NUMERIC column: a float equals
+/// every NUMERIC whose nearest FLOAT64 it is, which is no single key.
+pub(crate) fn array_gives_keys(elem: &Type, key: &Type) -> bool {
+    let number = |t: &Type| {
+        matches!(
+            t,
+            Type::Int64 | Type::Float32 | Type::Float64 | Type::Numeric
+        )
+    };
+    key.is_key_type()
+        && (elem == key
+            || (number(elem)
+                && number(key)
+                && !(*key == Type::Numeric && matches!(elem, Type::Float32 | Type::Float64))))
+}
 
 /// What one conjunct says about one table column, in values of the column's type.
 #[derive(Debug, Clone, PartialEq)]
@@ -42,6 +96,8 @@ pub(crate) enum KeyPredicate {
     Eq(usize, Value),
     /// `c IN (v1, v2, ...)` (NULLs already removed: they never match).
     In(usize, Vec<Value>),
+    /// `c IN UNNEST(array)`, the array known when the statement runs.
+    InArray(usize, ArrayKeys),
     /// `c > v` (false) / `c >= v` (true).
     Lower(usize, Value, bool),
     /// `c < v` (false) / `c <= v` (true).
@@ -58,6 +114,7 @@ impl KeyPredicate {
         match self {
             KeyPredicate::Eq(c, _)
             | KeyPredicate::In(c, _)
+            | KeyPredicate::InArray(c, _)
             | KeyPredicate::Lower(c, _, _)
             | KeyPredicate::Upper(c, _, _)
             | KeyPredicate::Between(c, _, _)
@@ -85,6 +142,113 @@ pub(crate) struct Extraction {
     pub points: bool,
     /// Human-readable ranges, for EXPLAIN.
     pub text: String,
+    /// When an array pins a column: the key set to build when the statement
+    /// runs (`key_set` is then empty and unused).
+    pub deferred: Option<DeferredKeys>,
+}
+
+/// What a range is made of on the first unpinned column: the value bounds
+/// and whether the column is DESC.
+type ColumnRange = (Option<ValueBound>, Option<ValueBound>, bool);
+
+/// A key set with a hole: one pinned key column takes the values of an
+/// array known only when the statement runs (see the module docs).
+#[derive(Debug, Clone)]
+pub(crate) struct DeferredKeys {
+    /// The values of each pinned key column in key order (sorted); `None`
+    /// for the array's column.
+    columns: Vec<Option<Vec<Value>>>,
+    array: ArrayKeys,
+    /// Whether the array's column is DESC.
+    desc: bool,
+    range: Option<ColumnRange>,
+    points: bool,
+}
+
+impl DeferredKeys {
+    /// The array whose values fill the hole.
+    pub fn array(&self) -> &ArrayKeys {
+        &self.array
+    }
+
+    /// The key set once the array is known (`array` as evaluated: an
+    /// ARRAY or NULL), in key order.
+    pub fn key_set(&self, array: Value) -> KeySet {
+        let values = array_key_values(array, &self.array.ty, self.desc);
+        let columns: Vec<&[Value]> = self
+            .columns
+            .iter()
+            .map(|c| c.as_deref().unwrap_or(&values))
+            .collect();
+        build(product(&columns), &self.range, self.points)
+    }
+}
+
+/// The key values of an array for a column of type `ty`: NULLs and
+/// elements no key value can equal dropped, the rest coerced, sorted in
+/// the column's order and deduplicated.
+pub(crate) fn array_key_values(array: Value, ty: &Type, desc: bool) -> Vec<Value> {
+    let items = match array {
+        Value::Array(items) => items,
+        _ => Vec::new(),
+    };
+    let mut values: Vec<Value> = items
+        .into_iter()
+        .filter(|v| !v.is_null())
+        .filter_map(|v| array_key_value(v, ty))
+        .collect();
+    sort_values(&mut values, desc);
+    values
+}
+
+/// The key value equal to an array element, if any: as [`key_value`], but
+/// numbers convert the way a comparison sees them (FLOAT64 `3.0` is the
+/// INT64 key 3, though no implicit coercion exists that way; `1.5` is no
+/// INT64 key at all).
+fn array_key_value(value: Value, ty: &Type) -> Option<Value> {
+    if let Some(v) = key_value(value.clone(), ty) {
+        return Some(v);
+    }
+    let cast = rowtree_expr::cast(value.clone(), ty).ok()?;
+    (rowtree_expr::compare(&cast, &value) == Some(Ordering::Equal)).then_some(cast)
+}
+
+/// Every key made of one value per column, in key order (each column's
+/// values are in key order already).
+fn product(columns: &[&[Value]]) -> Vec<Key> {
+    let mut prefixes: Vec<Key> = vec![Vec::new()];
+    for values in columns {
+        let mut next = Vec::with_capacity(prefixes.len() * values.len());
+        for p in &prefixes {
+            for v in values.iter() {
+                let mut k = Vec::with_capacity(p.len() + 1);
+                k.extend_from_slice(p);
+                k.push(v.clone());
+                next.push(k);
+            }
+        }
+        prefixes = next;
+    }
+    prefixes
+}
+
+/// The key set of `prefixes`: point keys, whole prefixes, or a range under
+/// each prefix.
+fn build(prefixes: Vec<Key>, range: &Option<ColumnRange>, points: bool) -> KeySet {
+    if points {
+        return KeySet::keys(prefixes);
+    }
+    let ranges = prefixes
+        .into_iter()
+        .map(|p| match range {
+            None => KeyRange::prefix(p),
+            Some((lower, upper, desc)) => bounded(p, lower.clone(), upper.clone(), *desc),
+        })
+        .collect();
+    KeySet {
+        ranges,
+        ..KeySet::default()
+    }
 }
 
 /// A value bound: the value and whether it is included.
@@ -96,11 +260,14 @@ pub(crate) fn extract(
     key_columns: &[KeyColumn],
     predicates: &[Option<KeyPredicate>],
 ) -> Extraction {
-    let mut prefixes: Vec<Key> = vec![Vec::new()];
+    // The values of each pinned column (`None`: the array's), in key order.
+    let mut columns: Vec<Option<Vec<Value>>> = Vec::new();
+    let mut array: Option<(ArrayKeys, bool)> = None;
+    let mut known = 1usize;
     let mut consumed = Vec::new();
     let mut fixed = 0;
     let mut pinned = 0;
-    let mut range: Option<(Option<ValueBound>, Option<ValueBound>, bool)> = None;
+    let mut range: Option<ColumnRange> = None;
     for kc in key_columns {
         let pin = predicates.iter().enumerate().find_map(|(i, p)| match p {
             Some(KeyPredicate::Eq(c, v)) if *c == kc.column => Some((i, vec![v.clone()])),
@@ -109,22 +276,30 @@ pub(crate) fn extract(
         });
         if let Some((i, mut values)) = pin {
             sort_values(&mut values, kc.desc);
-            if prefixes.len().saturating_mul(values.len().max(1)) > MAX_PREFIXES {
+            let limit = if array.is_some() {
+                MAX_ARRAY_FANOUT
+            } else {
+                MAX_PREFIXES
+            };
+            if known.saturating_mul(values.len().max(1)) > limit {
                 break;
             }
             if values.len() == 1 && fixed == pinned {
                 fixed += 1;
             }
-            prefixes = prefixes
-                .iter()
-                .flat_map(|p| {
-                    values.iter().map(move |v| {
-                        let mut next = p.clone();
-                        next.push(v.clone());
-                        next
-                    })
-                })
-                .collect();
+            known *= values.len();
+            columns.push(Some(values));
+            consumed.push(i);
+            pinned += 1;
+            continue;
+        }
+        let from_array = predicates.iter().enumerate().find_map(|(i, p)| match p {
+            Some(KeyPredicate::InArray(c, a)) if *c == kc.column => Some((i, a.clone())),
+            _ => None,
+        });
+        if let Some((i, a)) = from_array.filter(|_| array.is_none() && known <= MAX_ARRAY_FANOUT) {
+            array = Some((a, kc.desc));
+            columns.push(None);
             consumed.push(i);
             pinned += 1;
             continue;
@@ -162,22 +337,29 @@ pub(crate) fn extract(
     consumed.sort_unstable();
     let constrained = pinned + usize::from(range.is_some());
     let points = range.is_none() && pinned == key_columns.len() && pinned > 0;
+    if let Some((array, desc)) = array {
+        let text = describe_deferred(&columns, &array, &range, points);
+        return Extraction {
+            key_set: KeySet::default(),
+            consumed,
+            fixed,
+            constrained,
+            points,
+            text,
+            deferred: Some(DeferredKeys {
+                columns,
+                array,
+                desc,
+                range,
+                points,
+            }),
+        };
+    }
     let key_set = if constrained == 0 {
         KeySet::all()
-    } else if points {
-        KeySet::keys(prefixes)
     } else {
-        let ranges = prefixes
-            .into_iter()
-            .map(|p| match &range {
-                None => KeyRange::prefix(p),
-                Some((lower, upper, desc)) => bounded(p, lower.clone(), upper.clone(), *desc),
-            })
-            .collect();
-        KeySet {
-            ranges,
-            ..KeySet::default()
-        }
+        let values: Vec<&[Value]> = columns.iter().flatten().map(Vec::as_slice).collect();
+        build(product(&values), &range, points)
     };
     let text = describe(&key_set);
     Extraction {
@@ -187,6 +369,55 @@ pub(crate) fn extract(
         constrained,
         points,
         text,
+        deferred: None,
+    }
+}
+
+/// EXPLAIN's text of a deferred key set: `key set from UNNEST(@ids)`, or
+/// with other key columns `key set from (1, UNNEST(@ids))`; `prefixes`
+/// instead of `key set` when the keys are not whole, and the range of the
+/// next column after them (`range set from (UNNEST(@u), (10 .. 20])`).
+fn describe_deferred(
+    columns: &[Option<Vec<Value>>],
+    array: &ArrayKeys,
+    range: &Option<ColumnRange>,
+    points: bool,
+) -> String {
+    let mut parts: Vec<String> = columns
+        .iter()
+        .map(|c| match c {
+            None => array.text.clone(),
+            Some(vs) if vs.len() == 1 => vs[0].sql_literal(),
+            Some(vs) => {
+                let vs: Vec<String> = vs.iter().map(Value::sql_literal).collect();
+                format!("{{{}}}", vs.join(", "))
+            }
+        })
+        .collect();
+    let what = if points {
+        "key set"
+    } else if range.is_some() {
+        "range set"
+    } else {
+        "prefix set"
+    };
+    if let Some((lower, upper, _)) = range {
+        let lo = match lower {
+            Some((v, true)) => format!("[{}", v.sql_literal()),
+            Some((v, false)) => format!("({}", v.sql_literal()),
+            None => "(".into(),
+        };
+        let hi = match upper {
+            Some((v, true)) => format!("{}]", v.sql_literal()),
+            Some((v, false)) => format!("{})", v.sql_literal()),
+            None => ")".into(),
+        };
+        parts.push(format!("{lo} .. {hi}"));
+    }
+    if parts.len() == 1 {
+        format!("{what} from {}", parts[0])
+    } else {
+        format!("{what} from ({})", parts.join(", "))
     }
 }
 
@@ -201,7 +432,7 @@ fn tighter(current: Option<(Value, bool)>, new: (Value, bool), want: Ordering) -
     }
 }
 
-/// Values in key order for a column of the given direction.
+/// Values in key order for a column of the given direction, deduplicated.
 fn sort_values(values: &mut Vec<Value>, desc: bool) {
     values.sort_by(|a, b| {
         let o = rowtree_expr::compare(a, b).unwrap_or(Ordering::Equal);
@@ -436,6 +667,97 @@ mod tests {
         let e = extract(&[asc(0), asc(1)], &[Some(KeyPredicate::Eq(1, i(2)))]);
         assert!(e.key_set.all);
         assert!(e.consumed.is_empty());
+    }
+
+    fn array(text: &str, ty: Type) -> ArrayKeys {
+        let ast = rowtree_parser::parse_expr(text).unwrap();
+        ArrayKeys {
+            expr: rowtree_expr::bind(&ast, &(), &Default::default()).unwrap(),
+            ty,
+            text: format!("UNNEST({text})"),
+        }
+    }
+
+    #[test]
+    fn an_array_pins_a_column_when_the_statement_runs() {
+        // Key (A, B DESC): A = 1 AND B IN UNNEST(...).
+        let e = extract(
+            &[asc(0), desc(1)],
+            &[
+                Some(KeyPredicate::InArray(1, array("[5, 9]", Type::Int64))),
+                Some(KeyPredicate::Eq(0, i(1))),
+            ],
+        );
+        assert_eq!(e.consumed, vec![0, 1]);
+        assert!(e.points);
+        assert_eq!(e.fixed, 1);
+        assert_eq!(e.text, "key set from (1, UNNEST([5, 9]))");
+        let d = e.deferred.expect("deferred");
+        // Coerced, NULL and non-integral values dropped, DESC order, deduplicated.
+        let ks = d.key_set(Value::Array(vec![
+            i(5),
+            Value::Null,
+            i(9),
+            Value::Float64(7.0),
+            Value::Float64(7.5),
+            i(5),
+        ]));
+        assert_eq!(
+            ks.keys,
+            vec![vec![i(1), i(9)], vec![i(1), i(7)], vec![i(1), i(5)]]
+        );
+        assert!(d.key_set(Value::Null).keys.is_empty());
+    }
+
+    #[test]
+    fn an_array_on_a_prefix_gives_ranges_and_one_array_at_most() {
+        let e = extract(
+            &[asc(0), asc(1), asc(2)],
+            &[
+                Some(KeyPredicate::InArray(0, array("[2, 1]", Type::Int64))),
+                Some(KeyPredicate::InArray(1, array("[3]", Type::Int64))),
+                Some(KeyPredicate::Lower(1, i(4), true)),
+            ],
+        );
+        // The second array stays a filter; the bound on the second column is a range.
+        assert_eq!(e.consumed, vec![0, 2]);
+        assert_eq!(e.text, "range set from (UNNEST([2, 1]), [4 .. ))");
+        let ks = e
+            .deferred
+            .expect("deferred")
+            .key_set(Value::Array(vec![i(2), i(1)]));
+        assert_eq!(
+            ks.ranges,
+            vec![
+                KeyRange {
+                    start: Bound::Closed(vec![i(1), i(4)]),
+                    end: Bound::Closed(vec![i(1)])
+                },
+                KeyRange {
+                    start: Bound::Closed(vec![i(2), i(4)]),
+                    end: Bound::Closed(vec![i(2)])
+                },
+            ]
+        );
+        // An equality on the same column wins over the array.
+        let e = extract(
+            &[asc(0)],
+            &[
+                Some(KeyPredicate::InArray(0, array("[2]", Type::Int64))),
+                Some(KeyPredicate::Eq(0, i(7))),
+            ],
+        );
+        assert!(e.deferred.is_none());
+        assert_eq!(e.consumed, vec![1]);
+    }
+
+    #[test]
+    fn which_arrays_give_keys() {
+        assert!(array_gives_keys(&Type::Int64, &Type::Int64));
+        assert!(array_gives_keys(&Type::Float64, &Type::Int64));
+        assert!(array_gives_keys(&Type::Int64, &Type::Numeric));
+        assert!(!array_gives_keys(&Type::Float64, &Type::Numeric));
+        assert!(!array_gives_keys(&Type::String, &Type::Date));
     }
 
     #[test]

@@ -304,6 +304,9 @@ pub(crate) enum JoinMethod {
 pub(crate) struct TreeScan {
     /// Parent keys whose row trees are read.
     pub key_set: KeySet,
+    /// When an array gives the parent keys: the key set to build when the
+    /// statement runs, in place of `key_set` (see [`Access::deferred`]).
+    pub deferred: Option<crate::keyrange::DeferredKeys>,
     pub ranges_text: String,
     /// The parent conjuncts checked on parent rows (indexes into its
     /// conjuncts): those the key set does not answer.
@@ -363,6 +366,9 @@ pub(crate) struct Access {
     /// The key columns of the path (index full key, or primary key).
     pub key_columns: Vec<KeyColumn>,
     pub key_set: KeySet,
+    /// When `col IN UNNEST(array)` pins a key column: the key set, built
+    /// from the array once the statement runs, in place of `key_set`.
+    pub deferred: Option<crate::keyrange::DeferredKeys>,
     pub ranges_text: String,
     pub reverse: bool,
     /// Stop after this many rows (0 = no limit): only when nothing filters later.
@@ -387,6 +393,7 @@ impl Default for Access {
             index: None,
             key_columns: Vec::new(),
             key_set: KeySet::all(),
+            deferred: None,
             ranges_text: "full scan".into(),
             reverse: false,
             limit: 0,

@@ -117,6 +117,36 @@ fn buffering_operators_stop_at_the_limit() {
     );
 }
 
+/// The values of `IN UNNEST` built once per statement (a key-set read's
+/// key list, a non-key column's hash set) are held against the limit too.
+#[test]
+fn in_unnest_values_count_too() {
+    let mut s = session();
+    // 128,000 ids (GENERATE_ARRAY makes at most 16,000 at a time).
+    let parts: Vec<String> = (0..8)
+        .map(|i| format!("GENERATE_ARRAY({}, {})", i * 16_000, i * 16_000 + 15_999))
+        .collect();
+    let ids = format!("UNNEST(ARRAY_CONCAT({}))", parts.join(", "));
+    exhausted(
+        &mut s,
+        &format!("SELECT Id FROM T WHERE Id IN {ids}"),
+        "IN UNNEST",
+    );
+    exhausted(
+        &mut s,
+        &format!("SELECT Id FROM T WHERE G IN {ids}"),
+        "IN UNNEST",
+    );
+    // Small arrays are fine, and the memory was given back.
+    assert_eq!(
+        count(
+            &mut s,
+            "SELECT Id FROM T WHERE Id IN UNNEST(GENERATE_ARRAY(0, 999))"
+        ),
+        1000
+    );
+}
+
 #[test]
 fn an_unstreamed_result_counts_too() {
     let mut s = session();

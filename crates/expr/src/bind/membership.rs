@@ -9,6 +9,7 @@ use rowtree_types::{Type, Value};
 use super::coerce::{comparison_supertype, equality_comparable, supertype, type_names};
 use super::{invalid_at, Binder, SubqueryKind};
 use crate::bound::{BoundExpr, Node};
+use crate::membership::next_set_id;
 use crate::Result;
 
 impl Binder<'_> {
@@ -38,15 +39,18 @@ impl Binder<'_> {
                 )
             })?;
         let needle = self.coerce(needle, &ty)?;
-        let list = list
+        let list: Vec<BoundExpr> = list
             .into_iter()
             .map(|i| self.coerce(i, &ty))
             .collect::<Result<_>>()?;
+        let set =
+            (ty.is_key_type() && list.iter().all(BoundExpr::is_row_independent)).then(next_set_id);
         Ok(BoundExpr::new(
             Node::InList {
                 expr: Box::new(needle),
                 list,
                 negated,
+                set,
             },
             Type::Bool,
             span,
@@ -102,11 +106,13 @@ impl Binder<'_> {
         };
         let array = self.coerce(array, &Type::Array(Box::new(elem.clone())))?;
         let needle = self.coerce_in_needle(needle, &elem, span)?;
+        let set = (elem.is_key_type() && array.is_row_independent()).then(next_set_id);
         Ok(BoundExpr::new(
             Node::InUnnest {
                 expr: Box::new(needle),
                 array: Box::new(array),
                 negated,
+                set,
             },
             Type::Bool,
             span,

@@ -3,13 +3,15 @@
 //! `col = c`, `col < c` (and the other comparisons, either way round),
 //! `col IN (...)`, `col BETWEEN a AND b` and `col IS [NOT] NULL`, where the
 //! constants are known at plan time and the column's type can be part of a
-//! key. The planner's key-range extraction ([`crate::keyrange`]) combines
+//! key; and `col IN UNNEST(array)` where the array does not depend on the
+//! row (it is bound here and evaluated when the statement runs). The planner's key-range extraction ([`crate::keyrange`]) combines
 //! these per key column.
 
 use rowtree_parser::ast::{BinaryOp, Expr, IsTest};
 use rowtree_types::{Type, Value};
 
-use crate::keyrange::{key_value, KeyPredicate};
+use crate::expr_tree::{self, column_paths, has_aggregate, has_subquery};
+use crate::keyrange::{array_gives_keys, key_value, ArrayKeys, KeyPredicate};
 use crate::scope::{Resolved, RowScope};
 
 use super::Binder;
@@ -80,6 +82,37 @@ impl Binder<'_> {
                     }
                 }
                 Some(KeyPredicate::In(col, values))
+            }
+            Expr::InUnnest {
+                expr,
+                array,
+                negated: false,
+                ..
+            } => {
+                let (col, ty) = column(expr)?;
+                let mut paths = Vec::new();
+                column_paths(array, &mut paths);
+                if !paths.is_empty() || has_subquery(array) || has_aggregate(array) {
+                    return None;
+                }
+                let bound = rowtree_expr::bind(array, &(), &self.options).ok()?;
+                if !bound.is_row_independent() {
+                    return None;
+                }
+                let Type::Array(elem) = bound.ty() else {
+                    return None;
+                };
+                if !array_gives_keys(elem, &ty) {
+                    return None;
+                }
+                Some(KeyPredicate::InArray(
+                    col,
+                    ArrayKeys {
+                        expr: bound,
+                        ty,
+                        text: format!("UNNEST({})", expr_tree::text(array)),
+                    },
+                ))
             }
             Expr::Between {
                 expr,

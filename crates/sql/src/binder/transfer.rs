@@ -25,7 +25,7 @@ impl Binder<'_> {
     /// join equalities make equal to it (see `transfers`, followed
     /// transitively): each such scan gets `c` rewritten to its column, so its
     /// key range or index can use it. The original conjunct stays. Only
-    /// `=`, `IN`, ranges and `BETWEEN` are copied (an `IS [NOT] NULL` says
+    /// `=`, `IN` (lists and `UNNEST`), ranges and `BETWEEN` are copied (an `IS [NOT] NULL` says
     /// nothing useful about a column an equality matched).
     pub(super) fn transfer(
         &self,
@@ -38,6 +38,7 @@ impl Binder<'_> {
         let copy = match key {
             KeyPredicate::Eq(_, v) => !v.is_null(),
             KeyPredicate::In(..)
+            | KeyPredicate::InArray(..)
             | KeyPredicate::Lower(..)
             | KeyPredicate::Upper(..)
             | KeyPredicate::Between(..) => true,

@@ -10,7 +10,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::rc::Rc;
 use std::sync::Arc;
 
-use rowtree_expr::{EvalContext, SubqueryKind};
+use rowtree_expr::{EvalContext, InSet, SetId, SubqueryKind};
 use rowtree_parser::ast::JoinKind;
 use rowtree_types::{Code, Timestamp, Value};
 
@@ -57,6 +57,7 @@ impl ExecContext<'_> {
             now: self.now,
             pending_commit_timestamp: false,
             memory: self.memory.clone(),
+            kept: self.kept.clone(),
         };
         let mut op = build(&sub.root);
         let value = match sub.kind {
@@ -130,6 +131,23 @@ impl EvalContext for ExecContext<'_> {
     }
     fn param(&self, name: &str) -> Option<Value> {
         crate::binder::lookup_param(&self.plan.params, name)
+    }
+    fn in_set(&self, id: SetId) -> Option<Rc<InSet>> {
+        self.kept.borrow().sets.get(&id).cloned()
+    }
+    fn keeps_in_sets(&self) -> bool {
+        true
+    }
+    fn keep_in_set(&mut self, id: SetId, set: Rc<InSet>) -> rowtree_expr::Result<()> {
+        let mut kept = self.kept.borrow_mut();
+        kept.held
+            .hold_bytes(set.bytes())
+            .map_err(|e| rowtree_expr::Error::ResourceExhausted {
+                message: e.message,
+                span: e.span,
+            })?;
+        kept.sets.insert(id, set);
+        Ok(())
     }
     fn subquery(&mut self, id: usize, row: &[Value]) -> rowtree_expr::Result<Value> {
         self.run_subquery(id, row).map_err(|e| match e.code {

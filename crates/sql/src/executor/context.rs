@@ -3,15 +3,18 @@
 //! It holds the data source, the plan (for its parameters and subqueries),
 //! the outer row's values inside a correlated subquery (appended after each
 //! row before an expression is evaluated, which is where the binder put
-//! their slots), the cache of uncorrelated subquery results, and the
-//! query's memory (drawn from the pool its caller gives).
+//! their slots), the cache of uncorrelated subquery results, the sets of
+//! row-independent `IN`s and the key lists of key-set reads (each built
+//! once per statement), and the query's memory (drawn from the pool its
+//! caller gives).
 
 use std::cell::RefCell;
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
 
-use rowtree_expr::BoundExpr;
+use rowtree_db::KeySet;
+use rowtree_expr::{BoundExpr, InSet, SetId};
 use rowtree_types::{Timestamp, Value};
 
 use crate::error::Result;
@@ -34,6 +37,18 @@ pub(crate) struct ExecContext<'a> {
     pub pending_commit_timestamp: bool,
     /// The query's buffers, shared with its subqueries.
     pub memory: Rc<Memory>,
+    /// What the statement builds once and keeps (shared with subqueries).
+    pub kept: Rc<RefCell<Kept>>,
+}
+
+/// What a statement builds once and keeps until it ends: the candidate sets
+/// of row-independent `IN`s ([`rowtree_expr::InSet`]) and the key lists
+/// of key-set reads (by scan, see `executor::scan`), with the memory they
+/// hold.
+pub(crate) struct Kept {
+    pub sets: HashMap<SetId, Rc<InSet>>,
+    pub key_sets: HashMap<usize, Rc<KeySet>>,
+    pub held: Reservation,
 }
 
 impl<'a> ExecContext<'a> {
@@ -55,6 +70,11 @@ impl<'a> ExecContext<'a> {
         memory: &Rc<Memory>,
     ) -> ExecContext<'a> {
         let now = source.now();
+        let kept = Kept {
+            sets: HashMap::new(),
+            key_sets: HashMap::new(),
+            held: memory.reserve("the values of IN UNNEST and IN lists"),
+        };
         ExecContext {
             source,
             plan,
@@ -63,6 +83,7 @@ impl<'a> ExecContext<'a> {
             now,
             pending_commit_timestamp: false,
             memory: memory.clone(),
+            kept: Rc::new(RefCell::new(kept)),
         }
     }
 

@@ -141,7 +141,8 @@ impl Reservation {
         self.bytes
     }
 
-    fn hold_bytes(&mut self, bytes: usize) -> Result<()> {
+    /// Accounts for `bytes` more being held (a key list, an `IN` set).
+    pub(crate) fn hold_bytes(&mut self, bytes: usize) -> Result<()> {
         let memory = &self.memory;
         let used = memory.used.get().saturating_add(bytes);
         if used > memory.limit {

@@ -5,17 +5,28 @@
 //! above it stops the reading; an index scan that does not cover the
 //! query fetches each base row by key. Counters record rows, keys read and
 //! splits touched for EXPLAIN ANALYZE.
+//!
+//! A key-set read from an array (`Id IN UNNEST(@ids)`, see
+//! [`crate::keyrange::DeferredKeys`]) builds its key list when the scan
+//! opens: the array is evaluated once, its keys sorted and deduplicated,
+//! and the list kept for the statement (a scan run again, on the inner
+//! side of a nested loop, reuses it), its memory held against the query's
+//! budget.
 
 use std::sync::atomic::Ordering as AtomicOrdering;
 
-use rowtree_db::{KeySet, RowStream, ScanRequest, ScanStats};
+use std::rc::Rc;
+
+use rowtree_db::{Bound, KeySet, RowStream, ScanRequest, ScanStats};
 use rowtree_expr::BoundExpr;
 use rowtree_types::Value;
 
 use crate::error::{Error, Result};
+use crate::keyrange::DeferredKeys;
 use crate::plan::{Counters, ScanNode};
 
 use super::context::ExecContext;
+use super::memory::row_bytes;
 use super::operator::{emit, Operator, Row};
 
 pub(super) struct Scan<'p> {
@@ -46,10 +57,16 @@ impl Operator for Scan<'_> {
         }
         let access = &self.node.access;
         if self.stream.is_none() {
+            let key_set = scan_key_set(
+                cx,
+                &access.key_set,
+                access.deferred.as_ref(),
+                self.node as *const ScanNode as usize,
+            )?;
             let request = ScanRequest {
                 table: self.node.table.clone(),
                 index: access.index.clone(),
-                key_set: access.key_set.clone(),
+                key_set,
                 reverse: access.reverse,
                 limit: access.limit,
                 after: access.after.clone(),
@@ -175,6 +192,40 @@ impl Operator for SystemRows<'_> {
             Some(row) => emit(self.counters, row),
             None => Ok(None),
         }
+    }
+}
+
+/// The key set a scan reads: `planned`, or the one `deferred` builds from
+/// its array, once per statement (kept under `id`, which names the scan).
+pub(super) fn scan_key_set(
+    cx: &mut ExecContext<'_>,
+    planned: &KeySet,
+    deferred: Option<&DeferredKeys>,
+    id: usize,
+) -> Result<KeySet> {
+    let Some(deferred) = deferred else {
+        return Ok(planned.clone());
+    };
+    if let Some(kept) = cx.kept.borrow().key_sets.get(&id) {
+        return Ok(KeySet::clone(kept));
+    }
+    let array = cx.eval(&deferred.array().expr, &[])?;
+    let key_set = deferred.key_set(array);
+    let bytes = key_set.keys.iter().map(|k| row_bytes(k)).sum::<usize>()
+        + key_set
+            .ranges
+            .iter()
+            .map(|r| bound_bytes(&r.start) + bound_bytes(&r.end))
+            .sum::<usize>();
+    let mut kept = cx.kept.borrow_mut();
+    kept.held.hold_bytes(bytes)?;
+    kept.key_sets.insert(id, Rc::new(key_set.clone()));
+    Ok(key_set)
+}
+
+fn bound_bytes(b: &Bound) -> usize {
+    match b {
+        Bound::Closed(k) | Bound::Open(k) => row_bytes(k),
     }
 }
 

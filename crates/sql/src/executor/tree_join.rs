@@ -18,7 +18,7 @@ use crate::plan::{Counters, ScanNode, TreeScan};
 
 use super::context::ExecContext;
 use super::operator::{emit, Operator, Row};
-use super::scan::record_stats;
+use super::scan::{record_stats, scan_key_set};
 
 /// The parent row a tree-scan join is on.
 pub(super) struct TreeParent {
@@ -153,10 +153,16 @@ impl Operator for TreeMergeJoin<'_> {
                 return Ok(None);
             }
             if self.stream.is_none() {
+                let key_set = scan_key_set(
+                    cx,
+                    &self.tree.key_set,
+                    self.tree.deferred.as_ref(),
+                    self.tree as *const TreeScan as usize,
+                )?;
                 let request = TreeScanRequest {
                     table: self.parent.table.clone(),
                     include: vec![self.child.table.clone()],
-                    key_set: self.tree.key_set.clone(),
+                    key_set,
                     reverse: false,
                     limit: 0,
                 };

@@ -113,6 +113,7 @@ fn choose_access(scan: &ScanNode, catalog: &Catalog, used: &UsedColumns) -> Resu
         key_columns: chosen.key_columns,
         ranges_text: chosen.extraction.text.clone(),
         key_set: chosen.extraction.key_set,
+        deferred: chosen.extraction.deferred,
         reverse: false,
         limit: 0,
         residual,

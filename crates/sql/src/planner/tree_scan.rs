@@ -63,6 +63,7 @@ fn tree_scan(left: &Node, right: &Node, catalog: &Catalog) -> Option<TreeScan> {
     if pa.index.is_some() || pa.reverse {
         return Some(TreeScan {
             key_set: rowtree_db::KeySet::all(),
+            deferred: None,
             ranges_text: "full scan".into(),
             parent_filter: all_parent,
             child_filter: (0..child.conjuncts.len()).collect(),
@@ -91,6 +92,7 @@ fn tree_scan(left: &Node, right: &Node, catalog: &Catalog) -> Option<TreeScan> {
     }
     Some(TreeScan {
         key_set: pa.key_set.clone(),
+        deferred: pa.deferred.clone(),
         ranges_text: pa.ranges_text.clone(),
         parent_filter: pa.residual.clone(),
         child_filter: child_filter(parent, child, pt, ct),
@@ -118,6 +120,7 @@ fn child_filter(parent: &ScanNode, child: &ScanNode, pt: &Table, ct: &Table) -> 
         let on_parent = match k.clone() {
             KeyPredicate::Eq(_, v) => KeyPredicate::Eq(pcol, v),
             KeyPredicate::In(_, v) => KeyPredicate::In(pcol, v),
+            KeyPredicate::InArray(_, a) => KeyPredicate::InArray(pcol, a),
             KeyPredicate::Lower(_, v, inc) => KeyPredicate::Lower(pcol, v, inc),
             KeyPredicate::Upper(_, v, inc) => KeyPredicate::Upper(pcol, v, inc),
             KeyPredicate::Between(_, a, b) => KeyPredicate::Between(pcol, a, b),
