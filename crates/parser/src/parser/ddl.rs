@@ -11,8 +11,8 @@ use super::Parser;
 use crate::ast::{
     AlterSequence, AlterSequenceAction, AlterTable, AlterTableAction, Check, ColumnDef,
     CreateIndex, CreateSequence, CreateTable, DataType, Expr, ForeignKey, Generated, Interleave,
-    InterleaveKind, KeyPart, Length, Literal, OnDelete, OptionPair, SequenceOptions, SourceExpr,
-    Span, Statement, StatementKind, TableConstraint, UnaryOp,
+    InterleaveKind, KeyPart, Length, Literal, OnDelete, OptionPair, RowDeletionPolicy,
+    SequenceOptions, SourceExpr, Span, Statement, StatementKind, TableConstraint, UnaryOp,
 };
 use crate::error::{ParseError, Result};
 use crate::lexer::{Keyword, Punct, TokenKind};
@@ -180,11 +180,19 @@ impl Parser<'_> {
         self.expect_word("PRIMARY")?;
         self.expect_word("KEY")?;
         let primary_key = self.parse_key_parts(true)?;
-        let interleave = if self.eat_punct(Punct::Comma) {
-            Some(self.parse_interleave()?)
-        } else {
-            None
-        };
+        // Then, each after a comma: the interleave clause and the row
+        // deletion policy, each at most once.
+        let mut interleave = None;
+        let mut row_deletion_policy = None;
+        while self.eat_punct(Punct::Comma) {
+            if interleave.is_none() && self.at_word("INTERLEAVE") {
+                interleave = Some(self.parse_interleave()?);
+            } else if row_deletion_policy.is_none() && self.at_word("ROW") {
+                row_deletion_policy = Some(self.parse_row_deletion_policy()?);
+            } else {
+                return Err(self.expected("keyword INTERLEAVE or ROW"));
+            }
+        }
         Ok(CreateTable {
             if_not_exists,
             name,
@@ -192,6 +200,42 @@ impl Parser<'_> {
             constraints,
             primary_key,
             interleave,
+            row_deletion_policy,
+        })
+    }
+
+    /// `ROW DELETION POLICY (OLDER_THAN(col, INTERVAL n DAY))`.
+    fn parse_row_deletion_policy(&mut self) -> Result<RowDeletionPolicy> {
+        self.expect_word("ROW")?;
+        self.expect_word("DELETION")?;
+        self.expect_word("POLICY")?;
+        self.parse_row_deletion_policy_body()
+    }
+
+    /// `(OLDER_THAN(col, INTERVAL n DAY))`, after `ROW DELETION POLICY`.
+    fn parse_row_deletion_policy_body(&mut self) -> Result<RowDeletionPolicy> {
+        self.expect_punct(Punct::LParen)?;
+        self.expect_word("OLDER_THAN")?;
+        self.expect_punct(Punct::LParen)?;
+        let column = self.parse_ident()?;
+        self.expect_punct(Punct::Comma)?;
+        self.expect_keyword(Keyword::Interval)?;
+        let start = self.peek().span.start;
+        let days = self.parse_signed_int()?;
+        let days_span = self.span_from(start);
+        if !self.at_word("DAY") {
+            return Err(ParseError::new(
+                "Syntax error: a row deletion policy's interval must be in DAY units",
+                self.peek().span.start,
+            ));
+        }
+        self.advance();
+        self.expect_punct(Punct::RParen)?;
+        self.expect_punct(Punct::RParen)?;
+        Ok(RowDeletionPolicy {
+            column,
+            days,
+            days_span,
         })
     }
 
@@ -689,6 +733,25 @@ impl Parser<'_> {
     }
 
     fn parse_alter_table_action(&mut self) -> Result<AlterTableAction> {
+        if self.at_word("ADD") && self.peek_at(1).is_word("ROW") {
+            self.advance();
+            return Ok(AlterTableAction::AddRowDeletionPolicy(
+                self.parse_row_deletion_policy()?,
+            ));
+        }
+        if self.at_word("REPLACE") {
+            self.advance();
+            return Ok(AlterTableAction::ReplaceRowDeletionPolicy(
+                self.parse_row_deletion_policy()?,
+            ));
+        }
+        if self.at_word("DROP") && self.peek_at(1).is_word("ROW") {
+            self.advance();
+            self.expect_word("ROW")?;
+            self.expect_word("DELETION")?;
+            self.expect_word("POLICY")?;
+            return Ok(AlterTableAction::DropRowDeletionPolicy);
+        }
         if self.eat_word("ADD") {
             if self.eat_word("COLUMN") {
                 let if_not_exists = self.parse_if_not_exists()?;
@@ -733,7 +796,7 @@ impl Parser<'_> {
             self.expect_word("DELETE")?;
             return Ok(AlterTableAction::SetOnDelete(self.parse_delete_action()?));
         }
-        Err(self.expected("keyword ADD, DROP, ALTER or SET"))
+        Err(self.expected("keyword ADD, DROP, ALTER, REPLACE or SET"))
     }
 
     /// After `ALTER COLUMN c`.

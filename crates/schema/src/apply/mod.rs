@@ -15,6 +15,7 @@ mod drop_table;
 mod index;
 mod keys;
 mod proto;
+mod row_deletion;
 mod sequence;
 pub(crate) mod view;
 
