@@ -166,20 +166,51 @@ impl Parser<'_> {
         self.expect_punct(Punct::LParen)?;
         let mut columns = Vec::new();
         let mut constraints = Vec::new();
+        // The primary key may also be written in the list, as an element
+        // `PRIMARY KEY (...)` or after one column's definition; then the
+        // clause after `)` is optional, and more than one is refused.
+        let mut primary_key: Option<Vec<KeyPart>> = None;
         // Elements separated by commas; a trailing comma before `)` is allowed.
         while !self.eat_punct(Punct::RParen) {
-            match self.parse_table_constraint()? {
-                Some(constraint) => constraints.push(constraint),
-                None => columns.push(self.parse_column_def()?),
+            if self.at_primary_key() {
+                let start = self.peek().span.start;
+                self.advance();
+                self.advance();
+                let key = self.parse_key_parts(true)?;
+                set_primary_key(&mut primary_key, key, start)?;
+            } else {
+                match self.parse_table_constraint()? {
+                    Some(constraint) => constraints.push(constraint),
+                    None => {
+                        let column = self.parse_column_def()?;
+                        if self.at_primary_key() {
+                            let start = self.peek().span.start;
+                            self.advance();
+                            self.advance();
+                            let key = vec![KeyPart {
+                                column: column.name.clone(),
+                                desc: false,
+                            }];
+                            set_primary_key(&mut primary_key, key, start)?;
+                        }
+                        columns.push(column);
+                    }
+                }
             }
             if !self.eat_punct(Punct::Comma) {
                 self.expect_punct(Punct::RParen)?;
                 break;
             }
         }
-        self.expect_word("PRIMARY")?;
-        self.expect_word("KEY")?;
-        let primary_key = self.parse_key_parts(true)?;
+        let primary_key = match primary_key {
+            Some(key) if !self.at_primary_key() => key,
+            Some(_) => return Err(ParseError::new(ONE_PRIMARY_KEY, self.peek().span.start)),
+            None => {
+                self.expect_word("PRIMARY")?;
+                self.expect_word("KEY")?;
+                self.parse_key_parts(true)?
+            }
+        };
         // Then, each after a comma: the interleave clause and the row
         // deletion policy, each at most once.
         let mut interleave = None;
@@ -237,6 +268,11 @@ impl Parser<'_> {
             days,
             days_span,
         })
+    }
+
+    /// Whether `PRIMARY KEY` starts here.
+    fn at_primary_key(&self) -> bool {
+        self.at_word("PRIMARY") && self.peek_at(1).is_word("KEY")
     }
 
     /// `INTERLEAVE IN PARENT p [ON DELETE ...]` or `INTERLEAVE IN p`.
@@ -913,4 +949,21 @@ fn parse_u64(text: &str) -> Option<u64> {
 fn parse_i64(text: &str, negative: bool) -> Option<i64> {
     let magnitude = i128::from(parse_u64(text)?);
     i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// The error for a second primary key in one CREATE TABLE.
+const ONE_PRIMARY_KEY: &str = "Syntax error: a table has one PRIMARY KEY";
+
+/// Records a primary key written inside CREATE TABLE's list, refusing a
+/// second one (at `offset`).
+fn set_primary_key(
+    slot: &mut Option<Vec<KeyPart>>,
+    key: Vec<KeyPart>,
+    offset: usize,
+) -> Result<()> {
+    if slot.is_some() {
+        return Err(ParseError::new(ONE_PRIMARY_KEY, offset));
+    }
+    *slot = Some(key);
+    Ok(())
 }
