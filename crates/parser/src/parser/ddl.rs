@@ -41,6 +41,8 @@ impl Parser<'_> {
             StatementKind::Grant(self.parse_grant_body(false)?)
         } else if self.eat_word("REVOKE") {
             StatementKind::Revoke(self.parse_grant_body(true)?)
+        } else if self.eat_word("ANALYZE") {
+            StatementKind::Analyze
         } else {
             return Err(self.unexpected());
         };

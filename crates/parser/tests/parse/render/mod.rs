@@ -304,6 +304,7 @@ pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
             }
         }
         StatementKind::DropProtoBundle => out.push(header("drop proto bundle".to_string())),
+        StatementKind::Analyze => out.push(header("analyze".to_string())),
     }
     out
 }
