@@ -199,6 +199,10 @@ struct ServeArgs {
     /// removes what is older.
     #[arg(long, value_name = "SECS")]
     max_version_retention: Option<f64>,
+    /// For experiments and tests: seconds between TTL passes (which delete
+    /// the expired rows of tables with a row deletion policy). Default 60.
+    #[arg(long, value_name = "SECS")]
+    ttl_every: Option<f64>,
     /// Memory one query may hold in its sorts, aggregations, hash joins,
     /// DISTINCT, set operations and unstreamed results, in MiB; a query
     /// that needs more fails with RESOURCE_EXHAUSTED instead of the server
@@ -269,15 +273,20 @@ fn secs(flag: &str, v: Option<f64>) -> Result<Option<std::time::Duration>, Strin
 }
 
 /// `rowtree serve`'s garbage-collection experiment flags: the pass interval
-/// and the retention cap.
+/// and the retention cap; and the TTL pass interval.
 fn gc_config(args: &ServeArgs) -> Result<rowtree_server::GcConfig, String> {
     let every = secs("gc-every", args.gc_every)?;
     if every == Some(std::time::Duration::ZERO) {
         return Err("--gc-every must be more than 0 seconds".into());
     }
+    let ttl_every = secs("ttl-every", args.ttl_every)?;
+    if ttl_every == Some(std::time::Duration::ZERO) {
+        return Err("--ttl-every must be more than 0 seconds".into());
+    }
     Ok(rowtree_server::GcConfig {
         every,
         max_version_retention: secs("max-version-retention", args.max_version_retention)?,
+        ttl_every,
     })
 }
 

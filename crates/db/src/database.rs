@@ -112,6 +112,9 @@ pub struct Options {
     pub version_retention: Duration,
     /// How often the garbage collector runs.
     pub gc_interval: Duration,
+    /// How often the TTL task deletes the expired rows of tables with a row
+    /// deletion policy (default a minute; see [`crate::ttl`]).
+    pub ttl_interval: Duration,
     /// For experiments: keep old versions at most this long, whatever the
     /// database's `version_retention_period` says (which Spanner bounds
     /// below by one hour). A cap of a second makes every garbage-collection
@@ -160,6 +163,7 @@ impl Default for Options {
         Options {
             version_retention: Duration::from_secs(3600),
             gc_interval: Duration::from_secs(60),
+            ttl_interval: Duration::from_secs(60),
             max_version_retention: None,
             clock: Arc::new(SystemClock),
             cache_bytes: 64 << 20,
@@ -180,6 +184,7 @@ impl std::fmt::Debug for Options {
         f.debug_struct("Options")
             .field("version_retention", &self.version_retention)
             .field("gc_interval", &self.gc_interval)
+            .field("ttl_interval", &self.ttl_interval)
             .field("max_version_retention", &self.max_version_retention)
             .field("cache_bytes", &self.cache_bytes)
             .field("memtable_bytes", &self.memtable_bytes)
@@ -222,6 +227,7 @@ pub(crate) struct Inner {
     split_map_saved: Mutex<u64>,
     stop: Arc<AtomicBool>,
     gc_thread: Mutex<Option<JoinHandle<()>>>,
+    ttl_thread: Mutex<Option<JoinHandle<()>>>,
     split_thread: Mutex<Option<JoinHandle<()>>>,
 }
 
@@ -462,11 +468,13 @@ impl Database {
             split_map_saved: Mutex::new(split_map_saved),
             stop: stop.clone(),
             gc_thread: Mutex::new(None),
+            ttl_thread: Mutex::new(None),
             split_thread: Mutex::new(None),
         });
         let db = Database { inner };
         db.refresh_split_points();
         db.start_gc();
+        db.start_ttl();
         db.start_split_manager();
         Ok(db)
     }
@@ -759,6 +767,15 @@ impl Database {
         });
         *self.inner.gc_thread.lock() = handle;
     }
+
+    fn start_ttl(&self) {
+        let handle = self.spawn_periodic("rowtree-ttl", self.inner.options.ttl_interval, |db| {
+            if let Err(e) = db.delete_expired_rows() {
+                tracing::warn!("deleting expired rows failed: {e}");
+            }
+        });
+        *self.inner.ttl_thread.lock() = handle;
+    }
 }
 
 /// Puts back the split map saved by [`Inner::save_split_map`], if there is
@@ -859,7 +876,7 @@ impl Inner {
 impl Drop for Inner {
     fn drop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
-        for thread in [&self.gc_thread, &self.split_thread] {
+        for thread in [&self.gc_thread, &self.ttl_thread, &self.split_thread] {
             if let Some(h) = thread.lock().take() {
                 h.thread().unpark();
                 if h.thread().id() != std::thread::current().id() {

@@ -43,6 +43,7 @@ mod sequences;
 pub mod stream;
 mod target;
 pub mod transaction;
+pub mod ttl;
 pub mod write;
 
 pub use database::{
@@ -58,6 +59,7 @@ pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, 
 pub use transaction::{
     CommitResult, ReadOnlyTransaction, ReadWriteTransaction, Savepoint, TimestampBound,
 };
+pub use ttl::TtlStats;
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
 pub use rowtree_types::{Code, Dialect, Timestamp, Type, Value};

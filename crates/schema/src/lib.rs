@@ -46,7 +46,9 @@ pub use error::{Result, SchemaError};
 pub use index::Index;
 pub use names::{is_reserved, print_name};
 pub use sequence::{Sequence, BIT_REVERSED_POSITIVE};
-pub use table::{CheckConstraint, Column, ColumnExpr, ForeignKey, KeyColumn, Parent, Table};
+pub use table::{
+    CheckConstraint, Column, ColumnExpr, ForeignKey, KeyColumn, Parent, RowDeletionPolicy, Table,
+};
 pub use view::View;
 
 /// Re-exported so callers name AST types through one path.

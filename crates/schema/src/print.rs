@@ -14,8 +14,10 @@
 //!   SingerId INT64 NOT NULL,
 //!   AlbumId INT64 NOT NULL,
 //!   Title STRING(MAX),
+//!   ReleasedAt TIMESTAMP,
 //! ) PRIMARY KEY(SingerId, AlbumId),
-//!   INTERLEAVE IN PARENT Singers ON DELETE CASCADE
+//!   INTERLEAVE IN PARENT Singers ON DELETE CASCADE,
+//!   ROW DELETION POLICY (OLDER_THAN(ReleasedAt, INTERVAL 30 DAY))
 //! ```
 
 use std::collections::HashSet;
@@ -342,6 +344,9 @@ fn print_table(state: &State, table: &Table, foreign_keys: &[&ForeignKey]) -> St
             }
             ast::InterleaveKind::In => out.push_str(&format!(",\n  INTERLEAVE IN {parent_name}")),
         }
+    }
+    if let Some(policy) = table.row_deletion_expression(rowtree_types::Dialect::GoogleSql) {
+        out.push_str(&format!(",\n  ROW DELETION POLICY ({policy})"));
     }
     out
 }

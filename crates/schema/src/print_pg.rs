@@ -263,6 +263,9 @@ fn print_table(state: &State, table: &Table, foreign_keys: &[&ForeignKey]) -> St
             ast::InterleaveKind::In => out.push_str(&format!(" INTERLEAVE IN {parent_name}")),
         }
     }
+    if let Some(policy) = table.row_deletion_expression(rowtree_types::Dialect::PostgreSql) {
+        out.push_str(&format!(" TTL {policy}"));
+    }
     out
 }
 

@@ -38,6 +38,8 @@ pub struct Table {
     pub checks: Vec<CheckConstraint>,
     /// FOREIGN KEY constraints declared on this (the referencing) table.
     pub foreign_keys: Vec<ForeignKey>,
+    /// The row deletion policy (TTL), if the table has one.
+    pub row_deletion_policy: Option<RowDeletionPolicy>,
     /// Positions of generated columns, each after every generated column it
     /// reads, so evaluating them in this order is always correct.
     pub(crate) generated_order: Vec<usize>,
@@ -45,7 +47,47 @@ pub struct Table {
     pub(crate) next_column_id: ColumnId,
 }
 
+/// A table's row deletion policy (Spanner's TTL): a row whose `column`
+/// holds a timestamp more than `days` days before now has expired, and the
+/// database's TTL task deletes it (with its interleaved children) some time
+/// later. A NULL timestamp never expires. At most one per table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct RowDeletionPolicy {
+    /// The TIMESTAMP column the age is measured from, by stable id (so
+    /// dropping another column does not move it).
+    pub column: ColumnId,
+    /// The age, in days, after which a row expires (0 or more).
+    pub days: u64,
+}
+
 impl Table {
+    /// The row deletion policy as Spanner shows it in
+    /// `INFORMATION_SCHEMA.TABLES.ROW_DELETION_POLICY_EXPRESSION` and in
+    /// GetDatabaseDdl: `OLDER_THAN(col, INTERVAL n DAY)` in GoogleSQL,
+    /// `INTERVAL 'n days' ON col` in PostgreSQL.
+    pub fn row_deletion_expression(&self, dialect: rowtree_types::Dialect) -> Option<String> {
+        let policy = self.row_deletion_policy?;
+        let (_, column) = self.column_by_id(policy.column)?;
+        Some(match dialect {
+            rowtree_types::Dialect::GoogleSql => format!(
+                "OLDER_THAN({}, INTERVAL {} DAY)",
+                crate::names::print_name(&column.name),
+                policy.days
+            ),
+            rowtree_types::Dialect::PostgreSql => format!(
+                "INTERVAL '{} days' ON {}",
+                policy.days,
+                crate::print_pg::name(&column.name)
+            ),
+        })
+    }
+
+    /// The row deletion policy's column: its position and definition.
+    pub fn row_deletion_column(&self) -> Option<(usize, &Column)> {
+        self.row_deletion_policy
+            .and_then(|p| self.column_by_id(p.column))
+    }
+
     /// The column named `name` (case-insensitive) and its position.
     pub fn column(&self, name: &str) -> Option<(usize, &Column)> {
         self.columns

@@ -123,6 +123,7 @@ rowtree_testkit::scripts! {
         sequences,
         constraints,
         roundtrip,
+        row_deletion,
         views_roles_protos,
     ],
 }

@@ -130,3 +130,83 @@ fn alter_column_forms_keep_the_rest_of_the_column() {
         .unwrap_err();
     assert!(err.to_string().contains("Cannot change"), "{err}");
 }
+
+#[test]
+fn ttl_is_the_row_deletion_policy_printed_back_in_postgresql() {
+    let catalog = apply_all(&[
+        "CREATE TABLE events (id bigint PRIMARY KEY, created_at timestamptz, note text) \
+         TTL INTERVAL '30 days' ON created_at",
+    ]);
+    let table = catalog.table("events").expect("events");
+    assert_eq!(table.row_deletion_policy.expect("a policy").days, 30);
+    assert_eq!(
+        table.row_deletion_expression(PG).as_deref(),
+        Some("INTERVAL '30 days' ON created_at")
+    );
+    assert_eq!(
+        table.row_deletion_expression(Dialect::GoogleSql).as_deref(),
+        Some("OLDER_THAN(created_at, INTERVAL 30 DAY)")
+    );
+    let ddl = catalog.ddl_in(PG);
+    assert!(
+        ddl[0].ends_with(")\n) TTL INTERVAL '30 days' ON created_at"),
+        "{ddl:?}"
+    );
+    // The printed form re-applies to the same schema.
+    let again = apply_all(&ddl.iter().map(String::as_str).collect::<Vec<_>>());
+    assert_eq!(again.ddl_in(PG), ddl);
+
+    let apply = |catalog: &Catalog, sql: &str| catalog.apply_sql_in(PG, sql).map(|(c, _)| c);
+    let err = |catalog: &Catalog, sql: &str| {
+        apply(catalog, sql)
+            .map(|_| ())
+            .expect_err(sql)
+            .message()
+            .to_string()
+    };
+    assert!(err(
+        &catalog,
+        "ALTER TABLE events ADD TTL INTERVAL '1 day' ON created_at"
+    )
+    .contains("already has a row deletion policy"));
+    assert!(err(
+        &catalog,
+        "ALTER TABLE events ALTER TTL INTERVAL '1 day' ON note"
+    )
+    .contains("must be of type TIMESTAMP"));
+    assert!(err(
+        &catalog,
+        "ALTER TABLE events ALTER TTL INTERVAL '-1 days' ON created_at"
+    )
+    .contains("must not be negative"));
+    assert!(
+        err(&catalog, "ALTER TABLE events DROP COLUMN created_at").contains("row deletion policy")
+    );
+    let altered = apply(
+        &catalog,
+        "ALTER TABLE events ALTER TTL INTERVAL '1 day' ON created_at",
+    )
+    .expect("alter ttl");
+    assert!(altered.ddl_in(PG)[0].ends_with(" TTL INTERVAL '1 days' ON created_at"));
+    let dropped = apply(&altered, "ALTER TABLE events DROP TTL").expect("drop ttl");
+    assert!(dropped
+        .table("events")
+        .expect("events")
+        .row_deletion_policy
+        .is_none());
+    assert!(err(&dropped, "ALTER TABLE events DROP TTL").contains("does not have"));
+    let added = apply(
+        &dropped,
+        "ALTER TABLE events ADD TTL INTERVAL '0 days' ON created_at",
+    )
+    .expect("add ttl");
+    assert_eq!(
+        added
+            .table("events")
+            .expect("events")
+            .row_deletion_policy
+            .expect("a policy")
+            .days,
+        0
+    );
+}

@@ -108,8 +108,9 @@ pub struct Config {
     /// address may go without them. The default (none of it) serves
     /// loopback addresses only: see [`security::check_exposure`].
     pub security: security::Security,
-    /// Garbage-collection experiment settings (`rowtree serve --gc-every`,
-    /// `--max-version-retention`); the default changes nothing.
+    /// Garbage-collection and TTL experiment settings (`rowtree serve
+    /// --gc-every`, `--max-version-retention`, `--ttl-every`); the default
+    /// changes nothing.
     pub gc: GcConfig,
 }
 
@@ -123,6 +124,10 @@ pub struct GcConfig {
     /// Keep old versions at most this long, whatever the databases'
     /// `version_retention_period`; `None`: no cap.
     pub max_version_retention: Option<Duration>,
+    /// Time between TTL passes, which delete the expired rows of tables
+    /// with a row deletion policy (`rowtree serve --ttl-every`); `None`:
+    /// the database default (a minute). See `rowtree_db::ttl`.
+    pub ttl_every: Option<Duration>,
 }
 
 impl Default for Config {
@@ -194,6 +199,13 @@ impl Server {
         let options = match config.gc.every {
             Some(every) => rowtree_db::Options {
                 gc_interval: every,
+                ..options
+            },
+            None => options,
+        };
+        let options = match config.gc.ttl_every {
+            Some(every) => rowtree_db::Options {
+                ttl_interval: every,
                 ..options
             },
             None => options,

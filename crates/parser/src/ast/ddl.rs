@@ -73,6 +73,22 @@ pub struct CreateTable {
     pub constraints: Vec<TableConstraint>,
     pub primary_key: Vec<KeyPart>,
     pub interleave: Option<Interleave>,
+    /// `ROW DELETION POLICY (OLDER_THAN(col, INTERVAL n DAY))`, or
+    /// PostgreSQL's `TTL INTERVAL 'n days' ON col`.
+    pub row_deletion_policy: Option<RowDeletionPolicy>,
+}
+
+/// A table's row deletion policy (Spanner's TTL): rows whose `column` holds
+/// a timestamp more than `days` days old are deleted in the background.
+#[derive(Debug, Clone, PartialEq)]
+pub struct RowDeletionPolicy {
+    /// The TIMESTAMP column the age is measured from.
+    pub column: Ident,
+    /// The age in days after which a row expires, as written (the schema
+    /// layer refuses a negative one).
+    pub days: i64,
+    /// Where the day count was written, for its error.
+    pub days_span: Span,
 }
 
 /// A column definition in CREATE TABLE or ALTER TABLE ADD COLUMN.
@@ -232,6 +248,12 @@ pub enum AlterTableAction {
     DropConstraint {
         name: Ident,
     },
+    /// `ADD ROW DELETION POLICY (...)` / PostgreSQL `ADD TTL ...`.
+    AddRowDeletionPolicy(RowDeletionPolicy),
+    /// `REPLACE ROW DELETION POLICY (...)` / PostgreSQL `ALTER TTL ...`.
+    ReplaceRowDeletionPolicy(RowDeletionPolicy),
+    /// `DROP ROW DELETION POLICY` / PostgreSQL `DROP TTL`.
+    DropRowDeletionPolicy,
 }
 
 /// `CREATE [UNIQUE] [NULL_FILTERED] INDEX`.

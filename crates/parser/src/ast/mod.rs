@@ -135,4 +135,7 @@ pub enum StatementKind {
     AlterProtoBundle(AlterProtoBundle),
     /// `DROP PROTO BUNDLE`.
     DropProtoBundle,
+    /// `ANALYZE`: in Spanner, builds a new query optimizer statistics
+    /// package. Rowtree keeps no statistics, so it changes nothing.
+    Analyze,
 }

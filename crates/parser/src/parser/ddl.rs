@@ -11,8 +11,8 @@ use super::Parser;
 use crate::ast::{
     AlterSequence, AlterSequenceAction, AlterTable, AlterTableAction, Check, ColumnDef,
     CreateIndex, CreateSequence, CreateTable, DataType, Expr, ForeignKey, Generated, Interleave,
-    InterleaveKind, KeyPart, Length, Literal, OnDelete, OptionPair, SequenceOptions, SourceExpr,
-    Span, Statement, StatementKind, TableConstraint, UnaryOp,
+    InterleaveKind, KeyPart, Length, Literal, OnDelete, OptionPair, RowDeletionPolicy,
+    SequenceOptions, SourceExpr, Span, Statement, StatementKind, TableConstraint, UnaryOp,
 };
 use crate::error::{ParseError, Result};
 use crate::lexer::{Keyword, Punct, TokenKind};
@@ -41,6 +41,8 @@ impl Parser<'_> {
             StatementKind::Grant(self.parse_grant_body(false)?)
         } else if self.eat_word("REVOKE") {
             StatementKind::Revoke(self.parse_grant_body(true)?)
+        } else if self.eat_word("ANALYZE") {
+            StatementKind::Analyze
         } else {
             return Err(self.unexpected());
         };
@@ -166,25 +168,64 @@ impl Parser<'_> {
         self.expect_punct(Punct::LParen)?;
         let mut columns = Vec::new();
         let mut constraints = Vec::new();
+        // The primary key may also be written in the list, as an element
+        // `PRIMARY KEY (...)` or after one column's definition; then the
+        // clause after `)` is optional, and more than one is refused.
+        let mut primary_key: Option<Vec<KeyPart>> = None;
         // Elements separated by commas; a trailing comma before `)` is allowed.
         while !self.eat_punct(Punct::RParen) {
-            match self.parse_table_constraint()? {
-                Some(constraint) => constraints.push(constraint),
-                None => columns.push(self.parse_column_def()?),
+            if self.at_primary_key() {
+                let start = self.peek().span.start;
+                self.advance();
+                self.advance();
+                let key = self.parse_key_parts(true)?;
+                set_primary_key(&mut primary_key, key, start)?;
+            } else {
+                match self.parse_table_constraint()? {
+                    Some(constraint) => constraints.push(constraint),
+                    None => {
+                        let column = self.parse_column_def()?;
+                        if self.at_primary_key() {
+                            let start = self.peek().span.start;
+                            self.advance();
+                            self.advance();
+                            let key = vec![KeyPart {
+                                column: column.name.clone(),
+                                desc: false,
+                            }];
+                            set_primary_key(&mut primary_key, key, start)?;
+                        }
+                        columns.push(column);
+                    }
+                }
             }
             if !self.eat_punct(Punct::Comma) {
                 self.expect_punct(Punct::RParen)?;
                 break;
             }
         }
-        self.expect_word("PRIMARY")?;
-        self.expect_word("KEY")?;
-        let primary_key = self.parse_key_parts(true)?;
-        let interleave = if self.eat_punct(Punct::Comma) {
-            Some(self.parse_interleave()?)
-        } else {
-            None
+        let primary_key = match primary_key {
+            Some(key) if !self.at_primary_key() => key,
+            Some(_) => return Err(ParseError::new(ONE_PRIMARY_KEY, self.peek().span.start)),
+            None => {
+                self.expect_word("PRIMARY")?;
+                self.expect_word("KEY")?;
+                self.parse_key_parts(true)?
+            }
         };
+        // Then, each after a comma: the interleave clause and the row
+        // deletion policy, each at most once.
+        let mut interleave = None;
+        let mut row_deletion_policy = None;
+        while self.eat_punct(Punct::Comma) {
+            if interleave.is_none() && self.at_word("INTERLEAVE") {
+                interleave = Some(self.parse_interleave()?);
+            } else if row_deletion_policy.is_none() && self.at_word("ROW") {
+                row_deletion_policy = Some(self.parse_row_deletion_policy()?);
+            } else {
+                return Err(self.expected("keyword INTERLEAVE or ROW"));
+            }
+        }
         Ok(CreateTable {
             if_not_exists,
             name,
@@ -192,7 +233,48 @@ impl Parser<'_> {
             constraints,
             primary_key,
             interleave,
+            row_deletion_policy,
         })
+    }
+
+    /// `ROW DELETION POLICY (OLDER_THAN(col, INTERVAL n DAY))`.
+    fn parse_row_deletion_policy(&mut self) -> Result<RowDeletionPolicy> {
+        self.expect_word("ROW")?;
+        self.expect_word("DELETION")?;
+        self.expect_word("POLICY")?;
+        self.parse_row_deletion_policy_body()
+    }
+
+    /// `(OLDER_THAN(col, INTERVAL n DAY))`, after `ROW DELETION POLICY`.
+    fn parse_row_deletion_policy_body(&mut self) -> Result<RowDeletionPolicy> {
+        self.expect_punct(Punct::LParen)?;
+        self.expect_word("OLDER_THAN")?;
+        self.expect_punct(Punct::LParen)?;
+        let column = self.parse_ident()?;
+        self.expect_punct(Punct::Comma)?;
+        self.expect_keyword(Keyword::Interval)?;
+        let start = self.peek().span.start;
+        let days = self.parse_signed_int()?;
+        let days_span = self.span_from(start);
+        if !self.at_word("DAY") {
+            return Err(ParseError::new(
+                "Syntax error: a row deletion policy's interval must be in DAY units",
+                self.peek().span.start,
+            ));
+        }
+        self.advance();
+        self.expect_punct(Punct::RParen)?;
+        self.expect_punct(Punct::RParen)?;
+        Ok(RowDeletionPolicy {
+            column,
+            days,
+            days_span,
+        })
+    }
+
+    /// Whether `PRIMARY KEY` starts here.
+    fn at_primary_key(&self) -> bool {
+        self.at_word("PRIMARY") && self.peek_at(1).is_word("KEY")
     }
 
     /// `INTERLEAVE IN PARENT p [ON DELETE ...]` or `INTERLEAVE IN p`.
@@ -689,6 +771,25 @@ impl Parser<'_> {
     }
 
     fn parse_alter_table_action(&mut self) -> Result<AlterTableAction> {
+        if self.at_word("ADD") && self.peek_at(1).is_word("ROW") {
+            self.advance();
+            return Ok(AlterTableAction::AddRowDeletionPolicy(
+                self.parse_row_deletion_policy()?,
+            ));
+        }
+        if self.at_word("REPLACE") {
+            self.advance();
+            return Ok(AlterTableAction::ReplaceRowDeletionPolicy(
+                self.parse_row_deletion_policy()?,
+            ));
+        }
+        if self.at_word("DROP") && self.peek_at(1).is_word("ROW") {
+            self.advance();
+            self.expect_word("ROW")?;
+            self.expect_word("DELETION")?;
+            self.expect_word("POLICY")?;
+            return Ok(AlterTableAction::DropRowDeletionPolicy);
+        }
         if self.eat_word("ADD") {
             if self.eat_word("COLUMN") {
                 let if_not_exists = self.parse_if_not_exists()?;
@@ -733,7 +834,7 @@ impl Parser<'_> {
             self.expect_word("DELETE")?;
             return Ok(AlterTableAction::SetOnDelete(self.parse_delete_action()?));
         }
-        Err(self.expected("keyword ADD, DROP, ALTER or SET"))
+        Err(self.expected("keyword ADD, DROP, ALTER, REPLACE or SET"))
     }
 
     /// After `ALTER COLUMN c`.
@@ -850,4 +951,21 @@ fn parse_u64(text: &str) -> Option<u64> {
 fn parse_i64(text: &str, negative: bool) -> Option<i64> {
     let magnitude = i128::from(parse_u64(text)?);
     i64::try_from(if negative { -magnitude } else { magnitude }).ok()
+}
+
+/// The error for a second primary key in one CREATE TABLE.
+const ONE_PRIMARY_KEY: &str = "Syntax error: a table has one PRIMARY KEY";
+
+/// Records a primary key written inside CREATE TABLE's list, refusing a
+/// second one (at `offset`).
+fn set_primary_key(
+    slot: &mut Option<Vec<KeyPart>>,
+    key: Vec<KeyPart>,
+    offset: usize,
+) -> Result<()> {
+    if slot.is_some() {
+        return Err(ParseError::new(ONE_PRIMARY_KEY, offset));
+    }
+    *slot = Some(key);
+    Ok(())
 }

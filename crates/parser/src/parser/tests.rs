@@ -548,3 +548,49 @@ fn select_lists_allow_one_trailing_comma() {
     assert!(parse_query("SELECT , FROM t").is_err());
     assert!(parse_statement("DELETE FROM t WHERE TRUE THEN RETURN a, b,").is_ok());
 }
+
+#[test]
+fn row_deletion_policy_after_the_primary_key_and_in_alter_table() {
+    let t = create_table(
+        "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K), \
+         ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 30 DAY))",
+    );
+    let policy = t.row_deletion_policy.expect("a policy");
+    assert_eq!((policy.column.value.as_str(), policy.days), ("Ts", 30));
+    // With the interleave clause, in either order.
+    for text in [
+        "CREATE TABLE C (K INT64, J INT64, Ts TIMESTAMP) PRIMARY KEY (K, J), \
+         INTERLEAVE IN PARENT P ON DELETE CASCADE, row deletion policy (older_than(Ts, interval 0 day))",
+        "CREATE TABLE C (K INT64, J INT64, Ts TIMESTAMP) PRIMARY KEY (K, J), \
+         ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 0 DAY)), INTERLEAVE IN PARENT P",
+    ] {
+        let t = create_table(text);
+        assert!(t.interleave.is_some(), "{text}");
+        assert_eq!(t.row_deletion_policy.expect("a policy").days, 0, "{text}");
+    }
+    let alter = |text: &str| match parse_statement(text).expect("parses").kind {
+        StatementKind::AlterTable(a) => a.action,
+        other => panic!("{other:?}"),
+    };
+    assert!(matches!(
+        alter("ALTER TABLE T ADD ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 7 DAY))"),
+        AlterTableAction::AddRowDeletionPolicy(RowDeletionPolicy { days: 7, .. })
+    ));
+    assert!(matches!(
+        alter("ALTER TABLE T REPLACE ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL -1 DAY))"),
+        AlterTableAction::ReplaceRowDeletionPolicy(RowDeletionPolicy { days: -1, .. })
+    ));
+    assert_eq!(
+        alter("ALTER TABLE T DROP ROW DELETION POLICY"),
+        AlterTableAction::DropRowDeletionPolicy
+    );
+    for bad in [
+        "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K), ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 1 HOUR))",
+        "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K), ROW DELETION POLICY (OLDER_THAN(Ts, 1))",
+        "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K), ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 1 DAY)), ROW DELETION POLICY (OLDER_THAN(Ts, INTERVAL 1 DAY))",
+        "CREATE TABLE T (K INT64, Ts TIMESTAMP) PRIMARY KEY (K),",
+        "ALTER TABLE T DROP ROW DELETION",
+    ] {
+        assert!(parse_statement(bad).is_err(), "{bad}");
+    }
+}

@@ -13,7 +13,8 @@ use crate::ast::{
     AlterSequence, AlterSequenceAction, AlterTable, AlterTableAction, Check, ColumnDef,
     CreateIndex, CreateSequence, CreateTable, CreateView, DataType, Expr, ForeignKey, Generated,
     Interleave, InterleaveKind, IsTest, KeyPart, Length, Literal, OnDelete, OptionPair,
-    SequenceOptions, SourceExpr, SqlSecurity, Statement, StatementKind, TableConstraint,
+    RowDeletionPolicy, SequenceOptions, SourceExpr, SqlSecurity, Statement, StatementKind,
+    TableConstraint,
 };
 use crate::error::{ParseError, Result};
 
@@ -144,14 +145,12 @@ impl PgParser<'_> {
             }
         }
         let mut interleave = None;
+        let mut row_deletion_policy = None;
         loop {
             if interleave.is_none() && self.at_word("interleave") {
                 interleave = Some(self.parse_interleave()?);
-            } else if self.at_word("ttl") {
-                let start = self.peek().span.start;
-                self.advance();
-                self.expect_word("interval")?;
-                return Err(self.unsupported("TTL (a row deletion policy)", start));
+            } else if row_deletion_policy.is_none() && self.at_word("ttl") {
+                row_deletion_policy = Some(self.parse_ttl()?);
             } else {
                 break;
             }
@@ -163,6 +162,35 @@ impl PgParser<'_> {
             constraints,
             primary_key,
             interleave,
+            row_deletion_policy,
+        })
+    }
+
+    /// `TTL INTERVAL '<n> days' ON col`: Spanner's row deletion policy in
+    /// its PostgreSQL spelling. The interval is a string of a whole number
+    /// of days (`day` or `days`, any case), the only unit Spanner takes.
+    fn parse_ttl(&mut self) -> Result<RowDeletionPolicy> {
+        self.expect_word("ttl")?;
+        self.expect_word("interval")?;
+        let token = self.peek().clone();
+        let PgTok::Str(text) = &token.tok else {
+            return Err(self.unexpected());
+        };
+        self.advance();
+        let days = parse_days(text).ok_or_else(|| {
+            ParseError::new(
+                format!(
+                    "invalid TTL interval '{text}': write a whole number of days, such as                      '30 days'"
+                ),
+                token.span.start,
+            )
+        })?;
+        self.expect_word("on")?;
+        let column = self.parse_ident()?;
+        Ok(RowDeletionPolicy {
+            column,
+            days,
+            days_span: token.span,
         })
     }
 
@@ -680,8 +708,18 @@ impl PgParser<'_> {
     }
 
     fn parse_alter_table_action(&mut self) -> Result<AlterTableAction> {
-        if ["add", "alter", "drop"].iter().any(|w| self.at_word(w)) && self.at_word_n(1, "ttl") {
-            return Err(self.unsupported("TTL (a row deletion policy)", self.peek().span.start));
+        if self.at_word("add") && self.at_word_n(1, "ttl") {
+            self.advance();
+            return Ok(AlterTableAction::AddRowDeletionPolicy(self.parse_ttl()?));
+        }
+        if self.at_word("alter") && self.at_word_n(1, "ttl") {
+            self.advance();
+            return Ok(AlterTableAction::ReplaceRowDeletionPolicy(
+                self.parse_ttl()?,
+            ));
+        }
+        if self.eat_words(&["drop", "ttl"]) {
+            return Ok(AlterTableAction::DropRowDeletionPolicy);
         }
         if self.eat_word("add") {
             if self.at_word("constraint")
@@ -841,4 +879,17 @@ fn not_null_columns(expr: &Expr, out: &mut Vec<String>) -> bool {
         },
         _ => false,
     }
+}
+
+/// The day count of a TTL interval string: `<n> day` or `<n> days` (any
+/// case, spaces around), `n` a whole number with an optional sign (the
+/// schema layer refuses a negative one).
+fn parse_days(text: &str) -> Option<i64> {
+    let mut words = text.split_whitespace();
+    let n = words.next()?.parse::<i64>().ok()?;
+    let unit = words.next()?;
+    if words.next().is_some() {
+        return None;
+    }
+    (unit.eq_ignore_ascii_case("day") || unit.eq_ignore_ascii_case("days")).then_some(n)
 }

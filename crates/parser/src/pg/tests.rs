@@ -421,9 +421,9 @@ fn errors_carry_postgresql_wording_and_positions() {
     assert!(error("create table t (a bigint)").0.contains("primary key"));
     assert_eq!(error("create table select (a bigint primary key)").1, 13);
     let (message, offset) =
-        error("create table t (a bigint primary key, b timestamptz) ttl interval '5 days' on b");
-    assert!(message.contains("TTL"), "{message}");
-    assert_eq!(offset, 53);
+        error("create table t (a bigint primary key, b timestamptz) ttl interval '5 hours' on b");
+    assert!(message.contains("TTL interval"), "{message}");
+    assert_eq!(offset, 66);
     assert_eq!(error("create table t (a text default 'open").1, 31);
     assert_eq!(
         error("SELECT 1 FROM"),
@@ -638,4 +638,56 @@ fn dml_lowers_returning_and_on_conflict() {
             .0
             .contains("\"z\"")
     );
+}
+
+#[test]
+fn ttl_is_a_row_deletion_policy() {
+    let t =
+        table("create table t (a bigint primary key, b timestamptz) ttl interval '5 days' on b");
+    let policy = t.row_deletion_policy.expect("a policy");
+    assert_eq!((policy.column.value.as_str(), policy.days), ("b", 5));
+    let t = table(
+        "create table c (a bigint, k bigint, b timestamptz, primary key (a, k)) \
+         interleave in parent p on delete cascade ttl interval ' 1 DAY ' on b",
+    );
+    assert!(t.interleave.is_some());
+    assert_eq!(t.row_deletion_policy.expect("a policy").days, 1);
+    assert!(table("create table t (a bigint primary key)")
+        .row_deletion_policy
+        .is_none());
+    match parse("alter table t add ttl interval '0 days' on b") {
+        StatementKind::AlterTable(AlterTable {
+            action: AlterTableAction::AddRowDeletionPolicy(p),
+            ..
+        }) => assert_eq!((p.column.value.as_str(), p.days), ("b", 0)),
+        other => panic!("{other:?}"),
+    }
+    match parse("ALTER TABLE t ALTER TTL INTERVAL '30 days' ON \"B\"") {
+        StatementKind::AlterTable(AlterTable {
+            action: AlterTableAction::ReplaceRowDeletionPolicy(p),
+            ..
+        }) => assert_eq!((p.column.value.as_str(), p.days), ("B", 30)),
+        other => panic!("{other:?}"),
+    }
+    assert!(matches!(
+        parse("alter table t drop ttl"),
+        StatementKind::AlterTable(AlterTable {
+            action: AlterTableAction::DropRowDeletionPolicy,
+            ..
+        })
+    ));
+    // Only whole days; the sign is left to the schema layer.
+    assert_eq!(
+        table("create table t (a bigint primary key, b timestamptz) ttl interval '-2 days' on b")
+            .row_deletion_policy
+            .expect("a policy")
+            .days,
+        -2
+    );
+    for bad in ["'5'", "'5 weeks'", "'1.5 days'", "'5 days 2 hours'", "5"] {
+        let text =
+            format!("create table t (a bigint primary key, b timestamptz) ttl interval {bad} on b");
+        assert!(parse_statement(&text).is_err(), "{text}");
+    }
+    assert!(parse_statement("alter table t add ttl interval '5 days'").is_err());
 }

@@ -140,9 +140,44 @@ pub(crate) fn apply(state: &mut State, stmt: &AlterTable) -> Result<Vec<Effect>>
             }
             Vec::new()
         }
+        AlterTableAction::AddRowDeletionPolicy(policy) => {
+            if table.row_deletion_policy.is_some() {
+                return Err(SchemaError::precondition(
+                    format!(
+                        "Table {} already has a row deletion policy; change it with REPLACE \
+                         ROW DELETION POLICY.",
+                        table.name
+                    ),
+                    stmt.name.span,
+                ));
+            }
+            table.row_deletion_policy = Some(super::row_deletion::build(&table, policy)?);
+            Vec::new()
+        }
+        AlterTableAction::ReplaceRowDeletionPolicy(policy) => {
+            no_policy_refused(&table, stmt.name.span)?;
+            table.row_deletion_policy = Some(super::row_deletion::build(&table, policy)?);
+            Vec::new()
+        }
+        AlterTableAction::DropRowDeletionPolicy => {
+            no_policy_refused(&table, stmt.name.span)?;
+            table.row_deletion_policy = None;
+            Vec::new()
+        }
     };
     state.tables[position] = table;
     Ok(effects)
+}
+
+/// REPLACE and DROP ROW DELETION POLICY need a policy to act on.
+fn no_policy_refused(table: &Table, span: ast::Span) -> Result<()> {
+    if table.row_deletion_policy.is_none() {
+        return Err(SchemaError::not_found(
+            format!("Table {} does not have a row deletion policy.", table.name),
+            span,
+        ));
+    }
+    Ok(())
 }
 
 /// The definition `column` has now, as an `ALTER COLUMN` would write it in
@@ -269,6 +304,19 @@ fn drop_column(state: &mut State, table: &mut Table, name: &Ident) -> Result<Vec
         return Err(SchemaError::invalid(
             format!(
                 "Cannot drop key column {column_name} from table {}.",
+                table.name
+            ),
+            name.span,
+        ));
+    }
+    if table
+        .row_deletion_column()
+        .is_some_and(|(used, _)| used == position)
+    {
+        return Err(SchemaError::precondition(
+            format!(
+                "Cannot drop column `{column_name}` from table `{}` because it is used by the \
+                 table's row deletion policy.",
                 table.name
             ),
             name.span,

@@ -49,6 +49,7 @@ pub(crate) fn apply(state: &mut State, stmt: &CreateTable) -> Result<Vec<Effect>
         parent: None,
         checks: Vec::new(),
         foreign_keys: Vec::new(),
+        row_deletion_policy: None,
         generated_order: Vec::new(),
         next_column_id: 1,
     };
@@ -126,6 +127,9 @@ pub(crate) fn apply(state: &mut State, stmt: &CreateTable) -> Result<Vec<Effect>
                 table.foreign_keys.push(built);
             }
         }
+    }
+    if let Some(policy) = &stmt.row_deletion_policy {
+        table.row_deletion_policy = Some(super::row_deletion::build(&table, policy)?);
     }
     state.tables.push(table);
     Ok(Vec::new())

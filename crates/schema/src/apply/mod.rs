@@ -15,6 +15,7 @@ mod drop_table;
 mod index;
 mod keys;
 mod proto;
+mod row_deletion;
 mod sequence;
 pub(crate) mod view;
 
@@ -45,6 +46,8 @@ pub(crate) fn statement(state: &mut State, stmt: &Statement) -> Result<Vec<Effec
         StatementKind::CreateProtoBundle { types } => proto::create(state, types),
         StatementKind::AlterProtoBundle(alter) => proto::alter(state, alter),
         StatementKind::DropProtoBundle => proto::drop(state),
+        // Spanner builds optimizer statistics; Rowtree keeps none.
+        StatementKind::Analyze => Ok(Vec::new()),
         StatementKind::Query(_)
         | StatementKind::Insert(_)
         | StatementKind::Update(_)

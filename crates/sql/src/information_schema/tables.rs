@@ -101,7 +101,9 @@ pub(super) fn tables_rows(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<Ve
                 on_delete,
                 text("COMMITTED"),
                 interleave,
-                Value::Null,
+                table
+                    .row_deletion_expression(rowtree_types::Dialect::GoogleSql)
+                    .map_or(Value::Null, |e| text(&e)),
             ]
         })
         .collect()

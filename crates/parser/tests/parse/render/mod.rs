@@ -120,6 +120,9 @@ pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
             if let Some(i) = &t.interleave {
                 out.push(format!("  {}", interleave_str(i)));
             }
+            if let Some(p) = &t.row_deletion_policy {
+                out.push(format!("  {}", policy_str(p)));
+            }
         }
         StatementKind::AlterTable(a) => {
             out.push(header(format!("alter table {}", a.name.value)));
@@ -172,6 +175,15 @@ pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
                 }
                 AlterTableAction::DropConstraint { name } => {
                     out.push(format!("  drop constraint {}", name.value))
+                }
+                AlterTableAction::AddRowDeletionPolicy(p) => {
+                    out.push(format!("  add {}", policy_str(p)))
+                }
+                AlterTableAction::ReplaceRowDeletionPolicy(p) => {
+                    out.push(format!("  replace {}", policy_str(p)))
+                }
+                AlterTableAction::DropRowDeletionPolicy => {
+                    out.push("  drop row deletion policy".to_string())
                 }
             }
         }
@@ -292,6 +304,7 @@ pub fn render_statement(text: &str, statement: &Statement) -> Vec<String> {
             }
         }
         StatementKind::DropProtoBundle => out.push(header("drop proto bundle".to_string())),
+        StatementKind::Analyze => out.push(header("analyze".to_string())),
     }
     out
 }
@@ -327,4 +340,12 @@ fn alias_str(alias: &Option<Ident>) -> String {
         .as_ref()
         .map(|a| format!(" AS {}", a.value))
         .unwrap_or_default()
+}
+
+/// A row deletion policy: its column and age in days.
+fn policy_str(p: &RowDeletionPolicy) -> String {
+    format!(
+        "row deletion policy older_than({}, {} day)",
+        p.column.value, p.days
+    )
 }
