@@ -348,6 +348,12 @@ struct SqlArgs {
     /// A typed query parameter, usable as @name: `--param id=INT64:42`.
     #[arg(long = "param", value_name = "NAME=TYPE:VALUE")]
     params: Vec<String>,
+    /// The SQL dialect of a new database: GoogleSQL, or Spanner's PostgreSQL
+    /// interface (`CREATE TABLE t (id bigint PRIMARY KEY, ...)`, `$1`
+    /// parameters named p1, p2, ...). A database keeps the dialect it was
+    /// created in: on an existing data directory this flag is ignored.
+    #[arg(long, value_enum, default_value_t = SqlDialect::Googlesql)]
+    dialect: SqlDialect,
 }
 
 #[derive(Debug, Args)]
@@ -355,6 +361,24 @@ struct DdlArgs {
     /// Directory of the database.
     #[arg(long, value_name = "DIR")]
     data_dir: PathBuf,
+}
+
+/// The dialect `rowtree sql` creates a new database in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum SqlDialect {
+    /// GoogleSQL.
+    Googlesql,
+    /// Spanner's PostgreSQL interface.
+    Postgresql,
+}
+
+impl From<SqlDialect> for rowtree_types::Dialect {
+    fn from(d: SqlDialect) -> rowtree_types::Dialect {
+        match d {
+            SqlDialect::Googlesql => rowtree_types::Dialect::GoogleSql,
+            SqlDialect::Postgresql => rowtree_types::Dialect::PostgreSql,
+        }
+    }
 }
 
 /// How `rowtree sql` prints results.

@@ -23,10 +23,16 @@ struct Script {
 }
 
 fn open(args: &SqlArgs) -> Result<Database, String> {
+    // The dialect applies to a database this creates; an existing one keeps
+    // the dialect recorded when it was created.
+    let options = rowtree_db::Options {
+        dialect: args.dialect.into(),
+        ..rowtree_sql::database_options()
+    };
     match &args.location.data_dir {
-        Some(dir) => Database::open_with(dir, rowtree_sql::database_options())
+        Some(dir) => Database::open_with(dir, options)
             .map_err(|e| format!("cannot open database in {}: {e}", dir.display())),
-        None => Ok(Database::in_memory_with(rowtree_sql::database_options())),
+        None => Ok(Database::in_memory_with(options)),
     }
 }
 

@@ -138,6 +138,44 @@ fn a_data_directory_keeps_schema_and_data_and_ddl_prints_it() {
 }
 
 #[test]
+fn a_postgresql_database_keeps_its_dialect() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let d = dir.path().join("db");
+    let d = d.to_str().expect("utf-8 path");
+    let o = rowtree(&[
+        "sql",
+        "--data-dir",
+        d,
+        "--dialect",
+        "postgresql",
+        "--format",
+        "csv",
+        "-e",
+        "create table Users (Id bigint primary key, Name varchar(20));
+         insert into users (id, name) values (1, 'Ann'), (2, 'Bo') returning id;
+         select name from users where id = 2",
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    assert!(stdout(&o).contains("name\nBo"), "{}", stdout(&o));
+    // Reopened without the flag, the database is still PostgreSQL: its DDL
+    // prints in that form and GoogleSQL syntax is a syntax error.
+    let o = rowtree(&["ddl", "--data-dir", d]);
+    assert!(o.status.success());
+    assert!(
+        stdout(&o).contains("CREATE TABLE users (") && stdout(&o).contains("bigint"),
+        "{}",
+        stdout(&o)
+    );
+    let o = rowtree(&["sql", "--data-dir", d, "-e", "SELECT `name` FROM users"]);
+    assert!(!o.status.success());
+    assert!(
+        String::from_utf8_lossy(&o.stderr).contains("syntax error"),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+}
+
+#[test]
 fn errors_name_statement_line_and_column() {
     let o = rowtree(&[
         "sql",
