@@ -130,6 +130,25 @@ pub fn print_name(name: &str) -> String {
     }
 }
 
+/// `name` as a PostgreSQL-dialect database prints it back: bare if
+/// PostgreSQL's folding of unquoted names to lower case keeps it (and it is
+/// not a reserved word), double-quoted otherwise.
+pub fn print_pg_name(name: &str) -> String {
+    let bare = name
+        .chars()
+        .next()
+        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
+        && !rowtree_parser::pg::is_reserved(name);
+    if bare {
+        name.to_string()
+    } else {
+        format!("\"{}\"", name.replace('"', "\"\""))
+    }
+}
+
 /// Checks a schema object name; `kind` is `Table`, `Column`, `Index`, ...
 /// Spanner's message is `<kind> name not valid: <name>.`
 pub(crate) fn validate(kind: &str, name: &str, span: Span) -> Result<()> {

@@ -22,6 +22,7 @@
 //! bundle, database options) have no PostgreSQL form here yet, and the
 //! PostgreSQL parser cannot create them.
 
+use crate::names::print_pg_name as name;
 use std::collections::HashSet;
 
 use rowtree_parser::ast::{self, DataType, Expr, Length};
@@ -75,24 +76,6 @@ pub(crate) fn ddl(state: &State) -> Vec<String> {
         ));
     }
     out
-}
-
-/// A name as PostgreSQL reads it back: bare if folding keeps it, quoted
-/// otherwise.
-pub(crate) fn name(value: &str) -> String {
-    let bare = value
-        .chars()
-        .next()
-        .is_some_and(|c| c.is_ascii_lowercase() || c == '_')
-        && value
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_' || c == '$')
-        && !rowtree_parser::pg::is_reserved(value);
-    if bare {
-        value.to_string()
-    } else {
-        format!("\"{}\"", value.replace('"', "\"\""))
-    }
 }
 
 /// A declared type in PostgreSQL's words.

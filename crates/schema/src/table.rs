@@ -77,7 +77,7 @@ impl Table {
             rowtree_types::Dialect::PostgreSql => format!(
                 "INTERVAL '{} days' ON {}",
                 policy.days,
-                crate::print_pg::name(&column.name)
+                crate::names::print_pg_name(&column.name)
             ),
         })
     }
