@@ -20,6 +20,11 @@ use crate::error::{Error, Result};
 /// How long before the kill the split cycles read the split boundaries.
 const SPLITS_QUERY_GAP: Duration = Duration::from_millis(300);
 
+/// The shortest time a gc cycle runs before its kill: the server's version
+/// retention in gc cycles is one second, and a version becomes collectable
+/// only once a newer one is older than that too.
+const GC_MIN_RUN: Duration = Duration::from_millis(2500);
+
 impl Run {
     pub(super) async fn all_cycles(&mut self) -> Result<()> {
         self.populate_c().await?;
@@ -126,6 +131,15 @@ impl Run {
             Duration::from_secs_f64(
                 self.rng.gen_range(lo.as_secs_f64()..hi.as_secs_f64()) * stretch,
             )
+        };
+        // A gc cycle must outlive the retention period (one second) by enough
+        // for a version written after the restart to shadow an older one and
+        // itself fall behind the horizon; before that no pass has anything
+        // to remove, and a short cycle would test nothing.
+        let delay = if kind == CycleKind::Gc {
+            delay.max(GC_MIN_RUN)
+        } else {
+            delay
         };
         // The split boundaries shortly before the kill: the server stores
         // its split map when it changes (and syncs it), so each of them
