@@ -424,6 +424,9 @@ fn serve(args: ServeArgs) -> ExitCode {
                 .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
         )
         .with_writer(std::io::stderr)
+        // Colours for a terminal only: a log file (or a tool reading the log,
+        // such as rowtree-check) gets plain `field=value` text.
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
     let (split_policy, balancer) = match splitting_config(&args) {
         Ok(c) => c,
