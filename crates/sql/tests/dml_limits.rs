@@ -6,12 +6,16 @@
 //! The per-query memory limit stays at its default here (each session has
 //! a pool of its own), so only the mutation limit is in play.
 
+mod common;
+
 use std::sync::Arc;
+
+use common::{int, run};
 
 use rowtree_db::{Database, Mutation};
 use rowtree_sql::limits::MemoryPool;
-use rowtree_sql::{ExecuteResult, Params, Session};
-use rowtree_types::{Code, Type, Value};
+use rowtree_sql::{Params, Session};
+use rowtree_types::{Code, Value};
 
 const ROWS: i64 = 45_000;
 
@@ -35,25 +39,6 @@ fn setup() -> (Database, Session, Arc<MemoryPool>) {
             .expect("load");
     }
     (db, s, pool)
-}
-
-fn run(s: &mut Session, sql: &str) -> ExecuteResult {
-    s.execute(sql, &Params::new())
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn int(s: &mut Session, sql: &str) -> i64 {
-    let mut out = None;
-    let mut sink = |_: &[(String, Type)], row: Vec<Value>| {
-        out = Some(row[0].clone());
-        false
-    };
-    s.execute_streaming(sql, &Params::new(), &mut sink)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    match out {
-        Some(Value::Int64(n)) => n,
-        other => panic!("{sql}: {other:?}"),
-    }
 }
 
 fn too_many(s: &mut Session, sql: &str) {

@@ -9,12 +9,16 @@
 //! lives alone in its own file. (The mutation limit has its tests in
 //! `dml_limits.rs`.)
 
+mod common;
+
 use std::sync::Arc;
+
+use common::{int, run};
 
 use rowtree_db::{Database, Mutation};
 use rowtree_sql::limits::{self, MemoryPool};
 use rowtree_sql::{ExecuteResult, Params, Session};
-use rowtree_types::{Code, Type, Value};
+use rowtree_types::{Code, Value};
 
 const LIMIT: usize = 2 << 20;
 
@@ -47,25 +51,6 @@ fn setup() -> (Database, Session, Arc<MemoryPool>) {
             .expect("load");
     }
     (db, s, pool)
-}
-
-fn run(s: &mut Session, sql: &str) -> ExecuteResult {
-    s.execute(sql, &Params::new())
-        .unwrap_or_else(|e| panic!("{sql}: {e}"))
-}
-
-fn int(s: &mut Session, sql: &str) -> i64 {
-    let mut out = None;
-    let mut sink = |_: &[(String, Type)], row: Vec<Value>| {
-        out = Some(row[0].clone());
-        false
-    };
-    s.execute_streaming(sql, &Params::new(), &mut sink)
-        .unwrap_or_else(|e| panic!("{sql}: {e}"));
-    match out {
-        Some(Value::Int64(n)) => n,
-        other => panic!("{sql}: {other:?}"),
-    }
 }
 
 /// Asserts the data is as loaded: nothing a failed statement did remains.
