@@ -18,8 +18,12 @@
 //! ```sh
 //! cargo run --release -p rowtree-bench --bin grpc-load -- --spawn --sessions 32 --duration 20
 //! ```
+//!
+//! [`ycsb`] runs YCSB's core workloads against Rowtree (embedded and over
+//! gRPC), PostgreSQL and SQLite in one run: `rowtree bench ycsb`.
 
 pub mod sql_workload;
 pub mod workload;
+pub mod ycsb;
 
 pub use workload::KeyGen;

@@ -1,3 +1,6 @@
+//! `rowtree bench`: benchmarks that reproduce published measurements, or
+//! compare Rowtree with its peers, on this machine.
+//!
 //! `rowtree bench sequences`: the application-side sequence generators
 //! (and a built-in bit-reversed sequence) measured as the article "Sequence
 //! generation in Spanner" measures them. The work is done by
@@ -16,6 +19,8 @@ use rowtree_seqgen::bench::{self, Config, Mode};
 use rowtree_seqgen::embedded::Embedded;
 use rowtree_seqgen::remote::Remote;
 use rowtree_seqgen::{RetryPolicy, Store};
+
+mod ycsb;
 
 #[derive(Debug, Subcommand)]
 pub enum BenchCommand {
@@ -43,6 +48,26 @@ pub enum BenchCommand {
     /// --endpoint runs against `rowtree serve`, Google's emulator or any
     /// Spanner-API endpoint reached without credentials.
     Sequences(SequencesArgs),
+    /// YCSB's core workloads against Rowtree (embedded and over gRPC),
+    /// PostgreSQL and SQLite on this machine, in one run.
+    ///
+    /// Every system holds the same records (YCSB's usertable: a key and ten
+    /// 100-byte fields), commits durably (synced before acknowledged), and
+    /// is driven by the same client threads. Workloads: a (50% read, 50%
+    /// update), b (95/5), c (read only), d (read latest, 5% insert), e
+    /// (short scans, 5% insert), f (read-modify-write), insert-monotonic and
+    /// insert-random. Each cell (workload x client count x system) runs
+    /// --warmup then --seconds; systems run innermost, so they alternate
+    /// and share the machine's noise: compare within a row.
+    ///
+    /// PostgreSQL comes from Debian's package (apt-get install postgresql):
+    /// the tool starts a throwaway cluster on 127.0.0.1 with
+    /// synchronous_commit=on and stops it at the end. SQLite is built in
+    /// (WAL, synchronous=FULL). Leave a system out with --systems.
+    ///
+    /// With --out DIR it writes results.md (the tables), results.json and
+    /// the plots throughput.svg and p99.svg.
+    Ycsb(ycsb::YcsbArgs),
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -134,6 +159,7 @@ fn parse_mode(s: &str) -> Result<Mode, String> {
 pub fn run(command: BenchCommand) -> ExitCode {
     match command {
         BenchCommand::Sequences(args) => sequences(args),
+        BenchCommand::Ycsb(args) => ycsb::run(args),
     }
 }
 

@@ -1,0 +1,615 @@
+//! Rowtree as two systems over one database: the embedded `Database` API,
+//! and `rowtree serve` over Spanner's gRPC API.
+//!
+//! [`Host`] starts a server in this process (on a runtime of its own, as it
+//! would have in its own process), creates the instance and the database
+//! through the admin API, and keeps the server's handle on that database:
+//! the embedded system calls it directly, the gRPC system goes through the
+//! network stack, sessions, protobuf and the SQL-free `Read`/`Commit` RPCs.
+//! Both see the same data, loaded once.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use googleapis_tonic_google_spanner_admin_database_v1::google::spanner::admin::database::v1 as dpb;
+use googleapis_tonic_google_spanner_admin_instance_v1::google::spanner::admin::instance::v1 as ipb;
+use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+use pb::spanner_client::SpannerClient;
+use rowtree_db::{Database, KeyRange, KeySet, Mutation, ReadRequest, Value};
+use tonic::transport::{Channel, Endpoint};
+
+use super::workload::{field_value, hashed_key, Op, FIELDS};
+use super::{Client, Error, Result, System};
+
+const TABLE: &str = "usertable";
+const PROJECT: &str = "projects/ycsb";
+const INSTANCE: &str = "projects/ycsb/instances/ycsb";
+const DATABASE: &str = "projects/ycsb/instances/ycsb/databases/ycsb";
+/// Records per load commit.
+const LOAD_BATCH: u64 = 500;
+
+fn columns() -> Vec<String> {
+    std::iter::once("ycsb_key".to_string())
+        .chain((0..FIELDS).map(|f| format!("field{f}")))
+        .collect()
+}
+
+fn ddl() -> String {
+    let fields: Vec<String> = (0..FIELDS)
+        .map(|f| format!("field{f} STRING(100)"))
+        .collect();
+    format!(
+        "CREATE TABLE {TABLE} (ycsb_key STRING(64) NOT NULL, {}) PRIMARY KEY (ycsb_key)",
+        fields.join(", ")
+    )
+}
+
+fn setup(message: impl std::fmt::Display) -> Error {
+    Error::Setup {
+        system: "rowtree",
+        message: message.to_string(),
+    }
+}
+
+/// The in-process server and the database both Rowtree systems use.
+pub struct Host {
+    runtime: Option<tokio::runtime::Runtime>,
+    server: Option<rowtree_server::Server>,
+    addr: SocketAddr,
+    db: Database,
+    /// The client side's runtime: gRPC clients block on it.
+    client_runtime: Arc<tokio::runtime::Runtime>,
+    _temp: Option<tempfile::TempDir>,
+}
+
+impl Host {
+    /// Starts a server on a fresh data directory (a temporary one unless
+    /// `dir` is given) and creates the YCSB database.
+    pub fn start(dir: Option<PathBuf>) -> Result<Host> {
+        let (dir, temp) = match dir {
+            Some(d) => (d, None),
+            None => {
+                let t = tempfile::Builder::new().prefix("ycsb-rowtree-").tempdir()?;
+                (t.path().to_path_buf(), Some(t))
+            }
+        };
+        let runtime = tokio::runtime::Builder::new_multi_thread()
+            .enable_all()
+            .thread_name("server")
+            .build()?;
+        let config = rowtree_server::Config {
+            data_dir: Some(dir),
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            ..Default::default()
+        };
+        let server = runtime
+            .block_on(rowtree_server::Server::start(config))
+            .map_err(setup)?;
+        let addr = server.local_addr;
+        let client_runtime = Arc::new(
+            tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .thread_name("grpc-client")
+                .build()?,
+        );
+        client_runtime.block_on(create_database(addr))?;
+        let db = server
+            .registry()
+            .database(DATABASE)
+            .map_err(|s| setup(s.message()))?
+            .db;
+        Ok(Host {
+            runtime: Some(runtime),
+            server: Some(server),
+            addr,
+            db,
+            client_runtime,
+            _temp: temp,
+        })
+    }
+
+    /// The embedded system.
+    pub fn embedded(&self) -> Embedded {
+        Embedded {
+            db: self.db.clone(),
+        }
+    }
+
+    /// The gRPC system.
+    pub fn grpc(&self) -> Grpc {
+        Grpc {
+            addr: self.addr,
+            runtime: self.client_runtime.clone(),
+        }
+    }
+}
+
+impl Drop for Host {
+    fn drop(&mut self) {
+        if let (Some(rt), Some(server)) = (self.runtime.take(), self.server.take()) {
+            let _ = rt.block_on(server.shutdown());
+        }
+    }
+}
+
+async fn create_database(addr: SocketAddr) -> Result<()> {
+    let channel = connect(addr).await?;
+    let mut instances = ipb::instance_admin_client::InstanceAdminClient::new(channel.clone());
+    instances
+        .create_instance(ipb::CreateInstanceRequest {
+            parent: PROJECT.into(),
+            instance_id: "ycsb".into(),
+            instance: Some(ipb::Instance {
+                name: INSTANCE.into(),
+                config: format!("{PROJECT}/instanceConfigs/emulator-config"),
+                display_name: "ycsb".into(),
+                node_count: 1,
+                ..Default::default()
+            }),
+        })
+        .await
+        .map_err(|s| setup(format!("CreateInstance: {}", s.message())))?;
+    let mut admin = dpb::database_admin_client::DatabaseAdminClient::new(channel);
+    admin
+        .create_database(dpb::CreateDatabaseRequest {
+            parent: INSTANCE.into(),
+            create_statement: "CREATE DATABASE `ycsb`".into(),
+            extra_statements: vec![ddl()],
+            ..Default::default()
+        })
+        .await
+        .map_err(|s| setup(format!("CreateDatabase: {}", s.message())))?;
+    // The operation completes before CreateDatabase returns on Rowtree;
+    // wait for the database to be listed in case that ever changes.
+    for _ in 0..100 {
+        let got = admin
+            .get_database(dpb::GetDatabaseRequest {
+                name: DATABASE.into(),
+            })
+            .await;
+        if matches!(got, Ok(ref d) if d.get_ref().state == dpb::database::State::Ready as i32) {
+            return Ok(());
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    Err(setup("the database did not become ready"))
+}
+
+async fn connect(addr: SocketAddr) -> Result<Channel> {
+    Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(setup)?
+        .tcp_nodelay(true)
+        .connect_timeout(Duration::from_secs(5))
+        .connect()
+        .await
+        .map_err(setup)
+}
+
+fn record(key: &str, version: u64) -> Vec<Value> {
+    std::iter::once(Value::String(key.to_string()))
+        .chain((0..FIELDS).map(|f| Value::String(field_value(key, f, version))))
+        .collect()
+}
+
+fn op_error(e: impl std::fmt::Display) -> Error {
+    Error::Op(e.to_string())
+}
+
+fn check_rows(rows: usize, at_least: usize, what: &str) -> Result<()> {
+    if rows < at_least {
+        return Err(Error::Op(format!("{what} returned {rows} rows")));
+    }
+    Ok(())
+}
+
+/// Rowtree's embedded API.
+pub struct Embedded {
+    db: Database,
+}
+
+impl System for Embedded {
+    fn name(&self) -> &'static str {
+        "embedded"
+    }
+
+    fn load(&self, records: u64, progress: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        let cols = columns();
+        let cols: Vec<&str> = cols.iter().map(String::as_str).collect();
+        let next = std::sync::atomic::AtomicU64::new(0);
+        // Two loaders keep the group commit busy while the other encodes.
+        std::thread::scope(|scope| {
+            let handles: Vec<_> = (0..2)
+                .map(|_| {
+                    scope.spawn(|| -> Result<()> {
+                        loop {
+                            let lo =
+                                next.fetch_add(LOAD_BATCH, std::sync::atomic::Ordering::Relaxed);
+                            if lo >= records {
+                                return Ok(());
+                            }
+                            let hi = (lo + LOAD_BATCH).min(records);
+                            let rows = (lo..hi).map(|n| record(&hashed_key(n), 0)).collect();
+                            self.db
+                                .write(vec![Mutation::insert(TABLE, &cols, rows)])
+                                .map_err(|e| setup(format!("load: {e}")))?;
+                            progress(hi - lo);
+                        }
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .try_for_each(|h| h.join().expect("loader panicked"))
+        })
+    }
+
+    fn client(&self) -> Result<Box<dyn Client>> {
+        Ok(Box::new(EmbeddedClient {
+            db: self.db.clone(),
+            fields: columns(),
+        }))
+    }
+}
+
+struct EmbeddedClient {
+    db: Database,
+    fields: Vec<String>,
+}
+
+impl EmbeddedClient {
+    fn field_columns(&self) -> Vec<&str> {
+        self.fields[1..].iter().map(String::as_str).collect()
+    }
+
+    fn update(&self, key: &str, field: usize, version: u64) -> Mutation {
+        Mutation::update(
+            TABLE,
+            &["ycsb_key", &self.fields[field + 1]],
+            vec![vec![
+                Value::String(key.to_string()),
+                Value::String(field_value(key, field, version)),
+            ]],
+        )
+    }
+}
+
+impl Client for EmbeddedClient {
+    fn run(&mut self, op: &Op, version: u64) -> Result<()> {
+        match op {
+            Op::Read(key) => {
+                let req = ReadRequest::new(
+                    TABLE,
+                    &self.field_columns(),
+                    KeySet::key(vec![Value::String(key.clone())]),
+                );
+                let rows = self.db.read(&req).map_err(op_error)?;
+                check_rows(rows.len(), 1, "read")?;
+                if rows[0].len() != FIELDS {
+                    return Err(Error::Op(format!("read returned {} fields", rows[0].len())));
+                }
+            }
+            Op::Update { key, field } => {
+                self.db
+                    .write(vec![self.update(key, *field, version)])
+                    .map_err(op_error)?;
+            }
+            Op::Insert { key, .. } => {
+                let cols: Vec<&str> = self.fields.iter().map(String::as_str).collect();
+                self.db
+                    .write(vec![Mutation::insert(
+                        TABLE,
+                        &cols,
+                        vec![record(key, version)],
+                    )])
+                    .map_err(op_error)?;
+            }
+            Op::Scan { start, count } => {
+                let req = ReadRequest::new(
+                    TABLE,
+                    &self.field_columns(),
+                    KeySet::range(KeyRange::closed(vec![Value::String(start.clone())], vec![])),
+                )
+                .with_limit(*count);
+                let rows = self.db.read(&req).map_err(op_error)?;
+                check_rows(rows.len(), 1, "scan")?;
+            }
+            Op::ReadModifyWrite { key, field } => {
+                let cols = self.field_columns();
+                let req =
+                    ReadRequest::new(TABLE, &cols, KeySet::key(vec![Value::String(key.clone())]));
+                let update = self.update(key, *field, version);
+                self.db
+                    .run_in_transaction(|txn| {
+                        let rows = txn.read(&req)?;
+                        if rows.len() != 1 {
+                            return Err(rowtree_db::Error::NotFound {
+                                message: format!("read-modify-write read {} rows", rows.len()),
+                            });
+                        }
+                        txn.buffer(update.clone())
+                    })
+                    .map_err(op_error)?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// `rowtree serve` over Spanner's gRPC API.
+pub struct Grpc {
+    addr: SocketAddr,
+    runtime: Arc<tokio::runtime::Runtime>,
+}
+
+impl System for Grpc {
+    fn name(&self) -> &'static str {
+        "grpc"
+    }
+
+    fn load(&self, _records: u64, _progress: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        // The embedded system loaded the same database.
+        Ok(())
+    }
+
+    fn client(&self) -> Result<Box<dyn Client>> {
+        let addr = self.addr;
+        let (client, session) = self.runtime.block_on(async move {
+            let mut client = SpannerClient::new(connect(addr).await?);
+            let session = client
+                .create_session(pb::CreateSessionRequest {
+                    database: DATABASE.into(),
+                    session: None,
+                })
+                .await
+                .map_err(|s| setup(format!("CreateSession: {}", s.message())))?
+                .into_inner()
+                .name;
+            Ok::<_, Error>((client, session))
+        })?;
+        Ok(Box::new(GrpcClient {
+            runtime: self.runtime.clone(),
+            client,
+            session,
+            fields: columns(),
+        }))
+    }
+}
+
+struct GrpcClient {
+    runtime: Arc<tokio::runtime::Runtime>,
+    client: SpannerClient<Channel>,
+    session: String,
+    fields: Vec<String>,
+}
+
+fn string_value(s: String) -> prost_types::Value {
+    prost_types::Value {
+        kind: Some(prost_types::value::Kind::StringValue(s)),
+    }
+}
+
+fn key_list(key: &str) -> prost_types::ListValue {
+    prost_types::ListValue {
+        values: vec![string_value(key.to_string())],
+    }
+}
+
+fn strong_single_use() -> pb::TransactionSelector {
+    pb::TransactionSelector {
+        selector: Some(pb::transaction_selector::Selector::SingleUse(
+            pb::TransactionOptions {
+                mode: Some(pb::transaction_options::Mode::ReadOnly(
+                    pb::transaction_options::ReadOnly {
+                        return_read_timestamp: false,
+                        timestamp_bound: Some(
+                            pb::transaction_options::read_only::TimestampBound::Strong(true),
+                        ),
+                    },
+                )),
+                ..Default::default()
+            },
+        )),
+    }
+}
+
+fn read_write() -> pb::TransactionOptions {
+    pb::TransactionOptions {
+        mode: Some(pb::transaction_options::Mode::ReadWrite(Default::default())),
+        ..Default::default()
+    }
+}
+
+impl GrpcClient {
+    fn write(&self, mutation: pb::mutation::Operation) -> pb::Mutation {
+        pb::Mutation {
+            operation: Some(mutation),
+        }
+    }
+
+    fn update(&self, key: &str, field: usize, version: u64) -> pb::Mutation {
+        self.write(pb::mutation::Operation::Update(pb::mutation::Write {
+            table: TABLE.into(),
+            columns: vec!["ycsb_key".into(), self.fields[field + 1].clone()],
+            values: vec![prost_types::ListValue {
+                values: vec![
+                    string_value(key.to_string()),
+                    string_value(field_value(key, field, version)),
+                ],
+            }],
+        }))
+    }
+
+    fn read_request(
+        &self,
+        key_set: pb::KeySet,
+        txn: pb::TransactionSelector,
+        limit: i64,
+    ) -> pb::ReadRequest {
+        pb::ReadRequest {
+            session: self.session.clone(),
+            transaction: Some(txn),
+            table: TABLE.into(),
+            columns: self.fields[1..].to_vec(),
+            key_set: Some(key_set),
+            limit,
+            ..Default::default()
+        }
+    }
+
+    fn point(key: &str) -> pb::KeySet {
+        pb::KeySet {
+            keys: vec![key_list(key)],
+            ..Default::default()
+        }
+    }
+
+    fn commit_single_use(&mut self, mutation: pb::Mutation) -> Result<()> {
+        let request = pb::CommitRequest {
+            session: self.session.clone(),
+            mutations: vec![mutation],
+            transaction: Some(pb::commit_request::Transaction::SingleUseTransaction(
+                read_write(),
+            )),
+            ..Default::default()
+        };
+        let client = &mut self.client;
+        self.runtime
+            .block_on(client.commit(request))
+            .map_err(|s| op_error(format!("Commit: {}", s.message())))?;
+        Ok(())
+    }
+}
+
+impl Client for GrpcClient {
+    fn run(&mut self, op: &Op, version: u64) -> Result<()> {
+        match op {
+            Op::Read(key) => {
+                let req = self.read_request(Self::point(key), strong_single_use(), 0);
+                let client = &mut self.client;
+                let rs = self
+                    .runtime
+                    .block_on(client.read(req))
+                    .map_err(|s| op_error(format!("Read: {}", s.message())))?
+                    .into_inner();
+                check_rows(rs.rows.len(), 1, "read")?;
+                if rs.rows[0].values.len() != FIELDS {
+                    return Err(Error::Op("read returned a short row".into()));
+                }
+            }
+            Op::Update { key, field } => {
+                let m = self.update(key, *field, version);
+                self.commit_single_use(m)?;
+            }
+            Op::Insert { key, .. } => {
+                let m = self.write(pb::mutation::Operation::Insert(pb::mutation::Write {
+                    table: TABLE.into(),
+                    columns: self.fields.clone(),
+                    values: vec![prost_types::ListValue {
+                        values: std::iter::once(string_value(key.clone()))
+                            .chain((0..FIELDS).map(|f| string_value(field_value(key, f, version))))
+                            .collect(),
+                    }],
+                }));
+                self.commit_single_use(m)?;
+            }
+            Op::Scan { start, count } => {
+                let range = pb::KeyRange {
+                    start_key_type: Some(pb::key_range::StartKeyType::StartClosed(key_list(start))),
+                    end_key_type: Some(pb::key_range::EndKeyType::EndClosed(
+                        prost_types::ListValue { values: vec![] },
+                    )),
+                };
+                let keys = pb::KeySet {
+                    ranges: vec![range],
+                    ..Default::default()
+                };
+                let req = self.read_request(keys, strong_single_use(), *count as i64);
+                let client = &mut self.client;
+                let rs = self
+                    .runtime
+                    .block_on(client.read(req))
+                    .map_err(|s| op_error(format!("Read: {}", s.message())))?
+                    .into_inner();
+                check_rows(rs.rows.len(), 1, "scan")?;
+            }
+            Op::ReadModifyWrite { key, field } => {
+                // Begin, read under the transaction's locks, commit the
+                // update; retried from the start when aborted, as client
+                // libraries do.
+                let mut pause = Duration::from_millis(1);
+                loop {
+                    match self.read_modify_write(key, *field, version) {
+                        Err(Retry::Aborted) => {
+                            std::thread::sleep(pause);
+                            pause = (pause * 2).min(Duration::from_millis(32));
+                        }
+                        Err(Retry::Failed(e)) => return Err(e),
+                        Ok(()) => break,
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}
+
+enum Retry {
+    Aborted,
+    Failed(Error),
+}
+
+impl From<tonic::Status> for Retry {
+    fn from(s: tonic::Status) -> Retry {
+        if s.code() == tonic::Code::Aborted {
+            Retry::Aborted
+        } else {
+            Retry::Failed(op_error(s.message()))
+        }
+    }
+}
+
+impl GrpcClient {
+    fn read_modify_write(
+        &mut self,
+        key: &str,
+        field: usize,
+        version: u64,
+    ) -> std::result::Result<(), Retry> {
+        let session = self.session.clone();
+        let read = self.read_request(
+            Self::point(key),
+            pb::TransactionSelector {
+                selector: Some(pb::transaction_selector::Selector::Begin(read_write())),
+            },
+            0,
+        );
+        let update = self.update(key, field, version);
+        let client = &mut self.client;
+        self.runtime.block_on(async move {
+            // The read begins the transaction (inline begin, as current
+            // client libraries do): one round trip fewer.
+            let rs = client.read(read).await?.into_inner();
+            let id = rs
+                .metadata
+                .and_then(|m| m.transaction)
+                .map(|t| t.id)
+                .ok_or_else(|| {
+                    Retry::Failed(op_error("Read with Begin returned no transaction"))
+                })?;
+            if rs.rows.len() != 1 {
+                return Err(Retry::Failed(op_error("read-modify-write read no row")));
+            }
+            client
+                .commit(pb::CommitRequest {
+                    session,
+                    mutations: vec![update],
+                    transaction: Some(pb::commit_request::Transaction::TransactionId(id)),
+                    ..Default::default()
+                })
+                .await?;
+            Ok(())
+        })
+    }
+}
