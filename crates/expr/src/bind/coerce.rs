@@ -146,7 +146,7 @@ fn literal_to_numeric(e: &BoundExpr) -> Result<BoundExpr> {
 /// Whether `=` is defined on the type (not on JSON or ARRAY, as in Spanner).
 pub(super) fn equality_comparable(t: &Type) -> bool {
     match t {
-        Type::Json | Type::Array(_) => false,
+        Type::Json | Type::Array(_) | Type::Proto(_) => false,
         Type::Struct(fields) => fields.iter().all(|(_, t)| equality_comparable(t)),
         _ => true,
     }
@@ -172,6 +172,67 @@ fn castable_expr(e: &BoundExpr, to: &Type) -> bool {
 }
 
 impl Binder<'_> {
+    /// A CAST target naming a proto bundle type (`CAST(b AS a.b.C)`): the
+    /// parser cannot tell messages from enums, the descriptors can.
+    fn resolve_proto_type(&self, ty: Type, span: Span) -> Result<Type> {
+        match ty {
+            Type::Proto(name) | Type::Enum(name) => self
+                .options
+                .protos
+                .as_ref()
+                .and_then(|p| p.type_of(&name))
+                .ok_or_else(|| invalid_at(span, format!("Type not found: {name}"))),
+            Type::Array(inner) => Ok(Type::Array(Box::new(
+                self.resolve_proto_type(*inner, span)?,
+            ))),
+            ty => Ok(ty),
+        }
+    }
+
+    /// The casts between an ENUM and STRING (its value names) or INT64 (a
+    /// number, which must be one of the enum's), which need the enum's
+    /// descriptor; `None` for every other cast.
+    fn bind_enum_cast(
+        &self,
+        inner: &BoundExpr,
+        to: &Type,
+        safe: bool,
+        span: Span,
+    ) -> Result<Option<BoundExpr>> {
+        let (name, op) = match (&inner.ty, to) {
+            (Type::Enum(a), Type::Enum(b)) if a == b => return Ok(None),
+            (Type::Enum(name), Type::String) => (name, 0),
+            (Type::String, Type::Enum(name)) => (name, 1),
+            (Type::Int64, Type::Enum(name)) => (name, 2),
+            _ => return Ok(None),
+        };
+        if inner.is_null_literal() {
+            return Ok(None);
+        }
+        let Some(e) = self
+            .options
+            .protos
+            .as_ref()
+            .and_then(|p| p.pool().get_enum_by_name(name))
+        else {
+            return Err(invalid_at(span, format!("Type not found: {name}")));
+        };
+        let op = match op {
+            0 => crate::bound::ProtoOp::EnumName(e),
+            1 => crate::bound::ProtoOp::EnumFromName(e),
+            _ => crate::bound::ProtoOp::EnumFromNumber(e),
+        };
+        Ok(Some(BoundExpr::new(
+            Node::Proto {
+                op,
+                expr: Box::new(inner.clone()),
+                safe,
+            },
+            to.clone(),
+            span,
+        )))
+    }
+
     /// `CAST(expr AS to)` and `SAFE_CAST`.
     pub(super) fn bind_cast(
         &self,
@@ -181,7 +242,10 @@ impl Binder<'_> {
         span: Span,
     ) -> Result<BoundExpr> {
         let inner = self.bind(expr)?;
-        let to = to.value_type();
+        let to = self.resolve_proto_type(to.value_type(), span)?;
+        if let Some(cast) = self.bind_enum_cast(&inner, &to, safe, span)? {
+            return Ok(cast);
+        }
         if !castable_expr(&inner, &to) {
             return Err(invalid_at(
                 span,
