@@ -529,6 +529,19 @@ fn proto_op(op: &crate::bound::ProtoOp, v: Value) -> Result<Value> {
     if v.is_null() {
         return Ok(Value::Null);
     }
+    if let (
+        ProtoOp::EnumName(_) | ProtoOp::EnumFromName(_) | ProtoOp::EnumFromNumber(_),
+        Value::Array(items),
+    ) = (op, &v)
+    {
+        // A cast of an array applies to each element.
+        return Ok(Value::Array(
+            items
+                .iter()
+                .map(|item| proto_op(op, item.clone()))
+                .collect::<Result<_>>()?,
+        ));
+    }
     Ok(match (op, v) {
         (ProtoOp::Field(field), Value::Bytes(bytes)) => {
             rowtree_types::proto::read_field(&bytes, field).map_err(Error::out_of_range)?

@@ -199,7 +199,12 @@ impl Binder<'_> {
         safe: bool,
         span: Span,
     ) -> Result<Option<BoundExpr>> {
-        let (name, op) = match (&inner.ty, to) {
+        // Arrays cast element by element (the operation maps over them).
+        let (from, to_element) = match (&inner.ty, to) {
+            (Type::Array(a), Type::Array(b)) => (a.as_ref(), b.as_ref()),
+            (a, b) => (a, b),
+        };
+        let (name, op) = match (from, to_element) {
             (Type::Enum(a), Type::Enum(b)) if a == b => return Ok(None),
             (Type::Enum(name), Type::String) => (name, 0),
             (Type::String, Type::Enum(name)) => (name, 1),
