@@ -5,7 +5,7 @@
 //! rules explicitly.
 
 use rowtree_parser::ast::{DataType, Expr, Span};
-use rowtree_types::{Type, Value};
+use rowtree_types::{ProtoBundle, Type, Value};
 
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
@@ -45,8 +45,22 @@ impl BoundExpr {
     /// Anything else is returned as it is, for the writer's usual
     /// assignment rules to check.
     pub fn coerce_literal_for_assignment(self, to: &Type) -> Result<BoundExpr> {
+        self.coerce_literal_for_assignment_with(to, None)
+    }
+
+    /// [`BoundExpr::coerce_literal_for_assignment`], where a string literal
+    /// going into an ENUM column also stands for the enum value of that
+    /// name (GoogleSQL's literal coercion), looked up in `protos`.
+    pub fn coerce_literal_for_assignment_with(
+        self,
+        to: &Type,
+        protos: Option<&ProtoBundle>,
+    ) -> Result<BoundExpr> {
         if *to == Type::Numeric && self.is_float_literal() {
             return literal_to_numeric(&self);
+        }
+        if let Some(e) = enum_literal(&self, to, protos) {
+            return e;
         }
         Ok(self)
     }
@@ -103,9 +117,11 @@ pub(super) fn comparison_supertype(exprs: &[&BoundExpr]) -> Option<Type> {
 }
 
 fn supertype_with(exprs: &[&BoundExpr], float_literals_yield: bool) -> Option<Type> {
-    let parses_strings = exprs
-        .iter()
-        .any(|e| !e.is_string_literal() && string_literal_coerces_to(&e.ty));
+    // String literals also stand for enum values, by name.
+    let parses_strings = exprs.iter().any(|e| {
+        !e.is_string_literal()
+            && (string_literal_coerces_to(&e.ty) || matches!(e.ty, Type::Enum(_)))
+    });
     let to_numeric = float_literals_yield
         && exprs
             .iter()
@@ -125,6 +141,36 @@ fn supertype_with(exprs: &[&BoundExpr], float_literals_yield: bool) -> Option<Ty
         });
     }
     Some(result.unwrap_or(Type::Int64))
+}
+
+/// A string literal where an ENUM is expected (`Genre = 'ROCK'`, `VALUES
+/// ('ROCK')`) as that enum's value of the name; `None` when `e` is not a
+/// string literal or `to` not an ENUM.
+fn enum_literal(
+    e: &BoundExpr,
+    to: &Type,
+    protos: Option<&ProtoBundle>,
+) -> Option<Result<BoundExpr>> {
+    let (Type::Enum(name), Node::Literal(Value::String(text))) = (to, &e.node) else {
+        return None;
+    };
+    if !e.literal {
+        return None;
+    }
+    Some(
+        protos
+            .and_then(|p| p.enum_number(name, text))
+            .map(|n| BoundExpr::literal(Value::Int64(n), to.clone(), e.span))
+            .ok_or_else(|| {
+                invalid_at(
+                    e.span,
+                    format!(
+                        "Could not cast literal {} to type {to}",
+                        Value::String(text.clone()).sql_literal()
+                    ),
+                )
+            }),
+    )
 }
 
 /// A FLOAT64 literal as a NUMERIC literal (GoogleSQL's literal coercion,
@@ -308,6 +354,9 @@ impl Binder<'_> {
         }
         if *to == Type::Numeric && e.is_float_literal() {
             return literal_to_numeric(&e);
+        }
+        if let Some(literal) = enum_literal(&e, to, self.options.protos.as_deref()) {
+            return literal;
         }
         if e.literal {
             if let Node::Literal(v) = &e.node {
