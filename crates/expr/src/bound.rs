@@ -41,6 +41,8 @@ pub(crate) enum ProtoOp {
     EnumFromName(rowtree_types::proto::prost_reflect::EnumDescriptor),
     /// `CAST(int64 AS enum)`: the number, if the enum has a value of it.
     EnumFromNumber(rowtree_types::proto::prost_reflect::EnumDescriptor),
+    /// `CAST(bytes AS message)`: the bytes, if they parse as the message.
+    CheckMessage(rowtree_types::proto::prost_reflect::MessageDescriptor),
 }
 
 /// The node kinds of a bound tree.

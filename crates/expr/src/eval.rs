@@ -530,7 +530,10 @@ fn proto_op(op: &crate::bound::ProtoOp, v: Value) -> Result<Value> {
         return Ok(Value::Null);
     }
     if let (
-        ProtoOp::EnumName(_) | ProtoOp::EnumFromName(_) | ProtoOp::EnumFromNumber(_),
+        ProtoOp::EnumName(_)
+        | ProtoOp::EnumFromName(_)
+        | ProtoOp::EnumFromNumber(_)
+        | ProtoOp::CheckMessage(_),
         Value::Array(items),
     ) = (op, &v)
     {
@@ -566,6 +569,18 @@ fn proto_op(op: &crate::bound::ProtoOp, v: Value) -> Result<Value> {
                 )))
             }
         },
+        (ProtoOp::CheckMessage(m), Value::Bytes(bytes)) => {
+            if let Err(e) = rowtree_types::proto::prost_reflect::DynamicMessage::decode(
+                m.clone(),
+                bytes.as_slice(),
+            ) {
+                return Err(Error::out_of_range(format!(
+                    "Invalid cast of BYTES to {}: {e}",
+                    m.full_name()
+                )));
+            }
+            Value::Bytes(bytes)
+        }
         (ProtoOp::EnumFromNumber(e), Value::Int64(n)) => {
             if i32::try_from(n).ok().and_then(|n| e.get_value(n)).is_none() {
                 return Err(Error::out_of_range(format!(

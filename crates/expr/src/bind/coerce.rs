@@ -236,8 +236,9 @@ impl Binder<'_> {
     }
 
     /// The casts between an ENUM and STRING (its value names) or INT64 (a
-    /// number, which must be one of the enum's), which need the enum's
-    /// descriptor; `None` for every other cast.
+    /// number, which must be one of the enum's), and from BYTES to a PROTO
+    /// (which must parse as the message), which need the descriptors;
+    /// `None` for every other cast.
     fn bind_enum_cast(
         &self,
         inner: &BoundExpr,
@@ -255,10 +256,26 @@ impl Binder<'_> {
             (Type::Enum(name), Type::String) => (name, 0),
             (Type::String, Type::Enum(name)) => (name, 1),
             (Type::Int64, Type::Enum(name)) => (name, 2),
+            (Type::Bytes, Type::Proto(name)) => (name, 3),
             _ => return Ok(None),
         };
         if inner.is_null_literal() {
             return Ok(None);
+        }
+        if op == 3 {
+            // Bytes become a message only if they parse as one.
+            let Some(m) = self.options.protos.as_ref().and_then(|p| p.message(name)) else {
+                return Err(invalid_at(span, format!("Type not found: {name}")));
+            };
+            return Ok(Some(BoundExpr::new(
+                Node::Proto {
+                    op: crate::bound::ProtoOp::CheckMessage(m),
+                    expr: Box::new(inner.clone()),
+                    safe,
+                },
+                to.clone(),
+                span,
+            )));
         }
         let Some(e) = self
             .options
