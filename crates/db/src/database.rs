@@ -327,6 +327,9 @@ pub const DEFAULT_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(10 * 24 * 3
 /// The longest a manual split point may live.
 pub const MAX_SPLIT_POINT_EXPIRY: Duration = Duration::from_secs(30 * 24 * 3600);
 pub(crate) const META_DDL_PREFIX: &[u8] = b"ddl/";
+/// Proto descriptors (a serialized `FileDescriptorSet`) under the schema
+/// version of the statement they were given with.
+pub(crate) const META_PROTOS_PREFIX: &[u8] = b"protos/";
 
 impl Database {
     /// Opens (or creates) a durable database in `dir`. A directory in an
@@ -390,10 +393,23 @@ impl Database {
         // Then the dialect, which the DDL log is replayed in.
         let created = created && router.meta_scan(META_DDL_PREFIX).next().is_none();
         let dialect = crate::format::dialect(&router, created.then_some(options.dialect))?;
-        // Replay the DDL log into the catalog.
+        // Replay the DDL log into the catalog, installing proto descriptors
+        // before the statement they came with.
+        let mut protos = std::collections::HashMap::new();
+        for item in router.meta_scan(META_PROTOS_PREFIX) {
+            let (key, bytes) = item?;
+            protos.insert(key[META_PROTOS_PREFIX.len()..].to_vec(), bytes);
+        }
         let mut catalog = Catalog::new();
         for item in router.meta_scan(META_DDL_PREFIX) {
-            let (_, text) = item?;
+            let (key, text) = item?;
+            if let Some(bytes) = protos.get(&key[META_DDL_PREFIX.len()..]) {
+                let bundle = rowtree_types::ProtoBundle::decode(bytes)
+                    .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
+                catalog = catalog
+                    .with_proto_descriptors(Arc::new(bundle))
+                    .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
+            }
             let text =
                 String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
             let stmt = rowtree_parser::parse_statement_in(dialect, &text)

@@ -35,9 +35,9 @@ use std::collections::HashSet;
 use std::sync::Arc;
 
 use rowtree_schema::{Catalog, Effect, SchemaError, ViewAnalyzer};
-use rowtree_types::{Code, Value};
+use rowtree_types::{Code, ProtoBundle, Value};
 
-use crate::database::{CommitWrites, Database, META_DDL_PREFIX};
+use crate::database::{CommitWrites, Database, META_DDL_PREFIX, META_PROTOS_PREFIX};
 use crate::error::{Error, Result};
 use crate::eval::{DdlEval, NoSideEffects};
 use crate::keys::{self, Object};
@@ -87,6 +87,22 @@ impl From<SchemaError> for Error {
     }
 }
 
+/// Decodes proto descriptors given with a batch of DDL; an invalid set is
+/// the batch's error (statement 0).
+fn decode_protos(protos: Option<&[u8]>) -> std::result::Result<Option<Arc<ProtoBundle>>, DdlError> {
+    protos
+        .map(|bytes| {
+            ProtoBundle::decode(bytes)
+                .map(Arc::new)
+                .map_err(|e| DdlError {
+                    statement: 0,
+                    offset: None,
+                    error: Error::invalid(format!("Invalid proto descriptors: {e}")),
+                })
+        })
+        .transpose()
+}
+
 impl Database {
     /// The analyzer DDL binds view queries with, from
     /// [`Options::view_analyzer`](crate::Options::view_analyzer).
@@ -102,13 +118,28 @@ impl Database {
     /// Applies DDL statements in order, stopping at the first failure (the
     /// statements before it stay applied). Returns how many were applied.
     pub fn apply_ddl(&self, statements: &[&str]) -> std::result::Result<usize, DdlError> {
+        self.apply_ddl_with_protos(statements, None)
+    }
+
+    /// [`Database::apply_ddl`] with new proto descriptors (a serialized
+    /// `FileDescriptorSet`, as UpdateDatabaseDdl's `proto_descriptors`):
+    /// they take effect with the first statement and are recorded with it,
+    /// so a batch that fails at its first statement leaves them unchanged.
+    pub fn apply_ddl_with_protos(
+        &self,
+        statements: &[&str],
+        protos: Option<&[u8]>,
+    ) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
+        let mut protos = decode_protos(protos)?;
         for (i, text) in statements.iter().enumerate() {
-            self.apply_one(text).map_err(|(error, offset)| DdlError {
-                statement: i,
-                offset,
-                error,
-            })?;
+            protos = self
+                .apply_one(text, protos.take())
+                .map_err(|(error, offset)| DdlError {
+                    statement: i,
+                    offset,
+                    error,
+                })?;
         }
         Ok(statements.len())
     }
@@ -120,8 +151,29 @@ impl Database {
         &self,
         statements: &[&str],
     ) -> std::result::Result<usize, DdlError> {
+        self.apply_ddl_all_or_nothing_with_protos(statements, None)
+    }
+
+    /// [`Database::apply_ddl_all_or_nothing`] with proto descriptors
+    /// (CreateDatabase's `proto_descriptors`), as in
+    /// [`Database::apply_ddl_with_protos`].
+    pub fn apply_ddl_all_or_nothing_with_protos(
+        &self,
+        statements: &[&str],
+        protos: Option<&[u8]>,
+    ) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
+        let mut protos = decode_protos(protos)?;
         let mut catalog = (*self.catalog()).clone();
+        if let Some(p) = &protos {
+            catalog = catalog
+                .with_proto_descriptors(p.clone())
+                .map_err(|e| DdlError {
+                    statement: 0,
+                    offset: None,
+                    error: e.into(),
+                })?;
+        }
         for (i, text) in statements.iter().enumerate() {
             let stmt =
                 rowtree_parser::parse_statement_in(self.dialect(), text).map_err(|e| DdlError {
@@ -139,27 +191,44 @@ impl Database {
             catalog = next;
         }
         for (i, text) in statements.iter().enumerate() {
-            self.apply_one(text).map_err(|(error, offset)| DdlError {
-                statement: i,
-                offset,
-                error,
-            })?;
+            protos = self
+                .apply_one(text, protos.take())
+                .map_err(|(error, offset)| DdlError {
+                    statement: i,
+                    offset,
+                    error,
+                })?;
         }
         Ok(statements.len())
     }
 
-    fn apply_one(&self, text: &str) -> std::result::Result<(), (Error, Option<usize>)> {
+    /// Applies one statement; `protos`, new proto descriptors, take effect
+    /// first and are logged with it. A statement with nothing to do (`IF
+    /// NOT EXISTS`) logs nothing and hands the descriptors back, for the
+    /// next statement.
+    fn apply_one(
+        &self,
+        text: &str,
+        protos: Option<Arc<ProtoBundle>>,
+    ) -> std::result::Result<Option<Arc<ProtoBundle>>, (Error, Option<usize>)> {
         let stmt = rowtree_parser::parse_statement_in(self.dialect(), text)
             .map_err(|e| (Error::invalid(e.message.clone()), Some(e.offset)))?;
         let _gate = self.inner.schema_gate.write();
-        let current = self.catalog();
+        let mut current = self.catalog();
+        if let Some(p) = &protos {
+            current = Arc::new(
+                current
+                    .with_proto_descriptors(p.clone())
+                    .map_err(|e| (Error::from(e), None))?,
+            );
+        }
         let (next, effects) = current
             .apply_with(&stmt, self.view_analyzer())
             .map_err(|e| (e.span().map(|s| s.start), e))
             .map_err(|(off, e)| (Error::from(e), off))?;
         if next.version() == current.version() {
             // IF NOT EXISTS / IF EXISTS with nothing to do.
-            return Ok(());
+            return Ok(protos);
         }
         let next = Arc::new(next);
         let mut writes = StatementWrites::default();
@@ -177,7 +246,15 @@ impl Database {
             key,
             Some(text.trim().trim_end_matches(';').as_bytes().to_vec()),
         );
-        self.commit_statement(writes, entry)
+        let mut entries = vec![entry];
+        if let Some(p) = &protos {
+            // The descriptors the statement was applied with, under its
+            // version, so replaying the log installs them before it.
+            let mut key = META_PROTOS_PREFIX.to_vec();
+            key.extend_from_slice(&next.version().to_be_bytes());
+            entries.push((key, Some(p.bytes().to_vec())));
+        }
+        self.commit_statement(writes, entries)
             .map_err(|e| (e, None))?;
         // A crash here leaves the statement in the log: the reopened
         // database has the new schema.
@@ -186,21 +263,22 @@ impl Database {
         // ... then the new schema is published.
         *self.inner.catalog.write() = next;
         self.refresh_split_points();
-        Ok(())
+        Ok(None)
     }
 
-    /// Commits a statement's writes with its DDL log `entry`, in one batch.
+    /// Commits a statement's writes with its DDL log `entries` (the
+    /// statement, and the proto descriptors it brings), in one batch.
     fn commit_statement(
         &self,
         writes: StatementWrites,
-        entry: (Vec<u8>, Option<Vec<u8>>),
+        entries: Vec<(Vec<u8>, Option<Vec<u8>>)>,
     ) -> Result<()> {
         let StatementWrites { data, sequences } = writes;
         if !data.is_empty() {
             self.inner.router.charge_writes(&data);
         }
         let commit = |mut meta: Vec<(Vec<u8>, Option<Vec<u8>>)>| -> Result<()> {
-            meta.push(entry);
+            meta.extend(entries);
             self.inner
                 .pipeline
                 .commit(rowtree_txn::CommitRequest::new(move |ts| {

@@ -167,7 +167,8 @@ pub fn decode_key_value(input: &mut &[u8], ty: &Type, dir: Direction) -> Result<
             1 => Value::Bool(true),
             other => return Err(Error::Corrupt(format!("invalid BOOL byte 0x{other:02x}"))),
         },
-        Type::Int64 => {
+        // An ENUM key is its number, laid out as an INT64.
+        Type::Int64 | Type::Enum(_) => {
             Value::Int64((u64::from_be_bytes(reader.array("INT64")?) ^ (1 << 63)) as i64)
         }
         Type::Float32 => Value::Float32(f32_from_order_bits(u32::from_be_bytes(
@@ -206,7 +207,7 @@ pub fn decode_key_value(input: &mut &[u8], ty: &Type, dir: Direction) -> Result<
         }
         Type::Bytes => Value::Bytes(reader.escaped("BYTES")?),
         Type::Uuid => Value::Uuid(Uuid::from_bytes(reader.array("UUID")?)),
-        Type::Json | Type::Array(_) | Type::Struct(_) => {
+        Type::Json | Type::Array(_) | Type::Struct(_) | Type::Proto(_) => {
             return Err(Error::NotAKeyType(ty.to_string()))
         }
     })

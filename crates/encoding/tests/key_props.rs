@@ -20,6 +20,8 @@ fn key_type() -> impl Strategy<Value = Type> {
         Just(Type::Date),
         Just(Type::Timestamp),
         Just(Type::Uuid),
+        // An ENUM key is its number.
+        Just(Type::Enum("a.b.E".into())),
     ]
 }
 
@@ -44,7 +46,7 @@ fn special_f64() -> impl Strategy<Value = f64> {
 fn value_of(ty: &Type) -> BoxedStrategy<Value> {
     match ty {
         Type::Bool => any::<bool>().prop_map(Value::Bool).boxed(),
-        Type::Int64 => prop_oneof![
+        Type::Int64 | Type::Enum(_) => prop_oneof![
             any::<i64>(),
             Just(i64::MIN),
             Just(i64::MAX),
@@ -102,7 +104,9 @@ fn value_of(ty: &Type) -> BoxedStrategy<Value> {
         ]
         .prop_map(|u| Value::Uuid(Uuid::from_u128(u)))
         .boxed(),
-        Type::Json | Type::Array(_) | Type::Struct(_) => unreachable!("not a key type"),
+        Type::Json | Type::Array(_) | Type::Struct(_) | Type::Proto(_) => {
+            unreachable!("not a key type")
+        }
     }
 }
 

@@ -30,6 +30,21 @@ pub struct BoundExpr {
     pub(crate) depth: u32,
 }
 
+/// What a [`Node::Proto`] does with its operand's value.
+#[derive(Debug, Clone)]
+pub(crate) enum ProtoOp {
+    /// `message.field`: the field's value in the serialized message.
+    Field(rowtree_types::proto::prost_reflect::FieldDescriptor),
+    /// `CAST(enum AS STRING)`: the value's name.
+    EnumName(rowtree_types::proto::prost_reflect::EnumDescriptor),
+    /// `CAST(string AS enum)`: the number of the value of that name.
+    EnumFromName(rowtree_types::proto::prost_reflect::EnumDescriptor),
+    /// `CAST(int64 AS enum)`: the number, if the enum has a value of it.
+    EnumFromNumber(rowtree_types::proto::prost_reflect::EnumDescriptor),
+    /// `CAST(bytes AS message)`: the bytes, if they parse as the message.
+    CheckMessage(rowtree_types::proto::prost_reflect::MessageDescriptor),
+}
+
 /// The node kinds of a bound tree.
 #[derive(Debug, Clone)]
 pub(crate) enum Node {
@@ -125,6 +140,14 @@ pub(crate) enum Node {
         expr: Box<BoundExpr>,
         /// `TO_JSON_STRING`: the JSON text as a STRING.
         string: bool,
+        safe: bool,
+    },
+    /// An operation that needs the proto bundle's descriptors: a message
+    /// field, or a cast between an ENUM and its names or numbers.
+    Proto {
+        op: ProtoOp,
+        expr: Box<BoundExpr>,
+        /// `SAFE_CAST`: a bad name or number gives NULL.
         safe: bool,
     },
     /// `EXTRACT(part FROM e [AT TIME ZONE tz])`.
@@ -324,7 +347,8 @@ impl BoundExpr {
             | Node::IsBool(e, _)
             | Node::Cast { expr: e, .. }
             | Node::ToJson { expr: e, .. }
-            | Node::Field { expr: e, .. } => vec![e],
+            | Node::Field { expr: e, .. }
+            | Node::Proto { expr: e, .. } => vec![e],
             Node::And(a, b)
             | Node::Or(a, b)
             | Node::Arith(_, a, b)

@@ -33,6 +33,10 @@ pub fn castable(from: &Type, to: &Type) -> bool {
         (Bytes, String) => true,
         (String | Bytes, Uuid) | (Uuid, String | Bytes) => true,
         (Date, String | Timestamp) | (Timestamp, String | Date) => true,
+        // A message is its bytes; an enum is its number, or its name (the
+        // binder resolves names with the descriptors).
+        (Bytes, Proto(_)) | (Proto(_), Bytes) => true,
+        (Int64 | String, Enum(_)) | (Enum(_), Int64 | String) => true,
         (Array(a), Array(b)) => castable(a, b),
         (Struct(a), Struct(b)) => {
             a.len() == b.len() && a.iter().zip(b).all(|((_, x), (_, y))| castable(x, y))
@@ -72,6 +76,10 @@ pub fn cast(value: Value, to: &Type) -> Result<Value> {
         return Ok(value);
     }
     let invalid = || Error::invalid(format!("Invalid cast from {from} to {to}"));
+    if matches!(to, Type::Proto(_) | Type::Enum(_)) && from == to.representation() {
+        // Bytes to a message, a number to an enum: the stored form already.
+        return Ok(value);
+    }
     Ok(match (value, to) {
         (Value::Int64(v), Type::Bool) => Value::Bool(v != 0),
         (Value::Int64(v), Type::Float64) => Value::Float64(v as f64),
@@ -133,12 +141,18 @@ pub fn cast(value: Value, to: &Type) -> Result<Value> {
 /// `FLOAT64`, `FLOAT32` to `FLOAT64`), or a string that parses as the
 /// target `DATE`/`TIMESTAMP`/`UUID` (GoogleSQL's string-literal rule). Arrays
 /// coerce element by element.
+///
+/// A PROTO or ENUM target takes its stored form: BYTES for a message, an
+/// INT64 number for an enum (values carry no proto type of their own).
 pub fn coerce_value(value: Value, to: &Type) -> Result<Value> {
     let from = match value_type(&value) {
         None => return Ok(value),
         Some(t) => t,
     };
     if from == *to {
+        return Ok(value);
+    }
+    if matches!(to, Type::Proto(_) | Type::Enum(_)) && from == to.representation() {
         return Ok(value);
     }
     match (value, to) {

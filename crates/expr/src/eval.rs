@@ -291,6 +291,14 @@ fn eval_node(e: &BoundExpr, row: &[Value], ctx: &mut dyn EvalContext) -> Result<
             let (array, index) = (eval(expr, row, ctx)?, eval(index, row, ctx)?);
             subscript(array, index, *mode)?
         }
+        Node::Proto { op, expr, safe } => {
+            let v = eval(expr, row, ctx)?;
+            match proto_op(op, v) {
+                Ok(v) => v,
+                Err(_) if *safe => Value::Null,
+                Err(err) => return Err(err),
+            }
+        }
         Node::Field { expr, index } => match eval(expr, row, ctx)? {
             Value::Null => Value::Null,
             Value::Struct(mut fields) if *index < fields.len() => fields.swap_remove(*index),
@@ -512,5 +520,76 @@ fn arith(op: ArithOp, x: Value, y: Value) -> Result<Value> {
             )))
         }
         _ => return Err(internal(sym)),
+    })
+}
+
+/// A [`Node::Proto`] operation on a (non-NULL or NULL) value.
+fn proto_op(op: &crate::bound::ProtoOp, v: Value) -> Result<Value> {
+    use crate::bound::ProtoOp;
+    if v.is_null() {
+        return Ok(Value::Null);
+    }
+    if let (
+        ProtoOp::EnumName(_)
+        | ProtoOp::EnumFromName(_)
+        | ProtoOp::EnumFromNumber(_)
+        | ProtoOp::CheckMessage(_),
+        Value::Array(items),
+    ) = (op, &v)
+    {
+        // A cast of an array applies to each element.
+        return Ok(Value::Array(
+            items
+                .iter()
+                .map(|item| proto_op(op, item.clone()))
+                .collect::<Result<_>>()?,
+        ));
+    }
+    Ok(match (op, v) {
+        (ProtoOp::Field(field), Value::Bytes(bytes)) => {
+            rowtree_types::proto::read_field(&bytes, field).map_err(Error::out_of_range)?
+        }
+        (ProtoOp::EnumName(e), Value::Int64(n)) => {
+            match i32::try_from(n).ok().and_then(|n| e.get_value(n)) {
+                Some(v) => Value::String(v.name().to_string()),
+                None => {
+                    return Err(Error::out_of_range(format!(
+                        "Invalid value {n} for enum {}",
+                        e.full_name()
+                    )))
+                }
+            }
+        }
+        (ProtoOp::EnumFromName(e), Value::String(name)) => match e.get_value_by_name(&name) {
+            Some(v) => Value::Int64(i64::from(v.number())),
+            None => {
+                return Err(Error::out_of_range(format!(
+                    "Could not cast string {name:?} to enum {}",
+                    e.full_name()
+                )))
+            }
+        },
+        (ProtoOp::CheckMessage(m), Value::Bytes(bytes)) => {
+            if let Err(e) = rowtree_types::proto::prost_reflect::DynamicMessage::decode(
+                m.clone(),
+                bytes.as_slice(),
+            ) {
+                return Err(Error::out_of_range(format!(
+                    "Invalid cast of BYTES to {}: {e}",
+                    m.full_name()
+                )));
+            }
+            Value::Bytes(bytes)
+        }
+        (ProtoOp::EnumFromNumber(e), Value::Int64(n)) => {
+            if i32::try_from(n).ok().and_then(|n| e.get_value(n)).is_none() {
+                return Err(Error::out_of_range(format!(
+                    "Out of range cast of integer {n} to enum type {}",
+                    e.full_name()
+                )));
+            }
+            Value::Int64(n)
+        }
+        _ => return Err(internal("proto operation")),
     })
 }

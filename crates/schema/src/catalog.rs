@@ -20,7 +20,7 @@
 use std::sync::Arc;
 
 use rowtree_parser::ast;
-use rowtree_types::Type;
+use rowtree_types::{ProtoBundle, Type};
 
 use crate::access::{PrivilegeGrant, Role, RoleGrant};
 use crate::apply;
@@ -159,10 +159,27 @@ impl Catalog {
     }
 
     /// The fully qualified type names of the proto bundle, in order, or
-    /// `None` when the database has no proto bundle. The descriptors
-    /// themselves are kept by the server layer.
+    /// `None` when the database has no proto bundle.
     pub fn proto_bundle(&self) -> Option<&[String]> {
         self.state.proto_bundle.as_deref()
+    }
+
+    /// The proto descriptors PROTO and ENUM types are resolved against, if
+    /// any were given.
+    pub fn proto_descriptors(&self) -> Option<&Arc<ProtoBundle>> {
+        self.state.proto_descriptors.as_ref()
+    }
+
+    /// This catalog with new proto descriptors (CreateDatabase and
+    /// UpdateDatabaseDdl give them with the statements that use them): the
+    /// same version, since a statement applied next records the change. The
+    /// bundle's types that columns use must still be defined, as the same
+    /// kind (message or enum); the error names the first that is not.
+    pub fn with_proto_descriptors(&self, descriptors: Arc<ProtoBundle>) -> Result<Catalog> {
+        crate::apply::proto::check_descriptors(&self.state, &descriptors)?;
+        let mut next = (*self.state).clone();
+        next.proto_descriptors = Some(descriptors);
+        Ok(Catalog::from_state(next))
     }
 
     /// The sequence named `name` (case-insensitive), internal ones included.

@@ -27,6 +27,8 @@ pub(crate) struct TableScope<'a> {
     pub table: &'a str,
     /// `(name, type)` of every column, by position.
     pub columns: Vec<(String, Type)>,
+    /// The proto descriptors, for expressions on PROTO and ENUM columns.
+    pub protos: Option<std::sync::Arc<rowtree_types::ProtoBundle>>,
 }
 
 impl Scope for TableScope<'_> {
@@ -165,7 +167,11 @@ pub(crate) fn assignable(from: &Type, expr: &Expr, to: &Type) -> bool {
 }
 
 fn bind_with(expr: &Expr, scope: &TableScope<'_>, context: &str) -> Result<BoundExpr> {
-    bind(expr, scope, &BindOptions::default()).map_err(|e| SchemaError::from_expr(context, &e))
+    let options = BindOptions {
+        protos: scope.protos.clone(),
+        ..BindOptions::default()
+    };
+    bind(expr, scope, &options).map_err(|e| SchemaError::from_expr(context, &e))
 }
 
 fn non_deterministic_error(context: &str, expr: &Expr, what: &str) -> Option<SchemaError> {

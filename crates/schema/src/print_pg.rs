@@ -94,8 +94,11 @@ pub(crate) fn print_type(data_type: &DataType) -> String {
         DataType::Json => "jsonb".into(),
         DataType::Uuid => "uuid".into(),
         DataType::Array(inner) => format!("{}[]", print_type(inner)),
-        // Not a column type; the parser never produces it here.
-        DataType::Struct(_) => data_type.value_type().to_string(),
+        // Not column types of a PostgreSQL database; the parser never
+        // produces them there.
+        DataType::Struct(_) | DataType::Proto(_) | DataType::Enum(_) => {
+            data_type.value_type().to_string()
+        }
     }
 }
 

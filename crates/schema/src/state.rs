@@ -6,6 +6,10 @@
 //! the code that edits it and the code that prints it depend on the data,
 //! not on the catalog that calls them.
 
+use std::sync::Arc;
+
+use rowtree_types::ProtoBundle;
+
 use crate::access::{PrivilegeGrant, Role, RoleGrant};
 use crate::index::Index;
 use crate::sequence::Sequence;
@@ -42,6 +46,9 @@ pub(crate) struct State {
     pub role_grants: Vec<RoleGrant>,
     /// The proto bundle's type names, in order; `None` without a bundle.
     pub proto_bundle: Option<Vec<String>>,
+    /// The proto descriptors the bundle's types are resolved against;
+    /// `None` when none were given.
+    pub proto_descriptors: Option<Arc<ProtoBundle>>,
 }
 
 impl Default for State {
@@ -60,6 +67,7 @@ impl Default for State {
             privilege_grants: Vec::new(),
             role_grants: Vec::new(),
             proto_bundle: None,
+            proto_descriptors: None,
         }
     }
 }

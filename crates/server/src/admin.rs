@@ -513,10 +513,17 @@ impl DatabaseAdmin for Admin {
         // fails the request itself (as in Spanner, which validates first).
         let registry = self.registry.clone();
         let statements = r.extra_statements;
+        let protos = r.proto_descriptors;
         let hosted = self
             .blocking(move || {
                 let texts: Vec<&str> = statements.iter().map(String::as_str).collect();
-                if let Err(e) = hosted.db.apply_ddl_all_or_nothing(&texts) {
+                // The descriptors resolve the PROTO and ENUM types of the
+                // statements (and are stored with the first of them).
+                let protos = (!protos.is_empty() && !texts.is_empty()).then_some(protos.as_slice());
+                if let Err(e) = hosted
+                    .db
+                    .apply_ddl_all_or_nothing_with_protos(&texts, protos)
+                {
                     let _ = registry.drop_database(&hosted.meta.name);
                     return Err(ddl_status(&e, &statements));
                 }
@@ -617,12 +624,15 @@ impl DatabaseAdmin for Admin {
         let statements = r.statements.clone();
         let database = r.database.clone();
         let md = Admin::ddl_metadata(&database, &statements, &[]);
+        let mut protos = (!r.proto_descriptors.is_empty()).then(|| r.proto_descriptors.clone());
         let op = self
             .run_operation(op_name, md, move |ops, op_name| {
                 let mut done = Vec::new();
                 for (i, text) in statements.iter().enumerate() {
                     let start = now_nanos();
-                    if let Err(mut e) = hosted.db.apply_ddl_statement(text) {
+                    // New descriptors take effect with the first statement.
+                    let given = protos.take();
+                    if let Err(mut e) = hosted.db.apply_ddl_with_protos(&[text], given.as_deref()) {
                         e.statement = i;
                         return Err(ddl_status(&e, &statements));
                     }

@@ -385,7 +385,7 @@ fn assigned_value(
     column: &rowtree_schema::Column,
 ) -> Result<BoundExpr> {
     Ok(b.bind_in(e, es)?
-        .coerce_literal_for_assignment(&column.ty)?)
+        .coerce_literal_for_assignment_with(&column.ty, b.options.protos.as_deref())?)
 }
 
 /// A written value in its column's type. Besides GoogleSQL's implicit

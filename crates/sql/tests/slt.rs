@@ -54,6 +54,11 @@
 //!   one space). `@roundtrip` is a `query T` record with one row: `ok` when
 //!   that DDL applies to a fresh database and prints the same again, or
 //!   what went wrong.
+//! * `@protos <DDL statement>` applies the statement with the proto
+//!   descriptors of `examples.spanner.music` (`rowtree_testkit::protos`),
+//!   as UpdateDatabaseDdl with `proto_descriptors` does: a `statement ok`
+//!   or `statement error` record. Messages are PROTO
+//!   columns, shown as `Y` (their bytes); enums are ENUM, shown as `I`.
 //!
 //! # Column types (checked strictly; `?` in an expectation matches any)
 //!
@@ -177,6 +182,9 @@ fn col_of(ty: &Type) -> Col {
         Type::Uuid => Col::Uuid,
         Type::Array(_) => Col::Array,
         Type::Struct(_) => Col::Struct,
+        // As they are stored: a message as its bytes, an enum as its number.
+        Type::Proto(_) => Col::Bytes,
+        Type::Enum(_) => Col::Int64,
     }
 }
 
@@ -270,7 +278,9 @@ impl SltDb {
                     ..rowtree_sql::database_options()
                 });
                 let texts: Vec<&str> = original.iter().map(String::as_str).collect();
-                let verdict = match fresh.apply_ddl(&texts) {
+                let catalog = self.session.database().catalog();
+                let protos = catalog.proto_descriptors().map(|p| p.bytes());
+                let verdict = match fresh.apply_ddl_with_protos(&texts, protos) {
                     Err(e) => format!("re-apply failed at {}: {e}", texts[e.statement]),
                     Ok(_) if fresh.ddl() == original => "ok".to_string(),
                     Ok(_) => format!("mismatch: {:?}", fresh.ddl()),
@@ -324,6 +334,15 @@ impl sqllogictest::DB for SltDb {
     fn run(&mut self, sql: &str) -> Result<DBOutput<Col>, SltError> {
         if let Some(out) = self.param_command(sql) {
             return out;
+        }
+        if let Some(statement) = sql.trim().strip_prefix("@protos ") {
+            let descriptors = rowtree_testkit::protos::music();
+            return self
+                .session
+                .database()
+                .apply_ddl_with_protos(&[statement], Some(&descriptors))
+                .map(|_| DBOutput::StatementComplete(0))
+                .map_err(|e| SltError(format!("{}: {e}", e.code().as_str())));
         }
         if let Some(out) = self.ddl_command(sql) {
             return Ok(out);

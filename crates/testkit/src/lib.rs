@@ -38,6 +38,8 @@
 //! This crate is a dev-dependency only; it is never part of a build of
 //! Rowtree itself.
 
+pub mod protos;
+
 use std::collections::BTreeSet;
 use std::io;
 use std::path::Path;

@@ -13,6 +13,8 @@
 //! | `NUMERIC` | [`Numeric`]: `i128` scaled by 10^9 | precision 38, scale 9 |
 //! | `JSON` | `serde_json::Value` (objects with sorted keys, as Spanner prints them) | |
 //! | `UUID` | [`Uuid`]: its 16 bytes as a big-endian `u128` | any 128 bits |
+//! | PROTO (`Type::Proto`) | `Value::Bytes`: the serialized message | |
+//! | ENUM (`Type::Enum`) | `Value::Int64`: the enum value's number | |
 
 //!
 //! Each type owns its text forms: parsing GoogleSQL literals and strings, and
@@ -20,7 +22,8 @@
 //! instants with civil time; [`parse_json`] applies Spanner's JSON rules.
 //! [`stack`] lets the recursive layers above go deep without overflowing.
 //! [`Code`] is the status code every layer's errors carry; [`Dialect`] names
-//! the SQL dialect a database was created in.
+//! the SQL dialect a database was created in. [`ProtoBundle`] holds the
+//! protocol buffer descriptors PROTO and ENUM types are resolved against.
 
 mod code;
 mod date;
@@ -29,6 +32,7 @@ mod error;
 mod float;
 mod json;
 mod numeric;
+pub mod proto;
 pub mod stack;
 mod time_zone;
 mod timestamp;
@@ -43,6 +47,7 @@ pub use error::{Error, Result};
 pub use float::{format_f32, format_f64, parse_f64};
 pub use json::{check_json_depth, parse_json, MAX_JSON_DEPTH};
 pub use numeric::Numeric;
+pub use proto::{ProtoBundle, ProtoKind};
 pub use time_zone::TimeZone;
 pub use timestamp::Timestamp;
 pub use ty::Type;

@@ -22,18 +22,44 @@ pub enum Type {
     Array(Box<Type>),
     /// `STRUCT<name T, ...>`; field names may be empty (anonymous fields).
     Struct(Vec<(String, Type)>),
+    /// A protocol buffer message of the proto bundle, by its fully
+    /// qualified name; its values are the message's serialized bytes
+    /// ([`crate::Value::Bytes`]).
+    Proto(String),
+    /// A protocol buffer enum of the proto bundle, by its fully qualified
+    /// name; its values are the enum value's number ([`crate::Value::Int64`]).
+    Enum(String),
 }
 
 impl Type {
     /// Whether a column of this type may be part of a primary or index key.
     /// Spanner refuses `JSON`, `ARRAY` and `STRUCT` key columns.
+    /// PROTO columns cannot be keys either; ENUM columns can (they sort by
+    /// number).
     pub fn is_key_type(&self) -> bool {
-        !matches!(self, Type::Json | Type::Array(_) | Type::Struct(_))
+        !matches!(
+            self,
+            Type::Json | Type::Array(_) | Type::Struct(_) | Type::Proto(_)
+        )
     }
 
     /// Whether values of this type can be compared with `<` and sorted.
     pub fn is_orderable(&self) -> bool {
-        !matches!(self, Type::Json | Type::Array(_) | Type::Struct(_))
+        !matches!(
+            self,
+            Type::Json | Type::Array(_) | Type::Struct(_) | Type::Proto(_)
+        )
+    }
+
+    /// The type its values are stored and computed as: BYTES for a PROTO,
+    /// INT64 for an ENUM, arrays of them alike; other types unchanged.
+    pub fn representation(&self) -> Type {
+        match self {
+            Type::Proto(_) => Type::Bytes,
+            Type::Enum(_) => Type::Int64,
+            Type::Array(t) => Type::Array(Box::new(t.representation())),
+            t => t.clone(),
+        }
     }
 }
 
@@ -53,6 +79,7 @@ impl fmt::Display for Type {
             Type::Json => f.write_str("JSON"),
             Type::Uuid => f.write_str("UUID"),
             Type::Array(t) => write!(f, "ARRAY<{t}>"),
+            Type::Proto(name) | Type::Enum(name) => f.write_str(name),
             Type::Struct(fields) => {
                 f.write_str("STRUCT<")?;
                 for (i, (name, t)) in fields.iter().enumerate() {

@@ -5,7 +5,7 @@
 //! rules explicitly.
 
 use rowtree_parser::ast::{DataType, Expr, Span};
-use rowtree_types::{Type, Value};
+use rowtree_types::{ProtoBundle, Type, Value};
 
 use super::{invalid_at, Binder};
 use crate::bound::{BoundExpr, Node};
@@ -45,8 +45,22 @@ impl BoundExpr {
     /// Anything else is returned as it is, for the writer's usual
     /// assignment rules to check.
     pub fn coerce_literal_for_assignment(self, to: &Type) -> Result<BoundExpr> {
+        self.coerce_literal_for_assignment_with(to, None)
+    }
+
+    /// [`BoundExpr::coerce_literal_for_assignment`], where a string literal
+    /// going into an ENUM column also stands for the enum value of that
+    /// name (GoogleSQL's literal coercion), looked up in `protos`.
+    pub fn coerce_literal_for_assignment_with(
+        self,
+        to: &Type,
+        protos: Option<&ProtoBundle>,
+    ) -> Result<BoundExpr> {
         if *to == Type::Numeric && self.is_float_literal() {
             return literal_to_numeric(&self);
+        }
+        if let Some(e) = enum_literal(&self, to, protos) {
+            return e;
         }
         Ok(self)
     }
@@ -103,9 +117,11 @@ pub(super) fn comparison_supertype(exprs: &[&BoundExpr]) -> Option<Type> {
 }
 
 fn supertype_with(exprs: &[&BoundExpr], float_literals_yield: bool) -> Option<Type> {
-    let parses_strings = exprs
-        .iter()
-        .any(|e| !e.is_string_literal() && string_literal_coerces_to(&e.ty));
+    // String literals also stand for enum values, by name.
+    let parses_strings = exprs.iter().any(|e| {
+        !e.is_string_literal()
+            && (string_literal_coerces_to(&e.ty) || matches!(e.ty, Type::Enum(_)))
+    });
     let to_numeric = float_literals_yield
         && exprs
             .iter()
@@ -127,6 +143,36 @@ fn supertype_with(exprs: &[&BoundExpr], float_literals_yield: bool) -> Option<Ty
     Some(result.unwrap_or(Type::Int64))
 }
 
+/// A string literal where an ENUM is expected (`Genre = 'ROCK'`, `VALUES
+/// ('ROCK')`) as that enum's value of the name; `None` when `e` is not a
+/// string literal or `to` not an ENUM.
+fn enum_literal(
+    e: &BoundExpr,
+    to: &Type,
+    protos: Option<&ProtoBundle>,
+) -> Option<Result<BoundExpr>> {
+    let (Type::Enum(name), Node::Literal(Value::String(text))) = (to, &e.node) else {
+        return None;
+    };
+    if !e.literal {
+        return None;
+    }
+    Some(
+        protos
+            .and_then(|p| p.enum_number(name, text))
+            .map(|n| BoundExpr::literal(Value::Int64(n), to.clone(), e.span))
+            .ok_or_else(|| {
+                invalid_at(
+                    e.span,
+                    format!(
+                        "Could not cast literal {} to type {to}",
+                        Value::String(text.clone()).sql_literal()
+                    ),
+                )
+            }),
+    )
+}
+
 /// A FLOAT64 literal as a NUMERIC literal (GoogleSQL's literal coercion,
 /// with CAST's rounding), or an error at the literal if it is out of range.
 fn literal_to_numeric(e: &BoundExpr) -> Result<BoundExpr> {
@@ -146,7 +192,7 @@ fn literal_to_numeric(e: &BoundExpr) -> Result<BoundExpr> {
 /// Whether `=` is defined on the type (not on JSON or ARRAY, as in Spanner).
 pub(super) fn equality_comparable(t: &Type) -> bool {
     match t {
-        Type::Json | Type::Array(_) => false,
+        Type::Json | Type::Array(_) | Type::Proto(_) => false,
         Type::Struct(fields) => fields.iter().all(|(_, t)| equality_comparable(t)),
         _ => true,
     }
@@ -172,6 +218,89 @@ fn castable_expr(e: &BoundExpr, to: &Type) -> bool {
 }
 
 impl Binder<'_> {
+    /// A CAST target naming a proto bundle type (`CAST(b AS a.b.C)`): the
+    /// parser cannot tell messages from enums, the descriptors can.
+    fn resolve_proto_type(&self, ty: Type, span: Span) -> Result<Type> {
+        match ty {
+            Type::Proto(name) | Type::Enum(name) => self
+                .options
+                .protos
+                .as_ref()
+                .and_then(|p| p.type_of(&name))
+                .ok_or_else(|| invalid_at(span, format!("Type not found: {name}"))),
+            Type::Array(inner) => Ok(Type::Array(Box::new(
+                self.resolve_proto_type(*inner, span)?,
+            ))),
+            ty => Ok(ty),
+        }
+    }
+
+    /// The casts between an ENUM and STRING (its value names) or INT64 (a
+    /// number, which must be one of the enum's), and from BYTES to a PROTO
+    /// (which must parse as the message), which need the descriptors;
+    /// `None` for every other cast.
+    fn bind_enum_cast(
+        &self,
+        inner: &BoundExpr,
+        to: &Type,
+        safe: bool,
+        span: Span,
+    ) -> Result<Option<BoundExpr>> {
+        // Arrays cast element by element (the operation maps over them).
+        let (from, to_element) = match (&inner.ty, to) {
+            (Type::Array(a), Type::Array(b)) => (a.as_ref(), b.as_ref()),
+            (a, b) => (a, b),
+        };
+        let (name, op) = match (from, to_element) {
+            (Type::Enum(a), Type::Enum(b)) if a == b => return Ok(None),
+            (Type::Enum(name), Type::String) => (name, 0),
+            (Type::String, Type::Enum(name)) => (name, 1),
+            (Type::Int64, Type::Enum(name)) => (name, 2),
+            (Type::Bytes, Type::Proto(name)) => (name, 3),
+            _ => return Ok(None),
+        };
+        if inner.is_null_literal() {
+            return Ok(None);
+        }
+        if op == 3 {
+            // Bytes become a message only if they parse as one.
+            let Some(m) = self.options.protos.as_ref().and_then(|p| p.message(name)) else {
+                return Err(invalid_at(span, format!("Type not found: {name}")));
+            };
+            return Ok(Some(BoundExpr::new(
+                Node::Proto {
+                    op: crate::bound::ProtoOp::CheckMessage(m),
+                    expr: Box::new(inner.clone()),
+                    safe,
+                },
+                to.clone(),
+                span,
+            )));
+        }
+        let Some(e) = self
+            .options
+            .protos
+            .as_ref()
+            .and_then(|p| p.pool().get_enum_by_name(name))
+        else {
+            return Err(invalid_at(span, format!("Type not found: {name}")));
+        };
+        let op = match op {
+            0 => crate::bound::ProtoOp::EnumName(e),
+            1 => crate::bound::ProtoOp::EnumFromName(e),
+            _ => crate::bound::ProtoOp::EnumFromNumber(e),
+        };
+        Ok(Some(BoundExpr::new(
+            Node::Proto {
+                op,
+                expr: Box::new(inner.clone()),
+                safe,
+            },
+            to.clone(),
+            span,
+        )))
+    }
+
     /// `CAST(expr AS to)` and `SAFE_CAST`.
     pub(super) fn bind_cast(
         &self,
@@ -181,7 +310,10 @@ impl Binder<'_> {
         span: Span,
     ) -> Result<BoundExpr> {
         let inner = self.bind(expr)?;
-        let to = to.value_type();
+        let to = self.resolve_proto_type(to.value_type(), span)?;
+        if let Some(cast) = self.bind_enum_cast(&inner, &to, safe, span)? {
+            return Ok(cast);
+        }
         if !castable_expr(&inner, &to) {
             return Err(invalid_at(
                 span,
@@ -239,6 +371,9 @@ impl Binder<'_> {
         }
         if *to == Type::Numeric && e.is_float_literal() {
             return literal_to_numeric(&e);
+        }
+        if let Some(literal) = enum_literal(&e, to, self.options.protos.as_deref()) {
+            return literal;
         }
         if e.literal {
             if let Node::Literal(v) = &e.node {

@@ -146,7 +146,7 @@ impl Binder<'_> {
     /// `expr.field`.
     pub(super) fn bind_field(&self, expr: &Expr, field: &Ident, span: Span) -> Result<BoundExpr> {
         let base = self.bind(expr)?;
-        field_access(base, field, span)
+        field_access(base, field, span, self.options.protos.as_deref())
     }
 
     /// The JSON subscript `json[key]`: a member by STRING name or an array
@@ -182,12 +182,54 @@ impl Binder<'_> {
     }
 }
 
-/// `base.field` on a STRUCT value, or a JSON object's member (`NULL`
-/// when the value is not an object or has no such member).
-pub(super) fn field_access(base: BoundExpr, field: &Ident, span: Span) -> Result<BoundExpr> {
+/// `base.field` on a STRUCT value, a JSON object's member (`NULL`
+/// when the value is not an object or has no such member), or a PROTO
+/// message's field (read with the proto bundle's descriptors `protos`).
+pub(super) fn field_access(
+    base: BoundExpr,
+    field: &Ident,
+    span: Span,
+    protos: Option<&rowtree_types::ProtoBundle>,
+) -> Result<BoundExpr> {
     if base.ty == Type::Json {
         let key = BoundExpr::literal(Value::String(field.value.clone()), Type::String, field.span);
         return Ok(json_subscript_call(base, key, span));
+    }
+    if let Type::Proto(message) = &base.ty {
+        let descriptor = protos
+            .and_then(|p| p.message(message))
+            .ok_or_else(|| invalid_at(base.span, format!("Type not found: {message}")))?;
+        // Field names are case-sensitive in protocol buffers; GoogleSQL
+        // matches them case-insensitively.
+        let found = descriptor.get_field_by_name(&field.value).or_else(|| {
+            descriptor
+                .fields()
+                .find(|f| f.name().eq_ignore_ascii_case(&field.value))
+        });
+        let Some(found) = found else {
+            return Err(invalid_at(
+                field.span,
+                format!("Field name {} does not exist in {message}", field.value),
+            ));
+        };
+        let ty = rowtree_types::proto::field_type(&found).ok_or_else(|| {
+            invalid_at(
+                field.span,
+                format!(
+                    "Field {} of {message} is a map, which is not supported",
+                    field.value
+                ),
+            )
+        })?;
+        return Ok(BoundExpr::new(
+            Node::Proto {
+                op: crate::bound::ProtoOp::Field(found),
+                expr: Box::new(base),
+                safe: false,
+            },
+            ty,
+            span,
+        ));
     }
     let found = match &base.ty {
         Type::Struct(fields) => fields

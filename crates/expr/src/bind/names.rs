@@ -30,7 +30,7 @@ impl Binder<'_> {
                         start: span.start,
                         end: field.span.end,
                     };
-                    e = field_access(e, field, span)?;
+                    e = field_access(e, field, span, self.options.protos.as_deref())?;
                 }
                 return Ok(e);
             }

@@ -3,9 +3,10 @@
 //! [`BindOptions`] of the statement.
 
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rowtree_parser::ast::{self, Ident};
-use rowtree_types::Type;
+use rowtree_types::{ProtoBundle, Type};
 
 use crate::Result;
 
@@ -119,6 +120,10 @@ pub struct BindOptions {
     /// Whether `PENDING_COMMIT_TIMESTAMP()` may be called here (Spanner
     /// allows it only as a value written to a commit-timestamp column).
     pub allow_pending_commit_timestamp: bool,
+    /// The proto bundle's descriptors, for PROTO and ENUM types: CAST to a
+    /// bundle type, message fields, enum names. `None` when the database
+    /// has none (then those fail to bind).
+    pub protos: Option<Arc<ProtoBundle>>,
 }
 
 impl Default for BindOptions {
@@ -129,6 +134,7 @@ impl Default for BindOptions {
             untyped_null_params: HashSet::new(),
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: true,
+            protos: None,
         }
     }
 }

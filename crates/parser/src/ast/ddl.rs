@@ -23,6 +23,13 @@ pub enum DataType {
     /// `STRUCT<[name] T, ...>` (only in expressions: CAST, typed
     /// constructors, `ARRAY<STRUCT<...>>`); `None` is an anonymous field.
     Struct(Vec<(Option<Ident>, DataType)>),
+    /// A protocol buffer type of the proto bundle, by its fully qualified
+    /// name: a message, or a name not yet resolved (the parser cannot tell
+    /// messages from enums; the schema resolves column types against the
+    /// bundle's descriptors, the binder CAST targets).
+    Proto(String),
+    /// A protocol buffer enum of the proto bundle (a resolved name).
+    Enum(String),
 }
 
 impl DataType {
@@ -40,6 +47,8 @@ impl DataType {
             DataType::Timestamp => Type::Timestamp,
             DataType::Json => Type::Json,
             DataType::Uuid => Type::Uuid,
+            DataType::Proto(name) => Type::Proto(name.clone()),
+            DataType::Enum(name) => Type::Enum(name.clone()),
             DataType::Array(t) => Type::Array(Box::new(t.value_type())),
             DataType::Struct(fields) => Type::Struct(
                 fields

@@ -537,16 +537,17 @@ impl Parser<'_> {
                 };
                 return Ok((ty, self.span_from(start)));
             }
-            // A dotted name is a protocol buffer message or enum type (of the
-            // proto bundle); Rowtree keeps the bundle's names but has no
-            // PROTO or ENUM values.
+            // A dotted name is a protocol buffer message or enum type of the
+            // proto bundle; which of the two is for the schema to say.
             _ if self.peek_at(1).kind == TokenKind::Punct(Punct::Dot)
                 || (matches!(&token.kind, TokenKind::Ident { quoted: true, value } if value.contains('.'))) =>
             {
-                return Err(ParseError::new(
-                    "PROTO and ENUM columns are not supported",
-                    start,
-                ))
+                let mut name = self.parse_proto_name_part()?;
+                while self.eat_punct(Punct::Dot) {
+                    name.push('.');
+                    name.push_str(&self.parse_proto_name_part()?);
+                }
+                return Ok((DataType::Proto(name), self.span_from(start)));
             }
             _ => {
                 return Err(ParseError::new(

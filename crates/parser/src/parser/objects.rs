@@ -173,7 +173,7 @@ impl Parser<'_> {
 
     /// One dotted part of a proto type name: an identifier, or a reserved
     /// word (package names such as `proto` or `enum` are allowed there).
-    fn parse_proto_name_part(&mut self) -> Result<String> {
+    pub(super) fn parse_proto_name_part(&mut self) -> Result<String> {
         match &self.peek().kind {
             TokenKind::Ident { value, .. } => {
                 let value = value.clone();

@@ -268,7 +268,7 @@ fn add_column(
             def.name.span,
         ));
     }
-    let column = new_column(&table.name, def, table.next_column_id)?;
+    let column = new_column(state, &table.name, def, table.next_column_id)?;
     if column.not_null && def.default.is_none() && def.generated.is_none() && def.identity.is_none()
     {
         return Err(SchemaError::precondition(
@@ -450,6 +450,9 @@ fn allowed_type_change(old: &ast::DataType, new: &ast::DataType) -> bool {
     match (old, new) {
         (Array(a), Array(b)) => allowed_type_change(a, b),
         (String(_) | Bytes(_), String(_) | Bytes(_)) => true,
+        // A message is stored as its bytes, an enum as its number: these
+        // changes keep every stored value.
+        (Bytes(_) | Proto(_), Bytes(_) | Proto(_)) | (Int64 | Enum(_), Int64 | Enum(_)) => true,
         (a, b) => a.value_type() == b.value_type(),
     }
 }
@@ -497,7 +500,7 @@ fn alter_column(state: &mut State, table: &mut Table, def: &ColumnDef) -> Result
     let old = old.clone();
     let span = def.name.span;
     let full = format!("{}.{}", table.name, old.name);
-    let mut new = new_column(&table.name, def, old.id)?;
+    let mut new = new_column(state, &table.name, def, old.id)?;
     // The definition is written with the user's spelling of the name; keep
     // the original case, as Spanner does.
     new.name = old.name.clone();
@@ -618,10 +621,18 @@ fn alter_column(state: &mut State, table: &mut Table, def: &ColumnDef) -> Result
                 def.type_span,
             ));
         }
-        effects.push(Effect::ConvertColumn {
-            table: table.id,
-            column: position,
-        });
+        if old.ty.representation() != new.ty.representation() {
+            effects.push(Effect::ConvertColumn {
+                table: table.id,
+                column: position,
+            });
+        } else if declared_length(&new.data_type).is_some() {
+            // PROTO to BYTES(n): the bytes stay, their length is checked.
+            effects.push(Effect::ValidateColumnLength {
+                table: table.id,
+                column: position,
+            });
+        }
     } else if let (Some(old_len), new_len) = (
         declared_length(&old.data_type),
         declared_length(&new.data_type),

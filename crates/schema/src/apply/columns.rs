@@ -2,7 +2,7 @@
 //! columns once all of them are known.
 
 use rowtree_parser::ast::{self, ColumnDef, Expr, Ident, Literal};
-use rowtree_types::Type;
+use rowtree_types::{ProtoKind, Type};
 
 use crate::error::{Result, SchemaError};
 use crate::expressions::{bind_default, bind_generated, rebind, ColumnTarget, TableScope};
@@ -15,11 +15,12 @@ use crate::table::{Column, ColumnExpr, Table};
 /// Checks a column definition on its own (name, type, options, which
 /// clauses may be combined) and returns the column without its expressions,
 /// which [`bind_column_expressions`] adds once every column is known.
-pub(crate) fn new_column(table: &str, def: &ColumnDef, id: u32) -> Result<Column> {
+pub(crate) fn new_column(state: &State, table: &str, def: &ColumnDef, id: u32) -> Result<Column> {
     names::validate("Column", &def.name.value, def.name.span)?;
     let full_name = format!("{table}.{}", def.name.value);
     check_lengths(&full_name, &def.data_type, def.type_span)?;
-    let ty = def.data_type.value_type();
+    let data_type = resolve_proto_types(state, &def.data_type, def.type_span)?;
+    let ty = data_type.value_type();
 
     let (allow_commit_timestamp, commit_timestamp_option_set) = read_column_options(&def.options)?;
     if commit_timestamp_option_set && ty != Type::Timestamp {
@@ -67,7 +68,7 @@ pub(crate) fn new_column(table: &str, def: &ColumnDef, id: u32) -> Result<Column
     Ok(Column {
         id,
         name: def.name.value.clone(),
-        data_type: def.data_type.clone(),
+        data_type,
         ty,
         not_null: def.not_null,
         default: None,
@@ -78,6 +79,42 @@ pub(crate) fn new_column(table: &str, def: &ColumnDef, id: u32) -> Result<Column
         hidden: def.hidden,
         identity_sequence: None,
     })
+}
+
+/// Resolves the proto bundle types of a declared column type (also inside
+/// an array): each must be in the bundle and defined by its descriptors,
+/// which say whether it is a message (PROTO) or an enum (ENUM).
+pub(crate) fn resolve_proto_types(
+    state: &State,
+    data_type: &ast::DataType,
+    span: ast::Span,
+) -> Result<ast::DataType> {
+    match data_type {
+        ast::DataType::Array(inner) => Ok(ast::DataType::Array(Box::new(resolve_proto_types(
+            state, inner, span,
+        )?))),
+        ast::DataType::Proto(name) | ast::DataType::Enum(name) => {
+            let in_bundle = state
+                .proto_bundle
+                .as_ref()
+                .is_some_and(|b| b.iter().any(|n| n == name));
+            if !in_bundle {
+                return Err(SchemaError::invalid(
+                    format!("Type not found: {name}. It is not in the proto bundle."),
+                    span,
+                ));
+            }
+            match state.proto_descriptors.as_ref().and_then(|d| d.kind(name)) {
+                Some(ProtoKind::Message) => Ok(ast::DataType::Proto(name.clone())),
+                Some(ProtoKind::Enum) => Ok(ast::DataType::Enum(name.clone())),
+                None => Err(SchemaError::invalid(
+                    format!("Type not found: {name}. The proto descriptors do not define it."),
+                    span,
+                )),
+            }
+        }
+        other => Ok(other.clone()),
+    }
 }
 
 /// Refuses `STRING(0)`, `BYTES(20000000)` and the like, also inside arrays.
@@ -142,6 +179,16 @@ pub(crate) fn scope_of(table: &Table) -> TableScope<'_> {
             .iter()
             .map(|c| (c.name.clone(), c.ty.clone()))
             .collect(),
+        protos: None,
+    }
+}
+
+/// [`scope_of`], with the proto descriptors of `state` (so DEFAULT and
+/// generated expressions may read message fields).
+pub(crate) fn scope_in<'a>(state: &State, table: &'a Table) -> TableScope<'a> {
+    TableScope {
+        protos: state.proto_descriptors.clone(),
+        ..scope_of(table)
     }
 }
 
@@ -155,7 +202,7 @@ pub(crate) fn bind_column_expressions(
 ) -> Result<()> {
     for (position, def) in defs {
         let position = *position;
-        let scope = scope_of(table);
+        let scope = scope_in(state, table);
         let column = &table.columns[position];
         let target = ColumnTarget {
             table: &table.name,

@@ -60,7 +60,7 @@ pub(crate) fn apply(state: &mut State, stmt: &CreateTable) -> Result<Vec<Effect>
                 def.name.span,
             ));
         }
-        let column = new_column(&table.name, def, table.next_column_id)?;
+        let column = new_column(state, &table.name, def, table.next_column_id)?;
         table.next_column_id += 1;
         table.columns.push(column);
     }

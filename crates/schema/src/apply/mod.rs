@@ -14,7 +14,7 @@ pub(crate) mod database;
 mod drop_table;
 mod index;
 mod keys;
-mod proto;
+pub(crate) mod proto;
 mod row_deletion;
 mod sequence;
 pub(crate) mod view;

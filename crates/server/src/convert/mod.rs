@@ -23,6 +23,8 @@
 //! | `TIMESTAMP` | `string_value`, RFC 3339 | `"2016-01-25T15:10:10.555555Z"` |
 //! | `JSON` | `string_value`, the JSON text | `"{\"a\":1}"` |
 //! | `UUID` (type code 17) | `string_value`, lowercase `8-4-4-4-12` | `"f81d4fae-7dec-11d0-a765-00a0c91e6bf6"` |
+//! | PROTO (a message; `proto_type_fqn` names it) | `string_value`, the serialized message in base64 | `"CAEaAkZS"` |
+//! | ENUM (`proto_type_fqn` names it) | `string_value`, the value's number in decimal | `"3"` |
 //! | `ARRAY<T>` | `list_value` of `T`s (elements may be `null`) | `["1", null]` |
 //! | `STRUCT<a T, b U>` | `list_value` of the fields in order, names only in the type | `["1", "x"]` |
 //!
@@ -58,6 +60,9 @@
 //! * UUID accepts every form GoogleSQL's `CAST(s AS UUID)` does (upper case,
 //!   hyphens left out or elsewhere between digits, `{braces}`); Rowtree
 //!   always sends the canonical lowercase form.
+//! * PROTO (a message) travels as BYTES does and ENUM (an enum) as INT64
+//!   does, each type with its `proto_type_fqn`; the values are stored as
+//!   those bytes and numbers.
 //! * JSON is parsed with Spanner's rules ([`rowtree_types::parse_json`]: the
 //!   first of duplicate keys wins, numbers must round-trip).
 //!
@@ -68,7 +73,7 @@
 //! parse "abc" as INT64`, `Invalid value for bind parameter id: ...`. Missing
 //! tables, indexes and columns are `NOT_FOUND` with the emulator's wording
 //! (`Table not found: T`, `Index not found on table T: I`, `Column not found
-//! in table T: c`). Types Rowtree does not implement (PROTO, ENUM, INTERVAL,
+//! in table T: c`). Types Rowtree does not implement (INTERVAL,
 //! the PostgreSQL annotations) are `UNIMPLEMENTED`, as are queue
 //! mutations (`send`, `ack`).
 //!

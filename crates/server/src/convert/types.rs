@@ -1,8 +1,9 @@
 //! Types: GoogleSQL types to `google.spanner.v1.Type` and back.
 //!
 //! A result set's row type, `param_types` and struct fields all travel as
-//! these. Decoding is where unsupported types are refused (PROTO, ENUM,
-//! INTERVAL and the PostgreSQL annotations are `UNIMPLEMENTED`).
+//! these. Decoding is where unsupported types are refused (INTERVAL and
+//! the PostgreSQL annotations are `UNIMPLEMENTED`). PROTO and ENUM carry
+//! their type's fully qualified name in `proto_type_fqn`.
 //!
 //! `UUID` is type code 17 (`TypeCode::Uuid` in `google/spanner/v1/type.proto`).
 //! Clients that predate it see an unknown code and, per protobuf's open
@@ -32,6 +33,8 @@ pub fn type_to_proto(t: &Type) -> pb::Type {
         Type::Uuid => TypeCode::Uuid,
         Type::Array(_) => TypeCode::Array,
         Type::Struct(_) => TypeCode::Struct,
+        Type::Proto(_) => TypeCode::Proto,
+        Type::Enum(_) => TypeCode::Enum,
     };
     let mut out = pb::Type {
         code: code as i32,
@@ -40,6 +43,7 @@ pub fn type_to_proto(t: &Type) -> pb::Type {
     match t {
         Type::Array(element) => out.array_element_type = Some(Box::new(type_to_proto(element))),
         Type::Struct(fields) => out.struct_type = Some(struct_type(fields)),
+        Type::Proto(name) | Type::Enum(name) => out.proto_type_fqn = name.clone(),
         _ => {}
     }
     out
@@ -127,7 +131,20 @@ pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
                 .collect::<Result<Vec<_>, Status>>()?;
             Type::Struct(fields)
         }
-        TypeCode::Proto | TypeCode::Enum | TypeCode::Interval => {
+        TypeCode::Proto | TypeCode::Enum => {
+            if t.proto_type_fqn.is_empty() {
+                return Err(invalid(format!(
+                    "{} types must specify proto_type_fqn",
+                    code.as_str_name()
+                )));
+            }
+            if code == TypeCode::Proto {
+                Type::Proto(t.proto_type_fqn.clone())
+            } else {
+                Type::Enum(t.proto_type_fqn.clone())
+            }
+        }
+        TypeCode::Interval => {
             return Err(Status::unimplemented(format!(
                 "Unsupported type: {}",
                 code.as_str_name()

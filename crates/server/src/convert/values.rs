@@ -149,6 +149,9 @@ pub(super) fn decode(v: &prost_types::Value, t: &Type) -> Result<Value, String> 
     let mismatch = || format!("Could not parse {} as {t}", describe(v));
     match (t, k) {
         (_, Kind::NullValue(_)) => Ok(Value::Null),
+        // A message travels as its serialized bytes, an enum as its number.
+        (Type::Proto(_) | Type::Enum(_), _) => decode(v, &t.representation())
+            .map_err(|e| format!("{e} (for a value of type {t})")),
         (Type::Bool, Kind::BoolValue(b)) => Ok(Value::Bool(*b)),
         (Type::Int64, Kind::StringValue(s)) => s
             .parse::<i64>()

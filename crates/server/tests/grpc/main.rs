@@ -11,6 +11,8 @@
 //! - [`errors`]: error codes and positions, and serving on afterwards;
 //! - [`plans`]: query plans and their stats in the PLAN and PROFILE modes;
 //! - [`uuid`]: the UUID type through mutations, reads, parameters and DDL;
+//! - [`proto`]: PROTO and ENUM columns, values and parameters, with the
+//!   proto descriptors given to CreateDatabase;
 //! - [`client_gaps`]: NUMERIC values refused rather than rounded on write,
 //!   NULL parameters sent without a type;
 //! - [`postgresql`]: PostgreSQL-dialect databases: their DDL, the dialect
@@ -21,6 +23,7 @@ mod client_gaps;
 mod errors;
 mod plans;
 mod postgresql;
+mod proto;
 mod restart;
 mod streaming;
 mod transactions;

@@ -131,6 +131,7 @@ impl<'c> Binder<'c> {
             untyped_null_params: params.untyped_nulls().map(str::to_string).collect(),
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: false,
+            protos: catalog.proto_descriptors().cloned(),
         };
         Binder {
             catalog,

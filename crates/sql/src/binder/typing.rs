@@ -44,6 +44,8 @@ pub(crate) fn data_type(t: &Type) -> Option<DataType> {
         Type::Json => DataType::Json,
         Type::Uuid => DataType::Uuid,
         Type::Array(e) => DataType::Array(Box::new(data_type(e)?)),
+        Type::Proto(name) => DataType::Proto(name.clone()),
+        Type::Enum(name) => DataType::Enum(name.clone()),
         Type::Struct(_) => return None,
     })
 }

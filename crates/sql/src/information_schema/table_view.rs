@@ -72,7 +72,8 @@ pub(super) fn table_views(catalog: &Catalog) -> Vec<TableView<'_>> {
     out
 }
 
-/// `STRING(MAX)`, `BYTES(10)`, `ARRAY<STRING(10)>`, `INT64`, ...
+/// `STRING(MAX)`, `BYTES(10)`, `ARRAY<STRING(10)>`, `INT64`,
+/// `PROTO<a.b.Message>`, `ENUM<a.b.Enum>`, ...
 pub(super) fn spanner_type(data_type: &DataType) -> String {
     let length = |l: &Length| match l {
         Length::Max => "MAX".to_string(),
@@ -82,6 +83,8 @@ pub(super) fn spanner_type(data_type: &DataType) -> String {
         DataType::String(l) => format!("STRING({})", length(l)),
         DataType::Bytes(l) => format!("BYTES({})", length(l)),
         DataType::Array(inner) => format!("ARRAY<{}>", spanner_type(inner)),
+        DataType::Proto(name) => format!("PROTO<{name}>"),
+        DataType::Enum(name) => format!("ENUM<{name}>"),
         other => other.value_type().to_string(),
     }
 }

@@ -142,6 +142,8 @@ pub(super) fn type_str(t: &DataType) -> String {
         DataType::Timestamp => "TIMESTAMP".into(),
         DataType::Json => "JSON".into(),
         DataType::Uuid => "UUID".into(),
+        DataType::Proto(name) => format!("PROTO<{name}>"),
+        DataType::Enum(name) => format!("ENUM<{name}>"),
         DataType::Array(t) => format!("ARRAY<{}>", type_str(t)),
         DataType::Struct(fields) => format!(
             "STRUCT<{}>",

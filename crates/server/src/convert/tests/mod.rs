@@ -5,6 +5,7 @@
 mod keys;
 mod mutations;
 mod params;
+mod proto;
 mod time;
 mod types;
 mod uuid;
