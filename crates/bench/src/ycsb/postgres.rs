@@ -246,7 +246,9 @@ impl System for Postgres {
             }
         }
         writer.finish().map_err(pg_setup)?;
-        progress(records % 10_000);
+        if records % 10_000 != 0 {
+            progress(records % 10_000);
+        }
         // Statistics for the planner and hint bits set, as after any bulk
         // load; then a checkpoint, so the run does not start with one.
         // (Separate messages: several statements in one run as one
