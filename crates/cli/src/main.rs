@@ -160,6 +160,20 @@ struct ServeArgs {
     /// without it (with a warning); a port given explicitly must be free.
     #[arg(long, value_name = "PORT")]
     http_port: Option<u16>,
+    /// Also serve PostgreSQL's wire protocol on this port (on --host), so
+    /// psql, pgbench and PostgreSQL drivers connect directly to the
+    /// PostgreSQL-dialect databases: the startup message's database is a
+    /// database id (or full name). Off by default. The same exposure rule
+    /// applies: a non-loopback --host needs TLS and --auth-token-file (the
+    /// token is the password), or --insecure.
+    #[arg(long, value_name = "PORT")]
+    pg_port: Option<u16>,
+    /// With --pg-port: a connection to a database id that does not exist
+    /// creates it as a PostgreSQL-dialect database in instance
+    /// projects/rowtree/instances/pg (created too if missing). Without it,
+    /// such a connection is refused (SQLSTATE 3D000).
+    #[arg(long, requires = "pg_port")]
+    pg_create_databases: bool,
     /// Nodes serving each database's splits. Splits start on node 0 and
     /// the balancer moves them off an overloaded node (see
     /// SPANNER_SYS.SPLITS); each node has its own capacity.
@@ -474,6 +488,17 @@ fn serve(args: ServeArgs) -> ExitCode {
     };
     let http_port_given = args.http_port.is_some();
     let demo = args.demo;
+    let pg = args.pg_port.map(|port| rowtree_pgwire::PgConfig {
+        addr: std::net::SocketAddr::new(args.host, port),
+        create_databases: args.pg_create_databases,
+    });
+    if let Some(pg) = &pg {
+        // Refused before anything starts, like the gRPC and HTTP ports.
+        if let Err(e) = rowtree_server::security::check_exposure(&[pg.addr], &config.security) {
+            eprintln!("error: {e}");
+            return ExitCode::FAILURE;
+        }
+    }
     // Requests run on the runtime's workers and blocking threads: give them
     // the stack size Rowtree's recursion guard is tuned for.
     let runtime = match tokio::runtime::Builder::new_multi_thread()
@@ -487,6 +512,7 @@ fn serve(args: ServeArgs) -> ExitCode {
             return ExitCode::FAILURE;
         }
     };
+    let config_security = config.security.clone();
     runtime.block_on(async move {
         match &config.data_dir {
             Some(dir) => tracing::info!(data_dir = %dir.display(), "opening"),
@@ -524,6 +550,30 @@ fn serve(args: ServeArgs) -> ExitCode {
         if let Some(http) = server.http_addr {
             eprintln!("rowtree: key visualizer on {http_scheme}://{http}/");
         }
+        let _pg_server = match pg {
+            Some(pg) => {
+                match rowtree_pgwire::PgServer::start(
+                    pg,
+                    server.registry().clone(),
+                    &config_security,
+                )
+                .await
+                {
+                    Ok(p) => {
+                        eprintln!(
+                            "rowtree: serving PostgreSQL's wire protocol on {}",
+                            p.local_addr
+                        );
+                        Some(p)
+                    }
+                    Err(e) => {
+                        eprintln!("error: {e}");
+                        return ExitCode::FAILURE;
+                    }
+                }
+            }
+            None => None,
+        };
         if demo {
             let registry = server.registry().clone();
             let created = match tokio::task::spawn_blocking(move || demo::set_up(&registry)).await {

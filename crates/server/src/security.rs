@@ -300,6 +300,13 @@ impl Tls {
     pub(crate) fn http(&self) -> Arc<rustls::ServerConfig> {
         self.http.clone()
     }
+
+    /// The certificate and key as a rustls server configuration, for other
+    /// ports that speak TLS themselves (the PostgreSQL port sets its own
+    /// ALPN protocol on a copy).
+    pub fn rustls_config(&self) -> Arc<rustls::ServerConfig> {
+        self.http.clone()
+    }
 }
 
 /// Why a token file's contents are not a token.
@@ -363,6 +370,12 @@ impl Token {
 
     /// Constant-time equality with what a client presented (the lengths
     /// may differ, and that alone is not secret).
+    /// Whether `presented` is this token (compared in constant time): the
+    /// PostgreSQL port checks a password with it.
+    pub fn matches(&self, presented: &[u8]) -> bool {
+        self.is(presented)
+    }
+
     fn is(&self, presented: &[u8]) -> bool {
         self.0.as_bytes().ct_eq(presented).into()
     }

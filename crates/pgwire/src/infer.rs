@@ -1,0 +1,271 @@
+//! Types for parameters the client left untyped.
+//!
+//! In the extended protocol a client may give each `$n` a type OID at
+//! Parse, or leave it 0 ("unspecified") and send the value as text;
+//! PostgreSQL then types the parameter from where the statement uses it
+//! (`WHERE id = $1` makes `$1` the type of `id`). node-postgres and
+//! pgbench leave every parameter untyped; psycopg leaves strings untyped.
+//! Rowtree's binder types a parameter from its value, so an untyped one has
+//! to be given a type before the statement runs.
+//!
+//! [`infer`] finds it by asking the planner: for each untyped parameter it
+//! tries candidate types in turn, planning the statement (nothing is read or
+//! written) with that parameter typed and the others still untyped NULLs,
+//! and keeps the first candidate the statement plans with. The candidates
+//! depend on what the value looks like (`42` tries `bigint`, then `double
+//! precision`, `numeric` and `varchar`; `2024-01-02` tries `date`, then
+//! `timestamptz`, then `varchar`), so a text value meant for a string column
+//! still lands as a string (`bigint` is refused by the column, `varchar` is
+//! not). Without a value (Describe of a statement) the order is fixed,
+//! `varchar` first. Results are cached per statement text, given types and
+//! value shapes, so a prepared statement executed many times plans its
+//! probes once.
+
+use rowtree_sql::Params;
+use rowtree_types::{Type, Value};
+
+use crate::backend::Backend;
+
+/// The highest `$n` in `sql`, outside literals, quoted names and comments.
+pub fn param_count(sql: &str) -> usize {
+    let b = sql.as_bytes();
+    let mut max = 0;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'\'' | b'"' => {
+                let q = b[i];
+                i += 1;
+                while i < b.len() && b[i] != q {
+                    i += 1;
+                }
+                i += 1;
+            }
+            b'-' if b.get(i + 1) == Some(&b'-') => {
+                while i < b.len() && b[i] != b'\n' {
+                    i += 1;
+                }
+            }
+            b'/' if b.get(i + 1) == Some(&b'*') => {
+                i += 2;
+                while i + 1 < b.len() && !(b[i] == b'*' && b[i + 1] == b'/') {
+                    i += 1;
+                }
+                i += 2;
+            }
+            b'$' if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_') => i += 1,
+            b'$' => {
+                let start = i + 1;
+                let mut j = start;
+                while j < b.len() && b[j].is_ascii_digit() {
+                    j += 1;
+                }
+                if j > start {
+                    if let Ok(n) = sql[start..j].parse::<usize>() {
+                        max = max.max(n);
+                    }
+                    i = j;
+                } else if let Some(tag_end) = sql[start..].find('$') {
+                    // A dollar-quoted string: $tag$ ... $tag$.
+                    let tag = &sql[i..start + tag_end + 1];
+                    if tag[1..tag.len() - 1]
+                        .chars()
+                        .all(|c| c.is_alphanumeric() || c == '_')
+                    {
+                        let body = start + tag_end + 1;
+                        i = match sql[body..].find(tag) {
+                            Some(k) => body + k + tag.len(),
+                            None => b.len(),
+                        };
+                    } else {
+                        i += 1;
+                    }
+                } else {
+                    i += 1;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    max
+}
+
+/// What a text value looks like, as a one-byte code (the cache key).
+pub fn shape(text: Option<&str>) -> u8 {
+    let Some(t) = text else { return b'n' };
+    let t = t.trim();
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|c| c.is_ascii_digit());
+    let unsigned = t.strip_prefix(['-', '+']).unwrap_or(t);
+    if digits(unsigned) {
+        return b'i';
+    }
+    if unsigned.parse::<f64>().is_ok()
+        || matches!(
+            unsigned.to_ascii_lowercase().as_str(),
+            "nan" | "infinity" | "inf"
+        )
+    {
+        return b'f';
+    }
+    let lower = t.to_ascii_lowercase();
+    if matches!(lower.as_str(), "t" | "f" | "true" | "false") {
+        return b'b';
+    }
+    let date_like = t.len() >= 10
+        && t.as_bytes()[4] == b'-'
+        && t.as_bytes()[7] == b'-'
+        && t[..4].bytes().all(|c| c.is_ascii_digit());
+    if date_like && t.len() == 10 {
+        return b'd';
+    }
+    if date_like {
+        return b't';
+    }
+    if t.len() == 36 && t.as_bytes()[8] == b'-' && t.as_bytes()[13] == b'-' {
+        return b'u';
+    }
+    if t.starts_with('{') || t.starts_with('[') {
+        return b'j';
+    }
+    if t.starts_with("\\x") {
+        return b'x';
+    }
+    b's'
+}
+
+fn candidates(shape: u8) -> &'static [Type] {
+    use Type::*;
+    match shape {
+        b'i' => &[Int64, Float64, Numeric, String],
+        b'f' => &[Float64, Numeric, String],
+        b'b' => &[Bool, String],
+        b'd' => &[Date, Timestamp, String],
+        b't' => &[Timestamp, String],
+        b'u' => &[Uuid, String],
+        b'j' => &[Json, String],
+        b'x' => &[Bytes, String],
+        b's' => &[String, Json, Bytes],
+        // No value to go by (Describe of a statement).
+        _ => &[
+            String, Int64, Float64, Numeric, Bool, Timestamp, Date, Bytes, Json, Uuid,
+        ],
+    }
+}
+
+/// A non-NULL value of `ty` to plan with: the binder treats a NULL
+/// parameter as an untyped NULL literal, which would fit anywhere.
+pub fn sample(ty: &Type) -> Value {
+    match ty {
+        Type::Bool => Value::Bool(false),
+        Type::Int64 => Value::Int64(0),
+        Type::Float32 => Value::Float32(0.0),
+        Type::Float64 => Value::Float64(0.0),
+        Type::Numeric => Value::Numeric(rowtree_types::Numeric::ZERO),
+        Type::String => Value::String(String::new()),
+        Type::Bytes => Value::Bytes(Vec::new()),
+        Type::Date => rowtree_types::Date::from_days(0).map_or(Value::Null, Value::Date),
+        Type::Timestamp => {
+            rowtree_types::Timestamp::from_nanos(0).map_or(Value::Null, Value::Timestamp)
+        }
+        Type::Json => Value::Json(serde_json::json!({})),
+        Type::Uuid => rowtree_types::Uuid::parse("00000000-0000-0000-0000-000000000000")
+            .map_or(Value::Null, Value::Uuid),
+        Type::Array(_) => Value::Array(Vec::new()),
+        Type::Struct(_) => Value::Null,
+    }
+}
+
+/// The types of a statement's parameters: `given[i]` where the client gave
+/// one, else inferred (see the module docs). `shapes[i]` is what the value
+/// looks like ([`shape`] of its text; `b'n'` for NULL, which stays untyped;
+/// `b'?'` when not known: not bound yet, or sent in binary).
+pub fn infer(
+    backend: &mut Backend,
+    sql: &str,
+    given: &[Option<Type>],
+    shapes: &[u8],
+) -> Vec<Option<Type>> {
+    let n = given.len().max(param_count(sql)).max(shapes.len());
+    let given: Vec<Option<Type>> = (0..n).map(|i| given.get(i).cloned().flatten()).collect();
+    let shapes: Vec<u8> = (0..n)
+        .map(|i| {
+            if given[i].is_some() {
+                b'-'
+            } else {
+                shapes.get(i).copied().unwrap_or(b'?')
+            }
+        })
+        .collect();
+    if given.iter().all(Option::is_some) {
+        return given;
+    }
+    let key = (sql.to_string(), given.clone(), shapes.clone());
+    if let Some(types) = backend.inferred(&key) {
+        return types.iter().cloned().map(Some).collect();
+    }
+    let mut types: Vec<Option<Type>> = given.clone();
+    for i in 0..n {
+        if types[i].is_some() || shapes[i] == b'n' {
+            continue;
+        }
+        let mut chosen = None;
+        for candidate in candidates(shapes[i]) {
+            let mut params = Params::new();
+            for (j, t) in types.iter().enumerate() {
+                let name = format!("p{}", j + 1);
+                match (j == i, t) {
+                    (true, _) => {
+                        params.insert(name, (candidate.clone(), sample(candidate)));
+                    }
+                    (false, Some(t)) => {
+                        params.insert(name, (t.clone(), sample(t)));
+                    }
+                    (false, None) => params.insert_untyped_null(name),
+                }
+            }
+            if backend.plans(sql, &params) {
+                chosen = Some(candidate.clone());
+                break;
+            }
+        }
+        types[i] = Some(chosen.unwrap_or(Type::String));
+    }
+    // NULL values stay untyped (their type does not matter); the rest are
+    // cached.
+    if types
+        .iter()
+        .zip(&shapes)
+        .all(|(t, s)| t.is_some() || *s == b'n')
+    {
+        let cached: Vec<Type> = types
+            .iter()
+            .map(|t| t.clone().unwrap_or(Type::String))
+            .collect();
+        if shapes.iter().all(|s| *s != b'n') {
+            backend.remember(key, cached);
+        }
+    }
+    types
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_parameters_outside_literals() {
+        assert_eq!(param_count("select $1, '$5', \"$6\", $2 -- $9"), 2);
+        assert_eq!(param_count("select $$ $3 $$, $1"), 1);
+        assert_eq!(param_count("select a$1 from t"), 0);
+    }
+
+    #[test]
+    fn shapes_of_values() {
+        assert_eq!(shape(Some("42")), b'i');
+        assert_eq!(shape(Some("-1.5e3")), b'f');
+        assert_eq!(shape(Some("2024-01-02")), b'd');
+        assert_eq!(shape(Some("2024-01-02 03:04:05+00")), b't');
+        assert_eq!(shape(Some("hello")), b's');
+        assert_eq!(shape(None), b'n');
+    }
+}
