@@ -42,7 +42,8 @@ def schema_and_parameters_of_several_types():
         when = datetime.datetime(2024, 5, 6, 7, 8, 9, 123000, tzinfo=datetime.timezone.utc)
         tok = uuid.UUID("12345678-1234-5678-1234-567812345678")
         c.execute(
-            "INSERT INTO py_values VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            "INSERT INTO py_values (id, name, score, small, amount, flag, born, seen, doc, token, blob, tags)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
             (1, "Ada", 1.5, 2.5, decimal.Decimal("12.345"), True, datetime.date(1815, 12, 10),
              when, Jsonb({"a": [1, 2]}), tok, b"\x00\xff", ["x", "y z"]),
         )

@@ -520,8 +520,14 @@ impl Conn {
             .iter()
             .enumerate()
             .map(|(i, (name, ty))| {
+                // An expression without a name is PostgreSQL's `?column?`.
+                let name = if name.is_empty() {
+                    "?column?".to_string()
+                } else {
+                    name.clone()
+                };
                 FieldDescription::new(
-                    name.clone(),
+                    name,
                     0,
                     0,
                     values::type_oid(ty),

@@ -133,20 +133,36 @@ pub fn shape(text: Option<&str>) -> u8 {
     b's'
 }
 
-fn candidates(shape: u8) -> &'static [Type] {
+fn candidates(shape: u8) -> Vec<Type> {
     use Type::*;
+    let array = |t: Type| Array(Box::new(t));
+    if shape == b'j' {
+        // `{...}` is a PostgreSQL array literal as well as a JSON object.
+        return vec![
+            Json,
+            array(String),
+            array(Int64),
+            array(Float64),
+            array(Bool),
+            array(Numeric),
+            array(Date),
+            array(Timestamp),
+            array(Uuid),
+            array(Bytes),
+            String,
+        ];
+    }
     match shape {
-        b'i' => &[Int64, Float64, Numeric, String],
-        b'f' => &[Float64, Numeric, String],
-        b'b' => &[Bool, String],
-        b'd' => &[Date, Timestamp, String],
-        b't' => &[Timestamp, String],
-        b'u' => &[Uuid, String],
-        b'j' => &[Json, String],
-        b'x' => &[Bytes, String],
-        b's' => &[String, Json, Bytes],
+        b'i' => vec![Int64, Float64, Numeric, String],
+        b'f' => vec![Float64, Numeric, String],
+        b'b' => vec![Bool, String],
+        b'd' => vec![Date, Timestamp, String],
+        b't' => vec![Timestamp, String],
+        b'u' => vec![Uuid, String],
+        b'x' => vec![Bytes, String],
+        b's' => vec![String, Json, Bytes],
         // No value to go by (Describe of a statement).
-        _ => &[
+        _ => vec![
             String, Int64, Float64, Numeric, Bool, Timestamp, Date, Bytes, Json, Uuid,
         ],
     }
@@ -209,7 +225,7 @@ pub fn infer(
             continue;
         }
         let mut chosen = None;
-        for candidate in candidates(shapes[i]) {
+        for candidate in &candidates(shapes[i]) {
             let mut params = Params::new();
             for (j, t) in types.iter().enumerate() {
                 let name = format!("p{}", j + 1);
