@@ -84,6 +84,10 @@ pub enum Status {
 /// most this many.
 const MAX_INFERRED: usize = 512;
 
+/// What inferred parameter types are cached by: the statement text, the
+/// types the client gave, and the value shapes (`crate::infer::shape`).
+pub type InferKey = (String, Vec<Option<Type>>, Vec<u8>);
+
 /// A connection's session on one database.
 pub struct Backend {
     db: Database,
@@ -92,7 +96,7 @@ pub struct Backend {
     /// The session parameters (`SET`, `SHOW`).
     pub settings: Settings,
     copy: Option<CopyIn>,
-    inferred: HashMap<(String, Vec<Option<Type>>, Vec<u8>), Vec<Type>>,
+    inferred: HashMap<InferKey, Vec<Type>>,
 }
 
 /// The first words of a statement, lower case, comments skipped.
@@ -238,13 +242,10 @@ impl Backend {
             return answer;
         }
         let r = match &mut self.txn {
-            Txn::None => {
-                let r = self
-                    .autocommit
-                    .execute(sql, params)
-                    .map_err(|e| PgError::from_sql(e.code, &first_line(&e.message), sql, offset))?;
-                r
-            }
+            Txn::None => self
+                .autocommit
+                .execute(sql, params)
+                .map_err(|e| PgError::from_sql(e.code, &first_line(&e.message), sql, offset))?,
             Txn::Pending => {
                 if is_ddl(first) {
                     return Err(ddl_in_block());
@@ -601,12 +602,12 @@ impl Backend {
 
     /// The parameter types inferred earlier for this statement, given types
     /// and value shapes.
-    pub fn inferred(&self, key: &(String, Vec<Option<Type>>, Vec<u8>)) -> Option<&Vec<Type>> {
+    pub fn inferred(&self, key: &InferKey) -> Option<&Vec<Type>> {
         self.inferred.get(key)
     }
 
     /// Remembers inferred parameter types (a bounded cache).
-    pub fn remember(&mut self, key: (String, Vec<Option<Type>>, Vec<u8>), types: Vec<Type>) {
+    pub fn remember(&mut self, key: InferKey, types: Vec<Type>) {
         if self.inferred.len() >= MAX_INFERRED {
             self.inferred.clear();
         }
