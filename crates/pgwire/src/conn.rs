@@ -300,6 +300,12 @@ async fn run(stream: Stream, shared: Arc<Shared>) -> Result<(), ConnError> {
                 return Ok(());
             }
         }
+        if conn.backend.is_none() {
+            // The session was lost to an internal error (reported): end the
+            // connection rather than answer without one.
+            conn.flush().await?;
+            return Ok(());
+        }
         if conn.out.len() >= FLUSH_BYTES {
             conn.flush().await?;
         }
@@ -403,6 +409,8 @@ fn returns_rows(sql: &str) -> bool {
 
 impl Conn {
     fn backend(&mut self) -> &mut Backend {
+        // Set at startup; `blocking` puts it back after each statement, and
+        // the message loop ends the connection if a panic lost it.
         self.backend.as_mut().expect("set after startup")
     }
 
@@ -487,7 +495,12 @@ impl Conn {
         &mut self,
         f: impl FnOnce(&mut Backend) -> T + Send + 'static,
     ) -> Result<T, PgError> {
-        let mut backend = self.backend.take().expect("set after startup");
+        let Some(mut backend) = self.backend.take() else {
+            return Err(PgError::fatal(
+                "XX000",
+                "the session was lost to an internal error",
+            ));
+        };
         let joined = tokio::task::spawn_blocking(move || {
             let r = f(&mut backend);
             (backend, r)
@@ -507,7 +520,10 @@ impl Conn {
 
     /// Sends the ParameterStatus messages of parameters a SET changed.
     fn send_changed(&mut self) {
-        let changed = self.backend().settings.take_changed();
+        let Some(backend) = self.backend.as_mut() else {
+            return;
+        };
+        let changed = backend.settings.take_changed();
         for (name, value) in changed {
             self.send(PgWireBackendMessage::ParameterStatus(ParameterStatus::new(
                 name, value,
