@@ -26,10 +26,25 @@ use rowtree_types::{Type, Value};
 
 use crate::backend::Backend;
 
+/// The most parameters a statement may have, as in PostgreSQL (the
+/// protocol counts them in 16 bits): a `$n` past it is not given a slot.
+pub const MAX_PARAMS: usize = 65_535;
+
+/// The most parameters probed for one statement; past it, untyped
+/// parameters are `varchar` without probing (the work stays bounded
+/// whatever the statement).
+pub const MAX_PROBED: usize = 256;
+
 /// The highest `$n` in `sql`, outside literals, quoted names and comments.
 pub fn param_count(sql: &str) -> usize {
+    param_numbers(sql).last().copied().unwrap_or(0)
+}
+
+/// Every `$n` in `sql` (at most [`MAX_PARAMS`]), outside literals, quoted
+/// names and comments.
+pub fn param_numbers(sql: &str) -> std::collections::BTreeSet<usize> {
     let b = sql.as_bytes();
-    let mut max = 0;
+    let mut seen = std::collections::BTreeSet::new();
     let mut i = 0;
     while i < b.len() {
         match b[i] {
@@ -62,7 +77,9 @@ pub fn param_count(sql: &str) -> usize {
                 }
                 if j > start {
                     if let Ok(n) = sql[start..j].parse::<usize>() {
-                        max = max.max(n);
+                        if (1..=MAX_PARAMS).contains(&n) {
+                            seen.insert(n);
+                        }
                     }
                     i = j;
                 } else if let Some(tag_end) = sql[start..].find('$') {
@@ -87,7 +104,7 @@ pub fn param_count(sql: &str) -> usize {
             _ => i += 1,
         }
     }
-    max
+    seen
 }
 
 /// What a text value looks like, as a one-byte code (the cache key).
@@ -201,7 +218,11 @@ pub fn infer(
     given: &[Option<Type>],
     shapes: &[u8],
 ) -> Vec<Option<Type>> {
-    let n = given.len().max(param_count(sql)).max(shapes.len());
+    let n = given
+        .len()
+        .max(param_count(sql))
+        .max(shapes.len())
+        .min(MAX_PARAMS);
     let given: Vec<Option<Type>> = (0..n).map(|i| given.get(i).cloned().flatten()).collect();
     let shapes: Vec<u8> = (0..n)
         .map(|i| {
@@ -220,8 +241,14 @@ pub fn infer(
         return types.iter().cloned().map(Some).collect();
     }
     let mut types: Vec<Option<Type>> = given.clone();
+    let used = param_numbers(sql);
+    let probe = used.len() <= MAX_PROBED;
     for i in 0..n {
         if types[i].is_some() || shapes[i] == b'n' {
+            continue;
+        }
+        if !probe || !used.contains(&(i + 1)) {
+            types[i] = Some(Type::String);
             continue;
         }
         let mut chosen = None;
@@ -273,6 +300,9 @@ mod tests {
         assert_eq!(param_count("select $1, '$5', \"$6\", $2 -- $9"), 2);
         assert_eq!(param_count("select $$ $3 $$, $1"), 1);
         assert_eq!(param_count("select a$1 from t"), 0);
+        assert_eq!(param_count("select $99999999999999999999"), 0);
+        assert_eq!(param_count("select $4000000000"), 0);
+        assert_eq!(param_count("select $65535"), MAX_PARAMS);
     }
 
     #[test]
