@@ -39,25 +39,9 @@ use rowtree_types::{Type, Value};
 use crate::catalog;
 use crate::copy::{CopyFormat, CopyIn};
 use crate::errors::PgError;
+pub use crate::outcome::Outcome;
 use crate::settings::Settings;
 use crate::values;
-
-/// What a statement produced.
-#[derive(Debug)]
-pub enum Outcome {
-    /// Rows (a query, `SHOW`, DML with `RETURNING`) and the command tag.
-    Rows {
-        columns: Vec<(String, Type)>,
-        rows: Vec<Vec<Value>>,
-        tag: String,
-    },
-    /// A command without rows, and its tag (`INSERT 0 3`, `CREATE TABLE`).
-    Command(String),
-    /// `COPY ... FROM STDIN`: the client now sends CopyData.
-    CopyIn { columns: usize },
-    /// An empty statement.
-    Empty,
-}
 
 /// The transaction block state; see the module docs.
 enum Txn {

@@ -26,8 +26,8 @@
 use rowtree_db::Database;
 use rowtree_types::{Type, Value};
 
-use crate::backend::Outcome;
 use crate::errors::PgError;
+use crate::outcome::Outcome;
 use crate::values::pg_type_name;
 
 /// The first table's made-up object id.

@@ -15,7 +15,7 @@
 //!   simple and extended query, COPY), every read bounded; message types and
 //!   their encoding are the `pgwire` crate's;
 //! - [`backend`]: the session behind it, with PostgreSQL's transaction
-//!   rules mapped onto Rowtree's transactions;
+//!   rules mapped onto Rowtree's transactions, producing [`outcome`]s;
 //! - [`infer`]: types for parameters the client left untyped;
 //! - [`values`]: type OIDs and the text and binary forms of values;
 //! - [`errors`]: SQLSTATEs for Rowtree's error codes;
@@ -43,6 +43,7 @@ pub mod conn;
 pub mod copy;
 pub mod errors;
 pub mod infer;
+pub mod outcome;
 pub mod settings;
 pub mod values;
 

@@ -15,8 +15,8 @@ use std::collections::BTreeMap;
 
 use rowtree_types::{Type, Value};
 
-use crate::backend::Outcome;
 use crate::errors::PgError;
+use crate::outcome::Outcome;
 
 /// The version reported as `server_version`: the PostgreSQL release whose
 /// protocol and catalog queries this server answers like.
