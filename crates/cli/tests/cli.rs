@@ -203,3 +203,15 @@ fn serve_help_explains_both_memory_budgets() {
     let bad = rowtree(&["serve", "--server-query-memory", "0"]);
     assert!(!bad.status.success());
 }
+
+#[test]
+fn serve_help_explains_the_postgresql_port() {
+    let o = rowtree(&["serve", "--help"]);
+    assert!(o.status.success());
+    let help = stdout(&o);
+    assert!(help.contains("--pg-port <PORT>"), "{help}");
+    assert!(help.contains("--pg-create-databases"), "{help}");
+    // Creating databases on connect means nothing without the port.
+    let bad = rowtree(&["serve", "--in-memory", "--pg-create-databases"]);
+    assert!(!bad.status.success());
+}
