@@ -12,7 +12,8 @@
 //! answers them from Rowtree's catalog with the columns psql reads:
 //!
 //! - the relation list of `\d`, `\dt`, `\dv`, `\di`, `\ds` (`Schema`,
-//!   `Name`, `Type`, `Owner`, and `Table` for indexes);
+//!   `Name`, `Type`, `Owner`, and `Table` for indexes; views and sequences
+//!   are listed, `\d view` shows no columns);
 //! - `\d name`: the lookup of the name (its `oid`), the relation's flags,
 //!   its columns (name, type, default or generation expression, NOT NULL)
 //!   and its indexes (the primary key first).
@@ -443,6 +444,25 @@ impl Relations {
                 });
                 oid += 1;
             }
+        }
+        // Views and sequences are listed (`\dv`, `\ds`, `\d`) without
+        // columns.
+        let others = catalog
+            .views()
+            .map(|v| (v.name.clone(), "v"))
+            .chain(catalog.sequences().map(|q| (q.name.clone(), "S")))
+            .collect::<Vec<_>>();
+        for (name, kind) in others {
+            all.push(Relation {
+                oid,
+                name,
+                kind,
+                table: None,
+                checks: 0,
+                columns: Vec::new(),
+                indexes: Vec::new(),
+            });
+            oid += 1;
         }
         Relations { all }
     }
