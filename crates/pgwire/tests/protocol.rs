@@ -245,3 +245,109 @@ async fn untyped_text_parameters_are_inferred() {
     let name: String = rows[0].get(0);
     assert_eq!(name, "seven");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn copy_from_stdin_in_batches_and_in_a_block() {
+    use futures_util::SinkExt;
+    let (pg, _r) = server(true).await;
+    let c = connect(pg.local_addr, "copying").await.unwrap();
+    c.batch_execute("CREATE TABLE w (id bigint PRIMARY KEY, name varchar, score float8)")
+        .await
+        .unwrap();
+    // 30,000 rows of 3 values: more than one batch, committed as they go.
+    let sink = c
+        .copy_in("COPY w (id, name, score) FROM STDIN")
+        .await
+        .unwrap();
+    futures_util::pin_mut!(sink);
+    let mut data = String::new();
+    for i in 0..30_000 {
+        data.push_str(&format!("{i}\tn\\t{i}\t{}\n", i as f64 / 4.0));
+        if data.len() > 60_000 {
+            sink.send(bytes::Bytes::from(std::mem::take(&mut data)))
+                .await
+                .unwrap();
+        }
+    }
+    data.push_str("30000\t\\N\t\\N\n");
+    sink.send(bytes::Bytes::from(data)).await.unwrap();
+    let n = sink.finish().await.unwrap();
+    assert_eq!(n, 30_001);
+    let rows = c
+        .query(
+            "SELECT count(*), max(name) FROM w WHERE name IS NOT NULL",
+            &[],
+        )
+        .await
+        .unwrap();
+    let count: i64 = rows[0].get(0);
+    assert_eq!(count, 30_000);
+
+    // Inside a block the rows commit with it: a ROLLBACK leaves nothing.
+    c.batch_execute("BEGIN").await.unwrap();
+    let sink = c
+        .copy_in("COPY w FROM STDIN WITH (FORMAT csv)")
+        .await
+        .unwrap();
+    futures_util::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"40000,\"a,b\",1.5\n"))
+        .await
+        .unwrap();
+    assert_eq!(sink.finish().await.unwrap(), 1);
+    c.batch_execute("ROLLBACK").await.unwrap();
+    let rows = c
+        .query("SELECT count(*) FROM w WHERE id = 40000", &[])
+        .await
+        .unwrap();
+    let count: i64 = rows[0].get(0);
+    assert_eq!(count, 0);
+
+    // A bad row fails the COPY with the line and column.
+    let sink = c.copy_in("COPY w FROM STDIN").await.unwrap();
+    futures_util::pin_mut!(sink);
+    sink.send(bytes::Bytes::from_static(b"x\ty\t1\n"))
+        .await
+        .unwrap();
+    let e = sink.finish().await.unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_TEXT_REPRESENTATION));
+}
+
+#[tokio::test(flavor = "multi_thread")]
+async fn settings_and_read_only_blocks() {
+    let (pg, _r) = server(true).await;
+    let c = connect(pg.local_addr, "settings").await.unwrap();
+    c.batch_execute("CREATE TABLE r (id bigint PRIMARY KEY)")
+        .await
+        .unwrap();
+    c.batch_execute("SET application_name = 'protocol test'")
+        .await
+        .unwrap();
+    let rows = c.simple_query("SHOW application_name").await.unwrap();
+    let value = rows.iter().find_map(|m| match m {
+        tokio_postgres::SimpleQueryMessage::Row(r) => r.get(0).map(str::to_string),
+        _ => None,
+    });
+    assert_eq!(value.as_deref(), Some("protocol test"));
+    let e = c
+        .simple_query("SET client_encoding = 'LATIN1'")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::INVALID_PARAMETER_VALUE));
+
+    c.batch_execute("BEGIN READ ONLY").await.unwrap();
+    c.simple_query("SELECT count(*) FROM r").await.unwrap();
+    let e = c
+        .simple_query("INSERT INTO r (id) VALUES (1)")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::READ_ONLY_SQL_TRANSACTION));
+    c.batch_execute("ROLLBACK").await.unwrap();
+    // DDL inside a block is refused.
+    c.batch_execute("BEGIN").await.unwrap();
+    let e = c
+        .simple_query("CREATE TABLE r2 (id bigint PRIMARY KEY)")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::ACTIVE_SQL_TRANSACTION));
+    c.batch_execute("ROLLBACK").await.unwrap();
+}
