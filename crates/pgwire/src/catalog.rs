@@ -18,6 +18,9 @@
 //!   its columns (name, type, default or generation expression, NOT NULL)
 //!   and its indexes (the primary key first).
 //!
+//! `SELECT version()` and `SELECT current_schema()` (what drivers and
+//! tools ask on connect) are answered here too.
+//!
 //! Object ids are made up per statement from the catalog's order (tables
 //! from 16384), which is all psql needs to tie its queries together. The
 //! other queries psql sends for `\d name` (check constraints, policies,
@@ -45,8 +48,41 @@ pub fn fold_name(name: &str) -> String {
     }
 }
 
+/// The answer to the one-function queries tools send on connect
+/// (`SELECT version()`, `SELECT current_schema()`), which the engine does
+/// not know.
+fn session_function(sql: &str) -> Option<Outcome> {
+    let normal: String = sql
+        .trim()
+        .trim_end_matches(';')
+        .to_ascii_lowercase()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    let (name, value) = match normal.as_str() {
+        "select version()" | "select pg_catalog.version()" => (
+            "version",
+            format!(
+                "PostgreSQL {} on Rowtree, Spanner's PostgreSQL dialect",
+                crate::settings::SERVER_VERSION
+            ),
+        ),
+        "select current_schema()" | "select pg_catalog.current_schema()" => {
+            ("current_schema", "public".to_string())
+        }
+        _ => return None,
+    };
+    Some(rows_outcome(
+        &[(name, Type::String)],
+        vec![vec![Value::String(value)]],
+    ))
+}
+
 /// Psql's answer for `sql`, if it is one of the recognised queries.
 pub fn answer(db: &Database, sql: &str) -> Option<Result<Outcome, PgError>> {
+    if let Some(o) = session_function(sql) {
+        return Some(Ok(o));
+    }
     if !sql.contains("pg_catalog.") {
         return None;
     }

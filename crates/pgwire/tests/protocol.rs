@@ -351,3 +351,15 @@ async fn settings_and_read_only_blocks() {
     assert_eq!(e.code(), Some(&SqlState::ACTIVE_SQL_TRANSACTION));
     c.batch_execute("ROLLBACK").await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn version_and_schema_answer() {
+    let (pg, _r) = server(true).await;
+    let c = connect(pg.local_addr, "versions").await.unwrap();
+    let rows = c.query("SELECT version()", &[]).await.unwrap();
+    let v: String = rows[0].get(0);
+    assert!(v.starts_with("PostgreSQL 15"), "{v}");
+    let rows = c.query("select current_schema()", &[]).await.unwrap();
+    let s: String = rows[0].get(0);
+    assert_eq!(s, "public");
+}
