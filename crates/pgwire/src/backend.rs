@@ -131,6 +131,29 @@ impl Backend {
         }
     }
 
+    /// Opens the implicit transaction of a simple-query message holding
+    /// several statements (see `crate::conn`), if no block is open.
+    pub fn begin_implicit(&mut self) -> bool {
+        if matches!(self.txn, Txn::None) {
+            self.txn = Txn::Pending;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Ends the implicit transaction: commits it, or (after an error, or
+    /// with `commit` false) rolls it back. Always leaves no block open.
+    pub fn end_implicit(&mut self, commit: bool) -> Result<(), PgError> {
+        let r = if commit && !matches!(self.txn, Txn::Failed) {
+            self.commit().map(|_| ())
+        } else {
+            Ok(())
+        };
+        self.end_block();
+        r
+    }
+
     /// Marks an open block failed (an error outside the SQL layer, such as
     /// a bad parameter, inside a block).
     pub fn fail_block(&mut self) {

@@ -13,7 +13,9 @@
 //!    BackendKeyData and the first ReadyForQuery.
 //! 2. **Simple query** (`Q`): the text is split into statements, each run in
 //!    turn with its results sent in text format; the first error stops the
-//!    rest. One ReadyForQuery ends the message.
+//!    rest. Outside a block, a message of several queries and DML statements
+//!    runs them in one implicit transaction, committed after the last (all
+//!    or nothing, as PostgreSQL does). One ReadyForQuery ends the message.
 //! 3. **Extended query** (`P`arse, `B`ind, `D`escribe, `E`xecute, `S`ync,
 //!    `C`lose, `H` flush): named and unnamed prepared statements and portals;
 //!    parameters typed by the client or inferred (`crate::infer`); results in
@@ -596,6 +598,24 @@ impl Conn {
                 pgwire::messages::response::EmptyQueryResponse::new(),
             ));
         }
+        // Several DML statements in one message form one implicit
+        // transaction, as in PostgreSQL: all of them or none. (Messages with
+        // DDL or transaction statements run statement by statement.)
+        let implicit = statements.len() > 1
+            && statements.iter().all(|(s, _)| {
+                matches!(
+                    leading_words(s, 1).first().map(String::as_str),
+                    Some("select" | "insert" | "update" | "delete" | "with" | "values")
+                )
+            })
+            && statements.iter().any(|(s, _)| {
+                matches!(
+                    leading_words(s, 1).first().map(String::as_str),
+                    Some("insert" | "update" | "delete")
+                )
+            });
+        let implicit = implicit && self.blocking(|b| b.begin_implicit()).await.unwrap_or(false);
+        let mut failed = false;
         for (sql, offset) in statements {
             let char_offset = text[..offset.min(text.len())].chars().count();
             let run_sql = sql.clone();
@@ -640,8 +660,15 @@ impl Conn {
                 }
                 Err(e) => {
                     self.send_error(&e);
+                    failed = true;
                     break;
                 }
+            }
+        }
+        if implicit {
+            let ended = self.blocking(move |b| b.end_implicit(!failed)).await;
+            if let Err(e) = ended.and_then(|r| r) {
+                self.send_error(&e);
             }
         }
         self.ready();

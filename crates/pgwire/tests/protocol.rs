@@ -363,3 +363,28 @@ async fn version_and_schema_answer() {
     let s: String = rows[0].get(0);
     assert_eq!(s, "public");
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn several_statements_of_one_message_are_one_transaction() {
+    let (pg, _r) = server(true).await;
+    let c = connect(pg.local_addr, "implicit").await.unwrap();
+    c.batch_execute("CREATE TABLE m (id bigint PRIMARY KEY)")
+        .await
+        .unwrap();
+    c.batch_execute("INSERT INTO m (id) VALUES (1); INSERT INTO m (id) VALUES (2)")
+        .await
+        .unwrap();
+    // The second insert fails: the first is undone with it.
+    let e = c
+        .batch_execute("INSERT INTO m (id) VALUES (3); INSERT INTO m (id) VALUES (1)")
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), Some(&SqlState::UNIQUE_VIOLATION));
+    let rows = c.query("SELECT count(*) FROM m", &[]).await.unwrap();
+    let n: i64 = rows[0].get(0);
+    assert_eq!(n, 2);
+    // And the connection is not left in a block.
+    c.batch_execute("INSERT INTO m (id) VALUES (4)")
+        .await
+        .unwrap();
+}
