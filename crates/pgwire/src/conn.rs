@@ -4,7 +4,8 @@
 //!
 //! 1. **Startup.** An `SSLRequest` is answered `S` and the stream becomes
 //!    TLS when the server has a certificate, `N` otherwise (`GSSENCRequest`
-//!    is always `N`); then the StartupMessage names the user and database.
+//!    is always `N`); with a certificate, a connection that did not ask for
+//!    TLS is refused; then the StartupMessage names the user and database.
 //!    With an auth token configured the client must send it as its password
 //!    (cleartext, which is why a non-loopback port also needs TLS). The
 //!    database is looked up in the registry (`crate::resolve_database`); a
@@ -105,7 +106,8 @@ struct Pending {
     columns: Vec<(String, Type)>,
     rows: VecDeque<Vec<Value>>,
     tag: String,
-    /// A command outcome run early (never for rows, kept for symmetry).
+    /// A statement without rows, run by Execute (or early, by Describe):
+    /// its outcome, sent once.
     command: Option<Outcome>,
 }
 
@@ -141,6 +143,7 @@ async fn run(stream: Stream, shared: Arc<Shared>) -> Result<(), ConnError> {
         skipping: false,
     };
     // Startup, with the SSL negotiation before it.
+    let mut secure = false;
     let startup = loop {
         let packet = conn.read_startup_packet().await?;
         let mut b = &packet[..];
@@ -151,12 +154,12 @@ async fn run(stream: Stream, shared: Arc<Shared>) -> Result<(), ConnError> {
                     conn.stream.write_all(b"S").await?;
                     let tls = acceptor.clone();
                     let plain = std::mem::replace(&mut conn.stream, Box::new(tokio::io::empty()));
-                    let plain = unbox_tcp(plain)?;
                     let tls_stream =
                         tokio::time::timeout(std::time::Duration::from_secs(10), tls.accept(plain))
                             .await
                             .map_err(|_| ConnError::Protocol("TLS handshake timed out".into()))??;
                     conn.stream = Box::new(tls_stream);
+                    secure = true;
                 }
                 _ => conn.stream.write_all(b"N").await?,
             },
@@ -179,6 +182,16 @@ async fn run(stream: Stream, shared: Arc<Shared>) -> Result<(), ConnError> {
         }
     };
     let user = startup.get("user").cloned().unwrap_or_default();
+    if shared.tls.is_some() && !secure {
+        // With a certificate the port is TLS only, like the gRPC port: the
+        // password (the token) never crosses in clear.
+        conn.send_error(&PgError::fatal(
+            "28000",
+            "this server accepts TLS connections only: connect with sslmode=require",
+        ));
+        conn.flush().await?;
+        return Ok(());
+    }
     if let Some(token) = &shared.token {
         conn.send(PgWireBackendMessage::Authentication(
             Authentication::CleartextPassword,
@@ -311,47 +324,6 @@ async fn run(stream: Stream, shared: Arc<Shared>) -> Result<(), ConnError> {
         if conn.out.len() >= FLUSH_BYTES {
             conn.flush().await?;
         }
-    }
-}
-
-/// TLS needs the TCP stream itself; the connection holds it boxed until the
-/// SSLRequest.
-fn unbox_tcp(stream: Stream) -> Result<TcpHolder, ConnError> {
-    Ok(TcpHolder(stream))
-}
-
-/// The pre-TLS stream handed to the TLS acceptor.
-struct TcpHolder(Stream);
-
-impl AsyncRead for TcpHolder {
-    fn poll_read(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl AsyncWrite for TcpHolder {
-    fn poll_write(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-        buf: &[u8],
-    ) -> std::task::Poll<std::io::Result<usize>> {
-        std::pin::Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-    fn poll_flush(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.0).poll_flush(cx)
-    }
-    fn poll_shutdown(
-        mut self: std::pin::Pin<&mut Self>,
-        cx: &mut std::task::Context<'_>,
-    ) -> std::task::Poll<std::io::Result<()>> {
-        std::pin::Pin::new(&mut self.0).poll_shutdown(cx)
     }
 }
 
@@ -681,12 +653,11 @@ impl Conn {
         )));
     }
 
+    /// CopyInResponse: the overall format is textual (0) for both text and
+    /// CSV COPY, as are the columns.
     fn copy_in_response(&mut self, columns: usize) {
-        let format = match self.backend().copy_format() {
-            Some(crate::copy::CopyFormat::Csv) | Some(crate::copy::CopyFormat::Text) | None => 0,
-        };
         self.send(PgWireBackendMessage::CopyInResponse(
-            pgwire::messages::copy::CopyInResponse::new(format, columns as i16, vec![0; columns]),
+            pgwire::messages::copy::CopyInResponse::new(0, columns as i16, vec![0; columns]),
         ));
     }
 

@@ -388,3 +388,46 @@ async fn several_statements_of_one_message_are_one_transaction() {
         .await
         .unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread")]
+async fn with_a_certificate_plaintext_is_refused_and_ssl_accepted() {
+    use rowtree_server::security::{Tls, Token};
+    let c = rcgen::generate_simple_self_signed(vec!["localhost".to_string()]).unwrap();
+    let tls = Tls::from_pem(
+        c.cert.pem().as_bytes(),
+        c.signing_key.serialize_pem().as_bytes(),
+    )
+    .unwrap();
+    let registry = Arc::new(Registry::open(None, rowtree_sql::database_options()).unwrap());
+    let security = Security {
+        tls: Some(tls),
+        token: Some(Token::new("the-token").unwrap()),
+        insecure: false,
+    };
+    let pg = PgServer::start(
+        PgConfig {
+            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            create_databases: true,
+        },
+        registry,
+        &security,
+    )
+    .await
+    .unwrap();
+    // A startup without SSLRequest: FATAL 28000, nothing else.
+    let mut s = tokio::net::TcpStream::connect(pg.local_addr).await.unwrap();
+    s.write_all(&startup("plain")).await.unwrap();
+    let mut reply = Vec::new();
+    let _ =
+        tokio::time::timeout(std::time::Duration::from_secs(5), s.read_to_end(&mut reply)).await;
+    let text = String::from_utf8_lossy(&reply);
+    assert!(text.contains("28000"), "{text}");
+    // An SSLRequest is answered S (the TLS handshake follows).
+    let mut s = tokio::net::TcpStream::connect(pg.local_addr).await.unwrap();
+    let mut ssl = 8i32.to_be_bytes().to_vec();
+    ssl.extend_from_slice(&80_877_103i32.to_be_bytes());
+    s.write_all(&ssl).await.unwrap();
+    let mut answer = [0u8; 1];
+    s.read_exact(&mut answer).await.unwrap();
+    assert_eq!(&answer, b"S");
+}
