@@ -25,7 +25,8 @@
 //! from 16384), which is all psql needs to tie its queries together. The
 //! other queries psql sends for `\d name` (check constraints, policies,
 //! statistics, publications, inheritance) are answered with no rows by
-//! the connection when the engine cannot run them (see `crate::conn`).
+//! the connection when the engine cannot run them and the client is psql
+//! (its `application_name`; see `crate::conn`).
 
 use rowtree_db::Database;
 use rowtree_types::{Type, Value};

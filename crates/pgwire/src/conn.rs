@@ -1078,13 +1078,15 @@ impl Conn {
 
 /// psql's other describe queries (those `crate::catalog` does not answer)
 /// are answered with no rows when the engine cannot run them; see the
-/// catalog module.
+/// catalog module. Only for psql (its `application_name`), so that another
+/// client's failing catalog query still gets its error.
 fn fallback(b: &mut Backend, sql: &str, r: Result<Outcome, PgError>) -> Result<Outcome, PgError> {
     match r {
         Err(e)
             if sql.contains("FROM pg_catalog.")
                 && e.sqlstate != "25P02"
-                && b.status() == Status::Idle =>
+                && b.status() == Status::Idle
+                && b.settings.application_name() == "psql" =>
         {
             Ok(crate::catalog::empty())
         }

@@ -147,6 +147,14 @@ impl Settings {
         )
     }
 
+    /// The client's `application_name` (psql sends `psql`).
+    pub fn application_name(&self) -> String {
+        self.values
+            .get("application_name")
+            .map(|(_, v)| v.clone())
+            .unwrap_or_default()
+    }
+
     fn get(&self, name: &str) -> Option<String> {
         self.values
             .get(&name.to_ascii_lowercase())
