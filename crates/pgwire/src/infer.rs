@@ -205,6 +205,7 @@ pub fn sample(ty: &Type) -> Value {
             .map_or(Value::Null, Value::Uuid),
         Type::Array(_) => Value::Array(Vec::new()),
         Type::Struct(_) => Value::Null,
+        Type::Proto(_) | Type::Enum(_) => sample(&ty.representation()),
     }
 }
 

@@ -80,6 +80,8 @@ pub fn type_oid(ty: &Type) -> u32 {
         Type::Json => oid::JSONB,
         Type::Uuid => oid::UUID,
         Type::Struct(_) => oid::TEXT,
+        // PROTO and ENUM columns travel as what they are stored as.
+        Type::Proto(_) | Type::Enum(_) => type_oid(&ty.representation()),
         Type::Array(e) => match &**e {
             Type::Bool => oid::BOOL_ARRAY,
             Type::Int64 => oid::INT8_ARRAY,
@@ -92,6 +94,8 @@ pub fn type_oid(ty: &Type) -> u32 {
             Type::Timestamp => oid::TIMESTAMPTZ_ARRAY,
             Type::Json => oid::JSONB_ARRAY,
             Type::Uuid => oid::UUID_ARRAY,
+            Type::Proto(_) => oid::BYTEA_ARRAY,
+            Type::Enum(_) => oid::INT8_ARRAY,
             Type::Array(_) | Type::Struct(_) => oid::TEXT_ARRAY,
         },
     }
@@ -101,7 +105,7 @@ pub fn type_oid(ty: &Type) -> u32 {
 pub fn type_size(ty: &Type) -> i16 {
     match ty {
         Type::Bool => 1,
-        Type::Int64 | Type::Float64 | Type::Timestamp => 8,
+        Type::Int64 | Type::Float64 | Type::Timestamp | Type::Enum(_) => 8,
         Type::Float32 | Type::Date => 4,
         Type::Uuid => 16,
         _ => -1,
@@ -181,6 +185,7 @@ pub fn pg_type_name(ty: &Type) -> String {
         Type::Uuid => "uuid".into(),
         Type::Array(e) => format!("{}[]", pg_type_name(e)),
         Type::Struct(_) => "record".into(),
+        Type::Proto(_) | Type::Enum(_) => pg_type_name(&ty.representation()),
     }
 }
 
@@ -216,6 +221,7 @@ pub fn from_text(ty: &Type, text: &str) -> Result<Value, PgError> {
             Value::Array(out)
         }
         Type::Struct(_) => return Err(bad()),
+        Type::Proto(_) | Type::Enum(_) => return from_text(&ty.representation(), text),
     })
 }
 
@@ -397,6 +403,7 @@ pub fn from_binary(ty: &Type, sent_oid: u32, b: &[u8]) -> Result<Value, PgError>
         Type::Uuid => Value::Uuid(Uuid::parse(&hex_uuid(fixed(16)?)).map_err(|_| bad())?),
         Type::Array(e) => Value::Array(array_from_binary(e, b).ok_or_else(bad)?),
         Type::Struct(_) => return Err(bad()),
+        Type::Proto(_) | Type::Enum(_) => return from_binary(&ty.representation(), sent_oid, b),
     })
 }
 
