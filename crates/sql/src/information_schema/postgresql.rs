@@ -12,7 +12,8 @@
 //! - types are PostgreSQL's names: `spanner_type` says `bigint`,
 //!   `character varying(1024)`, `timestamp with time zone`, `jsonb`,
 //!   `bigint[]`, and `columns.data_type` (NULL in GoogleSQL) gives the
-//!   type without its length, `ARRAY` for arrays, as PostgreSQL does.
+//!   type without its length, `ARRAY` for arrays, as PostgreSQL does;
+//!   option types and a sequence's type are PostgreSQL's names too.
 //!
 //! Rows are sorted again afterwards, since `public` does not sort where
 //! `''` did.
@@ -34,7 +35,9 @@ pub(super) fn reshape(def: &Def, rows: &mut [Vec<Value>]) {
         .columns
         .iter()
         .enumerate()
-        .filter(|(_, c)| c.name.ends_with("_SCHEMA") || c.name == "SCHEMA_NAME")
+        .filter(|(_, c)| {
+            c.name.ends_with("_SCHEMA") || c.name == "SCHEMA_NAME" || c.name == "SCHEMA"
+        })
         .map(|(i, _)| i)
         .collect();
     // Names of the information schema's own objects, lower-cased in rows
@@ -47,6 +50,12 @@ pub(super) fn reshape(def: &Def, rows: &mut [Vec<Value>]) {
     let data_type = (def.name == COLUMNS)
         .then(|| position("DATA_TYPE"))
         .flatten();
+    // Other columns that name a type: option types, a sequence's type.
+    let other_types: Vec<usize> = ["OPTION_TYPE", "DATA_TYPE"]
+        .iter()
+        .filter_map(|n| position(n))
+        .filter(|&i| Some(i) != data_type)
+        .collect();
     for row in rows.iter_mut() {
         let mut describes_itself = false;
         for &i in &schema_columns {
@@ -64,6 +73,11 @@ pub(super) fn reshape(def: &Def, rows: &mut [Vec<Value>]) {
                 if let Value::String(s) = &mut row[i] {
                     *s = s.to_ascii_lowercase();
                 }
+            }
+        }
+        for &i in &other_types {
+            if let Value::String(s) = &row[i] {
+                row[i] = Value::String(type_name(s));
             }
         }
         if let Some(i) = spanner_type {
@@ -103,6 +117,8 @@ pub(super) fn type_name(google: &str) -> String {
         return "bytea".to_string();
     }
     match google {
+        "STRING" => "character varying",
+        "BYTES" => "bytea",
         "INT64" => "bigint",
         "BOOL" => "boolean",
         "FLOAT64" => "double precision",
