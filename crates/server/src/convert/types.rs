@@ -107,7 +107,7 @@ pub(super) fn struct_type_in(fields: &[(String, Type)], dialect: Dialect) -> pb:
 
 /// The GoogleSQL type of a wire type. `TYPE_CODE_UNSPECIFIED`, unknown codes
 /// and incomplete ARRAY/STRUCT types are `INVALID_ARGUMENT`; types Rowtree
-/// does not implement (PROTO, ENUM, INTERVAL) are `UNIMPLEMENTED`. The
+/// does not implement (INTERVAL) are `UNIMPLEMENTED`. The
 /// PostgreSQL annotations are accepted on their own codes (`PG_NUMERIC` on
 /// `NUMERIC`, `PG_JSONB` on `JSON`, `PG_OID` on `INT64`: the value is the
 /// same type underneath) and refused on any other.
