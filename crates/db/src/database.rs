@@ -400,7 +400,7 @@ impl Database {
             let (key, bytes) = item?;
             protos.insert(key[META_PROTOS_PREFIX.len()..].to_vec(), bytes);
         }
-        let mut catalog = Catalog::new();
+        let mut catalog = Catalog::new_in(dialect);
         for item in router.meta_scan(META_DDL_PREFIX) {
             let (key, text) = item?;
             if let Some(bytes) = protos.get(&key[META_DDL_PREFIX.len()..]) {

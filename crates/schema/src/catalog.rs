@@ -54,6 +54,24 @@ impl Catalog {
         Catalog::default()
     }
 
+    /// An empty catalog of a database in `dialect`. Every catalog made from
+    /// it by schema changes keeps the dialect.
+    pub fn new_in(dialect: rowtree_types::Dialect) -> Catalog {
+        let state = State {
+            dialect,
+            ..State::default()
+        };
+        Catalog {
+            state: Arc::new(state),
+        }
+    }
+
+    /// The dialect of the database this catalog describes (GoogleSQL for
+    /// [`Catalog::new`]).
+    pub fn dialect(&self) -> rowtree_types::Dialect {
+        self.state.dialect
+    }
+
     /// Validates one statement against this catalog and returns the catalog
     /// after it plus the data work it needs, in order.
     ///

@@ -49,6 +49,9 @@ pub(crate) struct State {
     /// The proto descriptors the bundle's types are resolved against;
     /// `None` when none were given.
     pub proto_descriptors: Option<Arc<ProtoBundle>>,
+    /// The database's dialect, fixed when the catalog is made: the
+    /// information schema is shown in its shape.
+    pub dialect: rowtree_types::Dialect,
 }
 
 impl Default for State {
@@ -68,6 +71,7 @@ impl Default for State {
             role_grants: Vec::new(),
             proto_bundle: None,
             proto_descriptors: None,
+            dialect: rowtree_types::Dialect::GoogleSql,
         }
     }
 }

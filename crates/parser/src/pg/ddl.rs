@@ -467,7 +467,10 @@ impl PgParser<'_> {
         self.advance();
         let mut commit_timestamp = false;
         let base = match word.as_str() {
-            "bigint" | "int8" => DataType::Int64,
+            // Spanner's PostgreSQL interface has one integer type: `int`
+            // (and PostgreSQL's other spellings of it) is an alias of
+            // `bigint`, not PostgreSQL's four-byte integer.
+            "bigint" | "int8" | "int" | "integer" | "int4" => DataType::Int64,
             "boolean" | "bool" => DataType::Bool,
             "float8" => DataType::Float64,
             "double" => {

@@ -345,6 +345,23 @@ impl<'a> PgParser<'a> {
         })
     }
 
+    /// A column label after `AS` in a select list: any word, reserved ones
+    /// included (`SELECT 1 AS column`, as PostgreSQL allows), folded, or a
+    /// quoted identifier.
+    fn parse_col_label(&mut self) -> Result<Ident> {
+        let token = self.peek().clone();
+        let value = match &token.tok {
+            PgTok::Word(w) => w.clone(),
+            PgTok::Quoted(q) => q.clone(),
+            _ => return Err(self.unexpected()),
+        };
+        self.advance();
+        Ok(Ident {
+            value,
+            span: token.span,
+        })
+    }
+
     /// Whether the current token can start a name.
     fn at_ident(&self) -> bool {
         match &self.peek().tok {

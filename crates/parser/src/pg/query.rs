@@ -277,7 +277,9 @@ impl PgParser<'_> {
             });
         }
         let expr = self.parse_expr()?;
-        let alias = if self.eat_word("as") || self.at_ident() {
+        let alias = if self.eat_word("as") {
+            Some(self.parse_col_label()?)
+        } else if self.at_ident() {
             Some(self.parse_ident()?)
         } else {
             None
@@ -334,6 +336,21 @@ impl PgParser<'_> {
         Ok(left)
     }
 
+    /// A table in FROM: a user object (optionally `public.`-qualified), or
+    /// a table of one of the built-in schemas a query can read,
+    /// `information_schema.tables` or `spanner_sys.x`.
+    fn parse_table_path(&mut self) -> Result<Vec<crate::ast::Ident>> {
+        let builtin = matches!(&self.peek().tok, PgTok::Word(w)
+            if w == "information_schema" || w == "spanner_sys")
+            && matches!(self.peek_at(1).tok, PgTok::Op("."));
+        if builtin {
+            let schema = self.parse_ident()?;
+            self.advance();
+            return Ok(vec![schema, self.parse_ident()?]);
+        }
+        Ok(vec![self.parse_object_name()?])
+    }
+
     fn parse_alias(&mut self) -> Result<Option<crate::ast::Ident>> {
         if self.eat_word("as") || self.at_ident() {
             Ok(Some(self.parse_ident()?))
@@ -371,10 +388,10 @@ impl PgParser<'_> {
                 span: self.span_from(start),
             });
         }
-        let name = self.parse_object_name()?;
+        let path = self.parse_table_path()?;
         let alias = self.parse_alias()?;
         Ok(TableExpr::Table {
-            path: vec![name],
+            path,
             alias,
             hints: Vec::new(),
             span: self.span_from(start),

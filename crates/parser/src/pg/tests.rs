@@ -691,3 +691,60 @@ fn ttl_is_a_row_deletion_policy() {
     }
     assert!(parse_statement("alter table t add ttl interval '5 days'").is_err());
 }
+
+#[test]
+fn int_and_integer_are_bigint() {
+    // Spanner's PostgreSQL interface has one integer type: `int` and
+    // PostgreSQL's other spellings of it are aliases of `bigint`.
+    let t = table("create table t (a int primary key, b integer, c int4, d int[], e integer[])");
+    let types: Vec<Type> = t.columns.iter().map(|c| c.data_type.value_type()).collect();
+    use rowtree_types::Type as T;
+    let array = T::Array(Box::new(T::Int64));
+    assert_eq!(types, [T::Int64, T::Int64, T::Int64, array.clone(), array]);
+    // Casts use the same names.
+    query("SELECT '1'::int, CAST(2 AS integer), 3::int4");
+    // Smaller integers are not among Spanner's types.
+    assert_eq!(
+        error("create table t (a smallint primary key)").0,
+        "type \"smallint\" is not supported"
+    );
+}
+
+#[test]
+fn a_select_label_after_as_may_be_a_reserved_word() {
+    let q = query("SELECT $1 AS column, 2 AS \"Select\", 3 x");
+    let SetExpr::Select(select) = &q.body else {
+        panic!("{q:?}")
+    };
+    let labels: Vec<&str> = select
+        .items
+        .iter()
+        .map(|i| match i {
+            SelectItem::Expr { alias: Some(a), .. } => a.value.as_str(),
+            other => panic!("{other:?}"),
+        })
+        .collect();
+    assert_eq!(labels, ["column", "Select", "x"]);
+    // Without AS a reserved word is not a label.
+    assert!(parse_statement("SELECT 1 column").is_err());
+}
+
+#[test]
+fn queries_read_the_built_in_schemas() {
+    let q = query("SELECT table_name FROM information_schema.tables WHERE table_schema = $1");
+    let SetExpr::Select(select) = &q.body else {
+        panic!("{q:?}")
+    };
+    match &select.from {
+        Some(TableExpr::Table { path, .. }) => {
+            let path: Vec<&str> = path.iter().map(|p| p.value.as_str()).collect();
+            assert_eq!(path, ["information_schema", "tables"]);
+        }
+        other => panic!("{other:?}"),
+    }
+    query("SELECT * FROM public.t, spanner_sys.query_stats_top_minute");
+    assert_eq!(
+        error("SELECT * FROM other.t").0,
+        "schema \"other\" does not exist"
+    );
+}

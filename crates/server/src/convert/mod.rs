@@ -130,5 +130,5 @@ pub use time::{
     commit_ts_from_proto, commit_ts_to_proto, duration_from_proto, timestamp_from_proto,
     timestamp_to_proto,
 };
-pub use types::{type_from_proto, type_to_proto};
+pub use types::{type_from_proto, type_to_proto, type_to_proto_in};
 pub use values::{value_from_proto, value_to_proto, COMMIT_TIMESTAMP_PLACEHOLDER};

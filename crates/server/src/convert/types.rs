@@ -1,9 +1,17 @@
 //! Types: GoogleSQL types to `google.spanner.v1.Type` and back.
 //!
 //! A result set's row type, `param_types` and struct fields all travel as
-//! these. Decoding is where unsupported types are refused (INTERVAL and
-//! the PostgreSQL annotations are `UNIMPLEMENTED`). PROTO and ENUM carry
-//! their type's fully qualified name in `proto_type_fqn`.
+//! these. Decoding is where unsupported types are refused (INTERVAL is
+//! `UNIMPLEMENTED`). PROTO and ENUM carry their type's fully qualified name
+//! in `proto_type_fqn`.
+//!
+//! A PostgreSQL-dialect database speaks the same type codes, with a
+//! `TypeAnnotationCode` where PostgreSQL's type is not GoogleSQL's:
+//! `numeric` is `NUMERIC` + `PG_NUMERIC`, `jsonb` is `JSON` + `PG_JSONB`
+//! (and `oid` would be `INT64` + `PG_OID`). [`type_to_proto_in`] adds them
+//! to the row types a PostgreSQL database returns (clients decode `numeric`
+//! and `jsonb` columns by them); [`type_from_proto`] accepts them on
+//! parameters, each only on its own code.
 //!
 //! `UUID` is type code 17 (`TypeCode::Uuid` in `google/spanner/v1/type.proto`).
 //! Clients that predate it see an unknown code and, per protobuf's open
@@ -12,7 +20,7 @@
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use pb::struct_type::Field;
 use pb::{TypeAnnotationCode, TypeCode};
-use rowtree_types::Type;
+use rowtree_types::{Dialect, Type};
 use tonic::Status;
 
 use super::describe::invalid;
@@ -49,14 +57,49 @@ pub fn type_to_proto(t: &Type) -> pb::Type {
     out
 }
 
+/// The wire type of `t` as a database of `dialect` reports it: in a
+/// PostgreSQL database `NUMERIC` carries `PG_NUMERIC` and `JSON` carries
+/// `PG_JSONB`, in arrays and struct fields too.
+pub fn type_to_proto_in(t: &Type, dialect: Dialect) -> pb::Type {
+    let mut out = type_to_proto(t);
+    if dialect == Dialect::PostgreSql {
+        annotate_pg(&mut out);
+    }
+    out
+}
+
+fn annotate_pg(t: &mut pb::Type) {
+    match TypeCode::try_from(t.code) {
+        Ok(TypeCode::Numeric) => t.type_annotation = TypeAnnotationCode::PgNumeric as i32,
+        Ok(TypeCode::Json) => t.type_annotation = TypeAnnotationCode::PgJsonb as i32,
+        _ => {}
+    }
+    if let Some(element) = t.array_element_type.as_deref_mut() {
+        annotate_pg(element);
+    }
+    if let Some(st) = t.struct_type.as_mut() {
+        for f in &mut st.fields {
+            if let Some(ft) = f.r#type.as_mut() {
+                annotate_pg(ft);
+            }
+        }
+    }
+}
+
 /// A `StructType` with named fields (row types, struct types).
 pub(super) fn struct_type(fields: &[(String, Type)]) -> pb::StructType {
+    struct_type_in(fields, Dialect::GoogleSql)
+}
+
+/// A `StructType` with named fields, typed as a database of `dialect`
+/// reports them ([`type_to_proto_in`]).
+pub(super) fn struct_type_in(fields: &[(String, Type)], dialect: Dialect) -> pb::StructType {
     pb::StructType {
         fields: fields
             .iter()
             .map(|(name, t)| Field {
                 name: name.clone(),
-                r#type: Some(type_to_proto(t)),
+                r#type: Some(type_to_proto_in(t, dialect)),
             })
             .collect(),
     }
@@ -64,16 +107,27 @@ pub(super) fn struct_type(fields: &[(String, Type)]) -> pb::StructType {
 
 /// The GoogleSQL type of a wire type. `TYPE_CODE_UNSPECIFIED`, unknown codes
 /// and incomplete ARRAY/STRUCT types are `INVALID_ARGUMENT`; types Rowtree
-/// does not implement (PROTO, ENUM, INTERVAL, PostgreSQL annotations)
-/// are `UNIMPLEMENTED`.
+/// does not implement (INTERVAL) are `UNIMPLEMENTED`. The
+/// PostgreSQL annotations are accepted on their own codes (`PG_NUMERIC` on
+/// `NUMERIC`, `PG_JSONB` on `JSON`, `PG_OID` on `INT64`: the value is the
+/// same type underneath) and refused on any other.
 pub fn type_from_proto(t: &pb::Type) -> Result<Type, Status> {
     match TypeAnnotationCode::try_from(t.type_annotation) {
         Ok(TypeAnnotationCode::Unspecified) => {}
         Ok(annotation) => {
-            return Err(Status::unimplemented(format!(
-                "Unsupported type annotation {}: PostgreSQL type annotations (step 4 of the PostgreSQL dialect) are not supported yet",
-                annotation.as_str_name()
-            )))
+            let expected = match annotation {
+                TypeAnnotationCode::PgNumeric => TypeCode::Numeric,
+                TypeAnnotationCode::PgJsonb => TypeCode::Json,
+                TypeAnnotationCode::PgOid => TypeCode::Int64,
+                TypeAnnotationCode::Unspecified => unreachable!("matched above"),
+            };
+            if t.code != expected as i32 {
+                return Err(invalid(format!(
+                    "Type annotation {} is only valid on type code {}",
+                    annotation.as_str_name(),
+                    expected.as_str_name()
+                )));
+            }
         }
         Err(_) => {
             return Err(invalid(format!(

@@ -26,6 +26,7 @@ pub(super) fn read_rows(
 ) -> Result<(Outcome, Option<pb::Transaction>), Status> {
     let (_, pinned) = decode_token(&r.resume_token)?;
     let mut selected = session.select_pinned(r.transaction.as_ref(), pinned)?;
+    out.dialect(session.db.dialect());
     match &selected {
         Selected::Held { begun, .. } => out.begun(begun.as_ref()),
         Selected::Snapshot { report, ro } => {

@@ -25,7 +25,7 @@ use std::pin::Pin;
 use std::time::Instant;
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
-use rowtree_types::{Type, Value};
+use rowtree_types::{Dialect, Type, Value};
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
 use tonic::{Response, Status};
@@ -57,6 +57,9 @@ pub(super) trait RowOut {
     /// The read timestamp of the single-use snapshot the statement reads in
     /// (resume tokens carry it).
     fn snapshot(&mut self, _read_ts: u64) {}
+    /// The dialect of the database the rows come from: the metadata's
+    /// types carry PostgreSQL's annotations in a PostgreSQL database.
+    fn dialect(&mut self, _dialect: Dialect) {}
 }
 
 /// A resume token: the rows already sent, and for a single-use snapshot its
@@ -85,6 +88,7 @@ pub(super) fn decode_token(token: &[u8]) -> Result<(u64, Option<u64>), Status> {
 pub(super) struct Collect {
     pub(super) rows: Vec<prost_types::ListValue>,
     pub(super) deadline: Option<Instant>,
+    pub(super) dialect: Dialect,
 }
 
 impl RowOut for Collect {
@@ -94,6 +98,10 @@ impl RowOut for Collect {
             values: convert::row_to_proto(&row, columns),
         });
         Ok(())
+    }
+
+    fn dialect(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
     }
 }
 
@@ -115,6 +123,7 @@ pub(super) struct Chunker {
     /// [`CHUNK_BYTES`], smaller in tests.
     pub(super) chunk_bytes: usize,
     deadline: Option<Instant>,
+    dialect: Dialect,
 }
 
 fn approx_size(v: &prost_types::Value) -> usize {
@@ -144,6 +153,7 @@ impl Chunker {
             seen: 0,
             chunk_bytes: CHUNK_BYTES,
             deadline: None,
+            dialect: Dialect::GoogleSql,
         }
     }
 
@@ -156,7 +166,7 @@ impl Chunker {
         let columns = self.columns.clone().unwrap_or_default();
         Some(pb::ResultSetMetadata {
             transaction: self.txn.clone(),
-            ..convert::metadata(&columns)
+            ..convert::metadata(&columns, self.dialect)
         })
     }
 
@@ -235,6 +245,10 @@ impl RowOut for Chunker {
         self.snapshot = Some(read_ts);
     }
 
+    fn dialect(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
+    }
+
     fn row(&mut self, columns: &[(String, Type)], row: Vec<Value>) -> Result<(), Status> {
         if self.columns.is_none() {
             self.columns = Some(columns.to_vec());
@@ -273,7 +287,7 @@ pub(super) async fn unary(
         Ok(Response::new(pb::ResultSet {
             metadata: Some(pb::ResultSetMetadata {
                 transaction: begun,
-                ..convert::metadata(&outcome.columns)
+                ..convert::metadata(&outcome.columns, rows.dialect)
             }),
             rows: rows.rows,
             stats: outcome.stats,

@@ -198,6 +198,7 @@ pub(super) fn execute(
     let params = convert::params_from_proto(r.params.as_ref(), &r.param_types)?;
     let (_, pinned) = decode_token(&r.resume_token)?;
     let mut selected = session.select_pinned(r.transaction.as_ref(), pinned)?;
+    out.dialect(session.db.dialect());
     match &selected {
         Selected::Held { begun, .. } => out.begun(begun.as_ref()),
         Selected::Snapshot { report, ro } => {
@@ -280,10 +281,10 @@ pub(super) fn batch_dml(
                 let metadata = if i == 0 {
                     Some(pb::ResultSetMetadata {
                         transaction: begun.clone(),
-                        ..convert::metadata(&o.columns)
+                        ..convert::metadata(&o.columns, session.db.dialect())
                     })
                 } else {
-                    Some(convert::metadata(&o.columns))
+                    Some(convert::metadata(&o.columns, session.db.dialect()))
                 };
                 result_sets.push(pb::ResultSet {
                     metadata,

@@ -289,3 +289,117 @@ async fn create_database_checks_postgresql_statements_first() {
     );
     env.stop().await;
 }
+
+/// The annotation of each column of a result's row type.
+fn annotations(metadata: Option<&pb::ResultSetMetadata>) -> Vec<i32> {
+    metadata
+        .and_then(|m| m.row_type.as_ref())
+        .expect("a row type")
+        .fields
+        .iter()
+        .map(|f| {
+            let t = f.r#type.as_ref().unwrap();
+            t.array_element_type
+                .as_ref()
+                .map_or(t.type_annotation, |e| e.type_annotation)
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn postgresql_results_carry_type_annotations() {
+    use pb::TypeAnnotationCode as A;
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    let ddl = ["CREATE TABLE t (k int PRIMARY KEY, n numeric, j jsonb, ns numeric[])"];
+    let op = env
+        .finish(create_pg(&env, &inst, "pg-ann", &ddl).await.unwrap())
+        .await;
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let s = env.session(&format!("{inst}/databases/pg-ann")).await;
+    env.write(
+        &s,
+        vec![upsert(
+            "t",
+            &["k", "n"],
+            vec![vec!["1".into(), "2.5".into()]],
+        )],
+    )
+    .await;
+    let want = vec![
+        A::Unspecified as i32,
+        A::PgNumeric as i32,
+        A::PgJsonb as i32,
+        A::PgNumeric as i32,
+    ];
+    let sql = "SELECT k, n, j, ns FROM t";
+    let rs = env.execute(&s, sql, None).await.unwrap();
+    assert_eq!(annotations(rs.metadata.as_ref()), want);
+    let parts = env
+        .stream(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: sql.into(),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    assert_eq!(annotations(parts[0].metadata.as_ref()), want);
+    let rs = env
+        .spanner()
+        .read(pb::ReadRequest {
+            session: s.clone(),
+            table: "t".into(),
+            columns: vec!["k".into(), "n".into(), "j".into(), "ns".into()],
+            key_set: Some(pb::KeySet {
+                all: true,
+                ..Default::default()
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(annotations(rs.metadata.as_ref()), want);
+
+    // Parameters typed with the annotations the client libraries send.
+    let typed = |code: pb::TypeCode, a: A| pb::Type {
+        code: code as i32,
+        type_annotation: a as i32,
+        ..Default::default()
+    };
+    let value = |v: &str| prost_types::Value {
+        kind: Some(Kind::StringValue(v.into())),
+    };
+    let rs = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT $1 AS column, $2, $3".into(),
+            params: Some(prost_types::Struct {
+                fields: [
+                    ("p1".to_string(), value("1.25")),
+                    ("p2".to_string(), value("{\"a\": 1}")),
+                    ("p3".to_string(), value("123")),
+                ]
+                .into_iter()
+                .collect(),
+            }),
+            param_types: [
+                ("p1".to_string(), typed(pb::TypeCode::Numeric, A::PgNumeric)),
+                ("p2".to_string(), typed(pb::TypeCode::Json, A::PgJsonb)),
+                ("p3".to_string(), typed(pb::TypeCode::Int64, A::PgOid)),
+            ]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rows(&rs), vec!["1.25|{\"a\":1}|123"]);
+    assert_eq!(
+        annotations(rs.metadata.as_ref())[..2],
+        [A::PgNumeric as i32, A::PgJsonb as i32]
+    );
+    env.stop().await;
+}

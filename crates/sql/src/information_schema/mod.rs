@@ -42,6 +42,10 @@
 //! `SPANNER_IS_MANAGED = TRUE`) have hashed names no client can rely on, so
 //! a foreign key over non-key columns reports a NULL `UNIQUE_CONSTRAINT_NAME`.
 //!
+//! A PostgreSQL-dialect database shows the same tables in PostgreSQL's
+//! shape (lower-case names, schema `public`, PostgreSQL type names; see
+//! `postgresql`).
+//!
 //! The modules: `defs` (each table's columns and key), `table_view`
 //! (user and information schema tables alike), `value` (how cells are
 //! spelled), the row builders `tables`, `indexes` and `constraints`,
@@ -51,6 +55,7 @@ mod constraints;
 mod defs;
 mod indexes;
 mod order;
+mod postgresql;
 mod table_view;
 mod tables;
 #[cfg(test)]
@@ -58,7 +63,7 @@ mod tests;
 mod value;
 
 use rowtree_schema::Catalog;
-use rowtree_types::{Type, Value};
+use rowtree_types::{Dialect, Type, Value};
 
 use constraints::{
     check_constraints, constraint_column_usage, constraint_table_usage, key_column_usage,
@@ -94,12 +99,24 @@ pub fn virtual_table(
         return None;
     }
     let def = find_def(name)?;
+    let pg = catalog.dialect() == Dialect::PostgreSql;
     let columns = def
         .columns
         .iter()
-        .map(|c| (c.name.to_string(), c.ty()))
+        .map(|c| {
+            let name = if pg {
+                postgresql::column_name(c.name)
+            } else {
+                c.name.to_string()
+            };
+            (name, c.ty())
+        })
         .collect();
-    Some((columns, rows(catalog, def)))
+    let mut rows = rows(catalog, def);
+    if pg {
+        postgresql::reshape(def, &mut rows);
+    }
+    Some((columns, rows))
 }
 
 fn rows(catalog: &Catalog, def: &Def) -> Vec<Vec<Value>> {

@@ -15,7 +15,10 @@ pub(super) fn database_options(catalog: &Catalog) -> Vec<Vec<Value>> {
         text(""),
         text("database_dialect"),
         text("STRING"),
-        text("GOOGLE_STANDARD_SQL"),
+        text(match catalog.dialect() {
+            rowtree_types::Dialect::GoogleSql => "GOOGLE_STANDARD_SQL",
+            rowtree_types::Dialect::PostgreSql => "POSTGRESQL",
+        }),
     ]];
     for (name, literal) in catalog.database_options() {
         let (ty, value) = option_value(name, literal);

@@ -4,7 +4,9 @@ use super::*;
 use pb::TypeAnnotationCode;
 use pb::TypeCode;
 
-use crate::convert::{metadata, row_to_proto, type_from_proto, type_to_proto};
+use rowtree_types::Dialect;
+
+use crate::convert::{metadata, row_to_proto, type_from_proto, type_to_proto, type_to_proto_in};
 
 #[test]
 fn types_round_trip() {
@@ -41,12 +43,20 @@ fn unsupported_types() {
         "{}",
         err.message()
     );
-    for a in [TypeAnnotationCode::PgNumeric, TypeAnnotationCode::PgJsonb] {
+    // A PostgreSQL annotation on another type's code.
+    for (a, c) in [
+        (TypeAnnotationCode::PgNumeric, TypeCode::String),
+        (TypeAnnotationCode::PgJsonb, TypeCode::Numeric),
+        (TypeAnnotationCode::PgOid, TypeCode::String),
+    ] {
         let t = pb::Type {
             type_annotation: a as i32,
-            ..code(TypeCode::Numeric)
+            ..code(c)
         };
-        assert_eq!(type_from_proto(&t).unwrap_err().code(), Code::Unimplemented);
+        assert_eq!(
+            type_from_proto(&t).unwrap_err().code(),
+            Code::InvalidArgument
+        );
     }
     let unknown = pb::Type {
         code: 99,
@@ -91,7 +101,7 @@ fn rows_and_metadata() {
         row_to_proto(&row, &columns),
         vec![s("7"), list(vec![s("a"), null()]), null()]
     );
-    let md = metadata(&columns);
+    let md = metadata(&columns, Dialect::GoogleSql);
     assert!(md.transaction.is_none() && md.undeclared_parameters.is_none());
     let fields = md.row_type.unwrap().fields;
     let got: Vec<(String, Type)> = fields
@@ -104,4 +114,59 @@ fn rows_and_metadata() {
         })
         .collect();
     assert_eq!(got, columns);
+}
+
+#[test]
+fn postgresql_annotations() {
+    let annotated = |c: TypeCode, a: TypeAnnotationCode| pb::Type {
+        code: c as i32,
+        type_annotation: a as i32,
+        ..Default::default()
+    };
+    // Accepted on parameters, each on its own code.
+    for (t, want) in [
+        (
+            annotated(TypeCode::Numeric, TypeAnnotationCode::PgNumeric),
+            Type::Numeric,
+        ),
+        (
+            annotated(TypeCode::Json, TypeAnnotationCode::PgJsonb),
+            Type::Json,
+        ),
+        (
+            annotated(TypeCode::Int64, TypeAnnotationCode::PgOid),
+            Type::Int64,
+        ),
+    ] {
+        assert_eq!(type_from_proto(&t).unwrap(), want);
+    }
+    // Written on the row types of a PostgreSQL database only, arrays and
+    // struct fields included.
+    let t = Type::Struct(vec![
+        ("n".into(), Type::Array(Box::new(Type::Numeric))),
+        ("j".into(), Type::Json),
+        ("i".into(), Type::Int64),
+    ]);
+    let google = type_to_proto_in(&t, Dialect::GoogleSql);
+    assert_eq!(google, type_to_proto(&t));
+    let pg = type_to_proto_in(&t, Dialect::PostgreSql);
+    let fields = pg.struct_type.as_ref().unwrap().fields.clone();
+    let ann = |i: usize| fields[i].r#type.as_ref().unwrap();
+    assert_eq!(
+        ann(0).array_element_type.as_ref().unwrap().type_annotation,
+        TypeAnnotationCode::PgNumeric as i32
+    );
+    assert_eq!(ann(0).type_annotation, 0);
+    assert_eq!(ann(1).type_annotation, TypeAnnotationCode::PgJsonb as i32);
+    assert_eq!(ann(2).type_annotation, 0);
+    assert_eq!(type_from_proto(&pg).unwrap(), t);
+    let md = metadata(&[("n".to_string(), Type::Numeric)], Dialect::PostgreSql);
+    assert_eq!(
+        md.row_type.unwrap().fields[0]
+            .r#type
+            .as_ref()
+            .unwrap()
+            .type_annotation,
+        TypeAnnotationCode::PgNumeric as i32
+    );
 }
