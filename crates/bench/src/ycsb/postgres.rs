@@ -246,7 +246,7 @@ impl System for Postgres {
             }
         }
         writer.finish().map_err(pg_setup)?;
-        if records % 10_000 != 0 {
+        if !records.is_multiple_of(10_000) {
             progress(records % 10_000);
         }
         // Statistics for the planner and hint bits set, as after any bulk
