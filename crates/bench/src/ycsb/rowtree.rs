@@ -6,11 +6,11 @@
 //! through the admin API, and keeps the server's handle on that database:
 //! the embedded system calls it directly, the gRPC system goes through the
 //! network stack, sessions, protobuf and the SQL-free `Read`/`Commit` RPCs.
-//! Both see the same data, loaded once.
+//! Both see the same data, loaded once. Each gRPC client has its own HTTP/2
+//! connection, session and single-threaded runtime.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use googleapis_tonic_google_spanner_admin_database_v1::google::spanner::admin::database::v1 as dpb;
@@ -59,8 +59,6 @@ pub struct Host {
     server: Option<rowtree_server::Server>,
     addr: SocketAddr,
     db: Database,
-    /// The client side's runtime: gRPC clients block on it.
-    client_runtime: Arc<tokio::runtime::Runtime>,
     _temp: Option<tempfile::TempDir>,
 }
 
@@ -88,13 +86,7 @@ impl Host {
             .block_on(rowtree_server::Server::start(config))
             .map_err(setup)?;
         let addr = server.local_addr;
-        let client_runtime = Arc::new(
-            tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .thread_name("grpc-client")
-                .build()?,
-        );
-        client_runtime.block_on(create_database(addr))?;
+        client_runtime()?.block_on(create_database(addr))?;
         let db = server
             .registry()
             .database(DATABASE)
@@ -105,7 +97,6 @@ impl Host {
             server: Some(server),
             addr,
             db,
-            client_runtime,
             _temp: temp,
         })
     }
@@ -119,10 +110,7 @@ impl Host {
 
     /// The gRPC system.
     pub fn grpc(&self) -> Grpc {
-        Grpc {
-            addr: self.addr,
-            runtime: self.client_runtime.clone(),
-        }
+        Grpc { addr: self.addr }
     }
 }
 
@@ -337,10 +325,19 @@ impl Client for EmbeddedClient {
     }
 }
 
+/// A client's own single-threaded runtime: the client thread drives its
+/// connection while it waits for an answer, as the `postgres` driver does
+/// for each PostgreSQL connection, so neither side pays for handing
+/// requests to another thread.
+fn client_runtime() -> Result<tokio::runtime::Runtime> {
+    Ok(tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?)
+}
+
 /// `rowtree serve` over Spanner's gRPC API.
 pub struct Grpc {
     addr: SocketAddr,
-    runtime: Arc<tokio::runtime::Runtime>,
 }
 
 impl System for Grpc {
@@ -355,7 +352,8 @@ impl System for Grpc {
 
     fn client(&self) -> Result<Box<dyn Client>> {
         let addr = self.addr;
-        let (client, session) = self.runtime.block_on(async move {
+        let runtime = client_runtime()?;
+        let (client, session) = runtime.block_on(async move {
             let mut client = SpannerClient::new(connect(addr).await?);
             let session = client
                 .create_session(pb::CreateSessionRequest {
@@ -369,7 +367,7 @@ impl System for Grpc {
             Ok::<_, Error>((client, session))
         })?;
         Ok(Box::new(GrpcClient {
-            runtime: self.runtime.clone(),
+            runtime,
             client,
             session,
             fields: columns(),
@@ -378,7 +376,7 @@ impl System for Grpc {
 }
 
 struct GrpcClient {
-    runtime: Arc<tokio::runtime::Runtime>,
+    runtime: tokio::runtime::Runtime,
     client: SpannerClient<Channel>,
     session: String,
     fields: Vec<String>,
