@@ -18,7 +18,7 @@ use std::process::Command;
 
 use postgres::{Client as PgConn, NoTls, Statement};
 
-use super::workload::{field_value, hashed_key, Op, FIELDS};
+use super::workload::{field_list, field_value, hashed_key, Op, FIELDS};
 use super::{Client, Error, Result, System};
 
 fn setup(message: impl std::fmt::Display) -> Error {
@@ -202,13 +202,6 @@ impl Drop for Postgres {
             ],
         );
     }
-}
-
-fn field_list() -> String {
-    (0..FIELDS)
-        .map(|f| format!("field{f}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl System for Postgres {

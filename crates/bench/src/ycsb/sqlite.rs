@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use rusqlite::{params, Connection};
 
-use super::workload::{field_value, hashed_key, Op, FIELDS};
+use super::workload::{field_list, field_value, hashed_key, Op, FIELDS};
 use super::{Client, Error, Result, System};
 
 fn setup(message: impl std::fmt::Display) -> Error {
@@ -65,13 +65,6 @@ impl Sqlite {
             .map_err(setup)?;
         Ok(conn)
     }
-}
-
-fn field_list() -> String {
-    (0..FIELDS)
-        .map(|f| format!("field{f}"))
-        .collect::<Vec<_>>()
-        .join(", ")
 }
 
 impl System for Sqlite {

@@ -117,6 +117,14 @@ pub enum Op {
     ReadModifyWrite { key: String, field: usize },
 }
 
+/// The field columns, comma-separated, for the SQL systems' statements.
+pub fn field_list() -> String {
+    (0..FIELDS)
+        .map(|f| format!("field{f}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 /// 64-bit FNV-1a of the record number's little-endian bytes.
 pub fn fnv1a(n: u64) -> u64 {
     fnv1a_bytes(&n.to_le_bytes())
