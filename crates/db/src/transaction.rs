@@ -353,10 +353,12 @@ impl ReadOnlyTransaction {
         let now = inner.options.clock.now_nanos();
         let visible = inner.pipeline.visible_ts();
         let ts = match bound {
-            // A strong read reads at "now" (as Spanner's do), waiting below
-            // for commits still in flight at or before it; a max-staleness
+            // A strong read must see every commit acknowledged before it
+            // began. While commits are in flight the visible timestamp
+            // already does (and reading there waits for no group flush);
+            // otherwise it reads at "now", as Spanner's do. A max-staleness
             // read takes the freshest timestamp without waiting.
-            TimestampBound::Strong => visible.max(now / 1_000 * 1_000),
+            TimestampBound::Strong => inner.pipeline.strong_read_ts(now / 1_000 * 1_000),
             TimestampBound::MaxStaleness(_) => visible,
             TimestampBound::MinReadTimestamp(t) => visible.max(t),
             TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),

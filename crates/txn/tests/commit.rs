@@ -337,3 +337,64 @@ fn drop_joins_the_thread() {
     drop(pipeline);
     assert_eq!(log.lock().unwrap().len(), 1);
 }
+
+#[test]
+fn strong_reads_take_the_visible_timestamp_while_a_flush_is_in_flight() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let oracle = TimestampOracle::new(clock.clone());
+    // The flush blocks until the test lets it go: the commit stays in flight.
+    let (release, gate) = mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    let pipeline = Arc::new(
+        CommitPipeline::new(oracle, CommitOptions::default(), move |_: Vec<Write>| {
+            gate.lock().unwrap().recv().map_err(|e| e.to_string())
+        })
+        .unwrap(),
+    );
+
+    // Idle: a strong read takes the clock.
+    let now = 2_000_000;
+    clock.set(now);
+    assert_eq!(pipeline.strong_read_ts(now), now);
+
+    let visible = pipeline.visible_ts();
+    let committer = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.commit(write("a")))
+    };
+    eventually("the commit is taken by the pipeline", || {
+        pipeline.stats().queued == 0 && pipeline.stats().flushes == 1
+    });
+    // In flight: the read takes the visible timestamp, which needs no waiting, although
+    // the clock is ahead of it.
+    clock.set(3_000_000);
+    let ts = pipeline.strong_read_ts(3_000_000);
+    assert_eq!(ts, visible);
+    assert_eq!(
+        pipeline.wait_visible(ts, Some(Instant::now() + Duration::from_millis(20))),
+        Ok(()),
+        "a strong read while a flush runs must not wait for it"
+    );
+    // Unless the visible timestamp lags the clock by more than the bound.
+    let far = visible + rowtree_txn::commit::MAX_STRONG_LAG.as_nanos() as u64 + 1;
+    assert_eq!(pipeline.strong_read_ts(far), far);
+
+    release.send(()).unwrap();
+    let committed = committer.join().unwrap().unwrap();
+    // Acknowledged: every later strong read covers the commit, busy or idle.
+    assert!(pipeline.strong_read_ts(3_000_000) >= committed);
+    let busy = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.commit(write("b")))
+    };
+    eventually("the second commit is in flight", || {
+        pipeline.stats().flushes == 2
+    });
+    let ts = pipeline.strong_read_ts(3_000_000);
+    assert!(
+        ts >= committed,
+        "{ts} must cover the acknowledged {committed}"
+    );
+    release.send(()).unwrap();
+    busy.join().unwrap().unwrap();
+}
