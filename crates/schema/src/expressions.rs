@@ -29,6 +29,9 @@ pub(crate) struct TableScope<'a> {
     pub columns: Vec<(String, Type)>,
     /// The proto descriptors, for expressions on PROTO and ENUM columns.
     pub protos: Option<std::sync::Arc<rowtree_types::ProtoBundle>>,
+    /// Whether NUMERIC literals and casts must be exact (a PostgreSQL-dialect
+    /// database; see `rowtree_expr::BindOptions::exact_numeric`).
+    pub exact_numeric: bool,
 }
 
 impl Scope for TableScope<'_> {
@@ -169,6 +172,7 @@ pub(crate) fn assignable(from: &Type, expr: &Expr, to: &Type) -> bool {
 fn bind_with(expr: &Expr, scope: &TableScope<'_>, context: &str) -> Result<BoundExpr> {
     let options = BindOptions {
         protos: scope.protos.clone(),
+        exact_numeric: scope.exact_numeric,
         ..BindOptions::default()
     };
     bind(expr, scope, &options).map_err(|e| SchemaError::from_expr(context, &e))
