@@ -772,7 +772,7 @@ fn bytea_input(text: &str) -> Option<Vec<u8>> {
             .filter(|b| !b.is_ascii_whitespace())
             .map(|b| (b as char).to_digit(16).map(|d| d as u8))
             .collect::<Option<_>>()?;
-        if digits.len() % 2 != 0 {
+        if !digits.len().is_multiple_of(2) {
             return None;
         }
         return Some(digits.chunks(2).map(|p| p[0] * 16 + p[1]).collect());

@@ -399,6 +399,7 @@ struct PgType {
     array: i64,
 }
 
+#[allow(clippy::too_many_arguments)] // one row of `TYPES`, in column order
 const fn t(
     oid: i64,
     name: &'static str,
