@@ -403,3 +403,74 @@ async fn postgresql_results_carry_type_annotations() {
     );
     env.stop().await;
 }
+
+/// Spanner's PostgreSQL `numeric` is arbitrary precision; Rowtree's holds 9
+/// digits after the point. A value with more (a mutation, or a `PG_NUMERIC`
+/// parameter) is refused with INVALID_ARGUMENT, as in GoogleSQL
+/// (`client_gaps.rs`), never stored rounded.
+#[tokio::test]
+async fn postgresql_numeric_values_are_never_rounded_on_write() {
+    use pb::TypeAnnotationCode as A;
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    let ddl = ["CREATE TABLE t (k bigint PRIMARY KEY, n numeric)"];
+    let op = env
+        .finish(create_pg(&env, &inst, "pg-num", &ddl).await.unwrap())
+        .await;
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let s = env.session(&format!("{inst}/databases/pg-num")).await;
+
+    let bad = upsert(
+        "t",
+        &["k", "n"],
+        vec![vec!["1".into(), "3.1415926535".into()]],
+    );
+    let t = pb::commit_request::Transaction::SingleUseTransaction(read_write());
+    let err = env.commit(&s, t, vec![bad], false).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    assert!(err.message().contains("column n"), "{}", err.message());
+
+    env.write(
+        &s,
+        vec![upsert(
+            "t",
+            &["k", "n"],
+            vec![vec!["1".into(), "2.50000000000".into()]],
+        )],
+    )
+    .await;
+    assert_eq!(env.query(&s, "SELECT n FROM t").await, vec!["2.5"]);
+
+    let err = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT k FROM t WHERE n = $1".into(),
+            params: Some(prost_types::Struct {
+                fields: [(
+                    "p1".to_string(),
+                    prost_types::Value {
+                        kind: Some(Kind::StringValue("3.1415926535".into())),
+                    },
+                )]
+                .into_iter()
+                .collect(),
+            }),
+            param_types: [(
+                "p1".to_string(),
+                pb::Type {
+                    code: pb::TypeCode::Numeric as i32,
+                    type_annotation: A::PgNumeric as i32,
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    assert_eq!(env.query(&s, "SELECT n FROM t").await, vec!["2.5"]);
+    env.stop().await;
+}
