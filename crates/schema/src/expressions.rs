@@ -217,7 +217,14 @@ pub(crate) fn bind_default(
         "Error parsing the default value of column `{}`.`{}`: ",
         target.table, target.column
     );
-    let bound = bind_with(&source.expr, scope, &context)?;
+    let mut bound = bind_with(&source.expr, scope, &context)?;
+    // A PostgreSQL decimal literal is a numeric: as a numeric column's
+    // DEFAULT it is one, exactly (or refused if numeric cannot hold it).
+    if scope.exact_numeric && *target.ty == Type::Numeric {
+        bound = bound
+            .coerce_literal_for_assignment_with(target.ty, None, true)
+            .map_err(|e| SchemaError::from_expr(&context, &e))?;
+    }
     if !bound.columns().is_empty() {
         return Err(SchemaError::invalid(
             format!(
