@@ -198,6 +198,35 @@ pub(crate) fn value_type(v: &Value) -> Option<Type> {
     }
 }
 
+/// The NUMERIC a text or FLOAT64 value is, exactly, or an error saying why
+/// NUMERIC cannot hold it: a nonzero digit past the ninth decimal is
+/// INVALID_ARGUMENT, too many integer digits OUT_OF_RANGE. A FLOAT64 is
+/// read as its shortest decimal form (`0.1`, not the binary fraction
+/// nearest to it), the digits a literal was written with.
+pub fn exact_numeric(text: &str) -> Result<Numeric> {
+    Numeric::parse_exact(text).map_err(|e| {
+        let message = format!(
+            "{e}; numeric holds at most 29 digits before the decimal point and 9 after it here, \
+             and a value it cannot hold exactly is refused rather than rounded"
+        );
+        match e {
+            rowtree_types::Error::OutOfRange(_) => Error::out_of_range(message),
+            _ => Error::invalid(message),
+        }
+    })
+}
+
+/// [`exact_numeric`] of a STRING or FLOAT64 argument (the function
+/// `EXACT_NUMERIC_CAST` evaluates).
+pub(crate) fn eval_exact_numeric(args: &[Value], _: &mut dyn crate::EvalContext) -> Result<Value> {
+    match &args[0] {
+        Value::String(s) => exact_numeric(s).map(Value::Numeric),
+        Value::Float64(f) if f.is_finite() => exact_numeric(&f.to_string()).map(Value::Numeric),
+        Value::Float64(f) => Err(Error::out_of_range(format!("Invalid NUMERIC value: {f}"))),
+        other => cast(other.clone(), &Type::Numeric),
+    }
+}
+
 fn from_string(s: String, to: &Type) -> Result<Value> {
     Ok(match to {
         Type::String => Value::String(s),

@@ -202,7 +202,7 @@ pub fn from_text(ty: &Type, text: &str) -> Result<Value, PgError> {
         Type::Int64 => Value::Int64(text.trim().parse().map_err(|_| bad())?),
         Type::Float32 => Value::Float32(parse_float(text).ok_or_else(bad)? as f32),
         Type::Float64 => Value::Float64(parse_float(text).ok_or_else(bad)?),
-        Type::Numeric => Value::Numeric(Numeric::parse(text.trim()).map_err(|_| bad())?),
+        Type::Numeric => Value::Numeric(exact_numeric(text.trim())?),
         Type::String => Value::String(text.to_string()),
         Type::Bytes => Value::Bytes(parse_bytea(text).ok_or_else(bad)?),
         Type::Date => Value::Date(Date::parse(text).map_err(|_| bad())?),
@@ -375,7 +375,9 @@ pub fn from_binary(ty: &Type, sent_oid: u32, b: &[u8]) -> Result<Value, PgError>
             8 => f64::from_be_bytes(b.try_into().map_err(|_| bad())?),
             _ => return Err(bad()),
         }),
-        Type::Numeric => Value::Numeric(numeric_from_binary(b).ok_or_else(bad)?),
+        Type::Numeric => Value::Numeric(exact_numeric(
+            &numeric_text_from_binary(b).ok_or_else(bad)?,
+        )?),
         Type::String => Value::String(String::from_utf8(b.to_vec()).map_err(|_| bad())?),
         Type::Bytes => Value::Bytes(b.to_vec()),
         Type::Date => {
@@ -467,9 +469,32 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// PostgreSQL's binary `numeric`: digit count, weight, sign, display
-/// scale, then base-10000 digits.
-fn numeric_from_binary(b: &[u8]) -> Option<Numeric> {
+/// A `numeric` a client sent, read exactly: Rowtree's numeric holds 29
+/// digits before the point and 9 after it (PostgreSQL's and Spanner's hold
+/// far more), and a value it would have to round or cannot hold is refused
+/// with `22003` (PostgreSQL's "numeric field overflow" class) rather than
+/// stored as something else; text that is no number is `22P02`.
+fn exact_numeric(text: &str) -> Result<Numeric, PgError> {
+    let refused = |e: rowtree_types::Error| {
+        PgError::new(
+            "22003",
+            format!(
+                "{e}; numeric holds at most 29 digits before the decimal point and 9 after it \
+                 here, and a value it cannot hold exactly is refused rather than rounded"
+            ),
+        )
+    };
+    match Numeric::parse(text) {
+        Err(e @ rowtree_types::Error::OutOfRange(_)) => Err(refused(e)),
+        Err(_) => Err(invalid(&Type::Numeric, text)),
+        Ok(_) => Numeric::parse_exact(text).map_err(refused),
+    }
+}
+
+/// PostgreSQL's binary `numeric` (digit count, weight, sign, display
+/// scale, then base-10000 digits) as decimal text; `None` for NaN or a
+/// malformed value.
+fn numeric_text_from_binary(b: &[u8]) -> Option<String> {
     let mut r = Reader(b);
     let ndigits = r.i16()?;
     let weight = r.i16()? as i32;
@@ -508,7 +533,7 @@ fn numeric_from_binary(b: &[u8]) -> Option<Numeric> {
         text.push('.');
         text.push_str(&frac);
     }
-    Numeric::parse(&text).ok()
+    Some(text)
 }
 
 fn numeric_to_binary(n: Numeric, out: &mut BytesMut) {
@@ -764,8 +789,23 @@ mod tests {
             let n = Numeric::parse(text).unwrap();
             let mut b = BytesMut::new();
             numeric_to_binary(n, &mut b);
-            assert_eq!(numeric_from_binary(&b), Some(n), "{text}");
+            let back = numeric_text_from_binary(&b).unwrap();
+            assert_eq!(exact_numeric(&back).ok(), Some(n), "{text}");
         }
+    }
+
+    #[test]
+    fn numeric_parameters_are_never_rounded() {
+        let n = |t: &str| from_text(&Type::Numeric, t);
+        assert_eq!(
+            n("2.500000000000").ok(),
+            Some(Value::Numeric(Numeric::parse("2.5").unwrap()))
+        );
+        let err = n("3.1415926535").unwrap_err();
+        assert_eq!(err.sqlstate, "22003", "{err:?}");
+        assert!(err.message.contains("more than 9 digits"), "{err:?}");
+        assert_eq!(n("1e40").unwrap_err().sqlstate, "22003");
+        assert_eq!(n("abc").unwrap_err().sqlstate, "22P02");
     }
 
     #[test]

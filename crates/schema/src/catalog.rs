@@ -287,6 +287,15 @@ impl Catalog {
         }
     }
 
+    /// One index's `CREATE INDEX` statement in PostgreSQL's spelling, as
+    /// [`Catalog::ddl_in`] prints it for a PostgreSQL-dialect database
+    /// (`pg_indexes.indexdef` shows it); `None` if there is no such index.
+    pub fn index_definition_pg(&self, name: &str) -> Option<String> {
+        let index = self.index(name)?;
+        let table = self.table_by_id(index.table)?;
+        Some(print_pg::print_index(&self.state, table, index))
+    }
+
     /// [`Catalog::apply_sql`] with `dialect`'s parser.
     pub fn apply_sql_in(
         &self,

@@ -29,6 +29,9 @@ pub(crate) struct TableScope<'a> {
     pub columns: Vec<(String, Type)>,
     /// The proto descriptors, for expressions on PROTO and ENUM columns.
     pub protos: Option<std::sync::Arc<rowtree_types::ProtoBundle>>,
+    /// Whether NUMERIC literals and casts must be exact (a PostgreSQL-dialect
+    /// database; see `rowtree_expr::BindOptions::exact_numeric`).
+    pub exact_numeric: bool,
 }
 
 impl Scope for TableScope<'_> {
@@ -169,6 +172,7 @@ pub(crate) fn assignable(from: &Type, expr: &Expr, to: &Type) -> bool {
 fn bind_with(expr: &Expr, scope: &TableScope<'_>, context: &str) -> Result<BoundExpr> {
     let options = BindOptions {
         protos: scope.protos.clone(),
+        exact_numeric: scope.exact_numeric,
         ..BindOptions::default()
     };
     bind(expr, scope, &options).map_err(|e| SchemaError::from_expr(context, &e))
@@ -213,7 +217,14 @@ pub(crate) fn bind_default(
         "Error parsing the default value of column `{}`.`{}`: ",
         target.table, target.column
     );
-    let bound = bind_with(&source.expr, scope, &context)?;
+    let mut bound = bind_with(&source.expr, scope, &context)?;
+    // A PostgreSQL decimal literal is a numeric: as a numeric column's
+    // DEFAULT it is one, exactly (or refused if numeric cannot hold it).
+    if scope.exact_numeric && *target.ty == Type::Numeric {
+        bound = bound
+            .coerce_literal_for_assignment_with(target.ty, None, true)
+            .map_err(|e| SchemaError::from_expr(&context, &e))?;
+    }
     if !bound.columns().is_empty() {
         return Err(SchemaError::invalid(
             format!(

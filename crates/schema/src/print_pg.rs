@@ -255,7 +255,7 @@ fn print_table(state: &State, table: &Table, foreign_keys: &[&ForeignKey]) -> St
     out
 }
 
-fn print_index(state: &State, table: &Table, index: &Index) -> String {
+pub(crate) fn print_index(state: &State, table: &Table, index: &Index) -> String {
     let mut out = String::from("CREATE");
     if index.unique {
         out.push_str(" UNIQUE");

@@ -384,8 +384,11 @@ fn assigned_value(
     es: &ExprScope<'_, '_>,
     column: &rowtree_schema::Column,
 ) -> Result<BoundExpr> {
-    Ok(b.bind_in(e, es)?
-        .coerce_literal_for_assignment_with(&column.ty, b.options.protos.as_deref())?)
+    Ok(b.bind_in(e, es)?.coerce_literal_for_assignment_with(
+        &column.ty,
+        b.options.protos.as_deref(),
+        b.options.exact_numeric,
+    )?)
 }
 
 /// A written value in its column's type. Besides GoogleSQL's implicit

@@ -45,19 +45,22 @@ impl BoundExpr {
     /// Anything else is returned as it is, for the writer's usual
     /// assignment rules to check.
     pub fn coerce_literal_for_assignment(self, to: &Type) -> Result<BoundExpr> {
-        self.coerce_literal_for_assignment_with(to, None)
+        self.coerce_literal_for_assignment_with(to, None, false)
     }
 
     /// [`BoundExpr::coerce_literal_for_assignment`], where a string literal
     /// going into an ENUM column also stands for the enum value of that
-    /// name (GoogleSQL's literal coercion), looked up in `protos`.
+    /// name (GoogleSQL's literal coercion), looked up in `protos`; with
+    /// `exact_numeric` (see [`crate::BindOptions::exact_numeric`]) a FLOAT64
+    /// literal NUMERIC cannot hold without rounding is an error.
     pub fn coerce_literal_for_assignment_with(
         self,
         to: &Type,
         protos: Option<&ProtoBundle>,
+        exact_numeric: bool,
     ) -> Result<BoundExpr> {
         if *to == Type::Numeric && self.is_float_literal() {
-            return literal_to_numeric(&self);
+            return literal_to_numeric(&self, exact_numeric);
         }
         if let Some(e) = enum_literal(&self, to, protos) {
             return e;
@@ -175,10 +178,19 @@ fn enum_literal(
 
 /// A FLOAT64 literal as a NUMERIC literal (GoogleSQL's literal coercion,
 /// with CAST's rounding), or an error at the literal if it is out of range.
-fn literal_to_numeric(e: &BoundExpr) -> Result<BoundExpr> {
+/// With `exact` (see [`crate::BindOptions::exact_numeric`]) a literal
+/// NUMERIC cannot hold without rounding is an error too.
+fn literal_to_numeric(e: &BoundExpr, exact: bool) -> Result<BoundExpr> {
     let Node::Literal(v) = &e.node else {
         unreachable!("only called on literals")
     };
+    if exact {
+        if let Value::Float64(f) = v {
+            return crate::cast::exact_numeric(&f.to_string())
+                .map(|n| BoundExpr::literal(Value::Numeric(n), Type::Numeric, e.span))
+                .map_err(|err| invalid_at(e.span, err.to_string()));
+        }
+    }
     cast(v.clone(), &Type::Numeric)
         .map(|n| BoundExpr::literal(n, Type::Numeric, e.span))
         .map_err(|_| {
@@ -320,6 +332,20 @@ impl Binder<'_> {
                 format!("Invalid cast from {} to {to}", inner.ty),
             ));
         }
+        if self.options.exact_numeric
+            && to == Type::Numeric
+            && matches!(inner.ty, Type::String | Type::Float64)
+        {
+            return Ok(BoundExpr::new(
+                Node::Call {
+                    function: &crate::functions::EXACT_NUMERIC_CAST,
+                    args: vec![inner],
+                    safe,
+                },
+                to,
+                span,
+            ));
+        }
         Ok(BoundExpr::new(
             Node::Cast {
                 expr: Box::new(inner),
@@ -370,7 +396,7 @@ impl Binder<'_> {
             }
         }
         if *to == Type::Numeric && e.is_float_literal() {
-            return literal_to_numeric(&e);
+            return literal_to_numeric(&e, self.options.exact_numeric);
         }
         if let Some(literal) = enum_literal(&e, to, self.options.protos.as_deref()) {
             return literal;

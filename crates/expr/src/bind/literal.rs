@@ -35,6 +35,11 @@ impl Binder<'_> {
                     Type::Timestamp => {
                         Timestamp::parse(text, &TimeZone::LOS_ANGELES).map(Value::Timestamp)
                     }
+                    Type::Numeric if self.options.exact_numeric => {
+                        return crate::cast::exact_numeric(text)
+                            .map(|n| BoundExpr::literal(Value::Numeric(n), Type::Numeric, span))
+                            .map_err(|e| invalid_at(span, e.to_string()))
+                    }
                     Type::Numeric => Numeric::parse(text).map(Value::Numeric),
                     Type::Json => parse_json(text).map(Value::Json),
                     _ => {

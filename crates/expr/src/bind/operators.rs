@@ -158,9 +158,16 @@ impl Binder<'_> {
                 Ok(BoundExpr::new(Node::Compare(cmp, a, b), Type::Bool, span))
             }
             BinaryOp::Add | BinaryOp::Sub | BinaryOp::Mul | BinaryOp::Div | BinaryOp::IntDiv => {
-                let ty = supertype(&[&l, &r])
-                    .filter(is_numeric)
-                    .ok_or_else(no_match)?;
+                // Where NUMERIC is exact (the PostgreSQL dialect, whose
+                // decimal literals are numerics), a FLOAT64 literal meeting
+                // a NUMERIC computes in NUMERIC, as it compares.
+                let ty = if self.options.exact_numeric {
+                    comparison_supertype(&[&l, &r])
+                } else {
+                    supertype(&[&l, &r])
+                }
+                .filter(is_numeric)
+                .ok_or_else(no_match)?;
                 // PostgreSQL's `/` on integers truncates: the engine's DIV.
                 if op == BinaryOp::IntDiv && ty == Type::Int64 {
                     let (a, b) = both(&ty, l, r)?;

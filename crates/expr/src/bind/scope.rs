@@ -124,6 +124,13 @@ pub struct BindOptions {
     /// bundle type, message fields, enum names. `None` when the database
     /// has none (then those fail to bind).
     pub protos: Option<Arc<ProtoBundle>>,
+    /// Whether a literal, typed literal or cast that makes a NUMERIC must
+    /// be exact: a value NUMERIC would have to round (a nonzero digit past
+    /// the ninth decimal) is an error instead. Set in PostgreSQL-dialect
+    /// databases, whose `numeric` Spanner keeps with arbitrary precision,
+    /// so rounding would silently change what was written; GoogleSQL's
+    /// NUMERIC rounds, as CAST does there.
+    pub exact_numeric: bool,
 }
 
 impl Default for BindOptions {
@@ -135,6 +142,7 @@ impl Default for BindOptions {
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: true,
             protos: None,
+            exact_numeric: false,
         }
     }
 }

@@ -52,5 +52,5 @@ mod string;
 mod time_format;
 
 pub(crate) use json::to_json;
-pub(crate) use registry::{lookup, JSON_SUBSCRIPT};
+pub(crate) use registry::{lookup, EXACT_NUMERIC_CAST, JSON_SUBSCRIPT};
 pub(crate) use signature::{Function, Param, Signature, Volatility};

@@ -40,6 +40,15 @@ pub(crate) static JSON_SUBSCRIPT: Function = deterministic(
     json::eval_json_subscript,
 );
 
+/// A cast to NUMERIC that refuses to round, bound by the binder in place of
+/// `CAST(x AS NUMERIC)` from STRING or FLOAT64 when
+/// [`crate::BindOptions::exact_numeric`] is set (the PostgreSQL dialect).
+pub(crate) static EXACT_NUMERIC_CAST: Function = deterministic(
+    "CAST",
+    &[sig(&[V(S)], N), sig(&[V(F)], N)],
+    crate::cast::eval_exact_numeric,
+);
+
 /// `SUBSTR` and its alias `SUBSTRING`.
 const SUBSTR_SIGNATURES: &[Signature] = &[
     sig(&[V(S), V(I)], S),

@@ -36,6 +36,10 @@ impl PgParser<'_> {
             self.parse_update(start)?
         } else if self.eat_word("delete") {
             self.parse_delete(start)?
+        } else if self.eat_word("analyze") {
+            // Spanner's ANALYZE: a new statistics package (accepted; the
+            // engine keeps no statistics), as in GoogleSQL.
+            StatementKind::Analyze
         } else if self.eat_word("explain") {
             let analyze = self.eat_word("analyze");
             let inner = self.peek().span.start;
@@ -180,7 +184,8 @@ impl PgParser<'_> {
         let days = parse_days(text).ok_or_else(|| {
             ParseError::new(
                 format!(
-                    "invalid TTL interval '{text}': write a whole number of days, such as                      '30 days'"
+                    "invalid TTL interval '{text}': write a whole number of days, such as \
+                     '30 days'"
                 ),
                 token.span.start,
             )

@@ -18,7 +18,7 @@ use rowtree_types::Type;
 
 use super::lexer::PgTok;
 use super::PgParser;
-use crate::ast::{BinaryOp, Expr, Ident, IsTest, Literal, Span, UnaryOp};
+use crate::ast::{BinaryOp, DataType, Expr, Ident, IsTest, Literal, Span, UnaryOp};
 use crate::error::{ParseError, Result};
 use crate::MAX_NESTING;
 
@@ -373,11 +373,41 @@ impl PgParser<'_> {
             if commit_timestamp {
                 return Err(self.unsupported("a cast to spanner.commit_timestamp", start));
             }
-            expr = Expr::Cast {
-                expr: Box::new(expr),
-                to,
-                safe: false,
-                span: self.span_from(start),
+            expr = match (expr, to) {
+                // `ARRAY[]::uuid[]`: PostgreSQL's way to write an empty
+                // array of a type, the typed `ARRAY<UUID>[]` of GoogleSQL.
+                (
+                    Expr::Array {
+                        element_type: None,
+                        items,
+                        ..
+                    },
+                    DataType::Array(element),
+                ) if items.is_empty() => Expr::Array {
+                    element_type: Some(*element),
+                    items,
+                    span: self.span_from(start),
+                },
+                // `'\x0011'::bytea`: a string literal read with bytea's
+                // input syntax (hex, or escapes), as PostgreSQL reads it.
+                (
+                    Expr::Literal {
+                        value: Literal::String(text),
+                        ..
+                    },
+                    DataType::Bytes(_),
+                ) => Expr::Literal {
+                    value: Literal::Bytes(bytea_input(&text).ok_or_else(|| {
+                        ParseError::new("invalid input syntax for type bytea", start)
+                    })?),
+                    span: self.span_from(start),
+                },
+                (expr, to) => Expr::Cast {
+                    expr: Box::new(expr),
+                    to,
+                    safe: false,
+                    span: self.span_from(start),
+                },
             };
             self.link(&mut chain)?;
         }
@@ -632,10 +662,20 @@ impl PgParser<'_> {
         }
         self.expect_op(")")?;
         let spanner = path.len() == 2 && path[0].value == "spanner";
+        // PostgreSQL's array_length(a, 1) is NULL for an empty array (it
+        // has no dimension 1), where the engine's ARRAY_LENGTH says 0.
+        let empty_is_null = !spanner && name == "array_length" && args.len() == 2;
         let (engine_name, args) = engine_function(&name, spanner, args);
         let mut expr = call(&engine_name, name_span, args, self.span_from(start));
         if let Expr::Function { distinct: d, .. } = &mut expr {
             *d = distinct;
+        }
+        if empty_is_null && engine_name == "array_length" {
+            let zero = Expr::Literal {
+                value: Literal::Integer("0".to_string()),
+                span: name_span,
+            };
+            expr = call("nullif", name_span, vec![expr, zero], self.span_from(start));
         }
         Ok(expr)
     }
@@ -717,4 +757,44 @@ fn call(name: &str, name_span: Span, args: Vec<Expr>, span: Span) -> Expr {
         modifiers: None,
         span,
     }
+}
+
+/// The bytes of a `bytea` value in PostgreSQL's input syntax: `\x` and hex
+/// digit pairs, or text where `\\` is a backslash and `\nnn` an octal
+/// byte; `None` if malformed.
+fn bytea_input(text: &str) -> Option<Vec<u8>> {
+    if let Some(hex) = text
+        .strip_prefix("\\x")
+        .or_else(|| text.strip_prefix("\\X"))
+    {
+        let digits: Vec<u8> = hex
+            .bytes()
+            .filter(|b| !b.is_ascii_whitespace())
+            .map(|b| (b as char).to_digit(16).map(|d| d as u8))
+            .collect::<Option<_>>()?;
+        if !digits.len().is_multiple_of(2) {
+            return None;
+        }
+        return Some(digits.chunks(2).map(|p| p[0] * 16 + p[1]).collect());
+    }
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] != b'\\' {
+            out.push(bytes[i]);
+            i += 1;
+        } else if bytes.get(i + 1) == Some(&b'\\') {
+            out.push(b'\\');
+            i += 2;
+        } else {
+            let octal = bytes.get(i + 1..i + 4)?;
+            if !octal.iter().all(|b| (b'0'..=b'7').contains(b)) || octal[0] > b'3' {
+                return None;
+            }
+            out.push(octal.iter().fold(0u8, |n, b| n * 8 + (b - b'0')));
+            i += 4;
+        }
+    }
+    Some(out)
 }

@@ -338,10 +338,10 @@ impl PgParser<'_> {
 
     /// A table in FROM: a user object (optionally `public.`-qualified), or
     /// a table of one of the built-in schemas a query can read,
-    /// `information_schema.tables` or `spanner_sys.x`.
+    /// `information_schema.tables`, `pg_catalog.pg_class` or `spanner_sys.x`.
     fn parse_table_path(&mut self) -> Result<Vec<crate::ast::Ident>> {
         let builtin = matches!(&self.peek().tok, PgTok::Word(w)
-            if w == "information_schema" || w == "spanner_sys")
+            if w == "information_schema" || w == "pg_catalog" || w == "spanner_sys")
             && matches!(self.peek_at(1).tok, PgTok::Op("."));
         if builtin {
             let schema = self.parse_ident()?;

@@ -83,7 +83,11 @@ pub(crate) fn apply(state: &mut State, stmt: &AlterTable) -> Result<Vec<Effect>>
                 ty: &column.ty,
                 allow_commit_timestamp: column.allow_commit_timestamp,
             };
-            let bound = bind_default(default, &scope_of(&table), &target)?;
+            let scope = crate::expressions::TableScope {
+                exact_numeric: state.dialect == rowtree_types::Dialect::PostgreSql,
+                ..scope_of(&table)
+            };
+            let bound = bind_default(default, &scope, &target)?;
             check_sequences_exist(state, &bound, default.expr.span())?;
             table.columns[pos].default = Some(bound);
             Vec::new()

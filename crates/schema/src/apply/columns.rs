@@ -180,6 +180,7 @@ pub(crate) fn scope_of(table: &Table) -> TableScope<'_> {
             .map(|c| (c.name.clone(), c.ty.clone()))
             .collect(),
         protos: None,
+        exact_numeric: false,
     }
 }
 
@@ -188,6 +189,7 @@ pub(crate) fn scope_of(table: &Table) -> TableScope<'_> {
 pub(crate) fn scope_in<'a>(state: &State, table: &'a Table) -> TableScope<'a> {
     TableScope {
         protos: state.proto_descriptors.clone(),
+        exact_numeric: state.dialect == rowtree_types::Dialect::PostgreSql,
         ..scope_of(table)
     }
 }

@@ -60,7 +60,11 @@ pub(crate) fn build_check(
         check.name.as_ref(),
         format!("CK_{}", table.name),
     )?;
-    let expr = bind_check(&check.expr, &name, &scope_of(table))?;
+    let scope = crate::expressions::TableScope {
+        exact_numeric: state.dialect == rowtree_types::Dialect::PostgreSql,
+        ..scope_of(table)
+    };
+    let expr = bind_check(&check.expr, &name, &scope)?;
     let used = expr.expr.columns();
     for &c in &used {
         if let Some(column) = table.columns.get(c) {

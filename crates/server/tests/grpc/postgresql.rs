@@ -403,3 +403,135 @@ async fn postgresql_results_carry_type_annotations() {
     );
     env.stop().await;
 }
+
+/// Spanner's PostgreSQL `numeric` is arbitrary precision; Rowtree's holds 9
+/// digits after the point. A value with more (a mutation, or a `PG_NUMERIC`
+/// parameter) is refused with INVALID_ARGUMENT, as in GoogleSQL
+/// (`client_gaps.rs`), never stored rounded.
+#[tokio::test]
+async fn postgresql_numeric_values_are_never_rounded_on_write() {
+    use pb::TypeAnnotationCode as A;
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    let ddl = ["CREATE TABLE t (k bigint PRIMARY KEY, n numeric)"];
+    let op = env
+        .finish(create_pg(&env, &inst, "pg-num", &ddl).await.unwrap())
+        .await;
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let s = env.session(&format!("{inst}/databases/pg-num")).await;
+
+    let bad = upsert(
+        "t",
+        &["k", "n"],
+        vec![vec!["1".into(), "3.1415926535".into()]],
+    );
+    let t = pb::commit_request::Transaction::SingleUseTransaction(read_write());
+    let err = env.commit(&s, t, vec![bad], false).await.unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    assert!(err.message().contains("column n"), "{}", err.message());
+
+    env.write(
+        &s,
+        vec![upsert(
+            "t",
+            &["k", "n"],
+            vec![vec!["1".into(), "2.50000000000".into()]],
+        )],
+    )
+    .await;
+    assert_eq!(env.query(&s, "SELECT n FROM t").await, vec!["2.5"]);
+
+    let err = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT k FROM t WHERE n = $1".into(),
+            params: Some(prost_types::Struct {
+                fields: [(
+                    "p1".to_string(),
+                    prost_types::Value {
+                        kind: Some(Kind::StringValue("3.1415926535".into())),
+                    },
+                )]
+                .into_iter()
+                .collect(),
+            }),
+            param_types: [(
+                "p1".to_string(),
+                pb::Type {
+                    code: pb::TypeCode::Numeric as i32,
+                    type_annotation: A::PgNumeric as i32,
+                    ..Default::default()
+                },
+            )]
+            .into_iter()
+            .collect(),
+            ..Default::default()
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), Code::InvalidArgument, "{err:?}");
+    assert_eq!(env.query(&s, "SELECT n FROM t").await, vec!["2.5"]);
+    env.stop().await;
+}
+
+/// A NULL parameter sent without a type takes its type from where the
+/// PostgreSQL statement uses it, as in GoogleSQL (`client_gaps.rs`).
+#[tokio::test]
+async fn postgresql_untyped_null_parameters_take_their_type_from_the_statement() {
+    let env = start().await;
+    let inst = env.instance("inst").await;
+    let ddl = ["CREATE TABLE t (k bigint PRIMARY KEY, d date, n numeric)"];
+    let op = env
+        .finish(create_pg(&env, &inst, "pg-null", &ddl).await.unwrap())
+        .await;
+    assert!(op_error(&op).is_none(), "{op:?}");
+    let s = env.session(&format!("{inst}/databases/pg-null")).await;
+    let null = || prost_types::Value {
+        kind: Some(Kind::NullValue(0)),
+    };
+    let params = |names: &[&str]| prost_types::Struct {
+        fields: names.iter().map(|n| (n.to_string(), null())).collect(),
+    };
+    let rs = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "INSERT INTO t (k, d, n) VALUES (1, $1, $2)".into(),
+            params: Some(params(&["p1", "p2"])),
+            transaction: Some(pb::TransactionSelector {
+                selector: Some(pb::transaction_selector::Selector::Begin(read_write())),
+            }),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    let id = rs.metadata.unwrap().transaction.unwrap().id;
+    env.spanner()
+        .commit(pb::CommitRequest {
+            session: s.clone(),
+            transaction: Some(pb::commit_request::Transaction::TransactionId(id)),
+            ..Default::default()
+        })
+        .await
+        .unwrap();
+    let rs = env
+        .spanner()
+        .execute_sql(pb::ExecuteSqlRequest {
+            session: s.clone(),
+            sql: "SELECT coalesce($1, d), k FROM t WHERE n IS NOT DISTINCT FROM $1".into(),
+            params: Some(params(&["p1"])),
+            ..Default::default()
+        })
+        .await
+        .unwrap()
+        .into_inner();
+    assert_eq!(rows(&rs), vec!["NULL|1"]);
+    let row_type = rs.metadata.unwrap().row_type.unwrap();
+    assert_eq!(
+        row_type.fields[0].r#type.as_ref().unwrap().code,
+        pb::TypeCode::Date as i32
+    );
+    env.stop().await;
+}

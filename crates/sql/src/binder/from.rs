@@ -195,6 +195,7 @@ impl Binder<'_> {
             ));
         }
         if let Some((columns, rows)) = crate::information_schema::virtual_table(self.catalog, &full)
+            .or_else(|| crate::information_schema::pg_catalog_table(self.catalog, &full))
         {
             let name = alias
                 .map(|a| a.value.clone())

@@ -132,6 +132,7 @@ impl<'c> Binder<'c> {
             allow_sequence_functions: true,
             allow_pending_commit_timestamp: false,
             protos: catalog.proto_descriptors().cloned(),
+            exact_numeric: catalog.dialect() == rowtree_types::Dialect::PostgreSql,
         };
         Binder {
             catalog,

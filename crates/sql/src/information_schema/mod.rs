@@ -46,6 +46,10 @@
 //! shape (lower-case names, schema `public`, PostgreSQL type names; see
 //! `postgresql`).
 //!
+//! Its `pg_catalog` (`pg_class`, `pg_attribute`, `pg_index`, `pg_tables`,
+//! ...; see [`pg_catalog_table`]) is built here too, from the same view of
+//! the tables, so the two descriptions of one schema cannot disagree.
+//!
 //! The modules: `defs` (each table's columns and key), `table_view`
 //! (user and information schema tables alike), `value` (how cells are
 //! spelled), the row builders `tables`, `indexes` and `constraints`,
@@ -55,6 +59,7 @@ mod constraints;
 mod defs;
 mod indexes;
 mod order;
+mod pg_catalog;
 mod postgresql;
 mod table_view;
 mod tables;
@@ -83,6 +88,8 @@ use tables::{
     tables_rows, view_columns_rows,
 };
 use value::text;
+
+pub use pg_catalog::pg_catalog_table;
 
 /// The columns and rows of the information schema table at `path`
 /// (`["INFORMATION_SCHEMA", "TABLES"]`, any case), or `None` when `path`

@@ -105,7 +105,7 @@ pub(super) fn tables_rows(catalog: &Catalog, tables: &[TableView<'_>]) -> Vec<Ve
                 text("COMMITTED"),
                 interleave,
                 table
-                    .row_deletion_expression(rowtree_types::Dialect::GoogleSql)
+                    .row_deletion_expression(catalog.dialect())
                     .map_or(Value::Null, |e| text(&e)),
             ]
         })
