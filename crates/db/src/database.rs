@@ -229,6 +229,9 @@ pub(crate) struct Inner {
     gc_thread: Mutex<Option<JoinHandle<()>>>,
     ttl_thread: Mutex<Option<JoinHandle<()>>>,
     split_thread: Mutex<Option<JoinHandle<()>>>,
+    /// State the layers above keep per database (see [`Database::extension`]),
+    /// one value per type.
+    extensions: RwLock<Vec<Arc<dyn std::any::Any + Send + Sync>>>,
 }
 
 /// The [`KeyAligner`] of the database's current schema: a
@@ -486,6 +489,7 @@ impl Database {
             gc_thread: Mutex::new(None),
             ttl_thread: Mutex::new(None),
             split_thread: Mutex::new(None),
+            extensions: RwLock::new(Vec::new()),
         });
         let db = Database { inner };
         db.refresh_split_points();
@@ -504,6 +508,29 @@ impl Database {
     /// dialect.
     pub fn ddl(&self) -> Vec<String> {
         self.catalog().ddl_in(self.dialect())
+    }
+
+    /// The database's one value of type `T`, made by `make` the first
+    /// time it is asked for and shared by every clone of the database.
+    ///
+    /// The layers above keep per-database state here that the database
+    /// itself knows nothing about (the SQL layer's statement cache): it
+    /// lives and dies with the database, so two databases in one process
+    /// never share it.
+    pub fn extension<T: Send + Sync + 'static>(&self, make: impl FnOnce() -> T) -> Arc<T> {
+        let find = |all: &[Arc<dyn std::any::Any + Send + Sync>]| {
+            all.iter().find_map(|e| e.clone().downcast::<T>().ok())
+        };
+        if let Some(found) = find(&self.inner.extensions.read()) {
+            return found;
+        }
+        let mut all = self.inner.extensions.write();
+        if let Some(found) = find(&all) {
+            return found;
+        }
+        let made = Arc::new(make());
+        all.push(made.clone());
+        made
     }
 
     /// The SQL dialect the database was created in: its DDL is parsed and
