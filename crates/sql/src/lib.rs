@@ -36,6 +36,7 @@
 //! [`database_options`] carries the analyzer) and when a query reads a view.
 
 pub mod binder;
+pub mod cache;
 pub mod dml;
 pub mod error;
 pub mod executor;
@@ -52,6 +53,7 @@ pub mod result;
 pub mod scope;
 pub mod session;
 pub mod spanner_sys;
+mod template;
 pub mod views;
 
 use std::sync::Arc;
@@ -59,6 +61,7 @@ use std::sync::Arc;
 use rowtree_parser::ast;
 use rowtree_schema::Catalog;
 
+pub use cache::{statement_cache, CacheLimits, CacheStats, StatementCache};
 pub use error::{Error, Result, SqlError};
 pub use executor::{DataSource, RowIter};
 pub use explain::{NodeStats, PlanNode, PlanTree, ScanCounters};
@@ -72,14 +75,20 @@ pub use views::{analyzer, database_options, view_columns};
 /// Binds and plans a query against `catalog`.
 pub fn plan_query(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {
     let (mut plan, used) = bind_query(catalog, query, params)?;
-    planner::optimize(
-        &mut plan,
-        &planner::Context {
-            catalog,
-            used: &used,
-        },
-    )?;
+    optimize(catalog, &mut plan, &used)?;
     Ok(plan)
+}
+
+/// Binds a query without running the planner's passes: the plan
+/// [`plan_query_steps`] calls `bind`. It cannot run (its scans have no
+/// access path yet); the benchmarks time binding with it.
+pub fn bind_only(catalog: &Catalog, query: &ast::Query, params: &Params) -> Result<Plan> {
+    bind_query(catalog, query, params).map(|(plan, _)| plan)
+}
+
+/// Runs the planner's passes over a bound plan.
+fn optimize(catalog: &Catalog, plan: &mut Plan, used: &scope::UsedColumns) -> Result<()> {
+    planner::optimize(plan, &planner::Context { catalog, used })
 }
 
 /// Binds a query and runs the planner's passes (`planner::OPTIMIZERS`)
@@ -109,6 +118,18 @@ fn bind_query(
     query: &ast::Query,
     params: &Params,
 ) -> Result<(Plan, scope::UsedColumns)> {
+    let (plan, used, _) = bind_query_recorded(catalog, query, params)?;
+    Ok((plan, used))
+}
+
+/// Like [`bind_query`], with the key predicates computed from parameter
+/// values, when the bound plan may serve as a template for other values
+/// (see [`template`]).
+fn bind_query_recorded(
+    catalog: &Catalog,
+    query: &ast::Query,
+    params: &Params,
+) -> Result<(Plan, scope::UsedColumns, Option<Vec<binder::KeyCall>>)> {
     let binder = binder::Binder::new(catalog, params);
     let out = binder.query(query, None)?;
     let plan = Plan {
@@ -117,7 +138,8 @@ fn bind_query(
         subqueries: binder.take_subqueries(),
         params: binder.param_values.clone(),
     };
-    Ok((plan, binder.used.into_inner()))
+    let calls = (!binder.value_dependent.get()).then(|| binder.key_calls.take());
+    Ok((plan, binder.used.into_inner(), calls))
 }
 
 impl Plan {

@@ -98,6 +98,7 @@ fn whole(db: &Database, stmt: &Statement, params: &Params, pool: &Arc<MemoryPool
             QueryMode::Normal,
             None,
             pool,
+            None,
         );
         let count = executed.and_then(|e| match e.result {
             ExecuteResult::Dml {

@@ -20,7 +20,7 @@ use rowtree_schema::KeyColumn;
 use rowtree_types::{Type, Value};
 
 /// A planned query, ready to execute (see [`Plan::execute`](crate::Plan::execute)).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub struct Plan {
     pub(crate) root: Node,
     /// Output column names (empty for anonymous) and types.
@@ -39,7 +39,7 @@ impl Plan {
 }
 
 /// A subquery expression's plan.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct SubqueryPlan {
     pub root: Node,
     pub kind: SubqueryKind,
@@ -51,11 +51,20 @@ pub(crate) struct SubqueryPlan {
 }
 
 /// Rows and scan counters an operator saw (EXPLAIN ANALYZE).
+///
+/// A clone starts at zero: a plan is cloned to run again (a cached
+/// template, [`crate::template`]), and each run counts its own rows.
 #[derive(Debug, Default)]
 pub(crate) struct Counters {
     pub rows: AtomicU64,
     pub scanned: AtomicU64,
     pub splits: AtomicU64,
+}
+
+impl Clone for Counters {
+    fn clone(&self) -> Counters {
+        Counters::default()
+    }
 }
 
 impl Counters {
@@ -72,7 +81,7 @@ impl Counters {
 }
 
 /// One operator of the plan with the width of the rows it produces.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Node {
     pub kind: NodeKind,
     pub width: usize,
@@ -158,7 +167,7 @@ impl Node {
 }
 
 /// The operators.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum NodeKind {
     /// Read a table (or through an index) by key ranges.
     Scan(Box<ScanNode>),
@@ -249,7 +258,7 @@ pub(crate) enum WindowFunc {
 
 /// One window function call: its function, arguments (over the input row)
 /// and window.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct WindowCall {
     pub func: WindowFunc,
     pub args: Vec<BoundExpr>,
@@ -260,7 +269,7 @@ pub(crate) struct WindowCall {
 }
 
 /// One sort key over the input row.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct SortKey {
     pub slot: usize,
     pub desc: bool,
@@ -272,7 +281,7 @@ pub(crate) struct SortKey {
 }
 
 /// How a join finds matching rows.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum JoinMethod {
     /// Build a hash table over the right input's keys; probe with the left's.
     Hash {
@@ -300,7 +309,7 @@ pub(crate) enum JoinMethod {
 /// The single scan of an interleaved merge join that reads each row tree
 /// once (see [`JoinMethod::InterleavedMerge`]), in place of the parent and
 /// child scans (whose conjuncts it checks). Its counters stand for both.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(crate) struct TreeScan {
     /// Parent keys whose row trees are read.
     pub key_set: KeySet,
@@ -318,7 +327,7 @@ pub(crate) struct TreeScan {
 }
 
 /// An aggregate call computed by [`NodeKind::Aggregate`].
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct AggregateCall {
     pub name: String,
     pub args: Vec<BoundExpr>,
@@ -341,15 +350,19 @@ pub(crate) enum IndexHint {
 
 /// A predicate pushed to a scan: bound over the table row, with its
 /// key-range reading when it has one.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct Conjunct {
     pub expr: BoundExpr,
     pub key: Option<crate::keyrange::KeyPredicate>,
     pub text: String,
+    /// When `key` was computed from parameter values: which of the
+    /// binder's key calls computed it ([`crate::template`] computes it
+    /// again for other values).
+    pub key_site: Option<usize>,
 }
 
 /// A table read, with the access path the planner chose.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) struct ScanNode {
     pub scan_id: usize,
     pub table: String,

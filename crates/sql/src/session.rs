@@ -19,6 +19,7 @@ use rowtree_db::{Database, ReadWriteTransaction, TimestampBound};
 use rowtree_parser::ast::{Span, Statement, StatementKind};
 use rowtree_types::{Type, Value};
 
+use crate::cache::{Prepared, StatementCache};
 use crate::error::{Error, Result, SqlError};
 use crate::executor::DataSource;
 use crate::explain::PlanTree;
@@ -30,6 +31,10 @@ use crate::Params;
 /// answers whether to go on: `false` stops the query (its reader went away
 /// or its deadline passed); the statement then ends as if the rows ran out.
 pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) -> bool + 'a;
+
+/// A statement from the statement cache, with the cache (whose plan
+/// template the statement's query may use, see [`crate::template`]).
+pub(crate) type Cached<'a> = Option<(&'a Prepared, &'a StatementCache)>;
 
 /// A client session.
 pub struct Session {
@@ -128,10 +133,16 @@ impl Session {
             _ => {}
         }
         // A PostgreSQL-dialect database's statements go through its own
-        // parser, which builds the same AST.
-        let stmt = rowtree_parser::parse_statement_in(self.db.dialect(), sql)
+        // parser, which builds the same AST; the statement cache keeps it.
+        let version = match &self.txn {
+            Some(txn) => txn.catalog().version(),
+            None => self.db.catalog().version(),
+        };
+        let cache = crate::cache::statement_cache(&self.db);
+        let prepared = cache
+            .prepare(self.db.dialect(), version, sql, params)
             .map_err(|e| Error::from(e).render(sql))?;
-        self.statement(&stmt, sql, params, sink)
+        self.statement(&prepared.stmt, sql, params, sink, Some((&prepared, &cache)))
             .map_err(|e| e.render(sql))
     }
 
@@ -158,11 +169,12 @@ impl Session {
         sql: &str,
         params: &Params,
         sink: Option<&mut RowSink<'_>>,
+        cached: Cached<'_>,
     ) -> Result<ExecuteResult> {
         let pool = self.memory_pool.clone();
         match &stmt.kind {
             StatementKind::Query(q) => self.read(|source, catalog| {
-                run_query(source, catalog, q, params, &pool, sink).map(ExecuteResult::Query)
+                run_query(source, catalog, q, params, &pool, sink, cached).map(ExecuteResult::Query)
             }),
             StatementKind::Explain { analyze, statement } => {
                 let analyze = *analyze;
@@ -249,7 +261,7 @@ impl Session {
     /// Runs a read in the open transaction, or in a strong snapshot.
     fn read(
         &mut self,
-        f: impl FnOnce(&mut dyn DataSource, &rowtree_schema::Catalog) -> Result<ExecuteResult>,
+        f: impl FnOnce(&mut dyn DataSource, &Arc<rowtree_schema::Catalog>) -> Result<ExecuteResult>,
     ) -> Result<ExecuteResult> {
         match self.txn.as_mut() {
             Some(txn) => {
@@ -314,16 +326,32 @@ impl Session {
     }
 }
 
+/// Plans a query, through the cached statement's template when there is one.
+fn plan(
+    catalog: &Arc<rowtree_schema::Catalog>,
+    q: &rowtree_parser::ast::Query,
+    params: &Params,
+    cached: Cached<'_>,
+) -> Result<crate::Plan> {
+    match cached {
+        Some((prepared, cache)) => {
+            crate::template::plan_query_cached(catalog, q, params, prepared, cache)
+        }
+        None => crate::plan_query(catalog, q, params),
+    }
+}
+
 fn run_query(
     source: &mut dyn DataSource,
-    catalog: &rowtree_schema::Catalog,
+    catalog: &Arc<rowtree_schema::Catalog>,
     q: &rowtree_parser::ast::Query,
     params: &Params,
     pool: &Arc<MemoryPool>,
     sink: Option<&mut RowSink<'_>>,
+    cached: Cached<'_>,
 ) -> Result<QueryResult> {
     let start = Instant::now();
-    let plan = crate::plan_query(catalog, q, params)?;
+    let plan = plan(catalog, q, params, cached)?;
     let mut rows = Vec::new();
     let mut returned = 0u64;
     {
@@ -454,14 +482,25 @@ pub fn execute_in(
     sink: Option<&mut RowSink<'_>>,
 ) -> std::result::Result<Executed, SqlError> {
     crate::limits::check_statement(sql, params).map_err(|e| e.render(sql))?;
-    let dialect = match &txn {
-        TxnRef::ReadOnly(t) => t.database().dialect(),
-        TxnRef::ReadWrite(t) => t.database().dialect(),
+    let (db, version) = match &txn {
+        TxnRef::ReadOnly(t) => (t.database(), t.catalog().version()),
+        TxnRef::ReadWrite(t) => (t.database(), t.catalog().version()),
     };
-    let stmt = rowtree_parser::parse_statement_in(dialect, sql)
+    let cache = crate::cache::statement_cache(db);
+    let prepared = cache
+        .prepare(db.dialect(), version, sql, params)
         .map_err(|e| Error::from(e).render_with_snippet(sql))?;
     let pool = crate::limits::server_memory_pool();
-    execute_parsed(txn, &stmt, params, mode, sink, pool).map_err(|e| e.render_with_snippet(sql))
+    execute_parsed(
+        txn,
+        &prepared.stmt,
+        params,
+        mode,
+        sink,
+        pool,
+        Some((&prepared, &cache)),
+    )
+    .map_err(|e| e.render_with_snippet(sql))
 }
 
 pub(crate) fn execute_parsed(
@@ -471,6 +510,7 @@ pub(crate) fn execute_parsed(
     mode: QueryMode,
     sink: Option<&mut RowSink<'_>>,
     pool: &Arc<MemoryPool>,
+    cached: Cached<'_>,
 ) -> Result<Executed> {
     match (&stmt.kind, txn) {
         (StatementKind::Query(q), txn) => {
@@ -493,7 +533,7 @@ pub(crate) fn execute_parsed(
                 }
                 QueryMode::Normal | QueryMode::Profile => {
                     let start = Instant::now();
-                    let plan = crate::plan_query(&catalog, q, params)?;
+                    let plan = plan(&catalog, q, params, cached)?;
                     let mut rows = Vec::new();
                     let mut returned = 0u64;
                     {

@@ -5,6 +5,7 @@
 //! functions of them, evaluated here with a context that has parameters
 //! but no clock, sequences or commit timestamp.
 
+use std::cell::Cell;
 use std::collections::HashMap;
 
 use rowtree_expr::EvalContext;
@@ -34,6 +35,7 @@ impl Binder<'_> {
                 &[],
                 &mut ConstContext {
                     params: &self.param_values,
+                    reads: &self.param_reads,
                 },
             )
             .ok()
@@ -43,7 +45,12 @@ impl Binder<'_> {
     pub(super) fn count(&self, e: &Expr, what: &str) -> Result<u64> {
         let ok = matches!(e, Expr::Literal { .. } | Expr::Parameter { .. })
             || matches!(e, Expr::Cast { expr, .. } if matches!(**expr, Expr::Literal{..} | Expr::Parameter{..}));
+        let reads = self.param_reads.get();
         let value = if ok { self.constant(e) } else { None };
+        if self.param_reads.get() != reads {
+            // The plan holds the count: it is not the same for other values.
+            self.value_dependent.set(true);
+        }
         match value {
             Some(Value::Int64(n)) if n >= 0 => Ok(n as u64),
             Some(Value::Int64(_)) => Err(Error::invalid_at(
@@ -65,6 +72,8 @@ impl Binder<'_> {
 /// Evaluation context for constants at plan time (LIMIT, key bounds).
 pub(super) struct ConstContext<'a> {
     params: &'a HashMap<String, Value>,
+    /// Counts the parameter values read (see [`Binder::param_reads`]).
+    reads: &'a Cell<usize>,
 }
 
 impl EvalContext for ConstContext<'_> {
@@ -81,6 +90,7 @@ impl EvalContext for ConstContext<'_> {
         Err(rowtree_expr::Error::invalid("not a constant"))
     }
     fn param(&self, name: &str) -> Option<Value> {
+        self.reads.set(self.reads.get() + 1);
         lookup_param(self.params, name)
     }
 }

@@ -14,11 +14,33 @@ use crate::expr_tree::{self, column_paths, has_aggregate, has_subquery};
 use crate::keyrange::{array_gives_keys, key_value, ArrayKeys, KeyPredicate};
 use crate::scope::{Resolved, RowScope};
 
-use super::Binder;
+use super::{Binder, KeyCall, KeyShape};
 
 impl Binder<'_> {
+    /// What a conjunct says about one key-able column of a scan, if
+    /// anything, and when that was computed from parameter values, the
+    /// index of the [`KeyCall`] recorded for it (the conjunct's `key_site`).
+    pub fn key_predicate(
+        &self,
+        c: &Expr,
+        scope: &RowScope,
+    ) -> (Option<KeyPredicate>, Option<usize>) {
+        let reads = self.param_reads.get();
+        let key = self.key_predicate_of(c, scope);
+        if self.param_reads.get() == reads {
+            return (key, None);
+        }
+        let mut calls = self.key_calls.borrow_mut();
+        calls.push(KeyCall {
+            conjunct: c.clone(),
+            scope: scope.clone(),
+            shape: KeyShape::of(&key),
+        });
+        (key, Some(calls.len() - 1))
+    }
+
     /// What a conjunct says about one key-able column of a scan, if anything.
-    pub fn key_predicate(&self, c: &Expr, scope: &RowScope) -> Option<KeyPredicate> {
+    pub(crate) fn key_predicate_of(&self, c: &Expr, scope: &RowScope) -> Option<KeyPredicate> {
         let column = |e: &Expr| -> Option<(usize, Type)> {
             let Expr::Column { path, .. } = e else {
                 return None;

@@ -62,7 +62,7 @@ mod unnest;
 mod where_clause;
 mod window;
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::collections::{HashMap, HashSet};
 
 use rowtree_expr::{BindOptions, BoundExpr};
@@ -109,6 +109,60 @@ pub(crate) struct Binder<'c> {
     transfers: RefCell<Vec<(Origin, Origin)>>,
     /// The views being expanded (or defined), outermost first.
     pub views: RefCell<Vec<String>>,
+    /// How many parameter values binding has read (only constants at plan
+    /// time read them: key bounds, LIMIT and OFFSET; everything else reads
+    /// them when the plan runs).
+    pub param_reads: Cell<usize>,
+    /// Whether a parameter value was read other than by a key call
+    /// (LIMIT and OFFSET counts): the plan then holds it, and is no
+    /// template for other values.
+    pub value_dependent: Cell<bool>,
+    /// The key predicates computed from parameter values (`key_site`s of
+    /// [`crate::plan::Conjunct`] index them), each with what it gave.
+    pub key_calls: RefCell<Vec<KeyCall>>,
+}
+
+/// A key predicate computed from parameter values: its conjunct and the
+/// scope it was read in, so it can be computed again for other values,
+/// and the shape of what it gave, which decided how binding went on.
+#[derive(Debug, Clone)]
+pub(crate) struct KeyCall {
+    pub conjunct: Expr,
+    pub scope: RowScope,
+    pub shape: KeyShape,
+}
+
+/// What binding decides from a key predicate: whether there is one, its
+/// kind, and for `=`, whether the value is NULL (an `IS NULL` bound is not
+/// transferred across joins).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum KeyShape {
+    None,
+    EqNull,
+    Eq,
+    In,
+    InArray,
+    Lower,
+    Upper,
+    Between,
+    NotNull,
+}
+
+impl KeyShape {
+    pub fn of(key: &Option<crate::keyrange::KeyPredicate>) -> KeyShape {
+        use crate::keyrange::KeyPredicate as K;
+        match key {
+            None => KeyShape::None,
+            Some(K::Eq(_, v)) if v.is_null() => KeyShape::EqNull,
+            Some(K::Eq(..)) => KeyShape::Eq,
+            Some(K::In(..)) => KeyShape::In,
+            Some(K::InArray(..)) => KeyShape::InArray,
+            Some(K::Lower(..)) => KeyShape::Lower,
+            Some(K::Upper(..)) => KeyShape::Upper,
+            Some(K::Between(..)) => KeyShape::Between,
+            Some(K::NotNull(..)) => KeyShape::NotNull,
+        }
+    }
 }
 
 /// How deep views may refer to views (Spanner: a view that refers to
@@ -148,6 +202,9 @@ impl<'c> Binder<'c> {
             nonpushable: RefCell::new(HashSet::new()),
             views: RefCell::new(Vec::new()),
             transfers: RefCell::new(Vec::new()),
+            param_reads: Cell::new(0),
+            value_dependent: Cell::new(false),
+            key_calls: RefCell::new(Vec::new()),
         }
     }
 

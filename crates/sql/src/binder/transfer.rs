@@ -106,7 +106,16 @@ impl Binder<'_> {
         let Ok(expr) = self.bind_bool(&rewritten, &es, "WHERE clause") else {
             return false;
         };
-        let key = self.key_predicate(&rewritten, &oscope);
-        attach(node, oscan, Conjunct { expr, key, text })
+        let (key, key_site) = self.key_predicate(&rewritten, &oscope);
+        attach(
+            node,
+            oscan,
+            Conjunct {
+                expr,
+                key,
+                text,
+                key_site,
+            },
+        )
     }
 }

@@ -90,11 +90,12 @@ impl Binder<'_> {
         }
         let es = ExprScope::new(self, &scope, outer, "WHERE clause");
         let expr = self.bind_bool(c, &es, "WHERE clause")?;
-        let key = self.key_predicate(c, &scope);
+        let (key, key_site) = self.key_predicate(c, &scope);
         let conj = Conjunct {
             expr,
             key: key.clone(),
             text: expr_tree::text(c),
+            key_site,
         };
         // A constant bound already there (transferred from a joined column).
         if key.is_some() && has_conjunct(node, scan, &conj.text) {
