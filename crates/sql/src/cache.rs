@@ -91,14 +91,17 @@ pub struct CacheStats {
 pub struct Prepared {
     /// The parsed statement.
     pub stmt: Statement,
+    /// Its key in the cache, when it was cached.
+    key: Option<Arc<str>>,
     /// The query's plan template, once planned (see [`crate::template`]).
     pub(crate) template: Mutex<Option<Arc<crate::template::Template>>>,
 }
 
 impl Prepared {
-    fn new(stmt: Statement) -> Prepared {
+    fn new(stmt: Statement, key: Option<Arc<str>>) -> Prepared {
         Prepared {
             stmt,
+            key,
             template: Mutex::new(None),
         }
     }
@@ -131,9 +134,9 @@ struct State {
     limits: CacheLimits,
     /// The catalog version the entries belong to.
     version: u64,
-    entries: HashMap<String, Slot>,
+    entries: HashMap<Arc<str>, Slot>,
     /// Entries by last use, oldest first (the tick of their last use).
-    by_use: BTreeMap<u64, String>,
+    by_use: BTreeMap<u64, Arc<str>>,
     tick: u64,
     bytes: usize,
 }
@@ -208,14 +211,14 @@ impl StatementCache {
     ) -> std::result::Result<Arc<Prepared>, rowtree_parser::ParseError> {
         let parse = || rowtree_parser::parse_statement_in(dialect, sql);
         if sql.len() > MAX_CACHED_STATEMENT_BYTES {
-            return parse().map(|s| Arc::new(Prepared::new(s)));
+            return parse().map(|s| Arc::new(Prepared::new(s, None)));
         }
-        let key = cache_key(dialect, sql, params);
+        let key: Arc<str> = cache_key(dialect, sql, params).into();
         let cacheable_version = {
             let mut state = lock(&self.state);
             if state.limits.max_entries == 0 {
                 drop(state);
-                return parse().map(|s| Arc::new(Prepared::new(s)));
+                return parse().map(|s| Arc::new(Prepared::new(s, None)));
             }
             if version > state.version {
                 if !state.entries.is_empty() {
@@ -245,21 +248,41 @@ impl StatementCache {
         self.misses.fetch_add(1, Ordering::Relaxed);
         // Parsed without the lock: other sessions' lookups go on meanwhile.
         let stmt = parse()?;
-        let prepared = Arc::new(Prepared::new(stmt));
-        let worth_keeping = matches!(
-            prepared.stmt.kind,
-            StatementKind::Query(_)
-                | StatementKind::Insert(_)
-                | StatementKind::Update(_)
-                | StatementKind::Delete(_)
-        );
-        if cacheable_version && worth_keeping {
-            self.insert(version, key, prepared.clone());
+        let worth_keeping = cacheable_version
+            && matches!(
+                stmt.kind,
+                StatementKind::Query(_)
+                    | StatementKind::Insert(_)
+                    | StatementKind::Update(_)
+                    | StatementKind::Delete(_)
+            );
+        if !worth_keeping {
+            return Ok(Arc::new(Prepared::new(stmt, None)));
         }
+        let prepared = Arc::new(Prepared::new(stmt, Some(key.clone())));
+        self.insert(version, key, prepared.clone());
         Ok(prepared)
     }
 
-    fn insert(&self, version: u64, key: String, prepared: Arc<Prepared>) {
+    /// Adds `bytes` to the estimated size of `prepared`'s entry (its plan
+    /// template, just stored), evicting what no longer fits.
+    pub(crate) fn charge(&self, prepared: &Arc<Prepared>, bytes: usize) {
+        let Some(key) = &prepared.key else {
+            return;
+        };
+        let mut state = lock(&self.state);
+        let Some(slot) = state.entries.get_mut(key) else {
+            return;
+        };
+        if !Arc::ptr_eq(&slot.prepared, prepared) {
+            return;
+        }
+        slot.bytes += bytes;
+        state.bytes += bytes;
+        self.evict(&mut state, 0);
+    }
+
+    fn insert(&self, version: u64, key: Arc<str>, prepared: Arc<Prepared>) {
         let bytes = key.len() * (1 + BYTES_PER_TEXT_BYTE) + ENTRY_OVERHEAD;
         let mut state = lock(&self.state);
         if state.version != version || bytes > state.limits.max_bytes {

@@ -34,7 +34,7 @@ pub type RowSink<'a> = dyn FnMut(&[(String, Type)], Vec<Value>) -> bool + 'a;
 
 /// A statement from the statement cache, with the cache (whose plan
 /// template the statement's query may use, see [`crate::template`]).
-pub(crate) type Cached<'a> = Option<(&'a Prepared, &'a StatementCache)>;
+pub(crate) type Cached<'a> = Option<(&'a Arc<Prepared>, &'a StatementCache)>;
 
 /// A client session.
 pub struct Session {

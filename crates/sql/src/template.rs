@@ -106,7 +106,7 @@ pub(crate) fn plan_query_cached(
     catalog: &Arc<Catalog>,
     query: &Query,
     params: &Params,
-    prepared: &Prepared,
+    prepared: &Arc<Prepared>,
     cache: &StatementCache,
 ) -> Result<Plan> {
     if let Some(template) = prepared.template() {
@@ -123,6 +123,7 @@ pub(crate) fn plan_query_cached(
         .template()
         .is_none_or(|t| !Arc::ptr_eq(&t.catalog, catalog));
     if let (Some(key_calls), true) = (binder_state, stale) {
+        let bytes = estimated_size(&plan, &key_calls);
         prepared.set_template(Template {
             catalog: catalog.clone(),
             plan: plan.clone(),
@@ -133,7 +134,31 @@ pub(crate) fn plan_query_cached(
                 .collect(),
             key_calls,
         });
+        cache.charge(prepared, bytes);
     }
     crate::optimize(catalog, &mut plan, &used)?;
     Ok(plan)
+}
+
+/// A generous estimate of a template's size in bytes: per operator, per
+/// scan conjunct, per column of the scopes its key calls keep.
+fn estimated_size(plan: &Plan, key_calls: &[KeyCall]) -> usize {
+    fn walk(node: &Node, total: &mut usize) {
+        *total += 1024;
+        if let NodeKind::Scan(scan) = &node.kind {
+            *total += 512 * scan.conjuncts.len();
+        }
+        for child in node.children() {
+            walk(child, total);
+        }
+    }
+    let mut total = 256 * plan.columns.len();
+    walk(&plan.root, &mut total);
+    for sub in &plan.subqueries {
+        walk(&sub.root, &mut total);
+    }
+    for call in key_calls {
+        total += 512 + 128 * call.scope.columns.len();
+    }
+    total
 }
