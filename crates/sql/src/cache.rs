@@ -6,7 +6,7 @@
 //! its parameters' names and types (an untyped NULL counts as its own
 //! type), and holds a [`Prepared`] statement: the parsed statement and,
 //! once a query has been planned, its plan template (see
-//! [`crate::template`]), reused for any parameter values the template
+//! `template`), reused for any parameter values the template
 //! admits. Parsing depends on the dialect and the text only, so the parse
 //! is reused as is; the plan depends on the schema too, so the cache
 //! follows the catalog's version: the first lookup under a newer version

@@ -2,7 +2,8 @@
 //!
 //! A statement goes through these steps (each a module):
 //!
-//! 1. [`session`]: `Session::execute` parses the text and dispatches: DDL
+//! 1. [`session`]: `Session::execute` parses the text (or finds it in the
+//!    database's statement cache, [`cache`]) and dispatches: DDL
 //!    to the database, BEGIN/COMMIT/ROLLBACK to the session's transaction,
 //!    queries to a strong read-only transaction (or the open one), DML to a
 //!    read-write transaction of its own (retried when aborted) or the open one.
@@ -23,6 +24,10 @@
 //! 6. [`explain`]: the tree described as a [`PlanTree`], from which EXPLAIN
 //!    text (EXPLAIN ANALYZE with row counts) and the API's query plan are
 //!    rendered.
+//!
+//! A query found in the statement cache skips step 2 too: its bound plan
+//! is a template (`template`) that the request's parameter values
+//! complete, and step 3 runs over it.
 //!
 //! What a statement returns is in [`result`].
 //!
