@@ -5,9 +5,9 @@
 //! An entry is keyed by the database's dialect, the statement's text and
 //! its parameters' names and types (an untyped NULL counts as its own
 //! type), and holds a [`Prepared`] statement: the parsed statement and,
-//! once a query has been planned, its plan template (see
-//! `template`), reused for any parameter values the template
-//! admits. Parsing depends on the dialect and the text only, so the parse
+//! once a query has been planned again after a hit, its plan template
+//! (see `template`), reused for any parameter values the template
+//! admits (a statement run once never pays for a template). Parsing depends on the dialect and the text only, so the parse
 //! is reused as is; the plan depends on the schema too, so the cache
 //! follows the catalog's version: the first lookup under a newer version
 //! (any DDL statement bumps it) empties the cache, and a lookup under an
@@ -26,7 +26,7 @@
 //! misses, evictions and invalidations.
 
 use std::collections::{BTreeMap, HashMap};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use rowtree_db::Database;
@@ -93,6 +93,9 @@ pub struct Prepared {
     pub stmt: Statement,
     /// Its key in the cache, when it was cached.
     key: Option<Arc<str>>,
+    /// Whether a lookup found it: only then is a plan template made (a
+    /// statement run once never pays for one).
+    reused: AtomicBool,
     /// The query's plan template, once planned (see [`crate::template`]).
     pub(crate) template: Mutex<Option<Arc<crate::template::Template>>>,
 }
@@ -102,8 +105,14 @@ impl Prepared {
         Prepared {
             stmt,
             key,
+            reused: AtomicBool::new(false),
             template: Mutex::new(None),
         }
+    }
+
+    /// Whether the cache has handed this statement out more than once.
+    pub(crate) fn reused(&self) -> bool {
+        self.reused.load(Ordering::Relaxed)
     }
 
     /// The plan template, if one was stored.
@@ -235,6 +244,7 @@ impl StatementCache {
                 if let Some(slot) = state.entries.get_mut(&key) {
                     let old = std::mem::replace(&mut slot.tick, tick);
                     let prepared = slot.prepared.clone();
+                    prepared.reused.store(true, Ordering::Relaxed);
                     state.by_use.remove(&old);
                     state.by_use.insert(tick, key);
                     self.hits.fetch_add(1, Ordering::Relaxed);

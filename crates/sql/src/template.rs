@@ -101,7 +101,8 @@ fn substitute(node: &mut Node, keys: &[Option<KeyPredicate>]) {
 
 /// Plans `query` for `params`, through `prepared`'s template when it has
 /// one for `catalog` that holds for these values; otherwise binds it, and
-/// stores the bound plan as the template when it may be one.
+/// stores the bound plan as the template when it may be one and the
+/// statement came from the cache (its second execution, at the earliest).
 pub(crate) fn plan_query_cached(
     catalog: &Arc<Catalog>,
     query: &Query,
@@ -122,7 +123,7 @@ pub(crate) fn plan_query_cached(
     let stale = prepared
         .template()
         .is_none_or(|t| !Arc::ptr_eq(&t.catalog, catalog));
-    if let (Some(key_calls), true) = (binder_state, stale) {
+    if let (Some(key_calls), true) = (binder_state, stale && prepared.reused()) {
         let bytes = estimated_size(&plan, &key_calls);
         prepared.set_template(Template {
             catalog: catalog.clone(),

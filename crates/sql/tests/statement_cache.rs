@@ -73,14 +73,15 @@ fn a_repeated_query_hits_and_reads_each_requests_rows() {
     let after = statement_cache(&db).stats();
     assert_eq!(after.misses - before.misses, 1, "{after:?}");
     assert_eq!(after.hits - before.hits, 4, "{after:?}");
-    assert_eq!(after.plan_hits - before.plan_hits, 4, "{after:?}");
+    // The second execution makes the template, the next three use it.
+    assert_eq!(after.plan_hits - before.plan_hits, 3, "{after:?}");
 }
 
 #[test]
 fn the_grpc_entry_point_shares_the_cache() {
     let db = database();
     let before = statement_cache(&db).stats();
-    for id in [1, 2, 3] {
+    for id in [1, 2, 3, 4] {
         let mut ro = db.read_only(TimestampBound::Strong).expect("snapshot");
         let out = execute_in(
             TxnRef::ReadOnly(&mut ro),
@@ -373,5 +374,5 @@ fn postgresql_statements_are_cached_under_their_dialect() {
         );
     }
     let after = statement_cache(&db).stats();
-    assert_eq!(after.plan_hits - before.plan_hits, 4, "{after:?}");
+    assert_eq!(after.plan_hits - before.plan_hits, 3, "{after:?}");
 }
