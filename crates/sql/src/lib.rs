@@ -123,19 +123,21 @@ fn bind_query(
     query: &ast::Query,
     params: &Params,
 ) -> Result<(Plan, scope::UsedColumns)> {
-    let (plan, used, _) = bind_query_recorded(catalog, query, params)?;
+    let (plan, used, _) = bind_query_recorded(catalog, query, params, false)?;
     Ok((plan, used))
 }
 
-/// Like [`bind_query`], with the key predicates computed from parameter
-/// values, when the bound plan may serve as a template for other values
-/// (see [`template`]).
+/// Like [`bind_query`]; with `record`, also the key predicates computed
+/// from parameter values, when the bound plan may serve as a template for
+/// other values (see [`template`]).
 fn bind_query_recorded(
     catalog: &Catalog,
     query: &ast::Query,
     params: &Params,
+    record: bool,
 ) -> Result<(Plan, scope::UsedColumns, Option<Vec<binder::KeyCall>>)> {
     let binder = binder::Binder::new(catalog, params);
+    binder.record_keys.set(record);
     let out = binder.query(query, None)?;
     let plan = Plan {
         root: out.node,
@@ -143,7 +145,7 @@ fn bind_query_recorded(
         subqueries: binder.take_subqueries(),
         params: binder.param_values.clone(),
     };
-    let calls = (!binder.value_dependent.get()).then(|| binder.key_calls.take());
+    let calls = (record && !binder.value_dependent.get()).then(|| binder.key_calls.take());
     Ok((plan, binder.used.into_inner(), calls))
 }
 

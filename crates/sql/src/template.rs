@@ -119,11 +119,13 @@ pub(crate) fn plan_query_cached(
             }
         }
     }
-    let (mut plan, used, binder_state) = crate::bind_query_recorded(catalog, query, params)?;
     let stale = prepared
         .template()
         .is_none_or(|t| !Arc::ptr_eq(&t.catalog, catalog));
-    if let (Some(key_calls), true) = (binder_state, stale && prepared.reused()) {
+    let record = stale && prepared.reused();
+    let (mut plan, used, binder_state) =
+        crate::bind_query_recorded(catalog, query, params, record)?;
+    if let Some(key_calls) = binder_state {
         let bytes = estimated_size(&plan, &key_calls);
         prepared.set_template(Template {
             catalog: catalog.clone(),

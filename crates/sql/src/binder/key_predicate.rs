@@ -18,8 +18,9 @@ use super::{Binder, KeyCall, KeyShape};
 
 impl Binder<'_> {
     /// What a conjunct says about one key-able column of a scan, if
-    /// anything, and when that was computed from parameter values, the
-    /// index of the [`KeyCall`] recorded for it (the conjunct's `key_site`).
+    /// anything, and when that was computed from parameter values (and the
+    /// binder records them), the index of the [`KeyCall`] recorded for it
+    /// (the conjunct's `key_site`).
     pub fn key_predicate(
         &self,
         c: &Expr,
@@ -27,7 +28,7 @@ impl Binder<'_> {
     ) -> (Option<KeyPredicate>, Option<usize>) {
         let reads = self.param_reads.get();
         let key = self.key_predicate_of(c, scope);
-        if self.param_reads.get() == reads {
+        if !self.record_keys.get() || self.param_reads.get() == reads {
             return (key, None);
         }
         let mut calls = self.key_calls.borrow_mut();

@@ -117,6 +117,9 @@ pub(crate) struct Binder<'c> {
     /// (LIMIT and OFFSET counts): the plan then holds it, and is no
     /// template for other values.
     pub value_dependent: Cell<bool>,
+    /// Whether to record `key_calls` (only when the bound plan is to
+    /// become a template: recording clones each call's conjunct and scope).
+    pub record_keys: Cell<bool>,
     /// The key predicates computed from parameter values (`key_site`s of
     /// [`crate::plan::Conjunct`] index them), each with what it gave.
     pub key_calls: RefCell<Vec<KeyCall>>,
@@ -204,6 +207,7 @@ impl<'c> Binder<'c> {
             transfers: RefCell::new(Vec::new()),
             param_reads: Cell::new(0),
             value_dependent: Cell::new(false),
+            record_keys: Cell::new(false),
             key_calls: RefCell::new(Vec::new()),
         }
     }
