@@ -334,8 +334,25 @@ fn plan(
     cached: Cached<'_>,
 ) -> Result<crate::Plan> {
     match cached {
+        // A template bound against this catalog that holds for these values
+        // skips parsing (done by the cache) and binding.
         Some((prepared, cache)) => {
-            crate::template::plan_query_cached(catalog, q, params, prepared, cache)
+            let template = prepared.template();
+            if let Some(planned) = template.as_ref().and_then(|t| t.plan(catalog, params)) {
+                cache.count_plan_hit();
+                return planned;
+            }
+            // Otherwise bind, and keep the binding as the template when the
+            // statement is reused (its second execution, at the earliest)
+            // and has none for this catalog yet.
+            let record = prepared.reused() && template.is_none_or(|t| !t.is_for(catalog));
+            let (mut plan, used, made) = crate::template::bind(catalog, q, params, record)?;
+            if let Some((template, bytes)) = made {
+                prepared.set_template(template);
+                cache.charge(prepared, bytes);
+            }
+            crate::optimize(catalog, &mut plan, &used)?;
+            Ok(plan)
         }
         None => crate::plan_query(catalog, q, params),
     }

@@ -36,7 +36,6 @@ use rowtree_parser::ast::Query;
 use rowtree_schema::Catalog;
 
 use crate::binder::{Binder, KeyCall, KeyShape};
-use crate::cache::{Prepared, StatementCache};
 use crate::error::Result;
 use crate::keyrange::KeyPredicate;
 use crate::plan::{Node, NodeKind, Plan};
@@ -55,6 +54,23 @@ pub(crate) struct Template {
 }
 
 impl Template {
+    /// Whether the template was bound against `catalog` (the same `Arc`):
+    /// only then may it stand for a fresh binding.
+    pub(crate) fn is_for(&self, catalog: &Arc<Catalog>) -> bool {
+        Arc::ptr_eq(&self.catalog, catalog)
+    }
+
+    /// The planned query for `params`, or `None` when the template does not
+    /// hold for them (another catalog, or a key predicate of another shape):
+    /// then the statement must be bound afresh.
+    pub(crate) fn plan(&self, catalog: &Arc<Catalog>, params: &Params) -> Option<Result<Plan>> {
+        if !self.is_for(catalog) {
+            return None;
+        }
+        let (mut plan, used) = self.instantiate(catalog, params)?;
+        Some(crate::optimize(catalog, &mut plan, &used).map(|()| plan))
+    }
+
     /// The bound plan for `params`, if the template holds for them.
     fn instantiate(&self, catalog: &Catalog, params: &Params) -> Option<(Plan, UsedColumns)> {
         let binder = Binder::new(catalog, params);
@@ -99,35 +115,19 @@ fn substitute(node: &mut Node, keys: &[Option<KeyPredicate>]) {
     }
 }
 
-/// Plans `query` for `params`, through `prepared`'s template when it has
-/// one for `catalog` that holds for these values; otherwise binds it, and
-/// stores the bound plan as the template when it may be one and the
-/// statement came from the cache (its second execution, at the earliest).
-pub(crate) fn plan_query_cached(
+/// Binds `query` for `params` (not yet planned: run [`crate::optimize`] on
+/// the result); with `record`, also makes the bound plan a template when it
+/// may be one, returned with its estimated size in bytes.
+pub(crate) fn bind(
     catalog: &Arc<Catalog>,
     query: &Query,
     params: &Params,
-    prepared: &Arc<Prepared>,
-    cache: &StatementCache,
-) -> Result<Plan> {
-    if let Some(template) = prepared.template() {
-        if Arc::ptr_eq(&template.catalog, catalog) {
-            if let Some((mut plan, used)) = template.instantiate(catalog, params) {
-                cache.count_plan_hit();
-                crate::optimize(catalog, &mut plan, &used)?;
-                return Ok(plan);
-            }
-        }
-    }
-    let stale = prepared
-        .template()
-        .is_none_or(|t| !Arc::ptr_eq(&t.catalog, catalog));
-    let record = stale && prepared.reused();
-    let (mut plan, used, binder_state) =
-        crate::bind_query_recorded(catalog, query, params, record)?;
-    if let Some(key_calls) = binder_state {
+    record: bool,
+) -> Result<(Plan, UsedColumns, Option<(Template, usize)>)> {
+    let (plan, used, binder_state) = crate::bind_query_recorded(catalog, query, params, record)?;
+    let template = binder_state.map(|key_calls| {
         let bytes = estimated_size(&plan, &key_calls);
-        prepared.set_template(Template {
+        let template = Template {
             catalog: catalog.clone(),
             plan: plan.clone(),
             used: used
@@ -136,11 +136,10 @@ pub(crate) fn plan_query_cached(
                 .map(|scan| scan.iter().map(Cell::get).collect())
                 .collect(),
             key_calls,
-        });
-        cache.charge(prepared, bytes);
-    }
-    crate::optimize(catalog, &mut plan, &used)?;
-    Ok(plan)
+        };
+        (template, bytes)
+    });
+    Ok((plan, used, template))
 }
 
 /// A generous estimate of a template's size in bytes: per operator, per
