@@ -115,6 +115,11 @@ fn substitute(node: &mut Node, keys: &[Option<KeyPredicate>]) {
     }
 }
 
+/// What [`bind`] gives: the bound plan, the columns its scans use, and
+/// the template made of it (with its estimated size in bytes), if asked for
+/// and possible.
+pub(crate) type Bound = (Plan, UsedColumns, Option<(Template, usize)>);
+
 /// Binds `query` for `params` (not yet planned: run [`crate::optimize`] on
 /// the result); with `record`, also makes the bound plan a template when it
 /// may be one, returned with its estimated size in bytes.
@@ -123,7 +128,7 @@ pub(crate) fn bind(
     query: &Query,
     params: &Params,
     record: bool,
-) -> Result<(Plan, UsedColumns, Option<(Template, usize)>)> {
+) -> Result<Bound> {
     let (plan, used, binder_state) = crate::bind_query_recorded(catalog, query, params, record)?;
     let template = binder_state.map(|key_calls| {
         let bytes = estimated_size(&plan, &key_calls);
