@@ -97,7 +97,7 @@ pub struct Prepared {
     /// statement run once never pays for one).
     reused: AtomicBool,
     /// The query's plan template, once planned (see [`crate::template`]).
-    pub(crate) template: Mutex<Option<Arc<crate::template::Template>>>,
+    template: Mutex<Option<Arc<crate::template::Template>>>,
 }
 
 impl Prepared {
@@ -150,6 +150,15 @@ struct State {
     bytes: usize,
 }
 
+impl State {
+    /// Drops every entry (the limits, version and tick stay).
+    fn empty(&mut self) {
+        self.entries.clear();
+        self.by_use.clear();
+        self.bytes = 0;
+    }
+}
+
 #[derive(Debug)]
 struct Slot {
     prepared: Arc<Prepared>,
@@ -197,10 +206,7 @@ impl StatementCache {
 
     /// Empties the cache (counters are kept).
     pub fn clear(&self) {
-        let mut state = lock(&self.state);
-        state.entries.clear();
-        state.by_use.clear();
-        state.bytes = 0;
+        lock(&self.state).empty();
     }
 
     /// Counts one execution that reused a plan template.
@@ -233,9 +239,7 @@ impl StatementCache {
                 if !state.entries.is_empty() {
                     self.invalidations.fetch_add(1, Ordering::Relaxed);
                 }
-                state.entries.clear();
-                state.by_use.clear();
-                state.bytes = 0;
+                state.empty();
                 state.version = version;
             }
             if version == state.version {
