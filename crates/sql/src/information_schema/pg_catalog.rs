@@ -364,25 +364,27 @@ fn ints(v: impl IntoIterator<Item = i64>) -> Value {
     Value::Array(v.into_iter().map(Value::Int64).collect())
 }
 
+/// The schemas of `pg_namespace`: oid and name.
+const NAMESPACES: [(i64, &str); 4] = [
+    (PG_CATALOG, "pg_catalog"),
+    (PUBLIC, "public"),
+    (INFORMATION_SCHEMA, "information_schema"),
+    (SPANNER_SYS, "spanner_sys"),
+];
+
 fn namespaces() -> Vec<Vec<Value>> {
-    [
-        (PG_CATALOG, "pg_catalog"),
-        (PUBLIC, "public"),
-        (INFORMATION_SCHEMA, "information_schema"),
-        (SPANNER_SYS, "spanner_sys"),
-    ]
-    .iter()
-    .map(|&(oid, name)| vec![int(oid), text(name), int(OWNER)])
-    .collect()
+    NAMESPACES
+        .iter()
+        .map(|&(oid, name)| vec![int(oid), text(name), int(OWNER)])
+        .collect()
 }
 
+/// The name of the schema with `oid` (`public` for any other).
 fn namespace_name(oid: i64) -> &'static str {
-    match oid {
-        PG_CATALOG => "pg_catalog",
-        INFORMATION_SCHEMA => "information_schema",
-        SPANNER_SYS => "spanner_sys",
-        _ => "public",
-    }
+    NAMESPACES
+        .iter()
+        .find(|&&(o, _)| o == oid)
+        .map_or("public", |&(_, name)| name)
 }
 
 /// One type of `pg_type`: oid, name, length, by value, category, preferred,
