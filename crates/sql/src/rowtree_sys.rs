@@ -1,0 +1,224 @@
+//! ROWTREE_SYS: the schema advisor's findings as tables.
+//!
+//! Two tables, computed when a query reads them (as SPANNER_SYS is, see
+//! [`crate::spanner_sys`]):
+//!
+//! | table | one row per |
+//! |---|---|
+//! | `SCHEMA_ADVICE` | finding of the schema advisor on the database's schema now |
+//! | `HOT_SPLIT_ADVICE` | hot split of `SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`, explained |
+//!
+//! `SCHEMA_ADVICE` runs [`rowtree_advisor::advise`] over the schema as
+//! `GetDatabaseDdl` prints it, so it always describes the schema the query
+//! sees, whichever client changed it last.
+//!
+//! `HOT_SPLIT_ADVICE` is the runtime half: for each split the load history
+//! reports hot (a CPU score of at least 50 in a one-minute interval), it
+//! names the table or index whose keys the split holds and that object's
+//! key columns, and, when the advisor has a finding on that object (or, for
+//! an index, on its table), the rule that explains the hotspot and its fix.
+//! A hot split no rule explains is still listed, with `RULE` NULL: the
+//! load is then on particular keys (a hot row, a skewed workload) rather
+//! than on the shape of the key.
+
+use rowtree_advisor::{Finding, Report};
+use rowtree_db::Database;
+use rowtree_kv::Granularity;
+use rowtree_schema::Catalog;
+use rowtree_types::{Timestamp, Type, Value};
+
+use crate::spanner_sys::{limit_text, start_text, MIN_REPORTED_SCORE};
+
+/// The schema name.
+pub const SCHEMA_NAME: &str = "ROWTREE_SYS";
+
+/// The advisor's report on `catalog`'s schema.
+pub fn advice(catalog: &Catalog) -> Report {
+    let text = catalog.ddl().join(";\n\n");
+    rowtree_advisor::advise(
+        &[rowtree_advisor::Source {
+            name: "schema".into(),
+            text,
+        }],
+        &rowtree_advisor::Config::default(),
+    )
+}
+
+/// The columns of `SCHEMA_ADVICE`.
+pub(crate) fn schema_advice_columns() -> Vec<(&'static str, Type)> {
+    vec![
+        ("RULE", Type::String),
+        ("SEVERITY", Type::String),
+        ("OBJECT", Type::String),
+        ("MESSAGE", Type::String),
+        ("FIX", Type::String),
+    ]
+}
+
+/// The columns of `HOT_SPLIT_ADVICE`.
+pub(crate) fn hot_split_columns() -> Vec<(&'static str, Type)> {
+    vec![
+        ("INTERVAL_END", Type::Timestamp),
+        ("SPLIT_START", Type::String),
+        ("SPLIT_LIMIT", Type::String),
+        ("CPU_USAGE_SCORE", Type::Int64),
+        ("OBJECT", Type::String),
+        ("KEY_COLUMNS", Type::Array(Box::new(Type::String))),
+        ("RULE", Type::String),
+        ("EXPLANATION", Type::String),
+        ("FIX", Type::String),
+    ]
+}
+
+fn string_or_null(s: Option<&str>) -> Value {
+    s.map_or(Value::Null, |s| Value::String(s.to_string()))
+}
+
+/// `SCHEMA_ADVICE`: one row per finding, in the advisor's order.
+pub(crate) fn schema_advice_rows(db: &Database) -> Vec<Vec<Value>> {
+    advice(&db.catalog())
+        .findings
+        .iter()
+        .map(|f| {
+            vec![
+                Value::String(f.rule.id().to_string()),
+                Value::String(f.severity.to_string()),
+                Value::String(f.object.clone()),
+                Value::String(f.message.clone()),
+                string_or_null(f.fix.as_deref()),
+            ]
+        })
+        .collect()
+}
+
+/// The finding that explains load on `object`: one on the object itself, or,
+/// for an index, one on its table; hotspot rules first.
+fn explaining<'a>(catalog: &Catalog, findings: &'a [Finding], object: &str) -> Option<&'a Finding> {
+    let table_of_index = catalog
+        .index(object)
+        .and_then(|ix| catalog.table_by_id(ix.table))
+        .map(|t| t.name.clone());
+    let on = |f: &&Finding| {
+        f.object.eq_ignore_ascii_case(object)
+            || table_of_index
+                .as_deref()
+                .is_some_and(|t| f.object.eq_ignore_ascii_case(t) && f.rule.is_hotspot())
+    };
+    findings
+        .iter()
+        .filter(on)
+        .min_by_key(|f| (!f.rule.is_hotspot(), f.severity))
+}
+
+/// The key columns of a table or index, as `Name` or `Name DESC`.
+fn key_columns(catalog: &Catalog, object: &str) -> Vec<String> {
+    let show = |name: &str, desc: bool| {
+        if desc {
+            format!("{name} DESC")
+        } else {
+            name.to_string()
+        }
+    };
+    if let Some(table) = catalog.table(object) {
+        return table
+            .primary_key
+            .iter()
+            .map(|k| show(&table.columns[k.column].name, k.desc))
+            .collect();
+    }
+    if let Some(index) = catalog.index(object) {
+        if let Some(table) = catalog.table_by_id(index.table) {
+            return index
+                .keys
+                .iter()
+                .map(|k| show(&table.columns[k.column].name, k.desc))
+                .collect();
+        }
+    }
+    Vec::new()
+}
+
+/// `HOT_SPLIT_ADVICE`: every hot split of the one-minute history, oldest
+/// interval first, then hottest first.
+pub(crate) fn hot_split_rows(db: &Database) -> Vec<Vec<Value>> {
+    let catalog = db.catalog();
+    let findings = advice(&catalog).findings;
+    let mut out = Vec::new();
+    for (end, stats) in db.split_history().intervals(Granularity::Minute) {
+        let mut hot: Vec<_> = stats
+            .iter()
+            .filter(|s| s.cpu_score >= MIN_REPORTED_SCORE)
+            .collect();
+        hot.sort_by(|a, b| {
+            b.cpu_score
+                .total_cmp(&a.cpu_score)
+                .then_with(|| a.start.cmp(&b.start))
+        });
+        for s in hot {
+            let object = rowtree_db::keys::root_object_name(&catalog, &s.start);
+            let start = start_text(&catalog, &s.start);
+            let limit = limit_text(&catalog, &s.start, s.limit.as_deref());
+            let (rule, explanation, fix) = match object.as_deref() {
+                None => (
+                    None,
+                    "The split holds no table's keys (the key space before the first table)."
+                        .to_string(),
+                    None,
+                ),
+                Some(name) => match explaining(&catalog, &findings, name) {
+                    Some(f) => (
+                        Some(f.rule.id().to_string()),
+                        format!("{} (finding on {})", f.message, f.object),
+                        f.fix.clone(),
+                    ),
+                    None => (
+                        None,
+                        format!(
+                            "No schema rule explains this split: the load on {name} \
+                             [{start} .. {limit}) comes from the workload's choice of \
+                             keys (a few hot rows, or a skewed key distribution), not \
+                             from the shape of the key."
+                        ),
+                        None,
+                    ),
+                },
+            };
+            let score = s.cpu_score.round().clamp(0.0, i64::MAX as f64) as i64;
+            out.push(vec![
+                Timestamp::from_nanos(i128::from(end)).map_or(Value::Null, Value::Timestamp),
+                Value::String(start),
+                Value::String(limit),
+                Value::Int64(score),
+                string_or_null(object.as_deref()),
+                Value::Array(
+                    object
+                        .as_deref()
+                        .map(|o| key_columns(&catalog, o))
+                        .unwrap_or_default()
+                        .into_iter()
+                        .map(Value::String)
+                        .collect(),
+                ),
+                string_or_null(rule.as_deref()),
+                Value::String(explanation),
+                string_or_null(fix.as_deref()),
+            ]);
+        }
+    }
+    out
+}
+
+/// The findings on `after` that `before` did not have (matched by rule,
+/// object and message): what a schema change introduced.
+pub fn new_findings(before: &Catalog, after: &Catalog) -> Vec<Finding> {
+    let old = advice(before).findings;
+    advice(after)
+        .findings
+        .into_iter()
+        .filter(|f| {
+            !old
+                .iter()
+                .any(|o| o.rule == f.rule && o.object == f.object && o.message == f.message)
+        })
+        .collect()
+}
