@@ -197,6 +197,13 @@ fn has_any(upper: &str, words: &[&str]) -> Option<String> {
         .map(|w| w.to_string())
 }
 
+/// Which of the word lists has the first identifier of `upper` found in any.
+fn first_of(upper: &str, lists: &[&[&str]]) -> Option<usize> {
+    identifiers(upper)
+        .iter()
+        .find_map(|i| lists.iter().position(|l| l.contains(&i.as_str())))
+}
+
 const TIME_CALLS: &[&str] = &[
     "CURRENT_TIMESTAMP",
     "PENDING_COMMIT_TIMESTAMP",
@@ -252,7 +259,14 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
     };
     if let Some(text) = &expr {
         let upper = text.to_ascii_uppercase();
-        if has_any(&upper, SPREADERS).is_some() {
+        // In text, what comes first decides the order (a timestamp followed
+        // by a UUID still sorts by time); in a number any hash spreads it.
+        let spread = if is_text(&column.data_type) {
+            first_of(&upper, &[SPREADERS, TIME_ID_FUNCTIONS, TIME_CALLS]) == Some(0)
+        } else {
+            has_any(&upper, SPREADERS).is_some()
+        };
+        if spread {
             return Order::Spread;
         }
         if let Some(f) = has_any(&upper, TIME_ID_FUNCTIONS) {

@@ -14,7 +14,7 @@ use rowtree_schema::ast::DataType;
 use rowtree_schema::{print_name, Table};
 
 use crate::classify::{is_own_id, Order};
-use crate::ddl::{shard_column, IndexDdl, TableDdl};
+use crate::ddl::{shard_column, ColumnDdl, IndexDdl, TableDdl};
 use crate::rules::Context;
 use crate::{Finding, Rule, Severity};
 
@@ -129,6 +129,29 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 " Fix: fill {name} from a bit-reversed sequence (unique, spread, no lock), or use a UUID v4 STRING(36) DEFAULT (GENERATE_UUID())."
             ));
             Some(sequence_fix(ctx, table, name))
+        } else if column.allow_commit_timestamp {
+            // A commit timestamp cannot feed a stored generated column, so
+            // the spreading column is a UUID of its own.
+            let mut ddl = TableDdl::of(ctx.catalog, table);
+            let id = ddl.fresh_name("Uuid");
+            ddl.columns.insert(
+                0,
+                ColumnDdl {
+                    name: id.clone(),
+                    data_type: "STRING(36)".into(),
+                    not_null: true,
+                    default: Some("GENERATE_UUID()".into()),
+                    generated: None,
+                    hidden: false,
+                    commit_timestamp: false,
+                    identity: false,
+                },
+            );
+            ddl.key.insert(0, (id.clone(), false));
+            message.push_str(&format!(
+                " Fix: lead the key with a UUID v4 column {id} filled by GENERATE_UUID() (a commit timestamp cannot feed a generated shard column); read in time order through an index interleaved in a parent, or by scanning."
+            ));
+            Some(ddl.print())
         } else {
             let shards = ctx.config.shard_count();
             let mut ddl = TableDdl::of(ctx.catalog, table);
