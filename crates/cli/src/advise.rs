@@ -1,0 +1,115 @@
+//! `rowtree advise`: the schema advisor on DDL files (see
+//! `rowtree_advisor` and docs/advisor.md).
+//!
+//! Reads every file (refusing any over 16 MiB before reading it), runs the
+//! advisor on them as one schema, prints the report in the chosen format
+//! on stdout, and exits 0 (clean), 1 (an error-level finding) or 2
+//! (unusable input: an unreadable file, a bad config, or a statement that
+//! did not parse or apply).
+
+use std::io::{IsTerminal, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Args, ValueEnum};
+use rowtree_advisor::{Config, InputError, Report, Source, MAX_SOURCE_BYTES};
+
+/// Output formats of `rowtree advise`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdviseFormat {
+    /// Human-readable, coloured when stdout is a terminal.
+    Text,
+    /// `{"findings":[...],"errors":[...]}`.
+    Json,
+    /// SARIF 2.1.0, for code-scanning tools.
+    Sarif,
+}
+
+#[derive(Debug, Args)]
+pub struct AdviseArgs {
+    /// GoogleSQL DDL files, read in order as one schema (statements
+    /// separated by `;`).
+    #[arg(value_name = "FILE.sql", required = true)]
+    files: Vec<PathBuf>,
+    /// Output format.
+    #[arg(long, value_enum, default_value = "text")]
+    format: AdviseFormat,
+    /// A TOML file silencing rules (globally or per object), overriding
+    /// severities, and setting the shard count of hash-prefix fixes.
+    #[arg(long, value_name = "FILE")]
+    config: Option<PathBuf>,
+}
+
+/// The long help's list of rules, generated from the advisor itself.
+pub fn rules_help() -> String {
+    let mut out = String::from(
+        "Rules (silence one with `-- rowtree:allow(rule-id)` on or just before its statement):\n",
+    );
+    for rule in rowtree_advisor::Rule::all() {
+        out.push_str(&format!("  {:<21} {}\n", rule.id(), rule.summary()));
+    }
+    out.push_str(
+        "\nExit status: 0 no error-level finding, 1 an error-level finding, 2 unusable input \
+         (each input error is reported as file:line:column and analysis continues with the \
+         statements that were usable).\nDocs: docs/advisor.md and docs/advisor/<rule-id>.md.",
+    );
+    out
+}
+
+fn read(path: &PathBuf) -> Result<String, String> {
+    let size = std::fs::metadata(path)
+        .map_err(|e| format!("cannot read: {e}"))?
+        .len();
+    if size > MAX_SOURCE_BYTES as u64 {
+        return Err(format!(
+            "file is {size} bytes; the advisor reads files of at most {MAX_SOURCE_BYTES} bytes (16 MiB)"
+        ));
+    }
+    std::fs::read_to_string(path).map_err(|e| format!("cannot read: {e}"))
+}
+
+pub fn run(args: AdviseArgs) -> ExitCode {
+    let config = match &args.config {
+        None => Config::default(),
+        Some(path) => {
+            match read(path).and_then(|t| Config::from_toml(&t).map_err(|e| e.to_string())) {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("rowtree advise: {}: {e}", path.display());
+                    return ExitCode::from(2);
+                }
+            }
+        }
+    };
+    let mut sources = Vec::new();
+    let mut unreadable = Vec::new();
+    for path in &args.files {
+        let name = path.display().to_string();
+        match read(path) {
+            Ok(text) => sources.push(Source { name, text }),
+            Err(message) => unreadable.push(InputError {
+                file: name,
+                line: 1,
+                column: 1,
+                message,
+            }),
+        }
+    }
+    let mut report: Report = rowtree_advisor::advise(&sources, &config);
+    report.errors.splice(0..0, unreadable);
+    let stdout = std::io::stdout();
+    let text = match args.format {
+        AdviseFormat::Text => rowtree_advisor::to_text(&report, stdout.is_terminal()),
+        AdviseFormat::Json => rowtree_advisor::to_json(&report) + "\n",
+        AdviseFormat::Sarif => rowtree_advisor::to_sarif(&report) + "\n",
+    };
+    let mut lock = stdout.lock();
+    if lock
+        .write_all(text.as_bytes())
+        .and_then(|()| lock.flush())
+        .is_err()
+    {
+        return ExitCode::from(2);
+    }
+    ExitCode::from(report.exit_code() as u8)
+}
