@@ -117,7 +117,9 @@ impl Database {
     fn observe_schema_change(&self, before: &Arc<rowtree_schema::Catalog>) {
         if let Some(observer) = &self.inner.options.schema_observer {
             let after = self.catalog();
-            if after.version() != before.version() {
+            // A statement with nothing to do (`IF NOT EXISTS`) may still
+            // count as applied: compare what the schema says.
+            if after.version() != before.version() && after.ddl() != before.ddl() {
                 observer.schema_changed(before, &after);
             }
         }

@@ -519,7 +519,6 @@ impl Registry {
 /// The shared handle services hold.
 pub type SharedRegistry = Arc<Registry>;
 
-
 /// `options` with the schema advisor watching the database `name`'s DDL
 /// (see [`crate::advice`]).
 fn with_advice(options: &rowtree_db::Options, name: &str) -> rowtree_db::Options {

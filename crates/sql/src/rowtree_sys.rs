@@ -21,7 +21,7 @@
 //! load is then on particular keys (a hot row, a skewed workload) rather
 //! than on the shape of the key.
 
-use rowtree_advisor::{Finding, Report};
+use rowtree_advisor::{Finding, Report, Rule};
 use rowtree_db::Database;
 use rowtree_kv::Granularity;
 use rowtree_schema::Catalog;
@@ -82,13 +82,21 @@ pub(crate) fn schema_advice_rows(db: &Database) -> Vec<Vec<Value>> {
         .map(|f| {
             vec![
                 Value::String(f.rule.id().to_string()),
-                Value::String(f.severity.to_string()),
+                Value::String(f.severity.as_str().to_string()),
                 Value::String(f.object.clone()),
                 Value::String(f.message.clone()),
                 string_or_null(f.fix.as_deref()),
             ]
         })
         .collect()
+}
+
+/// The rules about where writes land (the ones that explain a hot split).
+fn is_hotspot(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::MonotonicKey | Rule::MonotonicIndex | Rule::SequentialId | Rule::TimeOrderedUuid
+    )
 }
 
 /// The finding that explains load on `object`: one on the object itself, or,
@@ -102,12 +110,12 @@ fn explaining<'a>(catalog: &Catalog, findings: &'a [Finding], object: &str) -> O
         f.object.eq_ignore_ascii_case(object)
             || table_of_index
                 .as_deref()
-                .is_some_and(|t| f.object.eq_ignore_ascii_case(t) && f.rule.is_hotspot())
+                .is_some_and(|t| f.object.eq_ignore_ascii_case(t) && is_hotspot(f.rule))
     };
     findings
         .iter()
         .filter(on)
-        .min_by_key(|f| (!f.rule.is_hotspot(), f.severity))
+        .min_by_key(|f| (!is_hotspot(f.rule), f.severity))
 }
 
 /// The key columns of a table or index, as `Name` or `Name DESC`.
@@ -216,8 +224,7 @@ pub fn new_findings(before: &Catalog, after: &Catalog) -> Vec<Finding> {
         .findings
         .into_iter()
         .filter(|f| {
-            !old
-                .iter()
+            !old.iter()
                 .any(|o| o.rule == f.rule && o.object == f.object && o.message == f.message)
         })
         .collect()
