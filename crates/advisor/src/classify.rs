@@ -35,8 +35,10 @@ use crate::load::Site;
 pub(crate) enum Order {
     /// New values follow time. `certain` is false when only the name says so.
     Time { why: String, certain: bool },
-    /// An integer counter (names or comments say so).
-    Counter { why: String },
+    /// An integer counter. `generator` is true when the schema says how it
+    /// is generated (a comment naming AUTO_INCREMENT, a sequence table...),
+    /// false when only the name looks like a counter's.
+    Counter { why: String, generator: bool },
     /// An id whose high bits (or leading characters) are a timestamp.
     TimeOrderedId { why: String },
     /// Hashed, random or bit-reversed.
@@ -54,6 +56,7 @@ const SPREADERS: &[&str] = &[
     "MD5",
     "GENERATE_UUID",
     "GET_NEXT_SEQUENCE_VALUE",
+    "NEW_UUID",
 ];
 
 /// Names of generators of time-ordered ids.
@@ -97,22 +100,47 @@ const TIME_ID_WORDS: &[&str] = &[
     "time-based uuid",
     "timestamp-prefixed",
     "timestamp prefix",
+    "time prefix",
+    "prefixed with the time",
+    "prefixed with a timestamp",
+    "prefixed with the timestamp",
+    "starts with the timestamp",
+    "starts with a timestamp",
+    "lexicographically sortable",
+    "k-sortable",
 ];
 
-/// Words of comments that mark an integer counter.
+/// Name parts of times that are not when the row is written (a birth date,
+/// a due date), so a key or index on them is not written in time order.
+const NOT_WRITE_TIME: &[&str] = &[
+    "birth",
+    "dob",
+    "due",
+    "deadline",
+    "scheduled",
+    "appointment",
+    "anniversary",
+];
+
+/// Words of comments that say an integer is handed out by a counter.
 const COUNTER_COMMENT_WORDS: &[&str] = &[
     "auto-increment",
     "auto_increment",
     "autoincrement",
     "auto increment",
-    "auto-incremented",
     "sequential",
     "incrementing",
     "increasing",
+    "monotonic",
     "counter",
     "max(",
     "next id",
+    "next value",
+    "next_value",
+    "nextvalue",
     "serial",
+    "sequence table",
+    "sequences table",
 ];
 
 /// Name endings (lowercase, underscores removed) of integer counters.
@@ -134,19 +162,54 @@ const COUNTER_NAME_ENDINGS: &[&str] = &[
     "incrementid",
 ];
 
-/// Name endings (lowercase) of integers that hold a time.
-const TIME_NAME_ENDINGS: &[&str] = &[
+/// Words that, ending a column name (after a case or `_` boundary, or as
+/// the whole name), say it holds a time.
+const TIME_NAME_WORDS: &[&str] = &[
     "timestamp",
+    "datetime",
+    "date",
+    "time",
+    "ts",
+    "at",
     "micros",
     "millis",
     "nanos",
     "epoch",
-    "epochms",
-    "_ts",
-    "time",
-    "_at",
     "unixtime",
 ];
+
+/// The last word of a column name: after the last `_`, or the last
+/// uppercase run in camel case (`CreatedAt` -> `at`, `EventTS` -> `ts`).
+fn last_word(name: &str) -> String {
+    if let Some((_, tail)) = name.rsplit_once('_') {
+        return tail.to_ascii_lowercase();
+    }
+    let chars: Vec<char> = name.chars().collect();
+    let boundary = |i: usize| {
+        i > 0
+            && chars[i].is_ascii_uppercase()
+            && (!chars[i - 1].is_ascii_uppercase()
+                || chars.get(i + 1).is_some_and(|n| n.is_ascii_lowercase()))
+    };
+    let start = (0..chars.len()).rev().find(|i| boundary(*i)).unwrap_or(0);
+    chars[start..]
+        .iter()
+        .collect::<String>()
+        .to_ascii_lowercase()
+}
+
+/// Whether the name says the column holds a time of writing.
+fn time_named(name: &str) -> bool {
+    let lower = name.to_ascii_lowercase();
+    if NOT_WRITE_TIME.iter().any(|w| lower.contains(w)) {
+        return false;
+    }
+    let word = last_word(name);
+    TIME_NAME_WORDS.contains(&word.as_str())
+        || ["micros", "millis", "nanos", "timestamp", "epochms"]
+            .iter()
+            .any(|w| lower.ends_with(w))
+}
 
 /// How deep generated columns are followed (a generated column reading a
 /// generated column ...); the catalog refuses cycles, this bounds the walk.
@@ -299,15 +362,18 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
                     continue;
                 }
                 match classify_at(table, source, None, depth + 1) {
-                    Order::Time { certain: true, .. } if is_text(&column.data_type) => {
-                        if time_comes_first(table, text, depth) {
-                            return Order::TimeOrderedId {
-                                why: format!(
-                                    "it is generated as {text}, which starts with the time-ordered column {ident}"
-                                ),
-                            };
-                        }
+                    Order::Time { certain: true, .. }
+                        if is_text(&column.data_type) && time_comes_first(table, text, depth) =>
+                    {
+                        return Order::TimeOrderedId {
+                            why: format!(
+                                "it is generated as {text}, which starts with the time-ordered column {ident}"
+                            ),
+                        };
                     }
+                    // Text that only ends with the time sorts by what
+                    // comes first.
+                    Order::Time { certain: true, .. } if is_text(&column.data_type) => {}
                     Order::Time { certain: true, .. } => {
                         return Order::Time {
                             why: format!(
@@ -335,7 +401,12 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
             certain: true,
         };
     }
+    let not_write_time = {
+        let lower = column.name.to_ascii_lowercase();
+        NOT_WRITE_TIME.iter().any(|w| lower.contains(w))
+    };
     match column.data_type {
+        DataType::Timestamp | DataType::Date if not_write_time => return Order::Unknown,
         DataType::Timestamp => {
             return Order::Time {
                 why: "it is a TIMESTAMP, and rows are written about when they happen".to_string(),
@@ -386,7 +457,8 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
             if !random_comment {
                 if let Some(word) = COUNTER_COMMENT_WORDS.iter().find(|w| c.contains(*w)) {
                     return Order::Counter {
-                        why: format!("its comment calls it {word}"),
+                        why: format!("its comment says it is {word}"),
+                        generator: true,
                     };
                 }
             }
@@ -394,21 +466,17 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
         if COUNTER_NAME_ENDINGS.iter().any(|e| compact.ends_with(e)) {
             return Order::Counter {
                 why: "its name is a counter's".to_string(),
+                generator: false,
             };
         }
-        let camel_at = column.name.ends_with("At")
-            && column
-                .name
-                .chars()
-                .rev()
-                .nth(2)
-                .is_some_and(|c| c.is_ascii_lowercase());
-        if camel_at || TIME_NAME_ENDINGS.iter().any(|e| lower.ends_with(e)) {
-            return Order::Time {
-                why: "its name says it holds a time as an integer".to_string(),
-                certain: false,
-            };
-        }
+    }
+    let textual = is_text(&column.data_type);
+    if (column.data_type == DataType::Int64 || textual) && time_named(&column.name) {
+        let what = if textual { "as text" } else { "as an integer" };
+        return Order::Time {
+            why: format!("its name says it holds a time {what}"),
+            certain: false,
+        };
     }
     Order::Unknown
 }
@@ -437,6 +505,34 @@ pub(crate) fn is_own_id(table: &Table, name: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn time_names() {
+        for name in [
+            "CreatedAt",
+            "created_at",
+            "EventTs",
+            "EventTS",
+            "Ts",
+            "UpdateTime",
+            "EventDate",
+            "TickMicros",
+            "event_timestamp",
+        ] {
+            assert!(time_named(name), "{name}");
+        }
+        for name in [
+            "Format",
+            "Candidate",
+            "Status",
+            "BirthDate",
+            "DueDate",
+            "Attempts",
+            "Seat",
+        ] {
+            assert!(!time_named(name), "{name}");
+        }
+    }
 
     #[test]
     fn identifiers_skip_literals() {

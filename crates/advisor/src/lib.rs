@@ -12,18 +12,18 @@
 //!
 //! How it works:
 //!
-//! 1. [`load`](crate::load) cuts each [`Source`] into statements with the
+//! 1. The loader (`load.rs`) cuts each [`Source`] into statements with the
 //!    database's own splitter and parser, applies them in order to one
 //!    [`rowtree_schema::Catalog`], and remembers where each table and index
 //!    was created (file, line, column) and which rules its statement
 //!    silences (`-- rowtree:allow(rule-id)`). A statement that does not
 //!    parse or apply becomes an [`InputError`] and the rest is still
 //!    analysed.
-//! 2. Each rule in [`rules`](crate::rules) reads the final catalog and emits
+//! 2. Each rule (`rules/`) reads the final catalog and emits
 //!    [`Finding`]s, each with a paste-able DDL fix where one exists.
 //! 3. [`advise`] drops the findings that inline comments or the [`Config`]
 //!    silence, applies severity overrides and sorts the rest by place.
-//! 4. [`render`](crate::render) prints a [`Report`] as text, JSON or SARIF.
+//! 4. The renderers ([`to_text`], [`to_json`], [`to_sarif`]) print a [`Report`] as text, JSON or SARIF.
 //!
 //! The advisor is offline and deterministic: the same files give the same
 //! report, so it can run in CI.
@@ -129,7 +129,7 @@ impl Severity {
     }
 }
 
-/// The rules, with stable ids (see docs/advisor/<id>.md for each).
+/// The rules, with stable ids (see `docs/advisor/<id>.md` for each).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
     MonotonicKey,

@@ -91,7 +91,10 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 why,
                 false,
             ),
-            Order::Counter { why } if counters.is_empty() => (Severity::Warning, why, true),
+            Order::Counter {
+                why,
+                generator: false,
+            } if counters.is_empty() => (Severity::Warning, why, true),
             _ => continue,
         };
         let others: Vec<usize> = table
@@ -106,6 +109,19 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             "{} is keyed first by {name}, and {why}: {MECHANISM}. {DESC_NOTE}",
             table.name
         );
+        // A DATE followed by a spreading column: one day's rows share a
+        // prefix but differ after it, so the day's range can be split by
+        // load; each day still starts on a single split.
+        let severity = match table.primary_key.get(1) {
+            Some(k) if column.data_type == DataType::Date && spreads(ctx, table, k.column) => {
+                message = format!(
+                    "{} is keyed first by the DATE {name}: every write of a day goes to that day's key range. {} spreads rows within the day, so Spanner can split the range once it has been hot for a few minutes, but each new day starts on one split again. {DESC_NOTE}",
+                    table.name, table.columns[k.column].name
+                );
+                Severity::Warning
+            }
+            _ => severity,
+        };
         let fix = if let Some(&other) = others.first() {
             let other_name = &table.columns[other].name;
             let mut ddl = TableDdl::of(ctx.catalog, table);
@@ -182,7 +198,7 @@ pub(crate) fn monotonic_index(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 why,
                 certain: false,
             }
-            | Order::Counter { why } => (Severity::Warning, why),
+            | Order::Counter { why, .. } => (Severity::Warning, why),
             Order::TimeOrderedId { why } => (Severity::Error, why),
             _ => continue,
         };
@@ -285,9 +301,6 @@ pub(crate) fn counter_tables<'a>(ctx: &Context<'a>) -> Vec<&'a Table> {
 /// loading, since the parser refuses them).
 pub(crate) fn sequential_id(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let counters = counter_tables(ctx);
-    let Some(counter) = counters.first() else {
-        return;
-    };
     for table in ctx.catalog.tables() {
         if table.parent.is_some()
             || table.primary_key.is_empty()
@@ -300,18 +313,31 @@ pub(crate) fn sequential_id(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         if column.data_type != DataType::Int64 {
             continue;
         }
-        let order = ctx.order(table, first);
-        let counter_like = match order {
-            Order::Counter { .. } => true,
-            Order::Unknown => column.default.is_none() && is_own_id(table, &column.name),
-            _ => false,
+        let source = match (ctx.order(table, first), counters.first()) {
+            (
+                Order::Counter {
+                    why,
+                    generator: true,
+                },
+                _,
+            ) => why,
+            (Order::Counter { .. }, Some(counter)) => format!(
+                "the schema has a counter table ({}) that hands out ids in increasing order",
+                counter.name
+            ),
+            (Order::Unknown, Some(counter))
+                if column.default.is_none() && is_own_id(table, &column.name) =>
+            {
+                format!(
+                    "the schema has a counter table ({}) that hands out ids in increasing order",
+                    counter.name
+                )
+            }
+            _ => continue,
         };
-        if !counter_like {
-            continue;
-        }
         let message = format!(
-            "{} is keyed first by the integer {}, and the schema has a counter table ({}) that hands out ids in increasing order: {MECHANISM}. The counter row itself also limits the whole database to one id update per transaction latency. Fix: a bit-reversed sequence (GET_NEXT_SEQUENCE_VALUE) gives unique ids that land far apart without a row lock, or key by a UUID v4 or a real-world key.",
-            table.name, column.name, counter.name
+            "{} is keyed first by the integer {}, and {source}: {MECHANISM}. A counter kept in a row also limits the whole database to one id update per transaction latency. {DESC_NOTE} Fix: a bit-reversed sequence (GET_NEXT_SEQUENCE_VALUE) gives unique ids that land far apart without a row lock; or key by a UUID v4 or a real-world key.",
+            table.name, column.name
         );
         let fix = sequence_fix(ctx, table, &column.name);
         out.push(ctx.finding(

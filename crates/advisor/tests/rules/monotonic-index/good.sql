@@ -29,3 +29,11 @@ CREATE TABLE Events (
 ) PRIMARY KEY (EventId);
 
 CREATE INDEX EventsByShardAt ON Events(Shard, EventAt);
+
+CREATE TABLE Patients (
+  PatientId STRING(36) NOT NULL,
+  DateOfBirth DATE,
+  BirthDate DATE,
+) PRIMARY KEY (PatientId);
+
+CREATE INDEX PatientsByBirthDate ON Patients(BirthDate);

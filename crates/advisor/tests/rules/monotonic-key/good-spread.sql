@@ -32,3 +32,15 @@ CREATE TABLE Singers (
   SingerId INT64 NOT NULL,
   Name STRING(100),
 ) PRIMARY KEY (SingerId);
+
+-- Times that are not when the row is written.
+CREATE TABLE People (
+  BirthDate DATE NOT NULL,
+  PersonId STRING(36) NOT NULL,
+) PRIMARY KEY (BirthDate, PersonId);
+
+-- Names that end in letters a time word also ends in.
+CREATE TABLE Candidates (
+  Candidate STRING(100) NOT NULL,
+  Format STRING(10),
+) PRIMARY KEY (Candidate);

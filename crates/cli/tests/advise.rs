@@ -1,0 +1,168 @@
+//! `rowtree advise`: exit codes, formats, config and inline suppression.
+
+use std::path::Path;
+use std::process::{Command, Output};
+
+fn advise(dir: &Path, args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_rowtree"))
+        .current_dir(dir)
+        .arg("advise")
+        .args(args)
+        .output()
+        .expect("rowtree runs")
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8(o.stdout.clone()).unwrap()
+}
+
+const HOT: &str = "CREATE TABLE UserAccessLogs (
+  LastAccess TIMESTAMP NOT NULL,
+  UserId STRING(36) NOT NULL,
+) PRIMARY KEY (LastAccess, UserId);
+";
+
+const CLEAN: &str = "CREATE TABLE Users (
+  UserId STRING(36) NOT NULL DEFAULT (GENERATE_UUID()),
+  Name STRING(100),
+) PRIMARY KEY (UserId);
+";
+
+fn files(contents: &[(&str, &str)]) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    for (name, text) in contents {
+        std::fs::write(dir.path().join(name), text).unwrap();
+    }
+    dir
+}
+
+#[test]
+fn exit_codes() {
+    let dir = files(&[
+        ("clean.sql", CLEAN),
+        ("hot.sql", HOT),
+        (
+            "broken.sql",
+            "CREATE TABLE Oops (A INT64) PRIMARY KEY (B);\nCREATE TABEL X;\n",
+        ),
+    ]);
+    let clean = advise(dir.path(), &["clean.sql"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    let hot = advise(dir.path(), &["hot.sql"]);
+    assert_eq!(hot.status.code(), Some(1));
+    let text = stdout(&hot);
+    assert!(
+        text.starts_with("hot.sql:1:1: error[monotonic-key] UserAccessLogs: "),
+        "{text}"
+    );
+    assert!(text.contains("DESC does not help"));
+    assert!(text.contains("PRIMARY KEY (UserId, LastAccess)"));
+    // Not a terminal: no colour.
+    assert!(!text.contains('\x1b'));
+
+    // Unusable input: 2, each error placed, and the rest still analysed.
+    let broken = advise(dir.path(), &["broken.sql", "hot.sql", "missing.sql"]);
+    assert_eq!(broken.status.code(), Some(2));
+    let text = stdout(&broken);
+    assert!(text.contains("broken.sql:1:42: input error: "), "{text}");
+    assert!(
+        text.contains("broken.sql:2:8: input error: Syntax error"),
+        "{text}"
+    );
+    assert!(
+        text.contains("missing.sql:1:1: input error: cannot read"),
+        "{text}"
+    );
+    assert!(text.contains("hot.sql:1:1: error[monotonic-key]"), "{text}");
+}
+
+#[test]
+fn json_format() {
+    let dir = files(&[("hot.sql", HOT)]);
+    let out = advise(dir.path(), &["--format", "json", "hot.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let f = &v["findings"][0];
+    let keys: Vec<&str> = f.as_object().unwrap().keys().map(|k| k.as_str()).collect();
+    let mut expected = vec![
+        "rule", "severity", "file", "line", "column", "object", "message", "fix",
+    ];
+    let mut sorted = keys.clone();
+    sorted.sort();
+    expected.sort();
+    assert_eq!(sorted, expected);
+    assert_eq!(f["rule"], "monotonic-key");
+    assert_eq!(f["severity"], "error");
+    assert_eq!(f["file"], "hot.sql");
+    assert_eq!(f["line"], 1);
+    assert_eq!(f["column"], 1);
+    assert_eq!(f["object"], "UserAccessLogs");
+    assert!(f["fix"]
+        .as_str()
+        .unwrap()
+        .starts_with("CREATE TABLE UserAccessLogs ("));
+    assert_eq!(v["errors"], serde_json::json!([]));
+}
+
+#[test]
+fn sarif_format() {
+    let dir = files(&[("hot.sql", HOT)]);
+    let out = advise(dir.path(), &["--format", "sarif", "hot.sql"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    assert_eq!(v["version"], "2.1.0");
+    let result = &v["runs"][0]["results"][0];
+    assert_eq!(result["ruleId"], "monotonic-key");
+    assert_eq!(result["level"], "error");
+    assert_eq!(
+        result["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "hot.sql"
+    );
+}
+
+#[test]
+fn config_and_inline_suppression() {
+    let dir = files(&[
+        ("hot.sql", HOT),
+        (
+            "allowed.sql",
+            "-- rowtree:allow(monotonic-key)\nCREATE TABLE Log (EventAt TIMESTAMP NOT NULL) PRIMARY KEY (EventAt);\n",
+        ),
+        ("silence.toml", "[allow_objects]\nuseraccesslogs = [\"monotonic-key\"]\n"),
+        ("soften.toml", "[severity]\nmonotonic-key = \"warning\"\n"),
+        ("typo.toml", "allow = [\"monotonic-keys\"]\n"),
+    ]);
+    let allowed = advise(dir.path(), &["allowed.sql"]);
+    assert_eq!(allowed.status.code(), Some(0), "{}", stdout(&allowed));
+    let silenced = advise(dir.path(), &["--config", "silence.toml", "hot.sql"]);
+    assert_eq!(silenced.status.code(), Some(0), "{}", stdout(&silenced));
+    let softened = advise(dir.path(), &["--config", "soften.toml", "hot.sql"]);
+    assert_eq!(softened.status.code(), Some(0));
+    assert!(stdout(&softened).contains("warning[monotonic-key]"));
+    let typo = advise(dir.path(), &["--config", "typo.toml", "hot.sql"]);
+    assert_eq!(typo.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&typo.stderr).contains("unknown rule id `monotonic-keys`"));
+}
+
+#[test]
+fn help_lists_rules_and_exit_codes() {
+    let out = Command::new(env!("CARGO_BIN_EXE_rowtree"))
+        .args(["advise", "--help"])
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    for rule in [
+        "monotonic-key",
+        "monotonic-index",
+        "sequential-id",
+        "time-ordered-uuid",
+        "interleave-candidate",
+        "desc-history",
+        "limits",
+        "index-storing",
+        "sparse-index",
+    ] {
+        assert!(text.contains(rule), "{rule} missing from --help");
+    }
+    assert!(text.contains("Exit status: 0"));
+}
