@@ -207,6 +207,22 @@ pub(crate) fn monotonic_index(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             "The index {} is not interleaved and its first key column is {}.{name}, and {why}: an index is stored as its own table sorted by its key, so every write of a new value goes to the index's last split, on one node, even when the table itself spreads. {DESC_NOTE}",
             index.name, table.name
         );
+        // As for tables: a DATE followed by a spreading column lets the
+        // day's range split.
+        let full_key = index.full_key(table);
+        let severity = match full_key.get(1) {
+            Some(k)
+                if table.columns[first].data_type == DataType::Date
+                    && spreads(ctx, table, k.column) =>
+            {
+                message = format!(
+                    "The index {} is not interleaved and its first key column is the DATE {}.{name}: every index write of a day goes to that day's key range. {} spreads entries within the day, so Spanner can split the range once it has been hot for a few minutes, but each new day starts on one split again. {DESC_NOTE}",
+                    index.name, table.name, table.columns[k.column].name
+                );
+                Severity::Warning
+            }
+            _ => severity,
+        };
         let parent = table.parent.and_then(|p| ctx.catalog.table_by_id(p.table));
         let fix = if let Some(parent) = parent {
             let mut ddl = IndexDdl::of(ctx.catalog, table, index);
