@@ -312,6 +312,15 @@ pub(crate) fn counter_tables<'a>(ctx: &Context<'a>) -> Vec<&'a Table> {
         .collect()
 }
 
+/// Whether a name ends like a handed-out number: `OrderNumber`,
+/// `invoice_no`, `TicketNum`.
+fn numbered(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('_', "");
+    ["number", "no", "num", "nbr"]
+        .iter()
+        .any(|e| n.ends_with(e))
+}
+
 /// `sequential-id`: surrogate ids handed out in order, from a counter
 /// table in the same schema (AUTO_INCREMENT and SERIAL are found while
 /// loading, since the parser refuses them).
@@ -342,7 +351,9 @@ pub(crate) fn sequential_id(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 counter.name
             ),
             (Order::Unknown, Some(counter))
-                if column.default.is_none() && is_own_id(table, &column.name) =>
+                if column.default.is_none()
+                    && column.generated.is_none()
+                    && (is_own_id(table, &column.name) || numbered(&column.name)) =>
             {
                 format!(
                     "the schema has a counter table ({}) that hands out ids in increasing order",
