@@ -3,6 +3,7 @@
 -- expect: monotonic-key Readings warning
 -- expect: monotonic-key DailyStats warning
 -- expect: monotonic-key Visits warning
+-- expect: monotonic-key Events warning
 CREATE TABLE Invoices (
   InvoiceSeq INT64 NOT NULL,
   Amount NUMERIC,
@@ -30,3 +31,8 @@ CREATE TABLE Visits (
   VisitDate DATE NOT NULL,
   VisitId STRING(36) NOT NULL,
 ) PRIMARY KEY (VisitDate, VisitId);
+
+CREATE TABLE Events (
+  EventId INT64 NOT NULL, -- monotonically increasing
+  Kind STRING(16),
+) PRIMARY KEY (EventId);
