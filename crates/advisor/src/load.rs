@@ -44,20 +44,32 @@ pub(crate) struct Site {
 }
 
 impl Site {
-    /// The comment text on the line of `text` where `column_name` is
-    /// defined (the line whose first word is the name), lowercased.
+    /// The comments about column `column_name`, lowercased: the one on the
+    /// line that defines it (the line whose first word is the name) and a
+    /// comment-only line just above it.
     pub fn line_comment_for(&self, column_name: &str) -> Option<String> {
-        for line in self.text.lines() {
+        let lines: Vec<&str> = self.text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
             let trimmed = line.trim_start().trim_start_matches('(').trim_start();
             let word: String = trimmed
                 .trim_start_matches('`')
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            if word.eq_ignore_ascii_case(column_name) {
-                let comment = line.find("--").or_else(|| line.find('#'))?;
-                return Some(line[comment..].to_ascii_lowercase());
+            if !word.eq_ignore_ascii_case(column_name) {
+                continue;
             }
+            let mut comment = String::new();
+            if let Some(above) = i.checked_sub(1).map(|j| lines[j].trim_start()) {
+                if above.starts_with("--") || above.starts_with('#') {
+                    comment.push_str(above);
+                    comment.push('\n');
+                }
+            }
+            if let Some(at) = line.find("--").or_else(|| line.find('#')) {
+                comment.push_str(&line[at..]);
+            }
+            return (!comment.is_empty()).then(|| comment.to_ascii_lowercase());
         }
         None
     }
