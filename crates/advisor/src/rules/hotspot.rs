@@ -95,6 +95,24 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 why,
                 generator: false,
             } if counters.is_empty() => (Severity::Warning, why, true),
+            // The table's own integer id with nothing filling it: most
+            // likely numbered by the application in increasing order.
+            Order::Unknown
+                if counters.is_empty()
+                    && column.data_type == DataType::Int64
+                    && column.default.is_none()
+                    && column.generated.is_none()
+                    && is_own_id(table, &column.name) =>
+            {
+                (
+                    Severity::Warning,
+                    format!(
+                        "{} looks like a surrogate id; if the application numbers rows in increasing order (a counter, MAX + 1, a database sequence elsewhere)",
+                        column.name
+                    ),
+                    true,
+                )
+            }
             _ => continue,
         };
         let others: Vec<usize> = table

@@ -4,6 +4,7 @@
 -- expect: monotonic-key DailyStats warning
 -- expect: monotonic-key Visits warning
 -- expect: monotonic-key Events warning
+-- expect: monotonic-key Singers warning
 CREATE TABLE Invoices (
   InvoiceSeq INT64 NOT NULL,
   Amount NUMERIC,
@@ -36,3 +37,9 @@ CREATE TABLE Events (
   EventId INT64 NOT NULL, -- monotonically increasing
   Kind STRING(16),
 ) PRIMARY KEY (EventId);
+
+-- The table's own INT64 id, filled by nothing in the schema.
+CREATE TABLE Singers (
+  SingerId INT64 NOT NULL,
+  Name STRING(100),
+) PRIMARY KEY (SingerId);
