@@ -130,8 +130,6 @@ const COUNTER_COMMENT_WORDS: &[&str] = &[
     "auto increment",
     "sequential",
     "incrementing",
-    "increasing",
-    "monotonic",
     "counter",
     "max(",
     "next id",
@@ -142,6 +140,9 @@ const COUNTER_COMMENT_WORDS: &[&str] = &[
     "sequence table",
     "sequences table",
 ];
+
+/// Words of comments that say only that an integer grows.
+const GROWING_COMMENT_WORDS: &[&str] = &["monotonic", "increasing", "ascending"];
 
 /// Name endings (lowercase, underscores removed) of integer counters.
 const COUNTER_NAME_ENDINGS: &[&str] = &[
@@ -459,6 +460,12 @@ fn classify_at(table: &Table, pos: usize, site: Option<&Site>, depth: usize) -> 
                     return Order::Counter {
                         why: format!("its comment says it is {word}"),
                         generator: true,
+                    };
+                }
+                if let Some(word) = GROWING_COMMENT_WORDS.iter().find(|w| c.contains(*w)) {
+                    return Order::Counter {
+                        why: format!("its comment says it is {word}"),
+                        generator: false,
                     };
                 }
             }

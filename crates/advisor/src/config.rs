@@ -103,6 +103,27 @@ impl Config {
         self
     }
 
+    /// Silences `rule` for the table or index `object` (any case).
+    pub fn allow_object(mut self, object: impl Into<String>, rule: Rule) -> Config {
+        self.allow_objects.push((object.into(), rule));
+        self
+    }
+
+    /// Gives `rule`'s findings `severity` instead of their own.
+    pub fn with_severity(mut self, rule: Rule, severity: Severity) -> Config {
+        self.severity.insert(rule, severity);
+        self
+    }
+
+    /// The shard count hash-prefix fixes propose (2 to 65536).
+    pub fn with_shard_count(mut self, shards: u32) -> Result<Config, AdviseError> {
+        if !(2..=65536).contains(&shards) {
+            return Err(AdviseError::ShardCount(i64::from(shards)));
+        }
+        self.shard_count = shards;
+        Ok(self)
+    }
+
     /// Whether findings of `rule` about `object` are silenced.
     pub fn silences(&self, rule: Rule, object: &str) -> bool {
         self.allow.contains(&rule)
@@ -138,6 +159,21 @@ mod tests {
         assert!(!c.silences(Rule::MonotonicKey, "Other"));
         assert_eq!(c.severity(Rule::SparseIndex), Some(Severity::Warning));
         assert_eq!(c.shard_count(), 32);
+    }
+
+    #[test]
+    fn builds_in_code() {
+        let c = Config::default()
+            .allow(Rule::Limits)
+            .allow_object("Logs", Rule::MonotonicKey)
+            .with_severity(Rule::DescHistory, Severity::Warning)
+            .with_shard_count(8)
+            .unwrap();
+        assert!(c.silences(Rule::Limits, "any"));
+        assert!(c.silences(Rule::MonotonicKey, "LOGS"));
+        assert_eq!(c.severity(Rule::DescHistory), Some(Severity::Warning));
+        assert_eq!(c.shard_count(), 8);
+        assert!(Config::default().with_shard_count(1).is_err());
     }
 
     #[test]

@@ -44,20 +44,32 @@ pub(crate) struct Site {
 }
 
 impl Site {
-    /// The comment text on the line of `text` where `column_name` is
-    /// defined (the line whose first word is the name), lowercased.
+    /// The comments about column `column_name`, lowercased: the one on the
+    /// line that defines it (the line whose first word is the name) and a
+    /// comment-only line just above it.
     pub fn line_comment_for(&self, column_name: &str) -> Option<String> {
-        for line in self.text.lines() {
+        let lines: Vec<&str> = self.text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
             let trimmed = line.trim_start().trim_start_matches('(').trim_start();
             let word: String = trimmed
                 .trim_start_matches('`')
                 .chars()
                 .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
                 .collect();
-            if word.eq_ignore_ascii_case(column_name) {
-                let comment = line.find("--").or_else(|| line.find('#'))?;
-                return Some(line[comment..].to_ascii_lowercase());
+            if !word.eq_ignore_ascii_case(column_name) {
+                continue;
             }
+            let mut comment = String::new();
+            if let Some(above) = i.checked_sub(1).map(|j| lines[j].trim_start()) {
+                if above.starts_with("--") || above.starts_with('#') {
+                    comment.push_str(above);
+                    comment.push('\n');
+                }
+            }
+            if let Some(at) = line.find("--").or_else(|| line.find('#')) {
+                comment.push_str(&line[at..]);
+            }
+            return (!comment.is_empty()).then(|| comment.to_ascii_lowercase());
         }
         None
     }
@@ -180,7 +192,11 @@ pub(crate) fn load(sources: &[Source]) -> Loaded {
             let parsed = match parse_statement(statement.text) {
                 Ok(parsed) => parsed,
                 Err(e) => {
-                    if let Some(f) = auto_increment(&site) {
+                    let bit_reversed_default = loaded.catalog.ddl().iter().any(|d| {
+                        let d = d.to_ascii_lowercase().replace(' ', "");
+                        d.contains("default_sequence_kind='bit_reversed_positive'")
+                    });
+                    if let Some(f) = auto_increment(&site).filter(|_| !bit_reversed_default) {
                         loaded.sites.insert(f.object.to_ascii_lowercase(), site);
                         loaded.early_findings.push(f);
                     }
@@ -312,7 +328,10 @@ fn over_limits(catalog: &Catalog, stmt: &ast::Statement, site: &Site) -> Option<
 }
 
 /// A CREATE TABLE that the parser refused and that declares an
-/// AUTO_INCREMENT or SERIAL column: a counter as key, whatever else is wrong.
+/// AUTO_INCREMENT or SERIAL column: a counter as key, whatever else is wrong
+/// (unless the database's `default_sequence_kind` is bit-reversed, which
+/// the caller checks: Spanner then fills such columns from a bit-reversed
+/// sequence).
 fn auto_increment(site: &Site) -> Option<Finding> {
     let upper = site.text.to_ascii_uppercase();
     let words: Vec<&str> = upper
@@ -358,6 +377,56 @@ fn auto_increment(site: &Site) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn source(text: &str) -> Vec<Source> {
+        vec![Source {
+            name: "s.sql".into(),
+            text: text.into(),
+        }]
+    }
+
+    #[test]
+    fn errors_are_placed_and_loading_goes_on() {
+        let loaded = load(&source(
+            "CREATE TABLE A (X INT64) PRIMARY KEY (Y);\n\n  CREATE TABEL B;\nCREATE TABLE C (X INT64) PRIMARY KEY (X);",
+        ));
+        let at: Vec<(u32, u32)> = loaded.errors.iter().map(|e| (e.line, e.column)).collect();
+        assert_eq!(at, vec![(1, 39), (3, 10)]);
+        assert!(loaded.catalog.table("C").is_some());
+        let site = &loaded.sites["c"];
+        assert_eq!((site.line, site.column), (4, 1));
+    }
+
+    #[test]
+    fn oversized_files_are_refused_unread() {
+        let text = " ".repeat(MAX_SOURCE_BYTES + 1);
+        let loaded = load(&source(&text));
+        assert_eq!(loaded.errors.len(), 1);
+        assert!(loaded.errors[0].message.contains("at most"));
+    }
+
+    #[test]
+    fn allow_comments_cover_the_statement_and_the_line_before() {
+        let loaded = load(&source(
+            "-- rowtree:allow(limits)\nCREATE TABLE A (X INT64) PRIMARY KEY (X);\n-- unrelated\n\nCREATE TABLE B (\n  X INT64, -- rowtree:allow(all)\n) PRIMARY KEY (X);\nCREATE TABLE C (X INT64) PRIMARY KEY (X);",
+        ));
+        assert_eq!(loaded.sites["a"].allows, vec!["limits"]);
+        assert_eq!(loaded.sites["b"].allows, vec!["all"]);
+        assert!(loaded.sites["c"].allows.is_empty());
+    }
+
+    #[test]
+    fn auto_increment_is_a_finding_unless_sequences_default_to_bit_reversed() {
+        let table = "CREATE TABLE T (Id INT64 NOT NULL AUTO_INCREMENT) PRIMARY KEY (Id);";
+        let plain = load(&source(table));
+        assert_eq!(plain.early_findings.len(), 1);
+        assert_eq!(plain.early_findings[0].object, "T");
+        let with_default = load(&source(&format!(
+            "ALTER DATABASE db SET OPTIONS (default_sequence_kind = 'bit_reversed_positive');\n{table}"
+        )));
+        assert!(with_default.early_findings.is_empty());
+        assert_eq!(with_default.errors.len(), 1);
+    }
 
     #[test]
     fn allow_markers() {

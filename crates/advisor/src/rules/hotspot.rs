@@ -95,6 +95,24 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 why,
                 generator: false,
             } if counters.is_empty() => (Severity::Warning, why, true),
+            // The table's own integer id with nothing filling it: most
+            // likely numbered by the application in increasing order.
+            Order::Unknown
+                if counters.is_empty()
+                    && column.data_type == DataType::Int64
+                    && column.default.is_none()
+                    && column.generated.is_none()
+                    && is_own_id(table, &column.name) =>
+            {
+                (
+                    Severity::Warning,
+                    format!(
+                        "{} looks like a surrogate id; if the application numbers rows in increasing order (a counter, MAX + 1, a database sequence elsewhere)",
+                        column.name
+                    ),
+                    true,
+                )
+            }
             _ => continue,
         };
         let others: Vec<usize> = table
@@ -207,6 +225,22 @@ pub(crate) fn monotonic_index(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             "The index {} is not interleaved and its first key column is {}.{name}, and {why}: an index is stored as its own table sorted by its key, so every write of a new value goes to the index's last split, on one node, even when the table itself spreads. {DESC_NOTE}",
             index.name, table.name
         );
+        // As for tables: a DATE followed by a spreading column lets the
+        // day's range split.
+        let full_key = index.full_key(table);
+        let severity = match full_key.get(1) {
+            Some(k)
+                if table.columns[first].data_type == DataType::Date
+                    && spreads(ctx, table, k.column) =>
+            {
+                message = format!(
+                    "The index {} is not interleaved and its first key column is the DATE {}.{name}: every index write of a day goes to that day's key range. {} spreads entries within the day, so Spanner can split the range once it has been hot for a few minutes, but each new day starts on one split again. {DESC_NOTE}",
+                    index.name, table.name, table.columns[k.column].name
+                );
+                Severity::Warning
+            }
+            _ => severity,
+        };
         let parent = table.parent.and_then(|p| ctx.catalog.table_by_id(p.table));
         let fix = if let Some(parent) = parent {
             let mut ddl = IndexDdl::of(ctx.catalog, table, index);
@@ -296,6 +330,15 @@ pub(crate) fn counter_tables<'a>(ctx: &Context<'a>) -> Vec<&'a Table> {
         .collect()
 }
 
+/// Whether a name ends like a handed-out number: `OrderNumber`,
+/// `invoice_no`, `TicketNum`.
+fn numbered(name: &str) -> bool {
+    let n = name.to_ascii_lowercase().replace('_', "");
+    ["number", "no", "num", "nbr"]
+        .iter()
+        .any(|e| n.ends_with(e))
+}
+
 /// `sequential-id`: surrogate ids handed out in order, from a counter
 /// table in the same schema (AUTO_INCREMENT and SERIAL are found while
 /// loading, since the parser refuses them).
@@ -326,7 +369,9 @@ pub(crate) fn sequential_id(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 counter.name
             ),
             (Order::Unknown, Some(counter))
-                if column.default.is_none() && is_own_id(table, &column.name) =>
+                if column.default.is_none()
+                    && column.generated.is_none()
+                    && (is_own_id(table, &column.name) || numbered(&column.name)) =>
             {
                 format!(
                     "the schema has a counter table ({}) that hands out ids in increasing order",

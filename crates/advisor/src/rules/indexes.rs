@@ -70,11 +70,11 @@ pub(crate) fn index_storing(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         let mut ddl = IndexDdl::of(ctx.catalog, table, index);
         ddl.storing.clear();
         let message = format!(
-            "The index {} stores {} of {}'s {} non-key columns ({} in STORING): it is nearly a second copy of the table, so every write to those columns is written twice and the storage doubles. Store only the columns the queries that use the index read, or none (the query then joins back to {} by key).",
+            "The index {} holds {} of the {} non-key columns of {} ({} of them in STORING): it is nearly a second copy of the table, so every write to those columns is written twice and the storage doubles. Store only the columns the queries that use the index read, or none (the query then joins back to {} by key).",
             index.name,
             covered,
-            table.name,
             non_key.len(),
+            table.name,
             index.storing.len(),
             table.name
         );

@@ -60,10 +60,11 @@ pub(crate) fn interleave_candidate(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             ddl.key[i].1 = k.desc;
         }
         let message = format!(
-            "{} is keyed by {}'s key ({}) followed by its own columns, but is a separate root table: its rows for one {} live in another part of the key space, often on another node, so reading a {} row with its {} rows touches two splits. Interleaving {} in {} stores those rows inside the parent's row tree, in one split. Use INTERLEAVE IN PARENT ... ON DELETE CASCADE instead if child rows must not outlive their parent; ignore this if the two are never read together.",
+            "{} is keyed by the key of {} ({}) followed by columns of its own, but is a separate root table: the {} rows of one {} row live in another part of the key space, often on another node, so reading a {} row with its {} rows touches two splits. Interleaving {} in {} stores them inside the parent's row tree, in one split. Use INTERLEAVE IN PARENT ... ON DELETE CASCADE instead if child rows must not outlive their parent; ignore this if the two are never read together.",
             table.name,
             parent.name,
             keys.join(", "),
+            table.name,
             parent.name,
             parent.name,
             table.name,

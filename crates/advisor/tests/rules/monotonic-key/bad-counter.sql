@@ -3,6 +3,8 @@
 -- expect: monotonic-key Readings warning
 -- expect: monotonic-key DailyStats warning
 -- expect: monotonic-key Visits warning
+-- expect: monotonic-key Events warning
+-- expect: monotonic-key Singers warning
 CREATE TABLE Invoices (
   InvoiceSeq INT64 NOT NULL,
   Amount NUMERIC,
@@ -30,3 +32,14 @@ CREATE TABLE Visits (
   VisitDate DATE NOT NULL,
   VisitId STRING(36) NOT NULL,
 ) PRIMARY KEY (VisitDate, VisitId);
+
+CREATE TABLE Events (
+  EventId INT64 NOT NULL, -- monotonically increasing
+  Kind STRING(16),
+) PRIMARY KEY (EventId);
+
+-- The table's own INT64 id, filled by nothing in the schema.
+CREATE TABLE Singers (
+  SingerId INT64 NOT NULL,
+  Name STRING(100),
+) PRIMARY KEY (SingerId);

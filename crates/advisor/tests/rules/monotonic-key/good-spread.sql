@@ -27,10 +27,10 @@ CREATE TABLE Customers (
   Name STRING(100),
 ) PRIMARY KEY (CustomerId);
 
--- A plain INT64 id is not reported: nothing says it is a counter.
-CREATE TABLE Singers (
+-- An INT64 id that is another table's (not this table's own surrogate).
+CREATE TABLE SingerStats (
   SingerId INT64 NOT NULL,
-  Name STRING(100),
+  Plays INT64,
 ) PRIMARY KEY (SingerId);
 
 -- Times that are not when the row is written.

@@ -1,5 +1,6 @@
 -- expect: sequential-id Orders error
 -- expect: sequential-id Customers error
+-- expect: sequential-id Invoices error
 -- The counter table pattern: the application reads NextValue, adds one and
 -- uses the old value as the new row's key.
 CREATE TABLE IdSequences (
@@ -16,3 +17,8 @@ CREATE TABLE Customers (
   Id INT64 NOT NULL,
   Name STRING(100),
 ) PRIMARY KEY (Id);
+
+CREATE TABLE Invoices (
+  InvoiceNumber INT64 NOT NULL,
+  Amount NUMERIC,
+) PRIMARY KEY (InvoiceNumber);

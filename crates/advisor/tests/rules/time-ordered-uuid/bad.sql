@@ -3,6 +3,7 @@
 -- expect: time-ordered-uuid Uploads error
 -- expect: time-ordered-uuid Tweets error
 -- expect: time-ordered-uuid Sessions error
+-- expect: time-ordered-uuid Orders error
 CREATE TABLE Messages (
   MessageUlid STRING(26) NOT NULL,
   Body STRING(MAX),
@@ -30,3 +31,9 @@ CREATE TABLE Sessions (
   UserId STRING(36) NOT NULL,
   SessionKey STRING(100) NOT NULL AS (CONCAT(CAST(StartedAt AS STRING), '#', UserId)) STORED,
 ) PRIMARY KEY (SessionKey);
+
+CREATE TABLE Orders (
+  -- A ULID from the client: sortable by creation time.
+  OrderKey STRING(26) NOT NULL,
+  Total NUMERIC,
+) PRIMARY KEY (OrderKey);
