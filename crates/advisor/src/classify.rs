@@ -495,16 +495,31 @@ pub(crate) fn is_own_id(table: &Table, name: &str) -> bool {
     if n == "id" {
         return true;
     }
-    let t = table.name.to_ascii_lowercase().replace('_', "");
-    let mut stems = vec![t.clone()];
-    if let Some(s) = t.strip_suffix("ies") {
-        stems.push(format!("{s}y"));
+    // The whole table name and each of its tails at a word boundary
+    // (`CardTransactions`: also `Transactions`), each also singular.
+    let chars: Vec<char> = table.name.chars().collect();
+    let mut tails = vec![table.name.as_str()];
+    for (i, c) in table.name.char_indices().skip(1) {
+        let k = table.name[..i].chars().count();
+        let boundary = (c.is_ascii_uppercase() && !chars[k - 1].is_ascii_uppercase())
+            || chars[k - 1] == '_';
+        if boundary {
+            tails.push(&table.name[i..]);
+        }
     }
-    if let Some(s) = t.strip_suffix("es") {
-        stems.push(s.to_string());
-    }
-    if let Some(s) = t.strip_suffix('s') {
-        stems.push(s.to_string());
+    let mut stems = Vec::new();
+    for tail in tails {
+        let t = tail.to_ascii_lowercase().replace('_', "");
+        if let Some(s) = t.strip_suffix("ies") {
+            stems.push(format!("{s}y"));
+        }
+        if let Some(s) = t.strip_suffix("es") {
+            stems.push(s.to_string());
+        }
+        if let Some(s) = t.strip_suffix('s') {
+            stems.push(s.to_string());
+        }
+        stems.push(t);
     }
     stems.iter().any(|s| n == format!("{s}id"))
 }

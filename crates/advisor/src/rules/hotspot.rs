@@ -299,6 +299,7 @@ pub(crate) fn counter_tables<'a>(ctx: &Context<'a>) -> Vec<&'a Table> {
                 "keygen",
                 "nextid",
                 "idblock",
+                "hilo",
             ]
             .iter()
             .any(|w| name.contains(w));
@@ -320,9 +321,11 @@ pub(crate) fn counter_tables<'a>(ctx: &Context<'a>) -> Vec<&'a Table> {
                     } else {
                         &["value", "counter", "count", "current", "next", "last"]
                     };
+                    // `NextHi`, `NextBlock`: a hi/lo or block allocator.
+                    let next_something = strong && n.starts_with("next");
                     !t.is_key_column(i)
                         && c.data_type == DataType::Int64
-                        && words.contains(&n.as_str())
+                        && (words.contains(&n.as_str()) || next_something)
                 })
             };
             value_named(true) || (named && value_named(false))
