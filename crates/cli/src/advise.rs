@@ -4,8 +4,10 @@
 //! Reads every file (refusing any over 16 MiB before reading it), runs the
 //! advisor on them as one schema, prints the report in the chosen format
 //! on stdout, and exits 0 (clean), 1 (an error-level finding) or 2
-//! (unusable input: an unreadable file, a bad config, or a statement that
-//! did not parse or apply).
+//! (unusable input: an unreadable file, a bad config or workload, or a
+//! statement that did not parse or apply). With `--workload`,
+//! [`crate::advise_forecast`] weighs the hotspot findings by the workload's
+//! rates and quotes the simulator's forecast.
 
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;
@@ -38,6 +40,16 @@ pub struct AdviseArgs {
     /// severities, and setting the shard count of hash-prefix fixes.
     #[arg(long, value_name = "FILE")]
     config: Option<PathBuf>,
+    /// A workload file (as `rowtree simulate` reads, docs/simulator.md):
+    /// hotspot findings on tables written at less than a tenth of one
+    /// node's write capacity drop to `info`; the others get the
+    /// simulator's forecast for the schema as written and with the fix.
+    #[arg(long, value_name = "FILE.toml")]
+    workload: Option<PathBuf>,
+    /// Nodes the --workload forecast simulates.
+    #[arg(long, value_name = "N", default_value_t = 4, requires = "workload",
+          value_parser = clap::value_parser!(u32).range(1..=1000))]
+    nodes: u32,
 }
 
 /// The long help's list of rules, generated from the advisor itself.
@@ -97,6 +109,21 @@ pub fn run(args: AdviseArgs) -> ExitCode {
     }
     let mut report: Report = rowtree_advisor::advise(&sources, &config);
     report.errors.splice(0..0, unreadable);
+    if let Some(path) = &args.workload {
+        if !report.errors.is_empty() {
+            eprintln!(
+                "rowtree advise: --workload: the schema has input errors, so nothing is simulated"
+            );
+        } else {
+            let forecast = read(path).and_then(|text| {
+                crate::advise_forecast::apply(&mut report, &sources, &text, args.nodes)
+            });
+            if let Err(e) = forecast {
+                eprintln!("rowtree advise: {}: {e}", path.display());
+                return ExitCode::from(2);
+            }
+        }
+    }
     let stdout = std::io::stdout();
     let text = match args.format {
         AdviseFormat::Text => rowtree_advisor::to_text(&report, stdout.is_terminal()),

@@ -8,6 +8,7 @@
 //! * `rowtree keyviz` writes a database's key visualizer heatmap as one HTML file.
 
 mod advise;
+mod advise_forecast;
 mod bench;
 mod demo;
 mod format;

@@ -166,3 +166,84 @@ fn help_lists_rules_and_exit_codes() {
     }
     assert!(text.contains("Exit status: 0"));
 }
+
+/// A workload on HOT's table at `rate` inserts/s, with the split policy
+/// sped up so that a few simulated minutes show where the load settles.
+fn workload(rate: u32) -> String {
+    format!(
+        "seed = 5
+duration = \"4m\"
+[splitting]
+hot_for = \"10s\"
+cooldown = \"5s\"
+balance_interval = \"5s\"
+move_after = \"10s\"
+[[table]]
+name = \"UserAccessLogs\"
+inserts_per_sec = {rate}
+[table.columns]
+LastAccess = \"timestamp\"
+UserId = \"uuid\"
+"
+    )
+}
+
+/// The `(x one node)` figures of a forecast: as written, then with the fix.
+fn multiples(message: &str) -> Vec<f64> {
+    message
+        .match_indices("x one node)")
+        .chain(message.match_indices("x), busiest"))
+        .map(|(i, _)| {
+            let head = &message[..i];
+            let start = head.rfind('(').unwrap() + 1;
+            head[start..].parse::<f64>().unwrap()
+        })
+        .collect()
+}
+
+#[test]
+fn a_workload_weighs_and_forecasts_hotspots() {
+    let dir = files(&[
+        ("hot.sql", HOT),
+        ("busy.toml", &workload(5000)),
+        ("quiet.toml", &workload(20)),
+    ]);
+    // Twenty inserts a second: the hotspot is real but harmless.
+    let quiet = advise(
+        dir.path(),
+        &["hot.sql", "--workload", "quiet.toml", "--format", "json"],
+    );
+    assert_eq!(quiet.status.code(), Some(0), "{}", stdout(&quiet));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&quiet)).unwrap();
+    let finding = &json["findings"][0];
+    assert_eq!(finding["rule"], "monotonic-key");
+    assert_eq!(finding["severity"], "info");
+    assert!(finding["message"].as_str().unwrap().contains("harmless at this rate"));
+
+    // Five thousand a second on two nodes: one node saturates as written;
+    // the fix spreads the writes over both.
+    let busy = advise(
+        dir.path(),
+        &["hot.sql", "--workload", "busy.toml", "--nodes", "2", "--format", "json"],
+    );
+    assert_eq!(busy.status.code(), Some(1), "{}", stdout(&busy));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&busy)).unwrap();
+    let finding = &json["findings"][0];
+    assert_eq!(finding["severity"], "error");
+    let message = finding["message"].as_str().unwrap();
+    assert!(message.contains("Forecast (rowtree simulate, 2 nodes)"), "{message}");
+    let x = multiples(message);
+    assert_eq!(x.len(), 2, "{message}");
+    assert!(x[0] <= 1.05, "as written, at most one node's worth: {message}");
+    assert!(x[1] >= 1.3, "with the fix, more than one node's worth: {message}");
+
+    // A workload naming a table the schema lacks is unusable input.
+    std::fs::write(
+        dir.path().join("bad.toml"),
+        workload(10).replace("UserAccessLogs", "Nope"),
+    )
+    .unwrap();
+    let bad = advise(dir.path(), &["hot.sql", "--workload", "bad.toml"]);
+    assert_eq!(bad.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("Nope"));
+}
