@@ -501,8 +501,8 @@ pub(crate) fn is_own_id(table: &Table, name: &str) -> bool {
     let mut tails = vec![table.name.as_str()];
     for (i, c) in table.name.char_indices().skip(1) {
         let k = table.name[..i].chars().count();
-        let boundary = (c.is_ascii_uppercase() && !chars[k - 1].is_ascii_uppercase())
-            || chars[k - 1] == '_';
+        let boundary =
+            (c.is_ascii_uppercase() && !chars[k - 1].is_ascii_uppercase()) || chars[k - 1] == '_';
         if boundary {
             tails.push(&table.name[i..]);
         }

@@ -35,7 +35,10 @@ fn labels(text: &str) -> BTreeSet<(String, String)> {
             let mut words = rest.split_whitespace();
             let rule = words.next().expect("-- expect: needs a rule id");
             let object = words.next().expect("-- expect: needs an object");
-            assert!(words.next().is_none(), "-- expect: RULE OBJECT, got {rest:?}");
+            assert!(
+                words.next().is_none(),
+                "-- expect: RULE OBJECT, got {rest:?}"
+            );
             assert!(
                 Rule::all().iter().any(|r| r.id() == rule),
                 "unknown rule id {rule:?} in a label"
@@ -81,10 +84,16 @@ fn corpus_precision_and_recall() {
         .filter(|path| path.extension().is_some_and(|e| e == "sql"))
         .collect();
     files.sort();
-    assert!(files.len() >= 60, "the corpus holds {} schemas", files.len());
+    assert!(
+        files.len() >= 60,
+        "the corpus holds {} schemas",
+        files.len()
+    );
 
-    let mut counts: BTreeMap<&'static str, Counts> =
-        Rule::all().iter().map(|r| (r.id(), Counts::default())).collect();
+    let mut counts: BTreeMap<&'static str, Counts> = Rule::all()
+        .iter()
+        .map(|r| (r.id(), Counts::default()))
+        .collect();
     let mut mismatches = Vec::new();
     for path in &files {
         let name = path.file_name().unwrap().to_string_lossy().into_owned();

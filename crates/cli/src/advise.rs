@@ -31,8 +31,21 @@ pub enum AdviseFormat {
 pub struct AdviseArgs {
     /// GoogleSQL DDL files, read in order as one schema (statements
     /// separated by `;`).
-    #[arg(value_name = "FILE.sql", required = true)]
+    #[arg(value_name = "FILE.sql", required_unless_present = "database")]
     files: Vec<PathBuf>,
+    /// Advise a live database instead of files: a database directory (as
+    /// `rowtree sql --data-dir` uses) or a `rowtree serve` data directory
+    /// (then see --database-name). Its DDL is advised, and every split its
+    /// load history recorded as hot is explained: table or index, key
+    /// columns, the rule behind it and the fix. (A directory a running
+    /// server holds is locked; query ROWTREE_SYS.SCHEMA_ADVICE and
+    /// ROWTREE_SYS.HOT_SPLIT_ADVICE through the server instead.)
+    #[arg(long, value_name = "DIR", conflicts_with = "files")]
+    database: Option<PathBuf>,
+    /// With a `rowtree serve` data directory: which database
+    /// (`projects/P/instances/I/databases/D`); optional if it holds only one.
+    #[arg(long, value_name = "NAME", requires = "database")]
+    database_name: Option<String>,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: AdviseFormat,
@@ -95,6 +108,19 @@ pub fn run(args: AdviseArgs) -> ExitCode {
     };
     let mut sources = Vec::new();
     let mut unreadable = Vec::new();
+    let live = match &args.database {
+        None => None,
+        Some(dir) => match crate::advise_live::Live::open(dir, args.database_name.as_deref()) {
+            Ok(live) => {
+                sources.push(live.source.clone());
+                Some(live)
+            }
+            Err(e) => {
+                eprintln!("rowtree advise: {}: {e}", dir.display());
+                return ExitCode::from(2);
+            }
+        },
+    };
     for path in &args.files {
         let name = path.display().to_string();
         match read(path) {
@@ -125,10 +151,22 @@ pub fn run(args: AdviseArgs) -> ExitCode {
         }
     }
     let stdout = std::io::stdout();
-    let text = match args.format {
-        AdviseFormat::Text => rowtree_advisor::to_text(&report, stdout.is_terminal()),
-        AdviseFormat::Json => rowtree_advisor::to_json(&report) + "\n",
-        AdviseFormat::Sarif => rowtree_advisor::to_sarif(&report) + "\n",
+    let hot = live.as_ref().map(|l| l.hot_splits(&report.findings));
+    let text = match (args.format, &hot) {
+        (AdviseFormat::Text, None) => rowtree_advisor::to_text(&report, stdout.is_terminal()),
+        (AdviseFormat::Text, Some(hot)) => {
+            rowtree_advisor::to_text(&report, stdout.is_terminal())
+                + "\n"
+                + &crate::advise_live::hot_splits_text(hot)
+        }
+        (AdviseFormat::Json, None) => rowtree_advisor::to_json(&report) + "\n",
+        (AdviseFormat::Json, Some(hot)) => {
+            let mut doc: serde_json::Value =
+                serde_json::from_str(&rowtree_advisor::to_json(&report)).expect("valid JSON");
+            doc["hot_splits"] = crate::advise_live::hot_splits_json(hot);
+            serde_json::to_string_pretty(&doc).expect("serializable") + "\n"
+        }
+        (AdviseFormat::Sarif, _) => rowtree_advisor::to_sarif(&report) + "\n",
     };
     let mut lock = stdout.lock();
     if lock

@@ -40,19 +40,19 @@ struct Outcome {
     busiest: f64,
 }
 
-fn run(
-    catalog: &Catalog,
-    workload: &Workload,
-    nodes: u32,
-    label: &str,
-) -> Result<Outcome, String> {
+fn run(catalog: &Catalog, workload: &Workload, nodes: u32, label: &str) -> Result<Outcome, String> {
     let mut last = 0;
-    let report = simulate(catalog, workload, &SimConfig::new(nodes), &mut |m, total| {
-        if m == total || m >= last + 5 {
-            last = m;
-            eprintln!("advise: simulating {label}: {m}/{total} min");
-        }
-    })
+    let report = simulate(
+        catalog,
+        workload,
+        &SimConfig::new(nodes),
+        &mut |m, total| {
+            if m == total || m >= last + 5 {
+                last = m;
+                eprintln!("advise: simulating {label}: {m}/{total} min");
+            }
+        },
+    )
     .map_err(|e| e.to_string())?;
     Ok(Outcome {
         offered: report.offered_ops_per_sec,
@@ -247,5 +247,10 @@ fn fix_outcome(
     let fixed = catalog_from_sql(&with_fix(sources, fix)).map_err(|e| e.to_string())?;
     let text = adapt_workload(workload_text, &fixed, table)?;
     let workload = Workload::parse(&text, &fixed).map_err(|e| e.to_string())?;
-    run(&fixed, &workload, nodes, &format!("{} with the fix", finding.object))
+    run(
+        &fixed,
+        &workload,
+        nodes,
+        &format!("{} with the fix", finding.object),
+    )
 }

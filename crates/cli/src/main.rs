@@ -9,6 +9,7 @@
 
 mod advise;
 mod advise_forecast;
+mod advise_live;
 mod bench;
 mod demo;
 mod format;

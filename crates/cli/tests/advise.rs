@@ -218,24 +218,44 @@ fn a_workload_weighs_and_forecasts_hotspots() {
     let finding = &json["findings"][0];
     assert_eq!(finding["rule"], "monotonic-key");
     assert_eq!(finding["severity"], "info");
-    assert!(finding["message"].as_str().unwrap().contains("harmless at this rate"));
+    assert!(finding["message"]
+        .as_str()
+        .unwrap()
+        .contains("harmless at this rate"));
 
     // Five thousand a second on two nodes: one node saturates as written;
     // the fix spreads the writes over both.
     let busy = advise(
         dir.path(),
-        &["hot.sql", "--workload", "busy.toml", "--nodes", "2", "--format", "json"],
+        &[
+            "hot.sql",
+            "--workload",
+            "busy.toml",
+            "--nodes",
+            "2",
+            "--format",
+            "json",
+        ],
     );
     assert_eq!(busy.status.code(), Some(1), "{}", stdout(&busy));
     let json: serde_json::Value = serde_json::from_str(&stdout(&busy)).unwrap();
     let finding = &json["findings"][0];
     assert_eq!(finding["severity"], "error");
     let message = finding["message"].as_str().unwrap();
-    assert!(message.contains("Forecast (rowtree simulate, 2 nodes)"), "{message}");
+    assert!(
+        message.contains("Forecast (rowtree simulate, 2 nodes)"),
+        "{message}"
+    );
     let x = multiples(message);
     assert_eq!(x.len(), 2, "{message}");
-    assert!(x[0] <= 1.05, "as written, at most one node's worth: {message}");
-    assert!(x[1] >= 1.3, "with the fix, more than one node's worth: {message}");
+    assert!(
+        x[0] <= 1.05,
+        "as written, at most one node's worth: {message}"
+    );
+    assert!(
+        x[1] >= 1.3,
+        "with the fix, more than one node's worth: {message}"
+    );
 
     // A workload naming a table the schema lacks is unusable input.
     std::fs::write(
@@ -246,4 +266,41 @@ fn a_workload_weighs_and_forecasts_hotspots() {
     let bad = advise(dir.path(), &["hot.sql", "--workload", "bad.toml"]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("Nope"));
+}
+
+#[test]
+fn a_live_database_is_advised_from_its_own_ddl() {
+    let dir = files(&[]);
+    let data = dir.path().join("logsdb");
+    let sql = Command::new(env!("CARGO_BIN_EXE_rowtree"))
+        .args(["sql", "--data-dir"])
+        .arg(&data)
+        .args(["-e", HOT])
+        .output()
+        .unwrap();
+    assert!(
+        sql.status.success(),
+        "{}",
+        String::from_utf8_lossy(&sql.stderr)
+    );
+
+    let text = advise(dir.path(), &["--database", "logsdb"]);
+    assert_eq!(text.status.code(), Some(1), "{}", stdout(&text));
+    let out = stdout(&text);
+    assert!(
+        out.starts_with("logsdb.ddl:1:1: error[monotonic-key] UserAccessLogs: "),
+        "{out}"
+    );
+    assert!(out.contains("No split was hot"), "{out}");
+
+    let json = advise(dir.path(), &["--database", "logsdb", "--format", "json"]);
+    let doc: serde_json::Value = serde_json::from_str(&stdout(&json)).unwrap();
+    assert_eq!(doc["findings"][0]["rule"], "monotonic-key");
+    assert_eq!(doc["hot_splits"], serde_json::json!([]));
+
+    // Files and a database do not mix; a missing directory is unusable input.
+    let both = advise(dir.path(), &["--database", "logsdb", "x.sql"]);
+    assert_eq!(both.status.code(), Some(2));
+    let missing = advise(dir.path(), &["--database", "nowhere"]);
+    assert_eq!(missing.status.code(), Some(2));
 }

@@ -146,11 +146,34 @@ fn key_columns(catalog: &Catalog, object: &str) -> Vec<String> {
     Vec::new()
 }
 
-/// `HOT_SPLIT_ADVICE`: every hot split of the one-minute history, oldest
-/// interval first, then hottest first.
-pub(crate) fn hot_split_rows(db: &Database) -> Vec<Vec<Value>> {
+/// A hot split explained: where it is, how hot, whose keys it holds, and
+/// the rule (if any) that explains it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct HotSplitAdvice {
+    /// End of the one-minute interval, nanoseconds since the epoch.
+    pub interval_end: u64,
+    /// The split's start and limit in human terms (as SPANNER_SYS shows them).
+    pub start: String,
+    pub limit: String,
+    /// CPU usage score (100: one node's CPU for the whole interval).
+    pub cpu_score: i64,
+    /// The table or index whose keys the split holds.
+    pub object: Option<String>,
+    /// That object's key columns (`Name` or `Name DESC`).
+    pub key_columns: Vec<String>,
+    /// The rule that explains the load, if a finding does.
+    pub rule: Option<Rule>,
+    /// In words: the finding's message, or why no rule applies.
+    pub explanation: String,
+    /// The finding's fix.
+    pub fix: Option<String>,
+}
+
+/// Every hot split of `db`'s one-minute history, oldest interval first,
+/// then hottest first, explained with `findings` (the advisor's on `db`'s
+/// schema).
+pub fn hot_splits(db: &Database, findings: &[Finding]) -> Vec<HotSplitAdvice> {
     let catalog = db.catalog();
-    let findings = advice(&catalog).findings;
     let mut out = Vec::new();
     for (end, stats) in db.split_history().intervals(Granularity::Minute) {
         let mut hot: Vec<_> = stats
@@ -173,9 +196,9 @@ pub(crate) fn hot_split_rows(db: &Database) -> Vec<Vec<Value>> {
                         .to_string(),
                     None,
                 ),
-                Some(name) => match explaining(&catalog, &findings, name) {
+                Some(name) => match explaining(&catalog, findings, name) {
                     Some(f) => (
-                        Some(f.rule.id().to_string()),
+                        Some(f.rule),
                         format!("{} (finding on {})", f.message, f.object),
                         f.fix.clone(),
                     ),
@@ -191,29 +214,45 @@ pub(crate) fn hot_split_rows(db: &Database) -> Vec<Vec<Value>> {
                     ),
                 },
             };
-            let score = s.cpu_score.round().clamp(0.0, i64::MAX as f64) as i64;
-            out.push(vec![
-                Timestamp::from_nanos(i128::from(end)).map_or(Value::Null, Value::Timestamp),
-                Value::String(start),
-                Value::String(limit),
-                Value::Int64(score),
-                string_or_null(object.as_deref()),
-                Value::Array(
-                    object
-                        .as_deref()
-                        .map(|o| key_columns(&catalog, o))
-                        .unwrap_or_default()
-                        .into_iter()
-                        .map(Value::String)
-                        .collect(),
-                ),
-                string_or_null(rule.as_deref()),
-                Value::String(explanation),
-                string_or_null(fix.as_deref()),
-            ]);
+            out.push(HotSplitAdvice {
+                interval_end: end,
+                start,
+                limit,
+                cpu_score: s.cpu_score.round().clamp(0.0, i64::MAX as f64) as i64,
+                key_columns: object
+                    .as_deref()
+                    .map(|o| key_columns(&catalog, o))
+                    .unwrap_or_default(),
+                object,
+                rule,
+                explanation,
+                fix,
+            });
         }
     }
     out
+}
+
+/// `HOT_SPLIT_ADVICE`: [`hot_splits`] as rows.
+pub(crate) fn hot_split_rows(db: &Database) -> Vec<Vec<Value>> {
+    let findings = advice(&db.catalog()).findings;
+    hot_splits(db, &findings)
+        .into_iter()
+        .map(|h| {
+            vec![
+                Timestamp::from_nanos(i128::from(h.interval_end))
+                    .map_or(Value::Null, Value::Timestamp),
+                Value::String(h.start),
+                Value::String(h.limit),
+                Value::Int64(h.cpu_score),
+                string_or_null(h.object.as_deref()),
+                Value::Array(h.key_columns.into_iter().map(Value::String).collect()),
+                string_or_null(h.rule.map(|r| r.id())),
+                Value::String(h.explanation),
+                string_or_null(h.fix.as_deref()),
+            ]
+        })
+        .collect()
 }
 
 /// The findings on `after` that `before` did not have (matched by rule,
