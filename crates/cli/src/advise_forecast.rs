@@ -162,7 +162,7 @@ fn adapt_workload(text: &str, fixed: &Catalog, table: &str) -> Result<String, St
             }
         }
     }
-    Ok(toml::to_string(&doc).map_err(|e| e.to_string())?)
+    toml::to_string(&doc).map_err(|e| e.to_string())
 }
 
 /// Weighs `report`'s hotspot findings by `workload_text`'s rates and
