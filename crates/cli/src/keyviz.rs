@@ -63,7 +63,8 @@ pub fn run(args: KeyvizArgs) -> ExitCode {
 
 fn write(args: &KeyvizArgs) -> Result<String, String> {
     let g = Granularity::from(args.granularity);
-    let (db, title) = open(&args.data_dir, args.database.as_deref())?;
+    let (db, name) = open_database(&args.data_dir, args.database.as_deref())?;
+    let title = format!("Key Visualizer: {name}");
     let h = rowtree_server::keyviz::database_heatmap(&db, &title, g);
     let html = rowtree_keyviz::render_html(&h);
     std::fs::write(&args.out, html)
@@ -78,8 +79,12 @@ fn write(args: &KeyvizArgs) -> Result<String, String> {
     ))
 }
 
-/// The database in `dir` and a title for it.
-fn open(dir: &Path, database: Option<&str>) -> Result<(Database, String), String> {
+/// The database in `dir` (a database directory, or a `rowtree serve` data
+/// directory with `database` choosing among its databases) and its name.
+pub(crate) fn open_database(
+    dir: &Path,
+    database: Option<&str>,
+) -> Result<(Database, String), String> {
     if !dir.is_dir() {
         return Err(format!("{} is not a directory", dir.display()));
     }
@@ -92,7 +97,7 @@ fn open(dir: &Path, database: Option<&str>) -> Result<(Database, String), String
         }
         let db = Database::open_with(dir, rowtree_sql::database_options())
             .map_err(|e| format!("cannot open {}: {e}", dir.display()))?;
-        return Ok((db, format!("Key Visualizer: {}", dir.display())));
+        return Ok((db, dir.display().to_string()));
     }
     // A `rowtree serve` data directory: every database is listed in registry.json.
     let registry =
@@ -115,6 +120,6 @@ fn open(dir: &Path, database: Option<&str>) -> Result<(Database, String), String
             }
         },
     };
-    let title = format!("Key Visualizer: {}", hosted.meta.name);
-    Ok((hosted.db, title))
+    let name = hosted.meta.name.clone();
+    Ok((hosted.db, name))
 }

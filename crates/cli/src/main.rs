@@ -7,6 +7,9 @@
 //! * `rowtree ddl` prints a database's schema as Spanner's GetDatabaseDdl does.
 //! * `rowtree keyviz` writes a database's key visualizer heatmap as one HTML file.
 
+mod advise;
+mod advise_forecast;
+mod advise_live;
 mod bench;
 mod demo;
 mod format;
@@ -117,6 +120,18 @@ enum Command {
     /// Benchmarks that reproduce published measurements on this machine.
     #[command(subcommand)]
     Bench(bench::BenchCommand),
+    /// Check a GoogleSQL schema for hotspot and locality mistakes, offline,
+    /// and print fixes as DDL.
+    ///
+    /// Reads the DDL files in order as one schema with the database's own
+    /// parser and catalog, and reports each finding with a stable rule id,
+    /// a severity (error, warning, info), file:line:column of the CREATE
+    /// statement, the table or index, why it is a problem (which split, why
+    /// one node) and a fix as paste-able DDL. Example:
+    ///
+    ///   rowtree advise schema.sql --format sarif > advise.sarif
+    #[command(after_long_help = advise::rules_help())]
+    Advise(advise::AdviseArgs),
 }
 
 #[derive(Debug, Args)]
@@ -416,6 +431,7 @@ fn main() -> ExitCode {
         Command::Demo(cmd) => simulate::demo(cmd),
         Command::Keyviz(args) => keyviz::run(args),
         Command::Bench(cmd) => bench::run(cmd),
+        Command::Advise(args) => advise::run(args),
     }
 }
 

@@ -29,6 +29,8 @@ use rowtree_kv::{
     SplitManager, SplitMap, SplitPolicy,
 };
 use rowtree_schema::{Catalog, ViewAnalyzer};
+
+use crate::ddl::SchemaObserver;
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc, WriteBatch,
 };
@@ -151,6 +153,12 @@ pub struct Options {
     /// one (`rowtree_sql::database_options()`); `None` validates views
     /// structurally only (see [`rowtree_schema::ViewAnalyzer`]).
     pub view_analyzer: Option<Arc<dyn ViewAnalyzer>>,
+    /// Told of every schema change: after each DDL batch that changed the
+    /// schema (also one that failed part-way), with the schema before and
+    /// after it. The server hangs its schema advisor here, so that every
+    /// DDL change, whichever protocol sent it, is checked and its new
+    /// findings logged. `None`: nobody is told.
+    pub schema_observer: Option<Arc<dyn SchemaObserver>>,
     /// The SQL dialect a *new* database is created in (recorded in its
     /// metadata, see [`crate::format`]). An existing database keeps the
     /// dialect it recorded whatever this says: the dialect is fixed for a
@@ -174,6 +182,7 @@ impl Default for Options {
             node_capacity: None,
             split_interval: Duration::from_secs(1),
             view_analyzer: None,
+            schema_observer: None,
             dialect: Dialect::GoogleSql,
         }
     }
@@ -194,6 +203,7 @@ impl std::fmt::Debug for Options {
             .field("node_capacity", &self.node_capacity)
             .field("split_interval", &self.split_interval)
             .field("view_analyzer", &self.view_analyzer.is_some())
+            .field("schema_observer", &self.schema_observer.is_some())
             .field("dialect", &self.dialect)
             .finish()
     }

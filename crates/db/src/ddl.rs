@@ -103,7 +103,28 @@ fn decode_protos(protos: Option<&[u8]>) -> std::result::Result<Option<Arc<ProtoB
         .transpose()
 }
 
+/// Watches a database's schema change (see
+/// [`Options::schema_observer`](crate::Options::schema_observer)).
+pub trait SchemaObserver: Send + Sync {
+    /// Called after a DDL batch changed the schema from `before` to `after`,
+    /// outside the schema lock: reads and writes carry on meanwhile.
+    fn schema_changed(&self, before: &rowtree_schema::Catalog, after: &rowtree_schema::Catalog);
+}
+
 impl Database {
+    /// Tells the schema observer, if any, of a change from `before` to the
+    /// schema now (nothing if the batch changed nothing).
+    fn observe_schema_change(&self, before: &Arc<rowtree_schema::Catalog>) {
+        if let Some(observer) = &self.inner.options.schema_observer {
+            let after = self.catalog();
+            // A statement with nothing to do (`IF NOT EXISTS`) may still
+            // count as applied: compare what the schema says.
+            if after.version() != before.version() && after.ddl() != before.ddl() {
+                observer.schema_changed(before, &after);
+            }
+        }
+    }
+
     /// The analyzer DDL binds view queries with, from
     /// [`Options::view_analyzer`](crate::Options::view_analyzer).
     fn view_analyzer(&self) -> Option<&dyn ViewAnalyzer> {
@@ -126,6 +147,17 @@ impl Database {
     /// they take effect with the first statement and are recorded with it,
     /// so a batch that fails at its first statement leaves them unchanged.
     pub fn apply_ddl_with_protos(
+        &self,
+        statements: &[&str],
+        protos: Option<&[u8]>,
+    ) -> std::result::Result<usize, DdlError> {
+        let before = self.catalog();
+        let result = self.apply_ddl_serially(statements, protos);
+        self.observe_schema_change(&before);
+        result
+    }
+
+    fn apply_ddl_serially(
         &self,
         statements: &[&str],
         protos: Option<&[u8]>,
@@ -158,6 +190,17 @@ impl Database {
     /// (CreateDatabase's `proto_descriptors`), as in
     /// [`Database::apply_ddl_with_protos`].
     pub fn apply_ddl_all_or_nothing_with_protos(
+        &self,
+        statements: &[&str],
+        protos: Option<&[u8]>,
+    ) -> std::result::Result<usize, DdlError> {
+        let before = self.catalog();
+        let result = self.apply_all_or_nothing_serially(statements, protos);
+        self.observe_schema_change(&before);
+        result
+    }
+
+    fn apply_all_or_nothing_serially(
         &self,
         statements: &[&str],
         protos: Option<&[u8]>,

@@ -550,6 +550,19 @@ impl rowtree_kv::KeyAligner for Aligner {
     }
 }
 
+/// The name of the root-level object (a root table or a non-interleaved
+/// index) whose key range holds `key`, such as a split's start; `None` for
+/// the empty key (the key space before the first object) or an object no
+/// longer in `catalog`.
+pub fn root_object_name(catalog: &Catalog, key: &[u8]) -> Option<String> {
+    let mut input = key;
+    let id = rowtree_encoding::decode_object(&mut input).ok()?;
+    catalog
+        .table_by_id(id)
+        .map(|t| t.name.clone())
+        .or_else(|| catalog.index_by_id(id).map(|ix| ix.name.clone()))
+}
+
 /// Whether `text` (from `describe`) names an object with no key values:
 /// the key is the start of a table or index.
 fn is_bare_object(text: &str) -> bool {

@@ -49,7 +49,7 @@ pub mod write;
 pub use database::{
     CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
 };
-pub use ddl::DdlError;
+pub use ddl::{DdlError, SchemaObserver};
 pub use error::{Error, Result};
 pub use format::FORMAT_VERSION;
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};

@@ -9,7 +9,9 @@
 //!   split points), the instance admin API, and the long-running operations
 //!   both answer with (kept by [`operations`]);
 //! - [`registry`]: which instances and databases exist, persisted in the
-//!   data directory so a restart keeps them;
+//!   data directory so a restart keeps them; each database is opened with
+//!   [`advice`], which runs the schema advisor on every DDL change and logs
+//!   what the change introduced;
 //! - [`keyviz`]: the key visualizer over HTTP (a second port, 9020 by
 //!   default in `rowtree serve`), on the same runtime;
 //! - [`convert`]: the wire encoding of values, types, key sets and
@@ -23,6 +25,7 @@
 //! server the way it finds Google's emulator: `SPANNER_EMULATOR_HOST=host:port`.
 
 pub mod admin;
+pub mod advice;
 pub mod convert;
 pub mod keyviz;
 pub mod operations;

@@ -255,7 +255,7 @@ impl Registry {
                 }
                 for d in doc.databases {
                     let path = dir.join("databases").join(&d.dir);
-                    let db = Database::open_with(&path, options.clone())
+                    let db = Database::open_with(&path, with_advice(&options, &d.name))
                         .map_err(|e| format!("cannot open database {}: {e}", d.name))?;
                     tracing::info!(database = %d.name, "opened");
                     state
@@ -433,7 +433,7 @@ impl Registry {
             } else {
                 rowtree_types::Dialect::GoogleSql
             },
-            ..self.options.clone()
+            ..with_advice(&self.options, name)
         };
         let (dir, db) = match &self.dir {
             Some(root) => {
@@ -518,6 +518,17 @@ impl Registry {
 
 /// The shared handle services hold.
 pub type SharedRegistry = Arc<Registry>;
+
+/// `options` with the schema advisor watching the database `name`'s DDL
+/// (see [`crate::advice`]).
+fn with_advice(options: &rowtree_db::Options, name: &str) -> rowtree_db::Options {
+    rowtree_db::Options {
+        schema_observer: Some(std::sync::Arc::new(crate::advice::AdviceLog {
+            database: name.to_string(),
+        })),
+        ..options.clone()
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -55,6 +55,7 @@ pub mod partitioned;
 pub mod plan;
 pub mod planner;
 pub mod result;
+pub mod rowtree_sys;
 pub mod scope;
 pub mod session;
 pub mod spanner_sys;

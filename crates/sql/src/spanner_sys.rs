@@ -35,6 +35,11 @@ pub enum SysTable {
     SplitStatsTop(Granularity),
     /// `SPLITS`: every split now.
     Splits,
+    /// `ROWTREE_SYS.SCHEMA_ADVICE`: the schema advisor's findings
+    /// (see [`crate::rowtree_sys`]).
+    SchemaAdvice,
+    /// `ROWTREE_SYS.HOT_SPLIT_ADVICE`: hot splits explained by name and rule.
+    HotSplitAdvice,
 }
 
 /// The smallest `CPU_USAGE_SCORE` the `SPLIT_STATS_TOP_*` tables report (a
@@ -51,17 +56,25 @@ impl SysTable {
         let &[schema, name] = path else {
             return None;
         };
-        if !schema.eq_ignore_ascii_case(SCHEMA_NAME) {
-            return None;
-        }
         [
             SysTable::SplitStatsTop(Granularity::Minute),
             SysTable::SplitStatsTop(Granularity::TenMinutes),
             SysTable::SplitStatsTop(Granularity::Hour),
             SysTable::Splits,
+            SysTable::SchemaAdvice,
+            SysTable::HotSplitAdvice,
         ]
         .into_iter()
-        .find(|t| t.name().eq_ignore_ascii_case(name))
+        .find(|t| t.schema().eq_ignore_ascii_case(schema) && t.name().eq_ignore_ascii_case(name))
+    }
+
+    /// The table's schema: `SPANNER_SYS`, or `ROWTREE_SYS` for Rowtree's own
+    /// advice tables.
+    pub fn schema(&self) -> &'static str {
+        match self {
+            SysTable::SchemaAdvice | SysTable::HotSplitAdvice => crate::rowtree_sys::SCHEMA_NAME,
+            _ => SCHEMA_NAME,
+        }
     }
 
     /// The table's name (without the schema).
@@ -71,6 +84,8 @@ impl SysTable {
             SysTable::SplitStatsTop(Granularity::TenMinutes) => "SPLIT_STATS_TOP_10MINUTE",
             SysTable::SplitStatsTop(Granularity::Hour) => "SPLIT_STATS_TOP_HOUR",
             SysTable::Splits => "SPLITS",
+            SysTable::SchemaAdvice => "SCHEMA_ADVICE",
+            SysTable::HotSplitAdvice => "HOT_SPLIT_ADVICE",
         }
     }
 
@@ -97,6 +112,8 @@ impl SysTable {
                 ("BYTES_WRITTEN", Type::Int64),
                 ("UNSPLITTABLE_REASON", Type::String),
             ],
+            SysTable::SchemaAdvice => crate::rowtree_sys::schema_advice_columns(),
+            SysTable::HotSplitAdvice => crate::rowtree_sys::hot_split_columns(),
         };
         cols.into_iter().map(|(n, t)| (n.to_string(), t)).collect()
     }
@@ -107,6 +124,8 @@ impl SysTable {
         match self {
             SysTable::SplitStatsTop(g) => top_rows(db, &catalog, *g),
             SysTable::Splits => split_rows(db, &catalog),
+            SysTable::SchemaAdvice => crate::rowtree_sys::schema_advice_rows(db),
+            SysTable::HotSplitAdvice => crate::rowtree_sys::hot_split_rows(db),
         }
     }
 }

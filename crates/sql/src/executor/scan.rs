@@ -182,7 +182,8 @@ impl Operator for SystemRows<'_> {
         if self.rows.is_none() {
             let db = cx.source.database().ok_or_else(|| {
                 Error::failed_precondition(format!(
-                    "SPANNER_SYS.{} is not available here: no database",
+                    "{}.{} is not available here: no database",
+                    self.table.schema(),
                     self.table.name()
                 ))
             })?;

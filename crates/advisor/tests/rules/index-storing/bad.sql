@@ -1,0 +1,11 @@
+-- expect: index-storing OrdersByCustomer warning
+CREATE TABLE Orders (
+  OrderId STRING(36) NOT NULL,
+  CustomerId STRING(36) NOT NULL,
+  Status STRING(16),
+  Total NUMERIC,
+  ShippingAddress STRING(1024),
+  Notes STRING(MAX),
+) PRIMARY KEY (OrderId);
+
+CREATE INDEX OrdersByCustomer ON Orders(CustomerId) STORING (Status, Total, ShippingAddress, Notes);
