@@ -30,7 +30,7 @@ use rowtree_kv::{
 };
 use rowtree_schema::{Catalog, ViewAnalyzer};
 
-use crate::ddl::SchemaObserver;
+use crate::observer::SchemaObserver;
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc, WriteBatch,
 };

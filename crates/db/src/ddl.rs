@@ -103,14 +103,6 @@ fn decode_protos(protos: Option<&[u8]>) -> std::result::Result<Option<Arc<ProtoB
         .transpose()
 }
 
-/// Watches a database's schema change (see
-/// [`Options::schema_observer`](crate::Options::schema_observer)).
-pub trait SchemaObserver: Send + Sync {
-    /// Called after a DDL batch changed the schema from `before` to `after`,
-    /// outside the schema lock: reads and writes carry on meanwhile.
-    fn schema_changed(&self, before: &rowtree_schema::Catalog, after: &rowtree_schema::Catalog);
-}
-
 impl Database {
     /// Tells the schema observer, if any, of a change from `before` to the
     /// schema now (nothing if the batch changed nothing).

@@ -7,7 +7,8 @@
 //!    one door to the storage engine), the lock manager and the commit
 //!    pipeline.
 //! 2. DDL ([`Database::apply_ddl`]) is validated by the catalog and applied
-//!    with its data work (index backfill, constraint checks) — see [`ddl`].
+//!    with its data work (index backfill, constraint checks) — see [`ddl`];
+//!    the database's [`SchemaObserver`] hears of each change ([`observer`]).
 //! 3. Reads ([`ReadRequest`]) turn key sets into byte ranges ([`keys`]),
 //!    read them through the split router at a timestamp, and decode rows.
 //! 4. Writes are [`Mutation`]s buffered in a [`ReadWriteTransaction`]; at
@@ -26,7 +27,7 @@
 //! target, row, overlay, keys, eval what they share: key ranges, row assembly,
 //!                                  a transaction's uncommitted writes, the key
 //!                                  layout, expression contexts
-//! sequences, mutation, format, error
+//! sequences, mutation, format, error, observer
 //! ```
 
 pub mod database;
@@ -36,6 +37,7 @@ mod eval;
 pub mod format;
 pub mod keys;
 pub mod mutation;
+pub mod observer;
 mod overlay;
 pub mod read;
 mod row;
@@ -49,10 +51,11 @@ pub mod write;
 pub use database::{
     CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
 };
-pub use ddl::{DdlError, SchemaObserver};
+pub use ddl::DdlError;
 pub use error::{Error, Result};
 pub use format::FORMAT_VERSION;
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
+pub use observer::SchemaObserver;
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
 pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};

@@ -219,3 +219,8 @@ fn roll_up<'a>(
         })
         .collect()
 }
+
+/// The CPU usage score from which an interval's split counts as hot in the
+/// statistics tables (`SPANNER_SYS.SPLIT_STATS_TOP_*`, which Spanner fills
+/// with splits scoring at least 50, and `ROWTREE_SYS.HOT_SPLIT_ADVICE`).
+pub const REPORTED_HOT_SCORE: f64 = 50.0;

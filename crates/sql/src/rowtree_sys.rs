@@ -1,7 +1,6 @@
 //! ROWTREE_SYS: the schema advisor's findings as tables.
 //!
-//! Two tables, computed when a query reads them (as SPANNER_SYS is, see
-//! [`crate::spanner_sys`]):
+//! Two tables, computed when a query reads them (as SPANNER_SYS's are):
 //!
 //! | table | one row per |
 //! |---|---|
@@ -27,7 +26,8 @@ use rowtree_kv::Granularity;
 use rowtree_schema::Catalog;
 use rowtree_types::{Timestamp, Type, Value};
 
-use crate::spanner_sys::{limit_text, start_text, MIN_REPORTED_SCORE};
+use rowtree_db::keys::{describe_limit, describe_start};
+use rowtree_kv::history::REPORTED_HOT_SCORE;
 
 /// The schema name.
 pub const SCHEMA_NAME: &str = "ROWTREE_SYS";
@@ -178,7 +178,7 @@ pub fn hot_splits(db: &Database, findings: &[Finding]) -> Vec<HotSplitAdvice> {
     for (end, stats) in db.split_history().intervals(Granularity::Minute) {
         let mut hot: Vec<_> = stats
             .iter()
-            .filter(|s| s.cpu_score >= MIN_REPORTED_SCORE)
+            .filter(|s| s.cpu_score >= REPORTED_HOT_SCORE)
             .collect();
         hot.sort_by(|a, b| {
             b.cpu_score
@@ -187,8 +187,8 @@ pub fn hot_splits(db: &Database, findings: &[Finding]) -> Vec<HotSplitAdvice> {
         });
         for s in hot {
             let object = rowtree_db::keys::root_object_name(&catalog, &s.start);
-            let start = start_text(&catalog, &s.start);
-            let limit = limit_text(&catalog, &s.start, s.limit.as_deref());
+            let start = describe_start(&catalog, &s.start);
+            let limit = describe_limit(&catalog, &s.start, s.limit.as_deref());
             let (rule, explanation, fix) = match object.as_deref() {
                 None => (
                     None,

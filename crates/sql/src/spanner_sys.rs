@@ -44,7 +44,7 @@ pub enum SysTable {
 
 /// The smallest `CPU_USAGE_SCORE` the `SPLIT_STATS_TOP_*` tables report (a
 /// warm split).
-pub const MIN_REPORTED_SCORE: f64 = 50.0;
+pub const MIN_REPORTED_SCORE: f64 = rowtree_kv::history::REPORTED_HOT_SCORE;
 
 fn string_array() -> Type {
     Type::Array(Box::new(Type::String))
