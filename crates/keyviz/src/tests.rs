@@ -21,6 +21,7 @@ fn stat(start: &[u8], limit: Option<&[u8]>, node: u32, score: f64, rows_read: u6
         bytes_written: 0,
         cpu_nanos: (score * 1e7) as u64,
         unsplittable: Vec::new(),
+        buckets: Default::default(),
     }
 }
 
