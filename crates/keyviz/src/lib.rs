@@ -337,9 +337,25 @@ pub fn heatmap_from_history_with(
     } else {
         bounds.len().saturating_sub(1)
     };
-    // Merge neighbours into at most max_rows groups of (nearly) equal counts.
-    let groups = fine.min(max_rows);
-    let group_start: Vec<usize> = (0..groups).map(|g| g * fine / groups).collect();
+    let bucket_of = |key: &[u8]| bounds.binary_search(&key).ok();
+    let has_buckets = intervals
+        .iter()
+        .any(|(_, stats)| stats.iter().any(|s| !s.buckets.is_empty()));
+    // `prior[f]`: the cumulative weight of the fine ranges before f, by which
+    // a piece of load is shared among the fine ranges it covers.
+    let (group_start, prior): (Vec<usize>, Vec<f64>) = if has_buckets {
+        let weights = fine_weights(intervals, &bucket_of, fine);
+        (load_groups(&weights, max_rows), cumulative(&weights))
+    } else {
+        // Merge neighbours into at most max_rows groups of (nearly) equal
+        // counts; a split's load is shared evenly among its fine ranges.
+        let groups = fine.min(max_rows);
+        (
+            (0..groups).map(|g| g * fine / groups).collect(),
+            (0..=fine).map(|f| f as f64).collect(),
+        )
+    };
+    let groups = group_start.len();
     let group_of = |bucket: usize| -> usize {
         // The last group whose first bucket is <= bucket.
         group_start.partition_point(|&s| s <= bucket) - 1
@@ -370,56 +386,27 @@ pub fn heatmap_from_history_with(
     // Per cell: (largest CPU contribution, node) to pick the cell's node.
     let mut best_node: Vec<Option<(f64, u32)>> = vec![None; cells];
     let mut reasons: Vec<BTreeSet<UnsplittableReason>> = vec![BTreeSet::new(); cells];
-    let bucket_of = |key: &[u8]| bounds.binary_search(&key).ok();
-
     for (col, (_, stats)) in intervals.iter().enumerate() {
         for s in stats {
-            if !valid(s) {
-                continue;
-            }
-            let Some(lo) = bucket_of(&s.start) else {
+            let Some(pieces) = pieces(s, &bucket_of, fine) else {
                 continue;
             };
-            let hi = match &s.limit {
-                Some(l) => match bucket_of(l) {
-                    Some(h) => h,
-                    None => continue,
-                },
-                None => fine,
-            };
-            if hi <= lo {
-                continue;
-            }
-            // The pieces of the range the load fell in, with their shares:
-            // the key buckets, or else the whole range.
-            let mut pieces: Vec<(usize, usize, f64)> = Vec::new();
-            for i in 0..s.buckets.len() {
-                let (from, to, share) = s.buckets.bucket(i);
-                if let (Some(a), Some(b)) = (bucket_of(from), bucket_of(to)) {
-                    if b > a && share > 0.0 {
-                        pieces.push((a.max(lo), b.min(hi), share as f64));
-                    }
-                }
-            }
-            let known: f64 = pieces.iter().map(|p| p.2).sum();
-            if pieces.is_empty() || !(known > 0.0) {
-                pieces = vec![(lo, hi, 1.0)];
-            } else {
-                for p in &mut pieces {
-                    p.2 /= known;
-                }
-            }
             for (lo, hi, fraction) in pieces {
                 if hi <= lo {
                     continue;
                 }
-                let covered = (hi - lo) as f64;
-                // The groups this piece touches, with how many of its buckets each holds.
+                let covered = prior[hi] - prior[lo];
+                // The groups this piece touches, with the weight of its fine
+                // ranges each holds.
                 let mut g = group_of(lo);
                 while g < groups && group_start[g] < hi {
                     let from = group_start[g].max(lo);
                     let to = group_start.get(g + 1).copied().unwrap_or(fine).min(hi);
-                    let share = fraction * (to - from) as f64 / covered;
+                    let share = if covered > 0.0 {
+                        fraction * (prior[to] - prior[from]) / covered
+                    } else {
+                        fraction * (to - from) as f64 / (hi - lo) as f64
+                    };
                     let cell = col * n_rows + g;
                     for m in Metric::ALL {
                         let v = m.of(s);
@@ -453,6 +440,147 @@ pub fn heatmap_from_history_with(
             .collect(),
         hot: hot_splits(intervals, &describe),
     }
+}
+
+/// The fine ranges `[lo, hi)` a stat's load fell in, with their shares: its
+/// key buckets, or else its whole range. `None` for a range not in `bounds`.
+fn pieces(
+    s: &IntervalStat,
+    bucket_of: &impl Fn(&[u8]) -> Option<usize>,
+    fine: usize,
+) -> Option<Vec<(usize, usize, f64)>> {
+    if !valid(s) {
+        return None;
+    }
+    let lo = bucket_of(&s.start)?;
+    let hi = match &s.limit {
+        Some(l) => bucket_of(l)?,
+        None => fine,
+    };
+    if hi <= lo {
+        return None;
+    }
+    let mut pieces: Vec<(usize, usize, f64)> = Vec::new();
+    for i in 0..s.buckets.len() {
+        let (from, to, share) = s.buckets.bucket(i);
+        if let (Some(a), Some(b)) = (bucket_of(from), bucket_of(to)) {
+            let (a, b) = (a.max(lo), b.min(hi));
+            if b > a && share > 0.0 {
+                pieces.push((a, b, share as f64));
+            }
+        }
+    }
+    let known: f64 = pieces.iter().map(|p| p.2).sum();
+    if pieces.is_empty() || !(known > 0.0) {
+        return Some(vec![(lo, hi, 1.0)]);
+    }
+    for p in &mut pieces {
+        p.2 /= known;
+    }
+    Some(pieces)
+}
+
+/// Share of the fine-range weight spread evenly over the fine ranges (the
+/// rest follows the load), so idle key ranges keep some rows and weight.
+const ROW_FLOOR: f64 = 0.1;
+
+/// The weight of each fine range for a history with key buckets: its share
+/// of the whole history's load (CPU and requests; each piece of load spread
+/// evenly over the fine ranges it covers), plus [`ROW_FLOOR`] spread evenly.
+///
+/// The weights serve twice. Rows are cut at equal weight
+/// ([`load_groups`]): keys that took load all along get rows of equal load,
+/// so sequential keys get rows of equal time slices (each minute lights its
+/// own band: the diagonal) and spread keys rows of equal key width (an even
+/// field). And one interval's piece of load is shared among its fine
+/// ranges by weight rather than evenly: a piece holds a few sampled keys,
+/// and how many other intervals' boundaries fall inside it is chance, while
+/// the weight over the whole history is a steadier measure of how much of
+/// the key space each fine range is.
+fn fine_weights(
+    intervals: &[(u64, Vec<IntervalStat>)],
+    bucket_of: &impl Fn(&[u8]) -> Option<usize>,
+    fine: usize,
+) -> Vec<f64> {
+    let (mut cpu, mut req) = (0.0f64, 0.0f64);
+    for (_, stats) in intervals {
+        for s in stats {
+            cpu += s.cpu_nanos as f64;
+            req += s.requests as f64;
+        }
+    }
+    // A difference array: each piece adds its weight per fine range over [lo, hi).
+    let mut diff = vec![0.0f64; fine + 1];
+    for (_, stats) in intervals {
+        for s in stats {
+            let w = if cpu > 0.0 {
+                s.cpu_nanos as f64 / cpu
+            } else {
+                0.0
+            } + if req > 0.0 {
+                s.requests as f64 / req
+            } else {
+                0.0
+            };
+            if !(w > 0.0) {
+                continue;
+            }
+            for (lo, hi, share) in pieces(s, bucket_of, fine).unwrap_or_default() {
+                let each = w * share / (hi - lo) as f64;
+                diff[lo] += each;
+                diff[hi] -= each;
+            }
+        }
+    }
+    let mut load = Vec::with_capacity(fine);
+    let mut run = 0.0;
+    for d in &diff[..fine] {
+        run += d;
+        load.push(run.max(0.0));
+    }
+    let total: f64 = load.iter().sum();
+    load.iter()
+        .map(|l| {
+            let share = if total > 0.0 { l / total } else { 0.0 };
+            (1.0 - ROW_FLOOR) * share + ROW_FLOOR / fine.max(1) as f64
+        })
+        .collect()
+}
+
+/// `[0, w0, w0 + w1, ...]`.
+fn cumulative(weights: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(weights.len() + 1);
+    let mut acc = 0.0;
+    out.push(acc);
+    for w in weights {
+        acc += w;
+        out.push(acc);
+    }
+    out
+}
+
+/// Row starts (indexes of fine ranges): about half as many rows as fine
+/// ranges, at most `max_rows`, cut at equal shares of `weights`
+/// ([`fine_weights`]). With two fine ranges a row on average, the thin
+/// slivers between different intervals' extreme keys are merged into their
+/// neighbours rather than shown as rows of their own.
+fn load_groups(weights: &[f64], max_rows: usize) -> Vec<usize> {
+    if weights.is_empty() {
+        return Vec::new();
+    }
+    let rows = max_rows.min(weights.len().div_ceil(2)).max(1);
+    let sum: f64 = weights.iter().sum();
+    let mut starts = vec![0];
+    let mut acc = 0.0;
+    for (f, w) in weights.iter().enumerate() {
+        let target = sum * starts.len() as f64 / rows as f64;
+        // Cut before f when the row so far is nearer its share with f left out.
+        if f > 0 && starts.len() < rows && acc + w / 2.0 >= target {
+            starts.push(f);
+        }
+        acc += w;
+    }
+    starts
 }
 
 /// The object a row label names: its first component up to `(` (`Users`

@@ -319,9 +319,9 @@ fn moving(minutes: u64) -> Vec<(u64, Vec<IntervalStat>)> {
 #[test]
 fn rows_are_key_buckets_so_a_moving_hot_spot_is_a_diagonal() {
     let h = heatmap_from_history(&moving(20), label);
-    // The whole split is one range, but its buckets make 20 * 10 rows (and
-    // the split's own start).
-    assert!(h.rows.len() >= 200, "{}", h.rows.len());
+    // The whole split is one range, but its buckets (200 fine ranges) cut
+    // it into many rows (about one per two fine ranges).
+    assert!(h.rows.len() >= 90, "{}", h.rows.len());
     let hottest: Vec<usize> = (0..h.columns.len())
         .map(|c| {
             (0..h.rows.len())
@@ -343,13 +343,23 @@ fn rows_are_key_buckets_so_a_moving_hot_spot_is_a_diagonal() {
         let lit = (0..h.rows.len())
             .filter(|&r| h.value(Metric::RowsRead, c, r) > 0.0)
             .count();
-        assert_eq!(lit, 10, "minute {c}");
+        // A thin band: about a twentieth of the rows (rows are cut at equal
+        // shares of the whole history's load).
+        assert!(
+            lit * 10 < h.rows.len(),
+            "minute {c}: {lit} of {}",
+            h.rows.len()
+        );
     }
     // Merged into fewer rows, still a diagonal.
     let small = heatmap_from_history_with(&moving(20), label, 40);
-    assert_eq!(small.rows.len(), 40);
+    assert!(
+        small.rows.len() <= 40 && small.rows.len() >= 20,
+        "{}",
+        small.rows.len()
+    );
     let top = |c: usize| {
-        (0..40)
+        (0..small.rows.len())
             .max_by(|&a, &b| {
                 small
                     .value(Metric::CpuScore, c, a)
@@ -380,11 +390,9 @@ fn rows_carry_anchors() {
     assert_eq!(row_object("<begin>"), "begin");
     assert_eq!(row_object("Users.ByName(\"x\")"), "Users.ByName");
     assert_eq!(row_object(""), "key");
-    assert_eq!(
-        h.row_of(&[0, 12, 5]),
-        Some(13),
-        "row 0 is the split start, row 1 key 0"
-    );
+    let fifth = h.rows[5].start.clone();
+    assert_eq!(h.row_of(&fifth), Some(5));
+    assert_eq!(h.row_of(&[fifth.as_slice(), &[0]].concat()), Some(5));
     assert_eq!(h.row_of(b""), Some(0));
     let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
     assert_eq!(json["rows"][1]["id"], "row-Users-1");
@@ -404,7 +412,10 @@ fn simulated_time_is_labelled_from_the_start() {
     assert_eq!(h.time_label(MIN), "t+0:01");
     assert_eq!(h.time_label(90 * MIN + 30_000_000_000), "t+1:30:30");
     let html = render_html(&h);
-    assert!(!html.contains("1970"), "no epoch dates for simulated time");
+    assert!(
+        !html.contains("1970-01-01"),
+        "no epoch dates for simulated time"
+    );
     assert!(html.contains("t+0:00 to t+0:03 of simulated time"));
     let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
     assert_eq!(json["relative"], true);

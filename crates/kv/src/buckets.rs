@@ -28,7 +28,7 @@
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 /// The most buckets of one split in one interval.
-pub const MAX_BUCKETS: usize = 16;
+pub const MAX_BUCKETS: usize = 8;
 
 /// Bucket boundaries are cut to this many bytes.
 pub const MAX_BOUND_LEN: usize = 48;
@@ -172,6 +172,14 @@ impl KeyBuckets {
         let mut acc = 0.0;
         let mut group = 0.0;
         for (j, w) in weight.iter().enumerate() {
+            // A range heavy enough to be a bucket of its own (a hot key)
+            // starts one, so it is not blurred into its left neighbours.
+            let share = total / max_buckets as f64;
+            if group > 0.0 && *w >= share && shares.len() + 1 < max_buckets {
+                bounds.push(edges[j].to_vec());
+                shares.push((group / total) as f32);
+                group = 0.0;
+            }
             acc += w;
             group += w;
             let target = total * (shares.len() + 1) as f64 / max_buckets as f64;

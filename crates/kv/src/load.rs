@@ -27,7 +27,7 @@
 //! * **An interval sample** for the key visualizer: up to
 //!   [`INTERVAL_SAMPLE_SIZE`] keys drawn from the accesses since the last
 //!   [`LoadTracker::take_interval_buckets`] by the same reservoir sampling,
-//!   and the largest key accessed. The split finder's sample above covers
+//!   and the smallest and largest key accessed. The split finder's sample above covers
 //!   a whole hot period (many minutes) and so cannot say where *this*
 //!   minute's load fell; this one is emptied at every minute roll-up, so a
 //!   timestamp-first table's minute rows show the thin slice each minute
@@ -48,7 +48,7 @@ pub const WINDOW_SECS: u64 = 60;
 /// The most keys in the sample.
 pub const SAMPLE_SIZE: usize = 20;
 /// The most keys in the interval sample (see the module docs).
-pub const INTERVAL_SAMPLE_SIZE: usize = 32;
+pub const INTERVAL_SAMPLE_SIZE: usize = 128;
 
 const NANOS: u64 = 1_000_000_000;
 /// Buckets in the ring: the window plus the current second.
@@ -297,6 +297,7 @@ pub struct LoadTracker {
     interval_keys: Vec<Vec<u8>>,
     interval_live: usize,
     interval_seen: u64,
+    interval_min: Vec<u8>,
     interval_max: Vec<u8>,
 }
 
@@ -337,6 +338,7 @@ impl LoadTracker {
             interval_keys: Vec::new(),
             interval_live: 0,
             interval_seen: 0,
+            interval_min: Vec::new(),
             interval_max: Vec::new(),
         }
     }
@@ -456,6 +458,10 @@ impl LoadTracker {
             self.interval_max.clear();
             self.interval_max.extend_from_slice(key);
         }
+        if self.interval_seen == 0 || key < self.interval_min.as_slice() {
+            self.interval_min.clear();
+            self.interval_min.extend_from_slice(key);
+        }
         self.interval_seen += 1;
         let slot = if self.interval_live < INTERVAL_SAMPLE_SIZE {
             self.interval_live += 1;
@@ -477,9 +483,12 @@ impl LoadTracker {
     /// as at most [`MAX_BUCKETS`] key buckets (see [`KeyBuckets`]), and
     /// starts a new interval. Empty when there was no access.
     pub fn take_interval_buckets(&mut self, start: &[u8], limit: Option<&[u8]>) -> KeyBuckets {
+        // The smallest key counts as one more sample, so the buckets reach
+        // down to it (as they reach up to the largest).
         let mut keys: Vec<&[u8]> = self.interval_keys[..self.interval_live]
             .iter()
             .map(Vec::as_slice)
+            .chain(std::iter::once(self.interval_min.as_slice()))
             .collect();
         keys.sort_unstable();
         let buckets = if self.interval_seen == 0 {
