@@ -17,15 +17,22 @@
 //! finer than splits are needed to see where load went. Each interval row
 //! of the history carries [`KeyBuckets`](rowtree_kv::KeyBuckets): sub-ranges
 //! of the split cut by the keys its load tracker sampled in that interval,
-//! each with its share of the split's load. The fine ranges of the heatmap
-//! are those between every split boundary and every bucket boundary seen in
-//! any interval; a bucket's share of its split's metric is spread evenly
-//! over the fine ranges it covers (rows without buckets, from older
-//! histories, spread the split's load over its whole range). When there are
-//! more fine ranges than rows, neighbours are merged into groups of nearly
-//! equal numbers of fine ranges, so key ranges that saw more distinct
-//! sampled keys get more rows. With many columns the row count drops so that
-//! rows times columns stays under [`MAX_CELLS`].
+//! each with its share of the split's load.
+//!
+//! The fine ranges of the heatmap are those between every split boundary and
+//! every bucket boundary seen in any interval. Each fine range weighs its
+//! share of the whole history's load (plus a small floor, so idle key
+//! ranges keep rows); rows are cut at equal weight, about one row per two
+//! fine ranges (at most [`MAX_ROWS`]), and an interval's bucket shares its
+//! load among the fine ranges it covers by their weight. So keys written
+//! steadily over time (a timestamp-first table) get rows of equal time
+//! slices and each minute lights its own band, climbing: the diagonal;
+//! well-spread keys get rows of about equal key width, each taking about
+//! the same share each minute: an even field. Histories without buckets
+//! (recorded before they existed) fall back to rows at split boundaries, a
+//! split's load spread evenly over the rows it covers. With many columns
+//! the row count drops so that rows times columns stays under
+//! [`MAX_CELLS`].
 //!
 //! # Row anchors
 //!
@@ -619,14 +626,11 @@ fn assign_ids(rows: &mut [RowLabel]) {
 }
 
 /// Builds the heatmap of `intervals` (`(interval_end, splits)`, oldest first,
-/// as [`LoadHistory::intervals`] returns them). The rows are the key ranges
-/// between every split and key-bucket boundary seen in any interval, sorted
-/// by key; when there are more than [`MAX_ROWS`] (or than [`MAX_CELLS`]
-/// allows), neighbours are merged into groups of nearly equal numbers of
-/// ranges. Each key bucket's share of its split's values is spread evenly
-/// over the ranges it covered in that interval (a split without buckets:
-/// its values over its whole range); a merged row holds the sum of its
-/// ranges.
+/// as [`LoadHistory::intervals`] returns them). Rows are key buckets cut
+/// from the key ranges between every split and key-bucket boundary seen in
+/// any interval, sorted by key (see the module docs: equal-weight rows when
+/// the history has key buckets, split boundaries otherwise), at most
+/// [`MAX_ROWS`] rows and [`MAX_CELLS`] cells.
 /// `describe` turns a key into a label (`Users(42)`). The granularity is
 /// guessed from the spacing of the columns (set [`Heatmap::granularity`]
 /// if you know it); the title is "Key Visualizer".
