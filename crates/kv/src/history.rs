@@ -313,3 +313,85 @@ fn cap_buckets(stats: &mut [IntervalStat]) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(start: u8, cpu_nanos: u64, keys: &[u32]) -> IntervalStat {
+        let keys: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| [&[start][..], &k.to_be_bytes()].concat())
+            .collect();
+        let mut sorted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        sorted.sort();
+        let max = sorted.last().copied().unwrap_or(&[]);
+        IntervalStat {
+            interval_end: 0,
+            split: SplitId(start as u64),
+            start: vec![start],
+            limit: Some(vec![start + 1]),
+            node: NodeId(0),
+            cpu_score: 0.0,
+            requests: 1,
+            rows_read: 0,
+            rows_written: 1,
+            bytes_read: 0,
+            bytes_written: 1,
+            cpu_nanos,
+            unsplittable: Vec::new(),
+            buckets: KeyBuckets::from_sample(
+                &sorted,
+                max,
+                &[start],
+                Some(&[start + 1]),
+                MAX_BUCKETS,
+            ),
+        }
+    }
+
+    #[test]
+    fn an_interval_keeps_at_most_max_interval_keys() {
+        let mut h = LoadHistory::new();
+        let keys: Vec<u32> = (0..200).collect();
+        // 250 busy splits, each with full buckets: more keys than the cap.
+        let rows: Vec<IntervalStat> = (0..250u8).map(|i| stat(i, 1 + i as u64, &keys)).collect();
+        let before: usize = rows.iter().map(|s| s.buckets.keys()).sum();
+        assert!(before > MAX_INTERVAL_KEYS);
+        h.add_minute(MINUTE, rows);
+        let kept = &h.intervals(Granularity::Minute)[0].1;
+        let after: usize = kept.iter().map(|s| s.buckets.keys()).sum();
+        assert!(after <= MAX_INTERVAL_KEYS, "{after}");
+        // The busiest split kept buckets; shares still sum to 1.
+        let busiest = kept.iter().max_by_key(|s| s.cpu_nanos).unwrap();
+        assert!(!busiest.buckets.is_empty());
+        let sum: f32 = busiest.buckets.shares.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn roll_up_merges_buckets_and_old_rows_drop_them() {
+        let mut h = LoadHistory::new();
+        for m in 1..=10u64 {
+            // Minute m writes keys [100m, 100m + 100) of one split.
+            let keys: Vec<u32> = (0..100).map(|k| (m * 100) as u32 + k).collect();
+            h.add_minute(m * MINUTE, vec![stat(7, 10, &keys)]);
+        }
+        let ten = h.intervals(Granularity::TenMinutes);
+        assert_eq!(ten.len(), 1);
+        let b = &ten[0].1[0].buckets;
+        assert!(!b.is_empty() && b.len() <= MAX_BUCKETS);
+        // The merged buckets span all ten minutes' keys.
+        assert_eq!(b.bounds[0], [&[7u8][..], &100u32.to_be_bytes()].concat());
+        assert!(
+            b.bounds.last().unwrap().as_slice()
+                > &[&[7u8][..], &1099u32.to_be_bytes()].concat()[..]
+        );
+        // Minute rows older than 6 hours lose their buckets, not their counters.
+        h.add_minute(7 * HOUR, vec![stat(7, 10, &[1])]);
+        let minutes = h.intervals(Granularity::Minute);
+        assert!(minutes[0].1[0].buckets.is_empty());
+        assert_eq!(minutes[0].1[0].cpu_nanos, 10);
+        assert!(!minutes.last().unwrap().1[0].buckets.is_empty());
+    }
+}
