@@ -387,7 +387,11 @@ const JS: &str = r##"
   var scaleSel = document.getElementById("scale");
   var canvas = document.getElementById("map");
   var tip = document.getElementById("tip");
-  var LEFT = 250, TOP = 8, BOTTOM = 58, RIGHT = 16;
+  // Room for the row labels: up to LABEL characters of 11px monospace.
+  var LABEL = 0;
+  data.rows.forEach(function (r) { LABEL = Math.max(LABEL, r.label.length); });
+  LABEL = Math.max(16, Math.min(64, LABEL));
+  var LEFT = Math.ceil(LABEL * 6.7) + 12, TOP = 8, BOTTOM = 58, RIGHT = 16;
   var cw = nCols ? Math.max(2, Math.min(28, Math.floor(1000 / nCols))) : 0;
   var rh = nRows ? Math.max(1, Math.min(20, Math.floor(720 / nRows))) : 0;
   var AW = cw * nCols, AH = rh * nRows;
@@ -409,7 +413,12 @@ const JS: &str = r##"
     var a = Math.abs(v);
     return v.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
   }
-  function short(s, n) { return s.length <= n ? s : s.slice(0, n - 1) + "\u2026"; }
+  // Long labels lose their middle: the table and the end of the key stay.
+  function short(s, n) {
+    if (s.length <= n) { return s; }
+    var tail = Math.floor(n / 3);
+    return s.slice(0, n - tail - 1) + "\u2026" + s.slice(s.length - tail);
+  }
 
   function drawLegend(m) {
     var lc = document.getElementById("legend");
@@ -451,7 +460,7 @@ const JS: &str = r##"
     ctx.textBaseline = "middle";
     var every = Math.max(1, Math.ceil(13 / rh));
     for (var i = 0; i < nRows; i += every) {
-      ctx.fillText(short(data.rows[i].label, 36), LEFT - 6, TOP + i * rh + Math.min(rh, 13) / 2);
+      ctx.fillText(short(data.rows[i].label, LABEL), LEFT - 6, TOP + i * rh + Math.min(rh, 13) / 2);
     }
     // Time labels (interval ends).
     ctx.textAlign = "center";

@@ -577,15 +577,19 @@ fn load_groups(weights: &[f64], max_rows: usize) -> Vec<usize> {
     }
     let rows = max_rows.min(weights.len().div_ceil(2)).max(1);
     let sum: f64 = weights.iter().sum();
+    let step = sum / rows as f64;
     let mut starts = vec![0];
-    let mut acc = 0.0;
+    let (mut acc, mut row) = (0.0, 0.0);
     for (f, w) in weights.iter().enumerate() {
-        let target = sum * starts.len() as f64 / rows as f64;
-        // Cut before f when the row so far is nearer its share with f left out.
-        if f > 0 && starts.len() < rows && acc + w / 2.0 >= target {
+        let target = step * starts.len() as f64;
+        // Cut before f when the row so far is nearer its share with f left
+        // out, and is not a sliver (at least half a row's share).
+        if f > 0 && starts.len() < rows && acc + w / 2.0 >= target && row >= step / 2.0 {
             starts.push(f);
+            row = 0.0;
         }
         acc += w;
+        row += w;
     }
     starts
 }
