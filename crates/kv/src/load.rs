@@ -299,6 +299,9 @@ pub struct LoadTracker {
     interval_seen: u64,
     interval_min: Vec<u8>,
     interval_max: Vec<u8>,
+    /// The interval sample's own random state, so that it leaves the split
+    /// finder's draws (and so its split decisions) exactly as they were.
+    interval_rng: u64,
 }
 
 impl Default for LoadTracker {
@@ -340,6 +343,7 @@ impl LoadTracker {
             interval_seen: 0,
             interval_min: Vec::new(),
             interval_max: Vec::new(),
+            interval_rng: 0x2545_F491_4F6C_DD1D ^ now.rotate_left(17),
         }
     }
 
@@ -470,7 +474,7 @@ impl LoadTracker {
             }
             Some(self.interval_live - 1)
         } else {
-            let j = (self.next_random() % self.interval_seen) as usize;
+            let j = (xorshift(&mut self.interval_rng) % self.interval_seen) as usize;
             (j < INTERVAL_SAMPLE_SIZE).then_some(j)
         };
         if let Some(k) = slot.and_then(|j| self.interval_keys.get_mut(j)) {
@@ -503,12 +507,7 @@ impl LoadTracker {
 
     /// xorshift64*: deterministic, cheap, good enough for a reservoir.
     fn next_random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift(&mut self.rng)
     }
 
     /// Forgets the key sample and the monotonicity counters (not the rates).
@@ -589,6 +588,16 @@ impl LoadTracker {
     pub fn score(&self, now: u64) -> f64 {
         self.rate(now).cpu * 100.0
     }
+}
+
+/// xorshift64* step of `state` (never 0 unless seeded 0).
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
 }
 
 #[cfg(test)]
