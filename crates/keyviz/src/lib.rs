@@ -478,7 +478,7 @@ fn pieces(
         }
     }
     let known: f64 = pieces.iter().map(|p| p.2).sum();
-    if pieces.is_empty() || !(known > 0.0) {
+    if pieces.is_empty() || known.is_nan() || known <= 0.0 {
         return Some(vec![(lo, hi, 1.0)]);
     }
     for p in &mut pieces {
@@ -529,7 +529,7 @@ fn fine_weights(
             } else {
                 0.0
             };
-            if !(w > 0.0) {
+            if w.is_nan() || w <= 0.0 {
                 continue;
             }
             for (lo, hi, share) in pieces(s, bucket_of, fine).unwrap_or_default() {

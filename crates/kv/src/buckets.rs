@@ -153,7 +153,7 @@ impl KeyBuckets {
             for i in 0..b.len() {
                 let (from, to, share) = b.bucket(i);
                 let (lo, hi) = (index(from), index(to));
-                if hi <= lo || !(share > 0.0) {
+                if hi <= lo || share.is_nan() || share <= 0.0 {
                     continue;
                 }
                 let each = w * share as f64 / (hi - lo) as f64;
@@ -163,7 +163,7 @@ impl KeyBuckets {
             }
         }
         let total: f64 = weight.iter().sum();
-        if !(total > 0.0) {
+        if total.is_nan() || total <= 0.0 {
             return KeyBuckets::default();
         }
         // Greedy cut at the equal-share quantiles.
