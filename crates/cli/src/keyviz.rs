@@ -63,14 +63,24 @@ pub fn run(args: KeyvizArgs) -> ExitCode {
 
 fn write(args: &KeyvizArgs) -> Result<String, String> {
     let g = Granularity::from(args.granularity);
-    let (db, name) = open_database(&args.data_dir, args.database.as_deref())?;
+    let (db, mut name) = open_database(&args.data_dir, args.database.as_deref())?;
+    if name == args.data_dir.display().to_string() {
+        // A database directory: title it by the directory's name, not its
+        // whole (perhaps temporary) path.
+        name = args
+            .data_dir
+            .canonicalize()
+            .ok()
+            .and_then(|d| d.file_name().map(|n| n.to_string_lossy().into_owned()))
+            .unwrap_or_else(|| "database".into());
+    }
     let title = format!("Key Visualizer: {name}");
     let h = rowtree_server::keyviz::database_heatmap(&db, &title, g);
     let html = rowtree_keyviz::render_html(&h);
     std::fs::write(&args.out, html)
         .map_err(|e| format!("cannot write {}: {e}", args.out.display()))?;
     Ok(format!(
-        "keyviz: wrote {} ({} intervals of one {}, {} key ranges, {} hot or unsplittable splits)",
+        "keyviz: wrote {} ({} intervals of one {}, {} key buckets, {} hot or unsplittable splits)",
         args.out.display(),
         h.columns.len(),
         rowtree_keyviz::granularity_name(g),

@@ -133,11 +133,14 @@ pub fn simulate(args: SimulateArgs) -> ExitCode {
         started.elapsed().as_secs_f64()
     );
     if let Some(path) = &args.keyviz {
-        let title = format!(
-            "rowtree simulate: {} on {} nodes",
-            args.workload.display(),
-            args.nodes
-        );
+        // The schema's name (its file name without extension), never a
+        // path: workloads and schemas often live in temporary directories.
+        let name = args
+            .schema
+            .file_stem()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "schema".into());
+        let title = format!("Key Visualizer: {name} (simulated, {} nodes)", args.nodes);
         let html = rowtree_sim::keyviz_html(&catalog, &history, &title);
         if let Err(e) = std::fs::write(path, html) {
             return fail(format!("cannot write {}: {e}", path.display()));

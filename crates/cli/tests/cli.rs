@@ -215,3 +215,48 @@ fn serve_help_explains_the_postgresql_port() {
     let bad = rowtree(&["serve", "--in-memory", "--pg-create-databases"]);
     assert!(!bad.status.success());
 }
+
+#[test]
+fn simulate_keyviz_names_the_schema_and_counts_time_from_the_start() {
+    // Schema and workload in a temporary directory: its path must not
+    // reach the page's title.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let schema = dir.path().join("access-logs.sql");
+    std::fs::write(
+        &schema,
+        "CREATE TABLE Logs (LastAccess TIMESTAMP NOT NULL, UserId INT64 NOT NULL) \
+         PRIMARY KEY (LastAccess, UserId)",
+    )
+    .unwrap();
+    let workload = dir.path().join("w.toml");
+    std::fs::write(
+        &workload,
+        "seed = 1\nduration = \"3m\"\n[[table]]\nname = \"Logs\"\ninserts_per_sec = 200\n\
+         [table.columns]\nLastAccess = \"timestamp\"\nUserId = { kind = \"uniform\", min = 1, max = 1000 }\n",
+    )
+    .unwrap();
+    let page = dir.path().join("kv.html");
+    let o = rowtree(&[
+        "simulate",
+        "--schema",
+        schema.to_str().unwrap(),
+        "--workload",
+        workload.to_str().unwrap(),
+        "--nodes",
+        "2",
+        "--keyviz",
+        page.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", String::from_utf8_lossy(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains("<title>Key Visualizer: access-logs (simulated, 2 nodes)</title>"),
+        "{}",
+        &html[..html.len().min(600)]
+    );
+    let tmp = dir.path().to_string_lossy().into_owned();
+    assert!(!html.contains(&tmp), "no temporary path in the page");
+    assert!(html.contains("t+0:00 to t+0:03 of simulated time"));
+    assert!(!html.contains("1970-01-01"));
+    assert!(html.contains("\"id\":\"row-Logs-0\""));
+}

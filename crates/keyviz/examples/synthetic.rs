@@ -56,6 +56,7 @@ fn main() {
                 bytes_written: rows * 200,
                 cpu_nanos: (score / 100.0 * 60e9) as u64,
                 unsplittable: reasons,
+                buckets: Default::default(),
             });
         }
         // Table 2 ("Orders"): one split, lightly used.
@@ -73,6 +74,7 @@ fn main() {
             bytes_written: 0,
             cpu_nanos: 6_000_000_000,
             unsplittable: Vec::new(),
+            buckets: Default::default(),
         });
         intervals.push((T0 + u64::from(t + 1) * MIN, stats));
     }

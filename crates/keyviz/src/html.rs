@@ -5,17 +5,22 @@ use std::fmt::Write as _;
 use serde::Serialize;
 
 use crate::text::format_value;
-use crate::{format_time, granularity_name, hex, Heatmap, Metric};
+use crate::{granularity_name, hex, Heatmap, Metric};
 
 #[derive(Serialize)]
 struct Data<'a> {
     title: &'a str,
     granularity: &'static str,
     interval_ns: u64,
-    /// Interval ends in milliseconds since the epoch (for JavaScript).
+    /// True when times are simulated and labelled from the workload's start.
+    relative: bool,
+    /// Interval ends in milliseconds since the epoch (or since the
+    /// workload's start, when `relative`).
     columns_ms: Vec<u64>,
-    /// Interval ends as `YYYY-MM-DD HH:MM` (UTC).
+    /// Interval ends as `YYYY-MM-DD HH:MM` (UTC), or `t+H:MM` when `relative`.
     columns: Vec<String>,
+    /// Interval starts, labelled the same way.
+    starts: Vec<String>,
     rows: Vec<Row<'a>>,
     end_label: &'a str,
     metrics: Vec<MetricData>,
@@ -30,6 +35,8 @@ struct Data<'a> {
 struct Row<'a> {
     start: String,
     label: &'a str,
+    id: &'a str,
+    object: &'a str,
 }
 
 #[derive(Serialize)]
@@ -78,14 +85,26 @@ fn data(h: &Heatmap) -> Data<'_> {
         title: &h.title,
         granularity: granularity_name(h.granularity),
         interval_ns: h.granularity.nanos(),
-        columns_ms: h.columns.iter().map(|c| c / 1_000_000).collect(),
-        columns: h.columns.iter().map(|c| format_time(*c)).collect(),
+        relative: h.origin.is_some(),
+        columns_ms: h
+            .columns
+            .iter()
+            .map(|c| c.saturating_sub(h.origin.unwrap_or(0)) / 1_000_000)
+            .collect(),
+        columns: h.columns.iter().map(|c| h.time_label(*c)).collect(),
+        starts: h
+            .columns
+            .iter()
+            .map(|c| h.time_label(c.saturating_sub(h.granularity.nanos())))
+            .collect(),
         rows: h
             .rows
             .iter()
             .map(|r| Row {
                 start: hex(&r.start),
                 label: &r.label,
+                id: &r.id,
+                object: &r.object,
             })
             .collect(),
         end_label: &h.end_label,
@@ -122,8 +141,8 @@ fn data(h: &Heatmap) -> Data<'_> {
                 start_label: &s.start_label,
                 limit_label: &s.limit_label,
                 max_cpu_score: round4(s.max_cpu_score),
-                peak_interval_end: format_time(s.peak_interval_end),
-                last_interval_end: format_time(s.last_interval_end),
+                peak_interval_end: h.time_label(s.peak_interval_end),
+                last_interval_end: h.time_label(s.last_interval_end),
                 intervals: s.intervals,
                 node: s.node,
                 reasons: s.reasons.iter().map(|x| x.as_str()).collect(),
@@ -190,18 +209,23 @@ pub fn render_html(input: &Heatmap) -> String {
     let _ = writeln!(out, "<title>{title}</title>");
     let _ = writeln!(out, "<style>{CSS}</style>\n</head>\n<body>");
     let _ = writeln!(out, "<header><h1>{title}</h1>");
+    let zone = if h.origin.is_some() {
+        " of simulated time"
+    } else {
+        " UTC"
+    };
     let span = if h.columns.is_empty() {
         "no intervals yet".to_string()
     } else {
         format!(
-            "{} to {} UTC",
-            format_time(h.columns[0].saturating_sub(h.granularity.nanos())),
-            format_time(h.columns[h.columns.len() - 1])
+            "{} to {}{zone}",
+            h.time_label(h.columns[0].saturating_sub(h.granularity.nanos())),
+            h.time_label(h.columns[h.columns.len() - 1])
         )
     };
     let _ = writeln!(
         out,
-        "<p class=\"sub\">{} intervals of one {} ({}) &middot; {} key ranges</p></header>",
+        "<p class=\"sub\">{} intervals of one {} ({}) &middot; {} key buckets</p></header>",
         h.columns.len(),
         escape_html(granularity_name(h.granularity)),
         escape_html(&span),
@@ -222,10 +246,12 @@ pub fn render_html(input: &Heatmap) -> String {
          width=\"240\" height=\"12\"></canvas><span id=\"legend-max\"></span></span>\n</div>\n",
     );
     out.push_str(
-        "<p class=\"note\">Each cell is the metric of the splits that covered the key range in \
-         that interval, normalised per row (a split's value divided by the number of key \
-         ranges it covered). Colours are relative to the hottest cell of the whole database: \
-         dark is idle, bright is hot. A bright diagonal means sequential keys.</p>\n",
+        "<p class=\"note\">Each row is a key bucket; each cell is the metric of the load that \
+         fell in the bucket in that interval (a split's load is divided among the key ranges \
+         its sampled keys fell in). Colours are relative to the hottest cell of the whole \
+         database: dark is idle, bright is hot. A bright diagonal means sequential keys, an \
+         even field well-spread keys. Link to rows with <code>#table-NAME</code>, \
+         <code>#row-NAME-N</code> or <code>#key-HEX</code>.</p>\n",
     );
     if h.is_empty() {
         out.push_str(
@@ -247,7 +273,11 @@ pub fn render_html(input: &Heatmap) -> String {
     } else {
         out.push_str(
             "<table id=\"hot\"><thead><tr><th>Key range</th><th>Peak CPU score</th>\
-             <th>Peak interval end (UTC)</th><th>Intervals</th><th>Last node</th>\
+             <th>Peak interval end",
+        );
+        out.push_str(if h.origin.is_some() { "" } else { " (UTC)" });
+        out.push_str(
+            "</th><th>Intervals</th><th>Last node</th>\
              <th>Unsplittable reasons</th></tr></thead><tbody>\n",
         );
         for (i, s) in h.hot.iter().enumerate() {
@@ -270,13 +300,15 @@ pub fn render_html(input: &Heatmap) -> String {
             };
             let _ = writeln!(
                 out,
-                "<tr class=\"{class}\"><td><code>{}</code> &hellip; <code>{}</code></td>\
+                "<tr class=\"{class}\"><td><a href=\"#key-{}\"><code>{}</code> &hellip; \
+                 <code>{}</code></a></td>\
                  <td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>node-{}</td>\
                  <td>{}</td></tr>",
+                hex(&s.start),
                 escape_html(&s.start_label),
                 escape_html(&s.limit_label),
                 format_value(s.max_cpu_score),
-                escape_html(&format_time(s.peak_interval_end)),
+                escape_html(&h.time_label(s.peak_interval_end)),
                 s.intervals,
                 s.node,
                 if reasons.is_empty() {
@@ -355,7 +387,11 @@ const JS: &str = r##"
   var scaleSel = document.getElementById("scale");
   var canvas = document.getElementById("map");
   var tip = document.getElementById("tip");
-  var LEFT = 250, TOP = 8, BOTTOM = 58, RIGHT = 16;
+  // Room for the row labels: up to LABEL characters of 11px monospace.
+  var LABEL = 0;
+  data.rows.forEach(function (r) { LABEL = Math.max(LABEL, r.label.length); });
+  LABEL = Math.max(16, Math.min(64, LABEL));
+  var LEFT = Math.ceil(LABEL * 6.7) + 12, TOP = 8, BOTTOM = 58, RIGHT = 16;
   var cw = nCols ? Math.max(2, Math.min(28, Math.floor(1000 / nCols))) : 0;
   var rh = nRows ? Math.max(1, Math.min(20, Math.floor(720 / nRows))) : 0;
   var AW = cw * nCols, AH = rh * nRows;
@@ -377,7 +413,12 @@ const JS: &str = r##"
     var a = Math.abs(v);
     return v.toFixed(a >= 100 ? 0 : a >= 10 ? 1 : a >= 1 ? 2 : 3);
   }
-  function short(s, n) { return s.length <= n ? s : s.slice(0, n - 1) + "\u2026"; }
+  // Long labels lose their middle: the table and the end of the key stay.
+  function short(s, n) {
+    if (s.length <= n) { return s; }
+    var tail = Math.floor(n / 3);
+    return s.slice(0, n - tail - 1) + "\u2026" + s.slice(s.length - tail);
+  }
 
   function drawLegend(m) {
     var lc = document.getElementById("legend");
@@ -419,7 +460,7 @@ const JS: &str = r##"
     ctx.textBaseline = "middle";
     var every = Math.max(1, Math.ceil(13 / rh));
     for (var i = 0; i < nRows; i += every) {
-      ctx.fillText(short(data.rows[i].label, 36), LEFT - 6, TOP + i * rh + Math.min(rh, 13) / 2);
+      ctx.fillText(short(data.rows[i].label, LABEL), LEFT - 6, TOP + i * rh + Math.min(rh, 13) / 2);
     }
     // Time labels (interval ends).
     ctx.textAlign = "center";
@@ -432,13 +473,61 @@ const JS: &str = r##"
       ctx.fillStyle = "#5a606c";
       ctx.fillRect(Math.round(x0), TOP + AH, 1, 4);
       ctx.fillStyle = "#c3c8d1";
-      ctx.fillText(label.slice(11), x0, TOP + AH + 6);
-      var day = label.slice(0, 10);
-      if (day !== lastDay) { ctx.fillText(day, x0, TOP + AH + 20); lastDay = day; }
+      if (data.relative) {
+        ctx.fillText(label, x0, TOP + AH + 6);
+      } else {
+        ctx.fillText(label.slice(11), x0, TOP + AH + 6);
+        var day = label.slice(0, 10);
+        if (day !== lastDay) { ctx.fillText(day, x0, TOP + AH + 20); lastDay = day; }
+      }
     }
     ctx.fillStyle = "#9aa1ad";
     ctx.textAlign = "left";
-    ctx.fillText("interval end (UTC)", LEFT, TOP + AH + 38);
+    ctx.fillText(data.relative ? "interval end (time since the workload started)" : "interval end (UTC)",
+      LEFT, TOP + AH + 38);
+    // Rows named by the URL fragment: a bracket left of the map, a frame across it.
+    if (marked.length) {
+      ctx.strokeStyle = "#5ad1ff";
+      ctx.fillStyle = "#5ad1ff";
+      ctx.lineWidth = 1;
+      marked.forEach(function (g) {
+        var y0 = TOP + g[0] * rh, h = Math.max(2, (g[1] - g[0]) * rh);
+        ctx.fillRect(LEFT - 4, y0, 3, h);
+        ctx.strokeRect(LEFT + 0.5, y0 + 0.5, AW - 1, h - 1);
+      });
+    }
+  }
+
+  // The rows the URL fragment names (see the module docs of rowtree-keyviz):
+  // #row-<object>-<n>, #table-<object>, #key-<hex>. Runs of rows as [from, to).
+  var marked = [];
+  function rowsOfHash() {
+    var hash = decodeURIComponent(location.hash.replace(/^#/, "")), rows = [];
+    var i;
+    if (hash.indexOf("row-") === 0) {
+      for (i = 0; i < nRows; i++) { if (data.rows[i].id === hash) { rows.push(i); } }
+    } else if (hash.indexOf("table-") === 0) {
+      var object = hash.slice(6);
+      for (i = 0; i < nRows; i++) { if (data.rows[i].object === object) { rows.push(i); } }
+    } else if (hash.indexOf("key-") === 0) {
+      var key = hash.slice(4).toLowerCase(), at = -1;
+      for (i = 0; i < nRows; i++) { if (data.rows[i].start <= key) { at = i; } }
+      if (at >= 0) { rows.push(at); }
+    }
+    var runs = [];
+    rows.forEach(function (r) {
+      var last = runs[runs.length - 1];
+      if (last && last[1] === r) { last[1] = r + 1; } else { runs.push([r, r + 1]); }
+    });
+    return runs;
+  }
+  function follow() {
+    marked = rowsOfHash();
+    draw();
+    if (marked.length) {
+      var rect = canvas.getBoundingClientRect();
+      window.scrollTo(0, Math.max(0, rect.top + window.scrollY + TOP + marked[0][0] * rh - 120));
+    }
   }
 
   function line(text, cls) {
@@ -458,10 +547,10 @@ const JS: &str = r##"
     }
     var m = metric(), cell = c * nRows + r, v = m.values[cell];
     while (tip.firstChild) { tip.removeChild(tip.firstChild); }
-    var start = data.columns_ms[c] - data.interval_ns / 1e6;
-    line(new Date(start).toISOString().slice(0, 16).replace("T", " ") + " \u2013 " + data.columns[c] + " UTC", "k");
+    line(data.starts[c] + " \u2013 " + data.columns[c] + (data.relative ? "" : " UTC"), "k");
     var end = r + 1 < nRows ? data.rows[r + 1].label : data.end_label;
     line("Key range: " + data.rows[r].label + " \u2026 " + end);
+    line("Row: #" + data.rows[r].id, "k");
     line(m.name + ": " + fmt(v) + " per row" + (m.max > 0 ? " (" + fmt(100 * v / m.max) + "% of the hottest cell)" : ""));
     var node = data.nodes[cell];
     line(node >= 0 ? "Node: node-" + node : "Node: \u2014 (no load)");
@@ -478,13 +567,15 @@ const JS: &str = r##"
   canvas.addEventListener("mouseleave", function () { tip.style.display = "none"; });
   metricSel.addEventListener("change", draw);
   scaleSel.addEventListener("change", draw);
-  draw();
+  window.addEventListener("hashchange", follow);
+  follow();
   window.keyviz = {
     ready: true,
     rows: nRows,
     columns: nCols,
     area: { x: LEFT, y: TOP, width: AW, height: AH },
     background: colour(0),
+    marked: function () { return marked; },
     redraw: draw
   };
 })();

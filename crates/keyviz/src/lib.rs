@@ -1,16 +1,61 @@
 //! Rowtree's key visualizer: where the load of a database went, over time.
 //!
-//! Like Spanner's Key Visualizer, a heatmap with time on the x axis
-//! (one column per interval of the split [`LoadHistory`], labelled by its
-//! end) and key ranges on the y axis (up to [`MAX_ROWS`] rows, sorted by
-//! key, which is table/index then key, labelled in human terms such as
-//! `Users(42)`). A cell's colour is one [`Metric`] of the splits that
-//! covered the row's key range in that interval, *normalised per row*:
-//! a split's value is spread evenly over the rows (key-range buckets) it
-//! covered, so a split covering ten rows adds a tenth of its load to each.
-//! Colours are relative to the largest cell of the whole database (dark:
-//! idle, bright: the hottest cell), so a bright diagonal line means
-//! sequential keys, a bright horizontal line a hot key range.
+//! Like Spanner's Key Visualizer, a heatmap with time on the x axis (one
+//! column per interval of the split [`LoadHistory`], labelled by its end)
+//! and *key buckets* on the y axis: up to [`MAX_ROWS`] rows, sorted by key
+//! (table/index, then key), each labelled by its first key in human terms
+//! such as `Users(42)`. A cell's colour is one [`Metric`] of the load that
+//! fell in the row's key range in that interval. Colours are relative to
+//! the largest cell of the whole database (dark: idle, bright: the hottest
+//! cell), so a bright diagonal line means sequential keys, a bright
+//! horizontal line a hot key range and an even field well-spread keys.
+//!
+//! # Rows: key buckets, not splits
+//!
+//! A split can cover a whole table while its load falls in a thin slice of
+//! it (every insert of a timestamp-first table lands at its end), so rows
+//! finer than splits are needed to see where load went. Each interval row
+//! of the history carries [`KeyBuckets`](rowtree_kv::KeyBuckets): sub-ranges
+//! of the split cut by the keys its load tracker sampled in that interval,
+//! each with its share of the split's load.
+//!
+//! The fine ranges of the heatmap are those between every split boundary and
+//! every bucket boundary seen in any interval. Each fine range weighs its
+//! share of the whole history's load (plus a small floor, so idle key
+//! ranges keep rows); rows are cut at equal weight, about one row per two
+//! fine ranges (at most [`MAX_ROWS`]), and an interval's bucket shares its
+//! load among the fine ranges it covers by their weight. So keys written
+//! steadily over time (a timestamp-first table) get rows of equal time
+//! slices and each minute lights its own band, climbing: the diagonal;
+//! well-spread keys get rows of about equal key width, each taking about
+//! the same share each minute: an even field. Histories without buckets
+//! (recorded before they existed) fall back to rows at split boundaries, a
+//! split's load spread evenly over the rows it covers. With many columns
+//! the row count drops so that rows times columns stays under
+//! [`MAX_CELLS`].
+//!
+//! # Row anchors
+//!
+//! Every row has an id, `row-<object>-<n>`: `<object>` is the first
+//! component of its label up to `(` (the table or index whose key space it
+//! starts in; [`row_object`]), `n` counts that object's rows from 0 in key
+//! order (`row-UserAccessLogs-0` is the table's first row). The page reads
+//! its URL fragment and marks (and scrolls to) the rows it names:
+//!
+//! * `#row-<object>-<n>`: that one row of this page;
+//! * `#table-<object>`: every row of a table or index (stable across pages:
+//!   what a schema advisor's finding about a table links to);
+//! * `#key-<hex>`: the row holding that encoded key (stable too).
+//!
+//! The ids are also in the JSON (`rows[].id`, `rows[].object`).
+//!
+//! # Time
+//!
+//! Wall-clock histories (a database) are labelled in UTC. A simulated
+//! history starts at its own zero, so set [`Heatmap::origin`]: its columns
+//! are then labelled `t+H:MM`, time since the workload started.
+//!
+//! # Output
 //!
 //! * [`heatmap_from_history`] (or [`heatmap_from_load_history`]) builds a
 //!   [`Heatmap`] from interval statistics;
@@ -37,6 +82,10 @@ pub use text::render_text;
 
 /// The most key-range rows of a heatmap (as Spanner's Key Visualizer).
 pub const MAX_ROWS: usize = 1000;
+
+/// The most cells (rows times columns) of a heatmap: with many columns
+/// there are fewer rows, so the page stays a few megabytes at most.
+pub const MAX_CELLS: usize = 150_000;
 
 /// A split is listed as hot from this CPU score on (Spanner: warm above 50,
 /// hot at 100).
@@ -158,6 +207,10 @@ pub struct RowLabel {
     pub start: Vec<u8>,
     /// The start in human terms (`Users(42)`), from the caller.
     pub label: String,
+    /// The object the row starts in, anchor-safe ([`row_object`]): `Users`.
+    pub object: String,
+    /// The row's anchor: `row-<object>-<n>` (see the module docs).
+    pub id: String,
 }
 
 /// A split that was hot (CPU score at least [`HOT_SCORE`]) or unsplittable
@@ -194,6 +247,9 @@ pub struct Heatmap {
     pub granularity: Granularity,
     /// The end of each column's interval, nanoseconds since the epoch, oldest first.
     pub columns: Vec<u64>,
+    /// `Some(t0)`: the times are simulated and are labelled as time elapsed
+    /// since `t0`, the workload's start (`t+0:30`); `None`: wall-clock UTC.
+    pub origin: Option<u64>,
     /// The key ranges, sorted by key.
     pub rows: Vec<RowLabel>,
     /// Where the last row ends, in human terms (`<end>`: end of the key space).
@@ -235,6 +291,22 @@ impl Heatmap {
     pub fn is_empty(&self) -> bool {
         self.rows.is_empty() || self.columns.is_empty()
     }
+
+    /// A time of this heatmap for people: `t+H:MM` since [`Heatmap::origin`]
+    /// for simulated time, else `YYYY-MM-DD HH:MM` (UTC).
+    pub fn time_label(&self, nanos: u64) -> String {
+        match self.origin {
+            Some(t0) => format_elapsed(nanos.saturating_sub(t0)),
+            None => format_time(nanos),
+        }
+    }
+
+    /// The row holding `key` (the last row starting at or before it).
+    pub fn row_of(&self, key: &[u8]) -> Option<usize> {
+        self.rows
+            .partition_point(|r| r.start.as_slice() <= key)
+            .checked_sub(1)
+    }
 }
 
 /// [`heatmap_from_history`] with at most `max_rows` rows (at least 1).
@@ -243,8 +315,10 @@ pub fn heatmap_from_history_with(
     describe: impl Fn(&[u8]) -> String,
     max_rows: usize,
 ) -> Heatmap {
-    let max_rows = max_rows.max(1);
-    // Every boundary seen: the fine buckets are the ranges between them.
+    // Keep the page bounded: fewer rows when there are many columns.
+    let max_rows = max_rows.min(MAX_CELLS / intervals.len().max(1)).max(1);
+    // Every boundary seen, of splits and of their key buckets: the fine
+    // buckets are the ranges between them.
     let mut bounds: BTreeSet<&[u8]> = BTreeSet::new();
     let mut open_end = false;
     for (_, stats) in intervals {
@@ -259,6 +333,7 @@ pub fn heatmap_from_history_with(
                 }
                 None => open_end = true,
             }
+            bounds.extend(s.buckets.bounds.iter().map(Vec::as_slice));
         }
     }
     let bounds: Vec<&[u8]> = bounds.into_iter().collect();
@@ -269,20 +344,39 @@ pub fn heatmap_from_history_with(
     } else {
         bounds.len().saturating_sub(1)
     };
-    // Merge neighbours into at most max_rows groups of (nearly) equal counts.
-    let groups = fine.min(max_rows);
-    let group_start: Vec<usize> = (0..groups).map(|g| g * fine / groups).collect();
+    let bucket_of = |key: &[u8]| bounds.binary_search(&key).ok();
+    let has_buckets = intervals
+        .iter()
+        .any(|(_, stats)| stats.iter().any(|s| !s.buckets.is_empty()));
+    // `prior[f]`: the cumulative weight of the fine ranges before f, by which
+    // a piece of load is shared among the fine ranges it covers.
+    let (group_start, prior): (Vec<usize>, Vec<f64>) = if has_buckets {
+        let weights = fine_weights(intervals, &bucket_of, fine);
+        (load_groups(&weights, max_rows), cumulative(&weights))
+    } else {
+        // Merge neighbours into at most max_rows groups of (nearly) equal
+        // counts; a split's load is shared evenly among its fine ranges.
+        let groups = fine.min(max_rows);
+        (
+            (0..groups).map(|g| g * fine / groups).collect(),
+            (0..=fine).map(|f| f as f64).collect(),
+        )
+    };
+    let groups = group_start.len();
     let group_of = |bucket: usize| -> usize {
         // The last group whose first bucket is <= bucket.
         group_start.partition_point(|&s| s <= bucket) - 1
     };
-    let rows: Vec<RowLabel> = group_start
+    let mut rows: Vec<RowLabel> = group_start
         .iter()
         .map(|&b| RowLabel {
             start: bounds[b].to_vec(),
             label: describe(bounds[b]),
+            id: String::new(),
+            object: String::new(),
         })
         .collect();
+    assign_ids(&mut rows);
     let end_label = if open_end || bounds.is_empty() {
         "<end>".to_string()
     } else {
@@ -299,46 +393,41 @@ pub fn heatmap_from_history_with(
     // Per cell: (largest CPU contribution, node) to pick the cell's node.
     let mut best_node: Vec<Option<(f64, u32)>> = vec![None; cells];
     let mut reasons: Vec<BTreeSet<UnsplittableReason>> = vec![BTreeSet::new(); cells];
-    let bucket_of = |key: &[u8]| bounds.binary_search(&key).ok();
-
     for (col, (_, stats)) in intervals.iter().enumerate() {
         for s in stats {
-            if !valid(s) {
-                continue;
-            }
-            let Some(lo) = bucket_of(&s.start) else {
+            let Some(pieces) = pieces(s, &bucket_of, fine) else {
                 continue;
             };
-            let hi = match &s.limit {
-                Some(l) => match bucket_of(l) {
-                    Some(h) => h,
-                    None => continue,
-                },
-                None => fine,
-            };
-            if hi <= lo {
-                continue;
-            }
-            let covered = (hi - lo) as f64;
-            // The groups this split touches, with how many of its buckets each holds.
-            let mut g = group_of(lo);
-            while g < groups && group_start[g] < hi {
-                let from = group_start[g].max(lo);
-                let to = group_start.get(g + 1).copied().unwrap_or(fine).min(hi);
-                let share = (to - from) as f64 / covered;
-                let cell = col * n_rows + g;
-                for m in Metric::ALL {
-                    let v = m.of(s);
-                    if v.is_finite() && v > 0.0 {
-                        values.get_mut(&m).expect("every metric")[cell] += v * share;
+            for (lo, hi, fraction) in pieces {
+                if hi <= lo {
+                    continue;
+                }
+                let covered = prior[hi] - prior[lo];
+                // The groups this piece touches, with the weight of its fine
+                // ranges each holds.
+                let mut g = group_of(lo);
+                while g < groups && group_start[g] < hi {
+                    let from = group_start[g].max(lo);
+                    let to = group_start.get(g + 1).copied().unwrap_or(fine).min(hi);
+                    let share = if covered > 0.0 {
+                        fraction * (prior[to] - prior[from]) / covered
+                    } else {
+                        fraction * (to - from) as f64 / (hi - lo) as f64
+                    };
+                    let cell = col * n_rows + g;
+                    for m in Metric::ALL {
+                        let v = m.of(s);
+                        if v.is_finite() && v > 0.0 {
+                            values.get_mut(&m).expect("every metric")[cell] += v * share;
+                        }
                     }
+                    let weight = s.cpu_nanos as f64 * share + s.requests as f64 * share * 1e-9;
+                    if best_node[cell].is_none_or(|(w, _)| weight > w) {
+                        best_node[cell] = Some((weight, s.node.0));
+                    }
+                    reasons[cell].extend(s.unsplittable.iter().copied());
+                    g += 1;
                 }
-                let weight = s.cpu_nanos as f64 * share + s.requests as f64 * share * 1e-9;
-                if best_node[cell].is_none_or(|(w, _)| weight > w) {
-                    best_node[cell] = Some((weight, s.node.0));
-                }
-                reasons[cell].extend(s.unsplittable.iter().copied());
-                g += 1;
             }
         }
     }
@@ -346,6 +435,7 @@ pub fn heatmap_from_history_with(
     Heatmap {
         title: "Key Visualizer".to_string(),
         granularity: infer_granularity(&columns),
+        origin: None,
         columns,
         rows,
         end_label,
@@ -359,13 +449,192 @@ pub fn heatmap_from_history_with(
     }
 }
 
+/// The fine ranges `[lo, hi)` a stat's load fell in, with their shares: its
+/// key buckets, or else its whole range. `None` for a range not in `bounds`.
+fn pieces(
+    s: &IntervalStat,
+    bucket_of: &impl Fn(&[u8]) -> Option<usize>,
+    fine: usize,
+) -> Option<Vec<(usize, usize, f64)>> {
+    if !valid(s) {
+        return None;
+    }
+    let lo = bucket_of(&s.start)?;
+    let hi = match &s.limit {
+        Some(l) => bucket_of(l)?,
+        None => fine,
+    };
+    if hi <= lo {
+        return None;
+    }
+    let mut pieces: Vec<(usize, usize, f64)> = Vec::new();
+    for i in 0..s.buckets.len() {
+        let (from, to, share) = s.buckets.bucket(i);
+        if let (Some(a), Some(b)) = (bucket_of(from), bucket_of(to)) {
+            let (a, b) = (a.max(lo), b.min(hi));
+            if b > a && share > 0.0 {
+                pieces.push((a, b, share as f64));
+            }
+        }
+    }
+    let known: f64 = pieces.iter().map(|p| p.2).sum();
+    if pieces.is_empty() || known.is_nan() || known <= 0.0 {
+        return Some(vec![(lo, hi, 1.0)]);
+    }
+    for p in &mut pieces {
+        p.2 /= known;
+    }
+    Some(pieces)
+}
+
+/// Share of the fine-range weight spread evenly over the fine ranges (the
+/// rest follows the load), so idle key ranges keep some rows and weight.
+const ROW_FLOOR: f64 = 0.1;
+
+/// The weight of each fine range for a history with key buckets: its share
+/// of the whole history's load (CPU and requests; each piece of load spread
+/// evenly over the fine ranges it covers), plus [`ROW_FLOOR`] spread evenly.
+///
+/// The weights serve twice. Rows are cut at equal weight
+/// ([`load_groups`]): keys that took load all along get rows of equal load,
+/// so sequential keys get rows of equal time slices (each minute lights its
+/// own band: the diagonal) and spread keys rows of equal key width (an even
+/// field). And one interval's piece of load is shared among its fine
+/// ranges by weight rather than evenly: a piece holds a few sampled keys,
+/// and how many other intervals' boundaries fall inside it is chance, while
+/// the weight over the whole history is a steadier measure of how much of
+/// the key space each fine range is.
+fn fine_weights(
+    intervals: &[(u64, Vec<IntervalStat>)],
+    bucket_of: &impl Fn(&[u8]) -> Option<usize>,
+    fine: usize,
+) -> Vec<f64> {
+    let (mut cpu, mut req) = (0.0f64, 0.0f64);
+    for (_, stats) in intervals {
+        for s in stats {
+            cpu += s.cpu_nanos as f64;
+            req += s.requests as f64;
+        }
+    }
+    // A difference array: each piece adds its weight per fine range over [lo, hi).
+    let mut diff = vec![0.0f64; fine + 1];
+    for (_, stats) in intervals {
+        for s in stats {
+            let w = if cpu > 0.0 {
+                s.cpu_nanos as f64 / cpu
+            } else {
+                0.0
+            } + if req > 0.0 {
+                s.requests as f64 / req
+            } else {
+                0.0
+            };
+            if w.is_nan() || w <= 0.0 {
+                continue;
+            }
+            for (lo, hi, share) in pieces(s, bucket_of, fine).unwrap_or_default() {
+                let each = w * share / (hi - lo) as f64;
+                diff[lo] += each;
+                diff[hi] -= each;
+            }
+        }
+    }
+    let mut load = Vec::with_capacity(fine);
+    let mut run = 0.0;
+    for d in &diff[..fine] {
+        run += d;
+        load.push(run.max(0.0));
+    }
+    let total: f64 = load.iter().sum();
+    load.iter()
+        .map(|l| {
+            let share = if total > 0.0 { l / total } else { 0.0 };
+            (1.0 - ROW_FLOOR) * share + ROW_FLOOR / fine.max(1) as f64
+        })
+        .collect()
+}
+
+/// `[0, w0, w0 + w1, ...]`.
+fn cumulative(weights: &[f64]) -> Vec<f64> {
+    let mut out = Vec::with_capacity(weights.len() + 1);
+    let mut acc = 0.0;
+    out.push(acc);
+    for w in weights {
+        acc += w;
+        out.push(acc);
+    }
+    out
+}
+
+/// Row starts (indexes of fine ranges): about half as many rows as fine
+/// ranges, at most `max_rows`, cut at equal shares of `weights`
+/// ([`fine_weights`]). With two fine ranges a row on average, the thin
+/// slivers between different intervals' extreme keys are merged into their
+/// neighbours rather than shown as rows of their own.
+fn load_groups(weights: &[f64], max_rows: usize) -> Vec<usize> {
+    if weights.is_empty() {
+        return Vec::new();
+    }
+    let rows = max_rows.min(weights.len().div_ceil(2)).max(1);
+    let sum: f64 = weights.iter().sum();
+    let step = sum / rows as f64;
+    let mut starts = vec![0];
+    let (mut acc, mut row) = (0.0, 0.0);
+    for (f, w) in weights.iter().enumerate() {
+        let target = step * starts.len() as f64;
+        // Cut before f when the row so far is nearer its share with f left
+        // out, and is not a sliver (at least half a row's share).
+        if f > 0 && starts.len() < rows && acc + w / 2.0 >= target && row >= step / 2.0 {
+            starts.push(f);
+            row = 0.0;
+        }
+        acc += w;
+        row += w;
+    }
+    starts
+}
+
+/// The object a row label names: its first component up to `(` (`Users`
+/// of `Users(42)/Albums(7)`), as an anchor-safe name (characters other
+/// than ASCII letters, digits, `_` and `.` become `_`; `key` when empty).
+pub fn row_object(label: &str) -> String {
+    let first = label.split(['(', '/']).next().unwrap_or("");
+    let clean: String = first
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '_' || c == '.' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .collect();
+    let clean = clean.trim_matches('_').to_string();
+    if clean.is_empty() {
+        "key".to_string()
+    } else {
+        clean
+    }
+}
+
+/// Sets every row's [`RowLabel::object`] and [`RowLabel::id`]
+/// (`row-<object>-<n>`, `n` counting the object's rows from 0 in key order).
+fn assign_ids(rows: &mut [RowLabel]) {
+    let mut seen: BTreeMap<String, usize> = BTreeMap::new();
+    for r in rows {
+        r.object = row_object(&r.label);
+        let n = seen.entry(r.object.clone()).or_insert(0);
+        r.id = format!("row-{}-{n}", r.object);
+        *n += 1;
+    }
+}
+
 /// Builds the heatmap of `intervals` (`(interval_end, splits)`, oldest first,
-/// as [`LoadHistory::intervals`] returns them). The rows are the key ranges
-/// between every split boundary seen in any interval, sorted by key; when
-/// there are more than [`MAX_ROWS`], neighbours are merged into
-/// [`MAX_ROWS`] groups of nearly equal numbers of ranges. Each split's
-/// values are spread evenly over the ranges it covered in that interval
-/// ("normalised per row"); a merged row holds the sum of its ranges.
+/// as [`LoadHistory::intervals`] returns them). Rows are key buckets cut
+/// from the key ranges between every split and key-bucket boundary seen in
+/// any interval, sorted by key (see the module docs: equal-weight rows when
+/// the history has key buckets, split boundaries otherwise), at most
+/// [`MAX_ROWS`] rows and [`MAX_CELLS`] cells.
 /// `describe` turns a key into a label (`Users(42)`). The granularity is
 /// guessed from the spacing of the columns (set [`Heatmap::granularity`]
 /// if you know it); the title is "Key Visualizer".
@@ -473,6 +742,18 @@ fn hot_splits(
     });
     hot.truncate(MAX_HOT);
     hot
+}
+
+/// `t+H:MM` (hours and minutes) of an elapsed time in nanoseconds, with
+/// `:SS` seconds when not on a minute.
+pub fn format_elapsed(nanos: u64) -> String {
+    let secs = nanos / 1_000_000_000;
+    let (h, m, s) = (secs / 3600, (secs % 3600) / 60, secs % 60);
+    if s == 0 {
+        format!("t+{h}:{m:02}")
+    } else {
+        format!("t+{h}:{m:02}:{s:02}")
+    }
 }
 
 /// `YYYY-MM-DD HH:MM` (UTC) of nanoseconds since the epoch.

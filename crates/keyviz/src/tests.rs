@@ -21,6 +21,7 @@ fn stat(start: &[u8], limit: Option<&[u8]>, node: u32, score: f64, rows_read: u6
         bytes_written: 0,
         cpu_nanos: (score * 1e7) as u64,
         unsplittable: Vec::new(),
+        buckets: Default::default(),
     }
 }
 
@@ -251,7 +252,7 @@ fn text_heatmap() {
     let h = heatmap_from_history(&sample(), label);
     let text = render_text(&h, Metric::CpuScore, 60);
     let lines: Vec<&str> = text.lines().collect();
-    assert!(lines[0].starts_with("CPU score per key range"), "{text}");
+    assert!(lines[0].starts_with("CPU score per key bucket"), "{text}");
     assert!(lines[0].ends_with("'@' = 40"), "{text}");
     // Rows a..d, 3 columns, relative to 40: row a is 30, 20, 10.
     assert_eq!(lines.len(), 1 + 4 + 1, "{text}");
@@ -295,4 +296,142 @@ fn granularity_and_time() {
     assert_eq!(parse_granularity("hour"), Some(Granularity::Hour));
     assert_eq!(Metric::parse("rows-read"), Some(Metric::RowsRead));
     assert_eq!(Metric::parse("cpu"), Some(Metric::CpuScore));
+}
+
+/// One split over the whole key space whose load, minute `m`, fell in keys
+/// `[10m, 10m + 10)` (two-byte keys), as the tracker's buckets say.
+fn moving(minutes: u64) -> Vec<(u64, Vec<IntervalStat>)> {
+    (0..minutes)
+        .map(|m| {
+            let mut s = stat(b"", None, 0, 100.0, 1000);
+            let keys: Vec<[u8; 2]> = (0..=10)
+                .map(|i| ((m * 10 + i) as u16).to_be_bytes())
+                .collect();
+            s.buckets = rowtree_kv::KeyBuckets {
+                bounds: keys.iter().map(|k| k.to_vec()).collect(),
+                shares: vec![0.1; 10],
+            };
+            (T0 + (m + 1) * MIN, vec![s])
+        })
+        .collect()
+}
+
+#[test]
+fn rows_are_key_buckets_so_a_moving_hot_spot_is_a_diagonal() {
+    let h = heatmap_from_history(&moving(20), label);
+    // The whole split is one range, but its buckets (200 fine ranges) cut
+    // it into many rows (about one per two fine ranges).
+    assert!(h.rows.len() >= 90, "{}", h.rows.len());
+    let hottest: Vec<usize> = (0..h.columns.len())
+        .map(|c| {
+            (0..h.rows.len())
+                .max_by(|&a, &b| {
+                    h.value(Metric::RowsRead, c, a)
+                        .total_cmp(&h.value(Metric::RowsRead, c, b))
+                })
+                .unwrap()
+        })
+        .collect();
+    // The hottest row climbs every minute: a diagonal.
+    assert!(hottest.windows(2).all(|w| w[1] > w[0]), "{hottest:?}");
+    // Each minute's load stays in its own rows: nothing lost, nothing elsewhere.
+    for c in 0..h.columns.len() {
+        let total: f64 = (0..h.rows.len())
+            .map(|r| h.value(Metric::RowsRead, c, r))
+            .sum();
+        assert!((total - 1000.0).abs() < 1e-6);
+        let lit = (0..h.rows.len())
+            .filter(|&r| h.value(Metric::RowsRead, c, r) > 0.0)
+            .count();
+        // A thin band: about a twentieth of the rows (rows are cut at equal
+        // shares of the whole history's load).
+        assert!(
+            lit * 10 < h.rows.len(),
+            "minute {c}: {lit} of {}",
+            h.rows.len()
+        );
+    }
+    // Merged into fewer rows, still a diagonal.
+    let small = heatmap_from_history_with(&moving(20), label, 40);
+    assert!(
+        small.rows.len() <= 40 && small.rows.len() >= 20,
+        "{}",
+        small.rows.len()
+    );
+    let top = |c: usize| {
+        (0..small.rows.len())
+            .max_by(|&a, &b| {
+                small
+                    .value(Metric::CpuScore, c, a)
+                    .total_cmp(&small.value(Metric::CpuScore, c, b))
+            })
+            .unwrap()
+    };
+    assert!(top(0) < top(10) && top(10) < top(19));
+}
+
+#[test]
+fn rows_carry_anchors() {
+    let intervals = moving(3);
+    let users = |k: &[u8]| {
+        if k.is_empty() || (k[0] == 0 && k.get(1).is_some_and(|b| *b < 15)) {
+            format!("Users({})", k.get(1).copied().unwrap_or(0))
+        } else {
+            format!("Orders/Items({k:?})")
+        }
+    };
+    let h = heatmap_from_history(&intervals, users);
+    assert_eq!(h.rows[0].id, "row-Users-0");
+    assert_eq!(h.rows[1].id, "row-Users-1");
+    let first_order = h.rows.iter().position(|r| r.object == "Orders").unwrap();
+    assert_eq!(h.rows[first_order].id, "row-Orders-0");
+    let ids: BTreeSet<&str> = h.rows.iter().map(|r| r.id.as_str()).collect();
+    assert_eq!(ids.len(), h.rows.len(), "ids are unique");
+    assert_eq!(row_object("<begin>"), "begin");
+    assert_eq!(row_object("Users.ByName(\"x\")"), "Users.ByName");
+    assert_eq!(row_object(""), "key");
+    let fifth = h.rows[5].start.clone();
+    assert_eq!(h.row_of(&fifth), Some(5));
+    assert_eq!(h.row_of(&[fifth.as_slice(), &[0]].concat()), Some(5));
+    assert_eq!(h.row_of(b""), Some(0));
+    let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
+    assert_eq!(json["rows"][1]["id"], "row-Users-1");
+    assert_eq!(json["rows"][1]["object"], "Users");
+    let html = render_html(&h);
+    assert!(html.contains("#table-"), "the page documents its anchors");
+}
+
+#[test]
+fn simulated_time_is_labelled_from_the_start() {
+    let mut intervals = moving(3);
+    for (i, (end, _)) in intervals.iter_mut().enumerate() {
+        *end = (i as u64 + 1) * MIN;
+    }
+    let mut h = heatmap_from_history(&intervals, label);
+    h.origin = Some(0);
+    assert_eq!(h.time_label(MIN), "t+0:01");
+    assert_eq!(h.time_label(90 * MIN + 30_000_000_000), "t+1:30:30");
+    let html = render_html(&h);
+    assert!(
+        !html.contains("1970-01-01"),
+        "no epoch dates for simulated time"
+    );
+    assert!(html.contains("t+0:00 to t+0:03 of simulated time"));
+    let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
+    assert_eq!(json["relative"], true);
+    assert_eq!(json["columns"][0], "t+0:01");
+    assert_eq!(json["starts"][0], "t+0:00");
+    let text = render_text(&h, Metric::CpuScore, 80);
+    assert!(text.contains("t+0:01 .. t+0:03 (3 intervals"), "{text}");
+    // Wall-clock histories keep UTC dates.
+    let wall = heatmap_from_history(&moving(2), label);
+    assert!(render_html(&wall).contains("2026-01-01 00:00 to 2026-01-01 00:02 UTC"));
+}
+
+#[test]
+fn many_columns_mean_fewer_rows() {
+    let h = heatmap_from_history(&moving(600), label);
+    assert_eq!(h.columns.len(), 600);
+    assert!(h.rows.len() * 600 <= MAX_CELLS, "{}", h.rows.len());
+    assert!(h.rows.len() >= MAX_CELLS / 600 - 1);
 }

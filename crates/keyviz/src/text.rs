@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::{format_time, granularity_name, Heatmap, Metric};
+use crate::{granularity_name, Heatmap, Metric};
 
 /// Shades from idle to the hottest cell.
 const SHADES: &[u8] = b" .:-=+*#%@";
@@ -22,7 +22,7 @@ pub fn render_text(h: &Heatmap, metric: Metric, width: usize) -> String {
     let max = h.max(metric);
     let _ = writeln!(
         out,
-        "{} per key range (rows) and {} (columns), normalised per row; '@' = {}",
+        "{} per key bucket (rows) and {} (columns); '@' = {}",
         metric.name(),
         granularity_name(h.granularity),
         format_value(max)
@@ -56,11 +56,12 @@ pub fn render_text(h: &Heatmap, metric: Metric, width: usize) -> String {
         out.push_str(line.trim_end_matches(' '));
         out.push('\n');
     }
-    let first = format_time(h.columns[0]);
-    let last = format_time(h.columns[n_cols - 1]);
+    let first = h.time_label(h.columns[0]);
+    let last = h.time_label(h.columns[n_cols - 1]);
+    let zone = if h.origin.is_some() { "" } else { " UTC" };
     let _ = writeln!(
         out,
-        "  {:<label_w$} {first} .. {last} UTC ({n_cols} intervals, {n_rows} key ranges)",
+        "  {:<label_w$} {first} .. {last}{zone} ({n_cols} intervals, {n_rows} key buckets)",
         ""
     );
     out

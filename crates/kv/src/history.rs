@@ -10,11 +10,20 @@
 //! whole interval, unsplittable reasons united. Retention, counted back from
 //! the newest interval end: minute rows 24 hours, 10-minute rows 4 days,
 //! hour rows 30 days.
+//!
+//! Each row carries [`KeyBuckets`]: where inside the split's range the
+//! interval's load fell (for the key visualizer). They are bounded: at most
+//! [`MAX_INTERVAL_KEYS`] boundary keys per interval over all its rows (the
+//! busiest splits keep theirs, coarsened to fit), merged on roll-up, and
+//! kept only as long as the key visualizer shows the granularity (minute
+//! rows 6 hours, 10-minute rows 4 days, hour rows 28 days); older rows keep
+//! their counters without buckets.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
 use serde::{Deserialize, Serialize};
 
+use crate::buckets::{KeyBuckets, MAX_BUCKETS};
 use crate::policy::UnsplittableReason;
 use crate::split::{NodeId, SplitId};
 use crate::{Error, Result};
@@ -23,6 +32,9 @@ const MINUTE: u64 = 60_000_000_000;
 const TEN_MINUTES: u64 = 10 * MINUTE;
 const HOUR: u64 = 60 * MINUTE;
 const DAY: u64 = 24 * HOUR;
+
+/// The most bucket boundary keys of one interval, over all its rows.
+pub const MAX_INTERVAL_KEYS: usize = 1024;
 
 /// The interval of a row set.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -51,6 +63,16 @@ impl Granularity {
             Granularity::Minute => DAY,
             Granularity::TenMinutes => 4 * DAY,
             Granularity::Hour => 30 * DAY,
+        }
+    }
+
+    /// How long rows keep their [`KeyBuckets`] (as long as the key
+    /// visualizer shows the granularity), in nanoseconds.
+    pub fn bucket_retention(self) -> u64 {
+        match self {
+            Granularity::Minute => 6 * HOUR,
+            Granularity::TenMinutes => 4 * DAY,
+            Granularity::Hour => 28 * DAY,
         }
     }
 }
@@ -84,6 +106,21 @@ pub struct IntervalStat {
     pub cpu_nanos: u64,
     /// Reasons the split could not be split during the interval.
     pub unsplittable: Vec<UnsplittableReason>,
+    /// Where in the range the load fell (empty: unknown, spread evenly).
+    #[serde(default, skip_serializing_if = "KeyBuckets::is_empty")]
+    pub buckets: KeyBuckets,
+}
+
+impl IntervalStat {
+    /// The weight of this row's load when buckets are merged: CPU time,
+    /// or requests when no CPU was charged.
+    fn load_weight(&self) -> f64 {
+        if self.cpu_nanos > 0 {
+            self.cpu_nanos as f64
+        } else {
+            self.requests as f64
+        }
+    }
 }
 
 /// Interval statistics at three granularities. See the module docs.
@@ -114,6 +151,7 @@ impl LoadHistory {
         for s in &mut stats {
             s.interval_end = interval_end;
         }
+        cap_buckets(&mut stats);
         self.minute.push_back((interval_end, stats));
         for (g, rows) in [
             (Granularity::TenMinutes, &mut self.ten_minutes),
@@ -139,6 +177,20 @@ impl LoadHistory {
             let oldest = interval_end.saturating_sub(g.retention());
             while rows.front().is_some_and(|(end, _)| *end <= oldest) {
                 rows.pop_front();
+            }
+            // Buckets past their retention: newest first, stop at the first
+            // row set already without any.
+            let stale = interval_end.saturating_sub(g.bucket_retention());
+            for (end, stats) in rows.iter_mut().rev() {
+                if *end > stale {
+                    continue;
+                }
+                if stats.iter().all(|s| s.buckets.is_empty()) {
+                    break;
+                }
+                for s in stats.iter_mut() {
+                    s.buckets = KeyBuckets::default();
+                }
             }
         }
     }
@@ -181,8 +233,12 @@ fn roll_up<'a>(
     length: u64,
 ) -> Vec<IntervalStat> {
     type Range = (Vec<u8>, Option<Vec<u8>>);
-    let mut by_range: BTreeMap<Range, (IntervalStat, BTreeSet<UnsplittableReason>)> =
-        BTreeMap::new();
+    type Acc<'a> = (
+        IntervalStat,
+        BTreeSet<UnsplittableReason>,
+        Vec<(f64, &'a KeyBuckets)>,
+    );
+    let mut by_range: BTreeMap<Range, Acc<'a>> = BTreeMap::new();
     for (_, stats) in minutes {
         for s in stats {
             let entry = by_range
@@ -195,9 +251,13 @@ fn roll_up<'a>(
                     zero.bytes_read = 0;
                     zero.bytes_written = 0;
                     zero.cpu_nanos = 0;
-                    (zero, BTreeSet::new())
+                    zero.buckets = KeyBuckets::default();
+                    (zero, BTreeSet::new(), Vec::new())
                 });
-            let (acc, reasons) = entry;
+            let (acc, reasons, buckets) = entry;
+            if !s.buckets.is_empty() {
+                buckets.push((s.load_weight(), &s.buckets));
+            }
             acc.split = s.split;
             acc.node = s.node;
             acc.requests += s.requests;
@@ -209,15 +269,131 @@ fn roll_up<'a>(
             reasons.extend(s.unsplittable.iter().copied());
         }
     }
-    by_range
+    let mut rows: Vec<IntervalStat> = by_range
         .into_values()
-        .map(|(mut s, reasons)| {
+        .map(|(mut s, reasons, buckets)| {
             s.interval_end = interval_end;
             s.cpu_score = s.cpu_nanos as f64 / length as f64 * 100.0;
             s.unsplittable = reasons.into_iter().collect();
+            s.buckets = KeyBuckets::merge(&buckets, MAX_BUCKETS);
             s
         })
-        .collect()
+        .collect();
+    cap_buckets(&mut rows);
+    rows
+}
+
+/// Keeps the boundary keys of one interval under [`MAX_INTERVAL_KEYS`]:
+/// when there are more, the busiest rows keep buckets, coarsened to an
+/// equal number each, and the rest lose theirs.
+fn cap_buckets(stats: &mut [IntervalStat]) {
+    let keys: usize = stats.iter().map(|s| s.buckets.keys()).sum();
+    if keys <= MAX_INTERVAL_KEYS {
+        return;
+    }
+    let mut order: Vec<usize> = (0..stats.len())
+        .filter(|&i| !stats[i].buckets.is_empty())
+        .collect();
+    order.sort_by(|&a, &b| {
+        stats[b]
+            .load_weight()
+            .total_cmp(&stats[a].load_weight())
+            .then(a.cmp(&b))
+    });
+    // One bucket takes two keys; each further bucket one more.
+    let keep = order.len().min(MAX_INTERVAL_KEYS / 2);
+    let each = (MAX_INTERVAL_KEYS / keep.max(1)).saturating_sub(1).max(1);
+    for (rank, &i) in order.iter().enumerate() {
+        let b = &mut stats[i].buckets;
+        if rank >= keep {
+            *b = KeyBuckets::default();
+        } else if b.len() > each {
+            let coarser = KeyBuckets::merge(&[(1.0, &*b)], each);
+            *b = coarser;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn stat(start: u8, cpu_nanos: u64, keys: &[u32]) -> IntervalStat {
+        let keys: Vec<Vec<u8>> = keys
+            .iter()
+            .map(|k| [&[start][..], &k.to_be_bytes()].concat())
+            .collect();
+        let mut sorted: Vec<&[u8]> = keys.iter().map(Vec::as_slice).collect();
+        sorted.sort();
+        let max = sorted.last().copied().unwrap_or(&[]);
+        IntervalStat {
+            interval_end: 0,
+            split: SplitId(start as u64),
+            start: vec![start],
+            limit: Some(vec![start + 1]),
+            node: NodeId(0),
+            cpu_score: 0.0,
+            requests: 1,
+            rows_read: 0,
+            rows_written: 1,
+            bytes_read: 0,
+            bytes_written: 1,
+            cpu_nanos,
+            unsplittable: Vec::new(),
+            buckets: KeyBuckets::from_sample(
+                &sorted,
+                max,
+                &[start],
+                Some(&[start + 1]),
+                MAX_BUCKETS,
+            ),
+        }
+    }
+
+    #[test]
+    fn an_interval_keeps_at_most_max_interval_keys() {
+        let mut h = LoadHistory::new();
+        let keys: Vec<u32> = (0..200).collect();
+        // 250 busy splits, each with full buckets: more keys than the cap.
+        let rows: Vec<IntervalStat> = (0..250u8).map(|i| stat(i, 1 + i as u64, &keys)).collect();
+        let before: usize = rows.iter().map(|s| s.buckets.keys()).sum();
+        assert!(before > MAX_INTERVAL_KEYS);
+        h.add_minute(MINUTE, rows);
+        let kept = &h.intervals(Granularity::Minute)[0].1;
+        let after: usize = kept.iter().map(|s| s.buckets.keys()).sum();
+        assert!(after <= MAX_INTERVAL_KEYS, "{after}");
+        // The busiest split kept buckets; shares still sum to 1.
+        let busiest = kept.iter().max_by_key(|s| s.cpu_nanos).unwrap();
+        assert!(!busiest.buckets.is_empty());
+        let sum: f32 = busiest.buckets.shares.iter().sum();
+        assert!((sum - 1.0).abs() < 1e-4);
+    }
+
+    #[test]
+    fn roll_up_merges_buckets_and_old_rows_drop_them() {
+        let mut h = LoadHistory::new();
+        for m in 1..=10u64 {
+            // Minute m writes keys [100m, 100m + 100) of one split.
+            let keys: Vec<u32> = (0..100).map(|k| (m * 100) as u32 + k).collect();
+            h.add_minute(m * MINUTE, vec![stat(7, 10, &keys)]);
+        }
+        let ten = h.intervals(Granularity::TenMinutes);
+        assert_eq!(ten.len(), 1);
+        let b = &ten[0].1[0].buckets;
+        assert!(!b.is_empty() && b.len() <= MAX_BUCKETS);
+        // The merged buckets span all ten minutes' keys.
+        assert_eq!(b.bounds[0], [&[7u8][..], &100u32.to_be_bytes()].concat());
+        assert!(
+            b.bounds.last().unwrap().as_slice()
+                > &[&[7u8][..], &1099u32.to_be_bytes()].concat()[..]
+        );
+        // Minute rows older than 6 hours lose their buckets, not their counters.
+        h.add_minute(7 * HOUR, vec![stat(7, 10, &[1])]);
+        let minutes = h.intervals(Granularity::Minute);
+        assert!(minutes[0].1[0].buckets.is_empty());
+        assert_eq!(minutes[0].1[0].cpu_nanos, 10);
+        assert!(!minutes.last().unwrap().1[0].buckets.is_empty());
+    }
 }
 
 /// The CPU usage score from which an interval's split counts as hot in the

@@ -49,7 +49,9 @@
 //! 4. **Remember** ([`history`]): every minute the manager rolls the trackers
 //!    up into the [`LoadHistory`] (1-minute rows for 24 h, 10-minute for 4
 //!    days, 1-hour for 30 days), the source of `SPANNER_SYS.SPLIT_STATS_*`
-//!    and the key visualizer.
+//!    and the key visualizer. Each row also carries [`KeyBuckets`]
+//!    ([`buckets`]): where inside the split's range the interval's load
+//!    fell, from the tracker's per-interval key sample.
 //! 5. **Keep** ([`persist`]): the map and the manager's boundary state (manual
 //!    split points, mergeable boundaries, the next id) convert to one
 //!    versioned, validated [`SplitsRecord`] ([`SplitManager::to_record`],
@@ -62,6 +64,7 @@
 //! split's node, so a node's capacity is real on one machine.
 
 pub mod balance;
+pub mod buckets;
 mod clock;
 mod error;
 pub mod history;
@@ -75,6 +78,7 @@ mod split;
 mod split_map;
 
 pub use balance::{Balancer, BalancerConfig, Move};
+pub use buckets::KeyBuckets;
 pub use clock::{system_clock, RouterClock};
 pub use error::{Error, Result};
 pub use history::{Granularity, IntervalStat, LoadHistory};

@@ -24,6 +24,15 @@
 //!   order (concurrent writers stamping the same instant, `(timestamp, id)`
 //!   keys) counted as the sequence they are.
 //!
+//! * **An interval sample** for the key visualizer: up to
+//!   [`INTERVAL_SAMPLE_SIZE`] keys drawn from the accesses since the last
+//!   [`LoadTracker::take_interval_buckets`] by the same reservoir sampling,
+//!   and the smallest and largest key accessed. The split finder's sample above covers
+//!   a whole hot period (many minutes) and so cannot say where *this*
+//!   minute's load fell; this one is emptied at every minute roll-up, so a
+//!   timestamp-first table's minute rows show the thin slice each minute
+//!   wrote (the diagonal of the key visualizer) rather than the whole split.
+//!
 //! The sample and the counters describe the load since
 //! [`LoadTracker::reset_sample`] (called by the split manager when a split
 //! cools down, so the sample always reflects the current hot period).
@@ -32,10 +41,14 @@ use std::cmp::Ordering;
 
 use serde::{Deserialize, Serialize};
 
+use crate::buckets::{KeyBuckets, MAX_BUCKETS};
+
 /// The sliding window of [`LoadTracker::rate`], in seconds.
 pub const WINDOW_SECS: u64 = 60;
 /// The most keys in the sample.
 pub const SAMPLE_SIZE: usize = 20;
+/// The most keys in the interval sample (see the module docs).
+pub const INTERVAL_SAMPLE_SIZE: usize = 128;
 
 const NANOS: u64 = 1_000_000_000;
 /// Buckets in the ring: the window plus the current second.
@@ -280,6 +293,15 @@ pub struct LoadTracker {
     first_second: u64,
     frontier_second: u64,
     rng: u64,
+    /// The interval sample: the first `interval_live` slots are in use.
+    interval_keys: Vec<Vec<u8>>,
+    interval_live: usize,
+    interval_seen: u64,
+    interval_min: Vec<u8>,
+    interval_max: Vec<u8>,
+    /// The interval sample's own random state, so that it leaves the split
+    /// finder's draws (and so its split decisions) exactly as they were.
+    interval_rng: u64,
 }
 
 impl Default for LoadTracker {
@@ -316,6 +338,12 @@ impl LoadTracker {
             first_second: 0,
             frontier_second: u64::MAX,
             rng: 0x9E37_79B9_7F4A_7C15 ^ now,
+            interval_keys: Vec::new(),
+            interval_live: 0,
+            interval_seen: 0,
+            interval_min: Vec::new(),
+            interval_max: Vec::new(),
+            interval_rng: 0x2545_F491_4F6C_DD1D ^ now.rotate_left(17),
         }
     }
 
@@ -425,16 +453,61 @@ impl LoadTracker {
             s.spanning = 0;
             s.equal = 0;
         }
+        self.sample_interval(key);
+    }
+
+    /// The interval sample's share of [`LoadTracker::record`].
+    fn sample_interval(&mut self, key: &[u8]) {
+        if self.interval_seen == 0 || key > self.interval_max.as_slice() {
+            self.interval_max.clear();
+            self.interval_max.extend_from_slice(key);
+        }
+        if self.interval_seen == 0 || key < self.interval_min.as_slice() {
+            self.interval_min.clear();
+            self.interval_min.extend_from_slice(key);
+        }
+        self.interval_seen += 1;
+        let slot = if self.interval_live < INTERVAL_SAMPLE_SIZE {
+            self.interval_live += 1;
+            if self.interval_keys.len() < self.interval_live {
+                self.interval_keys.push(Vec::new());
+            }
+            Some(self.interval_live - 1)
+        } else {
+            let j = (xorshift(&mut self.interval_rng) % self.interval_seen) as usize;
+            (j < INTERVAL_SAMPLE_SIZE).then_some(j)
+        };
+        if let Some(k) = slot.and_then(|j| self.interval_keys.get_mut(j)) {
+            k.clear();
+            k.extend_from_slice(key);
+        }
+    }
+
+    /// Where in `[start, limit)` the accesses since the previous call fell,
+    /// as at most [`MAX_BUCKETS`] key buckets (see [`KeyBuckets`]), and
+    /// starts a new interval. Empty when there was no access.
+    pub fn take_interval_buckets(&mut self, start: &[u8], limit: Option<&[u8]>) -> KeyBuckets {
+        // The smallest key counts as one more sample, so the buckets reach
+        // down to it (as they reach up to the largest).
+        let mut keys: Vec<&[u8]> = self.interval_keys[..self.interval_live]
+            .iter()
+            .map(Vec::as_slice)
+            .chain(std::iter::once(self.interval_min.as_slice()))
+            .collect();
+        keys.sort_unstable();
+        let buckets = if self.interval_seen == 0 {
+            KeyBuckets::default()
+        } else {
+            KeyBuckets::from_sample(&keys, &self.interval_max, start, limit, MAX_BUCKETS)
+        };
+        self.interval_live = 0;
+        self.interval_seen = 0;
+        buckets
     }
 
     /// xorshift64*: deterministic, cheap, good enough for a reservoir.
     fn next_random(&mut self) -> u64 {
-        let mut x = self.rng;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.rng = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+        xorshift(&mut self.rng)
     }
 
     /// Forgets the key sample and the monotonicity counters (not the rates).
@@ -517,6 +590,16 @@ impl LoadTracker {
     }
 }
 
+/// xorshift64* step of `state` (never 0 unless seeded 0).
+fn xorshift(state: &mut u64) -> u64 {
+    let mut x = *state;
+    x ^= x >> 12;
+    x ^= x << 25;
+    x ^= x >> 27;
+    *state = x;
+    x.wrapping_mul(0x2545_F491_4F6C_DD1D)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -560,6 +643,29 @@ mod tests {
         assert_eq!(snap.beyond_max, 1);
         assert_eq!(snap.below_min, 1);
         assert_eq!(snap.scans, 2);
+    }
+
+    #[test]
+    fn interval_sample_shows_where_each_interval_went() {
+        let mut t = LoadTracker::new();
+        // First interval: keys 0..1000; second: 5000..6000.
+        for k in 0..1000u32 {
+            t.record(S, &Access::write(&k.to_be_bytes(), 1, 1, 1));
+        }
+        let first = t.take_interval_buckets(b"", None);
+        for k in 5000..6000u32 {
+            t.record(2 * S, &Access::write(&k.to_be_bytes(), 1, 1, 1));
+        }
+        let second = t.take_interval_buckets(b"", None);
+        assert!(!first.is_empty() && first.len() <= MAX_BUCKETS);
+        assert!(first.bounds.last().unwrap().as_slice() <= &5000u32.to_be_bytes()[..]);
+        assert!(second.bounds[0].as_slice() >= &1000u32.to_be_bytes()[..]);
+        // The end is just after the largest key.
+        assert_eq!(second.bounds.last().unwrap()[..4], 5999u32.to_be_bytes());
+        let total: f32 = second.shares.iter().sum();
+        assert!((total - 1.0).abs() < 1e-4);
+        // Nothing since: no buckets.
+        assert!(t.take_interval_buckets(b"", None).is_empty());
     }
 
     #[test]

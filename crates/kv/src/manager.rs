@@ -40,6 +40,7 @@ use std::sync::Arc;
 use parking_lot::{Mutex, MutexGuard};
 
 use crate::balance::{Balancer, BalancerConfig};
+use crate::buckets::KeyBuckets;
 use crate::history::{IntervalStat, LoadHistory};
 use crate::load::{Access, AccessKind, LoadTotals};
 use crate::persist::{ManualPoint, SplitsRecord};
@@ -553,13 +554,17 @@ impl SplitManager {
                 let mut rows = std::mem::take(&mut st.retired);
                 let mut base = HashMap::new();
                 for s in self.map.splits() {
-                    let totals = s.load.lock().totals_before(minute_end);
+                    let (totals, buckets) = {
+                        let mut load = s.load.lock();
+                        let buckets = load.take_interval_buckets(&s.start, s.limit.as_deref());
+                        (load.totals_before(minute_end), buckets)
+                    };
                     let delta = totals.since(&st.base.get(&s.id).copied().unwrap_or_default());
                     let state = st.splits.entry(s.id).or_default();
                     let reasons = std::mem::take(&mut state.reasons);
                     state.reasons.extend(state.reason);
                     if delta.requests > 0 {
-                        rows.push(stat(&s, delta, reasons));
+                        rows.push(stat(&s, delta, reasons, buckets));
                     }
                     base.insert(s.id, totals);
                 }
@@ -609,7 +614,11 @@ impl SplitManager {
 
     /// Keeps what a replaced split served since the last roll-up.
     fn retire(&self, st: &mut State, split: &Split, _now: u64) {
-        let totals = split.load.lock().totals();
+        let (totals, buckets) = {
+            let mut load = split.load.lock();
+            let buckets = load.take_interval_buckets(&split.start, split.limit.as_deref());
+            (load.totals(), buckets)
+        };
         let delta = totals.since(&st.base.remove(&split.id).unwrap_or_default());
         let reasons = st
             .splits
@@ -617,12 +626,17 @@ impl SplitManager {
             .map(|s| s.reasons)
             .unwrap_or_default();
         if delta.requests > 0 {
-            st.retired.push(stat(split, delta, reasons));
+            st.retired.push(stat(split, delta, reasons, buckets));
         }
     }
 }
 
-fn stat(split: &Split, delta: LoadTotals, reasons: BTreeSet<UnsplittableReason>) -> IntervalStat {
+fn stat(
+    split: &Split,
+    delta: LoadTotals,
+    reasons: BTreeSet<UnsplittableReason>,
+    buckets: KeyBuckets,
+) -> IntervalStat {
     IntervalStat {
         interval_end: 0,
         split: split.id,
@@ -637,6 +651,7 @@ fn stat(split: &Split, delta: LoadTotals, reasons: BTreeSet<UnsplittableReason>)
         bytes_written: delta.bytes_written,
         cpu_nanos: delta.cpu_nanos,
         unsplittable: reasons.into_iter().collect(),
+        buckets,
     }
 }
 

@@ -106,6 +106,7 @@ fn stat(cpu_nanos: u64) -> IntervalStat {
         bytes_written: 0,
         cpu_nanos,
         unsplittable: vec![],
+        buckets: Default::default(),
     }
 }
 

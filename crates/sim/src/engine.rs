@@ -422,13 +422,25 @@ pub fn simulate_with_history(
     Ok((report, history))
 }
 
-/// The key visualizer page (rowtree-keyviz) of a simulation's history,
-/// keys described in human terms.
-pub fn keyviz_html(catalog: &Catalog, history: &History, title: &str) -> String {
+/// The key visualizer heatmap (rowtree-keyviz) of a simulation's history:
+/// rows are key buckets, keys described in human terms, and time labelled
+/// from the workload's start (`t+0:05`: the simulated clock starts at 0),
+/// never as dates.
+pub fn keyviz_heatmap(
+    catalog: &Catalog,
+    history: &History,
+    title: &str,
+) -> rowtree_keyviz::Heatmap {
     let mut h =
         rowtree_keyviz::heatmap_from_history(history, |k| rowtree_db::keys::describe(catalog, k));
     h.title = title.to_string();
-    rowtree_keyviz::render_html(&h)
+    h.origin = Some(0);
+    h
+}
+
+/// The key visualizer page of [`keyviz_heatmap`].
+pub fn keyviz_html(catalog: &Catalog, history: &History, title: &str) -> String {
+    rowtree_keyviz::render_html(&keyviz_heatmap(catalog, history, title))
 }
 
 fn timestamp_at(now: u64) -> Timestamp {

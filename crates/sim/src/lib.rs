@@ -24,7 +24,8 @@ pub mod workload;
 
 pub use demo::{run_demo, DemoConfig, DemoReport, DESIGNS};
 pub use engine::{
-    capacity_per_node, keyviz_html, simulate, simulate_with_history, History, SimConfig,
+    capacity_per_node, keyviz_heatmap, keyviz_html, simulate, simulate_with_history, History,
+    SimConfig,
 };
 pub use report::{render_text, Report};
 pub use workload::{catalog_from_sql, parse_duration, Costs, Error, Generator, Result, Workload};

@@ -40,6 +40,7 @@ fn hot(start: Vec<u8>, limit: Option<Vec<u8>>, score: f64) -> IntervalStat {
         bytes_written: 10,
         cpu_nanos: (score / 100.0 * MINUTE as f64) as u64,
         unsplittable: Vec::new(),
+        buckets: Default::default(),
     }
 }
 

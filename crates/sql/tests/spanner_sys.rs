@@ -37,6 +37,7 @@ fn stat(
         bytes_written: 10,
         cpu_nanos: (score / 100.0 * MINUTE as f64) as u64,
         unsplittable: why.to_vec(),
+        buckets: Default::default(),
     }
 }
 
