@@ -262,6 +262,26 @@ pub fn render_html(input: &Heatmap) -> String {
     out.push_str("<div id=\"wrap\"><canvas id=\"map\" width=\"1\" height=\"1\"></canvas>");
     out.push_str("<div id=\"tip\" role=\"tooltip\"></div></div>\n");
 
+    if !h.advice.is_empty() {
+        out.push_str(
+            "<h2>Schema advice</h2>\n<table id=\"advice\"><thead><tr><th>Severity</th>\
+             <th>Rule</th><th>Rows</th><th>Why</th></tr></thead><tbody>\n",
+        );
+        for a in &h.advice {
+            let _ = writeln!(
+                out,
+                "<tr class=\"{}\"><td>{}</td><td><code>{}</code></td>\
+                 <td><a href=\"#table-{}\">{}</a></td><td>{}</td></tr>",
+                escape_html(&a.severity),
+                escape_html(&a.severity),
+                escape_html(&a.rule),
+                escape_html(&a.object),
+                escape_html(&a.object),
+                escape_html(&a.message)
+            );
+        }
+        out.push_str("</tbody></table>\n");
+    }
     out.push_str("<h2>Hot and unsplittable splits</h2>\n");
     if h.hot.is_empty() {
         let _ = writeln!(
@@ -357,6 +377,8 @@ th { color: #9aa1ad; font-weight: 600; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 tr.hot td:nth-child(2) { color: #ff8a5c; font-weight: 600; }
 tr.warm td:nth-child(2) { color: #f0c060; }
+tr.error td:first-child { color: #ff8a5c; font-weight: 600; }
+tr.warning td:first-child { color: #f0c060; }
 details summary { cursor: pointer; color: #9aa1ad; margin: 6px 0; }
 code { font: 12px ui-monospace, SFMono-Regular, Menlo, monospace; color: #e6e8ec; }
 "##;

@@ -237,6 +237,19 @@ pub struct HotSplit {
     pub reasons: Vec<UnsplittableReason>,
 }
 
+/// A schema advisor finding, as the page shows it.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Advice {
+    /// `error`, `warning` or `info`.
+    pub severity: String,
+    /// The rule id (`monotonic-key`).
+    pub rule: String,
+    /// The table or index concerned: the rows `#table-<object>` selects.
+    pub object: String,
+    /// What is wrong and why, in a sentence or two.
+    pub message: String,
+}
+
 /// The key visualizer's data. Cells are indexed `column * rows.len() + row`
 /// (see [`Heatmap::index`]).
 #[derive(Debug, Clone, PartialEq)]
@@ -262,6 +275,10 @@ pub struct Heatmap {
     pub reasons: Vec<Vec<UnsplittableReason>>,
     /// Hot and unsplittable splits, hottest first (at most [`MAX_HOT`]).
     pub hot: Vec<HotSplit>,
+    /// Findings of the schema advisor to show beside the map, each linked to
+    /// the rows of the table or index it is about (`#table-<object>`).
+    /// Empty unless the caller fills it (the server does).
+    pub advice: Vec<Advice>,
 }
 
 impl Heatmap {
@@ -446,6 +463,7 @@ pub fn heatmap_from_history_with(
             .map(|r| r.into_iter().collect())
             .collect(),
         hot: hot_splits(intervals, &describe),
+        advice: Vec::new(),
     }
 }
 

@@ -435,3 +435,21 @@ fn many_columns_mean_fewer_rows() {
     assert!(h.rows.len() * 600 <= MAX_CELLS, "{}", h.rows.len());
     assert!(h.rows.len() >= MAX_CELLS / 600 - 1);
 }
+
+#[test]
+fn advice_links_to_the_rows_it_explains() {
+    let mut h = heatmap_from_history(&sample(), label);
+    let plain = render_html(&h);
+    assert!(!plain.contains("Schema advice"), "no advice, no section");
+    h.advice.push(crate::Advice {
+        severity: "error".into(),
+        rule: "monotonic-key".into(),
+        object: "Logs".into(),
+        message: "every insert <lands> last".into(),
+    });
+    let html = render_html(&h);
+    assert!(html.contains("<h2>Schema advice</h2>"));
+    assert!(html.contains("<a href=\"#table-Logs\">Logs</a>"), "{html}");
+    assert!(html.contains("<code>monotonic-key</code>"));
+    assert!(html.contains("every insert &lt;lands&gt; last"), "escaped");
+}

@@ -42,9 +42,21 @@ pub fn split_history(db: &Database) -> LoadHistory {
 pub fn database_heatmap(db: &Database, title: &str, g: Granularity) -> rowtree_keyviz::Heatmap {
     let history = split_history(db);
     let catalog = db.catalog();
-    heatmap_from_load_history(&history, g, title, |key| {
+    let mut heatmap = heatmap_from_load_history(&history, g, title, |key| {
         rowtree_db::keys::describe(&catalog, key)
-    })
+    });
+    // The schema advisor's findings, each linked to its table's rows.
+    heatmap.advice = rowtree_sql::rowtree_sys::advice(&catalog)
+        .findings
+        .into_iter()
+        .map(|f| rowtree_keyviz::Advice {
+            severity: f.severity.as_str().to_string(),
+            rule: f.rule.id().to_string(),
+            object: f.object,
+            message: f.message,
+        })
+        .collect();
+    heatmap
 }
 
 /// The key visualizer page of a database.
@@ -373,4 +385,23 @@ fn index(registry: &Registry) -> String {
     }
     out.push_str("</body></html>\n");
     out
+}
+
+#[cfg(test)]
+mod advice_tests {
+    #[test]
+    fn the_page_lists_the_schema_advice_with_links() {
+        let db = rowtree_db::Database::in_memory_with(rowtree_sql::database_options());
+        db.apply_ddl(&[
+            "CREATE TABLE Logs (LoggedAt TIMESTAMP NOT NULL, Host STRING(64) NOT NULL) \
+             PRIMARY KEY (LoggedAt, Host)",
+        ])
+        .unwrap();
+        let h =
+            super::database_heatmap(&db, "Key Visualizer: logs", rowtree_kv::Granularity::Minute);
+        assert_eq!(h.advice.len(), 1);
+        assert_eq!(h.advice[0].rule, "monotonic-key");
+        let html = rowtree_keyviz::render_html(&h);
+        assert!(html.contains("<a href=\"#table-Logs\">Logs</a>"));
+    }
 }
