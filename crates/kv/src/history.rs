@@ -314,6 +314,11 @@ fn cap_buckets(stats: &mut [IntervalStat]) {
     }
 }
 
+/// The CPU usage score from which an interval's split counts as hot in the
+/// statistics tables (`SPANNER_SYS.SPLIT_STATS_TOP_*`, which Spanner fills
+/// with splits scoring at least 50, and `ROWTREE_SYS.HOT_SPLIT_ADVICE`).
+pub const REPORTED_HOT_SCORE: f64 = 50.0;
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -395,8 +400,3 @@ mod tests {
         assert!(!minutes.last().unwrap().1[0].buckets.is_empty());
     }
 }
-
-/// The CPU usage score from which an interval's split counts as hot in the
-/// statistics tables (`SPANNER_SYS.SPLIT_STATS_TOP_*`, which Spanner fills
-/// with splits scoring at least 50, and `ROWTREE_SYS.HOT_SPLIT_ADVICE`).
-pub const REPORTED_HOT_SCORE: f64 = 50.0;
