@@ -39,6 +39,7 @@ use serde::Serialize;
 
 pub use config::Config;
 pub use render::{to_json, to_sarif, to_text};
+pub use rowtree_types::Dialect;
 
 /// Largest source file the advisor reads (16 MiB); a larger one is refused
 /// with an [`InputError`] rather than read into memory.
@@ -86,7 +87,8 @@ pub struct Finding {
     pub object: String,
     /// What is wrong and why, naming the mechanism.
     pub message: String,
-    /// Paste-able GoogleSQL DDL that fixes it, when there is one.
+    /// Paste-able DDL, in the dialect of the sources, that fixes it, when
+    /// there is one.
     pub fix: Option<String>,
 }
 
@@ -258,10 +260,11 @@ fn known_rules() -> String {
         .join(", ")
 }
 
-/// Reads `sources` in order as one schema and reports what the rules find,
+/// Reads `sources` in order as one schema of `config`'s dialect (GoogleSQL
+/// unless [`Config::with_dialect`] says otherwise) and reports what the rules find,
 /// minus what inline comments and `config` silence.
 pub fn advise(sources: &[Source], config: &Config) -> Report {
-    let loaded = load::load(sources);
+    let loaded = load::load(sources, config.dialect());
     let ctx = rules::Context::new(&loaded, config);
     let mut findings = rules::run(&ctx);
     findings.extend(loaded.early_findings.iter().cloned());
