@@ -1,4 +1,5 @@
-//! The schema advisor: finds, in a GoogleSQL schema, the key designs that
+//! The schema advisor: finds, in a GoogleSQL or PostgreSQL-dialect schema
+//! ([`Config::with_dialect`]), the key designs that
 //! Spanner cannot spread over its nodes, and says what to write instead.
 //!
 //! Spanner keeps each table (and each non-interleaved index) sorted by key
@@ -20,7 +21,8 @@
 //!    parse or apply becomes an [`InputError`] and the rest is still
 //!    analysed.
 //! 2. Each rule (`rules/`) reads the final catalog and emits
-//!    [`Finding`]s, each with a paste-able DDL fix where one exists.
+//!    [`Finding`]s, each with a paste-able DDL fix, in the schema's
+//!    dialect, where one exists.
 //! 3. [`advise`] drops the findings that inline comments or the [`Config`]
 //!    silence, applies severity overrides and sorts the rest by place.
 //! 4. The renderers ([`to_text`], [`to_json`], [`to_sarif`]) print a [`Report`] as text, JSON or SARIF.

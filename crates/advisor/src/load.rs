@@ -6,7 +6,10 @@
 //! comment), each statement is parsed with [`rowtree_parser::parse_statement`]
 //! and applied to the running [`Catalog`] with [`Catalog::apply`], the same
 //! validation `rowtree serve` runs on UpdateDatabaseDdl. Files are applied in
-//! the order given, as one schema.
+//! the order given, as one schema. All three are the dialect's
+//! ([`rowtree_parser::split_statements_in`], [`rowtree_parser::parse_statement_in`],
+//! [`Catalog::new_in`]), so a PostgreSQL-dialect schema is read as the
+//! server would read it.
 //!
 //! For each CREATE TABLE / CREATE INDEX the loader records a [`Site`]: the
 //! file, the line and column of the statement's first token (what findings
@@ -18,8 +21,8 @@
 //! position the parser or the catalog names, and the loader goes on with
 //! the next one. Two refusals are turned into findings instead, because the
 //! advisor can say more than the error: a key over Spanner's limits
-//! ([`crate::Rule::Limits`]), and an `AUTO_INCREMENT`/`SERIAL` column, which
-//! the GoogleSQL parser does not accept but whose intent is clear
+//! ([`crate::Rule::Limits`]), and an `AUTO_INCREMENT`/`SERIAL`/`bigserial`
+//! column, which neither parser accepts but whose intent is clear
 //! ([`crate::Rule::SequentialId`]).
 
 use std::collections::HashMap;
@@ -193,11 +196,13 @@ pub(crate) fn load(sources: &[Source], dialect: Dialect) -> Loaded {
             let parsed = match parse_statement_in(dialect, statement.text) {
                 Ok(parsed) => parsed,
                 Err(e) => {
-                    let bit_reversed_default = loaded.catalog.ddl().iter().any(|d| {
-                        let d = d.to_ascii_lowercase().replace(' ', "");
-                        d.contains("default_sequence_kind='bit_reversed_positive'")
-                            || d.contains("default_sequence_kind=bit_reversed_positive")
-                    });
+                    let bit_reversed_default = loaded
+                        .catalog
+                        .database_option("default_sequence_kind")
+                        .is_some_and(|v| {
+                            v.trim_matches('\'')
+                                .eq_ignore_ascii_case("bit_reversed_positive")
+                        });
                     if let Some(f) =
                         auto_increment(&site, dialect).filter(|_| !bit_reversed_default)
                     {
@@ -438,6 +443,16 @@ mod tests {
         )));
         assert!(with_default.early_findings.is_empty());
         assert_eq!(with_default.errors.len(), 1);
+    }
+
+    #[test]
+    fn bigserial_is_a_finding_in_postgresql() {
+        let table = "CREATE TABLE t (id bigserial NOT NULL, PRIMARY KEY (id));";
+        let loaded = super::load(&source(table), Dialect::PostgreSql);
+        assert_eq!(loaded.early_findings.len(), 1);
+        assert_eq!(loaded.early_findings[0].object, "t");
+        assert!(loaded.early_findings[0].message.contains("nextval"));
+        assert_eq!(loaded.errors.len(), 1);
     }
 
     #[test]
