@@ -11,6 +11,11 @@
 //! 1. A hash or random source in the expression (`FARM_FINGERPRINT`,
 //!    `SHA256`, `GENERATE_UUID`, a sequence, which in Spanner is always
 //!    bit-reversed) spreads the values: [`Order::Spread`].
+//!    The PostgreSQL dialect's spellings count the same:
+//!    `spanner.farm_fingerprint`, `spanner.generate_uuid()`,
+//!    `nextval('s')`, `now()`, `spanner.pending_commit_timestamp()`, and
+//!    its types map to the same [`DataType`]s (`timestamptz` is a
+//!    TIMESTAMP, `bigint` an INT64, `varchar`/`text` a STRING).
 //! 2. A time-ordered id generator in the expression (`ULID`, `UUIDV7`...):
 //!    [`Order::TimeOrderedId`].
 //! 3. The current time in the expression (`CURRENT_TIMESTAMP()`,
@@ -57,6 +62,9 @@ const SPREADERS: &[&str] = &[
     "GENERATE_UUID",
     "GET_NEXT_SEQUENCE_VALUE",
     "NEW_UUID",
+    // PostgreSQL spellings (`spanner.` prefixes are separate identifiers).
+    "NEXTVAL",
+    "GEN_RANDOM_UUID",
 ];
 
 /// Names of generators of time-ordered ids.
@@ -273,6 +281,13 @@ const TIME_CALLS: &[&str] = &[
     "PENDING_COMMIT_TIMESTAMP",
     "CURRENT_DATE",
     "CURRENT_DATETIME",
+    // PostgreSQL spellings of the current time.
+    "NOW",
+    "LOCALTIMESTAMP",
+    "TRANSACTION_TIMESTAMP",
+    "STATEMENT_TIMESTAMP",
+    "CLOCK_TIMESTAMP",
+    "COMMIT_TIMESTAMP",
 ];
 
 fn is_text(data_type: &DataType) -> bool {

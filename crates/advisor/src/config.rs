@@ -27,6 +27,8 @@ use std::collections::BTreeMap;
 
 use serde::Deserialize;
 
+use rowtree_types::Dialect;
+
 use crate::{AdviseError, Rule, Severity};
 
 /// Which rules are silenced (globally or per object), severity overrides,
@@ -37,6 +39,7 @@ pub struct Config {
     allow_objects: Vec<(String, Rule)>,
     severity: BTreeMap<Rule, Severity>,
     shard_count: u32,
+    dialect: Dialect,
 }
 
 /// The shard count a hash-prefix fix proposes unless the config says.
@@ -49,6 +52,7 @@ impl Default for Config {
             allow_objects: Vec::new(),
             severity: BTreeMap::new(),
             shard_count: DEFAULT_SHARD_COUNT,
+            dialect: Dialect::GoogleSql,
         }
     }
 }
@@ -122,6 +126,18 @@ impl Config {
         }
         self.shard_count = shards;
         Ok(self)
+    }
+
+    /// Reads the sources as DDL of `dialect` (GoogleSQL unless set) and
+    /// prints the fixes in that dialect.
+    pub fn with_dialect(mut self, dialect: Dialect) -> Config {
+        self.dialect = dialect;
+        self
+    }
+
+    /// The SQL dialect the sources are written in and the fixes printed in.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
     }
 
     /// Whether findings of `rule` about `object` are silenced.

@@ -1,4 +1,5 @@
-//! The schema advisor: finds, in a GoogleSQL schema, the key designs that
+//! The schema advisor: finds, in a GoogleSQL or PostgreSQL-dialect schema
+//! ([`Config::with_dialect`]), the key designs that
 //! Spanner cannot spread over its nodes, and says what to write instead.
 //!
 //! Spanner keeps each table (and each non-interleaved index) sorted by key
@@ -20,7 +21,8 @@
 //!    parse or apply becomes an [`InputError`] and the rest is still
 //!    analysed.
 //! 2. Each rule (`rules/`) reads the final catalog and emits
-//!    [`Finding`]s, each with a paste-able DDL fix where one exists.
+//!    [`Finding`]s, each with a paste-able DDL fix, in the schema's
+//!    dialect, where one exists.
 //! 3. [`advise`] drops the findings that inline comments or the [`Config`]
 //!    silence, applies severity overrides and sorts the rest by place.
 //! 4. The renderers ([`to_text`], [`to_json`], [`to_sarif`]) print a [`Report`] as text, JSON or SARIF.
@@ -39,6 +41,7 @@ use serde::Serialize;
 
 pub use config::Config;
 pub use render::{to_json, to_sarif, to_text};
+pub use rowtree_types::Dialect;
 
 /// Largest source file the advisor reads (16 MiB); a larger one is refused
 /// with an [`InputError`] rather than read into memory.
@@ -86,7 +89,8 @@ pub struct Finding {
     pub object: String,
     /// What is wrong and why, naming the mechanism.
     pub message: String,
-    /// Paste-able GoogleSQL DDL that fixes it, when there is one.
+    /// Paste-able DDL, in the dialect of the sources, that fixes it, when
+    /// there is one.
     pub fix: Option<String>,
 }
 
@@ -258,10 +262,11 @@ fn known_rules() -> String {
         .join(", ")
 }
 
-/// Reads `sources` in order as one schema and reports what the rules find,
+/// Reads `sources` in order as one schema of `config`'s dialect (GoogleSQL
+/// unless [`Config::with_dialect`] says otherwise) and reports what the rules find,
 /// minus what inline comments and `config` silence.
 pub fn advise(sources: &[Source], config: &Config) -> Report {
-    let loaded = load::load(sources);
+    let loaded = load::load(sources, config.dialect());
     let ctx = rules::Context::new(&loaded, config);
     let mut findings = rules::run(&ctx);
     findings.extend(loaded.early_findings.iter().cloned());

@@ -6,7 +6,10 @@
 //! comment), each statement is parsed with [`rowtree_parser::parse_statement`]
 //! and applied to the running [`Catalog`] with [`Catalog::apply`], the same
 //! validation `rowtree serve` runs on UpdateDatabaseDdl. Files are applied in
-//! the order given, as one schema.
+//! the order given, as one schema. All three are the dialect's
+//! ([`rowtree_parser::split_statements_in`], [`rowtree_parser::parse_statement_in`],
+//! [`Catalog::new_in`]), so a PostgreSQL-dialect schema is read as the
+//! server would read it.
 //!
 //! For each CREATE TABLE / CREATE INDEX the loader records a [`Site`]: the
 //! file, the line and column of the statement's first token (what findings
@@ -18,16 +21,17 @@
 //! position the parser or the catalog names, and the loader goes on with
 //! the next one. Two refusals are turned into findings instead, because the
 //! advisor can say more than the error: a key over Spanner's limits
-//! ([`crate::Rule::Limits`]), and an `AUTO_INCREMENT`/`SERIAL` column, which
-//! the GoogleSQL parser does not accept but whose intent is clear
+//! ([`crate::Rule::Limits`]), and an `AUTO_INCREMENT`/`SERIAL`/`bigserial`
+//! column, which neither parser accepts but whose intent is clear
 //! ([`crate::Rule::SequentialId`]).
 
 use std::collections::HashMap;
 
 use rowtree_parser::ast::{self, StatementKind};
-use rowtree_parser::{parse_statement, split_statements, Position};
+use rowtree_parser::{parse_statement_in, split_statements_in, Position};
 use rowtree_schema::limits::{MAX_INTERLEAVE_DEPTH, MAX_KEY_COLUMNS};
 use rowtree_schema::Catalog;
+use rowtree_types::Dialect;
 
 use crate::{Finding, InputError, Rule, Severity, Source, MAX_SOURCE_BYTES};
 
@@ -145,9 +149,9 @@ fn position(text: &str, offset: usize) -> (u32, u32) {
 }
 
 /// Applies every statement of `sources`, in order, to one catalog.
-pub(crate) fn load(sources: &[Source]) -> Loaded {
+pub(crate) fn load(sources: &[Source], dialect: Dialect) -> Loaded {
     let mut loaded = Loaded {
-        catalog: Catalog::new(),
+        catalog: Catalog::new_in(dialect),
         sites: HashMap::new(),
         errors: Vec::new(),
         early_findings: Vec::new(),
@@ -168,7 +172,7 @@ pub(crate) fn load(sources: &[Source]) -> Loaded {
             continue;
         }
         let lines: Vec<&str> = source.text.lines().collect();
-        for statement in split_statements(&source.text) {
+        for statement in split_statements_in(dialect, &source.text) {
             let (line, column) = position(&source.text, statement.offset);
             let (last_line, _) = position(&source.text, statement.offset + statement.text.len());
             let from = (line as usize).saturating_sub(2);
@@ -189,14 +193,19 @@ pub(crate) fn load(sources: &[Source]) -> Loaded {
                     message,
                 }
             };
-            let parsed = match parse_statement(statement.text) {
+            let parsed = match parse_statement_in(dialect, statement.text) {
                 Ok(parsed) => parsed,
                 Err(e) => {
-                    let bit_reversed_default = loaded.catalog.ddl().iter().any(|d| {
-                        let d = d.to_ascii_lowercase().replace(' ', "");
-                        d.contains("default_sequence_kind='bit_reversed_positive'")
-                    });
-                    if let Some(f) = auto_increment(&site).filter(|_| !bit_reversed_default) {
+                    let bit_reversed_default = loaded
+                        .catalog
+                        .database_option("default_sequence_kind")
+                        .is_some_and(|v| {
+                            v.trim_matches('\'')
+                                .eq_ignore_ascii_case("bit_reversed_positive")
+                        });
+                    if let Some(f) =
+                        auto_increment(&site, dialect).filter(|_| !bit_reversed_default)
+                    {
                         loaded.sites.insert(f.object.to_ascii_lowercase(), site);
                         loaded.early_findings.push(f);
                     }
@@ -332,7 +341,7 @@ fn over_limits(catalog: &Catalog, stmt: &ast::Statement, site: &Site) -> Option<
 /// (unless the database's `default_sequence_kind` is bit-reversed, which
 /// the caller checks: Spanner then fills such columns from a bit-reversed
 /// sequence).
-fn auto_increment(site: &Site) -> Option<Finding> {
+fn auto_increment(site: &Site, dialect: Dialect) -> Option<Finding> {
     let upper = site.text.to_ascii_uppercase();
     let words: Vec<&str> = upper
         .split(|c: char| !(c.is_ascii_alphanumeric() || c == '_'))
@@ -369,7 +378,11 @@ fn auto_increment(site: &Site) -> Option<Finding> {
         site,
         &name,
         format!(
-            "{name} declares a {keyword} column: values handed out in increasing order, so as a key every insert lands after all existing rows, in the table's last split on one node. Spanner's GoogleSQL has no {keyword}; use a bit-reversed sequence (CREATE SEQUENCE ... OPTIONS (sequence_kind = 'bit_reversed_positive') with DEFAULT (GET_NEXT_SEQUENCE_VALUE(SEQUENCE ...))) or GENERATE_UUID()."
+            "{name} declares a {keyword} column: values handed out in increasing order, so as a key every insert lands after all existing rows, in the table's last split on one node. {}",
+            match dialect {
+                Dialect::PostgreSql => format!("Spanner's PostgreSQL dialect has no {keyword} unless the database's default_sequence_kind is bit-reversed; use a bit-reversed sequence (CREATE SEQUENCE ... BIT_REVERSED_POSITIVE with DEFAULT nextval('...'), or GENERATED BY DEFAULT AS IDENTITY (BIT_REVERSED_POSITIVE)) or spanner.generate_uuid()."),
+                _ => format!("Spanner's GoogleSQL has no {keyword}; use a bit-reversed sequence (CREATE SEQUENCE ... OPTIONS (sequence_kind = 'bit_reversed_positive') with DEFAULT (GET_NEXT_SEQUENCE_VALUE(SEQUENCE ...))) or GENERATE_UUID()."),
+            }
         ),
     ))
 }
@@ -377,6 +390,10 @@ fn auto_increment(site: &Site) -> Option<Finding> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn load(sources: &[Source]) -> Loaded {
+        super::load(sources, Dialect::GoogleSql)
+    }
 
     fn source(text: &str) -> Vec<Source> {
         vec![Source {
@@ -426,6 +443,16 @@ mod tests {
         )));
         assert!(with_default.early_findings.is_empty());
         assert_eq!(with_default.errors.len(), 1);
+    }
+
+    #[test]
+    fn bigserial_is_a_finding_in_postgresql() {
+        let table = "CREATE TABLE t (id bigserial NOT NULL, PRIMARY KEY (id));";
+        let loaded = super::load(&source(table), Dialect::PostgreSql);
+        assert_eq!(loaded.early_findings.len(), 1);
+        assert_eq!(loaded.early_findings[0].object, "t");
+        assert!(loaded.early_findings[0].message.contains("nextval"));
+        assert_eq!(loaded.errors.len(), 1);
     }
 
     #[test]

@@ -12,11 +12,15 @@
 //! rule may well trip another). For each finding with a fix, the fix is
 //! then pasted in place of the statements it rewrites, and the result must
 //! load cleanly and no longer have that finding.
+//!
+//! `tests/rules_pg/<rule-id>/` holds the same kind of schemas in the
+//! PostgreSQL dialect, read with [`Config::with_dialect`]; their fixes are
+//! PostgreSQL DDL and are pasted back and re-checked the same way.
 
 use std::collections::BTreeSet;
 use std::path::Path;
 
-use rowtree_advisor::{advise, Config, Finding, Rule, Source};
+use rowtree_advisor::{advise, Config, Dialect, Finding, Rule, Source};
 
 fn expectations(text: &str) -> (BTreeSet<(String, String, String)>, usize, bool) {
     let mut expected = BTreeSet::new();
@@ -68,12 +72,12 @@ fn created(statement: &str) -> Option<String> {
 }
 
 /// `text` with `fix` pasted in place of the statements it recreates.
-fn apply_fix(text: &str, fix: &str) -> String {
-    let mut statements: Vec<String> = rowtree_parser::split_statements(text)
+fn apply_fix(dialect: Dialect, text: &str, fix: &str) -> String {
+    let mut statements: Vec<String> = rowtree_parser::split_statements_in(dialect, text)
         .iter()
         .map(|s| s.text.to_string())
         .collect();
-    let fixes: Vec<String> = rowtree_parser::split_statements(fix)
+    let fixes: Vec<String> = rowtree_parser::split_statements_in(dialect, fix)
         .iter()
         .map(|s| s.text.to_string())
         .collect();
@@ -98,10 +102,33 @@ fn apply_fix(text: &str, fix: &str) -> String {
 
 #[test]
 fn rule_schemas() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/rules");
+    let checked = check_schemas("tests/rules", Dialect::GoogleSql, Rule::all());
+    assert!(checked >= 18);
+}
+
+#[test]
+fn postgresql_rule_schemas() {
+    let checked = check_schemas(
+        "tests/rules_pg",
+        Dialect::PostgreSql,
+        &[
+            Rule::MonotonicKey,
+            Rule::MonotonicIndex,
+            Rule::SequentialId,
+            Rule::TimeOrderedUuid,
+        ],
+    );
+    assert!(checked >= 8);
+}
+
+/// Checks every schema of `rules` under `dir`, read in `dialect`, and
+/// returns how many there were.
+fn check_schemas(dir: &str, dialect: Dialect, rules: &[Rule]) -> usize {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let config = Config::default().with_dialect(dialect);
     let mut checked = 0;
     let mut failures = Vec::new();
-    for rule in Rule::all() {
+    for rule in rules {
         let dir = root.join(rule.id());
         let mut files: Vec<_> = std::fs::read_dir(&dir)
             .unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
@@ -125,7 +152,7 @@ fn rule_schemas() {
                     name: name.clone(),
                     text: text.clone(),
                 }],
-                &Config::default(),
+                &config,
             );
             if report.errors.len() != input_errors {
                 failures.push(format!(
@@ -149,13 +176,13 @@ fn rule_schemas() {
             }
             for f in report.findings.iter().filter(|f| f.rule == *rule) {
                 let Some(fix) = &f.fix else { continue };
-                let fixed = apply_fix(&text, fix);
+                let fixed = apply_fix(dialect, &text, fix);
                 let again = advise(
                     &[Source {
                         name: name.clone(),
                         text: fixed.clone(),
                     }],
-                    &Config::default(),
+                    &config,
                 );
                 if again.errors.len() > input_errors {
                     failures.push(format!(
@@ -186,5 +213,5 @@ fn rule_schemas() {
         );
     }
     assert!(failures.is_empty(), "{}", failures.join("\n\n"));
-    assert!(checked >= 18);
+    checked
 }

@@ -27,10 +27,20 @@ pub enum AdviseFormat {
     Sarif,
 }
 
+/// The SQL dialects `rowtree advise --dialect` reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum AdviseDialect {
+    /// GoogleSQL DDL (Spanner's default dialect).
+    Googlesql,
+    /// Spanner's PostgreSQL-dialect DDL (`bigint`, `varchar`,
+    /// `PRIMARY KEY (..)` inside the column list, `nextval('s')`...).
+    Postgresql,
+}
+
 #[derive(Debug, Args)]
 pub struct AdviseArgs {
-    /// GoogleSQL DDL files, read in order as one schema (statements
-    /// separated by `;`).
+    /// DDL files (GoogleSQL unless --dialect says otherwise), read in order
+    /// as one schema (statements separated by `;`).
     #[arg(value_name = "FILE.sql", required_unless_present = "database")]
     files: Vec<PathBuf>,
     /// Advise a live database instead of files: a database directory (as
@@ -46,6 +56,15 @@ pub struct AdviseArgs {
     /// (`projects/P/instances/I/databases/D`); optional if it holds only one.
     #[arg(long, value_name = "NAME", requires = "database")]
     database_name: Option<String>,
+    /// The dialect of the DDL files; the fixes are printed in the same
+    /// dialect. A live --database is read in its own dialect.
+    #[arg(
+        long,
+        value_enum,
+        default_value = "googlesql",
+        conflicts_with = "database"
+    )]
+    dialect: AdviseDialect,
     /// Output format.
     #[arg(long, value_enum, default_value = "text")]
     format: AdviseFormat,
@@ -133,9 +152,20 @@ pub fn run(args: AdviseArgs) -> ExitCode {
             }),
         }
     }
+    let dialect = match (&live, args.dialect) {
+        (Some(live), _) => live.dialect,
+        (None, AdviseDialect::Googlesql) => rowtree_advisor::Dialect::GoogleSql,
+        (None, AdviseDialect::Postgresql) => rowtree_advisor::Dialect::PostgreSql,
+    };
+    let config = config.with_dialect(dialect);
     let mut report: Report = rowtree_advisor::advise(&sources, &config);
     report.errors.splice(0..0, unreadable);
     if let Some(path) = &args.workload {
+        if dialect != rowtree_advisor::Dialect::GoogleSql {
+            // The forecast re-reads the schema and the fixes as GoogleSQL.
+            eprintln!("rowtree advise: --workload reads GoogleSQL schemas only for now");
+            return ExitCode::from(2);
+        }
         if !report.errors.is_empty() {
             eprintln!(
                 "rowtree advise: --workload: the schema has input errors, so nothing is simulated"

@@ -20,6 +20,8 @@ use rowtree_sql::rowtree_sys::{hot_splits, HotSplitAdvice};
 pub struct Live {
     /// The database's DDL, one statement per `;`.
     pub source: Source,
+    /// The database's dialect, which its DDL is printed in.
+    pub dialect: rowtree_types::Dialect,
     db: rowtree_db::Database,
 }
 
@@ -37,6 +39,7 @@ impl Live {
         let file = format!("{}.ddl", label.rsplit('/').next().unwrap_or(&label));
         Ok(Live {
             source: Source { name: file, text },
+            dialect: db.dialect(),
             db,
         })
     }

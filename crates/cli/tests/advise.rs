@@ -167,6 +167,42 @@ fn help_lists_rules_and_exit_codes() {
     assert!(text.contains("Exit status: 0"));
 }
 
+#[test]
+fn the_postgresql_dialect_is_read_and_fixed_in_its_own_ddl() {
+    let dir = files(&[
+        (
+            "hot.sql",
+            "CREATE TABLE user_access_logs (\n  last_access timestamptz NOT NULL,\n  user_id varchar(36) NOT NULL,\n  PRIMARY KEY (last_access, user_id)\n);\n",
+        ),
+        (
+            "clean.sql",
+            "CREATE TABLE users (\n  user_id varchar(36) NOT NULL DEFAULT spanner.generate_uuid(),\n  name varchar(100),\n  PRIMARY KEY (user_id)\n);\n",
+        ),
+    ]);
+    let hot = advise(dir.path(), &["--dialect", "postgresql", "hot.sql"]);
+    assert_eq!(hot.status.code(), Some(1), "{}", stdout(&hot));
+    let text = stdout(&hot);
+    assert!(
+        text.contains("hot.sql:1:1: error[monotonic-key] user_access_logs"),
+        "{text}"
+    );
+    assert!(
+        text.contains("PRIMARY KEY (user_id, last_access)"),
+        "{text}"
+    );
+    let clean = advise(dir.path(), &["--dialect", "postgresql", "clean.sql"]);
+    assert_eq!(clean.status.code(), Some(0), "{}", stdout(&clean));
+    // Read as GoogleSQL (the default), the same file does not parse.
+    let wrong = advise(dir.path(), &["clean.sql"]);
+    assert_eq!(wrong.status.code(), Some(2));
+    let help = Command::new(env!("CARGO_BIN_EXE_rowtree"))
+        .args(["advise", "--help"])
+        .output()
+        .unwrap();
+    assert!(stdout(&help).contains("--dialect"));
+    assert!(stdout(&help).contains("postgresql"));
+}
+
 /// A workload on HOT's table at `rate` inserts/s, with the split policy
 /// sped up so that a few simulated minutes show where the load settles.
 fn workload(rate: u32) -> String {

@@ -44,7 +44,7 @@ pub use catalog::{Catalog, ViewAnalyzer};
 pub use effect::Effect;
 pub use error::{Result, SchemaError};
 pub use index::Index;
-pub use names::{is_reserved, print_name};
+pub use names::{is_reserved, print_name, print_pg_name};
 pub use sequence::{Sequence, BIT_REVERSED_POSITIVE};
 pub use table::{
     CheckConstraint, Column, ColumnExpr, ForeignKey, KeyColumn, Parent, RowDeletionPolicy, Table,

@@ -32,7 +32,8 @@ use rowtree_kv::history::REPORTED_HOT_SCORE;
 /// The schema name.
 pub const SCHEMA_NAME: &str = "ROWTREE_SYS";
 
-/// The advisor's report on `catalog`'s schema.
+/// The advisor's report on `catalog`'s schema (read, and fixed, in the
+/// catalog's dialect).
 pub fn advice(catalog: &Catalog) -> Report {
     let text = catalog.ddl().join(";\n\n");
     rowtree_advisor::advise(
@@ -40,7 +41,7 @@ pub fn advice(catalog: &Catalog) -> Report {
             name: "schema".into(),
             text,
         }],
-        &rowtree_advisor::Config::default(),
+        &rowtree_advisor::Config::default().with_dialect(catalog.dialect()),
     )
 }
 

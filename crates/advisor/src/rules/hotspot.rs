@@ -11,10 +11,10 @@
 //! hot end to the front.
 
 use rowtree_schema::ast::DataType;
-use rowtree_schema::{print_name, Table};
+use rowtree_schema::Table;
 
 use crate::classify::{is_own_id, Order};
-use crate::ddl::{shard_column, ColumnDdl, IndexDdl, TableDdl};
+use crate::ddl::{shard_column, ColumnDdl, IndexDdl, Sql, TableDdl};
 use crate::rules::Context;
 use crate::{Finding, Rule, Severity};
 
@@ -31,40 +31,36 @@ fn spreads(ctx: &Context<'_>, table: &Table, pos: usize) -> bool {
 }
 
 /// The shard-count explanation added to hash-prefix fixes.
-fn shard_note(shards: u32) -> String {
+fn shard_note(shard: &str, shards: u32) -> String {
     format!(
-        "-- ShardId spreads the writes over {shards} key ranges, so up to {shards} splits (on as many nodes) share them.\n\
+        "-- {shard} spreads the writes over {shards} key ranges, so up to {shards} splits (on as many nodes) share them.\n\
          -- Choose a shard count of at least the number of nodes you expect at peak (a few times more leaves room to grow);\n\
-         -- a read in key order then visits every shard (one range per ShardId value), so do not make it much larger.\n"
+         -- a read in key order then visits every shard (one range per {shard} value), so do not make it much larger.\n"
     )
 }
 
 /// The bit-reversed sequence fix for an integer key column.
 fn sequence_fix(ctx: &Context<'_>, table: &Table, column: &str) -> String {
     let mut ddl = TableDdl::of(ctx.catalog, table);
-    let sequence = format!("{}Sequence", table.name);
+    let sql = ddl.sql;
+    let sequence = sql.sequence_name(&table.name);
     if let Some(c) = ddl.column_mut(column) {
-        c.default = Some(format!(
-            "GET_NEXT_SEQUENCE_VALUE(SEQUENCE {})",
-            print_name(&sequence)
-        ));
+        c.default = Some(sql.next_value(&sequence));
         c.generated = None;
+        c.identity = false;
     }
-    format!(
-        "CREATE SEQUENCE {} OPTIONS (sequence_kind = 'bit_reversed_positive');\n{}",
-        print_name(&sequence),
-        ddl.print()
-    )
+    format!("{}\n{}", sql.create_sequence(&sequence), ddl.print())
 }
 
 /// The UUID v4 fix: the column becomes `STRING(36)` filled by
 /// `GENERATE_UUID()`.
 fn uuid_fix(ctx: &Context<'_>, table: &Table, column: &str) -> String {
     let mut ddl = TableDdl::of(ctx.catalog, table);
+    let sql = ddl.sql;
     if let Some(c) = ddl.column_mut(column) {
-        c.data_type = "STRING(36)".into();
+        c.data_type = sql.uuid_type();
         c.not_null = true;
-        c.default = Some("GENERATE_UUID()".into());
+        c.default = Some(sql.uuid().into());
         c.generated = None;
         c.commit_timestamp = false;
     }
@@ -75,6 +71,12 @@ fn uuid_fix(ctx: &Context<'_>, table: &Table, column: &str) -> String {
 /// counter.
 pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
     let counters = counter_tables(ctx);
+    let sql = Sql(ctx.catalog.dialect());
+    let uuid_column = format!(
+        "{} DEFAULT ({})",
+        sql.type_name(&sql.uuid_type()),
+        sql.uuid()
+    );
     for table in ctx.catalog.tables() {
         if table.parent.is_some() || table.primary_key.is_empty() {
             continue;
@@ -160,21 +162,21 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             Some(ddl.print())
         } else if counter || column.data_type == DataType::Int64 && is_own_id(table, name) {
             message.push_str(&format!(
-                " Fix: fill {name} from a bit-reversed sequence (unique, spread, no lock), or use a UUID v4 STRING(36) DEFAULT (GENERATE_UUID())."
+                " Fix: fill {name} from a bit-reversed sequence (unique, spread, no lock), or use a UUID v4 {uuid_column}."
             ));
             Some(sequence_fix(ctx, table, name))
         } else if column.allow_commit_timestamp {
             // A commit timestamp cannot feed a stored generated column, so
             // the spreading column is a UUID of its own.
             let mut ddl = TableDdl::of(ctx.catalog, table);
-            let id = ddl.fresh_name("Uuid");
+            let id = ddl.fresh_name(&sql.new_name("Uuid"));
             ddl.columns.insert(
                 0,
                 ColumnDdl {
                     name: id.clone(),
-                    data_type: "STRING(36)".into(),
+                    data_type: sql.uuid_type(),
                     not_null: true,
-                    default: Some("GENERATE_UUID()".into()),
+                    default: Some(sql.uuid().into()),
                     generated: None,
                     hidden: false,
                     commit_timestamp: false,
@@ -183,7 +185,8 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             );
             ddl.key.insert(0, (id.clone(), false));
             message.push_str(&format!(
-                " Fix: lead the key with a UUID v4 column {id} filled by GENERATE_UUID() (a commit timestamp cannot feed a generated shard column); read in time order through an index interleaved in a parent, or by scanning."
+                " Fix: lead the key with a UUID v4 column {id} filled by {} (a commit timestamp cannot feed a generated shard column); read in time order through an index interleaved in a parent, or by scanning.",
+                sql.uuid()
             ));
             Some(ddl.print())
         } else {
@@ -191,9 +194,10 @@ pub(crate) fn monotonic_key(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             let mut ddl = TableDdl::of(ctx.catalog, table);
             let shard = ddl.add_shard_prefix(name, shards);
             message.push_str(&format!(
-                " Fix: lead the key with a stored generated {shard} = MOD(FARM_FINGERPRINT(...), {shards}) so inserts spread over {shards} key ranges (reads in time order then query each shard), or key by a UUID v4 (GENERATE_UUID()) and keep {name} as a plain column."
+                " Fix: lead the key with a stored generated column {shard}, a hash of {name} modulo {shards}, so inserts spread over {shards} key ranges (reads in time order then query each shard), or key by a UUID v4 ({}) and keep {name} as a plain column.",
+                sql.uuid()
             ));
-            Some(format!("{}{}", shard_note(shards), ddl.print()))
+            Some(format!("{}{}", shard_note(&shard, shards), ddl.print()))
         };
         out.push(ctx.finding(Rule::MonotonicKey, severity, &table.name, message, fix));
     }
@@ -260,12 +264,16 @@ pub(crate) fn monotonic_index(ctx: &Context<'_>, out: &mut Vec<Finding>) {
         } else {
             let shards = ctx.config.shard_count();
             let mut table_ddl = TableDdl::of(ctx.catalog, table);
-            let shard = table_ddl.fresh_name("ShardId");
+            let shard = table_ddl.fresh_name(&table_ddl.sql.new_name("ShardId"));
             let key0 = table.columns[table.primary_key[0].column].clone();
             let is_text = matches!(key0.data_type, DataType::String(_) | DataType::Bytes(_));
-            table_ddl
-                .columns
-                .push(shard_column(&shard, &key0.name, is_text, shards));
+            table_ddl.columns.push(shard_column(
+                table_ddl.sql,
+                &shard,
+                &key0.name,
+                is_text,
+                shards,
+            ));
             let mut ddl = IndexDdl::of(ctx.catalog, table, index);
             ddl.keys.insert(0, (shard.clone(), false));
             message.push_str(&format!(
@@ -273,7 +281,7 @@ pub(crate) fn monotonic_index(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             ));
             Some(format!(
                 "{}{}\n{}",
-                shard_note(shards),
+                shard_note(&shard, shards),
                 table_ddl.print(),
                 ddl.print()
             ))
@@ -384,7 +392,7 @@ pub(crate) fn sequential_id(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             _ => continue,
         };
         let message = format!(
-            "{} is keyed first by the integer {}, and {source}: {MECHANISM}. A counter kept in a row also limits the whole database to one id update per transaction latency. {DESC_NOTE} Fix: a bit-reversed sequence (GET_NEXT_SEQUENCE_VALUE) gives unique ids that land far apart without a row lock; or key by a UUID v4 or a real-world key.",
+            "{} is keyed first by the integer {}, and {source}: {MECHANISM}. A counter kept in a row also limits the whole database to one id update per transaction latency. {DESC_NOTE} Fix: a bit-reversed sequence gives unique ids that land far apart without a row lock; or key by a UUID v4 or a real-world key.",
             table.name, column.name
         );
         let fix = sequence_fix(ctx, table, &column.name);
@@ -415,6 +423,7 @@ pub(crate) fn time_ordered_uuid(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             "{} is keyed first by {name}, and {why}: ids generated this way increase with time, so {MECHANISM}. Unlike a UUID v4, whose bits are all random, they only look spread.",
             table.name
         );
+        let sql = Sql(ctx.catalog.dialect());
         let fix = if column.data_type == DataType::Int64 {
             message.push_str(&format!(
                 " Fix: fill {name} from a bit-reversed sequence, and keep the time-ordered value as a non-key column if you sort by it."
@@ -422,7 +431,9 @@ pub(crate) fn time_ordered_uuid(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             sequence_fix(ctx, table, name)
         } else {
             message.push_str(&format!(
-                " Fix: make {name} a UUID v4 (STRING(36) DEFAULT (GENERATE_UUID())), and keep the time-ordered value as a non-key column if you sort by it."
+                " Fix: make {name} a UUID v4 ({} DEFAULT ({})), and keep the time-ordered value as a non-key column if you sort by it.",
+                sql.type_name(&sql.uuid_type()),
+                sql.uuid()
             ));
             uuid_fix(ctx, table, name)
         };

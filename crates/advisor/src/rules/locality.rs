@@ -9,10 +9,9 @@
 //! column `DESC`.
 
 use rowtree_schema::ast::{DataType, Length};
-use rowtree_schema::print_name;
 
 use crate::classify::Order;
-use crate::ddl::TableDdl;
+use crate::ddl::{Sql, TableDdl};
 use crate::rules::Context;
 use crate::{Finding, Rule, Severity};
 
@@ -53,7 +52,7 @@ pub(crate) fn interleave_candidate(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             .map(|k| parent.columns[k.column].name.as_str())
             .collect();
         let mut ddl = TableDdl::of(ctx.catalog, table);
-        ddl.interleave = Some(format!("INTERLEAVE IN {}", print_name(&parent.name)));
+        ddl.interleave = Some((parent.name.clone(), None));
         // Interleaving requires the child's leading key directions to
         // match the parent's.
         for (i, k) in parent.primary_key.iter().enumerate() {
@@ -79,6 +78,8 @@ pub(crate) fn interleave_candidate(ctx: &Context<'_>, out: &mut Vec<Finding>) {
             Some(ddl.print()),
         ));
     }
+    let sql = Sql(ctx.catalog.dialect());
+    let print_name = |n: &str| sql.name(n);
     for table in ctx.catalog.tables() {
         if ctx.catalog.children(table.id).is_empty() {
             continue;
@@ -103,7 +104,7 @@ pub(crate) fn interleave_candidate(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                     format!(
                         "  {} {} NOT NULL,",
                         print_name(&c.name),
-                        crate::ddl::type_name(&c.data_type)
+                        sql.type_name(&c.data_type)
                     )
                 })
                 .collect();
@@ -112,14 +113,31 @@ pub(crate) fn interleave_candidate(ctx: &Context<'_>, out: &mut Vec<Finding>) {
                 .iter()
                 .map(|k| print_name(&table.columns[k.column].name))
                 .collect();
-            let side = format!("{}{}", table.name, column.name);
-            let fix = format!(
-                "CREATE TABLE {} (\n{}\n  {} {},\n) PRIMARY KEY ({});\nALTER TABLE {} DROP COLUMN {};",
-                print_name(&side),
+            let side = if ctx.catalog.dialect() == rowtree_types::Dialect::PostgreSql {
+                format!("{}_{}", table.name, column.name)
+            } else {
+                format!("{}{}", table.name, column.name)
+            };
+            let columns = format!(
+                "{}\n  {} {},",
                 key.join("\n"),
                 print_name(&column.name),
-                crate::ddl::type_name(&column.data_type),
-                key_names.join(", "),
+                sql.type_name(&column.data_type)
+            );
+            let key_names = key_names.join(", ");
+            let create = if ctx.catalog.dialect() == rowtree_types::Dialect::PostgreSql {
+                format!(
+                    "CREATE TABLE {} (\n{columns}\n  PRIMARY KEY ({key_names})\n);",
+                    print_name(&side)
+                )
+            } else {
+                format!(
+                    "CREATE TABLE {} (\n{columns}\n) PRIMARY KEY ({key_names});",
+                    print_name(&side)
+                )
+            };
+            let fix = format!(
+                "{create}\nALTER TABLE {} DROP COLUMN {};",
                 print_name(&table.name),
                 print_name(&column.name)
             );
