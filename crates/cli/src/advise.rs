@@ -161,18 +161,13 @@ pub fn run(args: AdviseArgs) -> ExitCode {
     let mut report: Report = rowtree_advisor::advise(&sources, &config);
     report.errors.splice(0..0, unreadable);
     if let Some(path) = &args.workload {
-        if dialect != rowtree_advisor::Dialect::GoogleSql {
-            // The forecast re-reads the schema and the fixes as GoogleSQL.
-            eprintln!("rowtree advise: --workload reads GoogleSQL schemas only for now");
-            return ExitCode::from(2);
-        }
         if !report.errors.is_empty() {
             eprintln!(
                 "rowtree advise: --workload: the schema has input errors, so nothing is simulated"
             );
         } else {
             let forecast = read(path).and_then(|text| {
-                crate::advise_forecast::apply(&mut report, &sources, &text, args.nodes)
+                crate::advise_forecast::apply(&mut report, dialect, &sources, &text, args.nodes)
             });
             if let Err(e) = forecast {
                 eprintln!("rowtree advise: {}: {e}", path.display());

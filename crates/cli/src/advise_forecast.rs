@@ -21,12 +21,13 @@
 //! fills itself gets the generator its DEFAULT implies (`GENERATE_UUID()`:
 //! `uuid`; a bit-reversed sequence: `bit_reversed`), and a generated column
 //! needs none. When the workload does not fit the fixed schema, the message
-//! says why instead of a forecast.
+//! says why instead of a forecast. Schemas and fixes are read in the
+//! dialect they are written in (GoogleSQL or PostgreSQL).
 
-use rowtree_advisor::{Finding, Report, Rule, Severity, Source};
+use rowtree_advisor::{Dialect, Finding, Report, Rule, Severity, Source};
 use rowtree_parser::ast::StatementKind;
 use rowtree_schema::Catalog;
-use rowtree_sim::{catalog_from_sql, simulate, SimConfig, Workload};
+use rowtree_sim::{simulate, SimConfig, Workload};
 
 /// Below this share of one node's write capacity, a hotspot finding is
 /// information only.
@@ -69,9 +70,25 @@ fn is_hotspot(rule: Rule) -> bool {
     )
 }
 
+/// The catalog of `sql` (statements separated by `;`) in `dialect`.
+fn catalog_in(dialect: Dialect, sql: &str) -> Result<Catalog, String> {
+    let mut catalog = Catalog::new_in(dialect);
+    for stmt in rowtree_parser::split_statements_in(dialect, sql) {
+        if stmt.text.trim().is_empty() {
+            continue;
+        }
+        let line = sql[..stmt.offset].matches('\n').count() + 1;
+        let (next, _) = catalog
+            .apply_sql_in(dialect, stmt.text)
+            .map_err(|e| format!("schema: statement at line {line}: {}", e.message()))?;
+        catalog = next;
+    }
+    Ok(catalog)
+}
+
 /// The names (lowercase) a statement creates: a table's or an index's.
-fn created_name(text: &str) -> Option<String> {
-    let stmt = rowtree_parser::parse_statement(text).ok()?;
+fn created_name(dialect: Dialect, text: &str) -> Option<String> {
+    let stmt = rowtree_parser::parse_statement_in(dialect, text).ok()?;
     match stmt.kind {
         StatementKind::CreateTable(t) => Some(t.name.value.to_ascii_lowercase()),
         StatementKind::CreateIndex(i) => Some(i.name.value.to_ascii_lowercase()),
@@ -81,20 +98,21 @@ fn created_name(text: &str) -> Option<String> {
 
 /// The schema with `fix` pasted in: its statements replace the ones that
 /// create the same tables and indexes, at the place of the first of them.
-fn with_fix(sources: &[Source], fix: &str) -> String {
-    let fix_statements: Vec<&str> = rowtree_parser::split_statements(fix)
+fn with_fix(dialect: Dialect, sources: &[Source], fix: &str) -> String {
+    let fix_statements: Vec<&str> = rowtree_parser::split_statements_in(dialect, fix)
         .into_iter()
         .map(|s| s.text)
         .collect();
     let replaced: Vec<String> = fix_statements
         .iter()
-        .filter_map(|s| created_name(s))
+        .filter_map(|s| created_name(dialect, s))
         .collect();
     let mut out: Vec<String> = Vec::new();
     let mut inserted = false;
     for source in sources {
-        for stmt in rowtree_parser::split_statements(&source.text) {
-            let redefined = created_name(stmt.text).is_some_and(|n| replaced.contains(&n));
+        for stmt in rowtree_parser::split_statements_in(dialect, &source.text) {
+            let redefined =
+                created_name(dialect, stmt.text).is_some_and(|n| replaced.contains(&n));
             if !redefined {
                 out.push(stmt.text.to_string());
             } else if !inserted {
@@ -150,7 +168,9 @@ fn adapt_workload(text: &str, fixed: &Catalog, table: &str) -> Result<String, St
                 .unwrap_or_default();
             let generator = if default.contains("GENERATE_UUID") {
                 Some("uuid")
-            } else if default.contains("GET_NEXT_SEQUENCE_VALUE") || col.identity_sequence.is_some()
+            } else if default.contains("GET_NEXT_SEQUENCE_VALUE")
+                || default.contains("NEXTVAL")
+                || col.identity_sequence.is_some()
             {
                 Some("bit_reversed")
             } else {
@@ -169,6 +189,7 @@ fn adapt_workload(text: &str, fixed: &Catalog, table: &str) -> Result<String, St
 /// quotes the simulator's forecast for the schema as written and fixed.
 pub fn apply(
     report: &mut Report,
+    dialect: Dialect,
     sources: &[Source],
     workload_text: &str,
     nodes: u32,
@@ -178,7 +199,7 @@ pub fn apply(
         .map(|s| s.text.as_str())
         .collect::<Vec<_>>()
         .join(";\n");
-    let catalog = catalog_from_sql(&schema).map_err(|e| e.to_string())?;
+    let catalog = catalog_in(dialect, &schema)?;
     let workload = Workload::parse(workload_text, &catalog).map_err(|e| e.to_string())?;
     let one_node_writes = 1.0 / workload.costs.write;
     let mut baseline: Option<Outcome> = None;
@@ -222,7 +243,7 @@ pub fn apply(
             before.per_node,
             before.busiest * 100.0
         );
-        match fix_outcome(finding, sources, workload_text, &table, nodes) {
+        match fix_outcome(finding, dialect, sources, workload_text, &table, nodes) {
             Ok(after) => forecast.push_str(&format!(
                 "; with the fix, {:.0} ops/s ({:.2}x), busiest node {:.0}%.",
                 after.settled,
@@ -238,13 +259,14 @@ pub fn apply(
 
 fn fix_outcome(
     finding: &Finding,
+    dialect: Dialect,
     sources: &[Source],
     workload_text: &str,
     table: &str,
     nodes: u32,
 ) -> Result<Outcome, String> {
     let fix = finding.fix.as_deref().ok_or("the finding has no DDL fix")?;
-    let fixed = catalog_from_sql(&with_fix(sources, fix)).map_err(|e| e.to_string())?;
+    let fixed = catalog_in(dialect, &with_fix(dialect, sources, fix))?;
     let text = adapt_workload(workload_text, &fixed, table)?;
     let workload = Workload::parse(&text, &fixed).map_err(|e| e.to_string())?;
     run(

@@ -340,3 +340,38 @@ fn a_live_database_is_advised_from_its_own_ddl() {
     let missing = advise(dir.path(), &["--database", "nowhere"]);
     assert_eq!(missing.status.code(), Some(2));
 }
+
+#[test]
+fn a_workload_forecasts_a_postgresql_schema_too() {
+    let schema = "CREATE TABLE useraccesslogs (
+  lastaccess timestamptz NOT NULL,
+  userid varchar(36) NOT NULL,
+  PRIMARY KEY (lastaccess, userid)
+);
+";
+    let busy = workload(5000)
+        .replace("UserAccessLogs", "useraccesslogs")
+        .replace("LastAccess", "lastaccess")
+        .replace("UserId", "userid");
+    let dir = files(&[("hot.sql", schema), ("busy.toml", &busy)]);
+    let out = advise(
+        dir.path(),
+        &[
+            "hot.sql",
+            "--dialect",
+            "postgresql",
+            "--workload",
+            "busy.toml",
+            "--nodes",
+            "2",
+            "--format",
+            "json",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stdout(&out));
+    let json: serde_json::Value = serde_json::from_str(&stdout(&out)).unwrap();
+    let message = json["findings"][0]["message"].as_str().unwrap();
+    let x = multiples(message);
+    assert_eq!(x.len(), 2, "{message}");
+    assert!(x[0] <= 1.05 && x[1] >= 1.3, "{message}");
+}
