@@ -111,8 +111,7 @@ fn with_fix(dialect: Dialect, sources: &[Source], fix: &str) -> String {
     let mut inserted = false;
     for source in sources {
         for stmt in rowtree_parser::split_statements_in(dialect, &source.text) {
-            let redefined =
-                created_name(dialect, stmt.text).is_some_and(|n| replaced.contains(&n));
+            let redefined = created_name(dialect, stmt.text).is_some_and(|n| replaced.contains(&n));
             if !redefined {
                 out.push(stmt.text.to_string());
             } else if !inserted {
