@@ -15,8 +15,8 @@ use std::path::Path;
 use rowtree_advisor::{Finding, Source};
 use rowtree_sql::rowtree_sys::{hot_splits, HotSplitAdvice};
 
-/// A live database's schema as advisor input, and its hot splits explained
-/// with `findings_of`'s findings.
+/// A live database: its schema as advisor input, and its hot splits to be
+/// explained with the advisor's findings on that schema.
 pub struct Live {
     /// The database's DDL, one statement per `;`.
     pub source: Source,
