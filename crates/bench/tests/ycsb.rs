@@ -19,7 +19,12 @@ impl Progress for Quiet {
 
 #[test]
 fn a_small_matrix_runs_every_workload_on_every_system() {
-    let mut systems = vec![SystemKind::Embedded, SystemKind::Grpc, SystemKind::Sqlite];
+    let mut systems = vec![
+        SystemKind::Embedded,
+        SystemKind::Grpc,
+        SystemKind::Pgwire,
+        SystemKind::Sqlite,
+    ];
     if std::path::Path::new("/usr/lib/postgresql").exists() {
         systems.push(SystemKind::Postgres);
     } else {
@@ -35,6 +40,7 @@ fn a_small_matrix_runs_every_workload_on_every_system() {
         workloads: Workload::ALL.to_vec(),
         systems: systems.clone(),
         seed: 7,
+        event_loops: rowtree_server::default_event_loops(),
     };
     let m = ycsb::run(&config, &Quiet).expect("the matrix runs");
     assert_eq!(m.cells.len(), Workload::ALL.len() * 2 * systems.len());
@@ -56,6 +62,7 @@ fn a_small_matrix_runs_every_workload_on_every_system() {
     // Loads are reported, the Rowtree systems sharing one.
     assert!(m.loads.iter().any(|l| l.system == "embedded+grpc"));
     assert!(m.loads.iter().any(|l| l.system == "sqlite"));
+    assert!(m.loads.iter().any(|l| l.system == "pgwire"));
 
     let text = report::markdown(&m);
     assert!(text.contains("#### a: 50% read, 50% update"));

@@ -169,6 +169,15 @@ struct ServeArgs {
     #[arg(long, value_name = "MIB", default_value_t = 64,
           value_parser = clap::value_parser!(u64).range(1..=4096))]
     memtable_mib: u64,
+    /// Threads serving the gRPC connections (default: one per core). Each
+    /// connection stays on one of them, so a request's steps never hop
+    /// between threads; work that may wait (commits, locking reads) runs on
+    /// separate blocking threads. 0 serves connections on the server's
+    /// general worker pool instead.
+    #[arg(long, value_name = "N", default_value_t = rowtree_server::default_event_loops(),
+          value_parser = clap::builder::TypedValueParser::map(
+              clap::value_parser!(u16).range(0..=1024), usize::from))]
+    event_loops: usize,
     /// Port of the key visualizer's HTTP server (on --host): `/` lists the
     /// databases, `/keyviz/projects/P/instances/I/databases/D` shows one.
     /// 0 turns it off. If the default port is taken, the server starts
@@ -491,6 +500,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         addr: std::net::SocketAddr::new(args.host, args.port),
         cache_bytes: args.cache_mib << 20,
         memtable_bytes: args.memtable_mib << 20,
+        event_loops: args.event_loops,
         http_addr: match args.http_port.unwrap_or(DEFAULT_HTTP_PORT) {
             0 => None,
             port => Some(std::net::SocketAddr::new(args.host, port)),

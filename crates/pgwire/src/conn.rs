@@ -464,6 +464,57 @@ impl Conn {
         Ok((kind, message))
     }
 
+    /// Runs `f` with the backend in this task when `inline`, else on a
+    /// blocking thread ([`Conn::blocking`]). Inline is for work that cannot
+    /// wait long: planning and type inference, and a query outside a
+    /// transaction block, which is a strong single-use read (it takes no
+    /// locks and waits at most for a commit group in flight, see
+    /// `rowtree_txn::CommitPipeline::strong_read_ts`). Handing each of those
+    /// to the blocking pool costs two thread switches per message, more
+    /// than a point read itself. A panic inline loses the session, as on a
+    /// blocking thread.
+    async fn run<T: Send + 'static>(
+        &mut self,
+        inline: bool,
+        f: impl FnOnce(&mut Backend) -> T + Send + 'static,
+    ) -> Result<T, PgError> {
+        if !inline {
+            return self.blocking(f).await;
+        }
+        let Some(mut backend) = self.backend.take() else {
+            return Err(PgError::fatal(
+                "XX000",
+                "the session was lost to an internal error",
+            ));
+        };
+        match std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| f(&mut backend))) {
+            Ok(r) => {
+                self.backend = Some(backend);
+                Ok(r)
+            }
+            Err(_) => {
+                tracing::error!("a statement panicked; its connection is closed");
+                Err(PgError::fatal(
+                    "XX000",
+                    "internal error, the connection is closed: a statement failed unexpectedly",
+                ))
+            }
+        }
+    }
+
+    /// Whether `sql` may run inline ([`Conn::run`]): a query (`SELECT`,
+    /// `VALUES`) outside a transaction block.
+    fn runs_inline(&self, sql: &str) -> bool {
+        let idle = self
+            .backend
+            .as_ref()
+            .is_some_and(|b| matches!(b.status(), Status::Idle));
+        idle && matches!(
+            leading_words(sql, 1).first().map(String::as_str),
+            Some("select" | "values")
+        )
+    }
+
     /// Runs `f` with the backend on a blocking thread.
     async fn blocking<T: Send + 'static>(
         &mut self,
@@ -586,13 +637,18 @@ impl Conn {
                     Some("insert" | "update" | "delete")
                 )
             });
-        let implicit = implicit && self.blocking(|b| b.begin_implicit()).await.unwrap_or(false);
+        let implicit = implicit
+            && self
+                .run(true, |b| b.begin_implicit())
+                .await
+                .unwrap_or(false);
         let mut failed = false;
         for (sql, offset) in statements {
             let char_offset = text[..offset.min(text.len())].chars().count();
             let run_sql = sql.clone();
+            let inline = self.runs_inline(&sql);
             let r = self
-                .blocking(move |b| {
+                .run(inline, move |b| {
                     let r = b.execute(&run_sql, &Params::new(), char_offset);
                     fallback(b, &run_sql, r)
                 })
@@ -808,7 +864,7 @@ impl Conn {
         let types: Vec<Option<Type>> = if needs_inference {
             let sql2 = sql.clone();
             let given2 = given.clone();
-            self.blocking(move |be| infer::infer(be, &sql2, &given2, &shapes))
+            self.run(true, move |be| infer::infer(be, &sql2, &given2, &shapes))
                 .await?
         } else {
             given.clone()
@@ -865,7 +921,7 @@ impl Conn {
             let given = stmt.given.clone();
             let oids = stmt.oids.clone();
             let (types, columns) = self
-                .blocking(move |be| {
+                .run(true, move |be| {
                     let types = infer::infer(be, &sql, &given, &[]);
                     let mut params = Params::new();
                     for (i, t) in types.iter().enumerate() {
@@ -976,8 +1032,9 @@ impl Conn {
             .ok_or_else(|| PgError::new("34000", format!("portal \"{name}\" does not exist")))?;
         let sql = portal.sql.clone();
         let params = portal.params.clone();
+        let inline = self.runs_inline(&sql);
         let r = self
-            .blocking(move |b| {
+            .run(inline, move |b| {
                 let r = b.execute(&sql, &params, 0);
                 fallback(b, &sql, r)
             })

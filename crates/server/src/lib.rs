@@ -27,6 +27,7 @@
 pub mod admin;
 pub mod advice;
 pub mod convert;
+mod event_loops;
 pub mod keyviz;
 pub mod operations;
 pub mod query_plan;
@@ -115,6 +116,16 @@ pub struct Config {
     /// --gc-every`, `--max-version-retention`, `--ttl-every`); the default
     /// changes nothing.
     pub gc: GcConfig,
+    /// Threads serving the gRPC connections, each a single-threaded
+    /// runtime that keeps a connection's work on one thread (`rowtree serve
+    /// --event-loops`; the default is one per core). 0 serves them on the
+    /// runtime that calls [`Server::start`] instead. See `event_loops.rs`.
+    pub event_loops: usize,
+}
+
+/// One event loop per core: [`Config::event_loops`]' default.
+pub fn default_event_loops() -> usize {
+    std::thread::available_parallelism().map_or(2, |n| n.get())
 }
 
 /// Garbage-collection settings for experiments such as the kill check's
@@ -147,6 +158,7 @@ impl Default for Config {
             balancer: rowtree_kv::BalancerConfig::default(),
             security: security::Security::default(),
             gc: GcConfig::default(),
+            event_loops: default_event_loops(),
         }
     }
 }
@@ -160,8 +172,9 @@ pub struct Server {
     /// The instances and databases served.
     registry: Arc<registry::Registry>,
     http: Option<keyviz::HttpServer>,
-    task: tokio::task::JoinHandle<Result<(), tonic::transport::Error>>,
-    stop: tokio::sync::oneshot::Sender<()>,
+    /// Ends when every connection-serving loop has ended.
+    task: tokio::task::JoinHandle<Result<(), String>>,
+    stop: tokio::sync::watch::Sender<()>,
 }
 
 impl Server {
@@ -228,7 +241,7 @@ impl Server {
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
         let local_addr = listener.local_addr().map_err(|e| e.to_string())?;
-        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let (stop, stopped) = tokio::sync::watch::channel(());
 
         let reaper = data.clone();
         let reap = tokio::spawn(async move {
@@ -267,31 +280,53 @@ impl Server {
             )
             .add_service(InstanceAdminServer::new(admin.clone()))
             .add_service(OperationsServer::new(admin));
-        // TCP_NODELAY on every connection: a unary response leaves as two
-        // writes (headers and data, then trailers), and with Nagle's
-        // algorithm the second waits for the client's delayed ACK (~40 ms).
-        let incoming = {
-            use tokio_stream::StreamExt as _;
-            tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
-                conn.inspect(|stream| {
-                    if let Err(e) = stream.set_nodelay(true) {
-                        tracing::warn!(error = %e, "cannot set TCP_NODELAY");
-                    }
-                })
-            })
+        // Each event loop serves its connections with a clone of the router.
+        let serve = move |incoming: event_loops::Incoming,
+                          mut stop: tokio::sync::watch::Receiver<()>| {
+            let router = router.clone();
+            async move {
+                router
+                    .serve_with_incoming_shutdown(incoming, async move {
+                        let _ = stop.changed().await;
+                    })
+                    .await
+                    .map_err(|e| e.to_string())
+            }
+        };
+        let served: std::pin::Pin<
+            Box<dyn std::future::Future<Output = Result<(), String>> + Send>,
+        > = if config.event_loops == 0 {
+            // On the caller's runtime; TCP_NODELAY as the loops set it.
+            let incoming: event_loops::Incoming = {
+                use tokio_stream::StreamExt as _;
+                Box::pin(
+                    tokio_stream::wrappers::TcpListenerStream::new(listener).map(|conn| {
+                        conn.inspect(|stream| {
+                            if let Err(e) = stream.set_nodelay(true) {
+                                tracing::warn!(error = %e, "cannot set TCP_NODELAY");
+                            }
+                        })
+                    }),
+                )
+            };
+            Box::pin(serve(incoming, stopped))
+        } else {
+            Box::pin(event_loops::start(
+                listener,
+                config.event_loops,
+                stopped,
+                serve,
+            )?)
         };
         let task = tokio::spawn(async move {
-            let r = router
-                .serve_with_incoming_shutdown(incoming, async {
-                    let _ = stopped.await;
-                })
-                .await;
+            let r = served.await;
             reap.abort();
             r
         });
         tracing::info!(
             %local_addr,
             tls = config.security.tls.is_some(),
+            event_loops = config.event_loops,
             token = config.security.token.is_some(),
             "serving Spanner's gRPC API"
         );
@@ -323,14 +358,14 @@ impl Server {
     /// Stops accepting requests, lets those in flight finish, and returns.
     pub async fn shutdown(self) -> Result<(), String> {
         let _ = self.stop.send(());
+        drop(self.stop);
         if let Some(http) = self.http {
             if let Err(e) = http.shutdown().await {
                 tracing::warn!(error = %e, "the key visualizer's HTTP server stopped with an error");
             }
         }
         match self.task.await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
+            Ok(r) => r,
             Err(e) => Err(e.to_string()),
         }
     }
@@ -338,8 +373,7 @@ impl Server {
     /// Waits until the server stops by itself (an error).
     pub async fn wait(&mut self) -> Result<(), String> {
         match (&mut self.task).await {
-            Ok(Ok(())) => Ok(()),
-            Ok(Err(e)) => Err(e.to_string()),
+            Ok(r) => r,
             Err(e) => Err(e.to_string()),
         }
     }

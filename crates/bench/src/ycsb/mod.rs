@@ -12,6 +12,9 @@
 //! - **grpc**: `rowtree serve` (started in this process on its own runtime,
 //!   serving the very database the embedded system uses) through Spanner's
 //!   gRPC API, one HTTP/2 connection and one session per client;
+//! - **pgwire**: `rowtree serve`'s PostgreSQL port (the same server), over
+//!   a second database in the PostgreSQL dialect, through the same driver
+//!   and prepared statements as the postgres system;
 //! - **postgres**: PostgreSQL (Debian's package), started by the tool in a
 //!   throwaway cluster on loopback with `synchronous_commit=on`, through
 //!   prepared statements of the `postgres` driver, one connection per
@@ -225,15 +228,17 @@ pub fn run_cell(
 pub enum SystemKind {
     Embedded,
     Grpc,
+    Pgwire,
     Postgres,
     Sqlite,
 }
 
 impl SystemKind {
     /// Every system, in the order each cell runs them.
-    pub const ALL: [SystemKind; 4] = [
+    pub const ALL: [SystemKind; 5] = [
         SystemKind::Embedded,
         SystemKind::Grpc,
+        SystemKind::Pgwire,
         SystemKind::Postgres,
         SystemKind::Sqlite,
     ];
@@ -243,6 +248,7 @@ impl SystemKind {
         match self {
             SystemKind::Embedded => "embedded",
             SystemKind::Grpc => "grpc",
+            SystemKind::Pgwire => "pgwire",
             SystemKind::Postgres => "postgres",
             SystemKind::Sqlite => "sqlite",
         }
@@ -268,6 +274,8 @@ pub struct Config {
     pub systems: Vec<SystemKind>,
     /// Seeds every client's operation stream.
     pub seed: u64,
+    /// The in-process server's event loops (`rowtree_server::Config::event_loops`).
+    pub event_loops: usize,
 }
 
 /// What a running matrix reports as it goes.
@@ -316,11 +324,16 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
     let wants = |k: SystemKind| config.systems.contains(&k);
 
     // Start every system first, so a missing one fails before hours of work.
-    let host = if wants(SystemKind::Embedded) || wants(SystemKind::Grpc) {
-        Some(rowtree::Host::start(None)?)
-    } else {
-        None
-    };
+    let host =
+        if wants(SystemKind::Embedded) || wants(SystemKind::Grpc) || wants(SystemKind::Pgwire) {
+            Some(rowtree::Host::start(
+                None,
+                config.event_loops,
+                wants(SystemKind::Pgwire),
+            )?)
+        } else {
+            None
+        };
     let pg = if wants(SystemKind::Postgres) {
         Some(postgres::Postgres::start(max_clients)?)
     } else {
@@ -337,6 +350,11 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
         match kind {
             SystemKind::Embedded => systems.push(Box::new(host.as_ref().expect("host").embedded())),
             SystemKind::Grpc => systems.push(Box::new(host.as_ref().expect("host").grpc())),
+            SystemKind::Pgwire => systems.push(Box::new(
+                host.as_ref()
+                    .and_then(|h| h.pgwire())
+                    .expect("the host runs the PostgreSQL port"),
+            )),
             SystemKind::Postgres => systems.push(Box::new(PgRef(pg.as_ref().expect("postgres")))),
             SystemKind::Sqlite => systems.push(Box::new(LiteRef(lite.as_ref().expect("sqlite")))),
         }
@@ -357,14 +375,17 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
     };
     if let Some(h) = &host {
         let name = match (wants(SystemKind::Embedded), wants(SystemKind::Grpc)) {
-            (true, true) => "embedded+grpc",
-            (true, false) => "embedded",
-            _ => "grpc",
+            (true, true) => Some("embedded+grpc"),
+            (true, false) => Some("embedded"),
+            (false, true) => Some("grpc"),
+            (false, false) => None,
         };
-        load(&h.embedded(), name)?;
+        if let Some(name) = name {
+            load(&h.embedded(), name)?;
+        }
     }
     for s in &systems {
-        if matches!(s.name(), "postgres" | "sqlite") {
+        if matches!(s.name(), "pgwire" | "postgres" | "sqlite") {
             load(s.as_ref(), s.name())?;
         }
     }

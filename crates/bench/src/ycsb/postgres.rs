@@ -28,6 +28,12 @@ fn setup(message: impl std::fmt::Display) -> Error {
     }
 }
 
+/// [`setup`] as a plain function, for the helpers shared with the pgwire
+/// system.
+fn setup_message(message: String) -> Error {
+    setup(message)
+}
+
 /// The driver's error with the server's message (its `Display` alone says
 /// only "db error").
 fn described(e: &postgres::Error) -> String {
@@ -210,38 +216,8 @@ impl System for Postgres {
     }
 
     fn load(&self, records: u64, progress: &(dyn Fn(u64) + Sync)) -> Result<()> {
-        use std::io::Write;
         let mut conn = self.connect()?;
-        let fields: Vec<String> = (0..FIELDS)
-            .map(|f| format!("field{f} varchar(100)"))
-            .collect();
-        conn.batch_execute(&format!(
-            "CREATE TABLE usertable (ycsb_key varchar(64) PRIMARY KEY, {})",
-            fields.join(", ")
-        ))
-        .map_err(pg_setup)?;
-        let mut writer = conn
-            .copy_in("COPY usertable FROM STDIN")
-            .map_err(pg_setup)?;
-        let mut line = String::with_capacity(1200);
-        for n in 0..records {
-            let key = hashed_key(n);
-            line.clear();
-            line.push_str(&key);
-            for f in 0..FIELDS {
-                line.push('\t');
-                line.push_str(&field_value(&key, f, 0));
-            }
-            line.push('\n');
-            writer.write_all(line.as_bytes())?;
-            if (n + 1) % 10_000 == 0 {
-                progress(10_000);
-            }
-        }
-        writer.finish().map_err(pg_setup)?;
-        if !records.is_multiple_of(10_000) {
-            progress(records % 10_000);
-        }
+        load_usertable(&mut conn, records, progress, setup_message)?;
         // Statistics for the planner and hint bits set, as after any bulk
         // load; then a checkpoint, so the run does not start with one.
         // (Separate messages: several statements in one run as one
@@ -253,57 +229,141 @@ impl System for Postgres {
     }
 
     fn client(&self) -> Result<Box<dyn Client>> {
-        let mut conn = self.connect()?;
+        let conn = self.connect()?;
+        Ok(Box::new(PgClient::prepare(conn, true, setup_message)?))
+    }
+}
+
+/// Creates YCSB's `usertable` over a PostgreSQL-protocol connection and
+/// loads `records` records with `COPY ... FROM STDIN` (PostgreSQL's text
+/// format), reporting progress every 10,000 records. `setup` names the
+/// system in errors.
+pub(super) fn load_usertable(
+    conn: &mut PgConn,
+    records: u64,
+    progress: &(dyn Fn(u64) + Sync),
+    setup: fn(String) -> Error,
+) -> Result<()> {
+    use std::io::Write;
+    let failed = |e: postgres::Error| setup(described(&e));
+    let fields: Vec<String> = (0..FIELDS)
+        .map(|f| format!("field{f} varchar(100)"))
+        .collect();
+    conn.batch_execute(&format!(
+        "CREATE TABLE usertable (ycsb_key varchar(64) PRIMARY KEY, {})",
+        fields.join(", ")
+    ))
+    .map_err(failed)?;
+    let mut writer = conn.copy_in("COPY usertable FROM STDIN").map_err(failed)?;
+    let mut line = String::with_capacity(1200);
+    for n in 0..records {
+        let key = hashed_key(n);
+        line.clear();
+        line.push_str(&key);
+        for f in 0..FIELDS {
+            line.push('\t');
+            line.push_str(&field_value(&key, f, 0));
+        }
+        line.push('\n');
+        writer.write_all(line.as_bytes())?;
+        if (n + 1) % 10_000 == 0 {
+            progress(10_000);
+        }
+    }
+    writer.finish().map_err(failed)?;
+    if !records.is_multiple_of(10_000) {
+        progress(records % 10_000);
+    }
+    Ok(())
+}
+
+/// One client over a PostgreSQL-protocol connection, its statements
+/// prepared once (`pgbench -M prepared`).
+pub(super) struct PgClient {
+    conn: PgConn,
+    read: Statement,
+    /// The read of a read-modify-write: `FOR UPDATE` where the server needs
+    /// it to lock the row (PostgreSQL); a plain read where every read in a
+    /// read-write transaction locks what it reads (Rowtree).
+    read_for_update: Statement,
+    scan: Statement,
+    insert: Statement,
+    updates: Vec<Statement>,
+}
+
+impl PgClient {
+    /// Prepares the workload's statements on `conn`; `for_update` adds
+    /// `FOR UPDATE` to the read-modify-write's read.
+    pub(super) fn prepare(
+        mut conn: PgConn,
+        for_update: bool,
+        setup: fn(String) -> Error,
+    ) -> Result<PgClient> {
+        let failed = |e: postgres::Error| setup(described(&e));
         let fields = field_list();
         let read = conn
             .prepare(&format!(
                 "SELECT {fields} FROM usertable WHERE ycsb_key = $1"
             ))
-            .map_err(pg_setup)?;
+            .map_err(failed)?;
+        let lock = if for_update { " FOR UPDATE" } else { "" };
         let read_for_update = conn
             .prepare(&format!(
-                "SELECT {fields} FROM usertable WHERE ycsb_key = $1 FOR UPDATE"
+                "SELECT {fields} FROM usertable WHERE ycsb_key = $1{lock}"
             ))
-            .map_err(pg_setup)?;
+            .map_err(failed)?;
         let scan = conn
             .prepare(&format!(
                 "SELECT {fields} FROM usertable WHERE ycsb_key >= $1 ORDER BY ycsb_key LIMIT $2"
             ))
-            .map_err(pg_setup)?;
+            .map_err(failed)?;
         let placeholders: Vec<String> = (1..=FIELDS + 1).map(|i| format!("${i}")).collect();
         let insert = conn
             .prepare(&format!(
                 "INSERT INTO usertable (ycsb_key, {fields}) VALUES ({})",
                 placeholders.join(", ")
             ))
-            .map_err(pg_setup)?;
+            .map_err(failed)?;
         let mut updates = Vec::with_capacity(FIELDS);
         for f in 0..FIELDS {
             updates.push(
                 conn.prepare(&format!(
                     "UPDATE usertable SET field{f} = $2 WHERE ycsb_key = $1"
                 ))
-                .map_err(pg_setup)?,
+                .map_err(failed)?,
             );
         }
-        Ok(Box::new(PgClient {
+        Ok(PgClient {
             conn,
             read,
             read_for_update,
             scan,
             insert,
             updates,
-        }))
+        })
     }
 }
 
-struct PgClient {
-    conn: PgConn,
-    read: Statement,
-    read_for_update: Statement,
-    scan: Statement,
-    insert: Statement,
-    updates: Vec<Statement>,
+impl PgClient {
+    /// One read-modify-write transaction: read the record (locking it),
+    /// then update one field. `Ok(false)`: the record was not there (and
+    /// nothing was written).
+    fn read_modify_write(
+        &mut self,
+        key: &String,
+        field: usize,
+        value: &String,
+    ) -> std::result::Result<bool, postgres::Error> {
+        let mut txn = self.conn.transaction()?;
+        let rows = txn.query(&self.read_for_update, &[key])?;
+        if rows.len() != 1 {
+            txn.rollback()?;
+            return Ok(false);
+        }
+        txn.execute(&self.updates[field], &[key, value])?;
+        txn.commit()?;
+        Ok(true)
+    }
 }
 
 impl Client for PgClient {
@@ -348,14 +408,25 @@ impl Client for PgClient {
             }
             Op::ReadModifyWrite { key, field } => {
                 let value = field_value(key, *field, version);
-                let mut txn = self.conn.transaction().map_err(op_error)?;
-                let rows = txn.query(&self.read_for_update, &[key]).map_err(op_error)?;
-                if rows.len() != 1 {
-                    return Err(Error::Op("read-modify-write read no row".into()));
+                // A serialization failure (40001: Rowtree's wound-wait
+                // aborts one of two transactions that want the same row)
+                // is retried, as applications retry it; it is latency, not
+                // an error.
+                let mut backoff = std::time::Duration::from_micros(100);
+                loop {
+                    match self.read_modify_write(key, *field, &value) {
+                        Err(e)
+                            if e.code()
+                                == Some(&postgres::error::SqlState::T_R_SERIALIZATION_FAILURE) =>
+                        {
+                            std::thread::sleep(backoff);
+                            backoff = (backoff * 2).min(std::time::Duration::from_millis(20));
+                        }
+                        Err(e) => return Err(op_error(e)),
+                        Ok(true) => break,
+                        Ok(false) => return Err(Error::Op("read-modify-write read no row".into())),
+                    }
                 }
-                txn.execute(&self.updates[*field], &[key, &value])
-                    .map_err(op_error)?;
-                txn.commit().map_err(op_error)?;
             }
         }
         Ok(())

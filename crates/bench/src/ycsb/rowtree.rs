@@ -1,5 +1,7 @@
-//! Rowtree as two systems over one database: the embedded `Database` API,
-//! and `rowtree serve` over Spanner's gRPC API.
+//! Rowtree as three systems: the embedded `Database` API and `rowtree
+//! serve` over Spanner's gRPC API, both over one database, and `rowtree
+//! serve`'s PostgreSQL port (the `pgwire` system), over a second database
+//! in the PostgreSQL dialect that the same server holds.
 //!
 //! [`Host`] starts a server in this process (on a runtime of its own, as it
 //! would have in its own process), creates the instance and the database
@@ -57,6 +59,8 @@ fn setup(message: impl std::fmt::Display) -> Error {
 pub struct Host {
     runtime: Option<tokio::runtime::Runtime>,
     server: Option<rowtree_server::Server>,
+    /// The PostgreSQL port, when the pgwire system runs.
+    pg: Option<rowtree_pgwire::PgServer>,
     addr: SocketAddr,
     db: Database,
     _temp: Option<tempfile::TempDir>,
@@ -64,8 +68,10 @@ pub struct Host {
 
 impl Host {
     /// Starts a server on a fresh data directory (a temporary one unless
-    /// `dir` is given) and creates the YCSB database.
-    pub fn start(dir: Option<PathBuf>) -> Result<Host> {
+    /// `dir` is given) with `event_loops` connection threads
+    /// (`rowtree_server::Config::event_loops`), with its PostgreSQL port if
+    /// `pgwire`, and creates the YCSB database.
+    pub fn start(dir: Option<PathBuf>, event_loops: usize, pgwire: bool) -> Result<Host> {
         let (dir, temp) = match dir {
             Some(d) => (d, None),
             None => {
@@ -80,12 +86,31 @@ impl Host {
         let config = rowtree_server::Config {
             data_dir: Some(dir),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            event_loops,
             ..Default::default()
         };
         let server = runtime
             .block_on(rowtree_server::Server::start(config))
             .map_err(setup)?;
         let addr = server.local_addr;
+        // The PostgreSQL port creates the database a client names
+        // (`PGWIRE_DATABASE`, in the PostgreSQL dialect) on connect.
+        let pg = if pgwire {
+            Some(
+                runtime
+                    .block_on(rowtree_pgwire::PgServer::start(
+                        rowtree_pgwire::PgConfig {
+                            addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+                            create_databases: true,
+                        },
+                        server.registry().clone(),
+                        &rowtree_server::security::Security::default(),
+                    ))
+                    .map_err(setup)?,
+            )
+        } else {
+            None
+        };
         client_runtime()?.block_on(create_database(addr))?;
         let db = server
             .registry()
@@ -95,6 +120,7 @@ impl Host {
         Ok(Host {
             runtime: Some(runtime),
             server: Some(server),
+            pg,
             addr,
             db,
             _temp: temp,
@@ -112,10 +138,70 @@ impl Host {
     pub fn grpc(&self) -> Grpc {
         Grpc { addr: self.addr }
     }
+
+    /// The PostgreSQL-protocol system, if the host was started with it.
+    pub fn pgwire(&self) -> Option<PgWire> {
+        self.pg.as_ref().map(|pg| PgWire {
+            addr: pg.local_addr,
+        })
+    }
+}
+
+/// The PostgreSQL database the pgwire system uses.
+const PGWIRE_DATABASE: &str = "ycsbpg";
+
+/// `rowtree serve`'s PostgreSQL port, through the same driver and prepared
+/// statements as the PostgreSQL system.
+pub struct PgWire {
+    addr: SocketAddr,
+}
+
+impl PgWire {
+    fn connect(&self) -> Result<::postgres::Client> {
+        ::postgres::Client::connect(
+            &format!(
+                "host={} port={} user=ycsb dbname={PGWIRE_DATABASE}",
+                self.addr.ip(),
+                self.addr.port()
+            ),
+            ::postgres::NoTls,
+        )
+        .map_err(|e| pg_setup(e.to_string()))
+    }
+}
+
+fn pg_setup(message: String) -> Error {
+    Error::Setup {
+        system: "pgwire",
+        message,
+    }
+}
+
+impl System for PgWire {
+    fn name(&self) -> &'static str {
+        "pgwire"
+    }
+
+    fn load(&self, records: u64, progress: &(dyn Fn(u64) + Sync)) -> Result<()> {
+        let mut conn = self.connect()?;
+        super::postgres::load_usertable(&mut conn, records, progress, pg_setup)
+    }
+
+    fn client(&self) -> Result<Box<dyn Client>> {
+        // No FOR UPDATE: a read in a read-write transaction locks the row.
+        Ok(Box::new(super::postgres::PgClient::prepare(
+            self.connect()?,
+            false,
+            pg_setup,
+        )?))
+    }
 }
 
 impl Drop for Host {
     fn drop(&mut self) {
+        if let Some(pg) = self.pg.take() {
+            pg.shutdown();
+        }
         if let (Some(rt), Some(server)) = (self.runtime.take(), self.server.take()) {
             let _ = rt.block_on(server.shutdown());
         }

@@ -25,8 +25,8 @@ pub struct YcsbArgs {
     /// Client counts, comma-separated: each is a column of the matrix.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128")]
     clients: Vec<usize>,
-    /// Systems, comma-separated: embedded, grpc, postgres, sqlite.
-    #[arg(long, value_delimiter = ',', default_value = "embedded,grpc,postgres,sqlite", value_parser = parse_system)]
+    /// Systems, comma-separated: embedded, grpc, pgwire (rowtree serve's PostgreSQL port), postgres, sqlite.
+    #[arg(long, value_delimiter = ',', default_value = "embedded,grpc,pgwire,postgres,sqlite", value_parser = parse_system)]
     systems: Vec<SystemKind>,
     /// Seconds each cell is measured.
     #[arg(long, default_value_t = 5.0)]
@@ -40,6 +40,10 @@ pub struct YcsbArgs {
     /// Seed of the operation streams.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// The in-process `rowtree serve`'s event loops (its --event-loops;
+    /// default one per core; 0 serves connections on its worker pool).
+    #[arg(long, value_name = "N", default_value_t = rowtree_server::default_event_loops())]
+    event_loops: usize,
 }
 
 fn parse_workload(s: &str) -> Result<Workload, String> {
@@ -50,7 +54,7 @@ fn parse_workload(s: &str) -> Result<Workload, String> {
 
 fn parse_system(s: &str) -> Result<SystemKind, String> {
     SystemKind::parse(s)
-        .ok_or_else(|| format!("unknown system {s:?} (embedded, grpc, postgres, sqlite)"))
+        .ok_or_else(|| format!("unknown system {s:?} (embedded, grpc, pgwire, postgres, sqlite)"))
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
@@ -119,6 +123,7 @@ pub fn run(args: YcsbArgs) -> ExitCode {
         workloads: args.workloads,
         systems,
         seed: args.seed,
+        event_loops: args.event_loops,
     };
     let cells = config.workloads.len() * config.clients.len() * config.systems.len();
     eprintln!(

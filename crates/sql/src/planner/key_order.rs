@@ -6,7 +6,11 @@
 //! columns in order, after the columns pinned to one value by `=`, is not
 //! needed; in exactly the reversed order, the scan runs backwards instead.
 //! Sort keys carry the table column they read (`origin`), which is what is
-//! compared here.
+//! compared here. Where NULLs go matters only for a column that can hold
+//! one: a NOT NULL key column (every primary key column in the PostgreSQL
+//! dialect) delivers `ORDER BY col` whatever its NULLS FIRST/LAST, which
+//! matters there because PostgreSQL sorts NULLs last by default and
+//! GoogleSQL first.
 
 use crate::error::Result;
 use crate::plan::{Node, NodeKind, ScanNode, SortKey};
@@ -14,10 +18,19 @@ use crate::plan::{Node, NodeKind, ScanNode, SortKey};
 use super::pass::{transform, Context};
 
 /// Removes each sort whose order the scan under it delivers.
-pub(super) fn sort_elimination(mut node: Node, _ctx: &Context<'_>) -> Result<Node> {
+pub(super) fn sort_elimination(mut node: Node, ctx: &Context<'_>) -> Result<Node> {
     transform(&mut node, &mut |node| {
         if let NodeKind::Sort { input, keys } = &mut node.kind {
-            if let Some(reverse) = scan_under(input).and_then(|scan| delivered_order(scan, keys)) {
+            let delivered = scan_under(input).and_then(|scan| {
+                let table = ctx.catalog.table(&scan.table);
+                let not_null = |col: usize| {
+                    table
+                        .and_then(|t| t.columns.get(col))
+                        .is_some_and(|c| c.not_null)
+                };
+                delivered_order(scan, keys, &not_null)
+            });
+            if let Some(reverse) = delivered {
                 if let Some(scan) = scan_under_mut(input) {
                     scan.access.reverse = reverse;
                 }
@@ -52,8 +65,13 @@ fn scan_under_mut(node: &mut Node) -> Option<&mut ScanNode> {
 }
 
 /// `Some(reverse)` when reading `scan` forwards (false) or backwards (true)
-/// yields rows ordered by `keys`.
-fn delivered_order(scan: &ScanNode, keys: &[SortKey]) -> Option<bool> {
+/// yields rows ordered by `keys`. `not_null(col)`: the table's column `col`
+/// holds no NULL, so its sort key's NULL placement does not matter.
+fn delivered_order(
+    scan: &ScanNode,
+    keys: &[SortKey],
+    not_null: &dyn Fn(usize) -> bool,
+) -> Option<bool> {
     let access = &scan.access;
     let mut pos = 0;
     let mut reverse: Option<bool> = None;
@@ -74,9 +92,11 @@ fn delivered_order(scan: &ScanNode, keys: &[SortKey]) -> Option<bool> {
         if kc.column != col {
             return None;
         }
-        // Forward order: the column's direction, NULLs first on ASC and last on DESC.
-        let forward = k.desc == kc.desc && k.nulls_first != kc.desc;
-        let backward = k.desc != kc.desc && k.nulls_first == kc.desc;
+        // Forward order: the column's direction, NULLs first on ASC and last
+        // on DESC (or anywhere, when there are none).
+        let any_nulls = !not_null(col);
+        let forward = k.desc == kc.desc && (!any_nulls || k.nulls_first != kc.desc);
+        let backward = k.desc != kc.desc && (!any_nulls || k.nulls_first == kc.desc);
         let this = if forward {
             false
         } else if backward {
