@@ -35,6 +35,7 @@ fn a_small_matrix_runs_every_workload_on_every_system() {
         workloads: Workload::ALL.to_vec(),
         systems: systems.clone(),
         seed: 7,
+        cache_bytes: 8 << 20,
     };
     let m = ycsb::run(&config, &Quiet).expect("the matrix runs");
     assert_eq!(m.cells.len(), Workload::ALL.len() * 2 * systems.len());

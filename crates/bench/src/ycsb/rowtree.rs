@@ -64,8 +64,9 @@ pub struct Host {
 
 impl Host {
     /// Starts a server on a fresh data directory (a temporary one unless
-    /// `dir` is given) and creates the YCSB database.
-    pub fn start(dir: Option<PathBuf>) -> Result<Host> {
+    /// `dir` is given), with a block cache of `cache_bytes` per database,
+    /// and creates the YCSB database.
+    pub fn start(dir: Option<PathBuf>, cache_bytes: u64) -> Result<Host> {
         let (dir, temp) = match dir {
             Some(d) => (d, None),
             None => {
@@ -80,6 +81,7 @@ impl Host {
         let config = rowtree_server::Config {
             data_dir: Some(dir),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
+            cache_bytes,
             ..Default::default()
         };
         let server = runtime

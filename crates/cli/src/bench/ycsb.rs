@@ -40,6 +40,11 @@ pub struct YcsbArgs {
     /// Seed of the operation streams.
     #[arg(long, default_value_t = 42)]
     seed: u64,
+    /// Block cache of Rowtree's database, in MiB. The default, 128, is what
+    /// PostgreSQL gets in the same run (its default shared_buffers), rather
+    /// than `rowtree serve`'s own default of 16 MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ycsb::DEFAULT_CACHE_BYTES >> 20)]
+    cache_mib: u64,
 }
 
 fn parse_workload(s: &str) -> Result<Workload, String> {
@@ -119,6 +124,7 @@ pub fn run(args: YcsbArgs) -> ExitCode {
         workloads: args.workloads,
         systems,
         seed: args.seed,
+        cache_bytes: args.cache_mib << 20,
     };
     let cells = config.workloads.len() * config.clients.len() * config.systems.len();
     eprintln!(
