@@ -41,6 +41,7 @@ fn a_small_matrix_runs_every_workload_on_every_system() {
         systems: systems.clone(),
         seed: 7,
         event_loops: rowtree_server::default_event_loops(),
+        cache_bytes: 8 << 20,
     };
     let m = ycsb::run(&config, &Quiet).expect("the matrix runs");
     assert_eq!(m.cells.len(), Workload::ALL.len() * 2 * systems.len());

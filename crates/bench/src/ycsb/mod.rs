@@ -276,7 +276,17 @@ pub struct Config {
     pub seed: u64,
     /// The in-process server's event loops (`rowtree_server::Config::event_loops`).
     pub event_loops: usize,
+    /// Block cache of Rowtree's database, in bytes ([`DEFAULT_CACHE_BYTES`]
+    /// unless told otherwise).
+    pub cache_bytes: u64,
 }
+
+/// The block cache Rowtree's database gets by default: 128 MiB, the memory
+/// PostgreSQL gets for its shared buffers in the same run (its default
+/// `shared_buffers`), so neither serves reads from a larger cache of its own.
+/// `rowtree serve`'s own default (16 MiB) is sized for many small databases
+/// on one server, not for one database of about 1 GB under test.
+pub const DEFAULT_CACHE_BYTES: u64 = 128 << 20;
 
 /// What a running matrix reports as it goes.
 pub trait Progress: Sync {
@@ -329,6 +339,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
             Some(rowtree::Host::start(
                 None,
                 config.event_loops,
+                config.cache_bytes,
                 wants(SystemKind::Pgwire),
             )?)
         } else {

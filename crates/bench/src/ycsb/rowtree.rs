@@ -69,9 +69,15 @@ pub struct Host {
 impl Host {
     /// Starts a server on a fresh data directory (a temporary one unless
     /// `dir` is given) with `event_loops` connection threads
-    /// (`rowtree_server::Config::event_loops`), with its PostgreSQL port if
-    /// `pgwire`, and creates the YCSB database.
-    pub fn start(dir: Option<PathBuf>, event_loops: usize, pgwire: bool) -> Result<Host> {
+    /// (`rowtree_server::Config::event_loops`), a block cache of
+    /// `cache_bytes` per database, and its PostgreSQL port if `pgwire`, and
+    /// creates the YCSB database.
+    pub fn start(
+        dir: Option<PathBuf>,
+        event_loops: usize,
+        cache_bytes: u64,
+        pgwire: bool,
+    ) -> Result<Host> {
         let (dir, temp) = match dir {
             Some(d) => (d, None),
             None => {
@@ -87,6 +93,7 @@ impl Host {
             data_dir: Some(dir),
             addr: SocketAddr::from(([127, 0, 0, 1], 0)),
             event_loops,
+            cache_bytes,
             ..Default::default()
         };
         let server = runtime

@@ -44,6 +44,11 @@ pub struct YcsbArgs {
     /// default one per core; 0 serves connections on its worker pool).
     #[arg(long, value_name = "N", default_value_t = rowtree_server::default_event_loops())]
     event_loops: usize,
+    /// Block cache of Rowtree's database, in MiB. The default, 128, is what
+    /// PostgreSQL gets in the same run (its default shared_buffers), rather
+    /// than `rowtree serve`'s own default of 16 MiB.
+    #[arg(long, value_name = "MIB", default_value_t = ycsb::DEFAULT_CACHE_BYTES >> 20)]
+    cache_mib: u64,
 }
 
 fn parse_workload(s: &str) -> Result<Workload, String> {
@@ -124,6 +129,7 @@ pub fn run(args: YcsbArgs) -> ExitCode {
         systems,
         seed: args.seed,
         event_loops: args.event_loops,
+        cache_bytes: args.cache_mib << 20,
     };
     let cells = config.workloads.len() * config.clients.len() * config.systems.len();
     eprintln!(
