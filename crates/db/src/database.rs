@@ -41,6 +41,7 @@ use rowtree_txn::{
 use rowtree_types::Dialect;
 
 use crate::error::{Error, Result};
+use crate::gate::SchemaGate;
 use crate::sequences::Sequences;
 
 /// What the commit pipeline writes for one commit, in the same storage batch
@@ -215,7 +216,7 @@ pub(crate) struct Inner {
     pub catalog: RwLock<Arc<Catalog>>,
     /// Commits hold it shared from resolution to durability; DDL holds it
     /// exclusively.
-    pub schema_gate: RwLock<()>,
+    pub schema_gate: Arc<SchemaGate>,
     /// Serialises DDL statements.
     pub ddl_lock: Mutex<()>,
     pub locks: LockManager,
@@ -484,7 +485,7 @@ impl Database {
             sequences: Sequences::new(router.clone()),
             router,
             catalog: RwLock::new(Arc::new(catalog)),
-            schema_gate: RwLock::new(()),
+            schema_gate: Arc::default(),
             ddl_lock: Mutex::new(()),
             locks: LockManager::new(),
             pipeline,

@@ -248,7 +248,7 @@ impl Database {
     ) -> std::result::Result<Option<Arc<ProtoBundle>>, (Error, Option<usize>)> {
         let stmt = rowtree_parser::parse_statement_in(self.dialect(), text)
             .map_err(|e| (Error::invalid(e.message.clone()), Some(e.offset)))?;
-        let _gate = self.inner.schema_gate.write();
+        let _gate = self.inner.schema_gate.exclusive();
         let mut current = self.catalog();
         if let Some(p) = &protos {
             current = Arc::new(

@@ -35,6 +35,7 @@ pub mod ddl;
 pub mod error;
 mod eval;
 pub mod format;
+pub(crate) mod gate;
 pub mod keys;
 pub mod mutation;
 pub mod observer;
@@ -60,7 +61,8 @@ pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
 pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};
 pub use transaction::{
-    CommitResult, ReadOnlyTransaction, ReadWriteTransaction, Savepoint, TimestampBound,
+    CommitResult, CommitStart, PendingCommit, ReadOnlyTransaction, ReadWriteTransaction, Savepoint,
+    TimestampBound,
 };
 pub use ttl::TtlStats;
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};

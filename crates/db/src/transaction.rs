@@ -9,21 +9,25 @@
 //! * A [`ReadOnlyTransaction`] reads a snapshot at one timestamp, chosen by
 //!   its [`TimestampBound`], without locks.
 
+use std::future::Future;
+use std::pin::Pin;
 use std::sync::Arc;
+use std::task::{Context, Poll};
 use std::time::Duration;
 
 use rowtree_schema::Catalog;
-use rowtree_txn::TxnHandle;
+use rowtree_txn::{CommitTicket, TxnHandle};
 use rowtree_types::{Timestamp, Value};
 
 use crate::database::Database;
 use crate::error::{Error, Result};
+use crate::gate::SharedPass;
 use crate::mutation::Mutation;
 use crate::overlay::TxnWrites;
 use crate::read::{project_rows, read_at, ReadRequest};
 use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
 use crate::target::{Span, Target};
-use crate::write::{Resolver, WrittenRow};
+use crate::write::{Resolver, Submitted, WrittenRow};
 
 /// How a read-only transaction picks its timestamp (Spanner's
 /// `TransactionOptions.ReadOnly`).
@@ -287,18 +291,72 @@ impl ReadWriteTransaction {
         self.db.inner.sequences.state(&catalog, sequence)
     }
 
-    /// Applies the buffered mutations atomically and durably.
-    pub fn commit(mut self) -> Result<CommitResult> {
-        self.check_open()?;
-        self.done = true;
-        let result = self.commit_inner();
-        self.db.inner.locks.release_all(&self.handle);
-        result
+    /// Applies the buffered mutations atomically and durably: resolves them
+    /// ([`start_commit`](Self::start_commit)), then waits for durability
+    /// ([`PendingCommit::wait`]).
+    pub fn commit(self) -> Result<CommitResult> {
+        self.start_commit()?.wait()
     }
 
-    fn commit_inner(&mut self) -> Result<CommitResult> {
+    /// The first half of a commit: resolves the buffered mutations under
+    /// exclusive locks (waiting for them under wound-wait if need be),
+    /// checks the schema, and queues the writes in the commit pipeline.
+    /// What is left is waiting for durability, which the returned
+    /// [`PendingCommit`] does on a thread or in a task. Once this returns
+    /// `Ok`, the commit happens whatever becomes of the `PendingCommit`.
+    ///
+    /// On error the transaction is over and its locks are released.
+    pub fn start_commit(mut self) -> Result<PendingCommit> {
+        self.check_open()?;
+        match self.begin_commit(false) {
+            Ok(Some(pending)) => Ok(pending),
+            Ok(None) => unreachable!("a commit that may wait never reports that it would"),
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
+    }
+
+    /// [`start_commit`](Self::start_commit) for callers that must not block
+    /// (an asynchronous task): where resolving would wait (for a row lock
+    /// held by another transaction, or for a schema change to finish), it
+    /// gives the transaction back instead ([`CommitStart::WouldWait`]) with
+    /// its buffered mutations intact, to commit where waiting is allowed.
+    /// Locks taken before it stopped are kept (it would take them again),
+    /// and a younger holder is wounded as a waiting commit would wound it.
+    ///
+    /// It still reads the rows it writes from storage, as reads in the
+    /// request's task do.
+    pub fn try_start_commit(mut self) -> Result<CommitStart> {
+        self.check_open()?;
+        match self.begin_commit(true) {
+            Ok(Some(pending)) => Ok(CommitStart::Started(pending)),
+            Ok(None) => Ok(CommitStart::WouldWait(self)),
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
+    }
+
+    /// Resolves and queues the commit; `Ok(None)` if `no_wait` and it would
+    /// have waited (the transaction is left as it was, but for locks taken).
+    /// On success the transaction is done and the [`PendingCommit`] owns
+    /// the release of its locks.
+    fn begin_commit(&mut self, no_wait: bool) -> Result<Option<PendingCommit>> {
         let inner = &self.db.inner;
-        let _gate = inner.schema_gate.read();
+        // Held until the commit is durable (in the PendingCommit, or in the
+        // work it detaches when dropped): a schema change must not slip in
+        // between the resolution against this schema and durability.
+        let gate = if no_wait {
+            match inner.schema_gate.try_shared() {
+                Some(gate) => gate,
+                None => return Ok(None),
+            }
+        } else {
+            inner.schema_gate.shared()
+        };
         let catalog: Arc<Catalog> = self.db.catalog();
         if let Some(pinned) = &self.pinned {
             if pinned.version() != catalog.version() {
@@ -309,17 +367,43 @@ impl ReadWriteTransaction {
         }
         let now = Timestamp::from_nanos(inner.options.clock.now_nanos() as i128)
             .ok_or_else(|| Error::internal("clock out of range"))?;
-        let mut state = std::mem::take(&mut self.writes);
+        // A commit that may give up keeps the DML writes to start over from.
+        let mut state = if no_wait {
+            self.writes.clone()
+        } else {
+            std::mem::take(&mut self.writes)
+        };
         let mut resolver = Resolver::new(inner, &catalog, &self.handle, &mut state, now);
-        resolver.apply(&self.mutations)?;
-        let resolved = resolver.finish()?;
+        if no_wait {
+            resolver = resolver.without_waiting();
+        }
+        let resolved = match resolver
+            .apply(&self.mutations)
+            .and_then(|()| resolver.finish())
+        {
+            Ok(resolved) => resolved,
+            // Only a lock refused for want of waiting fails so: the
+            // resolver sets no other deadline.
+            Err(Error::DeadlineExceeded { .. }) if no_wait => {
+                self.writes.locked.extend(std::mem::take(&mut state.locked));
+                return Ok(None);
+            }
+            Err(e) => return Err(e),
+        };
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
-        let commit_timestamp = resolved.commit(inner)?;
-        Ok(CommitResult {
-            commit_timestamp,
+        let outcome = match resolved.submit(inner) {
+            Submitted::Done(ts) => Outcome::Known(Ok(ts)),
+            Submitted::Queued(ticket) => Outcome::Waiting(ticket),
+        };
+        self.done = true;
+        Ok(Some(PendingCommit {
+            db: self.db.clone(),
+            handle: self.handle.clone(),
+            gate: Some(gate),
+            outcome,
             mutation_count,
-        })
+        }))
     }
 
     /// Abandons the transaction, releasing its locks.
@@ -338,6 +422,116 @@ impl ReadWriteTransaction {
 impl Drop for ReadWriteTransaction {
     fn drop(&mut self) {
         self.abort();
+    }
+}
+
+/// How [`ReadWriteTransaction::try_start_commit`] went.
+pub enum CommitStart {
+    /// Resolved and queued: wait for durability.
+    Started(PendingCommit),
+    /// Resolving would have waited: the transaction, to commit with
+    /// [`ReadWriteTransaction::start_commit`] where waiting is allowed.
+    WouldWait(ReadWriteTransaction),
+}
+
+enum Outcome {
+    /// In the pipeline, not answered yet (as far as we know).
+    Waiting(CommitTicket),
+    /// Known without waiting (a commit with nothing to write).
+    Known(rowtree_txn::Result<u64>),
+    /// Reported to the caller; the locks are released.
+    Reported,
+}
+
+/// A commit resolved and queued, waiting to be durable: the second half of
+/// [`ReadWriteTransaction::commit`]. Wait for it on a thread with
+/// [`wait`](Self::wait) or await it in a task (it is a [`Future`]); it
+/// needs no thread while it waits, and no particular async runtime.
+///
+/// The transaction's locks (and its hold on the schema gate) are released
+/// once the commit is durable, before the result is returned. Dropping a
+/// `PendingCommit` (a task cancelled because its client went away) does
+/// not undo or stop the commit: it completes in the pipeline, which then
+/// releases the locks.
+#[must_use = "a commit's outcome is known only by waiting for it"]
+pub struct PendingCommit {
+    db: Database,
+    handle: Arc<TxnHandle>,
+    gate: Option<SharedPass>,
+    outcome: Outcome,
+    mutation_count: usize,
+}
+
+impl PendingCommit {
+    /// Blocks the thread until the commit is durable (or failed).
+    pub fn wait(mut self) -> Result<CommitResult> {
+        let result = match std::mem::replace(&mut self.outcome, Outcome::Reported) {
+            Outcome::Waiting(ticket) => ticket.wait(),
+            Outcome::Known(result) => result,
+            Outcome::Reported => return Err(Error::internal("the commit was already reported")),
+        };
+        self.report(result)
+    }
+
+    /// Ends the transaction once its outcome is known: lets go of the
+    /// schema gate and the locks, then reports.
+    fn report(&mut self, result: rowtree_txn::Result<u64>) -> Result<CommitResult> {
+        self.gate = None;
+        self.db.inner.locks.release_all(&self.handle);
+        Ok(CommitResult {
+            commit_timestamp: result?,
+            mutation_count: self.mutation_count,
+        })
+    }
+}
+
+impl Future for PendingCommit {
+    type Output = Result<CommitResult>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let result = match &mut self.outcome {
+            Outcome::Waiting(ticket) => match Pin::new(ticket).poll(cx) {
+                Poll::Ready(result) => result,
+                Poll::Pending => return Poll::Pending,
+            },
+            Outcome::Known(_) => match std::mem::replace(&mut self.outcome, Outcome::Reported) {
+                Outcome::Known(result) => result,
+                _ => unreachable!(),
+            },
+            Outcome::Reported => {
+                return Poll::Ready(Err(Error::internal("the commit was already reported")))
+            }
+        };
+        self.outcome = Outcome::Reported;
+        Poll::Ready(self.report(result))
+    }
+}
+
+impl Drop for PendingCommit {
+    fn drop(&mut self) {
+        match std::mem::replace(&mut self.outcome, Outcome::Reported) {
+            Outcome::Reported => {}
+            Outcome::Known(_) => {
+                self.gate = None;
+                self.db.inner.locks.release_all(&self.handle);
+            }
+            // Nobody waits any more, but the commit is queued and will
+            // complete: release the gate and the locks when it does (on the
+            // pipeline thread, or here if it already has). A weak reference:
+            // the pipeline's own thread must not end up dropping the last
+            // handle to the database it belongs to.
+            Outcome::Waiting(ticket) => {
+                let gate = self.gate.take();
+                let inner = Arc::downgrade(&self.db.inner);
+                let handle = self.handle.clone();
+                ticket.detach(move |_| {
+                    drop(gate);
+                    if let Some(inner) = inner.upgrade() {
+                        inner.locks.release_all(&handle);
+                    }
+                });
+            }
+        }
     }
 }
 

@@ -28,7 +28,7 @@
 //!    the database substitutes `PENDING_COMMIT_TIMESTAMP()`); a failing builder fails only
 //!    its own request;
 //! 4. calls the flush function once with every write set of the group (one fsync);
-//! 5. publishes [`CommitPipeline::visible_ts`] = the group's last timestamp, then wakes each
+//! 5. publishes [`CommitPipeline::visible_ts`] = the group's last timestamp, then answers each
 //!    committer with its timestamp (or, if the flush failed, with [`Error::Storage`]).
 //!
 //! Because one thread assigns timestamps and flushes groups in order, every commit with a
@@ -44,13 +44,14 @@
 use std::collections::VecDeque;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
-use std::sync::{mpsc, Arc};
+use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use parking_lot::{Condvar, Mutex};
 
 use crate::error::{Error, Result};
+use crate::ticket::{self, CommitTicket, Reply};
 use crate::timestamp::TimestampOracle;
 
 /// How often an idle pipeline re-reads the clock while someone waits for a future timestamp,
@@ -113,7 +114,7 @@ pub struct CommitStats {
 
 struct Pending<W> {
     build: WriteSetBuilder<W>,
-    reply: mpsc::SyncSender<Result<u64>>,
+    reply: Reply,
 }
 
 struct Queue<W> {
@@ -198,16 +199,27 @@ impl<W: Send + 'static> CommitPipeline<W> {
     }
 
     /// Commits one request and blocks until it is durable; returns its commit timestamp.
+    /// The same as `self.submit(request).wait()`.
     ///
     /// Errors: whatever the request's builder returned (nothing was written);
     /// [`Error::Storage`] if the group's flush failed; [`Error::Shutdown`] if the pipeline
     /// was shut down before the request was queued.
     pub fn commit(&self, request: CommitRequest<W>) -> Result<u64> {
-        let (reply, result) = mpsc::sync_channel(1);
+        self.submit(request).wait()
+    }
+
+    /// Queues one request and returns at once with the [`CommitTicket`] that will hold its
+    /// outcome (the errors are those of [`commit`](Self::commit)). Wait for the ticket on a
+    /// thread or await it in a task; once queued, the commit completes whether or not
+    /// anyone waits for it.
+    pub fn submit(&self, request: CommitRequest<W>) -> CommitTicket {
+        let (ticket, reply) = ticket::pair();
         {
             let mut queue = self.shared.queue.lock();
             if queue.shutdown {
-                return Err(Error::Shutdown);
+                drop(queue);
+                reply.send(Err(Error::Shutdown));
+                return ticket;
             }
             self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
             queue.pending.push_back(Pending {
@@ -216,8 +228,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
             });
         }
         self.shared.work.notify_one();
-        // The sender is dropped unanswered only if the thread died, which `run` prevents.
-        result.recv().unwrap_or(Err(Error::Shutdown))
+        ticket
     }
 
     /// The timestamp up to which every commit is durable: strong reads read at it.
@@ -415,9 +426,7 @@ where
                 waiting.push((ts, reply));
             }
             // Only this request fails; its timestamp is simply never used.
-            Err(e) => {
-                let _ = reply.send(Err(e));
-            }
+            Err(e) => reply.send(Err(e)),
         }
     }
     if writes.is_empty() {
@@ -438,12 +447,12 @@ where
             publish(shared, last_ts);
             for (ts, reply) in waiting {
                 // A committer that went away is not our problem: its write is durable.
-                let _ = reply.send(Ok(ts));
+                reply.send(Ok(ts));
             }
         }
         Err(message) => {
             for (_, reply) in waiting {
-                let _ = reply.send(Err(Error::Storage(message.clone())));
+                reply.send(Err(Error::Storage(message.clone())));
             }
         }
     }

@@ -4,7 +4,8 @@
 //! ranges with wound-wait against deadlock ([`lock`]), commit timestamps that strictly
 //! increase ([`timestamp`]), and a commit pipeline that makes concurrent commits durable
 //! with one shared flush (group commit) and publishes the timestamp up to which everything
-//! is readable ([`commit`]).
+//! is readable ([`commit`]); a commit's outcome arrives on a [`ticket`] that a thread waits
+//! for or a task awaits.
 //!
 //! The crate knows nothing about schemas or storage: keys are bytes, and what a commit
 //! writes is an opaque value handed to a flush closure that the database supplies.
@@ -12,6 +13,7 @@
 pub mod commit;
 pub mod error;
 pub mod lock;
+pub mod ticket;
 pub mod timestamp;
 
 pub use commit::{CommitOptions, CommitPipeline, CommitRequest, CommitStats};
@@ -19,4 +21,5 @@ pub use error::{Error, Result};
 pub use lock::{
     KeyRange, LockManager, LockMode, LockStats, LockTarget, TxnHandle, TxnId, TxnState,
 };
+pub use ticket::CommitTicket;
 pub use timestamp::{Clock, ManualClock, SystemClock, TimestampOracle};

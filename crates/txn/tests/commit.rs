@@ -398,3 +398,85 @@ fn strong_reads_take_the_visible_timestamp_while_a_flush_is_in_flight() {
     release.send(()).unwrap();
     busy.join().unwrap().unwrap();
 }
+
+/// Runs a future to completion on this thread, parking between polls: enough to await a
+/// ticket without an async runtime.
+fn block_on<F: std::future::Future>(future: F) -> F::Output {
+    struct Unpark(thread::Thread);
+    impl std::task::Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = std::task::Waker::from(Arc::new(Unpark(thread::current())));
+    let mut cx = std::task::Context::from_waker(&waker);
+    let mut future = std::pin::pin!(future);
+    loop {
+        if let std::task::Poll::Ready(out) = future.as_mut().poll(&mut cx) {
+            return out;
+        }
+        thread::park();
+    }
+}
+
+#[test]
+fn a_submitted_commit_can_be_awaited() {
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(2));
+    let tickets: Vec<_> = (0..10)
+        .map(|i| pipeline.submit(write(&i.to_string())))
+        .collect();
+    let stamps: Vec<u64> = tickets.into_iter().map(|t| block_on(t).unwrap()).collect();
+    assert!(stamps.windows(2).all(|w| w[0] < w[1]), "queue order");
+    // Acknowledged means flushed and visible.
+    assert_eq!(log.lock().unwrap().iter().map(Vec::len).sum::<usize>(), 10);
+    assert!(pipeline.visible_ts() >= *stamps.last().unwrap());
+}
+
+#[test]
+fn a_dropped_ticket_still_commits() {
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(5));
+    drop(pipeline.submit(write("abandoned")));
+    // A later commit is acknowledged after the abandoned one was flushed.
+    let ts = pipeline.commit(write("next")).unwrap();
+    let flushed: Vec<Write> = log.lock().unwrap().concat();
+    assert_eq!(flushed.len(), 2);
+    assert_eq!(flushed[0].1, "abandoned");
+    assert!(flushed[0].0 < ts);
+}
+
+#[test]
+fn detached_work_runs_after_the_commit_is_durable() {
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(5));
+    let (tx, rx) = mpsc::channel();
+    let seen = log.clone();
+    pipeline.submit(write("x")).detach(move |result| {
+        // Runs on the pipeline thread once the group is flushed.
+        let flushed = seen.lock().unwrap().len();
+        tx.send((result, flushed)).unwrap();
+    });
+    let (result, flushed) = rx.recv_timeout(Duration::from_secs(5)).unwrap();
+    assert!(result.is_ok());
+    assert_eq!(flushed, 1);
+}
+
+#[test]
+fn a_submit_after_shutdown_is_refused_at_once() {
+    let (pipeline, _log) = logging_pipeline(Duration::ZERO);
+    pipeline.shutdown();
+    let ticket = pipeline.submit(write("late"));
+    assert!(ticket.is_done());
+    assert_eq!(block_on(ticket), Err(Error::Shutdown));
+}
+
+#[test]
+fn shutdown_answers_queued_tickets() {
+    // A slow flush keeps the second commit queued while shutdown begins.
+    let (pipeline, log) = logging_pipeline(Duration::from_millis(30));
+    let first = pipeline.submit(write("a"));
+    thread::sleep(Duration::from_millis(5));
+    let second = pipeline.submit(write("b"));
+    pipeline.shutdown();
+    assert!(first.wait().is_ok());
+    assert!(second.wait().is_ok(), "queued before shutdown: finished");
+    assert_eq!(log.lock().unwrap().concat().len(), 2);
+}

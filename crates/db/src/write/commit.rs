@@ -1,8 +1,8 @@
 //! A resolved commit's way to durability.
 //!
 //! Once a transaction's mutations are resolved and its locks are marked
-//! committing, [`Resolved::commit`] hands its writes to the commit pipeline
-//! (`database.rs`):
+//! committing, [`Resolved::submit`] hands its writes to the commit pipeline
+//! (`database.rs`) and returns without waiting:
 //!
 //! 1. each write is charged to the split it lands in (one write request per
 //!    split, rows and bytes: load-based splitting sees it); a commit that
@@ -12,7 +12,9 @@
 //!    writes still holding `PENDING_COMMIT_TIMESTAMP` are encoded now, with
 //!    the timestamp in place ([`PreparedWrite::finish`]);
 //! 3. the pipeline writes the whole group of commits through the router in
-//!    one batch with one fsync, and returns once it is durable and visible.
+//!    one batch with one fsync, and answers the commit's ticket once it is
+//!    durable and visible; the transaction waits for that answer on a thread
+//!    or awaits it in a task ([`crate::transaction::PendingCommit`]).
 //!
 //! A commit with nothing to write takes the latest visible timestamp and
 //! touches neither the splits nor storage.
@@ -22,14 +24,22 @@ use std::sync::atomic::Ordering;
 use super::prepared::PreparedWrite;
 use super::resolver::Resolved;
 use crate::database::{CommitWrites, Inner};
-use crate::error::Result;
+
+/// A commit on its way: its timestamp already, or the ticket that will hold it.
+pub(crate) enum Submitted {
+    /// Nothing to write: committed at this (visible) timestamp.
+    Done(u64),
+    /// Queued in the pipeline: answered once durable.
+    Queued(rowtree_txn::CommitTicket),
+}
 
 impl Resolved {
-    /// Makes the writes durable at one commit timestamp, returned.
-    pub fn commit(self, inner: &Inner) -> Result<u64> {
+    /// Queues the writes to be made durable at one commit timestamp, without
+    /// waiting for it.
+    pub fn submit(self, inner: &Inner) -> Submitted {
         if self.writes.is_empty() {
             // Nothing to write: the commit timestamp is the latest visible one.
-            return Ok(inner.pipeline.visible_ts());
+            return Submitted::Done(inner.pipeline.visible_ts());
         }
         let accounted: Vec<(&[u8], Option<&[u8]>)> =
             self.writes.iter().map(|w| w.for_accounting()).collect();
@@ -39,9 +49,9 @@ impl Resolved {
         }
         drop(accounted);
         let writes = self.writes;
-        let ts = inner
+        let ticket = inner
             .pipeline
-            .commit(rowtree_txn::CommitRequest::new(move |ts: u64| {
+            .submit(rowtree_txn::CommitRequest::new(move |ts: u64| {
                 let mut out = Vec::with_capacity(writes.len());
                 for w in writes {
                     out.push(
@@ -50,7 +60,7 @@ impl Resolved {
                     );
                 }
                 Ok(CommitWrites::data(ts, out))
-            }))?;
-        Ok(ts)
+            }));
+        Submitted::Queued(ticket)
     }
 }

@@ -41,6 +41,7 @@ mod prepared;
 mod resolver;
 mod validate;
 
+pub(crate) use commit::Submitted;
 pub(crate) use resolver::Resolver;
 
 /// The value that stands for "this transaction's commit timestamp" in a

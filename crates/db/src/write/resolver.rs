@@ -42,6 +42,9 @@ pub(crate) struct Resolver<'a> {
     /// through cascades), in order: what a DML statement reports.
     pub(super) direct: Vec<Vec<u8>>,
     pub(super) now: Timestamp,
+    /// Fail with [`Error::DeadlineExceeded`] instead of waiting for a lock
+    /// (see [`Resolver::without_waiting`]).
+    no_wait: bool,
 }
 
 impl<'a> Resolver<'a> {
@@ -59,7 +62,23 @@ impl<'a> Resolver<'a> {
             state,
             direct: Vec::new(),
             now,
+            no_wait: false,
         }
+    }
+
+    /// A resolver that never waits for a lock: where it would, it fails with
+    /// [`Error::DeadlineExceeded`] (having wounded any younger holder, as a
+    /// waiting resolver would have). A commit resolved in an asynchronous
+    /// task tries this first and, if it fails so, starts over on a thread
+    /// that may wait.
+    pub fn without_waiting(mut self) -> Self {
+        self.no_wait = true;
+        self
+    }
+
+    /// How long a lock may be waited for: not at all without waiting.
+    fn lock_deadline(&self) -> Option<std::time::Instant> {
+        self.no_wait.then(std::time::Instant::now)
     }
 
     /// The evaluation context of this commit's expressions.
@@ -75,9 +94,12 @@ impl<'a> Resolver<'a> {
         if self.state.locked.contains(key) {
             return Ok(());
         }
-        self.inner
-            .locks
-            .lock(self.txn, LockTarget::key(key.to_vec()), mode, None)?;
+        self.inner.locks.lock(
+            self.txn,
+            LockTarget::key(key.to_vec()),
+            mode,
+            self.lock_deadline(),
+        )?;
         if mode == LockMode::Exclusive {
             self.state.locked.insert(key.to_vec());
         }
@@ -94,7 +116,7 @@ impl<'a> Resolver<'a> {
             self.txn,
             LockTarget::range(start.to_vec(), end.map(|e| e.to_vec())),
             mode,
-            None,
+            self.lock_deadline(),
         )?;
         Ok(())
     }

@@ -12,6 +12,8 @@
 //! * Commit limits: 80,000 mutations, 10 MiB cells, 8 KiB keys.
 //! * `PENDING_COMMIT_TIMESTAMP` becomes the commit timestamp, in values and keys.
 //! * Durability: schema, data, MVCC history and sequences survive a reopen.
+//! * Commits in two halves: starting without waiting for locks, waiting for
+//!   durability on a thread or in a task, a dropped waiter.
 //!
 //! Concurrency tests are made deterministic with barriers, and, where a test
 //! must know that a thread is blocked on a lock, with a short wait after which
@@ -23,6 +25,7 @@
 //! `Accounts` table, balance reads and writes, a database on a manual
 //! clock) are here.
 
+mod async_commit;
 mod commit_timestamps;
 mod durability;
 mod limits;

@@ -21,7 +21,7 @@ use super::results::{self, Stream};
 use super::selectors::single_use_snapshot;
 use super::sessions::SpannerService;
 use super::statements;
-use super::threads::blocking;
+use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
 
 #[tonic::async_trait]
@@ -172,7 +172,7 @@ impl Spanner for SpannerService {
     ) -> Result<Response<pb::CommitResponse>, Status> {
         let r = request.into_inner();
         let session = self.session(&r.session)?;
-        blocking(move || commits::commit(&session, &r))
+        guarded(commits::commit(session, r))
             .await
             .map(Response::new)
     }

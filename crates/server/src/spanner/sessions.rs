@@ -81,6 +81,18 @@ impl SessionState {
         Ok(slot)
     }
 
+    /// The transaction `id` names if the session holds it, without waiting
+    /// for anything (a read-only id's snapshot may wait for its timestamp:
+    /// `None`, as for an id that is not held; use [`slot`](Self::slot)).
+    pub(super) fn held_slot(&self, id: &[u8]) -> Option<Arc<TxnSlot>> {
+        if read_only_timestamp(id).is_some() {
+            return None;
+        }
+        let slot = self.txns.lock().get(id).cloned()?;
+        slot.touch();
+        Some(slot)
+    }
+
     /// Holds a read-write or partitioned DML transaction under a new id.
     pub(super) fn register(&self, state: TxnState) -> Result<(Vec<u8>, Arc<TxnSlot>), Status> {
         let mut id = uuid::Uuid::new_v4().as_bytes().to_vec();

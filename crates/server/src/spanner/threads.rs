@@ -1,9 +1,15 @@
 //! Where request work runs. The engine and the SQL executor are
 //! synchronous, so a request's work runs on one of tokio's blocking threads
 //! ([`blocking`]), or in the request's own task when it cannot wait long
-//! ([`run`]); either way a panic fails that request only.
+//! ([`run`]); a request that is itself asynchronous (Commit: it resolves in
+//! its task and awaits durability) runs under [`guarded`]. Either way a
+//! panic fails that request only.
 //!
 //! A leaf, like `limits.rs`: it knows nothing of sessions or statements.
+
+use std::future::Future;
+use std::panic::{catch_unwind, AssertUnwindSafe};
+use std::task::Poll;
 
 use tonic::Status;
 
@@ -36,4 +42,19 @@ pub(super) async fn blocking<T: Send + 'static>(
         }
         Status::internal(format!("The request failed unexpectedly: {e}"))
     })?
+}
+
+/// Runs a request's future in its own task, failing only the request
+/// (INTERNAL) if a poll of it panics, as [`run`] does for a closure.
+pub(super) async fn guarded<T>(
+    future: impl Future<Output = Result<T, Status>>,
+) -> Result<T, Status> {
+    let mut future = std::pin::pin!(future);
+    std::future::poll_fn(move |cx| {
+        catch_unwind(AssertUnwindSafe(|| future.as_mut().poll(cx))).unwrap_or_else(|_| {
+            tracing::error!("a request panicked");
+            Poll::Ready(Err(Status::internal("The request failed unexpectedly")))
+        })
+    })
+    .await
 }
