@@ -31,8 +31,9 @@ pub struct YcsbArgs {
     /// Seconds each cell is measured.
     #[arg(long, default_value_t = 5.0)]
     seconds: f64,
-    /// Seconds of warm-up before each cell's measurement.
-    #[arg(long, default_value_t = 1.0)]
+    /// Seconds of warm-up before each cell's measurement (clients are
+    /// connected and their statements prepared before it starts).
+    #[arg(long, default_value_t = 0.5)]
     warmup: f64,
     /// Write results.md, results.json, throughput.svg and p99.svg here.
     #[arg(long)]
