@@ -134,7 +134,7 @@ pub fn run(args: YcsbArgs) -> ExitCode {
     };
     let cells = config.workloads.len() * config.clients.len() * config.systems.len();
     eprintln!(
-        "rowtree bench ycsb: {} records, {} cells of {:.0} s (+{:.0} s warm-up): about {:.0} minutes after loading",
+        "rowtree bench ycsb: {} records, {} cells of {} s (+{} s warm-up): about {:.0} minutes after loading",
         config.records,
         cells,
         args.seconds,
