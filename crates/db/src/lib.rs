@@ -61,8 +61,8 @@ pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
 pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};
 pub use transaction::{
-    CommitResult, CommitStart, PendingCommit, ReadOnlyTransaction, ReadWriteTransaction, Savepoint,
-    TimestampBound,
+    AbortBackoff, CommitResult, CommitStart, PendingCommit, ReadOnlyTransaction,
+    ReadWriteTransaction, Savepoint, TimestampBound,
 };
 pub use ttl::TtlStats;
 pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};

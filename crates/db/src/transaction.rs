@@ -690,7 +690,7 @@ impl Database {
         mut body: impl FnMut(&mut ReadWriteTransaction) -> Result<T>,
     ) -> Result<CommitResult> {
         let mut priority = None;
-        let mut backoff = Duration::from_micros(200);
+        let mut backoff = AbortBackoff::default();
         loop {
             let mut txn = match priority {
                 None => self.begin(),
@@ -699,12 +699,51 @@ impl Database {
             priority = Some(txn.priority());
             let outcome = body(&mut txn).and_then(|_| txn.commit());
             match outcome {
-                Err(e) if e.is_retryable() => {
-                    std::thread::sleep(backoff);
-                    backoff = (backoff * 2).min(Duration::from_millis(50));
-                }
+                Err(e) if e.is_retryable() => std::thread::sleep(backoff.next_pause()),
                 other => return other,
             }
         }
+    }
+}
+
+/// The pauses between attempts of a transaction retried while it is
+/// aborted ([`Database::run_in_transaction`], and the server's single-use
+/// commits, which sleep without a thread): 200 µs, doubling, at most 50 ms.
+#[derive(Debug, Clone)]
+pub struct AbortBackoff {
+    next: Duration,
+}
+
+impl Default for AbortBackoff {
+    fn default() -> Self {
+        AbortBackoff {
+            next: Duration::from_micros(200),
+        }
+    }
+}
+
+impl AbortBackoff {
+    /// The pause before the next attempt.
+    pub fn next_pause(&mut self) -> Duration {
+        let pause = self.next;
+        self.next = (self.next * 2).min(Duration::from_millis(50));
+        pause
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AbortBackoff;
+    use std::time::Duration;
+
+    #[test]
+    fn abort_backoff_doubles_to_its_cap() {
+        let mut b = AbortBackoff::default();
+        let pauses: Vec<u64> = (0..10).map(|_| b.next_pause().as_micros() as u64).collect();
+        assert_eq!(
+            pauses,
+            [200, 400, 800, 1_600, 3_200, 6_400, 12_800, 25_600, 50_000, 50_000]
+        );
+        assert_eq!(b.next_pause(), Duration::from_millis(50));
     }
 }

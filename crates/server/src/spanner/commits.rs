@@ -21,7 +21,6 @@
 //! (`rowtree_db::PendingCommit`); only the answer is lost.
 
 use std::sync::Arc;
-use std::time::Duration;
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use pb::transaction_options::Mode;
@@ -127,7 +126,7 @@ async fn commit_txn(txn: ReadWriteTransaction) -> Result<rowtree_db::Result<Comm
 /// (as the database's `write` does, but sleeping without a thread).
 async fn write(db: &Database, mutations: Vec<Mutation>) -> Result<CommitResult, Status> {
     let mut priority = None;
-    let mut backoff = Duration::from_micros(200);
+    let mut backoff = rowtree_db::AbortBackoff::default();
     loop {
         let mut txn = match priority {
             None => db.begin(),
@@ -139,10 +138,7 @@ async fn write(db: &Database, mutations: Vec<Mutation>) -> Result<CommitResult, 
             Err(e) => Err(e),
         };
         match outcome {
-            Err(e) if e.is_retryable() => {
-                tokio::time::sleep(backoff).await;
-                backoff = (backoff * 2).min(Duration::from_millis(50));
-            }
+            Err(e) if e.is_retryable() => tokio::time::sleep(backoff.next_pause()).await,
             other => return other.map_err(status::from_db),
         }
     }
