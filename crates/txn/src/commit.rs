@@ -231,15 +231,6 @@ impl<W: Send + 'static> CommitPipeline<W> {
         ticket
     }
 
-    /// A commit timestamp for a transaction that writes nothing: a fresh one from the
-    /// oracle, so it is greater than every commit acknowledged before the call, and every
-    /// later commit's is greater still (a transaction that starts after another one ends
-    /// gets a later timestamp, with or without writes). Nothing is written at it, so it is
-    /// not published as visible and nothing waits for it.
-    pub fn empty_commit_ts(&self) -> u64 {
-        self.shared.oracle.next()
-    }
-
     /// The timestamp up to which every commit is durable: strong reads read at it.
     pub fn visible_ts(&self) -> u64 {
         self.shared.visible_ts.load(Ordering::Acquire)

@@ -16,10 +16,8 @@
 //!    durable and visible; the transaction waits for that answer on a thread
 //!    or awaits it in a task ([`crate::transaction::PendingCommit`]).
 //!
-//! A commit with nothing to write takes a fresh timestamp from the oracle
-//! (later than every commit acknowledged before it, as a transaction that
-//! starts after another ends must be) and touches neither the splits, nor
-//! storage, nor the pipeline's queue.
+//! A commit with nothing to write takes the latest visible timestamp and
+//! touches neither the splits nor storage.
 
 use std::sync::atomic::Ordering;
 
@@ -29,8 +27,7 @@ use crate::database::{CommitWrites, Inner};
 
 /// A commit on its way: its timestamp already, or the ticket that will hold it.
 pub(crate) enum Submitted {
-    /// Nothing to write: committed at this timestamp (see
-    /// `CommitPipeline::empty_commit_ts`).
+    /// Nothing to write: committed at this (visible) timestamp.
     Done(u64),
     /// Queued in the pipeline: answered once durable.
     Queued(rowtree_txn::CommitTicket),
@@ -41,9 +38,8 @@ impl Resolved {
     /// waiting for it.
     pub fn submit(self, inner: &Inner) -> Submitted {
         if self.writes.is_empty() {
-            // Nothing to write: a fresh timestamp, after every commit
-            // acknowledged so far (the visible one may equal the last of them).
-            return Submitted::Done(inner.pipeline.empty_commit_ts());
+            // Nothing to write: the commit timestamp is the latest visible one.
+            return Submitted::Done(inner.pipeline.visible_ts());
         }
         let accounted: Vec<(&[u8], Option<&[u8]>)> =
             self.writes.iter().map(|w| w.for_accounting()).collect();

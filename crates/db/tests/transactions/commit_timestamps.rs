@@ -182,31 +182,3 @@ fn pending_commit_timestamp_in_key_columns() {
         .expect("read");
     assert!(lines.is_empty(), "{lines:?}");
 }
-
-/// A transaction that writes nothing still commits after every transaction
-/// that ended before it began, and before every one that begins after it:
-/// its timestamp is a fresh one, not the last visible (which can equal the
-/// previous commit's when nothing happened in between).
-#[test]
-fn an_empty_commit_is_ordered_after_the_commit_before_it() {
-    let db = Database::in_memory();
-    db.apply_ddl(EVENTS).expect("schema");
-    for id in 0..50 {
-        let written = db
-            .write(vec![Mutation::insert(
-                "Events",
-                &["Id"],
-                vec![vec![Value::Int64(id)]],
-            )])
-            .expect("insert");
-        let empty = db.begin().commit().expect("an empty commit");
-        assert!(
-            empty.commit_timestamp > written.commit_timestamp,
-            "empty commit at {} after a commit at {}",
-            empty.commit_timestamp,
-            written.commit_timestamp
-        );
-        let next = db.write(vec![]).expect("another empty commit");
-        assert!(next.commit_timestamp > empty.commit_timestamp);
-    }
-}
