@@ -392,10 +392,8 @@ impl ReadWriteTransaction {
         };
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
-        let outcome = match resolved.submit(inner) {
-            Submitted::Done(ts) => Outcome::Known(Ok(ts)),
-            Submitted::Queued(ticket) => Outcome::Waiting(ticket),
-        };
+        let Submitted(ticket) = resolved.submit(inner);
+        let outcome = Outcome::Waiting(ticket);
         self.done = true;
         Ok(Some(PendingCommit {
             db: self.db.clone(),
@@ -437,8 +435,6 @@ pub enum CommitStart {
 enum Outcome {
     /// In the pipeline, not answered yet (as far as we know).
     Waiting(CommitTicket),
-    /// Known without waiting (a commit with nothing to write).
-    Known(rowtree_txn::Result<u64>),
     /// Reported to the caller; the locks are released.
     Reported,
 }
@@ -467,7 +463,6 @@ impl PendingCommit {
     pub fn wait(mut self) -> Result<CommitResult> {
         let result = match std::mem::replace(&mut self.outcome, Outcome::Reported) {
             Outcome::Waiting(ticket) => ticket.wait(),
-            Outcome::Known(result) => result,
             Outcome::Reported => return Err(Error::internal("the commit was already reported")),
         };
         self.report(result)
@@ -494,10 +489,6 @@ impl Future for PendingCommit {
                 Poll::Ready(result) => result,
                 Poll::Pending => return Poll::Pending,
             },
-            Outcome::Known(_) => match std::mem::replace(&mut self.outcome, Outcome::Reported) {
-                Outcome::Known(result) => result,
-                _ => unreachable!(),
-            },
             Outcome::Reported => {
                 return Poll::Ready(Err(Error::internal("the commit was already reported")))
             }
@@ -511,10 +502,6 @@ impl Drop for PendingCommit {
     fn drop(&mut self) {
         match std::mem::replace(&mut self.outcome, Outcome::Reported) {
             Outcome::Reported => {}
-            Outcome::Known(_) => {
-                self.gate = None;
-                self.db.inner.locks.release_all(&self.handle);
-            }
             // Nobody waits any more, but the commit is queued and will
             // complete: release the gate and the locks when it does (on the
             // pipeline thread, or here if it already has). A weak reference:

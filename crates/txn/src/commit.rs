@@ -113,7 +113,9 @@ pub struct CommitStats {
 }
 
 struct Pending<W> {
-    build: WriteSetBuilder<W>,
+    /// `None` for an empty commit: it takes its place in the order and a timestamp, and
+    /// writes nothing.
+    build: Option<WriteSetBuilder<W>>,
     reply: Reply,
 }
 
@@ -223,10 +225,49 @@ impl<W: Send + 'static> CommitPipeline<W> {
             }
             self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
             queue.pending.push_back(Pending {
-                build: request.build,
+                build: Some(request.build),
                 reply,
             });
         }
+        self.shared.work.notify_one();
+        ticket
+    }
+
+    /// Commits nothing, at a timestamp of its own: greater than that of every commit
+    /// acknowledged before the call, and visible (at or below
+    /// [`visible_ts`](Self::visible_ts)) by the time the ticket is answered, so a strong read
+    /// that starts afterwards is ordered after it. A transaction that wrote nothing commits
+    /// so.
+    ///
+    /// With no commit queued or in flight the ticket is answered at once (a fresh
+    /// timestamp, published on the spot, as [`wait_visible`](Self::wait_visible)'s fast path
+    /// does); otherwise the empty commit joins the queue, takes the next timestamp in order,
+    /// and is answered with its group, without adding anything to the group's flush. Reusing
+    /// `visible_ts` instead would be cheaper but wrong: it can equal the previous commit's
+    /// timestamp, so a later transaction would report the same commit timestamp as an
+    /// earlier one.
+    ///
+    /// Errors: [`Error::Shutdown`] if the pipeline was shut down.
+    pub fn submit_empty(&self) -> CommitTicket {
+        let (ticket, reply) = ticket::pair();
+        let mut queue = self.shared.queue.lock();
+        if queue.shutdown {
+            drop(queue);
+            reply.send(Err(Error::Shutdown));
+            return ticket;
+        }
+        if queue.pending.is_empty() && !queue.busy {
+            // No commit holds a timestamp now, and the next one takes it under this lock:
+            // safe to publish a fresh one at once.
+            let ts = self.shared.oracle.next();
+            publish(&self.shared, ts);
+            drop(queue);
+            reply.send(Ok(ts));
+            return ticket;
+        }
+        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+        queue.pending.push_back(Pending { build: None, reply });
+        drop(queue);
         self.shared.work.notify_one();
         ticket
     }
@@ -418,6 +459,11 @@ where
     for Pending { build, reply } in group {
         let ts = shared.oracle.next();
         last_ts = ts;
+        let Some(build) = build else {
+            // An empty commit: answered with the group, once its timestamp is visible.
+            waiting.push((ts, reply));
+            continue;
+        };
         let built = catch_unwind(AssertUnwindSafe(|| build(ts)))
             .unwrap_or_else(|_| Err(Error::Internal("the write-set builder panicked".into())));
         match built {
@@ -430,18 +476,21 @@ where
         }
     }
     if writes.is_empty() {
-        // Nothing was written at these timestamps; publishing them is still correct.
+        // Nothing was written at these timestamps; publishing them is still correct, and
+        // the group's empty commits are done once they are published.
         publish(shared, last_ts);
+        for (ts, reply) in waiting {
+            reply.send(Ok(ts));
+        }
         return;
     }
     shared.flushes.fetch_add(1, Ordering::Relaxed);
+    let written = writes.len() as u64;
     let flushed = catch_unwind(AssertUnwindSafe(|| flush(writes)))
         .unwrap_or_else(|_| Err("the flush function panicked".into()));
     match flushed {
         Ok(()) => {
-            shared
-                .commits
-                .fetch_add(waiting.len() as u64, Ordering::Relaxed);
+            shared.commits.fetch_add(written, Ordering::Relaxed);
             // Publish before acknowledging: a committer that then reads at `visible_ts`
             // must see its own write.
             publish(shared, last_ts);

@@ -480,3 +480,72 @@ fn shutdown_answers_queued_tickets() {
     assert!(second.wait().is_ok(), "queued before shutdown: finished");
     assert_eq!(log.lock().unwrap().concat().len(), 2);
 }
+
+#[test]
+fn an_empty_commit_takes_a_fresh_timestamp_and_is_visible_when_acknowledged() {
+    // The clock stands still, so only the oracle's own ordering separates timestamps: reusing
+    // the visible timestamp would hand the empty commit the previous commit's.
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let (release, gate) = mpsc::channel::<()>();
+    let gate = Mutex::new(gate);
+    let log: Log = Arc::default();
+    let sink = log.clone();
+    let pipeline = Arc::new(
+        CommitPipeline::new(
+            TimestampOracle::new(clock.clone()),
+            CommitOptions::default(),
+            move |group: Vec<Write>| {
+                gate.lock().unwrap().recv().map_err(|e| e.to_string())?;
+                sink.lock().unwrap().push(group);
+                Ok(())
+            },
+        )
+        .unwrap(),
+    );
+
+    // Idle: answered at once, above the last commit, and already visible.
+    let first = {
+        let p = pipeline.clone();
+        let committer = thread::spawn(move || p.commit(write("a")));
+        release.send(()).unwrap();
+        committer.join().unwrap().unwrap()
+    };
+    let empty = pipeline.submit_empty().wait().unwrap();
+    assert!(empty > first, "empty commit {empty} after commit {first}");
+    assert!(pipeline.visible_ts() >= empty);
+    let again = pipeline.submit_empty().wait().unwrap();
+    assert!(again > empty);
+
+    // Behind a flush in flight: the empty commit waits for its place in the order, is
+    // answered with the group after it, and adds nothing to any flush.
+    let busy = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.commit(write("b")))
+    };
+    eventually("the commit is in flight", || pipeline.stats().flushes == 2);
+    let empty_ticket = {
+        let p = pipeline.clone();
+        thread::spawn(move || p.submit_empty().wait())
+    };
+    eventually("the empty commit is queued", || pipeline.stats().queued == 1);
+    thread::sleep(Duration::from_millis(20));
+    assert!(
+        !empty_ticket.is_finished(),
+        "an empty commit must not be answered before the commit ahead of it is visible"
+    );
+    release.send(()).unwrap();
+    let b = busy.join().unwrap().unwrap();
+    let queued_empty = empty_ticket.join().unwrap().unwrap();
+    assert!(queued_empty > b, "{queued_empty} after {b}");
+    assert!(pipeline.visible_ts() >= queued_empty);
+    let flushed: Vec<String> = log
+        .lock()
+        .unwrap()
+        .iter()
+        .flatten()
+        .map(|w| w.1.clone())
+        .collect();
+    assert_eq!(flushed, ["a", "b"], "empty commits write nothing");
+    assert_eq!(pipeline.stats().commits, 2);
+    assert_eq!(pipeline.stats().flushes, 2);
+}

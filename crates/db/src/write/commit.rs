@@ -16,8 +16,10 @@
 //!    durable and visible; the transaction waits for that answer on a thread
 //!    or awaits it in a task ([`crate::transaction::PendingCommit`]).
 //!
-//! A commit with nothing to write takes the latest visible timestamp and
-//! touches neither the splits nor storage.
+//! A commit with nothing to write touches neither the splits nor storage,
+//! but still takes a timestamp of its own, in the pipeline's order
+//! ([`rowtree_txn::CommitPipeline::submit_empty`]): greater than every
+//! commit acknowledged before it, and visible before it is acknowledged.
 
 use std::sync::atomic::Ordering;
 
@@ -25,21 +27,16 @@ use super::prepared::PreparedWrite;
 use super::resolver::Resolved;
 use crate::database::{CommitWrites, Inner};
 
-/// A commit on its way: its timestamp already, or the ticket that will hold it.
-pub(crate) enum Submitted {
-    /// Nothing to write: committed at this (visible) timestamp.
-    Done(u64),
-    /// Queued in the pipeline: answered once durable.
-    Queued(rowtree_txn::CommitTicket),
-}
+/// A commit on its way: the ticket that will hold its timestamp (already
+/// answered for an empty commit when the pipeline is idle).
+pub(crate) struct Submitted(pub rowtree_txn::CommitTicket);
 
 impl Resolved {
     /// Queues the writes to be made durable at one commit timestamp, without
     /// waiting for it.
     pub fn submit(self, inner: &Inner) -> Submitted {
         if self.writes.is_empty() {
-            // Nothing to write: the commit timestamp is the latest visible one.
-            return Submitted::Done(inner.pipeline.visible_ts());
+            return Submitted(inner.pipeline.submit_empty());
         }
         let accounted: Vec<(&[u8], Option<&[u8]>)> =
             self.writes.iter().map(|w| w.for_accounting()).collect();
@@ -61,6 +58,6 @@ impl Resolved {
                 }
                 Ok(CommitWrites::data(ts, out))
             }));
-        Submitted::Queued(ticket)
+        Submitted(ticket)
     }
 }
