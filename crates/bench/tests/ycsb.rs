@@ -22,6 +22,7 @@ fn a_small_matrix_runs_every_workload_on_every_system() {
     let mut systems = vec![
         SystemKind::Embedded,
         SystemKind::Grpc,
+        SystemKind::GrpcSql,
         SystemKind::Pgwire,
         SystemKind::Sqlite,
     ];

@@ -12,6 +12,10 @@
 //! - **grpc**: `rowtree serve` (started in this process on its own runtime,
 //!   serving the very database the embedded system uses) through Spanner's
 //!   gRPC API, one HTTP/2 connection and one session per client;
+//! - **grpc-sql** (only when asked for): the same server and database, but
+//!   reads and scans as `ExecuteSql` queries with a parameter, as
+//!   applications that speak SQL send them, where `grpc` uses `Read`;
+//!   writes are the same mutations;
 //! - **pgwire**: `rowtree serve`'s PostgreSQL port (the same server), over
 //!   a second database in the PostgreSQL dialect, through the same driver
 //!   and prepared statements as the postgres system;
@@ -228,6 +232,8 @@ pub fn run_cell(
 pub enum SystemKind {
     Embedded,
     Grpc,
+    /// The gRPC API with SQL reads (`ExecuteSql`); not in the default matrix.
+    GrpcSql,
     Pgwire,
     Postgres,
     Sqlite,
@@ -235,9 +241,10 @@ pub enum SystemKind {
 
 impl SystemKind {
     /// Every system, in the order each cell runs them.
-    pub const ALL: [SystemKind; 5] = [
+    pub const ALL: [SystemKind; 6] = [
         SystemKind::Embedded,
         SystemKind::Grpc,
+        SystemKind::GrpcSql,
         SystemKind::Pgwire,
         SystemKind::Postgres,
         SystemKind::Sqlite,
@@ -248,6 +255,7 @@ impl SystemKind {
         match self {
             SystemKind::Embedded => "embedded",
             SystemKind::Grpc => "grpc",
+            SystemKind::GrpcSql => "grpc-sql",
             SystemKind::Pgwire => "pgwire",
             SystemKind::Postgres => "postgres",
             SystemKind::Sqlite => "sqlite",
@@ -334,8 +342,11 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
     let wants = |k: SystemKind| config.systems.contains(&k);
 
     // Start every system first, so a missing one fails before hours of work.
-    let host =
-        if wants(SystemKind::Embedded) || wants(SystemKind::Grpc) || wants(SystemKind::Pgwire) {
+    let host = if wants(SystemKind::Embedded)
+        || wants(SystemKind::Grpc)
+        || wants(SystemKind::GrpcSql)
+        || wants(SystemKind::Pgwire)
+    {
             Some(rowtree::Host::start(
                 None,
                 config.event_loops,
@@ -361,6 +372,7 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
         match kind {
             SystemKind::Embedded => systems.push(Box::new(host.as_ref().expect("host").embedded())),
             SystemKind::Grpc => systems.push(Box::new(host.as_ref().expect("host").grpc())),
+            SystemKind::GrpcSql => systems.push(Box::new(host.as_ref().expect("host").grpc_sql())),
             SystemKind::Pgwire => systems.push(Box::new(
                 host.as_ref()
                     .and_then(|h| h.pgwire())
@@ -385,7 +397,8 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
         Ok(())
     };
     if let Some(h) = &host {
-        let name = match (wants(SystemKind::Embedded), wants(SystemKind::Grpc)) {
+        let over_grpc = wants(SystemKind::Grpc) || wants(SystemKind::GrpcSql);
+        let name = match (wants(SystemKind::Embedded), over_grpc) {
             (true, true) => Some("embedded+grpc"),
             (true, false) => Some("embedded"),
             (false, true) => Some("grpc"),

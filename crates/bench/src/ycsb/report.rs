@@ -27,8 +27,9 @@ fn micros(x: f64) -> String {
 }
 
 /// The ratio columns: Rowtree's systems against the peers.
-const RATIOS: [(&str, &str); 4] = [
+const RATIOS: [(&str, &str); 5] = [
     ("grpc", "postgres"),
+    ("grpc-sql", "postgres"),
     ("pgwire", "postgres"),
     ("embedded", "sqlite"),
     ("embedded", "postgres"),

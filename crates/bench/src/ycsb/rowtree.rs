@@ -141,9 +141,20 @@ impl Host {
         }
     }
 
-    /// The gRPC system.
+    /// The gRPC system (reads with `Read`).
     pub fn grpc(&self) -> Grpc {
-        Grpc { addr: self.addr }
+        Grpc {
+            addr: self.addr,
+            sql: false,
+        }
+    }
+
+    /// The gRPC system reading with `ExecuteSql` (`grpc-sql`).
+    pub fn grpc_sql(&self) -> Grpc {
+        Grpc {
+            addr: self.addr,
+            sql: true,
+        }
     }
 
     /// The PostgreSQL-protocol system, if the host was started with it.
@@ -428,14 +439,21 @@ fn client_runtime() -> Result<tokio::runtime::Runtime> {
         .build()?)
 }
 
-/// `rowtree serve` over Spanner's gRPC API.
+/// `rowtree serve` over Spanner's gRPC API: reads and scans with `Read`, or
+/// with `ExecuteSql` (`sql`, the `grpc-sql` system); writes are mutations
+/// either way.
 pub struct Grpc {
     addr: SocketAddr,
+    sql: bool,
 }
 
 impl System for Grpc {
     fn name(&self) -> &'static str {
-        "grpc"
+        if self.sql {
+            "grpc-sql"
+        } else {
+            "grpc"
+        }
     }
 
     fn load(&self, _records: u64, _progress: &(dyn Fn(u64) + Sync)) -> Result<()> {
@@ -459,11 +477,19 @@ impl System for Grpc {
                 .name;
             Ok::<_, Error>((client, session))
         })?;
+        let fields = columns();
+        let list = fields[1..].join(", ");
         Ok(Box::new(GrpcClient {
             runtime,
             client,
             session,
-            fields: columns(),
+            sql: self.sql.then(|| Sql {
+                point: format!("SELECT {list} FROM {TABLE} WHERE ycsb_key = @key"),
+                scan: format!(
+                    "SELECT {list} FROM {TABLE} WHERE ycsb_key >= @key ORDER BY ycsb_key LIMIT @n"
+                ),
+            }),
+            fields,
         }))
     }
 }
@@ -473,6 +499,16 @@ struct GrpcClient {
     client: SpannerClient<Channel>,
     session: String,
     fields: Vec<String>,
+    /// The queries, when reads go through `ExecuteSql`.
+    sql: Option<Sql>,
+}
+
+/// The statements the `grpc-sql` system sends: the same text every time,
+/// with parameters, as applications send them (the server's statement
+/// cache sees each text once).
+struct Sql {
+    point: String,
+    scan: String,
 }
 
 fn string_value(s: String) -> prost_types::Value {
@@ -549,6 +585,83 @@ impl GrpcClient {
         }
     }
 
+    /// An `ExecuteSql` request of `sql` with `@key` (and `@n`, if given).
+    fn sql_request(
+        &self,
+        sql: &str,
+        key: &str,
+        n: Option<i64>,
+        txn: pb::TransactionSelector,
+    ) -> pb::ExecuteSqlRequest {
+        let string = pb::Type {
+            code: pb::TypeCode::String as i32,
+            ..Default::default()
+        };
+        let mut fields = std::collections::BTreeMap::from([(
+            "key".to_string(),
+            string_value(key.to_string()),
+        )]);
+        let mut types = std::collections::HashMap::from([("key".to_string(), string)]);
+        if let Some(n) = n {
+            // INT64 travels as a decimal string in Spanner's JSON-like values.
+            fields.insert("n".into(), string_value(n.to_string()));
+            types.insert(
+                "n".into(),
+                pb::Type {
+                    code: pb::TypeCode::Int64 as i32,
+                    ..Default::default()
+                },
+            );
+        }
+        pb::ExecuteSqlRequest {
+            session: self.session.clone(),
+            transaction: Some(txn),
+            sql: sql.to_string(),
+            params: Some(prost_types::Struct { fields }),
+            param_types: types,
+            ..Default::default()
+        }
+    }
+
+    /// Reads one record (or, with `scan`, up to `n` records from `key` on)
+    /// with `Read` or `ExecuteSql`, in the transaction `txn`; returns the
+    /// rows and the transaction the read began, if any.
+    async fn read_rows(
+        client: &mut SpannerClient<Channel>,
+        read: ReadCall,
+    ) -> std::result::Result<(Vec<prost_types::ListValue>, Option<Vec<u8>>), tonic::Status> {
+        let rs = match read {
+            ReadCall::Read(req) => client.read(req).await?.into_inner(),
+            ReadCall::Sql(req) => client.execute_sql(req).await?.into_inner(),
+        };
+        let id = rs.metadata.and_then(|m| m.transaction).map(|t| t.id);
+        Ok((rs.rows, id))
+    }
+
+    /// The call reading `key` (a point read, or a scan of `scan` records).
+    fn read_call(&self, key: &str, scan: Option<usize>, txn: pb::TransactionSelector) -> ReadCall {
+        match (&self.sql, scan) {
+            (Some(sql), None) => ReadCall::Sql(self.sql_request(&sql.point, key, None, txn)),
+            (Some(sql), Some(n)) => {
+                ReadCall::Sql(self.sql_request(&sql.scan, key, Some(n as i64), txn))
+            }
+            (None, None) => ReadCall::Read(self.read_request(Self::point(key), txn, 0)),
+            (None, Some(n)) => {
+                let range = pb::KeyRange {
+                    start_key_type: Some(pb::key_range::StartKeyType::StartClosed(key_list(key))),
+                    end_key_type: Some(pb::key_range::EndKeyType::EndClosed(
+                        prost_types::ListValue { values: vec![] },
+                    )),
+                };
+                let keys = pb::KeySet {
+                    ranges: vec![range],
+                    ..Default::default()
+                };
+                ReadCall::Read(self.read_request(keys, txn, n as i64))
+            }
+        }
+    }
+
     fn point(key: &str) -> pb::KeySet {
         pb::KeySet {
             keys: vec![key_list(key)],
@@ -577,15 +690,14 @@ impl Client for GrpcClient {
     fn run(&mut self, op: &Op, version: u64) -> Result<()> {
         match op {
             Op::Read(key) => {
-                let req = self.read_request(Self::point(key), strong_single_use(), 0);
+                let call = self.read_call(key, None, strong_single_use());
                 let client = &mut self.client;
-                let rs = self
+                let (rows, _) = self
                     .runtime
-                    .block_on(client.read(req))
-                    .map_err(|s| op_error(format!("Read: {}", s.message())))?
-                    .into_inner();
-                check_rows(rs.rows.len(), 1, "read")?;
-                if rs.rows[0].values.len() != FIELDS {
+                    .block_on(Self::read_rows(client, call))
+                    .map_err(|s| op_error(format!("read: {}", s.message())))?;
+                check_rows(rows.len(), 1, "read")?;
+                if rows[0].values.len() != FIELDS {
                     return Err(Error::Op("read returned a short row".into()));
                 }
             }
@@ -606,24 +718,13 @@ impl Client for GrpcClient {
                 self.commit_single_use(m)?;
             }
             Op::Scan { start, count } => {
-                let range = pb::KeyRange {
-                    start_key_type: Some(pb::key_range::StartKeyType::StartClosed(key_list(start))),
-                    end_key_type: Some(pb::key_range::EndKeyType::EndClosed(
-                        prost_types::ListValue { values: vec![] },
-                    )),
-                };
-                let keys = pb::KeySet {
-                    ranges: vec![range],
-                    ..Default::default()
-                };
-                let req = self.read_request(keys, strong_single_use(), *count as i64);
+                let call = self.read_call(start, Some(*count), strong_single_use());
                 let client = &mut self.client;
-                let rs = self
+                let (rows, _) = self
                     .runtime
-                    .block_on(client.read(req))
-                    .map_err(|s| op_error(format!("Read: {}", s.message())))?
-                    .into_inner();
-                check_rows(rs.rows.len(), 1, "scan")?;
+                    .block_on(Self::read_rows(client, call))
+                    .map_err(|s| op_error(format!("scan: {}", s.message())))?;
+                check_rows(rows.len(), 1, "scan")?;
             }
             Op::ReadModifyWrite { key, field } => {
                 // Begin, read under the transaction's locks, commit the
@@ -644,6 +745,12 @@ impl Client for GrpcClient {
         }
         Ok(())
     }
+}
+
+/// A read as one of the two RPCs.
+enum ReadCall {
+    Read(pb::ReadRequest),
+    Sql(pb::ExecuteSqlRequest),
 }
 
 enum Retry {
@@ -669,27 +776,23 @@ impl GrpcClient {
         version: u64,
     ) -> std::result::Result<(), Retry> {
         let session = self.session.clone();
-        let read = self.read_request(
-            Self::point(key),
+        let read = self.read_call(
+            key,
+            None,
             pb::TransactionSelector {
                 selector: Some(pb::transaction_selector::Selector::Begin(read_write())),
             },
-            0,
         );
         let update = self.update(key, field, version);
         let client = &mut self.client;
         self.runtime.block_on(async move {
             // The read begins the transaction (inline begin, as current
             // client libraries do): one round trip fewer.
-            let rs = client.read(read).await?.into_inner();
-            let id = rs
-                .metadata
-                .and_then(|m| m.transaction)
-                .map(|t| t.id)
-                .ok_or_else(|| {
-                    Retry::Failed(op_error("Read with Begin returned no transaction"))
-                })?;
-            if rs.rows.len() != 1 {
+            let (rows, id) = Self::read_rows(client, read).await?;
+            let id = id.ok_or_else(|| {
+                Retry::Failed(op_error("a read with Begin returned no transaction"))
+            })?;
+            if rows.len() != 1 {
                 return Err(Retry::Failed(op_error("read-modify-write read no row")));
             }
             client

@@ -25,7 +25,7 @@ pub struct YcsbArgs {
     /// Client counts, comma-separated: each is a column of the matrix.
     #[arg(long, value_delimiter = ',', default_value = "1,8,32,128")]
     clients: Vec<usize>,
-    /// Systems, comma-separated: embedded, grpc, pgwire (rowtree serve's PostgreSQL port), postgres, sqlite.
+    /// Systems, comma-separated: embedded, grpc, pgwire (rowtree serve's PostgreSQL port), postgres, sqlite; and grpc-sql (the gRPC API reading with ExecuteSql instead of Read), which the default matrix leaves out.
     #[arg(long, value_delimiter = ',', default_value = "embedded,grpc,pgwire,postgres,sqlite", value_parser = parse_system)]
     systems: Vec<SystemKind>,
     /// Seconds each cell is measured.
@@ -60,7 +60,7 @@ fn parse_workload(s: &str) -> Result<Workload, String> {
 
 fn parse_system(s: &str) -> Result<SystemKind, String> {
     SystemKind::parse(s)
-        .ok_or_else(|| format!("unknown system {s:?} (embedded, grpc, pgwire, postgres, sqlite)"))
+        .ok_or_else(|| format!("unknown system {s:?} (embedded, grpc, grpc-sql, pgwire, postgres, sqlite)"))
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
