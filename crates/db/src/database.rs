@@ -787,9 +787,7 @@ impl Database {
     /// debug level; the end at info when it removed something), so a log
     /// shows whether a crash came in the middle of one.
     pub fn collect_garbage(&self) -> Result<()> {
-        let horizon = self
-            .oldest_readable_timestamp()
-            .min(self.visible_timestamp());
+        let horizon = self.gc_horizon();
         let started = std::time::Instant::now();
         tracing::debug!(target: "rowtree_db::gc", horizon, "gc pass started");
         let stats = self.inner.router.collect_garbage(horizon, usize::MAX)?;
@@ -813,9 +811,31 @@ impl Database {
         Ok(())
     }
 
+    /// The periodic pass: [`collect_garbage`](Self::collect_garbage) unless
+    /// no version was written since the last complete pass at a timestamp
+    /// its horizon has now reached, in which case there is nothing to
+    /// delete and reading the whole database to find that out is skipped
+    /// (`rowtree_kv::gc_watch`). Returns whether a pass ran.
+    pub fn collect_garbage_if_needed(&self) -> Result<bool> {
+        let horizon = self.gc_horizon();
+        if !self.inner.router.garbage_possible(horizon) {
+            tracing::debug!(target: "rowtree_db::gc", horizon, "gc pass skipped: no new garbage possible");
+            return Ok(false);
+        }
+        self.collect_garbage()?;
+        Ok(true)
+    }
+
+    /// The horizon of a pass starting now: no read may need a version
+    /// shadowed at or below it.
+    fn gc_horizon(&self) -> u64 {
+        self.oldest_readable_timestamp()
+            .min(self.visible_timestamp())
+    }
+
     fn start_gc(&self) {
         let handle = self.spawn_periodic("rowtree-gc", self.inner.options.gc_interval, |db| {
-            if let Err(e) = db.collect_garbage() {
+            if let Err(e) = db.collect_garbage_if_needed() {
                 tracing::warn!("garbage collection failed: {e}");
             }
         });

@@ -16,7 +16,9 @@
 //!   ([`SplitStats`], cumulative), and records each access, stamped with its
 //!   clock, in the split's [`LoadTracker`]. Its [`Router::write`] is the one
 //!   write path to storage; metadata, raw scans of what a split stores and
-//!   garbage collection go through it too, uncharged.
+//!   garbage collection go through it too, uncharged. Because every
+//!   versioned write passes through it, it also knows when a garbage
+//!   collection pass can find nothing and may be skipped ([`gc_watch`]).
 //!
 //! # Splits that follow the load
 //!
@@ -67,6 +69,7 @@ pub mod balance;
 pub mod buckets;
 mod clock;
 mod error;
+pub mod gc_watch;
 pub mod history;
 pub mod load;
 pub mod manager;
@@ -81,6 +84,7 @@ pub use balance::{Balancer, BalancerConfig, Move};
 pub use buckets::KeyBuckets;
 pub use clock::{system_clock, RouterClock};
 pub use error::{Error, Result};
+pub use gc_watch::GcWatch;
 pub use history::{Granularity, IntervalStat, LoadHistory};
 pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
 pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};

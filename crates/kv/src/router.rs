@@ -64,6 +64,7 @@ use std::time::{Duration, Instant};
 use rowtree_storage::mvcc::MvccScan;
 use rowtree_storage::{Durability, GcStats, KeyRange, Mvcc, ScanIter, Space, WriteBatch};
 
+use crate::gc_watch::GcWatch;
 use crate::clock::{system_clock, RouterClock};
 use crate::load::Access;
 use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
@@ -136,6 +137,8 @@ pub struct Router {
     clock: RouterClock,
     /// Per-node admission (none: nodes have unlimited capacity).
     gate: Option<Arc<NodeGate>>,
+    /// The timestamps written since the last complete garbage collection.
+    gc_watch: GcWatch,
 }
 
 impl std::fmt::Debug for Router {
@@ -163,6 +166,7 @@ impl Router {
             splits,
             clock,
             gate: None,
+            gc_watch: GcWatch::new(),
         }
     }
 
@@ -324,6 +328,7 @@ impl Router {
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        self.gc_watch.note_write(ts);
         Mvcc::put_versions(batch, ts, writes);
     }
 
@@ -400,7 +405,18 @@ impl Router {
     /// (see [`Mvcc::gc`]). The MVCC layer writes the deletions itself, not
     /// through [`Router::write`]; nothing is charged.
     pub fn collect_garbage(&self, horizon: u64, budget: usize) -> Result<GcStats> {
-        Ok(self.mvcc.gc(horizon, budget)?)
+        let stats = self.mvcc.gc(horizon, budget)?;
+        self.gc_watch.passed(horizon, stats.pass_complete);
+        Ok(stats)
+    }
+
+    /// Whether a garbage-collection pass at `horizon` can delete anything:
+    /// false when no row version was written at a timestamp above the last
+    /// complete pass's horizon and at or below this one (see [`GcWatch`]).
+    /// Right after the router is created it is true: what storage already
+    /// holds is unknown.
+    pub fn garbage_possible(&self, horizon: u64) -> bool {
+        self.gc_watch.pass_needed(horizon)
     }
 
     /// The rows in the bounds visible at `ts`, like [`Router::scan_bounds`]

@@ -28,6 +28,7 @@
 mod async_commit;
 mod commit_timestamps;
 mod durability;
+mod garbage;
 mod limits;
 mod serializability;
 mod timestamps;
