@@ -64,8 +64,8 @@ use std::time::{Duration, Instant};
 use rowtree_storage::mvcc::MvccScan;
 use rowtree_storage::{Durability, GcStats, KeyRange, Mvcc, ScanIter, Space, WriteBatch};
 
-use crate::gc_watch::GcWatch;
 use crate::clock::{system_clock, RouterClock};
+use crate::gc_watch::GcWatch;
 use crate::load::Access;
 use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
 use crate::split::{NodeId, Split, SplitCounters, SplitId};

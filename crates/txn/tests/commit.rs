@@ -527,7 +527,9 @@ fn an_empty_commit_takes_a_fresh_timestamp_and_is_visible_when_acknowledged() {
         let p = pipeline.clone();
         thread::spawn(move || p.submit_empty().wait())
     };
-    eventually("the empty commit is queued", || pipeline.stats().queued == 1);
+    eventually("the empty commit is queued", || {
+        pipeline.stats().queued == 1
+    });
     thread::sleep(Duration::from_millis(20));
     assert!(
         !empty_ticket.is_finished(),

@@ -347,15 +347,15 @@ pub fn run(config: &Config, progress: &dyn Progress) -> Result<Matrix> {
         || wants(SystemKind::GrpcSql)
         || wants(SystemKind::Pgwire)
     {
-            Some(rowtree::Host::start(
-                None,
-                config.event_loops,
-                config.cache_bytes,
-                wants(SystemKind::Pgwire),
-            )?)
-        } else {
-            None
-        };
+        Some(rowtree::Host::start(
+            None,
+            config.event_loops,
+            config.cache_bytes,
+            wants(SystemKind::Pgwire),
+        )?)
+    } else {
+        None
+    };
     let pg = if wants(SystemKind::Postgres) {
         Some(postgres::Postgres::start(max_clients)?)
     } else {

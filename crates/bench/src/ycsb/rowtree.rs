@@ -597,10 +597,8 @@ impl GrpcClient {
             code: pb::TypeCode::String as i32,
             ..Default::default()
         };
-        let mut fields = std::collections::BTreeMap::from([(
-            "key".to_string(),
-            string_value(key.to_string()),
-        )]);
+        let mut fields =
+            std::collections::BTreeMap::from([("key".to_string(), string_value(key.to_string()))]);
         let mut types = std::collections::HashMap::from([("key".to_string(), string)]);
         if let Some(n) = n {
             // INT64 travels as a decimal string in Spanner's JSON-like values.

@@ -59,8 +59,9 @@ fn parse_workload(s: &str) -> Result<Workload, String> {
 }
 
 fn parse_system(s: &str) -> Result<SystemKind, String> {
-    SystemKind::parse(s)
-        .ok_or_else(|| format!("unknown system {s:?} (embedded, grpc, grpc-sql, pgwire, postgres, sqlite)"))
+    SystemKind::parse(s).ok_or_else(|| {
+        format!("unknown system {s:?} (embedded, grpc, grpc-sql, pgwire, postgres, sqlite)")
+    })
 }
 
 fn fail(message: impl std::fmt::Display) -> ExitCode {
