@@ -294,8 +294,20 @@ impl ReadWriteTransaction {
     /// Applies the buffered mutations atomically and durably: resolves them
     /// ([`start_commit`](Self::start_commit)), then waits for durability
     /// ([`PendingCommit::wait`]).
-    pub fn commit(self) -> Result<CommitResult> {
-        self.start_commit()?.wait()
+    ///
+    /// The commit is queued without waking the commit pipeline's thread: if
+    /// no other group is being committed, this thread commits its own
+    /// (one fsync, no hand-off to another thread and back).
+    pub fn commit(mut self) -> Result<CommitResult> {
+        self.check_open()?;
+        match self.begin_commit(false, true) {
+            Ok(Some(pending)) => pending.wait(),
+            Ok(None) => unreachable!("a commit that may wait never reports that it would"),
+            Err(e) => {
+                self.abort();
+                Err(e)
+            }
+        }
     }
 
     /// The first half of a commit: resolves the buffered mutations under
@@ -308,7 +320,7 @@ impl ReadWriteTransaction {
     /// On error the transaction is over and its locks are released.
     pub fn start_commit(mut self) -> Result<PendingCommit> {
         self.check_open()?;
-        match self.begin_commit(false) {
+        match self.begin_commit(false, false) {
             Ok(Some(pending)) => Ok(pending),
             Ok(None) => unreachable!("a commit that may wait never reports that it would"),
             Err(e) => {
@@ -330,7 +342,7 @@ impl ReadWriteTransaction {
     /// request's task do.
     pub fn try_start_commit(mut self) -> Result<CommitStart> {
         self.check_open()?;
-        match self.begin_commit(true) {
+        match self.begin_commit(true, false) {
             Ok(Some(pending)) => Ok(CommitStart::Started(pending)),
             Ok(None) => Ok(CommitStart::WouldWait(self)),
             Err(e) => {
@@ -344,7 +356,11 @@ impl ReadWriteTransaction {
     /// have waited (the transaction is left as it was, but for locks taken).
     /// On success the transaction is done and the [`PendingCommit`] owns
     /// the release of its locks.
-    fn begin_commit(&mut self, no_wait: bool) -> Result<Option<PendingCommit>> {
+    /// With `to_lead` the pipeline's thread is not woken: the caller must
+    /// wait for the `PendingCommit` on its thread at once (it then commits
+    /// the group itself when the pipeline is idle); dropping it instead wakes
+    /// the pipeline.
+    fn begin_commit(&mut self, no_wait: bool, to_lead: bool) -> Result<Option<PendingCommit>> {
         let inner = &self.db.inner;
         // Held until the commit is durable (in the PendingCommit, or in the
         // work it detaches when dropped): a schema change must not slip in
@@ -392,7 +408,7 @@ impl ReadWriteTransaction {
         };
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
-        let Submitted(ticket) = resolved.submit(inner);
+        let Submitted(ticket) = resolved.submit(inner, to_lead);
         let outcome = Outcome::Waiting(ticket);
         self.done = true;
         Ok(Some(PendingCommit {
@@ -401,6 +417,7 @@ impl ReadWriteTransaction {
             gate: Some(gate),
             outcome,
             mutation_count,
+            kick_on_drop: to_lead,
         }))
     }
 
@@ -456,13 +473,17 @@ pub struct PendingCommit {
     gate: Option<SharedPass>,
     outcome: Outcome,
     mutation_count: usize,
+    /// Queued without waking the pipeline (to be led by the waiter): if
+    /// dropped unanswered, wake it so the commit is not left waiting.
+    kick_on_drop: bool,
 }
 
 impl PendingCommit {
     /// Blocks the thread until the commit is durable (or failed).
     pub fn wait(mut self) -> Result<CommitResult> {
         let result = match std::mem::replace(&mut self.outcome, Outcome::Reported) {
-            Outcome::Waiting(ticket) => ticket.wait(),
+            // On this thread: lead the group if the pipeline is idle.
+            Outcome::Waiting(ticket) => self.db.inner.pipeline.wait(ticket),
             Outcome::Reported => return Err(Error::internal("the commit was already reported")),
         };
         self.report(result)
@@ -508,6 +529,9 @@ impl Drop for PendingCommit {
             // the pipeline's own thread must not end up dropping the last
             // handle to the database it belongs to.
             Outcome::Waiting(ticket) => {
+                if self.kick_on_drop {
+                    self.db.inner.pipeline.kick();
+                }
                 let gate = self.gate.take();
                 let inner = Arc::downgrade(&self.db.inner);
                 let handle = self.handle.clone();

@@ -31,7 +31,23 @@
 //! 5. publishes [`CommitPipeline::visible_ts`] = the group's last timestamp, then answers each
 //!    committer with its timestamp (or, if the flush failed, with [`Error::Storage`]).
 //!
-//! Because one thread assigns timestamps and flushes groups in order, every commit with a
+//! # A waiting committer may lead
+//!
+//! Handing a commit to the pipeline thread and being woken when it is done costs two
+//! thread wake-ups, which on an idle machine (one client) are a large part of a commit's
+//! latency besides the fsync: the pipeline thread must be scheduled to take the request,
+//! and the committer again to take the answer. So a committer that waits on its thread
+//! ([`CommitPipeline::wait`], [`CommitPipeline::commit`]) first tries to *lead*: if no group
+//! is being committed, it takes the queued requests (its own among them) and commits them
+//! as one group itself, exactly as the pipeline thread would, then lets the pipeline thread
+//! take whatever queued meanwhile. Under load a group is nearly always in flight, the
+//! attempt fails at once, and the committer waits as before; group commit is unchanged.
+//! Committers that await their ticket in an asynchronous task never lead (an fsync must not
+//! block an event loop).
+//!
+//! Only one group is committed at a time, by the pipeline thread or by one leader (the
+//! `busy` flag of the queue), so timestamps are still issued and groups flushed in order.
+//! Because groups are committed one at a time, in order, every commit with a
 //! timestamp at or below `visible_ts` is durable, and every later commit gets a greater
 //! timestamp: a strong read at `visible_ts` sees a consistent snapshot that includes every
 //! acknowledged commit. When nothing is queued but someone waits for a future timestamp
@@ -64,6 +80,14 @@ pub const MAX_STRONG_LAG: Duration = Duration::from_millis(250);
 
 /// Turns a commit timestamp into the write set to make durable.
 pub type WriteSetBuilder<W> = Box<dyn FnOnce(u64) -> Result<W> + Send>;
+
+thread_local! {
+    /// This thread is committing a group as a leader (see the module docs).
+    static LEADING: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// The flush function: writes a group's write sets durably (one fsync).
+type FlushFn<W> = Box<dyn FnMut(Vec<W>) -> std::result::Result<(), String> + Send>;
 
 /// One transaction's request to commit.
 pub struct CommitRequest<W> {
@@ -122,8 +146,8 @@ struct Pending<W> {
 struct Queue<W> {
     pending: VecDeque<Pending<W>>,
     shutdown: bool,
-    /// The pipeline thread is committing a group (issuing its timestamps or
-    /// flushing it).
+    /// A group is being committed (its timestamps issued or its flush running), by the
+    /// pipeline thread or by a leading committer: no one else may start one.
     busy: bool,
 }
 
@@ -147,6 +171,8 @@ struct Shared<W> {
     flushes: AtomicU64,
     oracle: TimestampOracle,
     options: CommitOptions,
+    /// The flush function, called by whoever commits a group (only one at a time: `busy`).
+    flush: Mutex<FlushFn<W>>,
 }
 
 /// Commits write sets of type `W` durably, in timestamp order, sharing one flush per group.
@@ -169,6 +195,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
     where
         F: FnMut(Vec<W>) -> std::result::Result<(), String> + Send + 'static,
     {
+        let flush: FlushFn<W> = Box::new(flush);
         let shared = Arc::new(Shared {
             queue: Mutex::new(Queue {
                 pending: VecDeque::new(),
@@ -188,11 +215,12 @@ impl<W: Send + 'static> CommitPipeline<W> {
             options: CommitOptions {
                 max_group_size: options.max_group_size.max(1),
             },
+            flush: Mutex::new(flush),
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
             .name("rowtree-commit".into())
-            .spawn(move || run(&thread_shared, flush))
+            .spawn(move || run(&thread_shared))
             .map_err(|e| Error::Internal(format!("cannot spawn the commit thread: {e}")))?;
         Ok(CommitPipeline {
             shared,
@@ -201,13 +229,48 @@ impl<W: Send + 'static> CommitPipeline<W> {
     }
 
     /// Commits one request and blocks until it is durable; returns its commit timestamp.
-    /// The same as `self.submit(request).wait()`.
+    /// The same as `self.wait(self.submit_to_lead(request))`: on an idle pipeline the
+    /// request is committed on this thread.
     ///
     /// Errors: whatever the request's builder returned (nothing was written);
     /// [`Error::Storage`] if the group's flush failed; [`Error::Shutdown`] if the pipeline
     /// was shut down before the request was queued.
     pub fn commit(&self, request: CommitRequest<W>) -> Result<u64> {
-        self.submit(request).wait()
+        self.wait(self.submit_to_lead(request))
+    }
+
+    /// Blocks until `ticket` (of a request submitted to this pipeline) is answered, first
+    /// committing the queued requests on this thread if no group is being committed (see
+    /// the module docs on leading). The result is the ticket's.
+    pub fn wait(&self, ticket: CommitTicket) -> Result<u64> {
+        self.try_lead();
+        ticket.wait()
+    }
+
+    /// Commits one group of queued requests on this thread if no group is being
+    /// committed now; returns whether it did.
+    fn try_lead(&self) -> bool {
+        let shared = &*self.shared;
+        let group = {
+            let mut queue = shared.queue.lock();
+            if queue.busy || queue.pending.is_empty() {
+                return false;
+            }
+            queue.busy = true;
+            let n = queue.pending.len().min(shared.options.max_group_size);
+            queue.pending.drain(..n).collect::<Vec<_>>()
+        };
+        LEADING.with(|l| l.set(true));
+        {
+            let mut flush = shared.flush.lock();
+            commit_group(shared, &mut *flush, group);
+        }
+        LEADING.with(|l| l.set(false));
+        shared.queue.lock().busy = false;
+        // Whatever queued meanwhile is the pipeline thread's (it may be waiting for the
+        // group to end, or for a shutdown to finish it).
+        shared.work.notify_one();
+        true
     }
 
     /// Queues one request and returns at once with the [`CommitTicket`] that will hold its
@@ -215,6 +278,29 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// thread or await it in a task; once queued, the commit completes whether or not
     /// anyone waits for it.
     pub fn submit(&self, request: CommitRequest<W>) -> CommitTicket {
+        let ticket = self.enqueue(request);
+        self.shared.work.notify_one();
+        ticket
+    }
+
+    /// Queues one request without waking the pipeline thread, for a caller that goes on
+    /// at once to [`wait`](Self::wait) for the ticket on its thread: it will most likely
+    /// commit the request itself (the module docs, on leading), and waking the pipeline
+    /// thread would only have it race the caller for the work. If the caller may not
+    /// wait after all, it must call [`kick`](Self::kick), or the request waits for the
+    /// next commit to wake the pipeline.
+    pub fn submit_to_lead(&self, request: CommitRequest<W>) -> CommitTicket {
+        self.enqueue(request)
+    }
+
+    /// Wakes the pipeline thread to take queued requests (after
+    /// [`submit_to_lead`](Self::submit_to_lead) when the caller will not wait).
+    pub fn kick(&self) {
+        self.shared.work.notify_one();
+    }
+
+    /// Queues one request; wakes no one.
+    fn enqueue(&self, request: CommitRequest<W>) -> CommitTicket {
         let (ticket, reply) = ticket::pair();
         {
             let mut queue = self.shared.queue.lock();
@@ -229,7 +315,6 @@ impl<W: Send + 'static> CommitPipeline<W> {
                 reply,
             });
         }
-        self.shared.work.notify_one();
         ticket
     }
 
@@ -366,9 +451,11 @@ impl<W: Send + 'static> CommitPipeline<W> {
         let Some(thread) = self.thread.lock().take() else {
             return;
         };
-        if thread.thread().id() == std::thread::current().id() {
-            // Called from the flush function or a builder: joining would deadlock; the
-            // thread exits on its own after this group.
+        if thread.thread().id() == std::thread::current().id() || LEADING.with(|l| l.get()) {
+            // Called from the flush function, a builder or code run when a commit is
+            // answered, on the pipeline thread or a leading committer: joining would
+            // deadlock (the thread waits for this group to end); it exits on its own after
+            // this group.
             return;
         }
         // `run` catches panics of user code, so a join error would be a bug of ours;
@@ -401,14 +488,14 @@ enum Next<W> {
 }
 
 /// The pipeline thread's loop.
-fn run<W, F>(shared: &Shared<W>, mut flush: F)
-where
-    F: FnMut(Vec<W>) -> std::result::Result<(), String>,
-{
+fn run<W>(shared: &Shared<W>) {
     loop {
         match next_work(shared) {
             Next::Group(group) => {
-                commit_group(shared, &mut flush, group);
+                {
+                    let mut flush = shared.flush.lock();
+                    commit_group(shared, &mut *flush, group);
+                }
                 shared.queue.lock().busy = false;
             }
             Next::AdvanceIdle => {
@@ -427,6 +514,12 @@ where
 fn next_work<W>(shared: &Shared<W>) -> Next<W> {
     let mut queue = shared.queue.lock();
     loop {
+        if queue.busy {
+            // A leading committer holds the pipeline (and timestamps not yet published):
+            // nothing may start, not even an idle advance, until it ends its group.
+            shared.work.wait(&mut queue);
+            continue;
+        }
         if !queue.pending.is_empty() {
             let n = queue.pending.len().min(shared.options.max_group_size);
             queue.busy = true;
@@ -447,10 +540,7 @@ fn next_work<W>(shared: &Shared<W>) -> Next<W> {
     }
 }
 
-fn commit_group<W, F>(shared: &Shared<W>, flush: &mut F, group: Vec<Pending<W>>)
-where
-    F: FnMut(Vec<W>) -> std::result::Result<(), String>,
-{
+fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pending<W>>) {
     let answered = group.len() as u64;
     let _in_flight = InFlight { shared, answered };
     let mut writes = Vec::with_capacity(group.len());

@@ -551,3 +551,31 @@ fn an_empty_commit_takes_a_fresh_timestamp_and_is_visible_when_acknowledged() {
     assert_eq!(pipeline.stats().commits, 2);
     assert_eq!(pipeline.stats().flushes, 2);
 }
+
+#[test]
+fn an_idle_pipeline_commits_on_the_waiting_thread() {
+    let flushed_on: Arc<Mutex<Vec<thread::ThreadId>>> = Arc::default();
+    let sink = flushed_on.clone();
+    let pipeline = CommitPipeline::new(
+        system_oracle(),
+        CommitOptions::default(),
+        move |_: Vec<Write>| {
+            sink.lock().unwrap().push(thread::current().id());
+            Ok(())
+        },
+    )
+    .unwrap();
+    let me = thread::current().id();
+    // A committer that waits on its thread leads when nothing else is being committed:
+    // no hand-off to the pipeline thread and back.
+    for i in 0..5 {
+        let ts = pipeline.commit(write(&i.to_string())).unwrap();
+        assert!(pipeline.visible_ts() >= ts);
+    }
+    // A ticket awaited in a task never leads: the pipeline thread flushes it.
+    block_on(pipeline.submit(write("async"))).unwrap();
+    let threads = flushed_on.lock().unwrap().clone();
+    assert_eq!(threads.len(), 6);
+    assert!(threads[..5].iter().all(|t| *t == me), "{threads:?}");
+    assert_ne!(threads[5], me);
+}

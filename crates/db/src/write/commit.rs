@@ -34,7 +34,11 @@ pub(crate) struct Submitted(pub rowtree_txn::CommitTicket);
 impl Resolved {
     /// Queues the writes to be made durable at one commit timestamp, without
     /// waiting for it.
-    pub fn submit(self, inner: &Inner) -> Submitted {
+    ///
+    /// With `to_lead` the pipeline thread is not woken: the caller waits for
+    /// the ticket on its thread at once and commits the group itself if the
+    /// pipeline is idle ([`rowtree_txn::CommitPipeline::submit_to_lead`]).
+    pub fn submit(self, inner: &Inner, to_lead: bool) -> Submitted {
         if self.writes.is_empty() {
             return Submitted(inner.pipeline.submit_empty());
         }
@@ -46,18 +50,21 @@ impl Resolved {
         }
         drop(accounted);
         let writes = self.writes;
-        let ticket = inner
-            .pipeline
-            .submit(rowtree_txn::CommitRequest::new(move |ts: u64| {
-                let mut out = Vec::with_capacity(writes.len());
-                for w in writes {
-                    out.push(
-                        PreparedWrite::finish(w, ts)
-                            .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
-                    );
-                }
-                Ok(CommitWrites::data(ts, out))
-            }));
+        let request = rowtree_txn::CommitRequest::new(move |ts: u64| {
+            let mut out = Vec::with_capacity(writes.len());
+            for w in writes {
+                out.push(
+                    PreparedWrite::finish(w, ts)
+                        .map_err(|e| rowtree_txn::Error::FailedPrecondition(e.to_string()))?,
+                );
+            }
+            Ok(CommitWrites::data(ts, out))
+        });
+        let ticket = if to_lead {
+            inner.pipeline.submit_to_lead(request)
+        } else {
+            inner.pipeline.submit(request)
+        };
         Submitted(ticket)
     }
 }
