@@ -550,6 +550,16 @@ impl Database {
         self.inner.dialect
     }
 
+    /// Whether reads and commits wait for simulated node capacity
+    /// ([`Options::node_capacity`]). Such a wait puts the calling thread to
+    /// sleep, so a caller that must not block (an asynchronous task on an
+    /// event loop) should hand this database's work to a thread that may;
+    /// [`ReadWriteTransaction::try_start_commit`](crate::ReadWriteTransaction::try_start_commit)
+    /// does so by reporting that it would wait.
+    pub fn node_gated(&self) -> bool {
+        self.inner.router.gated()
+    }
+
     /// The newest timestamp at which every commit is visible (strong reads
     /// read here).
     pub fn visible_timestamp(&self) -> u64 {

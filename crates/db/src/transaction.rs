@@ -332,7 +332,8 @@ impl ReadWriteTransaction {
 
     /// [`start_commit`](Self::start_commit) for callers that must not block
     /// (an asynchronous task): where resolving would wait (for a row lock
-    /// held by another transaction, or for a schema change to finish), it
+    /// held by another transaction, for a schema change to finish, or, on a
+    /// database with simulated node capacity, for the nodes), it
     /// gives the transaction back instead ([`CommitStart::WouldWait`]) with
     /// its buffered mutations intact, to commit where waiting is allowed.
     /// Locks taken before it stopped are kept (it would take them again),
@@ -362,6 +363,11 @@ impl ReadWriteTransaction {
     /// the pipeline.
     fn begin_commit(&mut self, no_wait: bool, to_lead: bool) -> Result<Option<PendingCommit>> {
         let inner = &self.db.inner;
+        if no_wait && inner.router.gated() {
+            // Charging the writes waits for their splits' nodes (simulated
+            // capacity): that is waiting.
+            return Ok(None);
+        }
         // Held until the commit is durable (in the PendingCommit, or in the
         // work it detaches when dropped): a schema change must not slip in
         // between the resolution against this schema and durability.

@@ -170,6 +170,12 @@ impl Router {
         }
     }
 
+    /// Whether accesses wait for their split's node at a [`NodeGate`]
+    /// (simulated node capacity): such a wait blocks the calling thread.
+    pub fn gated(&self) -> bool {
+        self.gate.is_some()
+    }
+
     /// Makes every access wait for its split's node at `gate` (see
     /// [`NodeGate`]): a get before it is served, a scan as it reads each
     /// batch of rows, a commit's writes per split before they are charged.

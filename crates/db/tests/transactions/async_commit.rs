@@ -130,3 +130,26 @@ fn a_commit_future_dropped_mid_wait_still_commits_and_releases_its_locks() {
         assert_eq!(balance_under_lock(&db), round);
     }
 }
+
+#[test]
+fn a_commit_on_a_database_with_simulated_node_capacity_is_handed_back() {
+    // Charging a commit's writes waits for its splits' nodes there: a task
+    // on an event loop must not do that wait, so it is told to commit where
+    // waiting is allowed.
+    let db = Database::in_memory_with(rowtree_db::Options {
+        node_capacity: Some(1_000.0),
+        ..rowtree_db::Options::default()
+    });
+    db.apply_ddl(&[crate::ACCOUNTS]).expect("schema");
+    assert!(db.node_gated());
+    assert!(!accounts_db().node_gated());
+    set_balances(&db, &[(1, 100)]);
+    let mut txn = db.begin();
+    txn.buffer(update_balance(1, 150)).unwrap();
+    let txn = match txn.try_start_commit().unwrap() {
+        CommitStart::WouldWait(txn) => txn,
+        CommitStart::Started(_) => panic!("a gated database must not commit inline"),
+    };
+    txn.commit().expect("commit where waiting is allowed");
+    assert_eq!(balances(&db)[&1], 150);
+}

@@ -82,7 +82,9 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
-        let inline = single_use_snapshot(r.transaction.as_ref());
+        // Not on a database whose reads wait for simulated node capacity:
+        // that wait would stall the event loop's other connections.
+        let inline = single_use_snapshot(r.transaction.as_ref()) && !session.db.node_gated();
         results::unary(inline, deadline, move |rows| {
             statements::execute(&session, &r, rows)
         })
@@ -127,7 +129,9 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
-        let inline = single_use_snapshot(r.transaction.as_ref());
+        // Not on a database whose reads wait for simulated node capacity:
+        // that wait would stall the event loop's other connections.
+        let inline = single_use_snapshot(r.transaction.as_ref()) && !session.db.node_gated();
         results::unary(inline, deadline, move |rows| {
             reads::read_rows(&session, &r, rows)
         })
