@@ -507,9 +507,10 @@ impl Conn {
     /// not wait for simulated node capacity (`Database::node_gated`: that
     /// wait would stall the runtime's other connections).
     fn runs_inline(&self, sql: &str) -> bool {
-        let idle = self.backend.as_ref().is_some_and(|b| {
-            matches!(b.status(), Status::Idle) && !b.database().node_gated()
-        });
+        let idle = self
+            .backend
+            .as_ref()
+            .is_some_and(|b| matches!(b.status(), Status::Idle) && !b.database().node_gated());
         idle && matches!(
             leading_words(sql, 1).first().map(String::as_str),
             Some("select" | "values")
