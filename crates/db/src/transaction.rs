@@ -298,16 +298,8 @@ impl ReadWriteTransaction {
     /// The commit is queued without waking the commit pipeline's thread: if
     /// no other group is being committed, this thread commits its own
     /// (one fsync, no hand-off to another thread and back).
-    pub fn commit(mut self) -> Result<CommitResult> {
-        self.check_open()?;
-        match self.begin_commit(false, true) {
-            Ok(Some(pending)) => pending.wait(),
-            Ok(None) => unreachable!("a commit that may wait never reports that it would"),
-            Err(e) => {
-                self.abort();
-                Err(e)
-            }
-        }
+    pub fn commit(self) -> Result<CommitResult> {
+        self.start_commit_with(true)?.wait()
     }
 
     /// The first half of a commit: resolves the buffered mutations under
@@ -318,9 +310,16 @@ impl ReadWriteTransaction {
     /// `Ok`, the commit happens whatever becomes of the `PendingCommit`.
     ///
     /// On error the transaction is over and its locks are released.
-    pub fn start_commit(mut self) -> Result<PendingCommit> {
+    pub fn start_commit(self) -> Result<PendingCommit> {
+        self.start_commit_with(false)
+    }
+
+    /// [`start_commit`](Self::start_commit); with `to_lead`, for a caller
+    /// that waits for the result on its thread at once (see
+    /// [`begin_commit`](Self::begin_commit)).
+    fn start_commit_with(mut self, to_lead: bool) -> Result<PendingCommit> {
         self.check_open()?;
-        match self.begin_commit(false, false) {
+        match self.begin_commit(false, to_lead) {
             Ok(Some(pending)) => Ok(pending),
             Ok(None) => unreachable!("a commit that may wait never reports that it would"),
             Err(e) => {

@@ -261,12 +261,8 @@ impl<W: Send + 'static> CommitPipeline<W> {
             queue.pending.drain(..n).collect::<Vec<_>>()
         };
         LEADING.with(|l| l.set(true));
-        {
-            let mut flush = shared.flush.lock();
-            commit_group(shared, &mut *flush, group);
-        }
+        run_group(shared, group);
         LEADING.with(|l| l.set(false));
-        shared.queue.lock().busy = false;
         // Whatever queued meanwhile is the pipeline thread's (it may be waiting for the
         // group to end, or for a shutdown to finish it).
         shared.work.notify_one();
@@ -278,8 +274,10 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// thread or await it in a task; once queued, the commit completes whether or not
     /// anyone waits for it.
     pub fn submit(&self, request: CommitRequest<W>) -> CommitTicket {
-        let ticket = self.enqueue(request);
-        self.shared.work.notify_one();
+        let (ticket, queued) = self.enqueue(Some(request.build));
+        if queued {
+            self.shared.work.notify_one();
+        }
         ticket
     }
 
@@ -290,7 +288,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// wait after all, it must call [`kick`](Self::kick), or the request waits for the
     /// next commit to wake the pipeline.
     pub fn submit_to_lead(&self, request: CommitRequest<W>) -> CommitTicket {
-        self.enqueue(request)
+        self.enqueue(Some(request.build)).0
     }
 
     /// Wakes the pipeline thread to take queued requests (after
@@ -299,23 +297,30 @@ impl<W: Send + 'static> CommitPipeline<W> {
         self.shared.work.notify_one();
     }
 
-    /// Queues one request; wakes no one.
-    fn enqueue(&self, request: CommitRequest<W>) -> CommitTicket {
+    /// Queues one request (`None`: an empty commit); wakes no one. Returns the ticket and
+    /// whether the request was queued: an empty commit on an idle pipeline is answered at
+    /// once with a fresh timestamp, published on the spot (no commit holds a timestamp now,
+    /// and the next one takes its own under this lock), as
+    /// [`wait_visible`](Self::wait_visible)'s fast path does; a refused one is answered
+    /// with [`Error::Shutdown`].
+    fn enqueue(&self, build: Option<WriteSetBuilder<W>>) -> (CommitTicket, bool) {
         let (ticket, reply) = ticket::pair();
-        {
-            let mut queue = self.shared.queue.lock();
-            if queue.shutdown {
-                drop(queue);
-                reply.send(Err(Error::Shutdown));
-                return ticket;
-            }
-            self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-            queue.pending.push_back(Pending {
-                build: Some(request.build),
-                reply,
-            });
+        let mut queue = self.shared.queue.lock();
+        if queue.shutdown {
+            drop(queue);
+            reply.send(Err(Error::Shutdown));
+            return (ticket, false);
         }
-        ticket
+        if build.is_none() && queue.pending.is_empty() && !queue.busy {
+            let ts = self.shared.oracle.next();
+            publish(&self.shared, ts);
+            drop(queue);
+            reply.send(Ok(ts));
+            return (ticket, false);
+        }
+        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
+        queue.pending.push_back(Pending { build, reply });
+        (ticket, true)
     }
 
     /// Commits nothing, at a timestamp of its own: greater than that of every commit
@@ -334,26 +339,10 @@ impl<W: Send + 'static> CommitPipeline<W> {
     ///
     /// Errors: [`Error::Shutdown`] if the pipeline was shut down.
     pub fn submit_empty(&self) -> CommitTicket {
-        let (ticket, reply) = ticket::pair();
-        let mut queue = self.shared.queue.lock();
-        if queue.shutdown {
-            drop(queue);
-            reply.send(Err(Error::Shutdown));
-            return ticket;
+        let (ticket, queued) = self.enqueue(None);
+        if queued {
+            self.shared.work.notify_one();
         }
-        if queue.pending.is_empty() && !queue.busy {
-            // No commit holds a timestamp now, and the next one takes it under this lock:
-            // safe to publish a fresh one at once.
-            let ts = self.shared.oracle.next();
-            publish(&self.shared, ts);
-            drop(queue);
-            reply.send(Ok(ts));
-            return ticket;
-        }
-        self.shared.in_flight.fetch_add(1, Ordering::AcqRel);
-        queue.pending.push_back(Pending { build: None, reply });
-        drop(queue);
-        self.shared.work.notify_one();
         ticket
     }
 
@@ -491,13 +480,7 @@ enum Next<W> {
 fn run<W>(shared: &Shared<W>) {
     loop {
         match next_work(shared) {
-            Next::Group(group) => {
-                {
-                    let mut flush = shared.flush.lock();
-                    commit_group(shared, &mut *flush, group);
-                }
-                shared.queue.lock().busy = false;
-            }
+            Next::Group(group) => run_group(shared, group),
             Next::AdvanceIdle => {
                 // Nothing is queued or in flight, so every later commit gets a greater
                 // timestamp than this one: it is safe to publish.
@@ -538,6 +521,16 @@ fn next_work<W>(shared: &Shared<W>) -> Next<W> {
             shared.work.wait(&mut queue);
         }
     }
+}
+
+/// Commits a group taken from the queue (with `busy` set by the taker), then frees the
+/// pipeline for the next group.
+fn run_group<W>(shared: &Shared<W>, group: Vec<Pending<W>>) {
+    {
+        let mut flush = shared.flush.lock();
+        commit_group(shared, &mut *flush, group);
+    }
+    shared.queue.lock().busy = false;
 }
 
 fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pending<W>>) {
