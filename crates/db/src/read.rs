@@ -13,13 +13,11 @@
 use std::sync::Arc;
 
 use rowtree_schema::Catalog;
-use rowtree_types::Value;
 
 use crate::error::Result;
 use crate::mutation::KeySet;
 use crate::overlay::TxnWrites;
-use crate::stream::{RowStream, ScanRequest};
-use crate::target::Target;
+use crate::stream::RowStream;
 
 /// A read of rows by key set, from a table or through an index.
 #[derive(Debug, Clone, PartialEq)]
@@ -52,18 +50,6 @@ impl ReadRequest {
         self
     }
 
-    /// The forward scan that serves this read.
-    pub fn to_scan(&self) -> ScanRequest {
-        ScanRequest {
-            table: self.table.clone(),
-            index: self.index.clone(),
-            key_set: self.key_set.clone(),
-            reverse: false,
-            limit: self.limit,
-            after: None,
-        }
-    }
-
     /// The same read with a row limit.
     pub fn with_limit(mut self, limit: usize) -> ReadRequest {
         self.limit = limit;
@@ -72,7 +58,8 @@ impl ReadRequest {
 }
 
 /// Reads `request` at timestamp `ts`, merging a read-write transaction's own
-/// writes when given. Rows come back in key order.
+/// writes when given. Rows come back in key order, holding the requested
+/// columns.
 pub(crate) fn read_at(
     db: &crate::Database,
     catalog: Arc<Catalog>,
@@ -80,18 +67,5 @@ pub(crate) fn read_at(
     ts: u64,
     writes: Option<&TxnWrites>,
 ) -> Result<RowStream> {
-    RowStream::open(db.clone(), catalog, &request.to_scan(), ts, writes)
-}
-
-/// Projects full rows onto the requested columns.
-pub(crate) fn project_rows(
-    catalog: &Catalog,
-    request: &ReadRequest,
-    stream: RowStream,
-) -> Result<Vec<Vec<Value>>> {
-    let target = Target::resolve(catalog, &request.table, request.index.as_deref())?;
-    let projection = target.project(&request.columns)?;
-    stream
-        .map(|row| row.map(|r| projection.iter().map(|&p| r[p].clone()).collect()))
-        .collect()
+    RowStream::open_read(db.clone(), catalog, request, ts, writes)
 }

@@ -18,7 +18,7 @@
 //! assembled one way everywhere.
 
 use rowtree_encoding::decode_row;
-use rowtree_schema::{Catalog, Index, Table};
+use rowtree_schema::{Catalog, ColumnId, Index, Table};
 use rowtree_types::Value;
 
 use crate::error::Result;
@@ -32,12 +32,34 @@ pub(crate) fn materialize(
     key_values: Vec<Value>,
     value: &[u8],
 ) -> Result<Vec<Value>> {
-    let mut row = vec![Value::Null; target.table.columns.len()];
-    for (pos, v) in target.key_columns.iter().zip(key_values) {
+    let columns = &target.table.columns;
+    assemble(
+        columns.len(),
+        |id| columns.iter().position(|c| c.id == id),
+        &target.key_columns,
+        key_values,
+        value,
+    )
+}
+
+/// [`materialize`] for callers that resolved the table's shape once and
+/// keep it without borrowing the catalog (streams): a row of `width`
+/// columns, the key values at `key_columns`, each stored column at
+/// `position(column id)` (columns dropped since the row was written have
+/// none and are skipped).
+pub(crate) fn assemble(
+    width: usize,
+    position: impl Fn(ColumnId) -> Option<usize>,
+    key_columns: &[usize],
+    key_values: Vec<Value>,
+    value: &[u8],
+) -> Result<Vec<Value>> {
+    let mut row = vec![Value::Null; width];
+    for (pos, v) in key_columns.iter().zip(key_values) {
         row[*pos] = v;
     }
     for (id, v) in decode_row(value)? {
-        if let Some(pos) = target.table.columns.iter().position(|c| c.id == id) {
+        if let Some(pos) = position(id) {
             row[pos] = v;
         }
     }

@@ -20,15 +20,17 @@ use std::sync::Arc;
 
 use rowtree_encoding::{decode_key_value, prefix_end, ROW_END};
 use rowtree_kv::SplitId;
-use rowtree_schema::{Catalog, TableId};
+use rowtree_schema::{Catalog, ColumnId, TableId};
 use rowtree_types::Value;
 
 use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::keys;
+use crate::keys::Level;
 use crate::mutation::{Key, KeySet};
 use crate::overlay::TxnWrites;
-use crate::row::{index_entry, materialize};
+use crate::read::ReadRequest;
+use crate::row::{assemble, index_entry};
 use crate::target::{Span, Target};
 
 /// A scan of a table or an index.
@@ -129,11 +131,12 @@ const MAX_CHUNK: usize = 1024;
 pub struct RowStream {
     db: Database,
     catalog: Arc<Catalog>,
-    table: String,
-    index: Option<String>,
-    /// Descendant tables returned too (a tree scan); their rows are tagged
-    /// with their position here plus one.
-    include: Vec<String>,
+    /// The scanned table (or index) first, then the descendant tables a
+    /// tree scan returns too (their rows are tagged with their position
+    /// here), resolved once when the stream opens.
+    targets: Vec<Decoder>,
+    /// Read requests: the table columns each returned row holds, in order.
+    projection: Option<Projection>,
     ts: u64,
     reverse: bool,
     limit: usize,
@@ -149,11 +152,64 @@ pub struct RowStream {
     overlay: BTreeMap<Vec<u8>, Option<(usize, Vec<Value>)>>,
     /// Positions of the columns the target holds (index scans).
     covered: Option<Vec<usize>>,
-    /// Table ids of the targets, by tag.
-    table_ids: Vec<TableId>,
     splits: BTreeSet<SplitId>,
     stats: ScanStats,
     failed: bool,
+}
+
+/// A target of a stream, resolved against the schema once when the stream
+/// opens and owned by it: what turning a stored key and value into a
+/// table-shaped row needs.
+struct Decoder {
+    table_id: TableId,
+    levels: Vec<Level>,
+    /// For each key position: the table column it holds.
+    key_columns: Vec<usize>,
+    /// The table's column ids, in column order.
+    column_ids: Vec<ColumnId>,
+}
+
+impl Decoder {
+    fn new(target: Target<'_>) -> Decoder {
+        Decoder {
+            table_id: target.table.id,
+            column_ids: target.table.columns.iter().map(|c| c.id).collect(),
+            levels: target.levels,
+            key_columns: target.key_columns,
+        }
+    }
+
+    fn materialize(&self, key_values: Vec<Value>, value: &[u8]) -> Result<Vec<Value>> {
+        let ids = &self.column_ids;
+        assemble(
+            ids.len(),
+            |id| ids.iter().position(|&c| c == id),
+            &self.key_columns,
+            key_values,
+            value,
+        )
+    }
+}
+
+/// The columns a read returns, by table position.
+struct Projection {
+    columns: Vec<usize>,
+    /// No column is asked for twice, so values can be moved out of the
+    /// table-shaped row instead of cloned.
+    distinct: bool,
+}
+
+impl Projection {
+    fn apply(&self, mut row: Vec<Value>) -> Vec<Value> {
+        if self.distinct {
+            self.columns
+                .iter()
+                .map(|&p| std::mem::replace(&mut row[p], Value::Null))
+                .collect()
+        } else {
+            self.columns.iter().map(|&p| row[p].clone()).collect()
+        }
+    }
 }
 
 /// What a stream reads, before it is resolved against the schema.
@@ -168,6 +224,8 @@ struct Spec<'r> {
     after: Option<&'r Key>,
     /// Read whole row trees (a tree scan).
     tree: bool,
+    /// Return only these columns, in this order (a read request).
+    columns: Option<&'r [String]>,
 }
 
 impl RowStream {
@@ -188,6 +246,32 @@ impl RowStream {
             limit: request.limit,
             after: request.after.as_ref(),
             tree: false,
+            columns: None,
+        };
+        RowStream::open_spec(db, catalog, spec, ts, writes)
+    }
+
+    /// Opens the stream of a read request at `ts`: its rows hold the
+    /// requested columns, in the requested order. Unknown columns (or
+    /// columns an index does not store) are refused here, before anything
+    /// is read or locked.
+    pub(crate) fn open_read(
+        db: Database,
+        catalog: Arc<Catalog>,
+        request: &ReadRequest,
+        ts: u64,
+        writes: Option<&TxnWrites>,
+    ) -> Result<RowStream> {
+        let spec = Spec {
+            table: &request.table,
+            index: request.index.as_deref(),
+            include: &[],
+            key_set: &request.key_set,
+            reverse: false,
+            limit: request.limit,
+            after: None,
+            tree: false,
+            columns: Some(&request.columns),
         };
         RowStream::open_spec(db, catalog, spec, ts, writes)
     }
@@ -202,6 +286,17 @@ impl RowStream {
         let tree = spec.tree;
         let targets = resolve_targets(&catalog, spec.table, spec.index, spec.include)?;
         let target = &targets[0];
+        let projection = match spec.columns {
+            None => None,
+            Some(names) => {
+                let columns = target.project(names)?;
+                let distinct = columns
+                    .iter()
+                    .enumerate()
+                    .all(|(i, c)| !columns[..i].contains(c));
+                Some(Projection { columns, distinct })
+            }
+        };
         let mut spans: Vec<Span> = target.ranges(spec.key_set)?;
         if tree {
             // Widen every key to its whole row tree; a range of keys already
@@ -261,14 +356,12 @@ impl RowStream {
                 }
             }
         }
-        let table_ids = targets.iter().map(|t| t.table.id).collect();
-        drop(targets);
+        let decoders = targets.into_iter().map(Decoder::new).collect();
         Ok(RowStream {
             db,
-            table: spec.table.to_string(),
-            index: spec.index.map(str::to_string),
-            include: spec.include.to_vec(),
             catalog,
+            targets: decoders,
+            projection,
             ts,
             reverse: spec.reverse,
             limit: if spec.limit == 0 {
@@ -282,7 +375,6 @@ impl RowStream {
             chunk: FIRST_CHUNK,
             overlay,
             covered,
-            table_ids,
             splits: BTreeSet::new(),
             stats: ScanStats::default(),
             failed: false,
@@ -292,6 +384,15 @@ impl RowStream {
     /// The byte spans this stream reads (for locking).
     pub(crate) fn spans(&self) -> impl Iterator<Item = &Span> {
         self.spans.iter()
+    }
+
+    /// The names of the tables the stream returns rows of (for Debug).
+    fn table_names(&self) -> Vec<&str> {
+        self.targets
+            .iter()
+            .filter_map(|t| self.catalog.table_by_id(t.table_id))
+            .map(|t| t.name.as_str())
+            .collect()
     }
 
     /// What the scan did so far.
@@ -304,6 +405,9 @@ impl RowStream {
 
     fn project(&self, tag: usize, mut row: Vec<Value>) -> Vec<Value> {
         if tag == 0 {
+            if let Some(projection) = &self.projection {
+                return projection.apply(row);
+            }
             if let Some(covered) = &self.covered {
                 for (i, v) in row.iter_mut().enumerate() {
                     if !covered.contains(&i) {
@@ -335,31 +439,35 @@ impl RowStream {
         self.stats.rows_returned += 1;
         Some(Ok(TaggedRow {
             source,
-            table_id: self.table_ids[source],
+            table_id: self.targets[source].table_id,
             row,
         }))
     }
 
     /// Reads the next chunk into the buffer; false when the scan is done.
     fn refill(&mut self) -> Result<bool> {
-        let catalog = self.catalog.clone();
-        let targets = resolve_targets(&catalog, &self.table, self.index.as_deref(), &self.include)?;
         loop {
             if self.cursor.is_none() {
                 match self.spans.pop_front() {
                     None => return Ok(false),
                     Some(Span::Point(key)) => {
-                        self.splits
-                            .insert(self.db.inner.router.splits().split_for(&key).id);
                         let row = match self.overlay.get(&key) {
-                            Some(r) => r.clone(),
-                            None => match self.db.inner.router.get(&key, self.ts)? {
-                                None => None,
-                                Some(value) => {
+                            Some(r) => {
+                                self.splits
+                                    .insert(self.db.inner.router.splits().split_for(&key).id);
+                                r.clone()
+                            }
+                            None => match self.db.inner.router.get_from(&key, self.ts)? {
+                                (split, None) => {
+                                    self.splits.insert(split);
+                                    None
+                                }
+                                (split, Some(value)) => {
+                                    self.splits.insert(split);
                                     self.stats.rows_scanned += 1;
-                                    match decode_for(&targets[..1], &key)? {
+                                    match decode_for(&self.targets[..1], &key)? {
                                         Some((tag, kv)) => {
-                                            Some((tag, materialize(&targets[tag], kv, &value)?))
+                                            Some((tag, self.targets[tag].materialize(kv, &value)?))
                                         }
                                         None => None,
                                     }
@@ -420,29 +528,20 @@ impl RowStream {
             {
                 self.splits.insert(s.id);
             }
-            // Merge the stored rows with this transaction's rows in the same part.
-            let mut merged: BTreeMap<Vec<u8>, Option<(usize, Vec<Value>)>> = BTreeMap::new();
-            for (key, value) in chunk.iter() {
-                self.stats.rows_scanned += 1;
-                if self.overlay.contains_key(key) {
-                    continue;
+            // Merge the stored rows with this transaction's rows in the same
+            // part. Without any (every read outside a read-write transaction's
+            // DML), the stored rows are already in scan order.
+            if self.overlay.is_empty() {
+                for (key, value) in chunk.iter() {
+                    self.stats.rows_scanned += 1;
+                    if let Some((tag, kv)) = decode_for(&self.targets, key)? {
+                        let row = self.targets[tag].materialize(kv, value)?;
+                        let row = self.project(tag, row);
+                        self.buffer.push_back((tag, row));
+                    }
                 }
-                if let Some((tag, kv)) = decode_for(&targets, key)? {
-                    let row = materialize(&targets[tag], kv, value)?;
-                    merged.insert(key.clone(), Some((tag, row)));
-                }
-            }
-            for (k, v) in self.overlay.range((lo.clone(), hi.clone())) {
-                merged.insert(k.clone(), v.clone());
-            }
-            let rows: Vec<(usize, Vec<Value>)> = if self.reverse {
-                merged.into_values().rev().flatten().collect()
             } else {
-                merged.into_values().flatten().collect()
-            };
-            for (tag, r) in rows {
-                let r = self.project(tag, r);
-                self.buffer.push_back((tag, r));
+                self.merge_chunk(&chunk, lo, hi)?;
             }
             // Advance past this chunk.
             if exhausted || chunk.is_empty() {
@@ -462,6 +561,41 @@ impl RowStream {
                 return Ok(true);
             }
         }
+    }
+
+    /// Adds the rows of `chunk` (stored pairs of the part `[lo, hi]` of a
+    /// range) to the buffer merged with this transaction's own rows in that
+    /// part, in scan order.
+    fn merge_chunk(
+        &mut self,
+        chunk: &[(Vec<u8>, Vec<u8>)],
+        lo: Bound<Vec<u8>>,
+        hi: Bound<Vec<u8>>,
+    ) -> Result<()> {
+        let mut merged: BTreeMap<Vec<u8>, Option<(usize, Vec<Value>)>> = BTreeMap::new();
+        for (key, value) in chunk.iter() {
+            self.stats.rows_scanned += 1;
+            if self.overlay.contains_key(key) {
+                continue;
+            }
+            if let Some((tag, kv)) = decode_for(&self.targets, key)? {
+                let row = self.targets[tag].materialize(kv, value)?;
+                merged.insert(key.clone(), Some((tag, row)));
+            }
+        }
+        for (k, v) in self.overlay.range((lo, hi)) {
+            merged.insert(k.clone(), v.clone());
+        }
+        let rows: Vec<(usize, Vec<Value>)> = if self.reverse {
+            merged.into_values().rev().flatten().collect()
+        } else {
+            merged.into_values().flatten().collect()
+        };
+        for (tag, r) in rows {
+            let r = self.project(tag, r);
+            self.buffer.push_back((tag, r));
+        }
+        Ok(())
     }
 }
 
@@ -506,7 +640,7 @@ fn resolve_targets<'c>(
 /// parent, siblings, interleaved indexes, dropped objects) give `None`.
 /// This is [`keys::decode_key`] specialised to the few objects a scan
 /// returns, without looking each key's objects up in the schema.
-fn decode_for(targets: &[Target<'_>], key: &[u8]) -> Result<Option<(usize, Vec<Value>)>> {
+fn decode_for(targets: &[Decoder], key: &[u8]) -> Result<Option<(usize, Vec<Value>)>> {
     'targets: for (tag, target) in targets.iter().enumerate() {
         let mut input = key;
         let mut values = Vec::with_capacity(target.key_columns.len());
@@ -638,6 +772,7 @@ impl TreeStream {
             limit: request.limit,
             after: None,
             tree: true,
+            columns: None,
         };
         let inner = RowStream::open_spec(db, catalog, spec, ts, writes)?;
         Ok(TreeStream { inner })
@@ -665,8 +800,7 @@ impl Iterator for TreeStream {
 impl std::fmt::Debug for TreeStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("TreeStream")
-            .field("table", &self.inner.table)
-            .field("include", &self.inner.include)
+            .field("tables", &self.inner.table_names())
             .finish()
     }
 }
@@ -674,8 +808,7 @@ impl std::fmt::Debug for TreeStream {
 impl std::fmt::Debug for RowStream {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("RowStream")
-            .field("table", &self.table)
-            .field("index", &self.index)
+            .field("tables", &self.table_names())
             .finish()
     }
 }

@@ -24,9 +24,9 @@ use crate::error::{Error, Result};
 use crate::gate::SharedPass;
 use crate::mutation::Mutation;
 use crate::overlay::TxnWrites;
-use crate::read::{project_rows, read_at, ReadRequest};
+use crate::read::{read_at, ReadRequest};
 use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
-use crate::target::{Span, Target};
+use crate::target::Span;
 use crate::write::{Resolver, Submitted, WrittenRow};
 
 /// How a read-only transaction picks its timestamp (Spanner's
@@ -125,12 +125,10 @@ impl ReadWriteTransaction {
     /// buffered mutations are not (as in Spanner).
     pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.guarded(|txn| {
-            let catalog = txn.catalog();
-            // Validate the columns before taking locks.
-            Target::resolve(&catalog, &request.table, request.index.as_deref())?
-                .project(&request.columns)?;
-            let stream = txn.scan(&request.to_scan())?;
-            project_rows(&catalog, request, stream)
+            // Opening the stream checks the columns before any lock is taken.
+            let stream = read_at(&txn.db, txn.catalog(), request, u64::MAX, Some(&txn.writes))?;
+            txn.lock_spans(stream.spans())?;
+            stream.collect()
         })
     }
 
@@ -658,9 +656,7 @@ impl ReadOnlyTransaction {
     /// Reads rows as of the transaction's timestamp.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.check_retention()?;
-        let catalog = self.db.catalog();
-        let stream = read_at(&self.db, catalog.clone(), request, self.read_ts, None)?;
-        project_rows(&catalog, request, stream)
+        read_at(&self.db, self.db.catalog(), request, self.read_ts, None)?.collect()
     }
 }
 

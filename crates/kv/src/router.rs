@@ -206,6 +206,12 @@ impl Router {
 
     /// The row `key` as of `ts`, charged to the split holding it.
     pub fn get(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
+        Ok(self.get_from(key, ts)?.1)
+    }
+
+    /// [`Router::get`], also saying which split served the key (a reader
+    /// that counts the splits it touched needs no second lookup).
+    pub fn get_from(&self, key: &[u8], ts: u64) -> Result<(SplitId, Option<Vec<u8>>)> {
         let split = self.splits.split_for(key);
         if let Some(gate) = &self.gate {
             gate.admit(split.node(), READ_COST);
@@ -230,7 +236,7 @@ impl Router {
             .load
             .lock()
             .record(self.now(), &Access::read(key, rows, bytes, cpu_nanos));
-        Ok(row)
+        Ok((split.id, row))
     }
 
     /// The rows with keys in `[start, end)` (no `end`: to the end of the key

@@ -229,6 +229,14 @@ pub trait Engine: Send + Sync + 'static {
     /// MVCC layer is correct with either, since versions are immutable.
     fn scan(&self, space: Space, range: KeyRange, reverse: bool) -> ScanIter<'_>;
 
+    /// The first pair of `space` with a key in `range`, in ascending key
+    /// order: one seek, as a point read of a row's newest visible version
+    /// needs. The default takes the first item of a [`Engine::scan`];
+    /// engines whose scans read ahead override it.
+    fn first(&self, space: Space, range: KeyRange) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        self.scan(space, range, false).next().transpose()
+    }
+
     /// Applies `batch` atomically: all of it or none of it becomes visible,
     /// also across a crash. With [`Durability::Sync`], returns only after the
     /// batch is on disk. After an error the batch is not visible to reads,

@@ -225,6 +225,20 @@ impl Engine for FjallEngine {
         }
     }
 
+    fn first(&self, space: Space, range: KeyRange) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        if range.is_empty() {
+            return Ok(None);
+        }
+        let mut iter = self.db.snapshot().range(self.keyspace(space), range);
+        match iter.next() {
+            None => Ok(None),
+            Some(guard) => {
+                let (k, v) = guard.into_inner()?;
+                Ok(Some((k.to_vec(), v.to_vec())))
+            }
+        }
+    }
+
     fn write(&self, batch: WriteBatch, durability: Durability) -> Result<()> {
         if batch.is_empty() {
             return Ok(());

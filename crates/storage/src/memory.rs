@@ -60,6 +60,16 @@ impl Engine for MemoryEngine {
         })
     }
 
+    fn first(&self, space: Space, range: KeyRange) -> Result<Option<(Vec<u8>, Vec<u8>)>> {
+        // Unlike a scan, which copies a chunk of pairs, this copies one.
+        if range.is_empty() {
+            return Ok(None);
+        }
+        let spaces = self.spaces.read();
+        let first = spaces[index(space)].range(range).next();
+        Ok(first.map(|(k, v)| (k.clone(), v.clone())))
+    }
+
     fn write(&self, batch: WriteBatch, _durability: Durability) -> Result<()> {
         let mut spaces = self.spaces.write();
         for op in batch.into_ops() {

@@ -273,11 +273,23 @@ impl Mvcc {
 /// The version of `key` visible at `ts`: `None` if there is none,
 /// `Some(None)` for a tombstone, `Some(Some(bytes))` for a put.
 fn visible_version(engine: &dyn Engine, key: &[u8], ts: u64) -> Result<Option<Option<Vec<u8>>>> {
-    let range = KeyRange::new(
-        Bound::Included(version_key(key, ts)),
-        Bound::Included(last_version_key(key)),
-    );
-    for item in engine.scan(Space::Data, range, false) {
+    let range = || {
+        KeyRange::new(
+            Bound::Included(version_key(key, ts)),
+            Bound::Included(last_version_key(key)),
+        )
+    };
+    // Usually the first stored key in the range is the version sought: one
+    // seek. Only when it is a longer key (user keys that are not
+    // prefix-free) does the range have to be walked.
+    match engine.first(Space::Data, range())? {
+        None => return Ok(None),
+        Some((stored, value)) if stored.len() == key.len() + TS_LEN => {
+            return Ok(Some(decode_version(&value)?.map(<[u8]>::to_vec)));
+        }
+        Some(_) => {}
+    }
+    for item in engine.scan(Space::Data, range(), false) {
         let (stored, value) = item?;
         // Only an exact-length key is a version of `key` (the range can hold
         // longer keys only if user keys are not prefix-free).

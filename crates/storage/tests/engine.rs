@@ -66,6 +66,46 @@ fn last_operation_on_a_key_wins() {
 }
 
 #[test]
+fn first_is_the_first_pair_of_the_range() {
+    for_each_engine(|e| {
+        put_all(e, Space::Data, &[b"a", b"b", b"ba", b"c"]);
+        put_all(e, Space::Meta, &[b"0"]);
+        let first = |range: KeyRange| e.first(Space::Data, range).unwrap().map(|(k, _)| k);
+        assert_eq!(first(KeyRange::all()), Some(b"a".to_vec()));
+        assert_eq!(
+            first(KeyRange::half_open(b"b".to_vec(), b"c".to_vec())),
+            Some(b"b".to_vec())
+        );
+        // Excluded start, included end.
+        let r = KeyRange::new(
+            Bound::Excluded(b"b".to_vec()),
+            Bound::Included(b"ba".to_vec()),
+        );
+        assert_eq!(
+            e.first(Space::Data, r).unwrap(),
+            Some((b"ba".to_vec(), b"vba".to_vec()))
+        );
+        // Nothing in the range, an empty range, a range of the other space.
+        assert_eq!(
+            first(KeyRange::half_open(b"bb".to_vec(), b"c".to_vec())),
+            None
+        );
+        assert_eq!(
+            first(KeyRange::half_open(b"c".to_vec(), b"c".to_vec())),
+            None
+        );
+        assert_eq!(
+            first(KeyRange::half_open(b"d".to_vec(), b"a".to_vec())),
+            None
+        );
+        assert_eq!(
+            e.first(Space::Meta, KeyRange::all()).unwrap(),
+            Some((b"0".to_vec(), b"v0".to_vec()))
+        );
+    });
+}
+
+#[test]
 fn scans_respect_bounds_in_both_directions() {
     for_each_engine(|e| {
         put_all(e, Space::Data, &[b"a", b"b", b"ba", b"c", b"d"]);
