@@ -1,8 +1,12 @@
-//! The read path: a [`ReadRequest`] (a table or index, columns, a key set)
-//! is resolved against the schema (`target.rs`: key sets become byte
-//! ranges), read as a streaming scan through the split router at a
-//! timestamp ([`crate::stream`]; `row.rs` turns stored bytes into rows),
-//! and projected onto the requested columns.
+//! A read request: a table or index, columns, a key set.
+//!
+//! A [`ReadRequest`] is served by a streaming scan
+//! ([`crate::stream::RowStream::open_read`]): the request is resolved
+//! against the schema once (`target.rs`: key sets become byte ranges, the
+//! columns become table positions, checked before anything is read or
+//! locked), read through the split router at a timestamp in chunks
+//! (`row.rs` turns stored bytes into rows), and each row is cut down to the
+//! requested columns as it leaves the stream.
 //!
 //! Reads of an interleaved table scan the key ranges of its ancestors' row
 //! trees and keep only the keys that decode to the table itself (the other
@@ -10,14 +14,7 @@
 //! an index return index entries: the index's key columns, the table's key
 //! columns and the STORING columns.
 
-use std::sync::Arc;
-
-use rowtree_schema::Catalog;
-
-use crate::error::Result;
 use crate::mutation::KeySet;
-use crate::overlay::TxnWrites;
-use crate::stream::RowStream;
 
 /// A read of rows by key set, from a table or through an index.
 #[derive(Debug, Clone, PartialEq)]
@@ -55,17 +52,4 @@ impl ReadRequest {
         self.limit = limit;
         self
     }
-}
-
-/// Reads `request` at timestamp `ts`, merging a read-write transaction's own
-/// writes when given. Rows come back in key order, holding the requested
-/// columns.
-pub(crate) fn read_at(
-    db: &crate::Database,
-    catalog: Arc<Catalog>,
-    request: &ReadRequest,
-    ts: u64,
-    writes: Option<&TxnWrites>,
-) -> Result<RowStream> {
-    RowStream::open_read(db.clone(), catalog, request, ts, writes)
 }

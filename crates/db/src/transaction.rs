@@ -24,7 +24,7 @@ use crate::error::{Error, Result};
 use crate::gate::SharedPass;
 use crate::mutation::Mutation;
 use crate::overlay::TxnWrites;
-use crate::read::{read_at, ReadRequest};
+use crate::read::ReadRequest;
 use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
 use crate::target::Span;
 use crate::write::{Resolver, Submitted, WrittenRow};
@@ -126,7 +126,13 @@ impl ReadWriteTransaction {
     pub fn read(&mut self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.guarded(|txn| {
             // Opening the stream checks the columns before any lock is taken.
-            let stream = read_at(&txn.db, txn.catalog(), request, u64::MAX, Some(&txn.writes))?;
+            let stream = RowStream::open_read(
+                txn.db.clone(),
+                txn.catalog(),
+                request,
+                u64::MAX,
+                Some(&txn.writes),
+            )?;
             txn.lock_spans(stream.spans())?;
             stream.collect()
         })
@@ -656,7 +662,14 @@ impl ReadOnlyTransaction {
     /// Reads rows as of the transaction's timestamp.
     pub fn read(&self, request: &ReadRequest) -> Result<Vec<Vec<Value>>> {
         self.check_retention()?;
-        read_at(&self.db, self.db.catalog(), request, self.read_ts, None)?.collect()
+        RowStream::open_read(
+            self.db.clone(),
+            self.db.catalog(),
+            request,
+            self.read_ts,
+            None,
+        )?
+        .collect()
     }
 }
 

@@ -1,0 +1,35 @@
+//! Rowtree as a cluster: every split a Raft group (design:
+//! `docs/design/cluster.md`; the library is openraft, ADR 3).
+//!
+//! In a cluster, a split is replicated on several nodes. What one replica
+//! holds is the split's key range in its node's storage engine, exactly as
+//! a single process stores it, plus a small *applied state*. The group's
+//! Raft log orders the changes; every replica applies the same entries in
+//! the same order and so ends in the same state. This crate holds the two
+//! pieces every other part of the cluster builds on:
+//!
+//! * [`command`]: what a log entry carries ([`Command`]) and its binary
+//!   form, versioned and decoded defensively (an entry arrives from another
+//!   process, so malformed bytes must give an error, never a panic or an
+//!   unbounded allocation);
+//! * [`replica`]: the replica state machine ([`Replica`]), which applies an
+//!   entry through the router's write path as one engine batch together
+//!   with the applied state, so that replaying the log after a crash is
+//!   idempotent, and which checks on every entry the invariants that are
+//!   local to one replica (keys inside the split's range, timestamps above
+//!   every stored version and above the closed timestamp, no gap in the
+//!   log).
+//!
+//! What is built so far is the first milestone of the design's build order:
+//! no consensus, network or node process yet. The single-process database
+//! does not use this crate; it is exercised by its own tests, which feed
+//! replicas the same entries and compare what they store.
+
+pub mod command;
+pub mod error;
+pub mod replica;
+mod wire;
+
+pub use command::{Command, Commit, LogId, Write};
+pub use error::{DecodeError, Error, Result};
+pub use replica::{Applied, Descriptor, Replica};

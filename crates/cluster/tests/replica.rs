@@ -1,0 +1,436 @@
+//! The replica state machine against real storage engines: replicas fed
+//! the same log store the same bytes, replay after a crash changes
+//! nothing, and entries that break a rule are refused whole.
+
+use std::sync::Arc;
+
+use proptest::prelude::*;
+use rowtree_cluster::{Applied, Command, Commit, Descriptor, Error, LogId, Replica};
+use rowtree_kv::{Router, SplitId, SplitMap};
+use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
+
+fn router(engine: Arc<dyn Engine>) -> Arc<Router> {
+    Arc::new(Router::new(Mvcc::new(engine), SplitMap::new()))
+}
+
+fn memory() -> Arc<Router> {
+    router(Arc::new(MemoryEngine::new()))
+}
+
+/// The split of keys `[b"k", b"l")`.
+fn descriptor() -> Descriptor {
+    Descriptor {
+        split: SplitId(7),
+        start: b"k".to_vec(),
+        limit: Some(b"l".to_vec()),
+        epoch: 3,
+    }
+}
+
+/// Everything the engine stores: every version of the data space, then
+/// the metadata space.
+fn stored(router: &Router) -> Vec<(Vec<u8>, Vec<u8>)> {
+    let mut all: Vec<_> = router.scan_stored(b"", None).map(|r| r.unwrap()).collect();
+    all.extend(router.meta_scan(b"").map(|r| r.unwrap()));
+    all
+}
+
+fn key(i: u8) -> Vec<u8> {
+    vec![b'k', i]
+}
+
+/// A log of `n` entries: writes of a few keys each (puts and deletes, some
+/// keys written by several commits of one entry), with closed timestamps
+/// now and then.
+fn log(n: u64) -> Vec<(LogId, Command)> {
+    let mut ts = 100;
+    (1..=n)
+        .map(|i| {
+            let command = if i % 5 == 0 {
+                Command::ClosedTs(ts)
+            } else {
+                let commits = (0..(i % 3 + 1))
+                    .map(|c| {
+                        ts += 10;
+                        let writes = (0..3u8)
+                            .map(|w| {
+                                let k = key(((i as u8) * 3 + w + c as u8) % 7);
+                                let v = (w != 2).then(|| format!("v{i}.{c}.{w}").into_bytes());
+                                (k, v)
+                            })
+                            .collect();
+                        Commit { ts, writes }
+                    })
+                    .collect();
+                Command::Write {
+                    commits,
+                    closed_ts: (i % 4 == 0).then_some(ts - 5),
+                }
+            };
+            (LogId::new(1 + i / 10, i), command)
+        })
+        .collect()
+}
+
+#[test]
+fn replicas_fed_the_same_log_store_the_same_bytes() {
+    let (a, b) = (memory(), memory());
+    let mut ra = Replica::create(a.clone(), descriptor()).unwrap();
+    let mut rb = Replica::create(b.clone(), descriptor()).unwrap();
+    for (id, command) in log(40) {
+        assert_eq!(ra.apply(id, &command).unwrap(), Applied::Applied);
+        // The other replica receives the entry as bytes, as over the network.
+        assert_eq!(
+            rb.apply_bytes(id, &command.encode()).unwrap(),
+            Applied::Applied
+        );
+    }
+    assert_eq!(ra.applied(), LogId::new(5, 40));
+    assert_eq!(ra.closed_ts(), rb.closed_ts());
+    assert!(ra.closed_ts() > 0);
+    let (sa, sb) = (stored(&a), stored(&b));
+    assert!(sa.len() > 40, "{} pairs stored", sa.len());
+    assert_eq!(sa, sb);
+    // The rows read back through MVCC, as a reader of the split sees them.
+    let newest = |r: &Router| -> Vec<_> {
+        r.scan_uncharged(
+            std::ops::Bound::Included(b"k".as_slice()),
+            std::ops::Bound::Excluded(b"l".as_slice()),
+            u64::MAX,
+            false,
+        )
+        .map(|r| r.unwrap())
+        .collect()
+    };
+    assert_eq!(newest(&a), newest(&b));
+    assert!(!newest(&a).is_empty());
+}
+
+#[test]
+fn a_replica_reopened_from_disk_replays_to_the_same_state() {
+    let dir = tempfile::tempdir().unwrap();
+    let entries = log(30);
+    {
+        let engine = FjallEngine::open(dir.path(), FjallOptions::default()).unwrap();
+        let r = router(Arc::new(engine));
+        let mut replica = Replica::create(r, descriptor()).unwrap();
+        for (id, command) in &entries[..17] {
+            replica.apply(*id, command).unwrap();
+        }
+        // Dropped here without a sync: the node stops.
+    }
+    let engine = FjallEngine::open(dir.path(), FjallOptions::default()).unwrap();
+    let r = router(Arc::new(engine));
+    let mut replica = Replica::open(r.clone(), SplitId(7)).unwrap();
+    assert_eq!(replica.descriptor(), &descriptor());
+    let kept = replica.applied().index;
+    assert!(kept <= 17);
+    // The log is replayed from its start; what is applied is skipped.
+    for (id, command) in &entries {
+        let outcome = replica.apply(*id, command).unwrap();
+        let expected = if id.index <= kept {
+            Applied::AlreadyApplied
+        } else {
+            Applied::Applied
+        };
+        assert_eq!(outcome, expected, "entry {}", id.index);
+    }
+    let never_crashed = memory();
+    let mut other = Replica::create(never_crashed.clone(), descriptor()).unwrap();
+    for (id, command) in &entries {
+        other.apply(*id, command).unwrap();
+    }
+    assert_eq!(stored(&r), stored(&never_crashed));
+}
+
+#[test]
+fn create_and_open_check_what_the_engine_holds() {
+    let r = memory();
+    let e = Replica::open(r.clone(), SplitId(7)).unwrap_err();
+    assert!(e.to_string().contains("no replica"), "{e}");
+    Replica::create(r.clone(), descriptor()).unwrap();
+    let e = Replica::create(r.clone(), descriptor()).unwrap_err();
+    assert!(e.to_string().contains("already exists"), "{e}");
+    // Another split on the same engine is another replica.
+    let mut other = descriptor();
+    other.split = SplitId(8);
+    Replica::create(r, other).unwrap();
+}
+
+/// Applies `command` as entry 3 after two good entries and expects a
+/// refusal that leaves the engine and the replica as they were.
+fn refused(command: Command, id: LogId) -> Error {
+    let r = memory();
+    let mut replica = Replica::create(r.clone(), descriptor()).unwrap();
+    let good = [
+        Command::Write {
+            commits: vec![Commit {
+                ts: 50,
+                writes: vec![(key(1), Some(b"a".to_vec()))],
+            }],
+            closed_ts: None,
+        },
+        Command::ClosedTs(40),
+    ];
+    for (i, c) in good.iter().enumerate() {
+        replica.apply(LogId::new(1, i as u64 + 1), c).unwrap();
+    }
+    let before = stored(&r);
+    let err = replica.apply(id, &command).unwrap_err();
+    assert_eq!(stored(&r), before, "a refused entry wrote something");
+    assert_eq!(replica.applied(), LogId::new(1, 2));
+    assert_eq!(replica.closed_ts(), 40);
+    err
+}
+
+fn write(ts: u64, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Command {
+    Command::Write {
+        commits: vec![Commit { ts, writes }],
+        closed_ts: None,
+    }
+}
+
+#[test]
+fn entries_that_break_a_rule_are_refused_whole() {
+    let next = LogId::new(1, 3);
+    let put = |k: Vec<u8>| (k, Some(b"x".to_vec()));
+
+    let e = refused(write(60, vec![put(key(2))]), LogId::new(1, 4));
+    assert!(
+        matches!(
+            e,
+            Error::LogGap {
+                index: 4,
+                applied: 2,
+                ..
+            }
+        ),
+        "{e}"
+    );
+
+    // A good key first, then one past the limit: nothing is written.
+    let e = refused(write(60, vec![put(key(2)), put(b"l".to_vec())]), next);
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+    assert!(e.to_string().contains("[6b, 6c)"), "{e}");
+    let e = refused(write(60, vec![put(b"j\xff".to_vec())]), next);
+    assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
+
+    // At or below the stored version of key 1 (ts 50).
+    let e = refused(write(50, vec![put(key(2)), put(key(1))]), next);
+    assert!(
+        matches!(
+            e,
+            Error::TimestampOrder {
+                ts: 50,
+                bound: 50,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // At or below the closed timestamp (40).
+    let e = refused(write(40, vec![put(key(3))]), next);
+    assert!(e.to_string().contains("closed timestamp"), "{e}");
+    // Two commits of one entry writing one key out of order.
+    let e = refused(
+        Command::Write {
+            commits: vec![
+                Commit {
+                    ts: 80,
+                    writes: vec![put(key(4))],
+                },
+                Commit {
+                    ts: 70,
+                    writes: vec![put(key(4))],
+                },
+            ],
+            closed_ts: None,
+        },
+        next,
+    );
+    assert!(
+        matches!(
+            e,
+            Error::TimestampOrder {
+                ts: 70,
+                bound: 80,
+                ..
+            }
+        ),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_closed_timestamp_never_goes_down() {
+    let mut replica = Replica::create(memory(), descriptor()).unwrap();
+    replica
+        .apply(LogId::new(1, 1), &Command::ClosedTs(90))
+        .unwrap();
+    replica
+        .apply(LogId::new(1, 2), &Command::ClosedTs(30))
+        .unwrap();
+    assert_eq!(replica.closed_ts(), 90);
+    replica
+        .apply(
+            LogId::new(1, 3),
+            &Command::Write {
+                commits: vec![Commit {
+                    ts: 95,
+                    writes: vec![(key(1), None)],
+                }],
+                closed_ts: Some(60),
+            },
+        )
+        .unwrap();
+    assert_eq!(replica.closed_ts(), 90);
+}
+
+fn arb_command() -> impl Strategy<Value = Command> {
+    let write = (
+        prop::collection::vec(any::<u8>(), 0..4),
+        prop::option::of(prop::collection::vec(any::<u8>(), 0..6)),
+    )
+        .prop_map(|(mut k, v)| {
+            k.insert(0, b'k');
+            (k, v)
+        });
+    let commit = (1u64..20, prop::collection::vec(write, 0..4));
+    prop_oneof![
+        (
+            prop::collection::vec(commit, 0..4),
+            prop::option::of(0u64..30)
+        )
+            .prop_map(|(commits, closed)| (commits, closed, true)),
+        (0u64..30).prop_map(|ts| (Vec::new(), Some(ts), false)),
+    ]
+    .prop_map(|(commits, closed, is_write)| {
+        if !is_write {
+            return Command::ClosedTs(closed.unwrap_or(0));
+        }
+        Command::Write {
+            commits: commits
+                .into_iter()
+                .map(|(ts, writes)| Commit { ts, writes })
+                .collect(),
+            closed_ts: closed,
+        }
+    })
+}
+
+/// Makes a generated log valid: commit timestamps strictly increasing
+/// across the log and above every closed timestamp before them.
+fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
+    let mut ts = 0;
+    commands
+        .into_iter()
+        .enumerate()
+        .map(|(i, c)| {
+            let c = match c {
+                Command::Write { commits, closed_ts } => {
+                    let commits = commits
+                        .into_iter()
+                        .map(|c| {
+                            ts += c.ts + 30;
+                            // A commit writes each key once (the last write wins).
+                            let mut writes: Vec<(Vec<u8>, Option<Vec<u8>>)> = Vec::new();
+                            for (k, v) in c.writes {
+                                writes.retain(|(w, _)| *w != k);
+                                writes.push((k, v));
+                            }
+                            Commit { ts, writes }
+                        })
+                        .collect();
+                    Command::Write {
+                        commits,
+                        closed_ts: closed_ts.map(|d| ts.saturating_sub(d)),
+                    }
+                }
+                Command::ClosedTs(d) => Command::ClosedTs(ts.saturating_sub(d)),
+            };
+            (LogId::new(1, i as u64 + 1), c)
+        })
+        .collect()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Invariant 16: a replica that crashes after any entry and replays
+    /// the log from any earlier point stores exactly what a replica that
+    /// never crashed stores.
+    #[test]
+    fn replay_after_a_crash_at_any_point_is_idempotent(
+        commands in prop::collection::vec(arb_command(), 1..12),
+        crash in any::<prop::sample::Index>(),
+        replay_from in any::<prop::sample::Index>(),
+    ) {
+        let entries = valid(commands);
+        let steady = memory();
+        let mut a = Replica::create(steady.clone(), descriptor()).unwrap();
+        for (id, c) in &entries {
+            prop_assert_eq!(a.apply(*id, c).unwrap(), Applied::Applied);
+        }
+
+        let engine = memory();
+        let crash_after = crash.index(entries.len() + 1);
+        {
+            let mut b = Replica::create(engine.clone(), descriptor()).unwrap();
+            for (id, c) in &entries[..crash_after] {
+                b.apply(*id, c).unwrap();
+            }
+        }
+        let mut b = Replica::open(engine.clone(), SplitId(7)).unwrap();
+        prop_assert_eq!(b.applied().index, crash_after as u64);
+        let from = replay_from.index(crash_after + 1);
+        for (id, c) in &entries[from..] {
+            b.apply(*id, c).unwrap();
+        }
+        prop_assert_eq!(stored(&engine), stored(&steady));
+        prop_assert_eq!(b.closed_ts(), a.closed_ts());
+    }
+
+    /// Every command survives its binary form.
+    #[test]
+    fn commands_round_trip(command in arb_command()) {
+        let bytes = command.encode();
+        prop_assert_eq!(Command::decode(&bytes).unwrap(), command);
+    }
+
+    /// Arbitrary bytes, and every truncation of a real entry, decode to an
+    /// error or a command, never a panic; a truncated entry is an error.
+    #[test]
+    fn malformed_entries_are_errors(
+        junk in prop::collection::vec(any::<u8>(), 0..64),
+        command in arb_command(),
+    ) {
+        let _ = Command::decode(&junk);
+        let mut with_version = vec![1];
+        with_version.extend(&junk);
+        let _ = Command::decode(&with_version);
+        let bytes = command.encode();
+        for cut in 0..bytes.len() {
+            prop_assert!(Command::decode(&bytes[..cut]).is_err(), "cut at {}", cut);
+        }
+        let mut trailing = bytes.clone();
+        trailing.push(0);
+        prop_assert!(Command::decode(&trailing).is_err());
+    }
+}
+
+#[test]
+fn decode_errors_say_where_and_why() {
+    let e = Command::decode(&[2, 1]).unwrap_err();
+    assert_eq!(e.offset, 0);
+    assert!(e.to_string().contains("format version 2"), "{e}");
+    let e = Command::decode(&[1, 9]).unwrap_err();
+    assert!(e.to_string().contains("command tag 9"), "{e}");
+    // A write entry claiming 2^40 commits in three bytes.
+    let e = Command::decode(&[1, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]).unwrap_err();
+    assert!(e.to_string().contains("does not fit"), "{e}");
+    let mut bytes = write(5, vec![(key(1), Some(b"v".to_vec()))]).encode();
+    let kind = bytes.len() - 4;
+    bytes[kind] = 7;
+    let e = Command::decode(&bytes).unwrap_err();
+    assert!(e.to_string().contains("write kind 7"), "{e}");
+}
