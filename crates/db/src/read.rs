@@ -1,7 +1,7 @@
 //! A read request: a table or index, columns, a key set.
 //!
 //! A [`ReadRequest`] is served by a streaming scan
-//! ([`crate::stream::RowStream::open_read`]): the request is resolved
+//! (`RowStream::open_read` in `stream.rs`): the request is resolved
 //! against the schema once (`target.rs`: key sets become byte ranges, the
 //! columns become table positions, checked before anything is read or
 //! locked), read through the split router at a timestamp in chunks
