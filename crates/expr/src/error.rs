@@ -31,6 +31,13 @@ pub enum Error {
     /// the query's memory limit).
     #[error("{message}")]
     ResourceExhausted { message: String, span: Option<Span> },
+    /// An error of the statement's context that evaluation only passes on,
+    /// with the context's own code: a subquery's read aborted by a
+    /// conflicting transaction (ABORTED, which the client retries), a
+    /// cancelled or timed-out query, an internal error. It is not about
+    /// the expression, so it takes no position.
+    #[error("{message}")]
+    Context { code: Code, message: String },
 }
 
 /// Result alias for this crate.
@@ -69,6 +76,7 @@ impl Error {
             Error::NotFound { .. } => Code::NotFound,
             Error::FailedPrecondition { .. } => Code::FailedPrecondition,
             Error::ResourceExhausted { .. } => Code::ResourceExhausted,
+            Error::Context { code, .. } => *code,
         }
     }
 
@@ -79,7 +87,8 @@ impl Error {
             | Error::OutOfRange { message, .. }
             | Error::NotFound { message, .. }
             | Error::FailedPrecondition { message, .. }
-            | Error::ResourceExhausted { message, .. } => message,
+            | Error::ResourceExhausted { message, .. }
+            | Error::Context { message, .. } => message,
         }
     }
 
@@ -91,6 +100,7 @@ impl Error {
             | Error::NotFound { span, .. }
             | Error::FailedPrecondition { span, .. }
             | Error::ResourceExhausted { span, .. } => *span,
+            Error::Context { .. } => None,
         }
     }
 
@@ -106,6 +116,7 @@ impl Error {
                     *span = Some(at);
                 }
             }
+            Error::Context { .. } => {}
         }
         self
     }
@@ -123,5 +134,25 @@ impl From<rowtree_types::Error> for Error {
                 span: None,
             },
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_errors_keep_their_code_and_take_no_position() {
+        let at = Span { start: 3, end: 9 };
+        let aborted = Error::Context {
+            code: Code::Aborted,
+            message: "Transaction was aborted: wounded".into(),
+        }
+        .at(at);
+        assert_eq!(aborted.code(), Code::Aborted);
+        assert_eq!(aborted.span(), None);
+        assert_eq!(aborted.message(), "Transaction was aborted: wounded");
+        // The expression's own errors do take the position.
+        assert_eq!(Error::invalid("bad").at(at).span(), Some(at));
     }
 }

@@ -108,6 +108,7 @@ fn format_error(e: Error) -> String {
         Error::NotFound { .. } => "NotFound",
         Error::FailedPrecondition { .. } => "FailedPrecondition",
         Error::ResourceExhausted { .. } => "ResourceExhausted",
+        Error::Context { .. } => "Context",
     };
     let at = e
         .span()

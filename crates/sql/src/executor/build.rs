@@ -157,9 +157,16 @@ impl EvalContext for ExecContext<'_> {
                 message: e.message,
                 span: e.span,
             },
-            _ => rowtree_expr::Error::InvalidArgument {
+            Code::InvalidArgument => rowtree_expr::Error::InvalidArgument {
                 message: e.message,
                 span: e.span,
+            },
+            // ABORTED (a wounded transaction), CANCELLED, DEADLINE_EXCEEDED,
+            // ...: the statement failed for a reason of its context, which
+            // the client acts on by its code.
+            code => rowtree_expr::Error::Context {
+                code,
+                message: e.message,
             },
         })
     }
