@@ -114,14 +114,7 @@ impl Command {
     /// Reads a command back from its binary form.
     pub fn decode(bytes: &[u8]) -> Result<Command, DecodeError> {
         let mut r = Reader::new(bytes, "log entry");
-        let version = r.u8()?;
-        if version != FORMAT {
-            return Err(DecodeError {
-                what: "log entry",
-                offset: 0,
-                reason: format!("format version {version} (this build reads {FORMAT})"),
-            });
-        }
+        r.version(FORMAT)?;
         let command = match r.u8()? {
             TAG_WRITE => {
                 // A commit is at least two bytes (ts, count), a write two

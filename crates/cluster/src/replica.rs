@@ -299,14 +299,7 @@ fn decode_state(
     bytes: &[u8],
 ) -> std::result::Result<(Descriptor, LogId, u64), DecodeError> {
     let mut r = Reader::new(bytes, "applied state");
-    let version = r.u8()?;
-    if version != FORMAT {
-        return Err(DecodeError {
-            what: "applied state",
-            offset: 0,
-            reason: format!("format version {version} (this build reads {FORMAT})"),
-        });
-    }
+    r.version(FORMAT)?;
     let applied = LogId::new(r.varint()?, r.varint()?);
     let closed_ts = r.varint()?;
     let epoch = r.varint()?;

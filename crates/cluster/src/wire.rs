@@ -112,6 +112,18 @@ impl<'a> Reader<'a> {
         Ok(out)
     }
 
+    /// Reads the format version byte and refuses any but `format`.
+    pub fn version(&mut self, format: u8) -> Result<(), DecodeError> {
+        let version = self.u8()?;
+        if version != format {
+            self.offset = 0;
+            return Err(self.error(format!(
+                "format version {version} (this build reads {format})"
+            )));
+        }
+        Ok(())
+    }
+
     /// Refuses bytes left over after a complete value.
     pub fn finish(&self) -> Result<(), DecodeError> {
         if self.remaining() > 0 {
