@@ -496,7 +496,7 @@ impl RowStream {
                 .inner
                 .router
                 .scan(&start, end.as_deref(), self.ts, self.reverse)
-                .take(want)
+                .limit(want)
                 .collect::<std::result::Result<_, _>>()?;
             self.chunk = (want * 2).min(MAX_CHUNK);
             let exhausted = chunk.len() < want;

@@ -272,6 +272,7 @@ impl Router {
             reverse,
             splits: splits.into(),
             current: None,
+            remaining: usize::MAX,
             done: range_is_empty(start, end),
         }
     }
@@ -470,10 +471,21 @@ pub struct RouterScan<'a> {
     /// Splits still to read, in scan order.
     splits: VecDeque<Arc<Split>>,
     current: Option<SplitReader<'a>>,
+    /// Rows the caller still wants ([`RouterScan::limit`]).
+    remaining: usize,
     done: bool,
 }
 
 impl RouterScan<'_> {
+    /// Ends the scan after `rows` rows, and reads no more than that from
+    /// storage: a split's batches are cut to what is still wanted, where
+    /// `take(rows)` would let the last batch read up to twice as many
+    /// rows and drop them.
+    pub fn limit(mut self, rows: usize) -> Self {
+        self.remaining = rows;
+        self
+    }
+
     /// The part of the scan's range inside `split`.
     fn clip<'s>(&'s self, split: &'s Split) -> (Bound<&'s [u8]>, Bound<&'s [u8]>) {
         let start = match self.start.as_ref().map(Vec::as_slice) {
@@ -496,7 +508,7 @@ impl Iterator for RouterScan<'_> {
 
     fn next(&mut self) -> Option<Self::Item> {
         loop {
-            if self.done {
+            if self.done || self.remaining == 0 {
                 return None;
             }
             if self.current.is_none() {
@@ -524,8 +536,12 @@ impl Iterator for RouterScan<'_> {
                 ));
             }
             if let Some(reader) = self.current.as_mut() {
+                reader.cap = self.remaining;
                 match reader.next_row() {
-                    Some(Ok(row)) => return Some(Ok(row)),
+                    Some(Ok(row)) => {
+                        self.remaining -= 1;
+                        return Some(Ok(row));
+                    }
                     Some(Err(e)) => {
                         self.done = true;
                         self.current = None;
@@ -549,6 +565,8 @@ struct SplitReader<'a> {
     range: (Vec<u8>, Option<Vec<u8>>),
     buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
     batch: usize,
+    /// The most rows the next batch may read: what the scan still wants.
+    cap: usize,
     exhausted: bool,
     /// An error met while filling the buffer, returned after its rows.
     error: Option<rowtree_storage::Error>,
@@ -573,6 +591,7 @@ impl<'a> SplitReader<'a> {
             range,
             buffer: VecDeque::new(),
             batch: FIRST_BATCH,
+            cap: usize::MAX,
             exhausted: false,
             error: None,
             rows: 0,
@@ -585,7 +604,8 @@ impl<'a> SplitReader<'a> {
         let first = self.rows == 0 && self.buffer.is_empty();
         let before = self.buffer.len();
         let started = Instant::now();
-        while self.buffer.len() < self.batch {
+        let batch = self.batch.min(self.cap.max(1));
+        while self.buffer.len() < batch {
             match self.scan.next() {
                 Some(Ok(row)) => self.buffer.push_back(row),
                 Some(Err(e)) => {

@@ -121,3 +121,22 @@ fn scores_are_percentages_of_gated_nodes() {
     let score = split.load.lock().score(T0);
     assert!((score - 50.0).abs() < 0.5, "score {score}");
 }
+
+/// A limited scan reads no more rows than it returns: its node is charged
+/// for 20 reads, where `take(20)` over an unlimited scan would have read
+/// whole batches (8 + 16 = 24 rows) and dropped the last 4.
+#[test]
+fn a_limited_scan_reads_only_what_it_returns() {
+    let (router, waits) = gated_router(1);
+    let rows = router.scan(&[50], None, 40, false).limit(20).count();
+    assert_eq!(rows, 20);
+    let last = waits.lock().last().copied().unwrap().as_secs_f64();
+    let expected = (20.0 * READ_COST * 22_500.0 - 10.0) / 1_000.0;
+    assert!((last - expected).abs() < 1e-6, "{last} against {expected}");
+    // The same scan without the limit, cut by the iterator: 24 reads.
+    let (router, waits) = gated_router(1);
+    assert_eq!(router.scan(&[50], None, 40, false).take(20).count(), 20);
+    let last = waits.lock().last().copied().unwrap().as_secs_f64();
+    let over = (24.0 * READ_COST * 22_500.0 - 10.0) / 1_000.0;
+    assert!((last - over).abs() < 1e-6, "{last} against {over}");
+}

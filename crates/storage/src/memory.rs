@@ -15,10 +15,14 @@ use crate::Result;
 
 type Map = BTreeMap<Vec<u8>, Vec<u8>>;
 
-/// How many pairs a scan copies out per lock acquisition: large enough to
-/// amortise the lock, small enough that a long scan neither holds the lock nor
-/// copies the whole range up front.
+/// How many pairs a scan copies out per lock acquisition at most: large
+/// enough to amortise the lock, small enough that a long scan neither holds
+/// the lock nor copies the whole range up front.
 const SCAN_CHUNK: usize = 256;
+
+/// The first chunk of a scan, doubled on every refill up to [`SCAN_CHUNK`]:
+/// a scan its caller stops after a few pairs copies few pairs.
+const FIRST_SCAN_CHUNK: usize = 16;
 
 /// An in-memory [`Engine`].
 ///
@@ -56,6 +60,7 @@ impl Engine for MemoryEngine {
             range,
             reverse,
             chunk: Vec::new().into_iter(),
+            size: FIRST_SCAN_CHUNK,
             done: false,
         })
     }
@@ -99,6 +104,8 @@ struct ChunkedScan<'a> {
     range: KeyRange,
     reverse: bool,
     chunk: std::vec::IntoIter<(Vec<u8>, Vec<u8>)>,
+    /// Pairs the next refill copies.
+    size: usize,
     done: bool,
 }
 
@@ -111,20 +118,22 @@ impl ChunkedScan<'_> {
         let spaces = self.engine.spaces.read();
         let map = &spaces[index(self.space)];
         let iter = map.range(self.range.clone());
+        let size = self.size;
         let chunk: Vec<_> = if self.reverse {
             iter.rev()
-                .take(SCAN_CHUNK)
+                .take(size)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect()
         } else {
-            iter.take(SCAN_CHUNK)
+            iter.take(size)
                 .map(|(k, v)| (k.clone(), v.clone()))
                 .collect()
         };
         drop(spaces);
-        if chunk.len() < SCAN_CHUNK {
+        if chunk.len() < size {
             self.done = true;
         }
+        self.size = (size * 2).min(SCAN_CHUNK);
         if let Some((last, _)) = chunk.last() {
             if self.reverse {
                 self.range.end = Bound::Excluded(last.clone());

@@ -378,13 +378,21 @@ impl<'a> MvccScan<'a> {
             let Some(item) = self.inner.next() else {
                 return Ok(None);
             };
-            let (stored, value) = item?;
+            let (mut stored, mut value) = item?;
             self.versions_read += 1;
             let (user_key, version_ts) = split_version_key(&stored)?;
             if self.current.as_deref() == Some(user_key) {
                 self.run += 1;
             } else {
-                self.current = Some(user_key.to_vec());
+                // The buffer of the previous row is reused: no allocation
+                // per row once it has grown to the longest key.
+                match &mut self.current {
+                    Some(c) => {
+                        c.clear();
+                        c.extend_from_slice(user_key);
+                    }
+                    None => self.current = Some(user_key.to_vec()),
+                }
                 self.run = 1;
                 // Keys outside the user range are skipped like decided rows.
                 self.decided = !self.user_range.contains(user_key);
@@ -404,8 +412,14 @@ impl<'a> MvccScan<'a> {
                 continue;
             }
             self.decided = true;
-            if let Some(row) = decode_version(&value)? {
-                return Ok(Some((user_key.to_vec(), row.to_vec())));
+            if decode_version(&value)?.is_some() {
+                // The engine's pair becomes the row: the version suffix cut
+                // off the key and the tag off the value, without copying
+                // either into a new allocation.
+                let user_len = user_key.len();
+                stored.truncate(user_len);
+                value.drain(..1);
+                return Ok(Some((stored, value)));
             }
         }
     }
