@@ -491,34 +491,51 @@ impl RowStream {
                 .limit
                 .saturating_sub(self.stats.rows_returned as usize + self.buffer.len());
             let want = self.chunk.min(still.max(1));
-            let chunk: Vec<(Vec<u8>, Vec<u8>)> = self
-                .db
-                .inner
-                .router
-                .scan(&start, end.as_deref(), self.ts, self.reverse)
-                .limit(want)
-                .collect::<std::result::Result<_, _>>()?;
             self.chunk = (want * 2).min(MAX_CHUNK);
-            let exhausted = chunk.len() < want;
-            // The part of the range this chunk covers: up to its last key.
-            let (lo, hi): (Bound<Vec<u8>>, Bound<Vec<u8>>) =
-                match (chunk.last(), self.reverse, exhausted) {
-                    (_, false, true) | (None, false, _) => (
-                        Bound::Included(start.clone()),
-                        end.clone().map_or(Bound::Unbounded, Bound::Excluded),
-                    ),
-                    (Some((k, _)), false, false) => {
-                        (Bound::Included(start.clone()), Bound::Included(k.clone()))
+            // Without DML of this transaction to merge (every read outside a
+            // read-write transaction's DML), the stored rows are already in
+            // scan order and go to the buffer as they are read; only the last
+            // key is kept, to resume from.
+            let (read, last) = if self.overlay.is_empty() {
+                let router = &self.db.inner.router;
+                let mut read = 0;
+                let mut last = None;
+                for pair in router
+                    .scan(&start, end.as_deref(), self.ts, self.reverse)
+                    .limit(want)
+                {
+                    let (key, value) = pair?;
+                    read += 1;
+                    self.stats.rows_scanned += 1;
+                    if let Some((tag, kv)) = decode_for(&self.targets, &key)? {
+                        let row = self.targets[tag].materialize(kv, &value)?;
+                        let row = self.project(tag, row);
+                        self.buffer.push_back((tag, row));
                     }
-                    (_, true, true) | (None, true, _) => (
-                        Bound::Included(start.clone()),
-                        end.clone().map_or(Bound::Unbounded, Bound::Excluded),
-                    ),
-                    (Some((k, _)), true, false) => (
-                        Bound::Included(k.clone()),
-                        end.clone().map_or(Bound::Unbounded, Bound::Excluded),
-                    ),
-                };
+                    last = Some(key);
+                }
+                (read, last)
+            } else {
+                let chunk: Vec<(Vec<u8>, Vec<u8>)> = self
+                    .db
+                    .inner
+                    .router
+                    .scan(&start, end.as_deref(), self.ts, self.reverse)
+                    .limit(want)
+                    .collect::<std::result::Result<_, _>>()?;
+                let read = chunk.len();
+                let (lo, hi) = chunk_bounds(
+                    &start,
+                    &end,
+                    chunk.last().map(|(k, _)| k),
+                    self.reverse,
+                    read < want,
+                );
+                self.merge_chunk(&chunk, lo, hi)?;
+                (read, chunk.into_iter().next_back().map(|(k, _)| k))
+            };
+            let exhausted = read < want;
+            let (lo, hi) = chunk_bounds(&start, &end, last.as_ref(), self.reverse, exhausted);
             for s in self
                 .db
                 .inner
@@ -528,26 +545,11 @@ impl RowStream {
             {
                 self.splits.insert(s.id);
             }
-            // Merge the stored rows with this transaction's rows in the same
-            // part. Without any (every read outside a read-write transaction's
-            // DML), the stored rows are already in scan order.
-            if self.overlay.is_empty() {
-                for (key, value) in chunk.iter() {
-                    self.stats.rows_scanned += 1;
-                    if let Some((tag, kv)) = decode_for(&self.targets, key)? {
-                        let row = self.targets[tag].materialize(kv, value)?;
-                        let row = self.project(tag, row);
-                        self.buffer.push_back((tag, row));
-                    }
-                }
-            } else {
-                self.merge_chunk(&chunk, lo, hi)?;
-            }
             // Advance past this chunk.
-            if exhausted || chunk.is_empty() {
+            if exhausted || last.is_none() {
                 self.cursor = None;
             } else {
-                let last = chunk.last().expect("non-empty").0.clone();
+                let last = last.expect("not empty");
                 self.cursor = if self.reverse {
                     Some((start, Some(last)))
                 } else {
@@ -596,6 +598,24 @@ impl RowStream {
             self.buffer.push_back((tag, r));
         }
         Ok(())
+    }
+}
+
+/// The part of the range `[start, end)` a chunk covered: up to its `last`
+/// key, or all of the range when the chunk was the range's end (`exhausted`)
+/// or empty. Reverse scans cover from their last key to the end.
+fn chunk_bounds(
+    start: &[u8],
+    end: &Option<Vec<u8>>,
+    last: Option<&Vec<u8>>,
+    reverse: bool,
+    exhausted: bool,
+) -> (Bound<Vec<u8>>, Bound<Vec<u8>>) {
+    let to_end = || end.clone().map_or(Bound::Unbounded, Bound::Excluded);
+    match (last, reverse, exhausted) {
+        (Some(k), false, false) => (Bound::Included(start.to_vec()), Bound::Included(k.clone())),
+        (Some(k), true, false) => (Bound::Included(k.clone()), to_end()),
+        _ => (Bound::Included(start.to_vec()), to_end()),
     }
 }
 
