@@ -546,19 +546,19 @@ impl RowStream {
                 self.splits.insert(s.id);
             }
             // Advance past this chunk.
-            if exhausted || last.is_none() {
-                self.cursor = None;
-            } else {
-                let last = last.expect("not empty");
-                self.cursor = if self.reverse {
-                    Some((start, Some(last)))
-                } else {
-                    match next_key(&last) {
-                        k if end.as_ref().is_some_and(|e| &k >= e) => None,
-                        k => Some((k, end)),
+            self.cursor = match last {
+                Some(last) if !exhausted => {
+                    if self.reverse {
+                        Some((start, Some(last)))
+                    } else {
+                        match next_key(&last) {
+                            k if end.as_ref().is_some_and(|e| &k >= e) => None,
+                            k => Some((k, end)),
+                        }
                     }
-                };
-            }
+                }
+                _ => None,
+            };
             if !self.buffer.is_empty() {
                 return Ok(true);
             }
