@@ -17,7 +17,7 @@
 //! Reads, the commit resolver and DDL all go through these, so a row is
 //! assembled one way everywhere.
 
-use rowtree_encoding::decode_row;
+use rowtree_encoding::decode_row_with;
 use rowtree_schema::{Catalog, ColumnId, Index, Table};
 use rowtree_types::Value;
 
@@ -36,6 +36,7 @@ pub(crate) fn materialize(
     assemble(
         columns.len(),
         |id| columns.iter().position(|c| c.id == id),
+        None,
         &target.key_columns,
         key_values,
         value,
@@ -46,10 +47,12 @@ pub(crate) fn materialize(
 /// keep it without borrowing the catalog (streams): a row of `width`
 /// columns, the key values at `key_columns`, each stored column at
 /// `position(column id)` (columns dropped since the row was written have
-/// none and are skipped).
+/// none and are skipped). With `wanted` (by column position), only those
+/// stored columns are decoded; the others stay `Value::Null`.
 pub(crate) fn assemble(
     width: usize,
     position: impl Fn(ColumnId) -> Option<usize>,
+    wanted: Option<&[bool]>,
     key_columns: &[usize],
     key_values: Vec<Value>,
     value: &[u8],
@@ -58,11 +61,20 @@ pub(crate) fn assemble(
     for (pos, v) in key_columns.iter().zip(key_values) {
         row[*pos] = v;
     }
-    for (id, v) in decode_row(value)? {
-        if let Some(pos) = position(id) {
-            row[pos] = v;
-        }
-    }
+    // The position of a wanted column, found once per column.
+    let at = std::cell::Cell::new(None);
+    decode_row_with(
+        value,
+        |id| {
+            at.set(position(id).filter(|&p| wanted.is_none_or(|w| w[p])));
+            at.get().is_some()
+        },
+        |_, v| {
+            if let Some(pos) = at.get() {
+                row[pos] = v;
+            }
+        },
+    )?;
     Ok(row)
 }
 

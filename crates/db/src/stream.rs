@@ -167,6 +167,9 @@ struct Decoder {
     key_columns: Vec<usize>,
     /// The table's column ids, in column order.
     column_ids: Vec<ColumnId>,
+    /// By column position, the stored columns a read asks for (`None`:
+    /// all); the others are not decoded.
+    wanted: Option<Vec<bool>>,
 }
 
 impl Decoder {
@@ -176,6 +179,7 @@ impl Decoder {
             column_ids: target.table.columns.iter().map(|c| c.id).collect(),
             levels: target.levels,
             key_columns: target.key_columns,
+            wanted: None,
         }
     }
 
@@ -184,6 +188,7 @@ impl Decoder {
         assemble(
             ids.len(),
             |id| ids.iter().position(|&c| c == id),
+            self.wanted.as_deref(),
             &self.key_columns,
             key_values,
             value,
@@ -356,7 +361,15 @@ impl RowStream {
                 }
             }
         }
-        let decoders = targets.into_iter().map(Decoder::new).collect();
+        let mut decoders: Vec<Decoder> = targets.into_iter().map(Decoder::new).collect();
+        // A projected read decodes only the columns it returns.
+        if let Some(p) = &projection {
+            let mut wanted = vec![false; decoders[0].column_ids.len()];
+            for &c in &p.columns {
+                wanted[c] = true;
+            }
+            decoders[0].wanted = Some(wanted);
+        }
         Ok(RowStream {
             db,
             catalog,

@@ -25,4 +25,4 @@ pub use key::{
     decode_key_value, decode_object, encode_key_value, encode_object, prefix_end, Direction,
     OBJECT_MARKER, ROW_END,
 };
-pub use row::{decode_row, encode_row, encode_row_into};
+pub use row::{decode_row, decode_row_with, encode_row, encode_row_into};

@@ -88,19 +88,36 @@ where
 /// Decodes a row written by [`encode_row`] into its `(column_id, value)` pairs,
 /// in stored order.
 pub fn decode_row(bytes: &[u8]) -> Result<Vec<(u32, Value)>> {
+    let mut cols = Vec::new();
+    decode_row_with(bytes, |_| true, |id, value| cols.push((id, value)))?;
+    Ok(cols)
+}
+
+/// Decodes the columns of a row that `wanted` accepts, handing each to `f`
+/// in stored order, and steps over the others without building their values
+/// (no string, byte or array allocation for a column nobody reads). The
+/// whole row is still checked for truncation and unknown tags; the text of
+/// a skipped STRING or JSON column is not checked to be UTF-8 or JSON.
+pub fn decode_row_with(
+    bytes: &[u8],
+    mut wanted: impl FnMut(u32) -> bool,
+    mut f: impl FnMut(u32, Value),
+) -> Result<()> {
     let (&format, mut input) = bytes.split_first().ok_or(Error::Truncated("row format"))?;
     if format != FORMAT_V1 {
         return Err(Error::Corrupt(format!("unknown row format {format}")));
     }
-    let mut cols = Vec::new();
     while !input.is_empty() {
         let id = varint::get_u64(&mut input, "column id")?;
         let id =
             u32::try_from(id).map_err(|_| Error::Corrupt(format!("column id {id} exceeds u32")))?;
-        let value = get_value(&mut input, false)?;
-        cols.push((id, value));
+        if wanted(id) {
+            f(id, get_value(&mut input, false)?);
+        } else {
+            skip_value(&mut input, false)?;
+        }
     }
-    Ok(cols)
+    Ok(())
 }
 
 fn put_bytes(out: &mut Vec<u8>, tag: u8, bytes: &[u8]) {
@@ -260,9 +277,82 @@ fn get_value(input: &mut &[u8], in_array: bool) -> Result<Value> {
     })
 }
 
+/// Steps over one value: what [`get_value`] reads, without allocating.
+fn skip_value(input: &mut &[u8], in_array: bool) -> Result<()> {
+    match input.first() {
+        Some(&(TAG_STRING | TAG_BYTES | TAG_JSON)) => {
+            *input = &input[1..];
+            take_len_prefixed(input, "value")?;
+            Ok(())
+        }
+        Some(&TAG_ARRAY) if !in_array => {
+            *input = &input[1..];
+            let count = varint::get_u64(input, "ARRAY length")?;
+            if count > input.len() as u64 {
+                return Err(Error::Corrupt(format!(
+                    "ARRAY claims {count} elements in {} bytes",
+                    input.len()
+                )));
+            }
+            for _ in 0..count {
+                skip_value(input, true)?;
+            }
+            Ok(())
+        }
+        // Every other value is decoded without an allocation anyway.
+        _ => get_value(input, in_array).map(drop),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn skipped_columns_are_stepped_over_exactly() {
+        let cells = [
+            (1, Value::Int64(-7)),
+            (2, Value::String("héllo".into())),
+            (3, Value::Bytes(vec![0, 1, 2])),
+            (
+                4,
+                Value::Array(vec![
+                    Value::String("a".into()),
+                    Value::Null,
+                    Value::Int64(3),
+                ]),
+            ),
+            (5, Value::Json(serde_json::json!({"k": [1, 2]}))),
+            (6, Value::Float64(1.5)),
+            (7, Value::Array(vec![])),
+            (8, Value::Bool(true)),
+        ];
+        let row = encode_row(cells.iter().map(|(id, v)| (*id, v))).unwrap();
+        for mask in 0u32..256 {
+            let wanted = |id: u32| mask & (1 << (id - 1)) != 0;
+            let mut got = Vec::new();
+            decode_row_with(&row, wanted, |id, v| got.push((id, v))).unwrap();
+            let expected: Vec<_> = cells
+                .iter()
+                .filter(|(id, _)| wanted(*id))
+                .cloned()
+                .collect();
+            assert_eq!(got, expected, "mask {mask:08b}");
+        }
+        // A row cut short is an error whether its columns are read or
+        // skipped (a cut between two columns is a shorter valid row).
+        let mut errors = 0;
+        for cut in 1..row.len() {
+            let skipped = decode_row_with(&row[..cut], |_| false, |_, _| {}).is_err();
+            assert_eq!(skipped, decode_row(&row[..cut]).is_err(), "cut at {cut}");
+            errors += usize::from(skipped);
+        }
+        assert!(
+            errors > row.len() / 2,
+            "{errors} of {} cuts failed",
+            row.len()
+        );
+    }
 
     #[test]
     fn compact_layout() {
