@@ -508,55 +508,40 @@ impl RowStream {
             // Without DML of this transaction to merge (every read outside a
             // read-write transaction's DML), the stored rows are already in
             // scan order and go to the buffer as they are read; only the last
-            // key is kept, to resume from.
-            let (read, last) = if self.overlay.is_empty() {
-                let router = &self.db.inner.router;
-                let mut read = 0;
-                let mut last = None;
-                for pair in router
-                    .scan(&start, end.as_deref(), self.ts, self.reverse)
-                    .limit(want)
-                {
-                    let (key, value) = pair?;
-                    read += 1;
-                    self.stats.rows_scanned += 1;
-                    if let Some((tag, kv)) = decode_for(&self.targets, &key)? {
-                        let row = self.targets[tag].materialize(kv, &value)?;
-                        let row = self.project(tag, row);
-                        self.buffer.push_back((tag, row));
-                    }
-                    last = Some(key);
+            // key is kept, to resume from. With some, the chunk's pairs are
+            // kept and merged below.
+            let merge = !self.overlay.is_empty();
+            let mut chunk: Vec<(Vec<u8>, Vec<u8>)> = Vec::new();
+            let (mut read, mut last) = (0, None);
+            let router = &self.db.inner.router;
+            for pair in router
+                .scan(&start, end.as_deref(), self.ts, self.reverse)
+                .limit(want)
+            {
+                let (key, value) = pair?;
+                read += 1;
+                if merge {
+                    chunk.push((key, value));
+                    continue;
                 }
-                (read, last)
-            } else {
-                let chunk: Vec<(Vec<u8>, Vec<u8>)> = self
-                    .db
-                    .inner
-                    .router
-                    .scan(&start, end.as_deref(), self.ts, self.reverse)
-                    .limit(want)
-                    .collect::<std::result::Result<_, _>>()?;
-                let read = chunk.len();
-                let (lo, hi) = chunk_bounds(
-                    &start,
-                    &end,
-                    chunk.last().map(|(k, _)| k),
-                    self.reverse,
-                    read < want,
-                );
-                self.merge_chunk(&chunk, lo, hi)?;
-                (read, chunk.into_iter().next_back().map(|(k, _)| k))
-            };
+                self.stats.rows_scanned += 1;
+                if let Some((tag, kv)) = decode_for(&self.targets, &key)? {
+                    let row = self.targets[tag].materialize(kv, &value)?;
+                    let row = self.project(tag, row);
+                    self.buffer.push_back((tag, row));
+                }
+                last = Some(key);
+            }
+            if merge {
+                last = chunk.last().map(|(k, _)| k.clone());
+            }
             let exhausted = read < want;
             let (lo, hi) = chunk_bounds(&start, &end, last.as_ref(), self.reverse, exhausted);
-            for s in self
-                .db
-                .inner
-                .router
-                .splits()
-                .route(as_ref(&lo), as_ref(&hi))
-            {
+            for s in router.splits().route(as_ref(&lo), as_ref(&hi)) {
                 self.splits.insert(s.id);
+            }
+            if merge {
+                self.merge_chunk(&chunk, lo, hi)?;
             }
             // Advance past this chunk.
             self.cursor = match last {
