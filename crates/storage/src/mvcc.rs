@@ -412,13 +412,14 @@ impl<'a> MvccScan<'a> {
                 continue;
             }
             self.decided = true;
-            if decode_version(&value)?.is_some() {
+            if let Some(row) = decode_version(&value)? {
                 // The engine's pair becomes the row: the version suffix cut
-                // off the key and the tag off the value, without copying
+                // off the key and the header off the value, without copying
                 // either into a new allocation.
+                let header = value.len() - row.len();
                 let user_len = user_key.len();
                 stored.truncate(user_len);
-                value.drain(..1);
+                value.drain(..header);
                 return Ok(Some((stored, value)));
             }
         }
