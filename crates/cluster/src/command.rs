@@ -32,7 +32,7 @@ const KIND_DELETE: u8 = 0;
 const KIND_PUT: u8 = 1;
 
 /// The position of an entry in a group's log: the leader's term and the
-/// entry's index (indexes start at 1 and increase by one per entry).
+/// entry's index (indexes start at 0 and increase by one per entry).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct LogId {
     pub term: u64,
@@ -148,5 +148,22 @@ impl Command {
         };
         r.finish()?;
         Ok(command)
+    }
+}
+
+impl std::fmt::Display for Command {
+    /// A one-line summary for logs: the kind, and what it holds by count.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Command::Write { commits, closed_ts } => {
+                let writes: usize = commits.iter().map(|c| c.writes.len()).sum();
+                write!(f, "write of {} commits, {writes} keys", commits.len())?;
+                if let Some(ts) = closed_ts {
+                    write!(f, ", closed at {ts}")?;
+                }
+                Ok(())
+            }
+            Command::ClosedTs(ts) => write!(f, "closed timestamp {ts}"),
+        }
     }
 }

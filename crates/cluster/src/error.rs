@@ -27,11 +27,11 @@ pub enum Error {
     Decode(#[from] DecodeError),
     /// The entry is not the next one in the log: entries are applied in
     /// order without gaps (earlier ones are skipped as already applied).
-    #[error("split {split}: log entry {index} cannot be applied after entry {applied}")]
+    #[error("split {split}: log entry {index} is not the next entry, {expected}")]
     LogGap {
         split: SplitId,
         index: u64,
-        applied: u64,
+        expected: u64,
     },
     /// A write for a key this replica's split does not own (design
     /// invariant 2, "one owner per key").

@@ -5,7 +5,7 @@
 //! holds is the split's key range in its node's storage engine, exactly as
 //! a single process stores it, plus a small *applied state*. The group's
 //! Raft log orders the changes; every replica applies the same entries in
-//! the same order and so ends in the same state. This crate holds the two
+//! the same order and so ends in the same state. This crate holds the
 //! pieces every other part of the cluster builds on:
 //!
 //! * [`command`]: what a log entry carries ([`Command`]) and its binary
@@ -18,18 +18,25 @@
 //!   idempotent, and which checks on every entry the invariants that are
 //!   local to one replica (keys inside the split's range, timestamps above
 //!   every stored version and above the closed timestamp, no gap in the
-//!   log).
+//!   log), and which can be copied whole as a [`SnapshotImage`];
+//! * [`raft`]: where openraft meets these: the node's shared log store
+//!   (every group's log in one engine, made durable in batches) and
+//!   openraft's state machine on a replica.
 //!
-//! What is built so far is the first milestone of the design's build order:
-//! no consensus, network or node process yet. The single-process database
-//! does not use this crate; it is exercised by its own tests, which feed
-//! replicas the same entries and compare what they store.
+//! What is built so far is the first two milestones of the design's build
+//! order: the replica and the storage openraft needs, checked by
+//! openraft's own storage test suite, but no network, running group or
+//! node process yet. The single-process database does not use this crate;
+//! it is exercised by its own tests, which feed replicas the same entries
+//! and compare what they store, run openraft's suite, and kill a process
+//! in the middle of appending to its log.
 
 pub mod command;
 pub mod error;
+pub mod raft;
 pub mod replica;
 mod wire;
 
 pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
-pub use replica::{Applied, Descriptor, Replica};
+pub use replica::{Applied, Descriptor, Replica, SnapshotImage};

@@ -20,14 +20,26 @@
 //! version at or below a stored version of its key (invariant 4), a commit
 //! at or below the closed timestamp. A refusal means a bug or corruption
 //! upstream; the caller stops serving the group.
+//!
+//! Besides commands, a group's log holds the consensus library's own
+//! entries: a blank entry each new leader writes, and membership changes.
+//! [`Replica::apply_config`] records those in the applied state (the last
+//! membership as opaque bytes, which only the `raft` module reads). They
+//! carry no data, so they only have to move the applied id forward.
+//!
+//! A replica can also be copied whole: [`Replica::image`] reads the split's
+//! stored versions and applied state into a [`SnapshotImage`], and
+//! [`Replica::install`] replaces a replica's range and state with one, in
+//! one engine batch. A new or lagging replica catches up this way when the
+//! log entries it misses are gone.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::fmt;
 use std::sync::Arc;
 
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::mvcc::{split_version_key, version_key};
-use rowtree_storage::{Durability, WriteBatch};
+use rowtree_storage::{Durability, Space, WriteBatch};
 
 use crate::command::{Command, LogId, FORMAT};
 use crate::error::{DecodeError, Error, Result};
@@ -82,8 +94,31 @@ pub enum Applied {
 pub struct Replica {
     router: Arc<Router>,
     descriptor: Descriptor,
-    applied: LogId,
+    state: State,
+}
+
+/// What a replica records next to its data, in the same batches.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct State {
+    /// The last entry applied; `None` before the first.
+    applied: Option<LogId>,
+    /// The closed timestamp.
     closed_ts: u64,
+    /// The last membership entry applied: its id and its bytes, opaque
+    /// here.
+    membership: Option<(LogId, Vec<u8>)>,
+}
+
+impl State {
+    /// The index the next entry must have.
+    fn next_index(&self) -> u64 {
+        self.applied.map_or(0, |a| a.index + 1)
+    }
+
+    /// Whether the entry at `id` was applied already.
+    fn covers(&self, id: LogId) -> bool {
+        self.applied.is_some_and(|a| id.index <= a.index)
+    }
 }
 
 /// The metadata key of a split's applied state.
@@ -106,11 +141,10 @@ impl Replica {
         let replica = Replica {
             router,
             descriptor,
-            applied: LogId::default(),
-            closed_ts: 0,
+            state: State::default(),
         };
         let mut batch = WriteBatch::new();
-        replica.stage_state(&mut batch, replica.applied, replica.closed_ts);
+        replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
         replica.router.write(batch, Durability::Buffered)?;
         Ok(replica)
     }
@@ -124,12 +158,11 @@ impl Replica {
                 message: "no replica of this split on this engine".into(),
             });
         };
-        let (descriptor, applied, closed_ts) = decode_state(split, &bytes)?;
+        let (descriptor, state) = decode_state(split, &mut Reader::new(&bytes, "applied state"))?;
         Ok(Replica {
             router,
             descriptor,
-            applied,
-            closed_ts,
+            state,
         })
     }
 
@@ -138,20 +171,29 @@ impl Replica {
         &self.descriptor
     }
 
-    /// The last entry applied (index 0: none).
-    pub fn applied(&self) -> LogId {
-        self.applied
+    /// The last entry applied, `None` before the first (whose index is 0).
+    pub fn applied(&self) -> Option<LogId> {
+        self.state.applied
     }
 
     /// The closed timestamp: no entry after the one that set it writes at
     /// or below it.
     pub fn closed_ts(&self) -> u64 {
-        self.closed_ts
+        self.state.closed_ts
+    }
+
+    /// The last membership applied ([`Replica::apply_config`]): the id of
+    /// its entry and its bytes.
+    pub fn membership(&self) -> Option<(LogId, &[u8])> {
+        self.state
+            .membership
+            .as_ref()
+            .map(|(id, m)| (*id, m.as_slice()))
     }
 
     /// Decodes and applies the entry `bytes` at `id` (see [`Replica::apply`]).
     pub fn apply_bytes(&mut self, id: LogId, bytes: &[u8]) -> Result<Applied> {
-        if id.index <= self.applied.index {
+        if self.state.covers(id) {
             return Ok(Applied::AlreadyApplied);
         }
         let command = Command::decode(bytes)?;
@@ -164,15 +206,15 @@ impl Replica {
     /// otherwise be the next one. Refused whole, with nothing written, if
     /// it breaks one of the rules in the module docs.
     pub fn apply(&mut self, id: LogId, command: &Command) -> Result<Applied> {
-        let split = self.descriptor.split;
-        if id.index <= self.applied.index {
+        if self.state.covers(id) {
             return Ok(Applied::AlreadyApplied);
         }
-        if id.index != self.applied.index + 1 {
+        let expected = self.state.next_index();
+        if id.index != expected {
             return Err(Error::LogGap {
-                split,
+                split: self.descriptor.split,
                 index: id.index,
-                applied: self.applied.index,
+                expected,
             });
         }
         let mut batch = WriteBatch::new();
@@ -189,15 +231,139 @@ impl Replica {
                             .map(|(k, v)| (k.as_slice(), v.as_deref())),
                     );
                 }
-                closed_ts.map_or(self.closed_ts, |ts| ts.max(self.closed_ts))
+                closed_ts.map_or(self.state.closed_ts, |ts| ts.max(self.state.closed_ts))
             }
-            Command::ClosedTs(ts) => (*ts).max(self.closed_ts),
+            Command::ClosedTs(ts) => (*ts).max(self.state.closed_ts),
         };
-        self.stage_state(&mut batch, id, closed_ts);
-        self.router.write(batch, Durability::Buffered)?;
-        self.applied = id;
-        self.closed_ts = closed_ts;
+        let state = State {
+            applied: Some(id),
+            closed_ts,
+            ..self.state.clone()
+        };
+        self.commit(batch, state)?;
         Ok(Applied::Applied)
+    }
+
+    /// Applies an entry of the consensus library's own at `id`: a blank
+    /// entry (`membership` is `None`) or a membership change (its bytes).
+    /// Only the applied state changes. Such an entry carries no data, so it
+    /// need not be the next index, only a later one: what it must not do
+    /// is move the applied id back, and an entry at or below it is skipped
+    /// as applied before.
+    pub fn apply_config(&mut self, id: LogId, membership: Option<Vec<u8>>) -> Result<Applied> {
+        if self.state.covers(id) {
+            return Ok(Applied::AlreadyApplied);
+        }
+        let state = State {
+            applied: Some(id),
+            closed_ts: self.state.closed_ts,
+            membership: match membership {
+                Some(bytes) => Some((id, bytes)),
+                None => self.state.membership.clone(),
+            },
+        };
+        self.commit(WriteBatch::new(), state)?;
+        Ok(Applied::Applied)
+    }
+
+    /// Writes `batch` with `state` as the new applied state, then adopts
+    /// it.
+    fn commit(&mut self, mut batch: WriteBatch, state: State) -> Result<()> {
+        self.stage_state(&mut batch, &self.descriptor, &state);
+        self.router.write(batch, Durability::Buffered)?;
+        self.state = state;
+        Ok(())
+    }
+
+    /// A copy of the whole replica: every stored version in the split's
+    /// range (old versions and tombstones included, as the engine holds
+    /// them) and the applied state. Held in memory: a split is cut by size
+    /// long before it is large.
+    pub fn image(&self) -> Result<SnapshotImage> {
+        let d = &self.descriptor;
+        let mut out = Vec::new();
+        put_u8(&mut out, FORMAT);
+        put_varint(&mut out, d.split.0);
+        let mut state = Vec::new();
+        encode_state(&mut state, d, &self.state);
+        put_bytes(&mut out, &state);
+        let mut pairs = Vec::new();
+        let mut count = 0u64;
+        for item in self.router.scan_stored(&d.start, d.limit.as_deref()) {
+            let (key, value) = item?;
+            put_bytes(&mut pairs, &key);
+            put_bytes(&mut pairs, &value);
+            count += 1;
+        }
+        put_varint(&mut out, count);
+        out.extend_from_slice(&pairs);
+        Ok(SnapshotImage {
+            applied: self.state.applied,
+            bytes: out.into(),
+        })
+    }
+
+    /// Replaces this replica with `image` (from [`Replica::image`] on a
+    /// replica of the same split): the stored versions of the range and
+    /// the applied state, in one engine batch. The image is checked whole
+    /// before anything is written: its split, its format, and every key
+    /// inside the range it describes.
+    pub fn install(&mut self, image: &SnapshotImage) -> Result<()> {
+        let split = self.descriptor.split;
+        let mut r = Reader::new(&image.bytes, "snapshot image");
+        r.version(FORMAT)?;
+        let of = r.varint()?;
+        if of != split.0 {
+            return Err(Error::Replica {
+                split,
+                message: format!("the snapshot image is of split {}", SplitId(of)),
+            });
+        }
+        let state_bytes = r.bytes()?;
+        let (descriptor, state) =
+            decode_state(split, &mut Reader::new(state_bytes, "applied state"))?;
+        let n = r.count(2)?;
+        let mut pairs = Vec::with_capacity(n);
+        for _ in 0..n {
+            let key = r.bytes()?;
+            let value = r.bytes()?;
+            let (user, _) = split_version_key(key)?;
+            if !descriptor.contains(user) {
+                return Err(Error::OutOfRange {
+                    split,
+                    index: state.applied.map_or(0, |a| a.index),
+                    key: hex(user),
+                    range: descriptor.to_string(),
+                });
+            }
+            pairs.push((key, value));
+        }
+        r.finish()?;
+        // Whatever the range holds now (as this replica has it, and as the
+        // image has it) and the image does not, goes.
+        let kept: HashSet<&[u8]> = pairs.iter().map(|(k, _)| *k).collect();
+        let mut batch = WriteBatch::new();
+        let mut ranges = vec![&self.descriptor];
+        if descriptor.start != self.descriptor.start || descriptor.limit != self.descriptor.limit {
+            ranges.push(&descriptor);
+        }
+        let mut dropped = HashSet::new();
+        for d in ranges {
+            for item in self.router.scan_stored(&d.start, d.limit.as_deref()) {
+                let (key, _) = item?;
+                if !kept.contains(key.as_slice()) && dropped.insert(key.clone()) {
+                    batch.delete(Space::Data, key);
+                }
+            }
+        }
+        for (key, value) in pairs {
+            batch.put(Space::Data, key, value);
+        }
+        self.stage_state(&mut batch, &descriptor, &state);
+        self.router.write(batch, Durability::Buffered)?;
+        self.descriptor = descriptor;
+        self.state = state;
+        Ok(())
     }
 
     /// The checks of a `Write` entry: every key in the range, every
@@ -216,13 +382,13 @@ impl Replica {
                         range: self.descriptor.to_string(),
                     });
                 }
-                if commit.ts <= self.closed_ts {
+                if commit.ts <= self.state.closed_ts {
                     return Err(Error::TimestampOrder {
                         split,
                         index: id.index,
                         key: hex(key),
                         ts: commit.ts,
-                        bound: self.closed_ts,
+                        bound: self.state.closed_ts,
                         why: "the closed timestamp",
                     });
                 }
@@ -274,33 +440,106 @@ impl Replica {
         Ok(None)
     }
 
-    fn stage_state(&self, batch: &mut WriteBatch, applied: LogId, closed_ts: u64) {
-        let d = &self.descriptor;
+    fn stage_state(&self, batch: &mut WriteBatch, descriptor: &Descriptor, state: &State) {
         let mut out = Vec::new();
-        put_u8(&mut out, FORMAT);
-        put_varint(&mut out, applied.term);
-        put_varint(&mut out, applied.index);
-        put_varint(&mut out, closed_ts);
-        put_varint(&mut out, d.epoch);
-        put_bytes(&mut out, &d.start);
-        match &d.limit {
-            None => put_u8(&mut out, 0),
-            Some(l) => {
-                put_u8(&mut out, 1);
-                put_bytes(&mut out, l);
-            }
+        encode_state(&mut out, descriptor, state);
+        self.router
+            .stage_meta(batch, state_key(descriptor.split), Some(out));
+    }
+}
+
+/// A copy of a whole replica, from [`Replica::image`]: opaque bytes (the
+/// same on every node, so they can be sent as they are) and the id of the
+/// last entry they include. Cheap to clone.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SnapshotImage {
+    applied: Option<LogId>,
+    bytes: Arc<[u8]>,
+}
+
+impl SnapshotImage {
+    /// An image received as `bytes` (checked only when installed).
+    pub fn from_bytes(bytes: Vec<u8>) -> SnapshotImage {
+        SnapshotImage {
+            applied: None,
+            bytes: bytes.into(),
         }
-        self.router.stage_meta(batch, state_key(d.split), Some(out));
+    }
+
+    /// The image's bytes.
+    pub fn bytes(&self) -> &[u8] {
+        &self.bytes
+    }
+
+    /// The last entry the image includes, when it was made here (an image
+    /// from [`SnapshotImage::from_bytes`] says `None` until installed).
+    pub fn applied(&self) -> Option<LogId> {
+        self.applied
+    }
+}
+
+impl fmt::Debug for SnapshotImage {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SnapshotImage")
+            .field("applied", &self.applied)
+            .field("bytes", &self.bytes.len())
+            .finish()
+    }
+}
+
+/// The applied state's binary form:
+///
+/// ```text
+/// state = FORMAT:u8  applied:(0 | 1 term index)  closed_ts  epoch  start
+///         limit:(0 | 1 bytes)  membership:(0 | 1 term index bytes)
+/// ```
+fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
+    put_u8(out, FORMAT);
+    put_log_id(out, state.applied);
+    put_varint(out, state.closed_ts);
+    put_varint(out, d.epoch);
+    put_bytes(out, &d.start);
+    match &d.limit {
+        None => put_u8(out, 0),
+        Some(l) => {
+            put_u8(out, 1);
+            put_bytes(out, l);
+        }
+    }
+    match &state.membership {
+        None => put_u8(out, 0),
+        Some((id, bytes)) => {
+            put_log_id(out, Some(*id));
+            put_bytes(out, bytes);
+        }
+    }
+}
+
+fn put_log_id(out: &mut Vec<u8>, id: Option<LogId>) {
+    match id {
+        None => put_u8(out, 0),
+        Some(id) => {
+            put_u8(out, 1);
+            put_varint(out, id.term);
+            put_varint(out, id.index);
+        }
+    }
+}
+
+fn read_log_id(r: &mut Reader<'_>) -> std::result::Result<Option<LogId>, DecodeError> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(LogId::new(r.varint()?, r.varint()?))),
+        other => Err(r.error(format!("log id flag {other}"))),
     }
 }
 
 fn decode_state(
     split: SplitId,
-    bytes: &[u8],
-) -> std::result::Result<(Descriptor, LogId, u64), DecodeError> {
-    let mut r = Reader::new(bytes, "applied state");
+    r: &mut Reader<'_>,
+) -> std::result::Result<(Descriptor, State), DecodeError> {
     r.version(FORMAT)?;
-    let applied = LogId::new(r.varint()?, r.varint()?);
+    let applied = read_log_id(r)?;
     let closed_ts = r.varint()?;
     let epoch = r.varint()?;
     let start = r.bytes()?.to_vec();
@@ -308,6 +547,10 @@ fn decode_state(
         0 => None,
         1 => Some(r.bytes()?.to_vec()),
         other => return Err(r.error(format!("limit flag {other}"))),
+    };
+    let membership = match read_log_id(r)? {
+        None => None,
+        Some(id) => Some((id, r.bytes()?.to_vec())),
     };
     r.finish()?;
     Ok((
@@ -317,8 +560,11 @@ fn decode_state(
             limit,
             epoch,
         },
-        applied,
-        closed_ts,
+        State {
+            applied,
+            closed_ts,
+            membership,
+        },
     ))
 }
 
@@ -326,8 +572,8 @@ impl fmt::Debug for Replica {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Replica")
             .field("descriptor", &self.descriptor)
-            .field("applied", &self.applied)
-            .field("closed_ts", &self.closed_ts)
+            .field("applied", &self.state.applied)
+            .field("closed_ts", &self.state.closed_ts)
             .finish()
     }
 }

@@ -67,7 +67,7 @@ fn log(n: u64) -> Vec<(LogId, Command)> {
                     closed_ts: (i % 4 == 0).then_some(ts - 5),
                 }
             };
-            (LogId::new(1 + i / 10, i), command)
+            (LogId::new(1 + i / 10, i - 1), command)
         })
         .collect()
 }
@@ -85,7 +85,7 @@ fn replicas_fed_the_same_log_store_the_same_bytes() {
             Applied::Applied
         );
     }
-    assert_eq!(ra.applied(), LogId::new(5, 40));
+    assert_eq!(ra.applied(), Some(LogId::new(5, 39)));
     assert_eq!(ra.closed_ts(), rb.closed_ts());
     assert!(ra.closed_ts() > 0);
     let (sa, sb) = (stored(&a), stored(&b));
@@ -123,12 +123,13 @@ fn a_replica_reopened_from_disk_replays_to_the_same_state() {
     let r = router(Arc::new(engine));
     let mut replica = Replica::open(r.clone(), SplitId(7)).unwrap();
     assert_eq!(replica.descriptor(), &descriptor());
-    let kept = replica.applied().index;
-    assert!(kept <= 17);
+    // The last entry applied is at most the 17th (index 16).
+    let kept = replica.applied().map(|a| a.index);
+    assert!(kept.is_none_or(|k| k <= 16), "{kept:?}");
     // The log is replayed from its start; what is applied is skipped.
     for (id, command) in &entries {
         let outcome = replica.apply(*id, command).unwrap();
-        let expected = if id.index <= kept {
+        let expected = if kept.is_some_and(|k| id.index <= k) {
             Applied::AlreadyApplied
         } else {
             Applied::Applied
@@ -157,7 +158,7 @@ fn create_and_open_check_what_the_engine_holds() {
     Replica::create(r, other).unwrap();
 }
 
-/// Applies `command` as entry 3 after two good entries and expects a
+/// Applies `command` as entry `id` after two good entries (0 and 1) and expects a
 /// refusal that leaves the engine and the replica as they were.
 fn refused(command: Command, id: LogId) -> Error {
     let r = memory();
@@ -173,12 +174,12 @@ fn refused(command: Command, id: LogId) -> Error {
         Command::ClosedTs(40),
     ];
     for (i, c) in good.iter().enumerate() {
-        replica.apply(LogId::new(1, i as u64 + 1), c).unwrap();
+        replica.apply(LogId::new(1, i as u64), c).unwrap();
     }
     let before = stored(&r);
     let err = replica.apply(id, &command).unwrap_err();
     assert_eq!(stored(&r), before, "a refused entry wrote something");
-    assert_eq!(replica.applied(), LogId::new(1, 2));
+    assert_eq!(replica.applied(), Some(LogId::new(1, 1)));
     assert_eq!(replica.closed_ts(), 40);
     err
 }
@@ -192,16 +193,16 @@ fn write(ts: u64, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Command {
 
 #[test]
 fn entries_that_break_a_rule_are_refused_whole() {
-    let next = LogId::new(1, 3);
+    let next = LogId::new(1, 2);
     let put = |k: Vec<u8>| (k, Some(b"x".to_vec()));
 
-    let e = refused(write(60, vec![put(key(2))]), LogId::new(1, 4));
+    let e = refused(write(60, vec![put(key(2))]), LogId::new(1, 3));
     assert!(
         matches!(
             e,
             Error::LogGap {
-                index: 4,
-                applied: 2,
+                index: 3,
+                expected: 2,
                 ..
             }
         ),
@@ -265,15 +266,15 @@ fn entries_that_break_a_rule_are_refused_whole() {
 fn the_closed_timestamp_never_goes_down() {
     let mut replica = Replica::create(memory(), descriptor()).unwrap();
     replica
-        .apply(LogId::new(1, 1), &Command::ClosedTs(90))
+        .apply(LogId::new(1, 0), &Command::ClosedTs(90))
         .unwrap();
     replica
-        .apply(LogId::new(1, 2), &Command::ClosedTs(30))
+        .apply(LogId::new(1, 1), &Command::ClosedTs(30))
         .unwrap();
     assert_eq!(replica.closed_ts(), 90);
     replica
         .apply(
-            LogId::new(1, 3),
+            LogId::new(1, 2),
             &Command::Write {
                 commits: vec![Commit {
                     ts: 95,
@@ -348,7 +349,7 @@ fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
                 }
                 Command::ClosedTs(d) => Command::ClosedTs(ts.saturating_sub(d)),
             };
-            (LogId::new(1, i as u64 + 1), c)
+            (LogId::new(1, i as u64), c)
         })
         .collect()
 }
@@ -381,7 +382,7 @@ proptest! {
             }
         }
         let mut b = Replica::open(engine.clone(), SplitId(7)).unwrap();
-        prop_assert_eq!(b.applied().index, crash_after as u64);
+        prop_assert_eq!(b.applied().map_or(0, |a| a.index + 1), crash_after as u64);
         let from = replay_from.index(crash_after + 1);
         for (id, c) in &entries[from..] {
             b.apply(*id, c).unwrap();
@@ -433,4 +434,97 @@ fn decode_errors_say_where_and_why() {
     bytes[kind] = 7;
     let e = Command::decode(&bytes).unwrap_err();
     assert!(e.to_string().contains("write kind 7"), "{e}");
+}
+
+#[test]
+fn configuration_entries_only_move_the_applied_id_forward() {
+    let r = memory();
+    let mut replica = Replica::create(r.clone(), descriptor()).unwrap();
+    let before = stored(&r);
+    assert_eq!(
+        replica
+            .apply_config(LogId::new(1, 0), Some(b"members".to_vec()))
+            .unwrap(),
+        Applied::Applied
+    );
+    // A blank entry keeps the membership; one at or below the applied id
+    // is skipped; a later one may leave a gap (it carries no data).
+    assert_eq!(
+        replica.apply_config(LogId::new(1, 0), None).unwrap(),
+        Applied::AlreadyApplied
+    );
+    replica.apply_config(LogId::new(2, 3), None).unwrap();
+    assert_eq!(replica.applied(), Some(LogId::new(2, 3)));
+    assert_eq!(
+        replica.membership(),
+        Some((LogId::new(1, 0), b"members".as_slice()))
+    );
+    // No data was written, only the applied state.
+    let data = |r: &Router| r.scan_stored(b"", None).count();
+    assert_eq!(data(&r), before.len() - r.meta_scan(b"").count());
+    // A command must still be exactly the next entry.
+    let e = replica
+        .apply(LogId::new(2, 5), &Command::ClosedTs(1))
+        .unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::LogGap {
+                index: 5,
+                expected: 4,
+                ..
+            }
+        ),
+        "{e}"
+    );
+    // All of it survives a reopen.
+    let reopened = Replica::open(r, SplitId(7)).unwrap();
+    assert_eq!(reopened.applied(), Some(LogId::new(2, 3)));
+    assert_eq!(
+        reopened.membership(),
+        Some((LogId::new(1, 0), b"members".as_slice()))
+    );
+}
+
+#[test]
+fn an_image_is_checked_whole_before_it_is_installed() {
+    let source = memory();
+    let mut a = Replica::create(source.clone(), descriptor()).unwrap();
+    for (id, command) in log(12) {
+        a.apply(id, &command).unwrap();
+    }
+    let image = a.image().unwrap();
+    assert_eq!(image.applied(), a.applied());
+
+    // Installed on an empty replica: the same data and state.
+    let target = memory();
+    let mut b = Replica::create(target.clone(), descriptor()).unwrap();
+    b.install(&rowtree_cluster::SnapshotImage::from_bytes(
+        image.bytes().to_vec(),
+    ))
+    .unwrap();
+    assert_eq!(stored(&target), stored(&source));
+    assert_eq!(b.applied(), a.applied());
+    assert_eq!(b.closed_ts(), a.closed_ts());
+
+    // The image of another split and a truncated image are refused, and
+    // leave the replica as it was.
+    let other = memory();
+    let mut d8 = descriptor();
+    d8.split = SplitId(8);
+    let mut c = Replica::create(other.clone(), d8).unwrap();
+    let before = stored(&other);
+    let e = c.install(&image).unwrap_err();
+    assert!(e.to_string().contains("is of split split-7"), "{e}");
+    let bytes = image.bytes();
+    for cut in [1, bytes.len() / 2, bytes.len() - 1] {
+        let e = b
+            .install(&rowtree_cluster::SnapshotImage::from_bytes(
+                bytes[..cut].to_vec(),
+            ))
+            .unwrap_err();
+        assert!(matches!(e, Error::Decode(_)), "cut at {cut}: {e}");
+    }
+    assert_eq!(stored(&target), stored(&source));
+    assert_eq!(stored(&other), before);
 }

@@ -1,0 +1,74 @@
+//! Where the consensus library meets Rowtree's storage (ADR 3: openraft).
+//!
+//! openraft runs the protocol of a group (elections, replication, commit)
+//! and leaves three things to the application: where the log and the vote
+//! are kept, what applying an entry does, and how nodes talk. This module
+//! holds the first two, and is the only place that names openraft's types,
+//! so that a change of its (pre-1.0) API touches one module.
+//!
+//! * [`TypeConfig`] fixes openraft's types for Rowtree: an entry's data is
+//!   a [`Command`], nodes are numbered `u64`s, and leader ids are standard
+//!   Raft's (at most one leader per term, so a log id is a term and an
+//!   index, as [`crate::LogId`] is).
+//! * [`LogStore`] is a node's one log store, shared by every group on it
+//!   (design §4, "Log storage"): a storage engine of its own, in which each
+//!   group's entries, vote, committed id and purge point are keyed by the
+//!   group's id. Appends are written at once (readable as soon as `append`
+//!   returns) and made durable by a flusher thread that syncs once for all
+//!   the appends of all groups queued since its last sync, then tells each
+//!   group its entries are on disk. [`GroupLog`] is one group's view of
+//!   it, and implements openraft's `RaftLogStorage` and `RaftLogReader`.
+//! * [`ReplicaMachine`] implements openraft's `RaftStateMachine` on a
+//!   [`crate::Replica`]: commands are applied through the replica,
+//!   blank and membership entries are recorded in its applied state, and a
+//!   snapshot is the replica's [`crate::SnapshotImage`].
+//!
+//! What is not here yet: the network (the peer port) and the `Raft`
+//! instances that tie it together come with the next milestone of
+//! `docs/design/cluster.md`. openraft's own storage test suite
+//! (`openraft::testing::log::Suite`) checks [`GroupLog`] and
+//! [`ReplicaMachine`] together (`tests/raft_storage.rs`).
+
+mod codec;
+pub mod log_store;
+pub mod state_machine;
+
+pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
+pub use state_machine::{ImageBuilder, ReplicaMachine};
+
+use crate::command::{Command, LogId};
+
+openraft::declare_raft_types!(
+    /// openraft's types as Rowtree uses them: [`Command`] entries, `u64`
+    /// node ids with an address each, standard Raft leader ids (a term,
+    /// and in a vote the node voted for), and tokio as the runtime.
+    pub TypeConfig:
+        D = Command,
+        R = (),
+        LeaderId = openraft::impls::leader_id_std::LeaderId<u64, u64>,
+);
+
+/// A log entry: a log id and a blank, command or membership payload.
+pub type Entry = openraft::alias::EntryOf<TypeConfig>;
+/// An entry's position as openraft has it.
+pub type RaftLogId = openraft::alias::LogIdOf<TypeConfig>;
+/// A vote: a term, the node voted for, and whether a quorum granted it.
+pub type Vote = openraft::alias::VoteOf<TypeConfig>;
+/// A group's membership: its voters (one set, or two while changing) and
+/// every member's address.
+pub type Membership = openraft::Membership<u64, openraft::BasicNode>;
+/// A membership and the id of the entry that carried it.
+pub type StoredMembership = openraft::alias::StoredMembershipOf<TypeConfig>;
+
+/// openraft's log id as this crate's [`LogId`].
+pub fn to_log_id(id: &RaftLogId) -> LogId {
+    LogId::new(id.leader_id.term, id.index)
+}
+
+/// This crate's [`LogId`] as openraft's.
+pub fn to_raft_log_id(id: LogId) -> RaftLogId {
+    openraft::LogId::new(
+        openraft::vote::leader_id_std::CommittedLeaderId::new(id.term),
+        id.index,
+    )
+}
