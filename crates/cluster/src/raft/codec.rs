@@ -27,7 +27,8 @@ const BLANK: u8 = 0;
 const NORMAL: u8 = 1;
 const MEMBERSHIP: u8 = 2;
 
-pub(crate) fn encode_entry(entry: &Entry) -> Vec<u8> {
+/// An entry's binary form (the layout above).
+pub fn encode_entry(entry: &Entry) -> Vec<u8> {
     let mut out = Vec::new();
     put_u8(&mut out, FORMAT);
     put_varint(&mut out, entry.log_id.leader_id.term);
@@ -46,7 +47,8 @@ pub(crate) fn encode_entry(entry: &Entry) -> Vec<u8> {
     out
 }
 
-pub(crate) fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
+/// Decodes an entry, refusing malformed bytes (see the module docs).
+pub fn decode_entry(bytes: &[u8]) -> Result<Entry, DecodeError> {
     let mut r = Reader::new(bytes, "raft log entry");
     r.version(FORMAT)?;
     let log_id = super::to_raft_log_id(LogId::new(r.varint()?, r.varint()?));
@@ -67,14 +69,17 @@ pub(crate) fn entry_log_id(bytes: &[u8]) -> Result<RaftLogId, DecodeError> {
     Ok(super::to_raft_log_id(LogId::new(r.varint()?, r.varint()?)))
 }
 
-pub(crate) fn encode_membership(membership: &Membership) -> Vec<u8> {
+/// A membership's binary form, with its format byte.
+pub fn encode_membership(membership: &Membership) -> Vec<u8> {
     let mut out = Vec::new();
     put_u8(&mut out, FORMAT);
     put_membership(&mut out, membership);
     out
 }
 
-pub(crate) fn decode_membership(bytes: &[u8]) -> Result<Membership, DecodeError> {
+/// Decodes a membership from [`encode_membership`]'s form; a membership
+/// openraft would not accept (a voter without a node) is refused too.
+pub fn decode_membership(bytes: &[u8]) -> Result<Membership, DecodeError> {
     let mut r = Reader::new(bytes, "membership");
     r.version(FORMAT)?;
     let membership = read_membership(&mut r)?;

@@ -172,8 +172,8 @@ impl Shared {
 }
 
 /// A node's log store (see the module docs). Dropping it stops the
-/// flusher after a last sync of whatever is queued; appends made through a
-/// [`GroupLog`] after that fail their callbacks.
+/// flusher after a last sync of whatever is queued, and syncs once more;
+/// appends made through a [`GroupLog`] after that fail their callbacks.
 pub struct LogStore {
     shared: Arc<Shared>,
     flusher: Option<JoinHandle<()>>,
@@ -246,6 +246,9 @@ impl Drop for LogStore {
         if let Some(flusher) = self.flusher.take() {
             let _ = flusher.join();
         }
+        // A clean close leaves nothing buffered: truncations and purges
+        // wait for no sync of their own.
+        let _ = self.shared.engine.sync();
     }
 }
 

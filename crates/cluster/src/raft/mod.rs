@@ -33,6 +33,7 @@ mod codec;
 pub mod log_store;
 pub mod state_machine;
 
+pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use state_machine::{ImageBuilder, ReplicaMachine};
 
