@@ -202,11 +202,36 @@ struct Projection {
     /// No column is asked for twice, so values can be moved out of the
     /// table-shaped row instead of cloned.
     distinct: bool,
+    /// The columns are asked for in table order (strictly increasing
+    /// positions), so the row's own buffer can hold the projection.
+    increasing: bool,
 }
 
 impl Projection {
+    fn new(columns: Vec<usize>) -> Projection {
+        let distinct = columns
+            .iter()
+            .enumerate()
+            .all(|(i, c)| !columns[..i].contains(c));
+        let increasing = columns.windows(2).all(|w| w[0] < w[1]);
+        Projection {
+            columns,
+            distinct,
+            increasing,
+        }
+    }
+
     fn apply(&self, mut row: Vec<Value>) -> Vec<Value> {
-        if self.distinct {
+        if self.increasing {
+            // Position `columns[i] >= i` is untouched by the swaps before
+            // it (they write positions below `i` and other asked columns),
+            // so it still holds its column: move it down, and drop the rest.
+            for (i, &p) in self.columns.iter().enumerate() {
+                row.swap(i, p);
+            }
+            row.truncate(self.columns.len());
+            row
+        } else if self.distinct {
             self.columns
                 .iter()
                 .map(|&p| std::mem::replace(&mut row[p], Value::Null))
@@ -293,14 +318,7 @@ impl RowStream {
         let target = &targets[0];
         let projection = match spec.columns {
             None => None,
-            Some(names) => {
-                let columns = target.project(names)?;
-                let distinct = columns
-                    .iter()
-                    .enumerate()
-                    .all(|(i, c)| !columns[..i].contains(c));
-                Some(Projection { columns, distinct })
-            }
+            Some(names) => Some(Projection::new(target.project(names)?)),
         };
         let mut spans: Vec<Span> = target.ranges(spec.key_set)?;
         if tree {
@@ -828,5 +846,42 @@ impl std::fmt::Debug for RowStream {
         f.debug_struct("RowStream")
             .field("tables", &self.table_names())
             .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every projection of a 5-column row (every length up to 6, every
+    /// order, repeats included) gives the columns asked for, in the order
+    /// asked, whichever way it is applied.
+    #[test]
+    fn projections_pick_the_asked_columns_in_the_asked_order() {
+        let row: Vec<Value> = (0..5).map(Value::Int64).collect();
+        fn each(len: usize, out: &mut Vec<Vec<usize>>, prefix: &mut Vec<usize>) {
+            if prefix.len() == len {
+                out.push(prefix.clone());
+                return;
+            }
+            for c in 0..5 {
+                prefix.push(c);
+                each(len, out, prefix);
+                prefix.pop();
+            }
+        }
+        let mut all = Vec::new();
+        for len in 0..=6 {
+            each(len, &mut all, &mut Vec::new());
+        }
+        let mut increasing = 0;
+        for columns in all {
+            let expected: Vec<Value> = columns.iter().map(|&c| row[c].clone()).collect();
+            let projection = Projection::new(columns.clone());
+            increasing += usize::from(projection.increasing);
+            assert_eq!(projection.apply(row.clone()), expected, "{columns:?}");
+        }
+        // The in-place path was taken (every subset of 5 columns, in order).
+        assert_eq!(increasing, 32);
     }
 }
