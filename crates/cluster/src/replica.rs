@@ -275,6 +275,14 @@ impl Replica {
         Ok(())
     }
 
+    /// Makes everything applied so far durable in the engine (entries are
+    /// applied with buffered durability, the log being the durable copy):
+    /// once it returns, the log may be purged up to the applied id.
+    pub fn sync(&self) -> Result<()> {
+        self.router.sync()?;
+        Ok(())
+    }
+
     /// A copy of the whole replica: every stored version in the split's
     /// range (old versions and tombstones included, as the engine holds
     /// them) and the applied state. Held in memory: a split is cut by size
@@ -305,7 +313,8 @@ impl Replica {
 
     /// Replaces this replica with `image` (from [`Replica::image`] on a
     /// replica of the same split): the stored versions of the range and
-    /// the applied state, in one engine batch. The image is checked whole
+    /// the applied state, in one engine batch, synced (the log entries the
+    /// image covers may be purged once it is installed). The image is checked whole
     /// before anything is written: its split, its format, and every key
     /// inside the range it describes.
     pub fn install(&mut self, image: &SnapshotImage) -> Result<()> {
@@ -360,7 +369,8 @@ impl Replica {
             batch.put(Space::Data, key, value);
         }
         self.stage_state(&mut batch, &descriptor, &state);
-        self.router.write(batch, Durability::Buffered)?;
+        // Synced: the log entries the image replaces may be purged next.
+        self.router.write(batch, Durability::Sync)?;
         self.descriptor = descriptor;
         self.state = state;
         Ok(())

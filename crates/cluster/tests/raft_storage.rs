@@ -338,6 +338,8 @@ struct Watched {
     /// One more than the sequence number of the newest finished sync.
     finished: std::sync::atomic::AtomicU64,
     fail: std::sync::atomic::AtomicBool,
+    /// Writes made with `Durability::Sync`.
+    synced_writes: std::sync::atomic::AtomicU64,
     /// Per group (the first 8 bytes of a write's first key): the syncs
     /// started before its latest write.
     writes: std::sync::Mutex<HashMap<Vec<u8>, u64>>,
@@ -367,6 +369,9 @@ impl Engine for Watched {
         durability: rowtree_storage::Durability,
     ) -> rowtree_storage::Result<()> {
         use std::sync::atomic::Ordering::SeqCst;
+        if durability == rowtree_storage::Durability::Sync {
+            self.synced_writes.fetch_add(1, SeqCst);
+        }
         let mut writes = self.writes.lock().unwrap();
         if let Some(op) = batch.ops().first() {
             let key = match op {
@@ -405,6 +410,7 @@ async fn an_append_is_acknowledged_only_after_a_sync_that_followed_it() {
         started: 0.into(),
         finished: 0.into(),
         fail: false.into(),
+        synced_writes: 0.into(),
         writes: Default::default(),
     });
     let store = LogStore::on(engine.clone());
@@ -457,4 +463,62 @@ async fn an_append_is_acknowledged_only_after_a_sync_that_followed_it() {
     assert!(e.to_string().contains("fsync"), "{e}");
     let e = log.save_vote(&vote).await.unwrap_err();
     assert!(e.to_string().contains("fsync"), "{e}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
+    use std::sync::atomic::Ordering::SeqCst;
+    let watched = || {
+        Arc::new(Watched {
+            inner: MemoryEngine::new(),
+            started: 0.into(),
+            finished: 0.into(),
+            fail: false.into(),
+            synced_writes: 0.into(),
+            writes: Default::default(),
+        })
+    };
+    let engine = watched();
+    let mut machine =
+        ReplicaMachine::new(Replica::create(router(engine.clone()), descriptor()).unwrap());
+    let entries = vec![
+        blank(1, 0),
+        normal(
+            1,
+            1,
+            Command::Write {
+                commits: vec![Commit {
+                    ts: 10,
+                    writes: vec![(b"k1".to_vec(), Some(b"v".to_vec()))],
+                }],
+                closed_ts: None,
+            },
+        ),
+    ];
+    let stream = futures_util::stream::iter(entries.into_iter().map(|e| Ok((e, None))));
+    machine.apply(stream).await.unwrap();
+    // Entries are applied with buffered durability: nothing synced yet.
+    assert_eq!(engine.finished.load(SeqCst), 0);
+    assert_eq!(engine.synced_writes.load(SeqCst), 0);
+    let snapshot = machine
+        .get_snapshot_builder()
+        .await
+        .build_snapshot()
+        .await
+        .unwrap();
+    assert_eq!(snapshot.meta.last_log_id, Some(id(1, 1)));
+    assert_eq!(
+        engine.finished.load(SeqCst),
+        1,
+        "the engine was not synced before the snapshot that lets openraft purge the log"
+    );
+    // Installing a snapshot writes the replica durably too.
+    let other = watched();
+    let mut follower =
+        ReplicaMachine::new(Replica::create(router(other.clone()), descriptor()).unwrap());
+    follower
+        .install_snapshot(&snapshot.meta, snapshot.snapshot)
+        .await
+        .unwrap();
+    assert_eq!(other.synced_writes.load(SeqCst), 1);
 }

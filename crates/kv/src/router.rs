@@ -364,6 +364,14 @@ impl Router {
         Ok(())
     }
 
+    /// Makes every write made so far durable (one engine sync): for a
+    /// caller that wrote with buffered durability and must now know it is
+    /// on disk, as a cluster replica does before its log is purged.
+    pub fn sync(&self) -> Result<()> {
+        self.mvcc.engine().sync()?;
+        Ok(())
+    }
+
     /// Charges, stages and writes `writes` at `ts` in one atomic batch: the
     /// whole write path of a commit that has nothing else to write.
     pub fn commit<K, V>(

@@ -7,9 +7,11 @@
 //! disagree with the data (design invariant 16).
 //!
 //! A snapshot is a [`SnapshotImage`] of the replica. openraft asks for a
-//! builder while applying is paused; the image is read then, so it holds
-//! exactly the entries applied up to that moment, and the builder only
-//! packages it. The last image built or installed is kept as the current
+//! builder while applying is paused; the replica's engine is synced and the
+//! image read then, so it holds exactly the entries applied up to that
+//! moment, all of them durable before openraft purges the log up to it (it
+//! purges only entries a snapshot covers), and the builder only packages
+//! it. The last image built or installed is kept as the current
 //! snapshot, in memory: after a restart none is current, and openraft
 //! builds a new one when it needs it.
 
@@ -108,9 +110,13 @@ impl RaftStateMachine<TypeConfig> for ReplicaMachine {
     }
 
     async fn get_snapshot_builder(&mut self) -> ImageBuilder {
+        // openraft purges the log only up to a snapshot's last entry, so
+        // what the snapshot covers must be durable here first: the replica
+        // applies with buffered durability.
         let read = self
             .replica
-            .image()
+            .sync()
+            .and_then(|()| self.replica.image())
             .map_err(replica_error)
             .and_then(|image| {
                 let meta = SnapshotMeta {
