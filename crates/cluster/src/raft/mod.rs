@@ -23,11 +23,13 @@
 //!   blank and membership entries are recorded in its applied state, and a
 //!   snapshot is the replica's [`crate::SnapshotImage`].
 //!
-//! What is not here yet: the network (the peer port) and the `Raft`
-//! instances that tie it together come with the next milestone of
+//! What is not here yet: the network (the peer port) and the node that
+//! runs its groups' `Raft` instances come with the next milestone of
 //! `docs/design/cluster.md`. openraft's own storage test suite
 //! (`openraft::testing::log::Suite`) checks [`GroupLog`] and
-//! [`ReplicaMachine`] together (`tests/raft_storage.rs`).
+//! [`ReplicaMachine`] together (`tests/raft_storage.rs`), and
+//! `tests/group.rs` runs a group of three `Raft` instances on them over an
+//! in-process network.
 
 mod codec;
 pub mod log_store;
