@@ -120,6 +120,24 @@ fn membership(voters: &[u64]) -> Membership {
     Membership::new(vec![voters.iter().copied().collect::<BTreeSet<_>>()], nodes).unwrap()
 }
 
+/// Applies `entries` to `machine`, in order.
+async fn apply_all(machine: &mut ReplicaMachine, entries: Vec<Entry>) {
+    let stream = futures_util::stream::iter(entries.into_iter().map(|e| Ok((e, None))));
+    machine.apply(stream).await.unwrap();
+}
+
+/// Builds a snapshot of `machine` as openraft does.
+async fn snapshot_of(
+    machine: &mut ReplicaMachine,
+) -> openraft::alias::SnapshotOf<TypeConfig, rowtree_cluster::SnapshotImage> {
+    machine
+        .get_snapshot_builder()
+        .await
+        .build_snapshot()
+        .await
+        .unwrap()
+}
+
 /// Appends `entries` and waits until the store says they are durable.
 async fn append(log: &mut GroupLog, entries: Vec<Entry>) {
     let (tx, rx) = TypeConfig::oneshot();
@@ -218,8 +236,7 @@ async fn log_vote_and_replica_come_back_after_a_restart() {
         let data = FjallEngine::open(dir.path().join("db"), FjallOptions::default()).unwrap();
         let replica = Replica::create(router(Arc::new(data)), descriptor()).unwrap();
         let mut machine = ReplicaMachine::new(replica);
-        let stream = futures_util::stream::iter(entries.clone().into_iter().map(|e| Ok((e, None))));
-        machine.apply(stream).await.unwrap();
+        apply_all(&mut machine, entries.clone()).await;
         // Dropped without a sync of the data engine: it is written with
         // buffered durability, the log being the durable copy.
     }
@@ -263,14 +280,8 @@ async fn a_snapshot_copies_the_replica_and_its_state() {
             },
         ));
     }
-    let stream = futures_util::stream::iter(entries.into_iter().map(|e| Ok((e, None))));
-    source.apply(stream).await.unwrap();
-    let snapshot = source
-        .get_snapshot_builder()
-        .await
-        .build_snapshot()
-        .await
-        .unwrap();
+    apply_all(&mut source, entries).await;
+    let snapshot = snapshot_of(&mut source).await;
     assert_eq!(snapshot.meta.last_log_id, Some(id(1, 30)));
 
     // A follower holding stale data in the range, and data outside it.
@@ -345,6 +356,19 @@ struct Watched {
     writes: std::sync::Mutex<HashMap<Vec<u8>, u64>>,
 }
 
+impl Watched {
+    fn new() -> Arc<Watched> {
+        Arc::new(Watched {
+            inner: MemoryEngine::new(),
+            started: 0.into(),
+            finished: 0.into(),
+            fail: false.into(),
+            synced_writes: 0.into(),
+            writes: Default::default(),
+        })
+    }
+}
+
 impl Engine for Watched {
     fn get(
         &self,
@@ -405,14 +429,7 @@ impl Engine for Watched {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_append_is_acknowledged_only_after_a_sync_that_followed_it() {
     use std::sync::atomic::Ordering::SeqCst;
-    let engine = Arc::new(Watched {
-        inner: MemoryEngine::new(),
-        started: 0.into(),
-        finished: 0.into(),
-        fail: false.into(),
-        synced_writes: 0.into(),
-        writes: Default::default(),
-    });
+    let engine = Watched::new();
     let store = LogStore::on(engine.clone());
     let mut tasks = Vec::new();
     for g in 0..4u64 {
@@ -468,17 +485,7 @@ async fn an_append_is_acknowledged_only_after_a_sync_that_followed_it() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
     use std::sync::atomic::Ordering::SeqCst;
-    let watched = || {
-        Arc::new(Watched {
-            inner: MemoryEngine::new(),
-            started: 0.into(),
-            finished: 0.into(),
-            fail: false.into(),
-            synced_writes: 0.into(),
-            writes: Default::default(),
-        })
-    };
-    let engine = watched();
+    let engine = Watched::new();
     let mut machine =
         ReplicaMachine::new(Replica::create(router(engine.clone()), descriptor()).unwrap());
     let entries = vec![
@@ -495,17 +502,11 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
             },
         ),
     ];
-    let stream = futures_util::stream::iter(entries.into_iter().map(|e| Ok((e, None))));
-    machine.apply(stream).await.unwrap();
+    apply_all(&mut machine, entries).await;
     // Entries are applied with buffered durability: nothing synced yet.
     assert_eq!(engine.finished.load(SeqCst), 0);
     assert_eq!(engine.synced_writes.load(SeqCst), 0);
-    let snapshot = machine
-        .get_snapshot_builder()
-        .await
-        .build_snapshot()
-        .await
-        .unwrap();
+    let snapshot = snapshot_of(&mut machine).await;
     assert_eq!(snapshot.meta.last_log_id, Some(id(1, 1)));
     assert_eq!(
         engine.finished.load(SeqCst),
@@ -513,7 +514,7 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
         "the engine was not synced before the snapshot that lets openraft purge the log"
     );
     // Installing a snapshot writes the replica durably too.
-    let other = watched();
+    let other = Watched::new();
     let mut follower =
         ReplicaMachine::new(Replica::create(router(other.clone()), descriptor()).unwrap());
     follower
