@@ -81,6 +81,9 @@ pub struct ReadWriteTransaction {
     /// after a schema change aborts.
     pinned: Option<Arc<Catalog>>,
     done: bool,
+    /// A probe ([`Database::begin_probe`]): never waits for a lock, and
+    /// may not commit.
+    probe: bool,
 }
 
 impl ReadWriteTransaction {
@@ -93,7 +96,14 @@ impl ReadWriteTransaction {
             writes: TxnWrites::default(),
             pinned: None,
             done: false,
+            probe: false,
         }
+    }
+
+    /// How long a lock may be waited for: as long as wound-wait says,
+    /// except in a probe, which does not wait at all.
+    fn lock_deadline(&self) -> Option<std::time::Instant> {
+        self.probe.then(std::time::Instant::now)
     }
 
     /// This transaction's wound-wait priority (smaller is older and wins);
@@ -199,10 +209,12 @@ impl ReadWriteTransaction {
                 Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
                 Span::Range((s, e)) => rowtree_txn::LockTarget::range(s.clone(), e.clone()),
             };
-            self.db
-                .inner
-                .locks
-                .lock(&self.handle, target, rowtree_txn::LockMode::Shared, None)?;
+            self.db.inner.locks.lock(
+                &self.handle,
+                target,
+                rowtree_txn::LockMode::Shared,
+                self.lock_deadline(),
+            )?;
         }
         Ok(())
     }
@@ -221,6 +233,9 @@ impl ReadWriteTransaction {
             .ok_or_else(|| Error::internal("clock out of range"))?;
         let before = self.writes.clone();
         let mut resolver = Resolver::new(inner, &catalog, &self.handle, &mut self.writes, now);
+        if self.probe {
+            resolver = resolver.without_waiting();
+        }
         let outcome = resolver
             .apply(&mutations)
             .map(|()| resolver.written(&before));
@@ -365,6 +380,11 @@ impl ReadWriteTransaction {
     /// the group itself when the pipeline is idle); dropping it instead wakes
     /// the pipeline.
     fn begin_commit(&mut self, no_wait: bool, to_lead: bool) -> Result<Option<PendingCommit>> {
+        if self.probe {
+            return Err(Error::FailedPrecondition {
+                message: "a probe transaction cannot commit; roll it back".into(),
+            });
+        }
         let inner = &self.db.inner;
         if no_wait && inner.router.gated() {
             // Charging the writes waits for their splits' nodes (simulated
@@ -690,6 +710,19 @@ impl Database {
     /// wound-wait priority (so a retried transaction ages and eventually wins).
     pub fn begin_with_priority(&self, priority: u64) -> ReadWriteTransaction {
         ReadWriteTransaction::new(self.clone(), Some(priority))
+    }
+
+    /// Starts a probe: a read-write transaction that tries statements out
+    /// without waiting for, or disturbing, real transactions (the
+    /// PostgreSQL port executes DML so to learn the types of its
+    /// parameters). It is younger than every other transaction, so it
+    /// never wounds one; where a lock it asks for is held, it fails at once
+    /// with [`Error::DeadlineExceeded`] instead of waiting. It cannot
+    /// commit: roll it back (or drop it), which releases its locks.
+    pub fn begin_probe(&self) -> ReadWriteTransaction {
+        let mut txn = ReadWriteTransaction::new(self.clone(), Some(u64::MAX));
+        txn.probe = true;
+        txn
     }
 
     /// Starts a read-only transaction.

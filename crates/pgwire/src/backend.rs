@@ -524,13 +524,16 @@ impl Backend {
 
     /// Whether a statement takes `params` (the parameter inference of
     /// `crate::infer` asks). A query is planned only. DML is planned, then
-    /// executed and undone (the planner does not check the values DML
-    /// writes): in a transaction of its own that is rolled back, or inside
-    /// the open block's transaction back to a savepoint (a transaction of
-    /// its own would wait on the block's locks). Only a type error
-    /// (INVALID_ARGUMENT) refuses the parameters; a constraint the sample
-    /// values break does not.
-    pub fn plans(&mut self, sql: &str, params: &Params) -> bool {
+    /// executed (the planner does not check the values DML writes) in a
+    /// probe transaction that is rolled back (`Database::begin_probe`): it
+    /// never waits for a lock and never wounds anyone, and the open
+    /// block's transaction is not touched. Running the probe inside the
+    /// block instead kept the locks on the sample rows until the block
+    /// ended, so two sessions inferring the same statement waited for each
+    /// other or aborted one another. Only a type error (INVALID_ARGUMENT)
+    /// refuses the parameters; a constraint the sample values break, or a
+    /// row another transaction holds, does not.
+    pub fn plans(&self, sql: &str, params: &Params) -> bool {
         let words = leading_words(sql, 1);
         let dml = matches!(
             words.first().map(String::as_str),
@@ -559,20 +562,10 @@ impl Backend {
             }
             true
         };
-        match &mut self.txn {
-            Txn::ReadWrite { txn } => {
-                let savepoint = txn.savepoint();
-                let ok = accepts(txn);
-                txn.restore(savepoint);
-                ok
-            }
-            _ => {
-                let mut txn = self.db.begin();
-                let ok = accepts(&mut txn);
-                txn.rollback();
-                ok
-            }
-        }
+        let mut probe = self.db.begin_probe();
+        let ok = accepts(&mut probe);
+        probe.rollback();
+        ok
     }
 
     /// The columns a statement returns, found by planning it with

@@ -517,6 +517,17 @@ impl Conn {
         )
     }
 
+    /// The parameter types of `sql` when known without probing
+    /// ([`infer::known`]).
+    fn inferred(
+        &self,
+        sql: &str,
+        given: &[Option<Type>],
+        shapes: &[u8],
+    ) -> Option<Vec<Option<Type>>> {
+        infer::known(self.backend.as_ref()?, sql, given, shapes)
+    }
+
     /// Runs `f` with the backend on a blocking thread.
     async fn blocking<T: Send + 'static>(
         &mut self,
@@ -863,13 +874,17 @@ impl Conn {
             })
             .collect();
         let needs_inference = (0..n).any(|i| given.get(i).cloned().flatten().is_none());
-        let types: Vec<Option<Type>> = if needs_inference {
+        let types: Vec<Option<Type>> = if !needs_inference {
+            given.clone()
+        } else if let Some(types) = self.inferred(&sql, &given, &shapes) {
+            types
+        } else {
+            // Probing may execute DML (and so read storage): never in the
+            // event loop, which serves other connections too.
             let sql2 = sql.clone();
             let given2 = given.clone();
-            self.run(true, move |be| infer::infer(be, &sql2, &given2, &shapes))
+            self.blocking(move |be| infer::infer(be, &sql2, &given2, &shapes))
                 .await?
-        } else {
-            given.clone()
         };
         let mut params = Params::new();
         for i in 0..n {
@@ -922,8 +937,12 @@ impl Conn {
             let sql = stmt.sql.clone();
             let given = stmt.given.clone();
             let oids = stmt.oids.clone();
+            // Planning a query for its columns is quick; probing for
+            // parameter types may execute DML: that goes to a blocking
+            // thread (see `bind`).
+            let inline = self.inferred(&sql, &given, &[]).is_some();
             let (types, columns) = self
-                .run(true, move |be| {
+                .run(inline, move |be| {
                     let types = infer::infer(be, &sql, &given, &[]);
                     let mut params = Params::new();
                     for (i, t) in types.iter().enumerate() {

@@ -9,9 +9,14 @@
 //! to be given a type before the statement runs.
 //!
 //! [`infer`] finds it by asking the planner: for each untyped parameter it
-//! tries candidate types in turn, planning the statement (nothing is read or
-//! written) with that parameter typed and the others still untyped NULLs,
-//! and keeps the first candidate the statement plans with. The candidates
+//! tries candidate types in turn, planning the statement with that
+//! parameter typed and the others still untyped NULLs, and keeps the first
+//! candidate the statement plans with. The planner does not check the
+//! values DML writes, so DML is also executed with sample values, in a
+//! probe transaction that is rolled back: it waits for no lock and
+//! disturbs no other transaction (`Database::begin_probe`). Because that
+//! still reads storage, probing runs on a blocking thread; only an answer
+//! already known ([`known`]) is given in the connection's event loop. The candidates
 //! depend on what the value looks like (`42` tries `bigint`, then `double
 //! precision`, `numeric` and `varchar`; `2024-01-02` tries `date`, then
 //! `timestamptz`, then `varchar`), so a text value meant for a string column
@@ -209,16 +214,31 @@ pub fn sample(ty: &Type) -> Value {
     }
 }
 
-/// The types of a statement's parameters: `given[i]` where the client gave
-/// one, else inferred (see the module docs). `shapes[i]` is what the value
-/// looks like ([`shape`] of its text; `b'n'` for NULL, which stays untyped;
-/// `b'?'` when not known: not bound yet, or sent in binary).
-pub fn infer(
-    backend: &mut Backend,
+/// The types of a statement's parameters when they are known without
+/// trying the statement out: every one given by the client, or inferred
+/// before for the same statement and shapes (the session's cache). `None`
+/// means [`infer`] must probe, which may execute DML: the connection then
+/// runs it on a blocking thread, never in its event loop.
+pub fn known(
+    backend: &Backend,
     sql: &str,
     given: &[Option<Type>],
     shapes: &[u8],
-) -> Vec<Option<Type>> {
+) -> Option<Vec<Option<Type>>> {
+    let (given, shapes) = normalized(sql, given, shapes);
+    if given.iter().all(Option::is_some) {
+        return Some(given);
+    }
+    let key = (sql.to_string(), given, shapes);
+    backend
+        .inferred(&key)
+        .map(|types| types.iter().cloned().map(Some).collect())
+}
+
+/// The given types and the shapes, one per parameter the statement uses
+/// or the client sent (at most [`MAX_PARAMS`]); a given type's shape is
+/// `b'-'`.
+fn normalized(sql: &str, given: &[Option<Type>], shapes: &[u8]) -> (Vec<Option<Type>>, Vec<u8>) {
     let n = given
         .len()
         .max(param_count(sql))
@@ -234,13 +254,25 @@ pub fn infer(
             }
         })
         .collect();
-    if given.iter().all(Option::is_some) {
-        return given;
+    (given, shapes)
+}
+
+/// The types of a statement's parameters: `given[i]` where the client gave
+/// one, else inferred (see the module docs). `shapes[i]` is what the value
+/// looks like ([`shape`] of its text; `b'n'` for NULL, which stays untyped;
+/// `b'?'` when not known: not bound yet, or sent in binary).
+pub fn infer(
+    backend: &mut Backend,
+    sql: &str,
+    given: &[Option<Type>],
+    shapes: &[u8],
+) -> Vec<Option<Type>> {
+    if let Some(types) = known(backend, sql, given, shapes) {
+        return types;
     }
+    let (given, shapes) = normalized(sql, given, shapes);
+    let n = given.len();
     let key = (sql.to_string(), given.clone(), shapes.clone());
-    if let Some(types) = backend.inferred(&key) {
-        return types.iter().cloned().map(Some).collect();
-    }
     let mut types: Vec<Option<Type>> = given.clone();
     let used = param_numbers(sql);
     let probe = used.len() <= MAX_PROBED;

@@ -246,6 +246,133 @@ async fn untyped_text_parameters_are_inferred() {
     assert_eq!(name, "seven");
 }
 
+/// A session speaking the protocol by hand, as pgbench and node-postgres
+/// do: statements with untyped parameters sent as text.
+struct Raw {
+    s: tokio::net::TcpStream,
+}
+
+impl Raw {
+    async fn open(addr: SocketAddr, db: &str) -> Raw {
+        let mut s = tokio::net::TcpStream::connect(addr).await.unwrap();
+        s.write_all(&startup(db)).await.unwrap();
+        let mut raw = Raw { s };
+        raw.until_ready().await;
+        raw
+    }
+
+    /// The messages up to and including ReadyForQuery, as (type, body).
+    async fn until_ready(&mut self) -> Vec<(u8, Vec<u8>)> {
+        let mut out = Vec::new();
+        loop {
+            let mut head = [0u8; 5];
+            self.s.read_exact(&mut head).await.unwrap();
+            let len = i32::from_be_bytes([head[1], head[2], head[3], head[4]]) as usize;
+            let mut body = vec![0u8; len - 4];
+            self.s.read_exact(&mut body).await.unwrap();
+            out.push((head[0], body));
+            if head[0] == b'Z' {
+                return out;
+            }
+        }
+    }
+
+    fn message(kind: u8, body: &[u8]) -> Vec<u8> {
+        let mut m = vec![kind];
+        m.extend_from_slice(&((body.len() + 4) as i32).to_be_bytes());
+        m.extend_from_slice(body);
+        m
+    }
+
+    async fn query(&mut self, sql: &str) -> Vec<(u8, Vec<u8>)> {
+        let mut body = sql.as_bytes().to_vec();
+        body.push(0);
+        self.s.write_all(&Self::message(b'Q', &body)).await.unwrap();
+        self.until_ready().await
+    }
+
+    /// Parse (no parameter types), Bind (text values), Execute, Sync.
+    async fn execute_untyped(&mut self, sql: &str, params: &[&str]) -> Vec<(u8, Vec<u8>)> {
+        let mut parse = vec![0u8]; // unnamed statement
+        parse.extend_from_slice(sql.as_bytes());
+        parse.push(0);
+        parse.extend_from_slice(&0i16.to_be_bytes());
+        let mut bind = vec![0u8, 0u8]; // unnamed portal, unnamed statement
+        bind.extend_from_slice(&0i16.to_be_bytes()); // every value is text
+        bind.extend_from_slice(&(params.len() as i16).to_be_bytes());
+        for p in params {
+            bind.extend_from_slice(&(p.len() as i32).to_be_bytes());
+            bind.extend_from_slice(p.as_bytes());
+        }
+        bind.extend_from_slice(&0i16.to_be_bytes());
+        let mut execute = vec![0u8];
+        execute.extend_from_slice(&0i32.to_be_bytes());
+        let mut out = Self::message(b'P', &parse);
+        out.extend(Self::message(b'B', &bind));
+        out.extend(Self::message(b'E', &execute));
+        out.extend(Self::message(b'S', &[]));
+        self.s.write_all(&out).await.unwrap();
+        self.until_ready().await
+    }
+}
+
+/// The command tags of `messages`, or the error's text.
+fn completed(messages: &[(u8, Vec<u8>)]) -> Result<Vec<String>, String> {
+    let mut tags = Vec::new();
+    for (kind, body) in messages {
+        match kind {
+            b'C' => tags.push(String::from_utf8_lossy(&body[..body.len() - 1]).into_owned()),
+            b'E' => return Err(String::from_utf8_lossy(body).into_owned()),
+            _ => {}
+        }
+    }
+    Ok(tags)
+}
+
+/// Inferring untyped parameters executes DML with sample values (zero for
+/// a number). Inside a transaction block that used to run in the block's
+/// own transaction and keep the sample row's lock until the block ended: a
+/// second session then waited for it (in CI two pgbench clients doing so
+/// at once hung the server, the waiting one blocking its event loop). The
+/// probe now runs in a transaction of its own that keeps no lock.
+#[tokio::test(flavor = "multi_thread")]
+async fn inferring_parameters_in_a_block_leaves_no_lock_behind() {
+    let (pg, _r) = server(true).await;
+    let b = connect(pg.local_addr, "probe").await.unwrap();
+    b.batch_execute("CREATE TABLE w (id bigint PRIMARY KEY, v bigint)")
+        .await
+        .unwrap();
+    b.batch_execute("INSERT INTO w (id, v) VALUES (0, 0), (1, 0)")
+        .await
+        .unwrap();
+    let mut a = Raw::open(pg.local_addr, "probe").await;
+    assert_eq!(completed(&a.query("BEGIN").await).unwrap(), ["BEGIN"]);
+    // The block's transaction exists before the inference.
+    assert_eq!(
+        completed(&a.query("UPDATE w SET v = 10 WHERE id = 1").await).unwrap(),
+        ["UPDATE 1"]
+    );
+    let done = a
+        .execute_untyped("UPDATE w SET v = $1 WHERE id = $2", &["11", "1"])
+        .await;
+    assert_eq!(completed(&done).unwrap(), ["UPDATE 1"]);
+    // A's block wrote row 1 only: B's write of row 0 must not wait.
+    tokio::time::timeout(
+        std::time::Duration::from_secs(5),
+        b.batch_execute("UPDATE w SET v = 5 WHERE id = 0"),
+    )
+    .await
+    .expect("B waited for a lock that only A's parameter inference took")
+    .unwrap();
+    assert_eq!(completed(&a.query("COMMIT").await).unwrap(), ["COMMIT"]);
+    let rows = b
+        .query("SELECT id, v FROM w ORDER BY id", &[])
+        .await
+        .unwrap();
+    let got: Vec<(i64, i64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    assert_eq!(got, vec![(0, 5), (1, 11)]);
+}
+
 #[tokio::test(flavor = "multi_thread")]
 async fn copy_from_stdin_in_batches_and_in_a_block() {
     use futures_util::SinkExt;

@@ -146,3 +146,49 @@ fn younger_waits_for_an_older_lock_holder_without_aborting() {
         "the younger's write is the last one"
     );
 }
+
+#[test]
+fn a_probe_neither_waits_nor_wounds_and_cannot_commit() {
+    let db = accounts_db();
+    set_balances(&db, &[(1, 100)]);
+    // Begun first, so a plain transaction would be the older one and
+    // wound the holder; a probe is younger than everyone.
+    let mut probe = db.begin_probe();
+    let mut holder = db.begin();
+    txn_balances(&mut holder, &[1]).expect("the holder reads");
+
+    // The probe's write needs the row the holder has a shared lock on: it
+    // fails at once instead of waiting, and leaves the holder unharmed.
+    let started = std::time::Instant::now();
+    match probe.apply_dml(vec![update_balance(1, 5)]) {
+        Err(Error::DeadlineExceeded { .. }) => {}
+        other => panic!("expected DeadlineExceeded, got {other:?}"),
+    }
+    assert!(
+        started.elapsed() < BLOCKED_GRACE,
+        "a probe must not wait for a lock ({:?})",
+        started.elapsed()
+    );
+    holder
+        .commit_with(update_balance(1, 101))
+        .expect("the holder was not wounded by the probe");
+    assert_eq!(balances(&db)[&1], 101);
+
+    // Nothing holds the row now: the probe's write goes through, but the
+    // probe cannot commit it.
+    probe
+        .apply_dml(vec![update_balance(1, 7)])
+        .expect("the probe writes once the row is free");
+    match probe.commit() {
+        Err(e @ Error::FailedPrecondition { .. }) => {
+            assert!(e.to_string().contains("probe"), "{e}")
+        }
+        other => panic!("expected FailedPrecondition, got {other:?}"),
+    }
+    assert_eq!(balances(&db)[&1], 101);
+    // Its locks went with it: a plain transaction writes the row at once.
+    db.begin()
+        .commit_with(update_balance(1, 102))
+        .expect("the row is free after the probe");
+    assert_eq!(balances(&db)[&1], 102);
+}
