@@ -21,14 +21,31 @@ use super::transactions::{read_only_id, TxnSlot, TxnState};
 use crate::convert;
 use crate::status;
 
-/// Whether a selector asks for a single-use read-only snapshot (or nothing,
-/// which means a strong one).
-pub(super) fn single_use_snapshot(selector: Option<&pb::TransactionSelector>) -> bool {
+/// Whether a request may be answered in the event loop: its selector asks
+/// for a single-use read-only snapshot (or nothing, which means a strong
+/// one) whose read timestamp cannot lie in the future. A snapshot at a
+/// client's timestamp (`read_timestamp`, `min_read_timestamp`, or a
+/// `resume_token`, which pins one) waits until that time has come, up to a
+/// minute: on the event loop that wait would stall every other connection
+/// the loop serves, so such a request goes to a blocking thread.
+pub(super) fn inline_snapshot(
+    selector: Option<&pb::TransactionSelector>,
+    resume_token: &[u8],
+) -> bool {
+    use pb::transaction_options::read_only::TimestampBound as B;
+    if !resume_token.is_empty() {
+        return false;
+    }
     match selector.and_then(|s| s.selector.as_ref()) {
         None => true,
-        Some(Selector::SingleUse(options)) => {
-            matches!(options.mode, None | Some(Mode::ReadOnly(_)))
-        }
+        Some(Selector::SingleUse(options)) => match &options.mode {
+            None => true,
+            Some(Mode::ReadOnly(ro)) => matches!(
+                ro.timestamp_bound,
+                None | Some(B::Strong(_) | B::MaxStaleness(_) | B::ExactStaleness(_))
+            ),
+            Some(_) => false,
+        },
         _ => false,
     }
 }

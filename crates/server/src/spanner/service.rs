@@ -18,7 +18,7 @@ use super::commits;
 use super::limits::{check_size, deadline_of};
 use super::reads;
 use super::results::{self, Stream};
-use super::selectors::single_use_snapshot;
+use super::selectors::inline_snapshot;
 use super::sessions::SpannerService;
 use super::statements;
 use super::threads::{blocking, guarded};
@@ -84,7 +84,8 @@ impl Spanner for SpannerService {
         let session = self.session(&r.session)?;
         // Not on a database whose reads wait for simulated node capacity:
         // that wait would stall the event loop's other connections.
-        let inline = single_use_snapshot(r.transaction.as_ref()) && !session.db.node_gated();
+        let inline =
+            inline_snapshot(r.transaction.as_ref(), &r.resume_token) && !session.db.node_gated();
         results::unary(inline, deadline, move |rows| {
             statements::execute(&session, &r, rows)
         })
@@ -131,7 +132,8 @@ impl Spanner for SpannerService {
         let session = self.session(&r.session)?;
         // Not on a database whose reads wait for simulated node capacity:
         // that wait would stall the event loop's other connections.
-        let inline = single_use_snapshot(r.transaction.as_ref()) && !session.db.node_gated();
+        let inline =
+            inline_snapshot(r.transaction.as_ref(), &r.resume_token) && !session.db.node_gated();
         results::unary(inline, deadline, move |rows| {
             reads::read_rows(&session, &r, rows)
         })

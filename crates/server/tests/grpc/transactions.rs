@@ -476,3 +476,38 @@ async fn streamed_dml_reports_its_transaction_and_count() {
     );
     env.stop().await;
 }
+
+/// A snapshot at a future timestamp waits until that time, on a blocking
+/// thread: the other requests of its connection, which share its event
+/// loop, are answered meanwhile (waiting in the loop stalled them all).
+#[tokio::test(flavor = "multi_thread")]
+async fn a_read_at_a_future_timestamp_waits_without_stalling_other_requests() {
+    let (env, _db, s) = accounts(1).await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap();
+    let future = prost_types::Timestamp {
+        seconds: now.as_secs() as i64 + 3,
+        nanos: 0,
+    };
+    let sql = "SELECT Balance FROM Accounts WHERE Id = 1";
+    let mut client = env.spanner();
+    let request = pb::ExecuteSqlRequest {
+        session: s.clone(),
+        sql: sql.into(),
+        transaction: Some(single_use(read_only(TimestampBound::ReadTimestamp(future)))),
+        ..Default::default()
+    };
+    let waiting = tokio::spawn(async move { client.execute_sql(request).await });
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    let strong = within(10, env.execute(&s, sql, None)).await.unwrap();
+    assert_eq!(rows(&strong), vec!["100"]);
+    assert!(
+        !waiting.is_finished(),
+        "the strong read was answered only after the future one"
+    );
+    let later = within(30, waiting).await.unwrap().unwrap().into_inner();
+    assert_eq!(rows(&later), vec!["100"]);
+    let read_ts = later.metadata.unwrap().transaction.unwrap().read_timestamp;
+    assert_eq!(read_ts, Some(future));
+}
