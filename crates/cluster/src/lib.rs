@@ -20,13 +20,15 @@
 //!   every stored version and above the closed timestamp, no gap in the
 //!   log), and which can be copied whole as a [`SnapshotImage`];
 //! * [`raft`]: where openraft meets these: the node's shared log store
-//!   (every group's log in one engine, made durable in batches) and
-//!   openraft's state machine on a replica.
+//!   (every group's log in one engine, made durable in batches),
+//!   openraft's state machine on a replica, and the peer port over which
+//!   a group's replicas on different nodes talk.
 //!
 //! What is built so far is the first two milestones of the design's build
-//! order: the replica and the storage openraft needs, checked by
-//! openraft's own storage test suite, but no network, running group or
-//! node process yet. The single-process database does not use this crate;
+//! order and the peer port of the third: the replica, the storage openraft
+//! needs (checked by openraft's own storage test suite) and the network,
+//! on which a group of three runs over loopback in the tests; no node
+//! process yet. The single-process database does not use this crate;
 //! it is exercised by its own tests, which feed replicas the same entries
 //! and compare what they store, run openraft's suite, and kill a process
 //! in the middle of appending to its log.

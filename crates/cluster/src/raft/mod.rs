@@ -3,7 +3,7 @@
 //! openraft runs the protocol of a group (elections, replication, commit)
 //! and leaves three things to the application: where the log and the vote
 //! are kept, what applying an entry does, and how nodes talk. This module
-//! holds the first two, and is the only place that names openraft's types,
+//! holds all three, and is the only place that names openraft's types,
 //! so that a change of its (pre-1.0) API touches one module.
 //!
 //! * [`TypeConfig`] fixes openraft's types for Rowtree: an entry's data is
@@ -23,20 +23,28 @@
 //!   blank and membership entries are recorded in its applied state, and a
 //!   snapshot is the replica's [`crate::SnapshotImage`].
 //!
-//! What is not here yet: the network (the peer port) and the node that
-//! runs its groups' `Raft` instances come with the next milestone of
-//! `docs/design/cluster.md`. openraft's own storage test suite
-//! (`openraft::testing::log::Suite`) checks [`GroupLog`] and
+//! * [`peer`] is the network: the peer port (`rowtree.peer.v1.Peer`, one
+//!   gRPC service for all of a node's groups) and openraft's network
+//!   factory over it, with the messages in this crate's own binary form
+//!   ([`messages`]).
+//!
+//! What is not here yet: the node process that runs its groups' `Raft`
+//! instances, and the deterministic simulation harness, come with the next
+//! milestones of `docs/design/cluster.md`. openraft's own storage test
+//! suite (`openraft::testing::log::Suite`) checks [`GroupLog`] and
 //! [`ReplicaMachine`] together (`tests/raft_storage.rs`), and
-//! `tests/group.rs` runs a group of three `Raft` instances on them over an
-//! in-process network.
+//! `tests/group.rs` runs a group of three `Raft` instances on them, over an
+//! in-process network and over the peer port.
 
 mod codec;
 pub mod log_store;
+pub mod messages;
+pub mod peer;
 pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
+pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers};
 pub use state_machine::{ImageBuilder, ReplicaMachine};
 
 use crate::command::{Command, LogId};

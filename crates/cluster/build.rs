@@ -1,0 +1,27 @@
+//! Declares the peer port's gRPC service, `rowtree.peer.v1.Peer`, with
+//! `tonic_build::manual` over the prost messages of `src/raft/peer.rs`, as
+//! the server crate declares Spanner's: no `.proto` file is compiled. Each
+//! method carries one Raft message of one group in this crate's own binary
+//! form (`raft::messages`), so the gRPC layer only frames bytes.
+
+use tonic_build::manual::{Builder, Method, Service};
+
+fn main() {
+    let mut peer = Service::builder().name("Peer").package("rowtree.peer.v1");
+    for (method, route) in [
+        ("append_entries", "AppendEntries"),
+        ("vote", "Vote"),
+        ("install_snapshot", "InstallSnapshot"),
+    ] {
+        peer = peer.method(
+            Method::builder()
+                .name(method)
+                .route_name(route)
+                .input_type("crate::raft::peer::PeerRequest")
+                .output_type("crate::raft::peer::PeerReply")
+                .codec_path("::tonic_prost::ProstCodec")
+                .build(),
+        );
+    }
+    Builder::new().compile(&[peer.build()]);
+}

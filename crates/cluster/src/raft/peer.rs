@@ -1,0 +1,481 @@
+//! The peer port: how a node's Raft groups talk to their replicas on other
+//! nodes.
+//!
+//! One gRPC service, `rowtree.peer.v1.Peer` (declared in `build.rs`), with
+//! one method per Raft message: `AppendEntries`, `Vote` and
+//! `InstallSnapshot`. A request names its group and carries the message in
+//! this crate's binary form ([`super::messages`]); gRPC only frames it.
+//! So a node serves every group it holds on one port, and reaches each
+//! other node over one HTTP/2 connection that all of its groups share
+//! (a [`Peers`] per node: channels by node id, opened lazily and kept).
+//!
+//! ```text
+//!  node 1                                     node 2
+//!  Raft(group 7) ── GroupNetwork(7) ─┐        PeerPort ── Groups ─┬─ Raft(group 7)
+//!  Raft(group 9) ── GroupNetwork(9) ─┴ Peers ══ HTTP/2 ══>        └─ Raft(group 9)
+//! ```
+//!
+//! What crosses the port is bounded: a message larger than
+//! [`MAX_PEER_MESSAGE`] is refused by both ends' codecs before it is
+//! buffered whole, and a decoded message is checked as the log store checks
+//! what it reads back (malformed bytes are an `INVALID_ARGUMENT`, never a
+//! panic). A snapshot travels as one message for now, so a replica whose
+//! image exceeds the bound cannot be copied this way; chunked snapshots
+//! come with moving replicas (design §7).
+//!
+//! Failures map onto what openraft expects of a network: a peer that
+//! cannot be reached (no connection, or the call timed out) is
+//! `Unreachable`, so openraft backs off before trying it again; a peer
+//! that answered with an error, or with bytes that do not decode, is a
+//! `NetworkError`.
+
+use std::collections::HashMap;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
+use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
+use openraft::raft::{
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+};
+use openraft::BasicNode;
+use parking_lot::{Mutex, RwLock};
+use tonic::transport::{Channel, Endpoint};
+use tonic::{Request, Response, Status};
+
+use super::messages::{self, SnapshotOf};
+use super::{GroupId, ReplicaMachine, TypeConfig, Vote};
+use crate::error::DecodeError;
+use crate::replica::SnapshotImage;
+
+/// The generated service: server trait and router (`peer_server`), and
+/// the client (`peer_client`) [`Peers`] uses.
+#[allow(missing_docs, clippy::all)]
+pub mod api {
+    include!(concat!(env!("OUT_DIR"), "/rowtree.peer.v1.Peer.rs"));
+}
+
+use api::peer_client::PeerClient;
+use api::peer_server::{Peer, PeerServer};
+
+/// The largest message either end of the peer port sends or accepts.
+pub const MAX_PEER_MESSAGE: usize = 64 << 20;
+
+/// How long connecting to a peer may take before the call fails as
+/// unreachable.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// A Raft group's running instance on this node.
+pub type GroupRaft = openraft::Raft<TypeConfig, ReplicaMachine>;
+
+/// One Raft message for one group.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PeerRequest {
+    /// The group the message is for.
+    #[prost(uint64, tag = "1")]
+    pub group: u64,
+    /// The message in its binary form ([`super::messages`]).
+    #[prost(bytes = "vec", tag = "2")]
+    pub payload: Vec<u8>,
+}
+
+/// The answer to a [`PeerRequest`], in its binary form.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PeerReply {
+    /// The response in its binary form ([`super::messages`]).
+    #[prost(bytes = "vec", tag = "1")]
+    pub payload: Vec<u8>,
+}
+
+/// The groups a node serves, by id: what its peer port dispatches to.
+#[derive(Clone, Default)]
+pub struct Groups {
+    groups: Arc<RwLock<HashMap<GroupId, GroupRaft>>>,
+}
+
+impl Groups {
+    /// No groups yet.
+    pub fn new() -> Groups {
+        Groups::default()
+    }
+
+    /// Serves `raft` as group `group` (replacing an earlier instance).
+    pub fn insert(&self, group: GroupId, raft: GroupRaft) {
+        self.groups.write().insert(group, raft);
+    }
+
+    /// Stops serving `group`; messages for it are answered `NOT_FOUND`.
+    pub fn remove(&self, group: GroupId) -> Option<GroupRaft> {
+        self.groups.write().remove(&group)
+    }
+
+    fn get(&self, group: u64) -> Result<GroupRaft, Status> {
+        self.groups
+            .read()
+            .get(&GroupId(group))
+            .cloned()
+            .ok_or_else(|| {
+                Status::not_found(format!("this node holds no replica of group {group}"))
+            })
+    }
+}
+
+impl std::fmt::Debug for Groups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut ids: Vec<GroupId> = self.groups.read().keys().copied().collect();
+        ids.sort();
+        f.debug_struct("Groups").field("ids", &ids).finish()
+    }
+}
+
+fn bad_message(e: DecodeError) -> Status {
+    Status::invalid_argument(e.to_string())
+}
+
+fn raft_failed(e: impl std::fmt::Display) -> Status {
+    Status::unavailable(format!("the group cannot take the message: {e}"))
+}
+
+/// The server side of the peer port.
+struct PeerService {
+    groups: Groups,
+}
+
+#[tonic::async_trait]
+impl Peer for PeerService {
+    async fn append_entries(
+        &self,
+        request: Request<PeerRequest>,
+    ) -> Result<Response<PeerReply>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.group)?;
+        let rpc = messages::decode_append(&request.payload).map_err(bad_message)?;
+        let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
+        Ok(Response::new(PeerReply {
+            payload: messages::encode_append_response(&response),
+        }))
+    }
+
+    async fn vote(&self, request: Request<PeerRequest>) -> Result<Response<PeerReply>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.group)?;
+        let rpc = messages::decode_vote_request(&request.payload).map_err(bad_message)?;
+        let response = raft.vote(rpc).await.map_err(raft_failed)?;
+        Ok(Response::new(PeerReply {
+            payload: messages::encode_vote_response(&response),
+        }))
+    }
+
+    async fn install_snapshot(
+        &self,
+        request: Request<PeerRequest>,
+    ) -> Result<Response<PeerReply>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.get(request.group)?;
+        let (vote, snapshot) = messages::decode_snapshot(&request.payload).map_err(bad_message)?;
+        let response = raft
+            .install_full_snapshot(vote, snapshot)
+            .await
+            .map_err(raft_failed)?;
+        Ok(Response::new(PeerReply {
+            payload: messages::encode_snapshot_response(&response),
+        }))
+    }
+}
+
+/// A node's peer port, serving its [`Groups`] until shut down (or
+/// dropped).
+pub struct PeerPort {
+    /// The address it listens on (the port is chosen when asked for 0).
+    pub local_addr: SocketAddr,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: Option<tokio::task::JoinHandle<()>>,
+}
+
+impl PeerPort {
+    /// Listens on `addr` and serves `groups` there, on the current tokio
+    /// runtime.
+    ///
+    /// Errors: the address cannot be bound.
+    pub async fn start(addr: SocketAddr, groups: Groups) -> std::io::Result<PeerPort> {
+        let listener = tokio::net::TcpListener::bind(addr).await?;
+        let local_addr = listener.local_addr()?;
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let service = PeerServer::new(PeerService { groups })
+            .max_decoding_message_size(MAX_PEER_MESSAGE)
+            .max_encoding_message_size(MAX_PEER_MESSAGE);
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(async move {
+            let served = tonic::transport::Server::builder()
+                .tcp_nodelay(true)
+                .add_service(service)
+                .serve_with_incoming_shutdown(incoming, async {
+                    let _ = stopped.await;
+                })
+                .await;
+            if let Err(e) = served {
+                eprintln!("rowtree: the peer port stopped: {e}");
+            }
+        });
+        Ok(PeerPort {
+            local_addr,
+            stop: Some(stop),
+            task: Some(task),
+        })
+    }
+
+    /// Stops listening and ends the connections it serves; returns once
+    /// the server has stopped.
+    pub async fn shutdown(mut self) {
+        if let Some(stop) = self.stop.take() {
+            let _ = stop.send(());
+        }
+        if let Some(task) = self.task.take() {
+            // Open connections would keep a graceful stop waiting for
+            // their peers to hang up; a node that stops does not wait.
+            task.abort();
+            let _ = task.await;
+        }
+    }
+}
+
+impl Drop for PeerPort {
+    fn drop(&mut self) {
+        if let Some(task) = self.task.take() {
+            task.abort();
+        }
+    }
+}
+
+/// A node's connections to its peers, shared by all of its groups: one
+/// channel (one HTTP/2 connection) per peer address.
+#[derive(Clone, Default)]
+pub struct Peers {
+    channels: Arc<Mutex<HashMap<String, PeerClient<Channel>>>>,
+}
+
+impl Peers {
+    /// No connections yet; each is opened on first use.
+    pub fn new() -> Peers {
+        Peers::default()
+    }
+
+    /// The network of one group, for its `Raft` instance.
+    pub fn group(&self, group: GroupId) -> GroupNetwork {
+        GroupNetwork {
+            group,
+            peers: self.clone(),
+        }
+    }
+
+    fn client(&self, addr: &str) -> Result<PeerClient<Channel>, Unreachable<TypeConfig>> {
+        let mut channels = self.channels.lock();
+        if let Some(client) = channels.get(addr) {
+            return Ok(client.clone());
+        }
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| Unreachable::new(&e))?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true);
+        let client = PeerClient::new(endpoint.connect_lazy())
+            .max_decoding_message_size(MAX_PEER_MESSAGE)
+            .max_encoding_message_size(MAX_PEER_MESSAGE);
+        channels.insert(addr.to_string(), client.clone());
+        Ok(client)
+    }
+}
+
+impl std::fmt::Debug for Peers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let mut addrs: Vec<String> = self.channels.lock().keys().cloned().collect();
+        addrs.sort();
+        f.debug_struct("Peers").field("addrs", &addrs).finish()
+    }
+}
+
+/// One group's view of the network: openraft's network factory.
+#[derive(Clone, Debug)]
+pub struct GroupNetwork {
+    group: GroupId,
+    peers: Peers,
+}
+
+impl RaftNetworkFactory<TypeConfig> for GroupNetwork {
+    type Network = PeerConnection;
+
+    async fn new_client(&mut self, target: u64, node: &BasicNode) -> PeerConnection {
+        PeerConnection {
+            group: self.group,
+            target,
+            addr: node.addr.clone(),
+            peers: self.peers.clone(),
+        }
+    }
+}
+
+/// What went wrong with one call, before it is cast into the error type
+/// of the openraft method that made it.
+enum CallError {
+    Unreachable(Unreachable<TypeConfig>),
+    Network(NetworkError<TypeConfig>),
+}
+
+impl From<CallError> for RPCError<TypeConfig> {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Unreachable(e) => RPCError::Unreachable(e),
+            CallError::Network(e) => RPCError::Network(e),
+        }
+    }
+}
+
+impl From<CallError> for StreamingError<TypeConfig> {
+    fn from(e: CallError) -> Self {
+        match e {
+            CallError::Unreachable(e) => StreamingError::Unreachable(e),
+            CallError::Network(e) => StreamingError::Network(e),
+        }
+    }
+}
+
+/// Which method a call goes to.
+#[derive(Clone, Copy)]
+enum Method {
+    Append,
+    Vote,
+    Snapshot,
+}
+
+/// A group's connection to one of its peers.
+pub struct PeerConnection {
+    group: GroupId,
+    target: u64,
+    addr: String,
+    peers: Peers,
+}
+
+impl PeerConnection {
+    /// Sends one message and returns the reply's bytes.
+    async fn call(
+        &self,
+        method: Method,
+        payload: Vec<u8>,
+        timeout: Duration,
+    ) -> Result<Vec<u8>, CallError> {
+        let mut client = self
+            .peers
+            .client(&self.addr)
+            .map_err(CallError::Unreachable)?;
+        let mut request = Request::new(PeerRequest {
+            group: self.group.0,
+            payload,
+        });
+        request.set_timeout(timeout);
+        let reply = match method {
+            Method::Append => client.append_entries(request).await,
+            Method::Vote => client.vote(request).await,
+            Method::Snapshot => client.install_snapshot(request).await,
+        };
+        match reply {
+            Ok(reply) => Ok(reply.into_inner().payload),
+            // No connection, or no answer in time: openraft backs off.
+            Err(status)
+                if matches!(
+                    status.code(),
+                    tonic::Code::Unavailable | tonic::Code::DeadlineExceeded
+                ) =>
+            {
+                Err(CallError::Unreachable(Unreachable::new(&PeerFailure {
+                    target: self.target,
+                    status,
+                })))
+            }
+            Err(status) => Err(CallError::Network(NetworkError::new(&PeerFailure {
+                target: self.target,
+                status,
+            }))),
+        }
+    }
+
+    fn undecodable(&self, e: DecodeError) -> CallError {
+        CallError::Network(NetworkError::new(&std::io::Error::other(format!(
+            "node {} answered with a malformed message: {e}",
+            self.target
+        ))))
+    }
+}
+
+/// A call to a peer that failed, with the peer's id.
+#[derive(Debug)]
+struct PeerFailure {
+    target: u64,
+    status: Status,
+}
+
+impl std::fmt::Display for PeerFailure {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "node {}: {:?}: {}",
+            self.target,
+            self.status.code(),
+            self.status.message()
+        )
+    }
+}
+
+impl std::error::Error for PeerFailure {}
+
+impl RaftNetworkV2<TypeConfig> for PeerConnection {
+    type SnapshotData = SnapshotImage;
+
+    async fn append_entries(
+        &mut self,
+        rpc: AppendEntriesRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<AppendEntriesResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let reply = self
+            .call(
+                Method::Append,
+                messages::encode_append(&rpc),
+                option.hard_ttl(),
+            )
+            .await?;
+        messages::decode_append_response(&reply).map_err(|e| self.undecodable(e).into())
+    }
+
+    async fn vote(
+        &mut self,
+        rpc: VoteRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<VoteResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let reply = self
+            .call(
+                Method::Vote,
+                messages::encode_vote_request(&rpc),
+                option.hard_ttl(),
+            )
+            .await?;
+        messages::decode_vote_response(&reply).map_err(|e| self.undecodable(e).into())
+    }
+
+    async fn full_snapshot(
+        &mut self,
+        vote: Vote,
+        snapshot: SnapshotOf,
+        cancel: impl Future<Output = ReplicationClosed> + openraft::OptionalSend + 'static,
+        option: RPCOption,
+    ) -> Result<SnapshotResponse<TypeConfig>, StreamingError<TypeConfig>> {
+        let payload = messages::encode_snapshot(&vote, &snapshot);
+        let call = self.call(Method::Snapshot, payload, option.hard_ttl());
+        tokio::select! {
+            reply = call => {
+                let reply = reply?;
+                messages::decode_snapshot_response(&reply).map_err(|e| self.undecodable(e).into())
+            }
+            closed = cancel => Err(StreamingError::Closed(closed)),
+        }
+    }
+}
