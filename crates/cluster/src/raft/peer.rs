@@ -67,6 +67,9 @@ pub const MAX_PEER_MESSAGE: usize = 64 << 20;
 /// unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
 
+/// How long [`PeerPort::shutdown`] lets open connections finish.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
+
 /// A Raft group's running instance on this node.
 pub type GroupRaft = openraft::Raft<TypeConfig, ReplicaMachine>;
 
@@ -226,17 +229,22 @@ impl PeerPort {
         })
     }
 
-    /// Stops listening and ends the connections it serves; returns once
-    /// the server has stopped.
+    /// Stops listening and tells the open connections to close (HTTP/2
+    /// GOAWAY: what they carry finishes, nothing new starts); returns once
+    /// they have closed, or after [`SHUTDOWN_GRACE`], when the server is
+    /// stopped without waiting further.
     pub async fn shutdown(mut self) {
         if let Some(stop) = self.stop.take() {
             let _ = stop.send(());
         }
-        if let Some(task) = self.task.take() {
-            // Open connections would keep a graceful stop waiting for
-            // their peers to hang up; a node that stops does not wait.
-            task.abort();
-            let _ = task.await;
+        if let Some(mut task) = self.task.take() {
+            if tokio::time::timeout(SHUTDOWN_GRACE, &mut task)
+                .await
+                .is_err()
+            {
+                task.abort();
+                let _ = task.await;
+            }
         }
     }
 }
