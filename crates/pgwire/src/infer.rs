@@ -16,10 +16,11 @@
 //! probe transaction that is rolled back: it waits for no lock and
 //! disturbs no other transaction (`Database::begin_probe`). Because that
 //! still reads storage, probing runs on a blocking thread; only an answer
-//! already known ([`known`]) is given in the connection's event loop. The candidates
-//! depend on what the value looks like (`42` tries `bigint`, then `double
-//! precision`, `numeric` and `varchar`; `2024-01-02` tries `date`, then
-//! `timestamptz`, then `varchar`), so a text value meant for a string column
+//! already known ([`known`]) is given in the connection's event loop.
+//!
+//! The candidates depend on what the value looks like (`42` tries
+//! `bigint`, then `double precision`, `numeric` and `varchar`;
+//! `2024-01-02` tries `date`, then `timestamptz`, then `varchar`), so a text value meant for a string column
 //! still lands as a string (`bigint` is refused by the column, `varchar` is
 //! not). Without a value (Describe of a statement) the order is fixed,
 //! `varchar` first. Results are cached per statement text, given types and
