@@ -43,9 +43,11 @@ struct Held {
 }
 
 /// Builds a fresh log (group 1 of a log store) and state machine (a new
-/// replica) per suite case, on disk or in memory.
+/// replica) per suite case: on disk, or in memory with the flusher thread
+/// or syncing on the caller (the simulator's store).
 struct Builder {
     on_disk: bool,
+    synchronous: bool,
 }
 
 impl StoreBuilder<TypeConfig, GroupLog, ReplicaMachine, Held> for Builder {
@@ -57,6 +59,11 @@ impl StoreBuilder<TypeConfig, GroupLog, ReplicaMachine, Held> for Builder {
                 Arc::new(
                     FjallEngine::open(dir.path().join("db"), FjallOptions::default()).unwrap(),
                 ),
+            )
+        } else if self.synchronous {
+            (
+                LogStore::synchronous(Arc::new(MemoryEngine::new())),
+                Arc::new(MemoryEngine::new()),
             )
         } else {
             (
@@ -79,12 +86,32 @@ impl StoreBuilder<TypeConfig, GroupLog, ReplicaMachine, Held> for Builder {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openraft_storage_suite_passes_on_disk() {
-    Suite::test_all(Builder { on_disk: true }).await.unwrap();
+    Suite::test_all(Builder {
+        on_disk: true,
+        synchronous: false,
+    })
+    .await
+    .unwrap();
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openraft_storage_suite_passes_in_memory() {
-    Suite::test_all(Builder { on_disk: false }).await.unwrap();
+    Suite::test_all(Builder {
+        on_disk: false,
+        synchronous: false,
+    })
+    .await
+    .unwrap();
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openraft_storage_suite_passes_on_a_store_that_syncs_on_the_caller() {
+    Suite::test_all(Builder {
+        on_disk: false,
+        synchronous: true,
+    })
+    .await
+    .unwrap();
 }
 
 fn id(term: u64, index: u64) -> rowtree_cluster::raft::RaftLogId {

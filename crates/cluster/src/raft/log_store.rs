@@ -31,6 +31,10 @@
 //! `save_vote` returns: it is written the same way and waits for the
 //! flusher's next sync, which it shares with the appends around it.
 //!
+//! The simulator runs a store without the flusher
+//! ([`LogStore::synchronous`]): each append and vote syncs on the task
+//! that made it, so that nothing happens outside the simulated node.
+//!
 //! When a write or a sync fails, the engine stops (see `rowtree_storage`)
 //! and every later write fails too; callbacks waiting for that sync get
 //! the error, which makes openraft stop the group. Nothing reports success
@@ -120,6 +124,9 @@ struct Queue {
 
 struct Shared {
     engine: Arc<dyn Engine>,
+    /// Whether the caller syncs (no flusher thread; see
+    /// [`LogStore::synchronous`]).
+    inline: bool,
     queue: Mutex<Queue>,
     wake: Condvar,
     syncs: AtomicU64,
@@ -130,6 +137,13 @@ impl Shared {
     /// Queues `waiter` for the next sync, or fails it if the store is
     /// closed.
     fn wait_for_sync(&self, waiter: Waiter) {
+        if self.inline {
+            let result = self.engine.sync().map_err(|e| e.to_string());
+            self.syncs.fetch_add(1, Ordering::Relaxed);
+            self.waiters.fetch_add(1, Ordering::Relaxed);
+            waiter.complete(&result);
+            return;
+        }
         let mut queue = self.queue.lock();
         if queue.closed {
             drop(queue);
@@ -199,11 +213,12 @@ impl LogStore {
         Ok(LogStore::on(Arc::new(engine)))
     }
 
-    /// A log store on `engine` (a `MemoryEngine` for tests and the
-    /// simulator, where a sync is free and a crash loses everything).
+    /// A log store on `engine` with its flusher thread (a `MemoryEngine`
+    /// for tests, where a sync is free and a crash loses everything).
     pub fn on(engine: Arc<dyn Engine>) -> LogStore {
         let shared = Arc::new(Shared {
             engine,
+            inline: false,
             queue: Mutex::new(Queue::default()),
             wake: Condvar::new(),
             syncs: AtomicU64::new(0),
@@ -219,6 +234,27 @@ impl LogStore {
         LogStore {
             shared,
             flusher: Some(flusher),
+        }
+    }
+
+    /// A log store on `engine` that syncs on the caller, once per append
+    /// and per vote, with no flusher thread: for the deterministic
+    /// simulator, where every step must happen on the simulated node's own
+    /// tasks (a thread outside it would complete appends at moments the
+    /// simulation does not control), and its engines make a sync cheap.
+    /// The order of writes and what is durable when are as with
+    /// [`LogStore::on`]; only the batching is lost.
+    pub fn synchronous(engine: Arc<dyn Engine>) -> LogStore {
+        LogStore {
+            shared: Arc::new(Shared {
+                engine,
+                inline: true,
+                queue: Mutex::new(Queue::default()),
+                wake: Condvar::new(),
+                syncs: AtomicU64::new(0),
+                waiters: AtomicU64::new(0),
+            }),
+            flusher: None,
         }
     }
 

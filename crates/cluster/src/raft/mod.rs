@@ -40,11 +40,13 @@ mod codec;
 pub mod log_store;
 pub mod messages;
 pub mod peer;
+pub mod runtime;
 pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers};
+pub use runtime::{seeded, RaftRuntime};
 pub use state_machine::{ImageBuilder, ReplicaMachine};
 
 use crate::command::{Command, LogId};
@@ -52,11 +54,13 @@ use crate::command::{Command, LogId};
 openraft::declare_raft_types!(
     /// openraft's types as Rowtree uses them: [`Command`] entries, `u64`
     /// node ids with an address each, standard Raft leader ids (a term,
-    /// and in a vote the node voted for), and tokio as the runtime.
+    /// and in a vote the node voted for), and tokio as the runtime, with
+    /// randomness a simulation can seed ([`RaftRuntime`]).
     pub TypeConfig:
         D = Command,
         R = (),
         LeaderId = openraft::impls::leader_id_std::LeaderId<u64, u64>,
+        AsyncRuntime = RaftRuntime,
 );
 
 /// A log entry: a log id and a blank, command or membership payload.

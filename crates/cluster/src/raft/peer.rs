@@ -35,6 +35,7 @@ use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures_util::{Stream, StreamExt};
 use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
@@ -66,6 +67,15 @@ pub const MAX_PEER_MESSAGE: usize = 64 << 20;
 /// How long connecting to a peer may take before the call fails as
 /// unreachable.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(1);
+
+/// How often each end of a peer connection pings the other over HTTP/2,
+/// and how long it waits for the answer before closing the connection. A
+/// connection can die without a word (a peer's machine loses power, a
+/// firewall forgets the flow, the network drops what was in flight); a
+/// dead connection that nobody notices would hold a group's messages to
+/// that peer forever, and the pings are how it is noticed. The next call
+/// then opens a new one.
+const KEEPALIVE: Duration = Duration::from_secs(1);
 
 /// How long [`PeerPort::shutdown`] lets open connections finish.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
@@ -205,14 +215,38 @@ impl PeerPort {
     pub async fn start(addr: SocketAddr, groups: Groups) -> std::io::Result<PeerPort> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
-        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener);
+        let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {
+            let stream = stream?;
+            stream.set_nodelay(true)?;
+            Ok::<_, std::io::Error>(stream)
+        });
+        Ok(PeerPort::serve(local_addr, incoming, groups))
+    }
+
+    /// Serves `groups` on the connections `incoming` yields, on the current
+    /// tokio runtime; `local_addr` is only reported. [`PeerPort::start`]
+    /// passes a TCP listener's; the simulator passes its simulated
+    /// network's.
+    pub fn serve<I, IO, E>(local_addr: SocketAddr, incoming: I, groups: Groups) -> PeerPort
+    where
+        I: Stream<Item = Result<IO, E>> + Send + 'static,
+        IO: tokio::io::AsyncRead
+            + tokio::io::AsyncWrite
+            + tonic::transport::server::Connected
+            + Unpin
+            + Send
+            + 'static,
+        IO::ConnectInfo: Clone + Send + Sync + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let service = PeerServer::new(PeerService { groups })
             .max_decoding_message_size(MAX_PEER_MESSAGE)
             .max_encoding_message_size(MAX_PEER_MESSAGE);
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let served = tonic::transport::Server::builder()
-                .tcp_nodelay(true)
+                .http2_keepalive_interval(Some(KEEPALIVE))
+                .http2_keepalive_timeout(Some(KEEPALIVE))
                 .add_service(service)
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = stopped.await;
@@ -222,11 +256,11 @@ impl PeerPort {
                 eprintln!("rowtree: the peer port stopped: {e}");
             }
         });
-        Ok(PeerPort {
+        PeerPort {
             local_addr,
             stop: Some(stop),
             task: Some(task),
-        })
+        }
     }
 
     /// Stops listening and tells the open connections to close (HTTP/2
@@ -257,17 +291,39 @@ impl Drop for PeerPort {
     }
 }
 
+/// Opens the channel to one peer from its endpoint (address, timeouts
+/// set): lazily, so that nothing is dialled until the first call.
+pub type Connect = Arc<dyn Fn(Endpoint) -> Channel + Send + Sync>;
+
 /// A node's connections to its peers, shared by all of its groups: one
 /// channel (one HTTP/2 connection) per peer address.
-#[derive(Clone, Default)]
+#[derive(Clone)]
 pub struct Peers {
     channels: Arc<Mutex<HashMap<String, PeerClient<Channel>>>>,
+    connect: Connect,
+}
+
+impl Default for Peers {
+    fn default() -> Peers {
+        Peers::with_connector(Arc::new(|endpoint: Endpoint| {
+            endpoint.tcp_nodelay(true).connect_lazy()
+        }))
+    }
 }
 
 impl Peers {
-    /// No connections yet; each is opened on first use.
+    /// No connections yet; each is opened over TCP on first use.
     pub fn new() -> Peers {
         Peers::default()
+    }
+
+    /// No connections yet; each is opened by `connect` on first use (the
+    /// simulator's connects over its simulated network).
+    pub fn with_connector(connect: Connect) -> Peers {
+        Peers {
+            channels: Arc::default(),
+            connect,
+        }
     }
 
     /// The network of one group, for its `Raft` instance.
@@ -286,8 +342,10 @@ impl Peers {
         let endpoint = Endpoint::from_shared(format!("http://{addr}"))
             .map_err(|e| Unreachable::new(&e))?
             .connect_timeout(CONNECT_TIMEOUT)
-            .tcp_nodelay(true);
-        let client = PeerClient::new(endpoint.connect_lazy())
+            .http2_keep_alive_interval(KEEPALIVE)
+            .keep_alive_timeout(KEEPALIVE)
+            .keep_alive_while_idle(true);
+        let client = PeerClient::new((self.connect)(endpoint))
             .max_decoding_message_size(MAX_PEER_MESSAGE)
             .max_encoding_message_size(MAX_PEER_MESSAGE);
         channels.insert(addr.to_string(), client.clone());
