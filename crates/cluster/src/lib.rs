@@ -24,14 +24,15 @@
 //!   openraft's state machine on a replica, and the peer port over which
 //!   a group's replicas on different nodes talk.
 //!
-//! What is built so far is the first two milestones of the design's build
-//! order and the peer port of the third: the replica, the storage openraft
-//! needs (checked by openraft's own storage test suite) and the network,
-//! on which a group of three runs over loopback in the tests; no node
-//! process yet. The single-process database does not use this crate;
-//! it is exercised by its own tests, which feed replicas the same entries
-//! and compare what they store, run openraft's suite, and kill a process
-//! in the middle of appending to its log.
+//! What is built so far is the first three milestones of the design's
+//! build order: the replica, the storage openraft needs (checked by
+//! openraft's own storage test suite), the network, and a deterministic
+//! simulator that runs a group under crashes, partitions and membership
+//! changes; no node process yet. The single-process database does not use
+//! this crate; it is exercised by its own tests, which feed replicas the
+//! same entries and compare what they store, run openraft's suite, kill a
+//! process in the middle of appending to its log, run a group of three
+//! over loopback, and simulate one (`tests/sim.rs`).
 
 pub mod command;
 pub mod error;

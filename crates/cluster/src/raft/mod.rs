@@ -28,13 +28,17 @@
 //!   factory over it, with the messages in this crate's own binary form
 //!   ([`messages`]).
 //!
+//! * [`runtime`] is openraft's runtime: tokio's, with the random numbers
+//!   openraft draws (election timeouts) seeded when a simulation asks.
+//!
 //! What is not here yet: the node process that runs its groups' `Raft`
-//! instances, and the deterministic simulation harness, come with the next
-//! milestones of `docs/design/cluster.md`. openraft's own storage test
-//! suite (`openraft::testing::log::Suite`) checks [`GroupLog`] and
-//! [`ReplicaMachine`] together (`tests/raft_storage.rs`), and
-//! `tests/group.rs` runs a group of three `Raft` instances on them, over an
-//! in-process network and over the peer port.
+//! instances comes with the next milestones of `docs/design/cluster.md`.
+//! openraft's own storage test suite (`openraft::testing::log::Suite`)
+//! checks [`GroupLog`] and [`ReplicaMachine`] together
+//! (`tests/raft_storage.rs`); `tests/group.rs` runs a group of three `Raft`
+//! instances on them, over an in-process network and over the peer port;
+//! and `tests/sim.rs` plays a group under a deterministic simulation
+//! (turmoil) with crashes, partitions and membership changes.
 
 mod codec;
 pub mod log_store;

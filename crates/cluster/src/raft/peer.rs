@@ -23,6 +23,14 @@
 //! image exceeds the bound cannot be copied this way; chunked snapshots
 //! come with moving replicas (design §7).
 //!
+//! The port listens on TCP ([`PeerPort::start`]) or serves any stream of
+//! connections ([`PeerPort::serve`]), and [`Peers`] dials over TCP or
+//! through any connector ([`Peers::with_connector`]): the deterministic
+//! simulator runs the same service over its simulated network. Both ends
+//! ping over HTTP/2 every second and close a connection whose ping goes
+//! unanswered, so that a connection that died without a word is replaced
+//! rather than waited on.
+//!
 //! Failures map onto what openraft expects of a network: a peer that
 //! cannot be reached (no connection, or the call timed out) is
 //! `Unreachable`, so openraft backs off before trying it again; a peer
