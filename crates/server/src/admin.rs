@@ -354,7 +354,10 @@ impl InstanceAdmin for Admin {
             update_time: now,
             edition: given.edition,
         };
-        self.registry.create_instance(meta.clone())?;
+        let registry = self.registry.clone();
+        let created = meta.clone();
+        self.blocking(move || registry.create_instance(created))
+            .await?;
         let md = ipb::CreateInstanceMetadata {
             instance: Some(instance_pb(&meta)),
             start_time: Some(ts(now)),
@@ -417,7 +420,10 @@ impl InstanceAdmin for Admin {
             }
         }
         meta.update_time = now_nanos();
-        self.registry.update_instance(meta.clone())?;
+        let registry = self.registry.clone();
+        let updated = meta.clone();
+        self.blocking(move || registry.update_instance(updated))
+            .await?;
         let md = ipb::UpdateInstanceMetadata {
             instance: Some(instance_pb(&meta)),
             start_time: Some(ts(meta.update_time)),
@@ -500,9 +506,15 @@ impl DatabaseAdmin for Admin {
         self.registry.instance(&r.parent)?;
         let id = create_statement_id(&r.create_statement, dialect)?;
         let name = format!("{}/databases/{id}", r.parent);
-        let hosted =
-            self.registry
-                .create_database(&name, &r.proto_descriptors, r.database_dialect)?;
+        let registry = self.registry.clone();
+        let (created, protos, dialect) = (
+            name.clone(),
+            r.proto_descriptors.clone(),
+            r.database_dialect,
+        );
+        let hosted = self
+            .blocking(move || registry.create_database(&created, &protos, dialect))
+            .await?;
         let md = any(
             "google.spanner.admin.database.v1.CreateDatabaseMetadata",
             &dpb::CreateDatabaseMetadata {
@@ -566,13 +578,18 @@ impl DatabaseAdmin for Admin {
                 )));
             }
         }
+        let registry = self.registry.clone();
+        let (database, protect) = (given.name.clone(), given.enable_drop_protection);
+        let change = paths.iter().any(|p| p == "enable_drop_protection");
         let hosted = self
-            .registry
-            .update_database(&given.name, |m: &mut DatabaseMeta| {
-                if paths.iter().any(|p| p == "enable_drop_protection") {
-                    m.enable_drop_protection = given.enable_drop_protection;
-                }
-            })?;
+            .blocking(move || {
+                registry.update_database(&database, |m: &mut DatabaseMeta| {
+                    if change {
+                        m.enable_drop_protection = protect;
+                    }
+                })
+            })
+            .await?;
         let md = dpb::UpdateDatabaseMetadata {
             request: Some(r),
             progress: Some(dpb::OperationProgress {
@@ -618,8 +635,12 @@ impl DatabaseAdmin for Admin {
         }
         if !r.proto_descriptors.is_empty() {
             let encoded = base64::engine::general_purpose::STANDARD.encode(&r.proto_descriptors);
-            self.registry
-                .update_database(&r.database, |m| m.proto_descriptors = encoded)?;
+            let registry = self.registry.clone();
+            let database = r.database.clone();
+            self.blocking(move || {
+                registry.update_database(&database, |m| m.proto_descriptors = encoded)
+            })
+            .await?;
         }
         let statements = r.statements.clone();
         let database = r.database.clone();

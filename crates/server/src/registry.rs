@@ -14,6 +14,17 @@
 //! With `--in-memory` the same structures hold memory-engine databases and
 //! nothing is written.
 //!
+//! # Locking
+//!
+//! Every data request looks its database up here, so lookups must never
+//! wait on disk work. A change (create, update, drop) takes the `writer`
+//! lock, which orders changes, and works on a copy of the state: opening a
+//! new database's files and writing `registry.json` (with its fsyncs)
+//! happen under `writer` alone. Only when the document is durable does the
+//! change swap its copy in, under the `state` lock that lookups take for a
+//! moment. A lookup therefore sees a change only once it survives a
+//! restart, and never waits for one.
+//!
 //! `registry.json` carries its own format version ([`REGISTRY_FORMAT_VERSION`],
 //! the field `format_version`), written when the data directory is created
 //! and checked when it is opened, as each database checks its own
@@ -123,6 +134,7 @@ pub struct Hosted {
     pub db: Database,
 }
 
+#[derive(Clone)]
 struct State {
     instances: BTreeMap<String, InstanceMeta>,
     databases: BTreeMap<String, Hosted>,
@@ -131,7 +143,11 @@ struct State {
 /// The server's instances and databases.
 pub struct Registry {
     dir: Option<PathBuf>,
+    /// What lookups read; held only to read or to swap in a change.
     state: Mutex<State>,
+    /// Orders changes, and is held across their disk work (see the module
+    /// docs).
+    writer: Mutex<()>,
     options: rowtree_db::Options,
 }
 
@@ -269,6 +285,7 @@ impl Registry {
         let registry = Registry {
             dir: dir.map(Path::to_path_buf),
             state: Mutex::new(state),
+            writer: Mutex::new(()),
             options,
         };
         if record_format {
@@ -277,6 +294,21 @@ impl Registry {
                 .map_err(|e| e.message().to_string())?;
         }
         Ok(registry)
+    }
+
+    /// Makes a change: `change` edits a copy of the state (it may do disk
+    /// work: nothing but other changes waits for it), the copy is written to
+    /// `registry.json`, and only then replaces the state lookups read.
+    fn mutate<T>(&self, change: impl FnOnce(&mut State) -> Result<T, Status>) -> Result<T, Status> {
+        let _writer = self.writer.lock();
+        let mut next = self.state.lock().clone();
+        let out = change(&mut next)?;
+        self.save(&next)?;
+        let before = std::mem::replace(&mut *self.state.lock(), next);
+        // A dropped database's last handle may go with the old state, and
+        // closing a database waits for its threads: not under the lock.
+        drop(before);
+        Ok(out)
     }
 
     fn save(&self, state: &State) -> Result<(), Status> {
@@ -314,64 +346,66 @@ impl Registry {
     }
 
     pub fn create_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
-        let mut state = self.state.lock();
-        if state.instances.contains_key(&meta.name) {
-            return Err(Status::already_exists(format!(
-                "Instance already exists: {}",
-                meta.name
-            )));
-        }
-        state.instances.insert(meta.name.clone(), meta);
-        self.save(&state)
+        self.mutate(|state| {
+            if state.instances.contains_key(&meta.name) {
+                return Err(Status::already_exists(format!(
+                    "Instance already exists: {}",
+                    meta.name
+                )));
+            }
+            state.instances.insert(meta.name.clone(), meta);
+            Ok(())
+        })
     }
 
     pub fn update_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
-        let mut state = self.state.lock();
-        if !state.instances.contains_key(&meta.name) {
-            return Err(status::not_found(
-                "google.spanner.admin.instance.v1.Instance",
-                &meta.name,
-            ));
-        }
-        state.instances.insert(meta.name.clone(), meta);
-        self.save(&state)
+        self.mutate(|state| {
+            if !state.instances.contains_key(&meta.name) {
+                return Err(status::not_found(
+                    "google.spanner.admin.instance.v1.Instance",
+                    &meta.name,
+                ));
+            }
+            state.instances.insert(meta.name.clone(), meta);
+            Ok(())
+        })
     }
 
     /// Deletes an instance and every database in it.
     pub fn delete_instance(&self, name: &str) -> Result<(), Status> {
-        let mut state = self.state.lock();
-        if !state.instances.contains_key(name) {
-            return Err(status::not_found(
-                "google.spanner.admin.instance.v1.Instance",
-                name,
-            ));
-        }
-        let prefix = format!("{name}/databases/");
-        if let Some(protected) = state
-            .databases
-            .values()
-            .find(|h| h.meta.name.starts_with(&prefix) && h.meta.enable_drop_protection)
-        {
-            return Err(Status::failed_precondition(format!(
-                "Cannot delete instance {name}: database {} has drop protection enabled",
-                protected.meta.name
-            )));
-        }
-        state.instances.remove(name);
-        let doomed: Vec<String> = state
-            .databases
-            .keys()
-            .filter(|k| k.starts_with(&prefix))
-            .cloned()
-            .collect();
-        let mut dirs = Vec::new();
-        for d in doomed {
-            if let Some(h) = state.databases.remove(&d) {
-                dirs.push(h.meta.dir);
+        let dirs = self.mutate(|state| {
+            if !state.instances.contains_key(name) {
+                return Err(status::not_found(
+                    "google.spanner.admin.instance.v1.Instance",
+                    name,
+                ));
             }
-        }
-        self.save(&state)?;
-        drop(state);
+            let prefix = format!("{name}/databases/");
+            if let Some(protected) = state
+                .databases
+                .values()
+                .find(|h| h.meta.name.starts_with(&prefix) && h.meta.enable_drop_protection)
+            {
+                return Err(Status::failed_precondition(format!(
+                    "Cannot delete instance {name}: database {} has drop protection enabled",
+                    protected.meta.name
+                )));
+            }
+            state.instances.remove(name);
+            let doomed: Vec<String> = state
+                .databases
+                .keys()
+                .filter(|k| k.starts_with(&prefix))
+                .cloned()
+                .collect();
+            let mut dirs = Vec::new();
+            for d in doomed {
+                if let Some(h) = state.databases.remove(&d) {
+                    dirs.push(h.meta.dir);
+                }
+            }
+            Ok(dirs)
+        })?;
         for d in dirs {
             self.remove_dir(&d);
         }
@@ -413,50 +447,59 @@ impl Registry {
     ) -> Result<Hosted, Status> {
         check_database_name(name)?;
         let instance = instance_of(name).unwrap_or_default().to_string();
-        let mut state = self.state.lock();
-        if !state.instances.contains_key(&instance) {
-            return Err(status::not_found(
-                "google.spanner.admin.instance.v1.Instance",
-                &instance,
-            ));
-        }
-        if state.databases.contains_key(name) {
-            return Err(Status::already_exists(format!(
-                "Database already exists: {name}"
-            )));
-        }
-        // The database records its dialect itself (so every opener knows
-        // it); the registry mirrors it for the admin API.
-        let options = rowtree_db::Options {
-            dialect: if dialect == POSTGRESQL {
-                rowtree_types::Dialect::PostgreSql
-            } else {
-                rowtree_types::Dialect::GoogleSql
-            },
-            ..with_advice(&self.options, name)
-        };
-        let (dir, db) = match &self.dir {
-            Some(root) => {
-                let dir = uuid::Uuid::new_v4().simple().to_string();
-                let db = Database::open_with(root.join("databases").join(&dir), options)
-                    .map_err(status::from_db)?;
-                (dir, db)
+        // The directory made for the database, removed again if the change
+        // fails after making it (registry.json could not be written).
+        let mut made = None;
+        let created = self.mutate(|state| {
+            if !state.instances.contains_key(&instance) {
+                return Err(status::not_found(
+                    "google.spanner.admin.instance.v1.Instance",
+                    &instance,
+                ));
             }
-            None => (String::new(), Database::in_memory_with(options)),
-        };
-        use base64::Engine as _;
-        let meta = DatabaseMeta {
-            name: name.to_string(),
-            dir,
-            create_time: now_nanos(),
-            enable_drop_protection: false,
-            proto_descriptors: base64::engine::general_purpose::STANDARD.encode(proto_descriptors),
-            dialect: if dialect == 0 { 1 } else { dialect },
-        };
-        let hosted = Hosted { meta, db };
-        state.databases.insert(name.to_string(), hosted.clone());
-        self.save(&state)?;
-        Ok(hosted)
+            if state.databases.contains_key(name) {
+                return Err(Status::already_exists(format!(
+                    "Database already exists: {name}"
+                )));
+            }
+            // The database records its dialect itself (so every opener
+            // knows it); the registry mirrors it for the admin API.
+            let options = rowtree_db::Options {
+                dialect: if dialect == POSTGRESQL {
+                    rowtree_types::Dialect::PostgreSql
+                } else {
+                    rowtree_types::Dialect::GoogleSql
+                },
+                ..with_advice(&self.options, name)
+            };
+            let (dir, db) = match &self.dir {
+                Some(root) => {
+                    let dir = uuid::Uuid::new_v4().simple().to_string();
+                    made = Some(dir.clone());
+                    let db = Database::open_with(root.join("databases").join(&dir), options)
+                        .map_err(status::from_db)?;
+                    (dir, db)
+                }
+                None => (String::new(), Database::in_memory_with(options)),
+            };
+            use base64::Engine as _;
+            let meta = DatabaseMeta {
+                name: name.to_string(),
+                dir,
+                create_time: now_nanos(),
+                enable_drop_protection: false,
+                proto_descriptors: base64::engine::general_purpose::STANDARD
+                    .encode(proto_descriptors),
+                dialect: if dialect == 0 { 1 } else { dialect },
+            };
+            let hosted = Hosted { meta, db };
+            state.databases.insert(name.to_string(), hosted.clone());
+            Ok(hosted)
+        });
+        if let (Err(_), Some(dir)) = (&created, made) {
+            self.remove_dir(&dir);
+        }
+        created
     }
 
     /// Changes a database's metadata.
@@ -465,38 +508,35 @@ impl Registry {
         name: &str,
         f: impl FnOnce(&mut DatabaseMeta),
     ) -> Result<Hosted, Status> {
-        let mut state = self.state.lock();
-        let hosted = state
-            .databases
-            .get_mut(name)
-            .ok_or_else(|| status::not_found("google.spanner.admin.database.v1.Database", name))?;
-        f(&mut hosted.meta);
-        let out = hosted.clone();
-        self.save(&state)?;
-        Ok(out)
+        self.mutate(|state| {
+            let hosted = state.databases.get_mut(name).ok_or_else(|| {
+                status::not_found("google.spanner.admin.database.v1.Database", name)
+            })?;
+            f(&mut hosted.meta);
+            Ok(hosted.clone())
+        })
     }
 
     /// Drops a database: it disappears at once; its files go when the last
     /// session using it lets go (they are unlinked now).
     pub fn drop_database(&self, name: &str) -> Result<(), Status> {
-        let mut state = self.state.lock();
-        match state.databases.get(name) {
-            None => {
-                return Err(status::not_found(
-                    "google.spanner.admin.database.v1.Database",
-                    name,
-                ))
+        let hosted = self.mutate(|state| {
+            match state.databases.get(name) {
+                None => {
+                    return Err(status::not_found(
+                        "google.spanner.admin.database.v1.Database",
+                        name,
+                    ))
+                }
+                Some(h) if h.meta.enable_drop_protection => {
+                    return Err(Status::failed_precondition(format!(
+                        "Cannot drop database {name}: drop protection is enabled"
+                    )))
+                }
+                Some(_) => {}
             }
-            Some(h) if h.meta.enable_drop_protection => {
-                return Err(Status::failed_precondition(format!(
-                    "Cannot drop database {name}: drop protection is enabled"
-                )))
-            }
-            Some(_) => {}
-        }
-        let hosted = state.databases.remove(name).expect("checked above");
-        self.save(&state)?;
-        drop(state);
+            Ok(state.databases.remove(name).expect("checked above"))
+        })?;
         self.remove_dir(&hosted.meta.dir);
         Ok(())
     }
@@ -655,5 +695,84 @@ mod tests {
             .err()
             .unwrap();
         assert_eq!(e.code(), tonic::Code::NotFound);
+    }
+
+    /// A lookup neither waits for a change in progress nor sees it before
+    /// it is written: the change works on a copy under its own lock.
+    #[test]
+    fn lookups_do_not_wait_for_a_change_and_see_it_once_written() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Arc::new(Registry::open(Some(dir.path()), Default::default()).unwrap());
+        r.create_instance(instance("projects/p/instances/i"))
+            .unwrap();
+        let db = "projects/p/instances/i/databases/db1";
+        r.create_database(db, b"", 1).unwrap();
+
+        let (started_tx, started) = std::sync::mpsc::channel();
+        let (finish, finish_rx) = std::sync::mpsc::channel::<()>();
+        let changer = {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                r.mutate(|state| {
+                    state.instances.remove("projects/p/instances/i");
+                    started_tx.send(()).unwrap();
+                    // A slow change: opening files, writing, syncing.
+                    finish_rx.recv().unwrap();
+                    Ok(())
+                })
+                .unwrap();
+            })
+        };
+        started.recv().unwrap();
+        // While the change runs, lookups answer at once, from the state
+        // before it.
+        let (answer_tx, answer) = std::sync::mpsc::channel();
+        {
+            let r = r.clone();
+            std::thread::spawn(move || {
+                let seen = (
+                    r.has_database(db),
+                    r.database(db).is_ok(),
+                    r.instance("projects/p/instances/i").is_ok(),
+                    r.instances().len(),
+                );
+                answer_tx.send(seen).unwrap();
+            });
+        }
+        let seen = answer
+            .recv_timeout(std::time::Duration::from_secs(10))
+            .expect("a lookup waited for the change in progress");
+        assert_eq!(seen, (true, true, true, 1));
+        finish.send(()).unwrap();
+        changer.join().unwrap();
+        assert!(r.instance("projects/p/instances/i").is_err());
+        let text = std::fs::read_to_string(dir.path().join("registry.json")).unwrap();
+        assert!(!text.contains("\"projects/p/instances/i\""), "{text}");
+    }
+
+    /// A database whose creation cannot be recorded is not created: no
+    /// entry, and no directory left behind.
+    #[test]
+    fn a_creation_that_cannot_be_written_leaves_nothing() {
+        let dir = tempfile::tempdir().unwrap();
+        let r = Registry::open(Some(dir.path()), Default::default()).unwrap();
+        r.create_instance(instance("projects/p/instances/i"))
+            .unwrap();
+        // registry.json is written through registry.json.tmp: a directory
+        // there makes the write fail.
+        std::fs::create_dir(dir.path().join("registry.json.tmp")).unwrap();
+        let db = "projects/p/instances/i/databases/db1";
+        let e = r.create_database(db, b"", 1).err().unwrap();
+        assert_eq!(e.code(), tonic::Code::Internal, "{e:?}");
+        assert!(e.message().contains("cannot write the registry"), "{e:?}");
+        assert!(!r.has_database(db));
+        let left: Vec<_> = std::fs::read_dir(dir.path().join("databases"))
+            .unwrap()
+            .collect();
+        assert!(left.is_empty(), "{left:?}");
+        // Once the registry can be written again, the same name works.
+        std::fs::remove_dir(dir.path().join("registry.json.tmp")).unwrap();
+        r.create_database(db, b"", 1).unwrap();
+        assert!(r.has_database(db));
     }
 }
