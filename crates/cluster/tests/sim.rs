@@ -770,10 +770,9 @@ fn simulate(seed: u64, lying_disks: bool) -> Outcome {
                     slow_until = Some(t + Duration::from_millis(rng.random_range(500..3000)));
                 }
             }
-            isolation(&world, &cuts, &down, t);
-        } else if !cuts.links.is_empty() || !down.is_empty() {
-            isolation(&world, &cuts, &down, t);
         }
+        // Who is cut off now, after this step's faults, heals and restarts.
+        isolation(&world, &cuts, &down, t);
 
         if t >= FAULTS {
             if !world.lock().unwrap().quiet {
