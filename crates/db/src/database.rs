@@ -560,6 +560,19 @@ impl Database {
         self.inner.router.gated()
     }
 
+    /// Whether a snapshot read begun now may block its thread: reads wait
+    /// for simulated node capacity ([`Database::node_gated`]), or a strong
+    /// read would wait for a group flush that is running late (the commit
+    /// pipeline's `visible_ts` lags the clock by more than
+    /// `rowtree_txn::commit::MAX_STRONG_LAG`; a read at an exact staleness
+    /// shorter than that lag waits too). A caller that must not block (an
+    /// event loop serving other connections) hands such a read to a thread
+    /// that may; otherwise a strong read does not wait.
+    pub fn reads_may_block(&self) -> bool {
+        let now = self.inner.options.clock.now_nanos() / 1_000 * 1_000;
+        self.node_gated() || self.inner.pipeline.strong_read_waits(now)
+    }
+
     /// The newest timestamp at which every commit is visible (strong reads
     /// read here).
     pub fn visible_timestamp(&self) -> u64 {

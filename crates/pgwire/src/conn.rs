@@ -504,13 +504,14 @@ impl Conn {
 
     /// Whether `sql` may run inline ([`Conn::run`]): a query (`SELECT`,
     /// `VALUES`) outside a transaction block, on a database whose reads do
-    /// not wait for simulated node capacity (`Database::node_gated`: that
-    /// wait would stall the runtime's other connections).
+    /// not wait now (`Database::reads_may_block`: for simulated node
+    /// capacity, or for a flush running late; that wait would stall the
+    /// runtime's other connections).
     fn runs_inline(&self, sql: &str) -> bool {
         let idle = self
             .backend
             .as_ref()
-            .is_some_and(|b| matches!(b.status(), Status::Idle) && !b.database().node_gated());
+            .is_some_and(|b| matches!(b.status(), Status::Idle) && !b.database().reads_may_block());
         idle && matches!(
             leading_words(sql, 1).first().map(String::as_str),
             Some("select" | "values")

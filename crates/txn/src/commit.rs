@@ -373,6 +373,16 @@ impl<W: Send + 'static> CommitPipeline<W> {
         }
     }
 
+    /// Whether a strong read starting at the clock's `now` would wait for a flush:
+    /// commits are in flight and `visible_ts` lags `now` by more than [`MAX_STRONG_LAG`]
+    /// (a group's fsync is that slow), so [`strong_read_ts`](Self::strong_read_ts) gives
+    /// `now` and the read waits until the pipeline gets there. A caller that must not block
+    /// (an event loop) sends such a read to a thread that may.
+    pub fn strong_read_waits(&self, now: u64) -> bool {
+        let busy = self.shared.in_flight.load(Ordering::Acquire) > 0;
+        busy && now.saturating_sub(self.visible_ts()) > MAX_STRONG_LAG.as_nanos() as u64
+    }
+
     /// Blocks until [`visible_ts`](Self::visible_ts) `>= ts`, for reads at a given (possibly
     /// future) timestamp. With no commits queued, `visible_ts` follows the clock.
     ///

@@ -352,10 +352,11 @@ fn strong_reads_take_the_visible_timestamp_while_a_flush_is_in_flight() {
         .unwrap(),
     );
 
-    // Idle: a strong read takes the clock.
+    // Idle: a strong read takes the clock, and does not wait for it.
     let now = 2_000_000;
     clock.set(now);
     assert_eq!(pipeline.strong_read_ts(now), now);
+    assert!(!pipeline.strong_read_waits(now));
 
     let visible = pipeline.visible_ts();
     let committer = {
@@ -375,14 +376,20 @@ fn strong_reads_take_the_visible_timestamp_while_a_flush_is_in_flight() {
         Ok(()),
         "a strong read while a flush runs must not wait for it"
     );
-    // Unless the visible timestamp lags the clock by more than the bound.
+    assert!(!pipeline.strong_read_waits(3_000_000));
+    // Unless the visible timestamp lags the clock by more than the bound: then the read
+    // takes the clock and waits for the flush, and says so beforehand.
     let far = visible + rowtree_txn::commit::MAX_STRONG_LAG.as_nanos() as u64 + 1;
     assert_eq!(pipeline.strong_read_ts(far), far);
+    assert!(pipeline.strong_read_waits(far));
+    assert!(!pipeline.strong_read_waits(far - 1));
 
     release.send(()).unwrap();
     let committed = committer.join().unwrap().unwrap();
-    // Acknowledged: every later strong read covers the commit, busy or idle.
+    // Acknowledged: every later strong read covers the commit, busy or idle; idle, no
+    // read waits, however far the clock.
     assert!(pipeline.strong_read_ts(3_000_000) >= committed);
+    eventually("the pipeline is idle", || !pipeline.strong_read_waits(far));
     let busy = {
         let p = pipeline.clone();
         thread::spawn(move || p.commit(write("b")))

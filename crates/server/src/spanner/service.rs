@@ -82,10 +82,11 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
-        // Not on a database whose reads wait for simulated node capacity:
-        // that wait would stall the event loop's other connections.
-        let inline =
-            inline_snapshot(r.transaction.as_ref(), &r.resume_token) && !session.db.node_gated();
+        // Not on a database whose reads may wait (for simulated node
+        // capacity, or a flush running late): that wait would stall the
+        // event loop's other connections.
+        let inline = inline_snapshot(r.transaction.as_ref(), &r.resume_token)
+            && !session.db.reads_may_block();
         results::unary(inline, deadline, move |rows| {
             statements::execute(&session, &r, rows)
         })
@@ -130,10 +131,11 @@ impl Spanner for SpannerService {
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
-        // Not on a database whose reads wait for simulated node capacity:
-        // that wait would stall the event loop's other connections.
-        let inline =
-            inline_snapshot(r.transaction.as_ref(), &r.resume_token) && !session.db.node_gated();
+        // Not on a database whose reads may wait (for simulated node
+        // capacity, or a flush running late): that wait would stall the
+        // event loop's other connections.
+        let inline = inline_snapshot(r.transaction.as_ref(), &r.resume_token)
+            && !session.db.reads_may_block();
         results::unary(inline, deadline, move |rows| {
             reads::read_rows(&session, &r, rows)
         })
