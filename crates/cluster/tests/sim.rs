@@ -28,6 +28,10 @@
 //! * no node stops on a fatal error (a replica refuses an entry that breaks
 //!   its own invariants, or a store fails).
 //!
+//! Snapshots are taken every 40 entries and the log purged behind them, so
+//! a node that was down long enough catches up by installing one, sent
+//! over the peer port (the runs count them and require some).
+//!
 //! Then the faults stop, every node comes back, and the group must settle
 //! within [`SETTLE`]: one leader, every voter alive and applied as far as
 //! the leader, nothing acknowledged beyond that. Finally **durability**
@@ -63,7 +67,8 @@ use openraft::{BasicNode, Config, ServerState};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rowtree_cluster::raft::{
-    seeded, to_log_id, GroupId, Groups, LogStore, PeerPort, Peers, ReplicaMachine, TypeConfig,
+    seeded, to_log_id, GroupId, Groups, LogStore, PeerPort, Peers, ReplicaMachine, SnapshotCounts,
+    TypeConfig,
 };
 use rowtree_cluster::{Command, Commit, Descriptor, Replica};
 use rowtree_kv::{Router, SplitId, SplitMap};
@@ -322,6 +327,8 @@ struct World {
     nodes: BTreeMap<u64, Raft>,
     /// How many times each node has started.
     starts: BTreeMap<u64, u64>,
+    /// The snapshot counts of every replica machine started.
+    snapshots: Vec<Arc<SnapshotCounts>>,
     /// Nodes cut off from every other node, since when.
     isolated_since: BTreeMap<u64, Duration>,
     acks: Vec<Ack>,
@@ -385,12 +392,18 @@ async fn run_node(
         Ok(replica) => replica,
         Err(_) => Replica::create(router.clone(), descriptor())?,
     };
+    let machine = ReplicaMachine::new(replica);
+    world
+        .lock()
+        .unwrap()
+        .snapshots
+        .push(machine.snapshot_counts());
     let raft = Raft::new(
         id,
         config(),
         sim_peers().group(GroupId(1)),
         log.group(GroupId(1)),
-        ReplicaMachine::new(replica),
+        machine,
     )
     .await?;
     let groups = Groups::new();
@@ -513,6 +526,8 @@ struct Outcome {
     /// Acknowledged writes, crashes, and cuts made.
     acks: usize,
     proposed_alone: usize,
+    /// Snapshots installed on replicas that had fallen behind.
+    installed: u64,
     crashes: usize,
     cuts: usize,
     /// A digest of what happened (acknowledged writes and leaders by
@@ -821,6 +836,7 @@ fn simulate(seed: u64, lying_disks: bool) -> Outcome {
         trace: w.trace.clone(),
         acks: w.acks.len(),
         proposed_alone: w.proposed_alone,
+        installed: w.snapshots.iter().map(|c| c.installed()).sum(),
         crashes,
         cuts: cut_count,
         digest,
@@ -988,6 +1004,7 @@ fn durability(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
 /// Plays `seeds` and fails with every seed that broke an invariant.
 fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) {
     let (mut played, mut acks, mut alone, mut crashes, mut cuts) = (0, 0, 0, 0, 0);
+    let mut installed = 0;
     let mut failures = Vec::new();
     for seed in seeds {
         let outcome = simulate(seed, lying_disks);
@@ -1003,6 +1020,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
         played += 1;
         acks += outcome.acks;
         alone += outcome.proposed_alone;
+        installed += outcome.installed;
         crashes += outcome.crashes;
         cuts += outcome.cuts;
         if !outcome.violations.is_empty() {
@@ -1014,7 +1032,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
     }
     eprintln!(
         "{played} seeds: {acks} acknowledged writes, {alone} writes proposed by a leader cut \
-         off from all others, {crashes} crashes, {cuts} cuts"
+         off from all others, {installed} snapshots installed, {crashes} crashes, {cuts} cuts"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The runs did something: runs without acknowledged writes or faults
@@ -1022,6 +1040,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
     assert!(acks > played * 50, "only {acks} acknowledged writes");
     assert!(crashes > 0 && cuts > 0, "{crashes} crashes, {cuts} cuts");
     assert!(alone > 0, "no leader was ever cut off while writing");
+    assert!(installed > 0, "no replica caught up by a snapshot");
 }
 
 // CI plays seeds 0 to 63, in four tests that the test harness runs in

@@ -51,7 +51,7 @@ pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers};
 pub use runtime::{seeded, RaftRuntime};
-pub use state_machine::{ImageBuilder, ReplicaMachine};
+pub use state_machine::{ImageBuilder, ReplicaMachine, SnapshotCounts};
 
 use crate::command::{Command, LogId};
 

@@ -16,6 +16,7 @@
 //! builds a new one when it needs it.
 
 use std::io;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use futures_util::{Stream, StreamExt};
@@ -38,11 +39,35 @@ type Snapshot = openraft::Snapshot<
 /// openraft's metadata of a snapshot.
 type SnapshotMeta = openraft::alias::SnapshotMetaOf<TypeConfig>;
 
+/// How many snapshots a [`ReplicaMachine`] has built and installed since
+/// it was made: shared, so that it can be read while openraft owns the
+/// machine.
+#[derive(Debug, Default)]
+pub struct SnapshotCounts {
+    built: AtomicU64,
+    installed: AtomicU64,
+}
+
+impl SnapshotCounts {
+    /// Snapshots of this replica built (for a lagging peer, or to purge
+    /// the log).
+    pub fn built(&self) -> u64 {
+        self.built.load(Ordering::Relaxed)
+    }
+
+    /// Snapshots installed on this replica (it had fallen behind the
+    /// leader's purged log).
+    pub fn installed(&self) -> u64 {
+        self.installed.load(Ordering::Relaxed)
+    }
+}
+
 /// openraft's state machine for one replica (see the module docs).
 #[derive(Debug)]
 pub struct ReplicaMachine {
     replica: Replica,
     current: Arc<Mutex<Option<Snapshot>>>,
+    counts: Arc<SnapshotCounts>,
 }
 
 impl ReplicaMachine {
@@ -51,7 +76,14 @@ impl ReplicaMachine {
         ReplicaMachine {
             replica,
             current: Arc::new(Mutex::new(None)),
+            counts: Arc::default(),
         }
+    }
+
+    /// Its snapshot counts, readable after the machine is handed to
+    /// openraft.
+    pub fn snapshot_counts(&self) -> Arc<SnapshotCounts> {
+        Arc::clone(&self.counts)
     }
 
     /// The replica underneath.
@@ -128,6 +160,7 @@ impl RaftStateMachine<TypeConfig> for ReplicaMachine {
         ImageBuilder {
             read: Some(read),
             current: Arc::clone(&self.current),
+            counts: Arc::clone(&self.counts),
         }
     }
 
@@ -155,6 +188,7 @@ impl RaftStateMachine<TypeConfig> for ReplicaMachine {
             meta: meta.clone(),
             snapshot,
         });
+        self.counts.installed.fetch_add(1, Ordering::Relaxed);
         Ok(())
     }
 
@@ -168,6 +202,7 @@ impl RaftStateMachine<TypeConfig> for ReplicaMachine {
 pub struct ImageBuilder {
     read: Option<io::Result<(SnapshotMeta, SnapshotImage)>>,
     current: Arc<Mutex<Option<Snapshot>>>,
+    counts: Arc<SnapshotCounts>,
 }
 
 impl RaftSnapshotBuilder<TypeConfig> for ImageBuilder {
@@ -183,6 +218,7 @@ impl RaftSnapshotBuilder<TypeConfig> for ImageBuilder {
             snapshot: image,
         };
         *self.current.lock() = Some(snapshot.clone());
+        self.counts.built.fetch_add(1, Ordering::Relaxed);
         Ok(snapshot)
     }
 }
