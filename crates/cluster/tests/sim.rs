@@ -20,7 +20,8 @@
 //!   off from every other node since before a write was proposed does not
 //!   acknowledge it;
 //! * **membership** (invariant 14): a node that is not a voter in its own
-//!   view of the membership never stands for election or leads; a
+//!   view of the membership never stands for election, and leads only
+//!   while committing its own removal (as Raft lets a leader do); a
 //!   configuration is at most joint (two voter sets: one change in flight);
 //!   two nodes that know a membership by the same log id know the same
 //!   membership;
@@ -39,9 +40,11 @@
 //! every voter stores the same bytes (invariant 16).
 //!
 //! A seed fixes the nemesis, the network's randomness and openraft's
-//! (election timeouts, through `raft::seeded`). `ROWTREE_SIM_SEED=n`
-//! plays seed `n` alone and prints its trace; `ROWTREE_SIM_SEEDS=a..b` a
-//! range. One source of order is not seeded: tokio and `futures` choose at
+//! (election timeouts, through `raft::seeded`). CI plays seeds 0 to 63;
+//! the ignored test `replay` plays what the environment names, with each
+//! seed's trace: `ROWTREE_SIM_SEED=n cargo test -p rowtree-cluster --test
+//! sim replay -- --ignored --nocapture` (or `ROWTREE_SIM_SEEDS=a..b`, and
+//! `ROWTREE_SIM_PLANT=lying-disk` for the planted bug). One source of order is not seeded: tokio and `futures` choose at
 //! random among ready branches of an unbiased `select!` (tokio's choice is
 //! seeded only in a build with `--cfg tokio_unstable`), so a replayed seed
 //! plays the same faults at the same moments but may interleave the tasks
