@@ -3,11 +3,12 @@
 //! work is done by `rowtree_bench::ycsb`; this module parses options, shows
 //! progress and writes the results.
 
+use std::io::IsTerminal;
 use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Mutex;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use clap::Args;
 use rowtree_bench::ycsb::workload::Workload;
@@ -69,8 +70,10 @@ fn fail(message: impl std::fmt::Display) -> ExitCode {
     ExitCode::FAILURE
 }
 
-/// Progress on standard error: a bar for loading, a bar over the cells.
+/// Progress on standard error: a bar for loading, a bar over the cells (in
+/// a terminal; elsewhere a line as each cell starts).
 struct Bars {
+    started: Instant,
     label: Mutex<String>,
     loaded: AtomicU64,
     to_load: AtomicU64,
@@ -96,7 +99,17 @@ impl Progress for Bars {
     }
 
     fn cell(&self, index: usize, total: usize, label: &str) {
-        super::progress(label, index - 1, total);
+        if std::io::stderr().is_terminal() {
+            super::progress(label, index - 1, total);
+        } else {
+            // In a log, one line as each cell starts, with the time since
+            // the run began: what a profiler attached to one cell waits
+            // for, and how a slow cell shows where its time went.
+            eprintln!(
+                "cell {index}/{total} at {:.1} s: {label}",
+                self.started.elapsed().as_secs_f64()
+            );
+        }
     }
 }
 
@@ -143,6 +156,7 @@ pub fn run(args: YcsbArgs) -> ExitCode {
         cells as f64 * (args.seconds + args.warmup + 0.3) / 60.0
     );
     let bars = Bars {
+        started: Instant::now(),
         label: Mutex::new(String::new()),
         loaded: AtomicU64::new(0),
         to_load: AtomicU64::new(0),
