@@ -2,7 +2,9 @@
 //! `tonic_build::manual` over the prost messages of `src/raft/peer.rs`, as
 //! the server crate declares Spanner's: no `.proto` file is compiled. Each
 //! method carries one Raft message of one group in this crate's own binary
-//! form (`raft::messages`), so the gRPC layer only frames bytes.
+//! form (`raft::messages`), so the gRPC layer only frames bytes. A second
+//! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
+//! cluster and answers `rowtree cluster status`.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -23,5 +25,22 @@ fn main() {
                 .build(),
         );
     }
-    Builder::new().compile(&[peer.build()]);
+    // The node's own service on the same port: joining the cluster and
+    // reading its status (`crate::node`).
+    let mut node = Service::builder().name("Node").package("rowtree.peer.v1");
+    for (method, route, input, output) in [
+        ("join", "Join", "JoinRequest", "JoinReply"),
+        ("status", "Status", "StatusRequest", "StatusReply"),
+    ] {
+        node = node.method(
+            Method::builder()
+                .name(method)
+                .route_name(route)
+                .input_type(format!("crate::node::api::{input}"))
+                .output_type(format!("crate::node::api::{output}"))
+                .codec_path("::tonic_prost::ProstCodec")
+                .build(),
+        );
+    }
+    Builder::new().compile(&[peer.build(), node.build()]);
 }

@@ -36,6 +36,8 @@
 
 pub mod command;
 pub mod error;
+pub mod node;
+pub mod placement;
 pub mod raft;
 pub mod replica;
 mod wire;

@@ -221,6 +221,27 @@ impl PeerPort {
     ///
     /// Errors: the address cannot be bound.
     pub async fn start(addr: SocketAddr, groups: Groups) -> std::io::Result<PeerPort> {
+        PeerPort::start_routes(addr, PeerPort::routes(groups)).await
+    }
+
+    /// The Raft service over `groups`, as routes to which a node adds its
+    /// own service ([`crate::node`]).
+    pub fn routes(groups: Groups) -> tonic::service::Routes {
+        tonic::service::Routes::new(
+            PeerServer::new(PeerService { groups })
+                .max_decoding_message_size(MAX_PEER_MESSAGE)
+                .max_encoding_message_size(MAX_PEER_MESSAGE),
+        )
+    }
+
+    /// Listens on `addr` and serves `routes` there (the Raft service and
+    /// whatever else the node adds), on the current tokio runtime.
+    ///
+    /// Errors: the address cannot be bound.
+    pub async fn start_routes(
+        addr: SocketAddr,
+        routes: tonic::service::Routes,
+    ) -> std::io::Result<PeerPort> {
         let listener = tokio::net::TcpListener::bind(addr).await?;
         let local_addr = listener.local_addr()?;
         let incoming = tokio_stream::wrappers::TcpListenerStream::new(listener).map(|stream| {
@@ -228,7 +249,7 @@ impl PeerPort {
             stream.set_nodelay(true)?;
             Ok::<_, std::io::Error>(stream)
         });
-        Ok(PeerPort::serve(local_addr, incoming, groups))
+        Ok(PeerPort::serve_routes(local_addr, incoming, routes))
     }
 
     /// Serves `groups` on the connections `incoming` yields, on the current
@@ -247,15 +268,32 @@ impl PeerPort {
         IO::ConnectInfo: Clone + Send + Sync + 'static,
         E: Into<Box<dyn std::error::Error + Send + Sync>>,
     {
-        let service = PeerServer::new(PeerService { groups })
-            .max_decoding_message_size(MAX_PEER_MESSAGE)
-            .max_encoding_message_size(MAX_PEER_MESSAGE);
+        PeerPort::serve_routes(local_addr, incoming, PeerPort::routes(groups))
+    }
+
+    /// [`PeerPort::serve`] with any routes.
+    pub fn serve_routes<I, IO, E>(
+        local_addr: SocketAddr,
+        incoming: I,
+        routes: tonic::service::Routes,
+    ) -> PeerPort
+    where
+        I: Stream<Item = Result<IO, E>> + Send + 'static,
+        IO: tokio::io::AsyncRead
+            + tokio::io::AsyncWrite
+            + tonic::transport::server::Connected
+            + Unpin
+            + Send
+            + 'static,
+        IO::ConnectInfo: Clone + Send + Sync + 'static,
+        E: Into<Box<dyn std::error::Error + Send + Sync>>,
+    {
         let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
         let task = tokio::spawn(async move {
             let served = tonic::transport::Server::builder()
                 .http2_keepalive_interval(Some(KEEPALIVE))
                 .http2_keepalive_timeout(Some(KEEPALIVE))
-                .add_service(service)
+                .add_routes(routes)
                 .serve_with_incoming_shutdown(incoming, async {
                     let _ = stopped.await;
                 })
@@ -307,7 +345,7 @@ pub type Connect = Arc<dyn Fn(Endpoint) -> Channel + Send + Sync>;
 /// channel (one HTTP/2 connection) per peer address.
 #[derive(Clone)]
 pub struct Peers {
-    channels: Arc<Mutex<HashMap<String, PeerClient<Channel>>>>,
+    channels: Arc<Mutex<HashMap<String, Channel>>>,
     connect: Connect,
 }
 
@@ -342,22 +380,29 @@ impl Peers {
         }
     }
 
-    fn client(&self, addr: &str) -> Result<PeerClient<Channel>, Unreachable<TypeConfig>> {
+    /// The channel to the peer port at `addr` (`host:port`): the one open
+    /// already, or a new one (dialled on first use). Every group and the
+    /// node's own calls share it.
+    pub fn channel(&self, addr: &str) -> Result<Channel, tonic::transport::Error> {
         let mut channels = self.channels.lock();
-        if let Some(client) = channels.get(addr) {
-            return Ok(client.clone());
+        if let Some(channel) = channels.get(addr) {
+            return Ok(channel.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))
-            .map_err(|e| Unreachable::new(&e))?
+        let endpoint = Endpoint::from_shared(format!("http://{addr}"))?
             .connect_timeout(CONNECT_TIMEOUT)
             .http2_keep_alive_interval(KEEPALIVE)
             .keep_alive_timeout(KEEPALIVE)
             .keep_alive_while_idle(true);
-        let client = PeerClient::new((self.connect)(endpoint))
+        let channel = (self.connect)(endpoint);
+        channels.insert(addr.to_string(), channel.clone());
+        Ok(channel)
+    }
+
+    fn client(&self, addr: &str) -> Result<PeerClient<Channel>, Unreachable<TypeConfig>> {
+        let channel = self.channel(addr).map_err(|e| Unreachable::new(&e))?;
+        Ok(PeerClient::new(channel)
             .max_decoding_message_size(MAX_PEER_MESSAGE)
-            .max_encoding_message_size(MAX_PEER_MESSAGE);
-        channels.insert(addr.to_string(), client.clone());
-        Ok(client)
+            .max_encoding_message_size(MAX_PEER_MESSAGE))
     }
 }
 

@@ -1,0 +1,87 @@
+//! The node's own service on the peer port, `rowtree.peer.v1.Node`
+//! (declared in `build.rs`): `Join` and `Status`, with their messages as
+//! plain prost structs, and the calls a client makes.
+
+use std::time::Duration;
+
+use tonic::transport::Channel;
+
+use super::status::ClusterStatus;
+
+/// The generated service: server trait and router (`node_server`), and
+/// the client (`node_client`).
+#[allow(missing_docs, clippy::all)]
+mod generated {
+    include!(concat!(env!("OUT_DIR"), "/rowtree.peer.v1.Node.rs"));
+}
+
+pub use generated::node_client::NodeClient;
+pub use generated::node_server::{Node as NodeService, NodeServer};
+
+/// A node asks to join the cluster.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct JoinRequest {
+    /// The cluster the node belongs to already (its `node.json`), or empty
+    /// on its first join.
+    #[prost(string, tag = "1")]
+    pub cluster_id: String,
+    #[prost(uint64, tag = "2")]
+    pub node_id: u64,
+    /// Where other nodes reach its peer port.
+    #[prost(string, tag = "3")]
+    pub peer_addr: String,
+    /// Set by a node that forwards the request to the leader, so that a
+    /// request travels at most one hop.
+    #[prost(bool, tag = "4")]
+    pub forwarded: bool,
+}
+
+/// The placement leader accepted the node.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct JoinReply {
+    #[prost(string, tag = "1")]
+    pub cluster_id: String,
+    /// The placement leader that accepted it.
+    #[prost(uint64, tag = "2")]
+    pub leader: u64,
+}
+
+/// `rowtree cluster status` asks.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StatusRequest {
+    /// As in [`JoinRequest::forwarded`].
+    #[prost(bool, tag = "1")]
+    pub forwarded: bool,
+}
+
+/// The answer: a [`ClusterStatus`] as JSON.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct StatusReply {
+    #[prost(string, tag = "1")]
+    pub json: String,
+}
+
+/// The largest status answer a client accepts.
+const MAX_STATUS: usize = 16 << 20;
+
+/// A client of the node service at `addr` (`host:port` of a peer port),
+/// dialled lazily over TCP.
+pub fn client(addr: &str, timeout: Duration) -> Result<NodeClient<Channel>, String> {
+    let endpoint = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        .map_err(|e| format!("bad address {addr:?}: {e}"))?
+        .connect_timeout(timeout)
+        .timeout(timeout)
+        .tcp_nodelay(true);
+    Ok(NodeClient::new(endpoint.connect_lazy()).max_decoding_message_size(MAX_STATUS))
+}
+
+/// The cluster's status as the node at `addr` sees it.
+pub async fn status(addr: &str, timeout: Duration) -> Result<ClusterStatus, String> {
+    let mut client = client(addr, timeout)?;
+    let reply = client
+        .status(StatusRequest { forwarded: false })
+        .await
+        .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))?;
+    serde_json::from_str(&reply.into_inner().json)
+        .map_err(|e| format!("node at {addr} answered with a malformed status: {e}"))
+}

@@ -1,0 +1,864 @@
+//! A node of a cluster: one process, its peer port and its replica of the
+//! placement group (design §2 and §3).
+//!
+//! A node is started with a data directory, a node id and, unless it is
+//! the first, the peer addresses of nodes already in the cluster:
+//!
+//! * **Bootstrap.** A node with an empty directory and no peers to join
+//!   makes a new cluster: a fresh cluster id in `D/node.json`
+//!   ([`identity`]) and a placement group with itself as its only voter.
+//! * **Join.** A node with an empty directory and peers to join starts its
+//!   peer port and an empty replica, then asks any of the peers to let it
+//!   in (`Join`). A node that is not the placement leader forwards the
+//!   request to the leader (one hop at most), which records the node as
+//!   joining, adds it to the placement group as a learner (replicating the
+//!   group's state to it before answering), promotes it to voter while the
+//!   group has fewer than three voters (five once the cluster has seven
+//!   nodes), and records it as live. Only then does the node write its
+//!   `node.json`, so a node that stopped half-way asks again when started
+//!   again; joining is idempotent.
+//! * **Restart.** A node whose directory holds a `node.json` is a member
+//!   already: it opens its log and replica and rejoins its group as Raft
+//!   does, without asking anyone.
+//!
+//! The placement leader also runs a small loop ([`MAINTAIN_EVERY`]) that
+//! finishes what an interrupted join or bootstrap left: members without a
+//! live record get one, and reachable learners are promoted while voters
+//! are missing. Every change is evaluated after a linearizable read and
+//! proposed by the leader alone, one at a time (see [`crate::placement`]).
+//!
+//! Losing the placement group's quorum stops joins and status answers from
+//! the leader; the nodes themselves keep running, and a new leader is
+//! elected among the voters that remain once a majority of them can talk.
+//! Nodes are not removed or replaced yet (a dead voter stays a voter), and
+//! the node serves no database yet: split groups come with the next
+//! milestones of the design's build order.
+
+pub mod api;
+pub mod identity;
+pub mod status;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::type_config::async_runtime::WatchReceiver;
+use openraft::{BasicNode, ChangeMembers, Config, Instant as _, ReadPolicy, ServerState};
+use rowtree_kv::{Router, SplitMap};
+use rowtree_storage::{FjallEngine, FjallOptions, Mvcc};
+use tonic::{Request, Response, Status};
+
+use crate::command::{Command, Commit, Write};
+use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX_NODE_ID};
+use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine};
+use crate::Replica;
+use api::{JoinReply, JoinRequest, NodeClient, NodeServer, StatusReply, StatusRequest};
+use identity::{Identity, FORMAT_VERSION};
+use status::{ClusterStatus, NodeStatus, UNREACHABLE_AFTER_MS};
+
+/// The placement group's heartbeat interval, in milliseconds.
+pub const HEARTBEAT_MS: u64 = 200;
+/// The placement group's election timeout, in milliseconds: a follower
+/// that hears nothing from a leader for a random time in this range
+/// stands for election.
+pub const ELECTION_TIMEOUT_MS: (u64, u64) = (1_000, 2_000);
+/// How often the placement leader finishes interrupted joins.
+pub const MAINTAIN_EVERY: Duration = Duration::from_millis(500);
+/// How long the leader gives each step of a join (catching the new
+/// learner up, promoting it).
+const JOIN_STEP_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long one `Join` call may take, forwarding and catching up included.
+const JOIN_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How long a forwarded `Status` may take before the node answers itself.
+const STATUS_FORWARD_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// The key of the cluster's id in the placement group.
+const CLUSTER_KEY: &[u8] = b"cluster";
+
+/// Why a node could not start or join.
+#[derive(Debug, thiserror::Error)]
+pub enum NodeError {
+    #[error("{path}: {source}")]
+    Io {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    /// The data directory belongs to another node or cluster, or its
+    /// `node.json` cannot be read.
+    #[error("{0}")]
+    Identity(String),
+    /// A bad setting (node id, address).
+    #[error("{0}")]
+    Config(String),
+    #[error(transparent)]
+    Storage(#[from] rowtree_storage::Error),
+    #[error(transparent)]
+    Replica(#[from] crate::Error),
+    /// The placement group's Raft instance failed to start.
+    #[error("placement group: {0}")]
+    Raft(String),
+    /// No node accepted the join, or the leader refused it.
+    #[error("joining the cluster: {0}")]
+    Join(String),
+}
+
+impl NodeError {
+    fn io(path: &Path, source: std::io::Error) -> NodeError {
+        NodeError::Io {
+            path: path.to_path_buf(),
+            source,
+        }
+    }
+}
+
+/// How to start a node.
+#[derive(Debug, Clone)]
+pub struct NodeConfig {
+    /// 1..=999, never reused.
+    pub node_id: u64,
+    pub data_dir: PathBuf,
+    /// Where the peer port listens.
+    pub listen: SocketAddr,
+    /// The peer address other nodes dial (default: the address listened
+    /// on, with the port it got).
+    pub advertise: Option<String>,
+    /// Peer addresses of nodes already in the cluster; empty to bootstrap
+    /// a new cluster (or to restart a member).
+    pub join: Vec<String>,
+    /// How long to keep asking the peers to join before giving up.
+    pub join_timeout: Duration,
+}
+
+/// A running node.
+pub struct Node {
+    shared: Arc<Shared>,
+    port: Option<PeerPort>,
+    maintainer: tokio::task::JoinHandle<()>,
+    peer_addr: String,
+    /// Kept alive while the node runs (its flusher thread).
+    _log: LogStore,
+}
+
+impl std::fmt::Debug for Node {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Node")
+            .field("id", &self.shared.id)
+            .field("peer_addr", &self.peer_addr)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What the node's service and its maintenance loop share.
+struct Shared {
+    id: u64,
+    /// Empty until the node knows its cluster (a joiner before it is
+    /// accepted).
+    cluster_id: parking_lot::Mutex<String>,
+    raft: GroupRaft,
+    /// The placement replica's data, read directly (writes go through
+    /// Raft).
+    router: Arc<Router>,
+    peers: Peers,
+    /// Held by the leader while it evaluates and proposes one change.
+    changes: tokio::sync::Mutex<()>,
+}
+
+/// openraft's settings for the placement group.
+fn raft_config() -> Arc<Config> {
+    Arc::new(
+        Config {
+            cluster_name: "rowtree-placement".into(),
+            heartbeat_interval: HEARTBEAT_MS,
+            election_timeout_min: ELECTION_TIMEOUT_MS.0,
+            election_timeout_max: ELECTION_TIMEOUT_MS.1,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(1_000),
+            ..Config::default()
+        }
+        .validate()
+        .expect("valid placement group settings"),
+    )
+}
+
+/// How many voters the placement group wants with `nodes` nodes.
+fn voter_target(nodes: usize) -> usize {
+    if nodes >= 7 {
+        5
+    } else {
+        3
+    }
+}
+
+fn now_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// Checks a peer address: `host:port`, not empty, at most
+/// [`MAX_ADDR_LEN`] bytes.
+fn check_addr(addr: &str) -> Result<(), String> {
+    let (host, port) = addr
+        .rsplit_once(':')
+        .ok_or_else(|| format!("peer address {addr:?} is not host:port"))?;
+    if host.is_empty() || port.parse::<u16>().is_err() || addr.len() > MAX_ADDR_LEN {
+        return Err(format!("peer address {addr:?} is not host:port"));
+    }
+    Ok(())
+}
+
+impl Node {
+    /// Starts a node as [`NodeConfig`] says (see the module docs): opens or
+    /// creates its directory, starts its peer port, and bootstraps,
+    /// joins, or restarts as a member. Returns once the node is a member.
+    ///
+    /// Errors: a bad id or address, a directory of another node or
+    /// cluster, storage errors, a port that cannot be bound, or no peer
+    /// accepting the join within [`NodeConfig::join_timeout`].
+    pub async fn start(config: NodeConfig) -> Result<Node, NodeError> {
+        if !(1..=MAX_NODE_ID).contains(&config.node_id) {
+            return Err(NodeError::Config(format!(
+                "node id {} is outside 1..={MAX_NODE_ID}",
+                config.node_id
+            )));
+        }
+        for addr in config.advertise.iter().chain(&config.join) {
+            check_addr(addr).map_err(NodeError::Config)?;
+        }
+        let dir = &config.data_dir;
+        std::fs::create_dir_all(dir).map_err(|e| NodeError::io(dir, e))?;
+        let identity = Identity::load(dir)?;
+        if let Some(i) = &identity {
+            if i.node_id != config.node_id {
+                return Err(NodeError::Identity(format!(
+                    "{} holds node {} of cluster {}; it cannot be started as node {}",
+                    dir.display(),
+                    i.node_id,
+                    i.cluster_id,
+                    config.node_id
+                )));
+            }
+        } else if config.join.is_empty() && dir.join("raft").exists() {
+            return Err(NodeError::Identity(format!(
+                "{} holds a node that was joining a cluster and has no node.json yet; \
+                 start it again with --join",
+                dir.display()
+            )));
+        }
+        let log = LogStore::open(dir.join("raft"))?;
+        let engine = FjallEngine::open(dir.join("placement"), FjallOptions::default())?;
+        let router = Arc::new(Router::new(Mvcc::new(Arc::new(engine)), SplitMap::new()));
+        let split = placement::descriptor().split;
+        let replica = match Replica::open(router.clone(), split) {
+            Ok(replica) => replica,
+            Err(crate::Error::Replica { .. }) => {
+                Replica::create(router.clone(), placement::descriptor())?
+            }
+            Err(e) => return Err(e.into()),
+        };
+        let peers = Peers::new();
+        let group = GroupId(placement::PLACEMENT_GROUP);
+        let raft = GroupRaft::new(
+            config.node_id,
+            raft_config(),
+            peers.group(group),
+            log.group(group),
+            ReplicaMachine::new(replica),
+        )
+        .await
+        .map_err(|e| NodeError::Raft(e.to_string()))?;
+        let groups = Groups::new();
+        groups.insert(group, raft.clone());
+        let shared = Arc::new(Shared {
+            id: config.node_id,
+            cluster_id: parking_lot::Mutex::new(
+                identity
+                    .as_ref()
+                    .map(|i| i.cluster_id.clone())
+                    .unwrap_or_default(),
+            ),
+            raft: raft.clone(),
+            router,
+            peers,
+            changes: tokio::sync::Mutex::new(()),
+        });
+        let routes = PeerPort::routes(groups).add_service(NodeServer::new(Handler {
+            shared: shared.clone(),
+        }));
+        let port = PeerPort::start_routes(config.listen, routes)
+            .await
+            .map_err(|e| {
+                NodeError::Config(format!(
+                    "cannot listen on {} for the peer port: {e}",
+                    config.listen
+                ))
+            })?;
+        let peer_addr = config
+            .advertise
+            .clone()
+            .unwrap_or_else(|| port.local_addr.to_string());
+        let initialized = raft
+            .is_initialized()
+            .await
+            .map_err(|e| NodeError::Raft(e.to_string()))?;
+        match identity {
+            None if config.join.is_empty() => {
+                let cluster_id = format!("{:032x}", rand::random::<u128>());
+                Identity {
+                    cluster_id: cluster_id.clone(),
+                    node_id: config.node_id,
+                    format_version: FORMAT_VERSION,
+                }
+                .store(dir)?;
+                *shared.cluster_id.lock() = cluster_id;
+                shared.bootstrap(&peer_addr).await?;
+            }
+            None => {
+                let reply =
+                    join_cluster(&shared, &config.join, &peer_addr, config.join_timeout).await?;
+                Identity {
+                    cluster_id: reply.cluster_id.clone(),
+                    node_id: config.node_id,
+                    format_version: FORMAT_VERSION,
+                }
+                .store(dir)?;
+                *shared.cluster_id.lock() = reply.cluster_id;
+            }
+            // Bootstrapped, then stopped before the group was initialized.
+            Some(_) if !initialized && config.join.is_empty() => {
+                shared.bootstrap(&peer_addr).await?;
+            }
+            Some(_) => {}
+        }
+        let maintainer = {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(MAINTAIN_EVERY).await;
+                    if shared.is_leader() {
+                        if let Err(e) = shared.maintain().await {
+                            tracing::debug!(error = %e, "placement upkeep");
+                        }
+                    }
+                }
+            })
+        };
+        Ok(Node {
+            shared,
+            port: Some(port),
+            maintainer,
+            peer_addr,
+            _log: log,
+        })
+    }
+
+    /// The node's id.
+    pub fn id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// The cluster's id.
+    pub fn cluster_id(&self) -> String {
+        self.shared.cluster_id.lock().clone()
+    }
+
+    /// The address other nodes reach its peer port at.
+    pub fn peer_addr(&self) -> &str {
+        &self.peer_addr
+    }
+
+    /// The cluster as this node sees it, asking the placement leader if
+    /// this node is not it (see [`status`]).
+    pub async fn status(&self) -> ClusterStatus {
+        self.shared.status(false).await
+    }
+
+    /// Stops the node: its maintenance loop, its Raft instance and its
+    /// peer port.
+    pub async fn shutdown(mut self) {
+        self.maintainer.abort();
+        let _ = self.shared.raft.shutdown().await;
+        if let Some(port) = self.port.take() {
+            port.shutdown().await;
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.maintainer.abort();
+    }
+}
+
+/// Asks the nodes at `join` in turn to let this node in, backing off
+/// between rounds, until one accepts, one refuses for good (another
+/// cluster, an id in use), or `timeout` passes.
+async fn join_cluster(
+    shared: &Shared,
+    join: &[String],
+    peer_addr: &str,
+    timeout: Duration,
+) -> Result<JoinReply, NodeError> {
+    let deadline = tokio::time::Instant::now() + timeout;
+    let mut pause = Duration::from_millis(100);
+    let mut last = String::from("no peer was asked");
+    loop {
+        for addr in join {
+            let request = JoinRequest {
+                cluster_id: shared.cluster_id.lock().clone(),
+                node_id: shared.id,
+                peer_addr: peer_addr.to_string(),
+                forwarded: false,
+            };
+            let mut client = api::client(addr, JOIN_CALL_TIMEOUT).map_err(NodeError::Join)?;
+            match client.join(request).await {
+                Ok(reply) => {
+                    let reply = reply.into_inner();
+                    tracing::info!(
+                        cluster = %reply.cluster_id,
+                        leader = reply.leader,
+                        "joined the cluster"
+                    );
+                    return Ok(reply);
+                }
+                Err(s)
+                    if matches!(
+                        s.code(),
+                        tonic::Code::FailedPrecondition | tonic::Code::InvalidArgument
+                    ) =>
+                {
+                    return Err(NodeError::Join(format!("{addr} refused: {}", s.message())));
+                }
+                Err(s) => last = format!("{addr}: {:?}: {}", s.code(), s.message()),
+            }
+        }
+        if tokio::time::Instant::now() + pause > deadline {
+            return Err(NodeError::Join(format!(
+                "no node accepted within {} s; last answer: {last}",
+                timeout.as_secs()
+            )));
+        }
+        tokio::time::sleep(pause).await;
+        pause = (pause * 2).min(Duration::from_secs(2));
+    }
+}
+
+fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
+    Status::unavailable(format!("{what}: {e}"))
+}
+
+impl Shared {
+    fn metrics(&self) -> openraft::RaftMetrics<crate::raft::TypeConfig> {
+        self.raft.metrics().borrow_watched().clone()
+    }
+
+    fn is_leader(&self) -> bool {
+        let m = self.raft.metrics();
+        let m = m.borrow_watched();
+        m.state == ServerState::Leader && m.current_leader == Some(self.id)
+    }
+
+    /// The placement leader and its peer address, if this node knows them.
+    fn leader(&self) -> Option<(u64, String)> {
+        let m = self.metrics();
+        let leader = m.current_leader?;
+        let addr = m
+            .membership_config
+            .membership()
+            .get_node(&leader)?
+            .addr
+            .clone();
+        Some((leader, addr))
+    }
+
+    /// Makes this node the only voter of a new placement group, waits for
+    /// it to lead, and writes the cluster's id and its own record.
+    async fn bootstrap(&self, peer_addr: &str) -> Result<(), NodeError> {
+        let members = BTreeMap::from([(
+            self.id,
+            BasicNode {
+                addr: peer_addr.to_string(),
+            },
+        )]);
+        self.raft
+            .initialize(members)
+            .await
+            .map_err(|e| NodeError::Raft(format!("cannot bootstrap: {e}")))?;
+        self.raft
+            .wait(Some(Duration::from_secs(10)))
+            .state(ServerState::Leader, "the bootstrapping node leads")
+            .await
+            .map_err(|e| NodeError::Raft(format!("cannot bootstrap: {e}")))?;
+        self.maintain()
+            .await
+            .map_err(|e| NodeError::Raft(format!("cannot bootstrap: {}", e.message())))?;
+        tracing::info!(cluster = %self.cluster_id.lock(), node = self.id, "bootstrapped a new cluster");
+        Ok(())
+    }
+
+    /// Waits until every entry committed before now is applied here, and
+    /// confirms this node still leads.
+    async fn read_fresh(&self) -> Result<(), Status> {
+        self.raft
+            .ensure_linearizable(ReadPolicy::ReadIndex)
+            .await
+            .map(|_| ())
+            .map_err(|e| unavailable("the placement group cannot confirm its leader", e))
+    }
+
+    fn get(&self, key: &[u8]) -> Result<Option<Vec<u8>>, Status> {
+        self.router
+            .get(key, u64::MAX)
+            .map_err(|e| Status::internal(format!("reading the placement replica: {e}")))
+    }
+
+    /// Every node record this replica holds, by id.
+    fn records(&self) -> Result<BTreeMap<u64, NodeRecord>, Status> {
+        let (start, end) = NodeRecord::key_range();
+        let mut out = BTreeMap::new();
+        for item in self.router.scan(&start, Some(&end), u64::MAX, false) {
+            let (_, value) =
+                item.map_err(|e| Status::internal(format!("reading the placement replica: {e}")))?;
+            let record = NodeRecord::decode(&value)
+                .map_err(|e| Status::internal(format!("the placement replica holds {e}")))?;
+            out.insert(record.id, record);
+        }
+        Ok(out)
+    }
+
+    /// Proposes `writes` as one placement entry, above every version
+    /// stored, and returns once it is applied here. The caller holds
+    /// `changes` and has read fresh.
+    async fn write(&self, mut writes: Vec<Write>) -> Result<(), Status> {
+        let stored = self
+            .get(CLOCK_KEY)?
+            .map_or(0, |b| b.try_into().map_or(0, u64::from_be_bytes));
+        let ts = now_micros().max(stored + 1);
+        writes.push((CLOCK_KEY.to_vec(), Some(ts.to_be_bytes().to_vec())));
+        let command = Command::Write {
+            commits: vec![Commit { ts, writes }],
+            closed_ts: None,
+        };
+        tokio::time::timeout(JOIN_STEP_TIMEOUT, self.raft.client_write(command))
+            .await
+            .map_err(|_| Status::unavailable("the placement group did not commit in time"))?
+            .map_err(|e| unavailable("the placement group refused the change", e))?;
+        Ok(())
+    }
+
+    /// The leader's upkeep (module docs): the cluster id, a live record
+    /// for every member, and voters up to the target.
+    async fn maintain(&self) -> Result<(), Status> {
+        let _change = self.changes.lock().await;
+        if !self.is_leader() {
+            return Ok(());
+        }
+        self.read_fresh().await?;
+        let mut writes = Vec::new();
+        let cluster_id = self.cluster_id.lock().clone();
+        if self.get(CLUSTER_KEY)?.is_none() && !cluster_id.is_empty() {
+            writes.push((CLUSTER_KEY.to_vec(), Some(cluster_id.into_bytes())));
+        }
+        let m = self.metrics();
+        let membership = m.membership_config.membership().clone();
+        let records = self.records()?;
+        for (id, node) in membership.nodes() {
+            let current = NodeRecord {
+                id: *id,
+                peer_addr: node.addr.clone(),
+                state: NodeState::Live,
+            };
+            if records.get(id) != Some(&current) {
+                writes.push((NodeRecord::key(*id), Some(current.encode())));
+            }
+        }
+        if !writes.is_empty() {
+            self.write(writes).await?;
+        }
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        let target = voter_target(records.len().max(membership.nodes().count()));
+        if voters.len() < target {
+            let heard = m.heartbeat.clone().unwrap_or_default();
+            let promote: BTreeSet<u64> = membership
+                .learner_ids()
+                .filter(|id| {
+                    heard
+                        .get(id)
+                        .and_then(|t| t.as_ref())
+                        .is_some_and(|t| t.elapsed() <= Duration::from_millis(UNREACHABLE_AFTER_MS))
+                })
+                .take(target - voters.len())
+                .collect();
+            if !promote.is_empty() {
+                tracing::info!(
+                    ?promote,
+                    "promoting learners of the placement group to voters"
+                );
+                tokio::time::timeout(
+                    JOIN_STEP_TIMEOUT,
+                    self.raft
+                        .change_membership(ChangeMembers::AddVoterIds(promote), true),
+                )
+                .await
+                .map_err(|_| Status::unavailable("promoting voters took too long"))?
+                .map_err(|e| unavailable("promoting voters", e))?;
+            }
+        }
+        Ok(())
+    }
+
+    /// The leader's side of a join (module docs).
+    async fn accept(&self, request: JoinRequest) -> Result<JoinReply, Status> {
+        let id = request.node_id;
+        if !(1..=MAX_NODE_ID).contains(&id) {
+            return Err(Status::invalid_argument(format!(
+                "node id {id} is outside 1..={MAX_NODE_ID}"
+            )));
+        }
+        check_addr(&request.peer_addr).map_err(Status::invalid_argument)?;
+        let _change = self.changes.lock().await;
+        if !self.is_leader() {
+            return Err(Status::unavailable(format!(
+                "node {} is no longer the placement leader; ask again",
+                self.id
+            )));
+        }
+        self.read_fresh().await?;
+        let cluster_id = match self.get(CLUSTER_KEY)? {
+            Some(bytes) => String::from_utf8_lossy(&bytes).into_owned(),
+            None => {
+                return Err(Status::unavailable(
+                    "the cluster is still being bootstrapped",
+                ))
+            }
+        };
+        if !request.cluster_id.is_empty() && request.cluster_id != cluster_id {
+            return Err(Status::failed_precondition(format!(
+                "node {id} belongs to cluster {}; this is cluster {cluster_id}",
+                request.cluster_id
+            )));
+        }
+        let membership = self.metrics().membership_config.membership().clone();
+        let records = self.records()?;
+        let known = records
+            .get(&id)
+            .map(|r| r.peer_addr.clone())
+            .or_else(|| membership.get_node(&id).map(|n| n.addr.clone()));
+        if let Some(addr) = &known {
+            if *addr != request.peer_addr {
+                return Err(Status::failed_precondition(format!(
+                    "node id {id} is a member already, at {addr}; node ids are never reused, \
+                     so a new node needs a new id"
+                )));
+            }
+        }
+        if !records.contains_key(&id) {
+            let joining = NodeRecord {
+                id,
+                peer_addr: request.peer_addr.clone(),
+                state: NodeState::Joining,
+            };
+            self.write(vec![(NodeRecord::key(id), Some(joining.encode()))])
+                .await?;
+        }
+        if membership.get_node(&id).is_none() {
+            tracing::info!(node = id, addr = %request.peer_addr, "adding a node to the placement group");
+            tokio::time::timeout(
+                JOIN_STEP_TIMEOUT,
+                self.raft.add_learner(
+                    id,
+                    BasicNode {
+                        addr: request.peer_addr.clone(),
+                    },
+                    true,
+                ),
+            )
+            .await
+            .map_err(|_| Status::unavailable(format!("node {id} did not catch up in time")))?
+            .map_err(|e| unavailable("adding the node as a learner", e))?;
+        }
+        let membership = self.metrics().membership_config.membership().clone();
+        let voters = membership.voter_ids().count();
+        let nodes = membership.nodes().count().max(records.len() + 1);
+        if voters < voter_target(nodes) && !membership.voter_ids().any(|v| v == id) {
+            tokio::time::timeout(
+                JOIN_STEP_TIMEOUT,
+                self.raft
+                    .change_membership(ChangeMembers::AddVoterIds(BTreeSet::from([id])), true),
+            )
+            .await
+            .map_err(|_| Status::unavailable(format!("promoting node {id} took too long")))?
+            .map_err(|e| unavailable("promoting the node to voter", e))?;
+        }
+        let live = NodeRecord {
+            id,
+            peer_addr: request.peer_addr,
+            state: NodeState::Live,
+        };
+        if self.records()?.get(&id) != Some(&live) {
+            self.write(vec![(NodeRecord::key(id), Some(live.encode()))])
+                .await?;
+        }
+        Ok(JoinReply {
+            cluster_id,
+            leader: self.id,
+        })
+    }
+
+    /// The status: from the leader if this node is it or can ask it
+    /// (unless `forwarded`), else from this node's own replica.
+    async fn status(&self, forwarded: bool) -> ClusterStatus {
+        if self.is_leader() {
+            return self.local_status();
+        }
+        if !forwarded {
+            if let Some((_, addr)) = self.leader() {
+                if let Ok(channel) = self.peers.channel(&addr) {
+                    let mut client = NodeClient::new(channel);
+                    let mut request = Request::new(StatusRequest { forwarded: true });
+                    request.set_timeout(STATUS_FORWARD_TIMEOUT);
+                    if let Ok(reply) = client.status(request).await {
+                        if let Ok(status) = serde_json::from_str(&reply.into_inner().json) {
+                            return status;
+                        }
+                    }
+                }
+            }
+        }
+        self.local_status()
+    }
+
+    /// The status from this node's replica and Raft metrics.
+    fn local_status(&self) -> ClusterStatus {
+        let m = self.metrics();
+        let from_leader = m.state == ServerState::Leader;
+        let membership = m.membership_config.membership().clone();
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        let mut nodes: BTreeMap<u64, NodeStatus> = BTreeMap::new();
+        let records = self.records().unwrap_or_default();
+        let heard = m.heartbeat.clone().unwrap_or_default();
+        let last_heard = |id: u64| {
+            if !from_leader {
+                return None;
+            }
+            if id == self.id {
+                return Some(0);
+            }
+            heard
+                .get(&id)
+                .and_then(|t| t.as_ref())
+                .map(|t| u64::try_from(t.elapsed().as_millis()).unwrap_or(u64::MAX))
+        };
+        let role = |id: u64| {
+            if voters.contains(&id) {
+                "voter"
+            } else if membership.get_node(&id).is_some() {
+                "learner"
+            } else {
+                "none"
+            }
+        };
+        for r in records.values() {
+            nodes.insert(
+                r.id,
+                NodeStatus {
+                    id: r.id,
+                    peer_addr: r.peer_addr.clone(),
+                    state: r.state.as_str().to_string(),
+                    placement: role(r.id).to_string(),
+                    last_heard_ms: last_heard(r.id),
+                },
+            );
+        }
+        for (id, node) in membership.nodes() {
+            nodes.entry(*id).or_insert_with(|| NodeStatus {
+                id: *id,
+                peer_addr: node.addr.clone(),
+                state: NodeState::Joining.as_str().to_string(),
+                placement: role(*id).to_string(),
+                last_heard_ms: last_heard(*id),
+            });
+        }
+        ClusterStatus {
+            cluster_id: self.cluster_id.lock().clone(),
+            answered_by: self.id,
+            from_leader,
+            leader: m.current_leader,
+            term: m.current_term,
+            applied_index: m.last_applied.map(|l| l.index),
+            nodes: nodes.into_values().collect(),
+        }
+    }
+}
+
+/// The node service on the peer port.
+struct Handler {
+    shared: Arc<Shared>,
+}
+
+#[tonic::async_trait]
+impl api::NodeService for Handler {
+    async fn join(&self, request: Request<JoinRequest>) -> Result<Response<JoinReply>, Status> {
+        let request = request.into_inner();
+        if self.shared.is_leader() {
+            return self.shared.accept(request).await.map(Response::new);
+        }
+        if request.forwarded {
+            return Err(Status::unavailable(format!(
+                "node {} is not the placement leader; ask again",
+                self.shared.id
+            )));
+        }
+        let (leader, addr) = self.shared.leader().ok_or_else(|| {
+            Status::unavailable(format!(
+                "node {} knows no placement leader yet; ask again",
+                self.shared.id
+            ))
+        })?;
+        let channel = self
+            .shared
+            .peers
+            .channel(&addr)
+            .map_err(|e| unavailable(&format!("placement leader {leader} at {addr}"), e))?;
+        let mut forwarded = Request::new(JoinRequest {
+            forwarded: true,
+            ..request
+        });
+        forwarded.set_timeout(JOIN_CALL_TIMEOUT);
+        NodeClient::new(channel).join(forwarded).await
+    }
+
+    async fn status(
+        &self,
+        request: Request<StatusRequest>,
+    ) -> Result<Response<StatusReply>, Status> {
+        let status = self.shared.status(request.into_inner().forwarded).await;
+        let json = serde_json::to_string(&status)
+            .map_err(|e| Status::internal(format!("encoding the status: {e}")))?;
+        Ok(Response::new(StatusReply { json }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn peer_addresses_must_be_host_and_port() {
+        assert!(check_addr("127.0.0.1:7001").is_ok());
+        assert!(check_addr("node-3.internal:7001").is_ok());
+        assert!(check_addr("[::1]:7001").is_ok());
+        for bad in ["", "127.0.0.1", ":7001", "h:99999", "h:port"] {
+            assert!(check_addr(bad).is_err(), "{bad:?}");
+        }
+        assert!(check_addr(&format!("{}:1", "h".repeat(300))).is_err());
+    }
+
+    #[test]
+    fn the_placement_group_wants_three_voters_then_five() {
+        assert_eq!(voter_target(1), 3);
+        assert_eq!(voter_target(6), 3);
+        assert_eq!(voter_target(7), 5);
+    }
+}

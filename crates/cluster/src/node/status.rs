@@ -1,0 +1,182 @@
+//! What `rowtree cluster status` shows: the cluster as one node sees it.
+//!
+//! Any node answers. A node that is not the placement leader forwards the
+//! question to the leader, which alone knows when it last heard from each
+//! node (openraft's leader keeps the time of each member's last
+//! acknowledged heartbeat); if no leader can be reached, the node answers
+//! from its own copy of the placement group and says so
+//! ([`ClusterStatus::from_leader`] is false, and no node's contact time is
+//! known).
+
+use serde::{Deserialize, Serialize};
+
+/// The cluster as one node sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ClusterStatus {
+    pub cluster_id: String,
+    /// The node that composed this answer.
+    pub answered_by: u64,
+    /// Whether that node was the placement leader: if not, no leader could
+    /// be reached, and what follows may be behind.
+    pub from_leader: bool,
+    /// The placement group's leader, as the answering node knows it.
+    pub leader: Option<u64>,
+    /// The placement group's Raft term.
+    pub term: u64,
+    /// The index of the last placement entry the answering node applied.
+    pub applied_index: Option<u64>,
+    /// Every node, by id.
+    pub nodes: Vec<NodeStatus>,
+}
+
+/// One node.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct NodeStatus {
+    pub id: u64,
+    pub peer_addr: String,
+    /// `joining` or `live` (the placement group's record).
+    pub state: String,
+    /// Its part in the placement group: `voter`, `learner` or `none`.
+    pub placement: String,
+    /// Milliseconds since the leader last heard from it (0 for the leader
+    /// itself); `None` when the leader never has, or when the answer does
+    /// not come from the leader.
+    pub last_heard_ms: Option<u64>,
+}
+
+/// How long a node may stay silent before status calls it unreachable:
+/// ten of the placement group's heartbeat intervals.
+pub const UNREACHABLE_AFTER_MS: u64 = 10 * super::HEARTBEAT_MS;
+
+impl NodeStatus {
+    /// Whether the leader heard from the node recently (`None`: not known,
+    /// because the answer does not come from the leader).
+    pub fn reachable(&self, from_leader: bool) -> Option<bool> {
+        if !from_leader {
+            return None;
+        }
+        Some(
+            self.last_heard_ms
+                .is_some_and(|ms| ms <= UNREACHABLE_AFTER_MS),
+        )
+    }
+}
+
+impl ClusterStatus {
+    /// The status as a table for a terminal.
+    pub fn to_table(&self) -> String {
+        let mut out = String::new();
+        out.push_str(&format!("cluster {}\n", self.cluster_id));
+        let leader = self
+            .leader
+            .map_or_else(|| "none".to_string(), |l| format!("node {l}"));
+        out.push_str(&format!(
+            "placement group: leader {leader}, term {}, applied index {}\n",
+            self.term,
+            self.applied_index
+                .map_or_else(|| "none".to_string(), |i| i.to_string())
+        ));
+        if !self.from_leader {
+            out.push_str(&format!(
+                "(answered by node {} without a leader: membership may be behind, contact times unknown)\n",
+                self.answered_by
+            ));
+        }
+        let rows: Vec<[String; 6]> = self
+            .nodes
+            .iter()
+            .map(|n| {
+                [
+                    n.id.to_string(),
+                    n.peer_addr.clone(),
+                    n.state.clone(),
+                    n.placement.clone(),
+                    match n.reachable(self.from_leader) {
+                        Some(true) => "up".to_string(),
+                        Some(false) => "unreachable".to_string(),
+                        None => "?".to_string(),
+                    },
+                    n.last_heard_ms
+                        .map_or_else(|| "-".to_string(), |ms| format!("{ms} ms")),
+                ]
+            })
+            .collect();
+        let header = [
+            "node",
+            "peer address",
+            "state",
+            "placement",
+            "contact",
+            "last heard",
+        ];
+        let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+        for row in &rows {
+            for (w, cell) in widths.iter_mut().zip(row) {
+                *w = (*w).max(cell.len());
+            }
+        }
+        let line = |cells: Vec<&str>| {
+            let mut s = String::new();
+            for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
+                if i > 0 {
+                    s.push_str("  ");
+                }
+                s.push_str(&format!("{cell:<w$}"));
+            }
+            s.trim_end().to_string() + "\n"
+        };
+        out.push_str(&line(header.to_vec()));
+        for row in &rows {
+            out.push_str(&line(row.iter().map(String::as_str).collect()));
+        }
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_table_marks_silent_nodes_and_answers_without_a_leader() {
+        let mut status = ClusterStatus {
+            cluster_id: "abc".into(),
+            answered_by: 1,
+            from_leader: true,
+            leader: Some(1),
+            term: 2,
+            applied_index: Some(9),
+            nodes: vec![
+                NodeStatus {
+                    id: 1,
+                    peer_addr: "127.0.0.1:7001".into(),
+                    state: "live".into(),
+                    placement: "voter".into(),
+                    last_heard_ms: Some(0),
+                },
+                NodeStatus {
+                    id: 2,
+                    peer_addr: "127.0.0.1:7002".into(),
+                    state: "live".into(),
+                    placement: "voter".into(),
+                    last_heard_ms: Some(UNREACHABLE_AFTER_MS + 1),
+                },
+            ],
+        };
+        let table = status.to_table();
+        assert!(table.contains("leader node 1, term 2"), "{table}");
+        let lines: Vec<&str> = table.lines().collect();
+        assert!(lines[3].contains(" up"), "{table}");
+        assert!(lines[4].contains("unreachable"), "{table}");
+        status.from_leader = false;
+        status.leader = None;
+        let table = status.to_table();
+        assert!(table.contains("without a leader"), "{table}");
+        assert!(table.lines().nth(4).unwrap().contains(" ?"), "{table}");
+        let json = serde_json::to_string(&status).unwrap();
+        assert_eq!(
+            serde_json::from_str::<ClusterStatus>(&json).unwrap(),
+            status
+        );
+    }
+}

@@ -1,0 +1,192 @@
+//! Nodes forming a cluster in one test process, each with its own data
+//! directory and peer port on loopback: bootstrap, joins (to a follower,
+//! which forwards to the leader), the placement group surviving its
+//! leader's stop, a restart from the data directory, and the refusals (a
+//! directory of another node, a node id reused at another address, a
+//! directory of another cluster). `crates/cli/tests/cluster.rs` does the
+//! same with real processes and kill -9.
+
+use std::net::SocketAddr;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rowtree_cluster::node::status::ClusterStatus;
+use rowtree_cluster::node::{api, Node, NodeConfig, NodeError};
+
+fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig {
+    NodeConfig {
+        node_id: id,
+        data_dir: dir.join(format!("node-{id}")),
+        listen,
+        advertise: None,
+        join: join.iter().map(|s| s.to_string()).collect(),
+        join_timeout: Duration::from_secs(30),
+    }
+}
+
+fn any_port() -> SocketAddr {
+    "127.0.0.1:0".parse().unwrap()
+}
+
+/// Asks the node at `addr` for the status until `ok` holds, or fails
+/// after 30 s with the last answer.
+async fn wait_for(addr: &str, what: &str, ok: impl Fn(&ClusterStatus) -> bool) -> ClusterStatus {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let status = api::status(addr, Duration::from_secs(5)).await;
+        if let Ok(s) = &status {
+            if ok(s) {
+                return s.clone();
+            }
+        }
+        assert!(Instant::now() < deadline, "{what}: last status {status:?}");
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+}
+
+fn live_voters(s: &ClusterStatus) -> usize {
+    s.nodes
+        .iter()
+        .filter(|n| n.state == "live" && n.placement == "voter")
+        .count()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn three_nodes_form_a_cluster_that_outlives_its_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
+        .await
+        .unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let cluster = n1.cluster_id();
+    assert_eq!(cluster.len(), 32);
+    // Node 2 joins through node 1; node 3 through node 2, a follower by
+    // then, which forwards the request to the leader.
+    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    let a2 = n2.peer_addr().to_string();
+    let n3 = Node::start(config(3, dir.path(), any_port(), &[&a2]))
+        .await
+        .unwrap();
+    let a3 = n3.peer_addr().to_string();
+    assert_eq!(n2.cluster_id(), cluster);
+    assert_eq!(n3.cluster_id(), cluster);
+    for addr in [&a1, &a2, &a3] {
+        let s = wait_for(addr, "three live voters", |s| {
+            s.from_leader && live_voters(s) == 3
+        })
+        .await;
+        assert_eq!(s.cluster_id, cluster);
+        assert_eq!(s.leader, Some(1));
+        assert!(
+            s.nodes.iter().all(|n| n.reachable(true) == Some(true)),
+            "{s:?}"
+        );
+    }
+    let table = n3.status().await.to_table();
+    assert!(table.contains("leader node 1"), "{table}");
+    assert_eq!(table.matches("live").count(), 3, "{table}");
+
+    // A fourth node joins as a learner: three voters are enough.
+    let n4 = Node::start(config(4, dir.path(), any_port(), &[&a3, &a1]))
+        .await
+        .unwrap();
+    let s = wait_for(&a1, "node 4 a live learner", |s| {
+        s.nodes
+            .iter()
+            .any(|n| n.id == 4 && n.state == "live" && n.placement == "learner")
+    })
+    .await;
+    assert_eq!(live_voters(&s), 3);
+
+    // The leader stops: the two other voters elect a new one, which sees
+    // node 1 fall silent.
+    let first_term = s.term;
+    n1.shutdown().await;
+    let s = wait_for(
+        n4.peer_addr(),
+        "a new leader that sees node 1 silent",
+        |s| {
+            s.from_leader
+                && s.leader.is_some_and(|l| l != 1)
+                && s.nodes
+                    .iter()
+                    .any(|n| n.id == 1 && n.reachable(true) == Some(false))
+        },
+    )
+    .await;
+    assert!(s.term > first_term, "{s:?}");
+    assert_eq!(s.nodes.len(), 4);
+
+    // Node 1 comes back from its directory, at its old address, and is a
+    // member again without asking anyone.
+    let n1 = Node::start(config(1, dir.path(), a1.parse().unwrap(), &[]))
+        .await
+        .unwrap();
+    assert_eq!(n1.cluster_id(), cluster);
+    wait_for(&a1, "node 1 heard again", |s| {
+        s.from_leader
+            && s.nodes
+                .iter()
+                .all(|n| n.reachable(true) == Some(true) && n.state == "live")
+    })
+    .await;
+
+    // Refusals.
+    let err = Node::start(NodeConfig {
+        data_dir: dir.path().join("node-2"),
+        ..config(7, dir.path(), any_port(), &[&a1])
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, NodeError::Identity(m) if m.contains("holds node 2")),
+        "{err}"
+    );
+    let err = Node::start(NodeConfig {
+        data_dir: dir.path().join("impostor"),
+        ..config(3, dir.path(), any_port(), &[&a1])
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, NodeError::Join(m) if m.contains("node ids are never reused")),
+        "{err}"
+    );
+    // A join carrying another cluster's id, or an id out of range, is
+    // refused for good (the joiner stops asking).
+    let mut client = api::client(&a2, Duration::from_secs(10)).unwrap();
+    let refused = client
+        .join(api::JoinRequest {
+            cluster_id: "0".repeat(32),
+            node_id: 9,
+            peer_addr: "127.0.0.1:1".into(),
+            forwarded: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        tonic::Code::FailedPrecondition,
+        "{refused:?}"
+    );
+    assert!(
+        refused.message().contains("belongs to cluster"),
+        "{refused:?}"
+    );
+    let bad = client
+        .join(api::JoinRequest {
+            cluster_id: String::new(),
+            node_id: 1000,
+            peer_addr: "127.0.0.1:1".into(),
+            forwarded: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), tonic::Code::InvalidArgument, "{bad:?}");
+
+    for node in [n1, n2, n3, n4] {
+        node.shutdown().await;
+    }
+}
