@@ -11,6 +11,7 @@ mod advise;
 mod advise_forecast;
 mod advise_live;
 mod bench;
+mod cluster;
 mod demo;
 mod format;
 mod keyviz;
@@ -89,7 +90,7 @@ enum Command {
     /// and their interleaved albums (created unless the data directory has
     /// it already), and prints how to connect a client to it. Try
     /// `rowtree serve --demo --in-memory` first.
-    Serve(ServeArgs),
+    Serve(Box<ServeArgs>),
     /// Play a workload against the real split, balancing and statistics code
     /// on N simulated nodes in virtual time, and report throughput, latency,
     /// node utilisation, splits, hot splits and a heatmap.
@@ -132,6 +133,9 @@ enum Command {
     ///   rowtree advise schema.sql --format sarif > advise.sarif
     #[command(after_long_help = advise::rules_help())]
     Advise(advise::AdviseArgs),
+    /// A cluster of Rowtree nodes: start a local one, or show one's status.
+    #[command(subcommand)]
+    Cluster(cluster::ClusterCommand),
 }
 
 #[derive(Debug, Args)]
@@ -276,6 +280,51 @@ struct ServeArgs {
     /// every database (and, without TLS, read the traffic). Logs a warning.
     #[arg(long)]
     insecure: bool,
+    /// Run as one node of a cluster instead of as a single process: with
+    /// --node-id, --peer-port and, except on the node that starts a new
+    /// cluster, --join. The node replicates the cluster's membership (the
+    /// placement group) with the others; it serves no database yet. The
+    /// data directory must be the node's own (not a single-process one).
+    /// Nodes talk without TLS or tokens for now, so --host must be a
+    /// loopback address unless --insecure is given.
+    #[arg(long, requires = "node_id",
+          conflicts_with_all = ["in_memory", "demo", "pg_port", "tls_cert", "auth_token_file", "nodes"])]
+    cluster: bool,
+    /// With --cluster: this node's id, 1 to 999, never reused.
+    #[arg(long, value_name = "N", requires = "cluster",
+          value_parser = clap::value_parser!(u64).range(1..=999))]
+    node_id: Option<u64>,
+    /// With --cluster: the port other nodes reach this one on (Raft
+    /// messages, joins, status).
+    #[arg(
+        long,
+        value_name = "PORT",
+        requires = "cluster",
+        default_value_t = 9030
+    )]
+    peer_port: u16,
+    /// With --cluster: peer addresses (HOST:PORT, comma-separated) of nodes
+    /// already in the cluster, asked in turn to let this node in. Without
+    /// it, a node with an empty data directory starts a new cluster, and a
+    /// node that is a member already simply restarts.
+    #[arg(
+        long,
+        value_name = "HOST:PORT,...",
+        requires = "cluster",
+        value_delimiter = ','
+    )]
+    join: Vec<String>,
+    /// With --cluster: the peer address other nodes dial (default: --host
+    /// and --peer-port; set it when --host is 0.0.0.0).
+    #[arg(long, value_name = "HOST:PORT", requires = "cluster")]
+    advertise: Option<String>,
+    /// With --cluster --join: seconds to keep asking before giving up.
+    #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60)]
+    join_timeout: u64,
+    /// Stop when standard input reaches its end (how `rowtree cluster up`
+    /// stops its nodes, even if it is killed itself).
+    #[arg(long, hide = true)]
+    exit_on_stdin_eof: bool,
 }
 
 /// `rowtree serve`'s TLS and token, read from the files its flags name.
@@ -435,12 +484,13 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Sql(args) => sql::run(args),
         Command::Ddl(args) => sql::print_ddl(&args.data_dir),
-        Command::Serve(args) => serve(args),
+        Command::Serve(args) => serve(*args),
         Command::Simulate(args) => simulate::simulate(args),
         Command::Demo(cmd) => simulate::demo(cmd),
         Command::Keyviz(args) => keyviz::run(args),
         Command::Bench(cmd) => bench::run(cmd),
         Command::Advise(args) => advise::run(args),
+        Command::Cluster(cmd) => cluster::run(cmd),
     }
 }
 
@@ -455,18 +505,56 @@ fn default_server_query_memory_mib() -> u64 {
     (rowtree_sql::limits::default_server_query_memory() >> 20) as u64
 }
 
+/// `rowtree serve --cluster`: one node of a cluster.
+fn serve_cluster_node(args: ServeArgs) -> ExitCode {
+    let listen = std::net::SocketAddr::new(args.host, args.peer_port);
+    let security = rowtree_server::security::Security {
+        tls: None,
+        token: None,
+        insecure: args.insecure,
+    };
+    if let Err(e) = rowtree_server::security::check_exposure(&[listen], &security) {
+        eprintln!("error: {e}");
+        return ExitCode::FAILURE;
+    }
+    cluster::serve_node(cluster::ServeNode {
+        node_id: args
+            .node_id
+            .expect("clap requires --node-id with --cluster"),
+        data_dir: args.data_dir,
+        listen,
+        advertise: args.advertise,
+        join: args.join,
+        join_timeout: std::time::Duration::from_secs(args.join_timeout),
+        exit_on_stdin_eof: args.exit_on_stdin_eof,
+    })
+}
+
 /// `rowtree serve`: runs the gRPC server until SIGINT or SIGTERM.
 fn serve(args: ServeArgs) -> ExitCode {
     tracing_subscriber::fmt()
         .with_env_filter(
             tracing_subscriber::EnvFilter::try_from_default_env()
-                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info")),
+                // openraft (cluster nodes) warns on every heartbeat a down
+                // peer misses: five lines a second per peer; its errors
+                // are enough unless RUST_LOG asks for more.
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new("info,openraft=error")),
         )
         .with_writer(std::io::stderr)
         // Colours for a terminal only: a log file (or a tool reading the log,
         // such as rowtree-check) gets plain `field=value` text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
+    if args.cluster {
+        return serve_cluster_node(args);
+    }
+    if !args.in_memory && args.data_dir.join("node.json").exists() {
+        eprintln!(
+            "error: {} is a cluster node's directory (node.json); start it with --cluster",
+            args.data_dir.display()
+        );
+        return ExitCode::FAILURE;
+    }
     let (split_policy, balancer) = match splitting_config(&args) {
         Ok(c) => c,
         Err(e) => {

@@ -1,0 +1,501 @@
+//! `rowtree serve --cluster` (one node of a cluster) and `rowtree cluster
+//! up|status` (a local cluster of node processes, and what it looks like).
+//!
+//! A node is the `rowtree-cluster` crate's [`Node`]: its peer port, its
+//! replica of the placement group, joining and status. `cluster up` starts
+//! N of them as child processes of itself on 127.0.0.1, writes where they
+//! are to `DIR/cluster.json`, waits until every node is live, prints the
+//! endpoints and then watches them until Ctrl-C or SIGTERM, when it stops
+//! them. Each child is started with `--exit-on-stdin-eof` and a pipe as its
+//! standard input, so the nodes also stop if `cluster up` itself is killed.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use clap::{Args, Subcommand, ValueEnum};
+use rowtree_cluster::node::status::ClusterStatus;
+use rowtree_cluster::node::{api, Node, NodeConfig};
+use serde::{Deserialize, Serialize};
+
+/// `rowtree cluster ...`.
+#[derive(Debug, Subcommand)]
+pub enum ClusterCommand {
+    /// Start a local cluster: N node processes on 127.0.0.1, each with its
+    /// own data directory under DIR (DIR/node-1, ...), and wait until all
+    /// of them are live members.
+    ///
+    /// Node 1 bootstraps the cluster; the others join it. Where the nodes
+    /// are (ids, peer addresses, process ids, log files) is written to
+    /// DIR/cluster.json, which `rowtree cluster status --dir DIR` reads.
+    /// The command stays in the foreground and reports nodes that exit;
+    /// Ctrl-C (or SIGTERM) stops every node. Run it again on the same DIR
+    /// to start the same cluster again, from its data.
+    ///
+    /// A node serves no database yet: today a cluster forms, replicates its
+    /// membership (the placement group) and survives the loss of a minority
+    /// of its voters.
+    Up(UpArgs),
+    /// Show the cluster's nodes as one node sees them: the placement
+    /// group's leader and term, and per node its peer address, state
+    /// (joining, live), part in the placement group (voter, learner) and
+    /// when the leader last heard from it.
+    ///
+    /// Any node answers; one that is not the leader asks the leader. If no
+    /// leader can be reached (no quorum), the node answers from its own
+    /// copy and says so.
+    Status(StatusArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct UpArgs {
+    /// Number of nodes.
+    #[arg(long, default_value_t = 3, value_parser = clap::value_parser!(u64).range(1..=9))]
+    nodes: u64,
+    /// Directory of the cluster (created if missing).
+    #[arg(long, value_name = "DIR")]
+    dir: PathBuf,
+    /// Give up if the nodes are not all live after this many seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 60)]
+    timeout: u64,
+}
+
+#[derive(Debug, Args)]
+pub struct StatusArgs {
+    /// A cluster started by `rowtree cluster up --dir DIR`: ask its nodes,
+    /// in order, until one answers.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "node",
+        required_unless_present = "node"
+    )]
+    dir: Option<PathBuf>,
+    /// The peer address (HOST:PORT) of any node.
+    #[arg(long, value_name = "HOST:PORT")]
+    node: Option<String>,
+    #[arg(long, value_enum, default_value = "text")]
+    format: Format,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum Format {
+    Text,
+    Json,
+}
+
+/// What `cluster up` writes to DIR/cluster.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ClusterFile {
+    pub nodes: Vec<NodeEntry>,
+}
+
+/// One node in DIR/cluster.json.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct NodeEntry {
+    pub id: u64,
+    pub peer_addr: String,
+    pub data_dir: PathBuf,
+    pub log: PathBuf,
+    /// The process id of its last start.
+    pub pid: u32,
+}
+
+/// `rowtree cluster ...`.
+pub fn run(command: ClusterCommand) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    let result = match command {
+        ClusterCommand::Up(args) => runtime.block_on(up(args)),
+        ClusterCommand::Status(args) => runtime.block_on(status(args)),
+    };
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// The settings `rowtree serve --cluster` passes on to a node.
+pub struct ServeNode {
+    pub node_id: u64,
+    pub data_dir: PathBuf,
+    pub listen: std::net::SocketAddr,
+    pub advertise: Option<String>,
+    pub join: Vec<String>,
+    pub join_timeout: Duration,
+    pub exit_on_stdin_eof: bool,
+}
+
+/// `rowtree serve --cluster`: runs one node until SIGINT, SIGTERM or (with
+/// `exit_on_stdin_eof`) the end of standard input.
+pub fn serve_node(settings: ServeNode) -> ExitCode {
+    if settings.data_dir.join("registry.json").exists() {
+        eprintln!(
+            "error: {} holds a single-process Rowtree (registry.json); a cluster node needs a \
+             directory of its own (converting one into a cluster is not supported)",
+            settings.data_dir.display()
+        );
+        return ExitCode::FAILURE;
+    }
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: cannot start the runtime: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async move {
+        let config = NodeConfig {
+            node_id: settings.node_id,
+            data_dir: settings.data_dir,
+            listen: settings.listen,
+            advertise: settings.advertise,
+            join: settings.join,
+            join_timeout: settings.join_timeout,
+        };
+        let node = match Node::start(config).await {
+            Ok(n) => n,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::FAILURE;
+            }
+        };
+        eprintln!(
+            "rowtree: node {} of cluster {}, peer port {}",
+            node.id(),
+            node.cluster_id(),
+            node.peer_addr()
+        );
+        eprintln!(
+            "rowtree: cluster nodes serve no database yet (the placement group only); \
+             `rowtree cluster status --node {}` shows the cluster",
+            node.peer_addr()
+        );
+        let mut term =
+            match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+                Ok(s) => s,
+                Err(e) => {
+                    eprintln!("error: cannot watch for SIGTERM: {e}");
+                    return ExitCode::FAILURE;
+                }
+            };
+        let stdin_closed = async {
+            if settings.exit_on_stdin_eof {
+                // Reads until end of file (the parent closed the pipe or died).
+                let _ = tokio::task::spawn_blocking(|| {
+                    std::io::copy(&mut std::io::stdin(), &mut std::io::sink())
+                })
+                .await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => {}
+            _ = term.recv() => {}
+            _ = stdin_closed => {}
+        }
+        tracing::info!("stopping the node");
+        node.shutdown().await;
+        ExitCode::SUCCESS
+    })
+}
+
+/// A free TCP port on 127.0.0.1 (free when asked: the node binds it a
+/// moment later).
+fn free_port() -> Result<u16, String> {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .map_err(|e| format!("cannot find a free port: {e}"))
+}
+
+fn cluster_file(dir: &Path) -> PathBuf {
+    dir.join("cluster.json")
+}
+
+fn read_cluster_file(dir: &Path) -> Result<Option<ClusterFile>, String> {
+    let path = cluster_file(dir);
+    match std::fs::read(&path) {
+        Ok(bytes) => serde_json::from_slice(&bytes)
+            .map(Some)
+            .map_err(|e| format!("{}: {e}", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+fn write_cluster_file(dir: &Path, file: &ClusterFile) -> Result<(), String> {
+    let path = cluster_file(dir);
+    let tmp = dir.join("cluster.json.tmp");
+    let json = serde_json::to_vec_pretty(file).expect("cluster file serializes");
+    std::fs::write(&tmp, json)
+        .and_then(|()| std::fs::rename(&tmp, &path))
+        .map_err(|e| format!("{}: {e}", path.display()))
+}
+
+/// Starts one node process.
+fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
+    std::fs::create_dir_all(&entry.data_dir)
+        .map_err(|e| format!("{}: {e}", entry.data_dir.display()))?;
+    let log = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&entry.log)
+        .map_err(|e| format!("{}: {e}", entry.log.display()))?;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot find rowtree itself: {e}"))?;
+    let port = entry
+        .peer_addr
+        .rsplit_once(':')
+        .map(|(_, p)| p.to_string())
+        .unwrap_or_default();
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["serve", "--cluster", "--exit-on-stdin-eof"])
+        .args(["--node-id", &entry.id.to_string()])
+        .arg("--data-dir")
+        .arg(&entry.data_dir)
+        .args(["--peer-port", &port])
+        .stdin(Stdio::piped())
+        .stdout(log.try_clone().map_err(|e| e.to_string())?)
+        .stderr(log);
+    if let Some(join) = join {
+        command.args(["--join", join]);
+    }
+    command
+        .spawn()
+        .map_err(|e| format!("cannot start node {}: {e}", entry.id))
+}
+
+/// `rowtree cluster up`.
+async fn up(args: UpArgs) -> Result<(), String> {
+    let dir = &args.dir;
+    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let dir = dir
+        .canonicalize()
+        .map_err(|e| format!("{}: {e}", dir.display()))?;
+    let existing = read_cluster_file(&dir)?;
+    let mut file = match existing {
+        Some(file) => {
+            if file.nodes.len() as u64 != args.nodes {
+                return Err(format!(
+                    "{} holds a cluster of {} nodes; start it with --nodes {} (adding and \
+                     removing nodes is not supported by `cluster up`)",
+                    dir.display(),
+                    file.nodes.len(),
+                    file.nodes.len()
+                ));
+            }
+            eprintln!("rowtree: starting the cluster in {} again", dir.display());
+            file
+        }
+        None => {
+            let mut nodes = Vec::new();
+            for id in 1..=args.nodes {
+                let data_dir = dir.join(format!("node-{id}"));
+                nodes.push(NodeEntry {
+                    id,
+                    peer_addr: format!("127.0.0.1:{}", free_port()?),
+                    log: data_dir.join("node.log"),
+                    data_dir,
+                    pid: 0,
+                });
+            }
+            ClusterFile { nodes }
+        }
+    };
+    let first = file.nodes[0].peer_addr.clone();
+    let mut children = Vec::new();
+    for entry in &mut file.nodes {
+        let join = (entry.id != 1).then_some(first.as_str());
+        let child = spawn_node(entry, join)?;
+        entry.pid = child.id();
+        children.push((entry.id, Some(child)));
+    }
+    write_cluster_file(&dir, &file)?;
+    let stop_all = |children: &mut Vec<(u64, Option<Child>)>| {
+        // Closing a node's standard input stops it; kill what lingers.
+        for (_, child) in children.iter_mut() {
+            if let Some(c) = child.as_mut() {
+                drop(c.stdin.take());
+            }
+        }
+        let deadline = Instant::now() + Duration::from_secs(5);
+        for (_, child) in children.iter_mut() {
+            if let Some(mut c) = child.take() {
+                while Instant::now() < deadline {
+                    if let Ok(Some(_)) = c.try_wait() {
+                        break;
+                    }
+                    std::thread::sleep(Duration::from_millis(50));
+                }
+                let _ = c.kill();
+                let _ = c.wait();
+            }
+        }
+    };
+    // Wait for every node to be live, with a line of progress.
+    let started = Instant::now();
+    let deadline = started + Duration::from_secs(args.timeout);
+    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+    let mut last_line = String::new();
+    let ready = loop {
+        let status = ask_any(&file, Duration::from_secs(2)).await;
+        let live = status
+            .as_ref()
+            .map_or(0, |s| s.nodes.iter().filter(|n| n.state == "live").count());
+        let line = format!(
+            "waiting for the nodes: {live}/{} live ({} s)",
+            args.nodes,
+            started.elapsed().as_secs()
+        );
+        if tty {
+            eprint!("\r{line}");
+        } else if line != last_line && live as u64 != args.nodes {
+            eprintln!("{line}");
+        }
+        last_line = line;
+        if let Ok(s) = &status {
+            if s.from_leader && live as u64 == args.nodes {
+                break Ok(s.clone());
+            }
+        }
+        if let Some((id, exit)) = exited(&mut children) {
+            break Err(format!(
+                "node {id} exited ({exit}) before the cluster was up; its log: {}",
+                file.nodes[(id - 1) as usize].log.display()
+            ));
+        }
+        if Instant::now() > deadline {
+            break Err(format!(
+                "the nodes were not all live after {} s (last: {}); logs in {}/node-*/node.log",
+                args.timeout,
+                match &status {
+                    Ok(s) => format!("{} of {} live", live, s.nodes.len()),
+                    Err(e) => e.clone(),
+                },
+                dir.display()
+            ));
+        }
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    if tty {
+        eprintln!();
+    }
+    let status = match ready {
+        Ok(s) => s,
+        Err(e) => {
+            stop_all(&mut children);
+            return Err(e);
+        }
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(
+        out,
+        "cluster {} is up: {} nodes, placement leader node {}",
+        status.cluster_id,
+        args.nodes,
+        status.leader.unwrap_or(0)
+    );
+    for entry in &file.nodes {
+        let _ = writeln!(
+            out,
+            "  node {}: peer port {}  pid {}  data {}  log {}",
+            entry.id,
+            entry.peer_addr,
+            entry.pid,
+            entry.data_dir.display(),
+            entry.log.display()
+        );
+    }
+    let _ = writeln!(
+        out,
+        "rowtree cluster status --dir {} shows it; Ctrl-C stops it",
+        dir.display()
+    );
+    let _ = out.flush();
+    drop(out);
+    let mut term = tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate())
+        .map_err(|e| format!("cannot watch for SIGTERM: {e}"))?;
+    loop {
+        tokio::select! {
+            _ = tokio::signal::ctrl_c() => break,
+            _ = term.recv() => break,
+            _ = tokio::time::sleep(Duration::from_millis(500)) => {
+                if let Some((id, exit)) = exited(&mut children) {
+                    eprintln!("rowtree: node {id} exited ({exit})");
+                }
+            }
+        }
+    }
+    eprintln!("rowtree: stopping the cluster");
+    tokio::task::block_in_place(|| stop_all(&mut children));
+    Ok(())
+}
+
+/// A node that has exited since the last look, with how; it is then no
+/// longer watched.
+fn exited(children: &mut [(u64, Option<Child>)]) -> Option<(u64, String)> {
+    for (id, child) in children.iter_mut() {
+        if let Some(c) = child.as_mut() {
+            if let Ok(Some(exit)) = c.try_wait() {
+                *child = None;
+                return Some((*id, exit.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// The status from the first node of `file` that answers.
+async fn ask_any(file: &ClusterFile, timeout: Duration) -> Result<ClusterStatus, String> {
+    let mut errors = Vec::new();
+    for entry in &file.nodes {
+        match api::status(&entry.peer_addr, timeout).await {
+            Ok(s) => return Ok(s),
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(format!("no node answered: {}", errors.join("; ")))
+}
+
+/// `rowtree cluster status`.
+async fn status(args: StatusArgs) -> Result<(), String> {
+    let timeout = Duration::from_secs(5);
+    let status = match (&args.node, &args.dir) {
+        (Some(node), _) => api::status(node, timeout).await?,
+        (None, Some(dir)) => {
+            let file = read_cluster_file(dir)?.ok_or_else(|| {
+                format!(
+                    "{} has no cluster.json: not a cluster started by `rowtree cluster up`",
+                    dir.display()
+                )
+            })?;
+            ask_any(&file, timeout).await?
+        }
+        (None, None) => unreachable!("clap requires --dir or --node"),
+    };
+    match args.format {
+        Format::Text => print!("{}", status.to_table()),
+        Format::Json => println!(
+            "{}",
+            serde_json::to_string_pretty(&status).expect("status serializes")
+        ),
+    }
+    Ok(())
+}
