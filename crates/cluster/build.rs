@@ -4,7 +4,7 @@
 //! method carries one Raft message of one group in this crate's own binary
 //! form (`raft::messages`), so the gRPC layer only frames bytes. A second
 //! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
-//! cluster and answers `rowtree cluster status`.
+//! cluster, takes one out, and answers `rowtree cluster status`.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -31,6 +31,7 @@ fn main() {
     for (method, route, input, output) in [
         ("join", "Join", "JoinRequest", "JoinReply"),
         ("status", "Status", "StatusRequest", "StatusReply"),
+        ("remove", "Remove", "RemoveRequest", "RemoveReply"),
     ] {
         node = node.method(
             Method::builder()

@@ -46,6 +46,33 @@ pub enum ClusterCommand {
     /// leader can be reached (no quorum), the node answers from its own
     /// copy and says so.
     Status(StatusArgs),
+    /// Take a node out of the cluster for good: its record becomes
+    /// `removed`, it leaves the placement group (a voter is replaced by a
+    /// reachable learner if there is one), and its id can never join
+    /// again. Stop the node's process afterwards; it no longer takes part.
+    ///
+    /// Refused for the placement group's only voter. Removing the leader
+    /// hands the group to another voter.
+    Remove(RemoveArgs),
+}
+
+#[derive(Debug, Args)]
+pub struct RemoveArgs {
+    /// The node to remove.
+    #[arg(long, value_name = "N")]
+    node_id: u64,
+    /// A cluster started by `rowtree cluster up --dir DIR`: ask its nodes,
+    /// in order, until one answers.
+    #[arg(
+        long,
+        value_name = "DIR",
+        conflicts_with = "node",
+        required_unless_present = "node"
+    )]
+    dir: Option<PathBuf>,
+    /// The peer address (HOST:PORT) of any node.
+    #[arg(long, value_name = "HOST:PORT")]
+    node: Option<String>,
 }
 
 #[derive(Debug, Args)]
@@ -117,6 +144,7 @@ pub fn run(command: ClusterCommand) -> ExitCode {
     let result = match command {
         ClusterCommand::Up(args) => runtime.block_on(up(args)),
         ClusterCommand::Status(args) => runtime.block_on(status(args)),
+        ClusterCommand::Remove(args) => runtime.block_on(remove(args)),
     };
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -135,6 +163,7 @@ pub struct ServeNode {
     pub advertise: Option<String>,
     pub join: Vec<String>,
     pub join_timeout: Duration,
+    pub dead_after: Duration,
     pub exit_on_stdin_eof: bool,
 }
 
@@ -167,6 +196,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             advertise: settings.advertise,
             join: settings.join,
             join_timeout: settings.join_timeout,
+            dead_after: settings.dead_after,
         };
         let node = match Node::start(config).await {
             Ok(n) => n,
@@ -477,19 +507,18 @@ async fn ask_any(file: &ClusterFile, timeout: Duration) -> Result<ClusterStatus,
 /// `rowtree cluster status`.
 async fn status(args: StatusArgs) -> Result<(), String> {
     let timeout = Duration::from_secs(5);
-    let status = match (&args.node, &args.dir) {
-        (Some(node), _) => api::status(node, timeout).await?,
-        (None, Some(dir)) => {
-            let file = read_cluster_file(dir)?.ok_or_else(|| {
-                format!(
-                    "{} has no cluster.json: not a cluster started by `rowtree cluster up`",
-                    dir.display()
-                )
-            })?;
-            ask_any(&file, timeout).await?
+    let mut errors = Vec::new();
+    let mut answer = None;
+    for addr in targets(&args.node, &args.dir)? {
+        match api::status(&addr, timeout).await {
+            Ok(s) => {
+                answer = Some(s);
+                break;
+            }
+            Err(e) => errors.push(e),
         }
-        (None, None) => unreachable!("clap requires --dir or --node"),
-    };
+    }
+    let status = answer.ok_or_else(|| format!("no node answered: {}", errors.join("; ")))?;
     match args.format {
         Format::Text => print!("{}", status.to_table()),
         Format::Json => println!(
@@ -498,4 +527,46 @@ async fn status(args: StatusArgs) -> Result<(), String> {
         ),
     }
     Ok(())
+}
+
+/// The peer addresses to ask: `--node`, or every node of `--dir`'s
+/// cluster.json.
+fn targets(node: &Option<String>, dir: &Option<PathBuf>) -> Result<Vec<String>, String> {
+    match (node, dir) {
+        (Some(node), _) => Ok(vec![node.clone()]),
+        (None, Some(dir)) => {
+            let file = read_cluster_file(dir)?.ok_or_else(|| {
+                format!(
+                    "{} has no cluster.json: not a cluster started by `rowtree cluster up`",
+                    dir.display()
+                )
+            })?;
+            Ok(file.nodes.into_iter().map(|n| n.peer_addr).collect())
+        }
+        (None, None) => unreachable!("clap requires --dir or --node"),
+    }
+}
+
+/// `rowtree cluster remove`.
+async fn remove(args: RemoveArgs) -> Result<(), String> {
+    let mut errors = Vec::new();
+    for addr in targets(&args.node, &args.dir)? {
+        match api::remove(&addr, args.node_id, Duration::from_secs(60)).await {
+            Ok(reply) => {
+                println!(
+                    "node {} removed (by placement leader node {})",
+                    args.node_id, reply.leader
+                );
+                return Ok(());
+            }
+            // A refusal is final; an unreachable node is not.
+            Err(e) if e.contains("NotFound") || e.contains("FailedPrecondition") => return Err(e),
+            Err(e) => errors.push(e),
+        }
+    }
+    Err(format!(
+        "no node could remove node {}: {}",
+        args.node_id,
+        errors.join("; ")
+    ))
 }

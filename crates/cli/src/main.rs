@@ -321,6 +321,12 @@ struct ServeArgs {
     /// With --cluster --join: seconds to keep asking before giving up.
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60)]
     join_timeout: u64,
+    /// With --cluster: seconds a voter of the placement group may stay
+    /// silent before the leader replaces it with a reachable learner (the
+    /// silent node stays a member, as a learner).
+    #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60,
+          value_parser = clap::value_parser!(u64).range(1..))]
+    dead_after: u64,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -526,6 +532,7 @@ fn serve_cluster_node(args: ServeArgs) -> ExitCode {
         advertise: args.advertise,
         join: args.join,
         join_timeout: std::time::Duration::from_secs(args.join_timeout),
+        dead_after: std::time::Duration::from_secs(args.dead_after),
         exit_on_stdin_eof: args.exit_on_stdin_eof,
     })
 }

@@ -2,7 +2,8 @@
 //! three nodes form a cluster, the placement leader is killed with
 //! SIGKILL and the others elect a new one, `cluster up` stops every node
 //! on SIGTERM, and a second `cluster up` on the same directory brings the
-//! same cluster back from its data. Also the refusals of `serve
+//! same cluster back from its data, where `cluster remove` takes a node
+//! out. Also the refusals of `serve
 //! --cluster` and `serve` on each other's directories.
 
 use std::io::{BufRead, BufReader};
@@ -177,6 +178,36 @@ fn a_local_cluster_elects_a_new_leader_after_kill_9_and_comes_back_from_its_data
                 == 3
     });
     assert_eq!(again["cluster_id"], cluster_id.as_str());
+
+    // `cluster remove` takes a node out for good.
+    let out = Command::new(ROWTREE)
+        .args(["cluster", "remove", "--node-id", "3", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("node 3 removed"));
+    wait_for(dir, "node 3 removed, two voters", |s| {
+        nodes(s)
+            .iter()
+            .any(|n| n["id"] == 3 && n["state"] == "removed" && n["placement"] == "none")
+            && nodes(s)
+                .iter()
+                .filter(|n| n["placement"] == "voter")
+                .count()
+                == 2
+    });
+    let out = Command::new(ROWTREE)
+        .args(["cluster", "remove", "--node-id", "42", "--dir"])
+        .arg(dir)
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not in the cluster"));
 }
 
 #[test]

@@ -60,6 +60,9 @@ pub enum NodeState {
     Joining,
     /// A member: it holds a replica of the placement group.
     Live,
+    /// Taken out of the cluster (`rowtree cluster remove`): no longer a
+    /// member, and its id is never used again.
+    Removed,
 }
 
 impl NodeState {
@@ -68,6 +71,7 @@ impl NodeState {
         match self {
             NodeState::Joining => "joining",
             NodeState::Live => "live",
+            NodeState::Removed => "removed",
         }
     }
 
@@ -75,6 +79,7 @@ impl NodeState {
         match self {
             NodeState::Joining => 0,
             NodeState::Live => 1,
+            NodeState::Removed => 2,
         }
     }
 }
@@ -137,6 +142,7 @@ impl NodeRecord {
         let state = match r.u8()? {
             0 => NodeState::Joining,
             1 => NodeState::Live,
+            2 => NodeState::Removed,
             other => return Err(r.error(format!("node state {other}"))),
         };
         r.finish()?;
@@ -166,6 +172,11 @@ mod tests {
             ..a.clone()
         };
         assert_eq!(NodeRecord::decode(&b.encode()).unwrap(), b);
+        let c = NodeRecord {
+            state: NodeState::Removed,
+            ..b.clone()
+        };
+        assert_eq!(NodeRecord::decode(&c.encode()).unwrap(), c);
         assert!(NodeRecord::key(2) < NodeRecord::key(300));
         let (start, end) = NodeRecord::key_range();
         for id in [1, 2, 999, u64::MAX] {

@@ -3,7 +3,9 @@
 //! which forwards to the leader), the placement group surviving its
 //! leader's stop, a restart from the data directory, and the refusals (a
 //! directory of another node, a node id reused at another address, a
-//! directory of another cluster). `crates/cli/tests/cluster.rs` does the
+//! directory of another cluster); a silent voter replaced by a learner,
+//! and removals (of a follower, of the leader itself) after which the id
+//! cannot join again. `crates/cli/tests/cluster.rs` does the
 //! same with real processes and kill -9.
 
 use std::net::SocketAddr;
@@ -21,6 +23,7 @@ fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig 
         advertise: None,
         join: join.iter().map(|s| s.to_string()).collect(),
         join_timeout: Duration::from_secs(30),
+        dead_after: Duration::from_secs(60),
     }
 }
 
@@ -187,6 +190,81 @@ async fn three_nodes_form_a_cluster_that_outlives_its_leader() {
     assert_eq!(bad.code(), tonic::Code::InvalidArgument, "{bad:?}");
 
     for node in [n1, n2, n3, n4] {
+        node.shutdown().await;
+    }
+}
+
+fn role(s: &ClusterStatus, id: u64) -> (&str, &str) {
+    let n = s.nodes.iter().find(|n| n.id == id).expect("node in status");
+    (n.state.as_str(), n.placement.as_str())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_silent_voter_is_replaced_and_removed_nodes_stay_out() {
+    let dir = tempfile::tempdir().unwrap();
+    let fast = |id: u64, join: &[&str]| NodeConfig {
+        dead_after: Duration::from_secs(3),
+        ..config(id, dir.path(), any_port(), join)
+    };
+    let n1 = Node::start(fast(1, &[])).await.unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let n2 = Node::start(fast(2, &[&a1])).await.unwrap();
+    let n3 = Node::start(fast(3, &[&a1])).await.unwrap();
+    let n4 = Node::start(fast(4, &[&a1])).await.unwrap();
+    let a2 = n2.peer_addr().to_string();
+    let a4 = n4.peer_addr().to_string();
+    wait_for(&a1, "voters 1-3, learner 4", |s| {
+        s.from_leader && live_voters(s) == 3 && role(s, 4) == ("live", "learner")
+    })
+    .await;
+
+    // Voter 3 stops; after 3 s of silence the leader (node 1) makes the
+    // learner a voter in its place, and keeps node 3 as a learner.
+    n3.shutdown().await;
+    let s = wait_for(&a1, "node 4 a voter in node 3's place", |s| {
+        s.from_leader && role(s, 4).1 == "voter" && role(s, 3).1 == "learner"
+    })
+    .await;
+    assert_eq!(live_voters(&s), 3, "{s:?}");
+    assert_eq!(s.leader, Some(1));
+
+    // Node 3 is taken out for good, through a follower.
+    let reply = api::remove(&a2, 3, Duration::from_secs(30)).await.unwrap();
+    assert_eq!(reply.leader, 1);
+    let s = wait_for(&a1, "node 3 removed", |s| role(s, 3) == ("removed", "none")).await;
+    assert_eq!(live_voters(&s), 3, "{s:?}");
+    // Its id cannot come back, even from an empty directory.
+    let err = Node::start(NodeConfig {
+        data_dir: dir.path().join("node-3-again"),
+        join_timeout: Duration::from_secs(5),
+        ..fast(3, &[&a2])
+    })
+    .await
+    .unwrap_err();
+    assert!(
+        matches!(&err, NodeError::Join(m) if m.contains("was removed")),
+        "{err}"
+    );
+    // Unknown ids and the last voter are refused.
+    let unknown = api::remove(&a1, 77, Duration::from_secs(10))
+        .await
+        .unwrap_err();
+    assert!(unknown.contains("NotFound"), "{unknown}");
+
+    // The leader removes itself: the other voters carry on without it.
+    api::remove(&a4, 1, Duration::from_secs(30)).await.unwrap();
+    let s = wait_for(&a2, "node 1 removed, a new leader", |s| {
+        s.from_leader && s.leader.is_some_and(|l| l != 1) && role(s, 1) == ("removed", "none")
+    })
+    .await;
+    let voters: Vec<u64> = s
+        .nodes
+        .iter()
+        .filter(|n| n.placement == "voter")
+        .map(|n| n.id)
+        .collect();
+    assert_eq!(voters, [2, 4], "{s:?}");
+    for node in [n1, n2, n4] {
         node.shutdown().await;
     }
 }

@@ -1,5 +1,5 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
-//! (declared in `build.rs`): `Join` and `Status`, with their messages as
+//! (declared in `build.rs`): `Join`, `Status` and `Remove`, with their messages as
 //! plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -61,6 +61,25 @@ pub struct StatusReply {
     pub json: String,
 }
 
+/// `rowtree cluster remove` asks to take a node out of the cluster.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RemoveRequest {
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+    /// As in [`JoinRequest::forwarded`].
+    #[prost(bool, tag = "2")]
+    pub forwarded: bool,
+}
+
+/// The node is out: no longer a member of the placement group, its record
+/// `removed`.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RemoveReply {
+    /// The placement leader that removed it.
+    #[prost(uint64, tag = "1")]
+    pub leader: u64,
+}
+
 /// The largest status answer a client accepts.
 const MAX_STATUS: usize = 16 << 20;
 
@@ -84,4 +103,17 @@ pub async fn status(addr: &str, timeout: Duration) -> Result<ClusterStatus, Stri
         .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))?;
     serde_json::from_str(&reply.into_inner().json)
         .map_err(|e| format!("node at {addr} answered with a malformed status: {e}"))
+}
+
+/// Asks the node at `addr` to take node `id` out of the cluster.
+pub async fn remove(addr: &str, id: u64, timeout: Duration) -> Result<RemoveReply, String> {
+    let mut client = client(addr, timeout)?;
+    client
+        .remove(RemoveRequest {
+            node_id: id,
+            forwarded: false,
+        })
+        .await
+        .map(tonic::Response::into_inner)
+        .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))
 }

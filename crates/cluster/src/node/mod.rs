@@ -21,17 +21,25 @@
 //!   already: it opens its log and replica and rejoins its group as Raft
 //!   does, without asking anyone.
 //!
+//! * **Removal.** `Remove` (any node forwards it to the leader) marks the
+//!   node's record `removed` first, then takes it out of the voters
+//!   (replacing it by a reachable learner if there is one) and out of the
+//!   group. A removed id can never join again.
+//!
 //! The placement leader also runs a small loop ([`MAINTAIN_EVERY`]) that
-//! finishes what an interrupted join or bootstrap left: members without a
-//! live record get one, and reachable learners are promoted while voters
-//! are missing. Every change is evaluated after a linearizable read and
-//! proposed by the leader alone, one at a time (see [`crate::placement`]).
+//! finishes what an interrupted join, bootstrap or removal left (so a
+//! leader that removed itself leaves the rest to its successor), and keeps
+//! the group whole: members without a live record get one, a voter silent
+//! for longer than [`NodeConfig::dead_after`] is replaced by a reachable
+//! learner (and stays a member, as a learner, in case it returns), and
+//! reachable learners are promoted while voters are missing. Every change
+//! is evaluated after a linearizable read and proposed by the leader alone,
+//! one at a time (see [`crate::placement`]).
 //!
 //! Losing the placement group's quorum stops joins and status answers from
 //! the leader; the nodes themselves keep running, and a new leader is
 //! elected among the voters that remain once a majority of them can talk.
-//! Nodes are not removed or replaced yet (a dead voter stays a voter), and
-//! the node serves no database yet: split groups come with the next
+//! A node serves no database yet: split groups come with the next
 //! milestones of the design's build order.
 
 pub mod api;
@@ -54,7 +62,10 @@ use crate::command::{Command, Commit, Write};
 use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX_NODE_ID};
 use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine};
 use crate::Replica;
-use api::{JoinReply, JoinRequest, NodeClient, NodeServer, StatusReply, StatusRequest};
+use api::{
+    JoinReply, JoinRequest, NodeClient, NodeServer, RemoveReply, RemoveRequest, StatusReply,
+    StatusRequest,
+};
 use identity::{Identity, FORMAT_VERSION};
 use status::{ClusterStatus, NodeStatus, UNREACHABLE_AFTER_MS};
 
@@ -129,6 +140,10 @@ pub struct NodeConfig {
     pub join: Vec<String>,
     /// How long to keep asking the peers to join before giving up.
     pub join_timeout: Duration,
+    /// How long a placement voter may stay silent before the leader
+    /// replaces it with a reachable learner (if there is one); the silent
+    /// node stays a member, as a learner.
+    pub dead_after: Duration,
 }
 
 /// A running node.
@@ -163,6 +178,10 @@ struct Shared {
     peers: Peers,
     /// Held by the leader while it evaluates and proposes one change.
     changes: tokio::sync::Mutex<()>,
+    /// How long a voter may stay silent before the leader replaces it.
+    dead_after: Duration,
+    /// The term this node last led in, and since when.
+    leading_since: parking_lot::Mutex<Option<(u64, std::time::Instant)>>,
 }
 
 /// openraft's settings for the placement group.
@@ -282,6 +301,8 @@ impl Node {
             router,
             peers,
             changes: tokio::sync::Mutex::new(()),
+            dead_after: config.dead_after,
+            leading_since: parking_lot::Mutex::new(None),
         });
         let routes = PeerPort::routes(groups).add_service(NodeServer::new(Handler {
             shared: shared.clone(),
@@ -444,12 +465,15 @@ async fn join_cluster(
     }
 }
 
+/// openraft's metrics of the placement group.
+type Metrics = openraft::RaftMetrics<crate::raft::TypeConfig>;
+
 fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
     Status::unavailable(format!("{what}: {e}"))
 }
 
 impl Shared {
-    fn metrics(&self) -> openraft::RaftMetrics<crate::raft::TypeConfig> {
+    fn metrics(&self) -> Metrics {
         self.raft.metrics().borrow_watched().clone()
     }
 
@@ -547,8 +571,58 @@ impl Shared {
         Ok(())
     }
 
-    /// The leader's upkeep (module docs): the cluster id, a live record
-    /// for every member, and voters up to the target.
+    /// How long the leader has not heard from node `id`: since its last
+    /// acknowledged heartbeat, or, for a node it never heard from, since it
+    /// became leader. `None` on a node that is not the leader.
+    fn silent_for(&self, m: &Metrics, id: u64) -> Option<Duration> {
+        if m.state != ServerState::Leader {
+            return None;
+        }
+        if id == self.id {
+            return Some(Duration::ZERO);
+        }
+        let since = {
+            let mut leading = self.leading_since.lock();
+            match *leading {
+                Some((term, at)) if term == m.current_term => at,
+                _ => {
+                    let now = std::time::Instant::now();
+                    *leading = Some((m.current_term, now));
+                    now
+                }
+            }
+        };
+        let heard = m
+            .heartbeat
+            .as_ref()
+            .and_then(|h| h.get(&id).cloned().flatten())
+            .map(|t| t.elapsed());
+        Some(heard.unwrap_or_else(|| since.elapsed()))
+    }
+
+    /// Whether the leader heard from `id` within [`UNREACHABLE_AFTER_MS`].
+    fn reachable(&self, m: &Metrics, id: u64) -> bool {
+        self.silent_for(m, id)
+            .is_some_and(|d| d <= Duration::from_millis(UNREACHABLE_AFTER_MS))
+    }
+
+    /// Changes the placement group's voters, with a time bound.
+    async fn change(
+        &self,
+        change: ChangeMembers<u64, BasicNode>,
+        what: &str,
+    ) -> Result<(), Status> {
+        tracing::info!(?change, "placement group: {what}");
+        tokio::time::timeout(JOIN_STEP_TIMEOUT, self.raft.change_membership(change, true))
+            .await
+            .map_err(|_| Status::unavailable(format!("{what} took too long")))?
+            .map_err(|e| unavailable(what, e))?;
+        Ok(())
+    }
+
+    /// The leader's upkeep (module docs): the cluster id, a live record for
+    /// every member, removals finished, a silent voter replaced, voters up
+    /// to the target. One membership change per call.
     async fn maintain(&self) -> Result<(), Status> {
         let _change = self.changes.lock().await;
         if !self.is_leader() {
@@ -563,13 +637,18 @@ impl Shared {
         let m = self.metrics();
         let membership = m.membership_config.membership().clone();
         let records = self.records()?;
+        let removed = |id: &u64| {
+            records
+                .get(id)
+                .is_some_and(|r| r.state == NodeState::Removed)
+        };
         for (id, node) in membership.nodes() {
             let current = NodeRecord {
                 id: *id,
                 peer_addr: node.addr.clone(),
                 state: NodeState::Live,
             };
-            if records.get(id) != Some(&current) {
+            if !removed(id) && records.get(id) != Some(&current) {
                 writes.push((NodeRecord::key(*id), Some(current.encode())));
             }
         }
@@ -577,35 +656,136 @@ impl Shared {
             self.write(writes).await?;
         }
         let voters: BTreeSet<u64> = membership.voter_ids().collect();
-        let target = voter_target(records.len().max(membership.nodes().count()));
-        if voters.len() < target {
-            let heard = m.heartbeat.clone().unwrap_or_default();
-            let promote: BTreeSet<u64> = membership
-                .learner_ids()
-                .filter(|id| {
-                    heard
-                        .get(id)
-                        .and_then(|t| t.as_ref())
-                        .is_some_and(|t| t.elapsed() <= Duration::from_millis(UNREACHABLE_AFTER_MS))
-                })
-                .take(target - voters.len())
-                .collect();
-            if !promote.is_empty() {
-                tracing::info!(
-                    ?promote,
-                    "promoting learners of the placement group to voters"
-                );
-                tokio::time::timeout(
-                    JOIN_STEP_TIMEOUT,
-                    self.raft
-                        .change_membership(ChangeMembers::AddVoterIds(promote), true),
+        // A reachable learner that may become a voter.
+        let spare = membership
+            .learner_ids()
+            .filter(|id| !removed(id) && self.reachable(&m, *id))
+            .collect::<Vec<u64>>();
+        // A removed member: out of the voters (replaced by a spare if there
+        // is one), then out of the group.
+        if let Some(id) = membership.nodes().map(|(id, _)| *id).find(|id| removed(id)) {
+            if voters.contains(&id) {
+                let mut next: BTreeSet<u64> = voters.iter().copied().filter(|v| *v != id).collect();
+                if let Some(s) = spare.first() {
+                    next.insert(*s);
+                }
+                if next.is_empty() {
+                    return Err(Status::failed_precondition(format!(
+                        "node {id} is the placement group's only voter"
+                    )));
+                }
+                return self
+                    .change(
+                        ChangeMembers::ReplaceAllVoters(next),
+                        "taking a removed node out of the voters",
+                    )
+                    .await;
+            }
+            return self
+                .change(
+                    ChangeMembers::RemoveNodes(BTreeSet::from([id])),
+                    "taking a removed node out of the group",
                 )
-                .await
-                .map_err(|_| Status::unavailable("promoting voters took too long"))?
-                .map_err(|e| unavailable("promoting voters", e))?;
+                .await;
+        }
+        // A voter silent for longer than `dead_after`, replaced by a spare.
+        let dead = voters
+            .iter()
+            .copied()
+            .find(|v| self.silent_for(&m, *v).is_some_and(|d| d > self.dead_after));
+        if let (Some(dead), Some(spare)) = (dead, spare.first()) {
+            let next: BTreeSet<u64> = voters
+                .iter()
+                .copied()
+                .filter(|v| *v != dead)
+                .chain([*spare])
+                .collect();
+            tracing::warn!(
+                node = dead,
+                replacement = spare,
+                "a placement voter is silent; replacing it"
+            );
+            return self
+                .change(
+                    ChangeMembers::ReplaceAllVoters(next),
+                    "replacing a silent voter",
+                )
+                .await;
+        }
+        let live_nodes = records
+            .values()
+            .filter(|r| r.state != NodeState::Removed)
+            .count();
+        let target = voter_target(live_nodes.max(voters.len()));
+        if voters.len() < target {
+            let promote: BTreeSet<u64> = spare.into_iter().take(target - voters.len()).collect();
+            if !promote.is_empty() {
+                return self
+                    .change(
+                        ChangeMembers::AddVoterIds(promote),
+                        "promoting learners to voters",
+                    )
+                    .await;
             }
         }
         Ok(())
+    }
+
+    /// The leader's side of a removal: the record becomes `removed` first,
+    /// so that whichever node leads next finishes the membership changes
+    /// ([`Shared::maintain`]); then as many of them as this leader can
+    /// make. Removing the leader itself hands the group to another voter.
+    async fn remove(&self, id: u64) -> Result<RemoveReply, Status> {
+        {
+            let _change = self.changes.lock().await;
+            if !self.is_leader() {
+                return Err(Status::unavailable(format!(
+                    "node {} is no longer the placement leader; ask again",
+                    self.id
+                )));
+            }
+            self.read_fresh().await?;
+            let records = self.records()?;
+            let membership = self.metrics().membership_config.membership().clone();
+            let record = match records.get(&id) {
+                Some(r) => r.clone(),
+                None => match membership.get_node(&id) {
+                    Some(n) => NodeRecord {
+                        id,
+                        peer_addr: n.addr.clone(),
+                        state: NodeState::Live,
+                    },
+                    None => {
+                        return Err(Status::not_found(format!(
+                            "node {id} is not in the cluster"
+                        )))
+                    }
+                },
+            };
+            let voters: Vec<u64> = membership.voter_ids().collect();
+            if voters == [id] {
+                return Err(Status::failed_precondition(format!(
+                    "node {id} is the placement group's only voter; add a node first"
+                )));
+            }
+            if record.state != NodeState::Removed {
+                let removed = NodeRecord {
+                    state: NodeState::Removed,
+                    ..record
+                };
+                self.write(vec![(NodeRecord::key(id), Some(removed.encode()))])
+                    .await?;
+            }
+        }
+        // At most two changes (out of the voters, out of the group); a
+        // leader that removed itself stops here and its successor finishes.
+        for _ in 0..2 {
+            if !self.is_leader() {
+                break;
+            }
+            self.maintain().await?;
+        }
+        Ok(RemoveReply { leader: self.id })
     }
 
     /// The leader's side of a join (module docs).
@@ -641,6 +821,15 @@ impl Shared {
         }
         let membership = self.metrics().membership_config.membership().clone();
         let records = self.records()?;
+        if records
+            .get(&id)
+            .is_some_and(|r| r.state == NodeState::Removed)
+        {
+            return Err(Status::failed_precondition(format!(
+                "node id {id} was removed from the cluster; node ids are never reused, \
+                 so a new node needs a new id"
+            )));
+        }
         let known = records
             .get(&id)
             .map(|r| r.peer_addr.clone())
@@ -680,7 +869,11 @@ impl Shared {
         }
         let membership = self.metrics().membership_config.membership().clone();
         let voters = membership.voter_ids().count();
-        let nodes = membership.nodes().count().max(records.len() + 1);
+        let live_records = records
+            .values()
+            .filter(|r| r.state != NodeState::Removed && r.id != id)
+            .count();
+        let nodes = membership.nodes().count().max(live_records + 1);
         if voters < voter_target(nodes) && !membership.voter_ids().any(|v| v == id) {
             tokio::time::timeout(
                 JOIN_STEP_TIMEOUT,
@@ -827,6 +1020,39 @@ impl api::NodeService for Handler {
         });
         forwarded.set_timeout(JOIN_CALL_TIMEOUT);
         NodeClient::new(channel).join(forwarded).await
+    }
+
+    async fn remove(
+        &self,
+        request: Request<RemoveRequest>,
+    ) -> Result<Response<RemoveReply>, Status> {
+        let request = request.into_inner();
+        if self.shared.is_leader() {
+            return self.shared.remove(request.node_id).await.map(Response::new);
+        }
+        if request.forwarded {
+            return Err(Status::unavailable(format!(
+                "node {} is not the placement leader; ask again",
+                self.shared.id
+            )));
+        }
+        let (leader, addr) = self.shared.leader().ok_or_else(|| {
+            Status::unavailable(format!(
+                "node {} knows no placement leader; ask again",
+                self.shared.id
+            ))
+        })?;
+        let channel = self
+            .shared
+            .peers
+            .channel(&addr)
+            .map_err(|e| unavailable(&format!("placement leader {leader} at {addr}"), e))?;
+        let mut forwarded = Request::new(RemoveRequest {
+            forwarded: true,
+            ..request
+        });
+        forwarded.set_timeout(JOIN_CALL_TIMEOUT);
+        NodeClient::new(channel).remove(forwarded).await
     }
 
     async fn status(
