@@ -4,8 +4,8 @@
 //! leader's stop, a restart from the data directory, and the refusals (a
 //! directory of another node, a node id reused at another address, a
 //! directory of another cluster); a silent voter replaced by a learner,
-//! and removals (of a follower, of the leader itself) after which the id
-//! cannot join again. `crates/cli/tests/cluster.rs` does the
+//! a join that never completes undone, and removals (of a follower, of
+//! the leader itself) after which the id cannot join again. `crates/cli/tests/cluster.rs` does the
 //! same with real processes and kill -9.
 
 use std::net::SocketAddr;
@@ -250,6 +250,24 @@ async fn a_silent_voter_is_replaced_and_removed_nodes_stay_out() {
         .await
         .unwrap_err();
     assert!(unknown.contains("NotFound"), "{unknown}");
+
+    // A join from an address nobody answers at fails, and after 3 s of
+    // silence the half-added learner is taken out again.
+    let mut client = api::client(&a2, Duration::from_secs(30)).unwrap();
+    let ghost = client
+        .join(api::JoinRequest {
+            cluster_id: String::new(),
+            node_id: 50,
+            peer_addr: "127.0.0.1:1".into(),
+            forwarded: false,
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(ghost.code(), tonic::Code::Unavailable, "{ghost:?}");
+    wait_for(&a1, "the ghost's join undone", |s| {
+        s.from_leader && s.nodes.iter().all(|n| n.id != 50)
+    })
+    .await;
 
     // The leader removes itself: the other voters carry on without it.
     api::remove(&a4, 1, Duration::from_secs(30)).await.unwrap();

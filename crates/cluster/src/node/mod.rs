@@ -29,7 +29,9 @@
 //! The placement leader also runs a small loop ([`MAINTAIN_EVERY`]) that
 //! finishes what an interrupted join, bootstrap or removal left (so a
 //! leader that removed itself leaves the rest to its successor), and keeps
-//! the group whole: members without a live record get one, a voter silent
+//! the group whole: a member the leader hears from gets a live record, a
+//! learner whose join never completed (silent for [`NodeConfig::dead_after`])
+//! is taken out again, a voter silent
 //! for longer than [`NodeConfig::dead_after`] is replaced by a reachable
 //! learner (and stays a member, as a learner, in case it returns), and
 //! reachable learners are promoted while voters are missing. Every change
@@ -642,20 +644,54 @@ impl Shared {
                 .get(id)
                 .is_some_and(|r| r.state == NodeState::Removed)
         };
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        // A learner whose join never completed: it was added, but the leader
+        // has not heard from it for `dead_after` (an address nobody answers
+        // at, a node that died while joining). It is taken out again, and
+        // its record dropped, so that it may ask again.
+        let mut abandoned = None;
         for (id, node) in membership.nodes() {
-            let current = NodeRecord {
+            if removed(id) {
+                continue;
+            }
+            let live = NodeRecord {
                 id: *id,
                 peer_addr: node.addr.clone(),
                 state: NodeState::Live,
             };
-            if !removed(id) && records.get(id) != Some(&current) {
-                writes.push((NodeRecord::key(*id), Some(current.encode())));
+            match records.get(id) {
+                Some(r) if *r == live => {}
+                Some(r) if r.state == NodeState::Live => {
+                    writes.push((NodeRecord::key(*id), Some(live.encode())));
+                }
+                _ if self.reachable(&m, *id) => {
+                    writes.push((NodeRecord::key(*id), Some(live.encode())));
+                }
+                _ if !voters.contains(id)
+                    && self
+                        .silent_for(&m, *id)
+                        .is_some_and(|d| d > self.dead_after) =>
+                {
+                    abandoned = Some(*id);
+                }
+                _ => {}
             }
         }
         if !writes.is_empty() {
             self.write(writes).await?;
         }
-        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        if let Some(id) = abandoned {
+            tracing::warn!(
+                node = id,
+                "a join never completed; taking the node out again"
+            );
+            self.change(
+                ChangeMembers::RemoveNodes(BTreeSet::from([id])),
+                "taking out a node whose join never completed",
+            )
+            .await?;
+            return self.write(vec![(NodeRecord::key(id), None)]).await;
+        }
         // A reachable learner that may become a voter.
         let spare = membership
             .learner_ids()
@@ -867,6 +903,27 @@ impl Shared {
             .map_err(|_| Status::unavailable(format!("node {id} did not catch up in time")))?
             .map_err(|e| unavailable("adding the node as a learner", e))?;
         }
+        // openraft's blocking add_learner returns once the learner is
+        // within its lag threshold, which a short log always is: only an
+        // acknowledgement shows the node is there. Without one the join
+        // fails, and the upkeep loop undoes it after `dead_after`.
+        self.raft
+            .wait(Some(JOIN_STEP_TIMEOUT))
+            .metrics(
+                |m| {
+                    m.heartbeat
+                        .as_ref()
+                        .is_some_and(|h| h.get(&id).is_some_and(|t| t.is_some()))
+                },
+                "the new node answers",
+            )
+            .await
+            .map_err(|_| {
+                Status::unavailable(format!(
+                    "node {id} at {} did not answer the placement leader",
+                    request.peer_addr
+                ))
+            })?;
         let membership = self.metrics().membership_config.membership().clone();
         let voters = membership.voter_ids().count();
         let live_records = records
