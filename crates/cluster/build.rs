@@ -4,7 +4,8 @@
 //! method carries one Raft message of one group in this crate's own binary
 //! form (`raft::messages`), so the gRPC layer only frames bytes. A second
 //! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
-//! cluster, takes one out, and answers `rowtree cluster status`.
+//! cluster, takes one out, answers `rowtree cluster status`, and reads the
+//! node's clock for the others' offset guard.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -32,6 +33,7 @@ fn main() {
         ("join", "Join", "JoinRequest", "JoinReply"),
         ("status", "Status", "StatusRequest", "StatusReply"),
         ("remove", "Remove", "RemoveRequest", "RemoveReply"),
+        ("clock", "Clock", "ClockRequest", "ClockReply"),
     ] {
         node = node.method(
             Method::builder()

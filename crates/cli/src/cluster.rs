@@ -164,6 +164,7 @@ pub struct ServeNode {
     pub join: Vec<String>,
     pub join_timeout: Duration,
     pub dead_after: Duration,
+    pub max_clock_offset: Duration,
     pub exit_on_stdin_eof: bool,
 }
 
@@ -197,6 +198,8 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             join: settings.join,
             join_timeout: settings.join_timeout,
             dead_after: settings.dead_after,
+            max_clock_offset: settings.max_clock_offset,
+            clock: rowtree_cluster::node::clock::WallClock::system(),
         };
         let node = match Node::start(config).await {
             Ok(n) => n,
@@ -235,14 +238,21 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
                 std::future::pending::<()>().await;
             }
         };
-        tokio::select! {
-            _ = tokio::signal::ctrl_c() => {}
-            _ = term.recv() => {}
-            _ = stdin_closed => {}
-        }
+        let guard = tokio::select! {
+            _ = tokio::signal::ctrl_c() => None,
+            _ = term.recv() => None,
+            _ = stdin_closed => None,
+            why = node.stopped() => Some(why),
+        };
         tracing::info!("stopping the node");
         node.shutdown().await;
-        ExitCode::SUCCESS
+        match guard {
+            None => ExitCode::SUCCESS,
+            Some(why) => {
+                eprintln!("error: the node stopped: {why}");
+                ExitCode::FAILURE
+            }
+        }
     })
 }
 
@@ -296,7 +306,14 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
         .unwrap_or_default();
     let mut command = std::process::Command::new(exe);
     command
-        .args(["serve", "--cluster", "--exit-on-stdin-eof"])
+        // Every process reads the same clock: the tightest bound.
+        .args([
+            "serve",
+            "--cluster",
+            "--exit-on-stdin-eof",
+            "--max-clock-offset",
+            "1",
+        ])
         .args(["--node-id", &entry.id.to_string()])
         .arg("--data-dir")
         .arg(&entry.data_dir)

@@ -327,6 +327,14 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
     dead_after: u64,
+    /// With --cluster: the maximum offset between any two nodes' clocks,
+    /// in milliseconds. Every node reads the others' clocks each second; a
+    /// node whose clock is provably more than 0.8 x this from a majority of
+    /// the live nodes stops (and exits with an error): keep clocks in sync
+    /// with chrony or NTP.
+    #[arg(long, value_name = "MS", requires = "cluster", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(1..=60_000))]
+    max_clock_offset: u64,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -533,6 +541,7 @@ fn serve_cluster_node(args: ServeArgs) -> ExitCode {
         join: args.join,
         join_timeout: std::time::Duration::from_secs(args.join_timeout),
         dead_after: std::time::Duration::from_secs(args.dead_after),
+        max_clock_offset: std::time::Duration::from_millis(args.max_clock_offset),
         exit_on_stdin_eof: args.exit_on_stdin_eof,
     })
 }

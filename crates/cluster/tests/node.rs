@@ -4,7 +4,8 @@
 //! leader's stop, a restart from the data directory, and the refusals (a
 //! directory of another node, a node id reused at another address, a
 //! directory of another cluster); a silent voter replaced by a learner,
-//! a join that never completes undone, and removals (of a follower, of
+//! a join that never completes undone, a node whose clock is off stopping
+//! itself (the offset guard), and removals (of a follower, of
 //! the leader itself) after which the id cannot join again. `crates/cli/tests/cluster.rs` does the
 //! same with real processes and kill -9.
 
@@ -12,6 +13,7 @@ use std::net::SocketAddr;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
+use rowtree_cluster::node::clock::WallClock;
 use rowtree_cluster::node::status::ClusterStatus;
 use rowtree_cluster::node::{api, Node, NodeConfig, NodeError};
 
@@ -24,6 +26,8 @@ fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig 
         join: join.iter().map(|s| s.to_string()).collect(),
         join_timeout: Duration::from_secs(30),
         dead_after: Duration::from_secs(60),
+        max_clock_offset: Duration::from_millis(10),
+        clock: WallClock::system(),
     }
 }
 
@@ -283,6 +287,55 @@ async fn a_silent_voter_is_replaced_and_removed_nodes_stay_out() {
         .collect();
     assert_eq!(voters, [2, 4], "{s:?}");
     for node in [n1, n2, n4] {
+        node.shutdown().await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_whose_clock_is_off_stops_and_the_others_see_its_offset() {
+    let dir = tempfile::tempdir().unwrap();
+    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
+        .await
+        .unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    // Node 3's clock is 50 ms ahead; the maximum offset is 10 ms.
+    let n3 = Node::start(NodeConfig {
+        clock: WallClock::skewed(50_000),
+        ..config(3, dir.path(), any_port(), &[&a1])
+    })
+    .await
+    .unwrap();
+    let why = tokio::time::timeout(Duration::from_secs(15), n3.stopped())
+        .await
+        .expect("node 3 stops");
+    assert!(why.contains("2 of the 3 live nodes"), "{why}");
+    assert!(why.contains("node 1 -4") || why.contains("node 1 -5"), "{why}");
+    // The others see its offset (the leader measures every member), and
+    // their own clocks agree.
+    let s = wait_for(&a1, "node 3's offset measured", |s| {
+        s.nodes
+            .iter()
+            .any(|n| n.id == 3 && n.clock_offset_ms.is_some_and(|o| (45.0..55.0).contains(&o)))
+    })
+    .await;
+    let n2_offset = s.nodes.iter().find(|n| n.id == 2).unwrap().clock_offset_ms;
+    assert!(n2_offset.is_some_and(|o| o.abs() < 5.0), "{s:?}");
+    assert!(s.to_table().contains("+5"), "{}", s.to_table());
+    // Nodes 1 and 2 carry on.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    for node in [&n1, &n2] {
+        assert!(
+            tokio::time::timeout(Duration::from_millis(10), node.stopped())
+                .await
+                .is_err(),
+            "node {} stopped",
+            node.id()
+        );
+    }
+    for node in [n1, n2, n3] {
         node.shutdown().await;
     }
 }

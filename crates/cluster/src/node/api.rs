@@ -1,5 +1,5 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
-//! (declared in `build.rs`): `Join`, `Status` and `Remove`, with their messages as
+//! (declared in `build.rs`): `Join`, `Status`, `Remove` and `Clock`, with their messages as
 //! plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -78,6 +78,22 @@ pub struct RemoveReply {
     /// The placement leader that removed it.
     #[prost(uint64, tag = "1")]
     pub leader: u64,
+}
+
+/// The clock heartbeat: another node asks for this node's clock.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockRequest {
+    /// The asking node.
+    #[prost(uint64, tag = "1")]
+    pub sender: u64,
+}
+
+/// This node's wall clock when it answered.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ClockReply {
+    /// Microseconds since the Unix epoch.
+    #[prost(uint64, tag = "1")]
+    pub micros: u64,
 }
 
 /// The largest status answer a client accepts.

@@ -45,6 +45,7 @@
 //! milestones of the design's build order.
 
 pub mod api;
+pub mod clock;
 pub mod identity;
 pub mod status;
 
@@ -65,9 +66,10 @@ use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX
 use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine};
 use crate::Replica;
 use api::{
-    JoinReply, JoinRequest, NodeClient, NodeServer, RemoveReply, RemoveRequest, StatusReply,
-    StatusRequest,
+    ClockReply, ClockRequest, JoinReply, JoinRequest, NodeClient, NodeServer, RemoveReply,
+    RemoveRequest, StatusReply, StatusRequest,
 };
+use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
 use status::{ClusterStatus, NodeStatus, UNREACHABLE_AFTER_MS};
 
@@ -84,6 +86,10 @@ pub const MAINTAIN_EVERY: Duration = Duration::from_millis(500);
 const JOIN_STEP_TIMEOUT: Duration = Duration::from_secs(10);
 /// How long one `Join` call may take, forwarding and catching up included.
 const JOIN_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+/// How often a node reads every other member's clock (design §5).
+pub const CLOCK_EVERY: Duration = Duration::from_secs(1);
+/// How long a clock heartbeat may take; a slower answer is no sample.
+const CLOCK_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a forwarded `Status` may take before the node answers itself.
 const STATUS_FORWARD_TIMEOUT: Duration = Duration::from_secs(2);
 
@@ -146,6 +152,11 @@ pub struct NodeConfig {
     /// replaces it with a reachable learner (if there is one); the silent
     /// node stays a member, as a learner.
     pub dead_after: Duration,
+    /// The maximum clock offset ε between any two nodes: a node provably
+    /// further than 0.8 ε from a majority stops ([`clock`]).
+    pub max_clock_offset: Duration,
+    /// The node's wall clock ([`WallClock::system`] but in tests).
+    pub clock: WallClock,
 }
 
 /// A running node.
@@ -153,6 +164,8 @@ pub struct Node {
     shared: Arc<Shared>,
     port: Option<PeerPort>,
     maintainer: tokio::task::JoinHandle<()>,
+    heartbeat: tokio::task::JoinHandle<()>,
+    stopped: tokio::sync::watch::Receiver<Option<String>>,
     peer_addr: String,
     /// Kept alive while the node runs (its flusher thread).
     _log: LogStore,
@@ -184,6 +197,10 @@ struct Shared {
     dead_after: Duration,
     /// The term this node last led in, and since when.
     leading_since: parking_lot::Mutex<Option<(u64, std::time::Instant)>>,
+    clock: WallClock,
+    /// The latest sample of every other member's clock.
+    clocks: parking_lot::Mutex<Clocks>,
+    max_clock_offset: Duration,
 }
 
 /// openraft's settings for the placement group.
@@ -209,12 +226,6 @@ fn voter_target(nodes: usize) -> usize {
     } else {
         3
     }
-}
-
-fn now_micros() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
 }
 
 /// Checks a peer address: `host:port`, not empty, at most
@@ -305,6 +316,9 @@ impl Node {
             changes: tokio::sync::Mutex::new(()),
             dead_after: config.dead_after,
             leading_since: parking_lot::Mutex::new(None),
+            clock: config.clock.clone(),
+            clocks: parking_lot::Mutex::new(Clocks::default()),
+            max_clock_offset: config.max_clock_offset,
         });
         let routes = PeerPort::routes(groups).add_service(NodeServer::new(Handler {
             shared: shared.clone(),
@@ -367,10 +381,34 @@ impl Node {
                 }
             })
         };
+        let (stop, stopped) = tokio::sync::watch::channel(None);
+        let heartbeat = {
+            let shared = shared.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(CLOCK_EVERY).await;
+                    shared.read_clocks().await;
+                    let verdict = shared
+                        .clocks
+                        .lock()
+                        .verdict(shared.max_clock_offset, std::time::Instant::now());
+                    if let Some(why) = verdict {
+                        // Invariant 15: a node whose clock is off serves
+                        // nothing; it leaves its groups at once.
+                        tracing::error!("{why}");
+                        let _ = shared.raft.shutdown().await;
+                        let _ = stop.send(Some(why));
+                        return;
+                    }
+                }
+            })
+        };
         Ok(Node {
             shared,
             port: Some(port),
             maintainer,
+            heartbeat,
+            stopped,
             peer_addr,
             _log: log,
         })
@@ -397,10 +435,26 @@ impl Node {
         self.shared.status(false).await
     }
 
+    /// Resolves when the node has stopped on its own, with why: its clock
+    /// is off from a majority of the others ([`clock`]). Never resolves
+    /// otherwise.
+    pub async fn stopped(&self) -> String {
+        let mut stopped = self.stopped.clone();
+        let why = match stopped.wait_for(Option::is_some).await {
+            Ok(why) => why.clone(),
+            Err(_) => None,
+        };
+        match why {
+            Some(why) => why,
+            None => std::future::pending().await,
+        }
+    }
+
     /// Stops the node: its maintenance loop, its Raft instance and its
     /// peer port.
     pub async fn shutdown(mut self) {
         self.maintainer.abort();
+        self.heartbeat.abort();
         let _ = self.shared.raft.shutdown().await;
         if let Some(port) = self.port.take() {
             port.shutdown().await;
@@ -411,6 +465,7 @@ impl Node {
 impl Drop for Node {
     fn drop(&mut self) {
         self.maintainer.abort();
+        self.heartbeat.abort();
     }
 }
 
@@ -498,6 +553,40 @@ impl Shared {
         Some((leader, addr))
     }
 
+    /// One clock heartbeat: reads every other member's clock, all at once,
+    /// and records a sample of each that answers in time.
+    async fn read_clocks(&self) {
+        let members: Vec<(u64, String)> = self
+            .metrics()
+            .membership_config
+            .membership()
+            .nodes()
+            .filter(|(id, _)| **id != self.id)
+            .map(|(id, n)| (*id, n.addr.clone()))
+            .collect();
+        let reads = members.into_iter().map(|(id, addr)| async move {
+            let channel = self.peers.channel(&addr).ok()?;
+            let mut request = Request::new(ClockRequest { sender: self.id });
+            request.set_timeout(CLOCK_TIMEOUT);
+            let t0 = self.clock.now();
+            let reply =
+                tokio::time::timeout(CLOCK_TIMEOUT, NodeClient::new(channel).clock(request))
+                    .await
+                    .ok()?
+                    .ok()?;
+            let t1 = self.clock.now();
+            Some((
+                id,
+                Sample::of(t0, reply.into_inner().micros, t1, std::time::Instant::now()),
+            ))
+        });
+        let samples = futures_util::future::join_all(reads).await;
+        let mut clocks = self.clocks.lock();
+        for (id, sample) in samples.into_iter().flatten() {
+            clocks.record(id, sample);
+        }
+    }
+
     /// Makes this node the only voter of a new placement group, waits for
     /// it to lead, and writes the cluster's id and its own record.
     async fn bootstrap(&self, peer_addr: &str) -> Result<(), NodeError> {
@@ -560,7 +649,7 @@ impl Shared {
         let stored = self
             .get(CLOCK_KEY)?
             .map_or(0, |b| b.try_into().map_or(0, u64::from_be_bytes));
-        let ts = now_micros().max(stored + 1);
+        let ts = self.clock.now().max(stored + 1);
         writes.push((CLOCK_KEY.to_vec(), Some(ts.to_be_bytes().to_vec())));
         let command = Command::Write {
             commits: vec![Commit { ts, writes }],
@@ -1009,27 +1098,41 @@ impl Shared {
                 "none"
             }
         };
+        let clocks = self.clocks.lock();
+        let now = std::time::Instant::now();
+        let offset = |id: u64| -> (Option<f64>, Option<f64>) {
+            if id == self.id {
+                return (Some(0.0), Some(0.0));
+            }
+            match clocks.get(id, now) {
+                Some(s) => (
+                    Some(s.offset_us as f64 / 1000.0),
+                    Some(s.error_us as f64 / 1000.0),
+                ),
+                None => (None, None),
+            }
+        };
+        let node_status = |id: u64, peer_addr: &str, state: &str| {
+            let (clock_offset_ms, clock_error_ms) = offset(id);
+            NodeStatus {
+                id,
+                peer_addr: peer_addr.to_string(),
+                state: state.to_string(),
+                placement: role(id).to_string(),
+                last_heard_ms: last_heard(id),
+                clock_offset_ms,
+                clock_error_ms,
+            }
+        };
         for r in records.values() {
-            nodes.insert(
-                r.id,
-                NodeStatus {
-                    id: r.id,
-                    peer_addr: r.peer_addr.clone(),
-                    state: r.state.as_str().to_string(),
-                    placement: role(r.id).to_string(),
-                    last_heard_ms: last_heard(r.id),
-                },
-            );
+            nodes.insert(r.id, node_status(r.id, &r.peer_addr, r.state.as_str()));
         }
         for (id, node) in membership.nodes() {
-            nodes.entry(*id).or_insert_with(|| NodeStatus {
-                id: *id,
-                peer_addr: node.addr.clone(),
-                state: NodeState::Joining.as_str().to_string(),
-                placement: role(*id).to_string(),
-                last_heard_ms: last_heard(*id),
-            });
+            nodes
+                .entry(*id)
+                .or_insert_with(|| node_status(*id, &node.addr, NodeState::Joining.as_str()));
         }
+        drop(clocks);
         ClusterStatus {
             cluster_id: self.cluster_id.lock().clone(),
             answered_by: self.id,
@@ -1110,6 +1213,12 @@ impl api::NodeService for Handler {
         });
         forwarded.set_timeout(JOIN_CALL_TIMEOUT);
         NodeClient::new(channel).remove(forwarded).await
+    }
+
+    async fn clock(&self, _request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
+        Ok(Response::new(ClockReply {
+            micros: self.shared.clock.now(),
+        }))
     }
 
     async fn status(

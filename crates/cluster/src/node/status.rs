@@ -42,6 +42,14 @@ pub struct NodeStatus {
     /// itself); `None` when the leader never has, or when the answer does
     /// not come from the leader.
     pub last_heard_ms: Option<u64>,
+    /// Its clock minus the answering node's, in milliseconds, from the
+    /// last clock heartbeat (0 for the answering node itself); `None`
+    /// without a recent one.
+    #[serde(default)]
+    pub clock_offset_ms: Option<f64>,
+    /// The error bound of that offset (half the heartbeat's round trip).
+    #[serde(default)]
+    pub clock_error_ms: Option<f64>,
 }
 
 /// How long a node may stay silent before status calls it unreachable:
@@ -82,7 +90,7 @@ impl ClusterStatus {
                 self.answered_by
             ));
         }
-        let rows: Vec<[String; 6]> = self
+        let rows: Vec<[String; 7]> = self
             .nodes
             .iter()
             .map(|n| {
@@ -98,6 +106,11 @@ impl ClusterStatus {
                     },
                     n.last_heard_ms
                         .map_or_else(|| "-".to_string(), |ms| format!("{ms} ms")),
+                    match (n.clock_offset_ms, n.clock_error_ms) {
+                        (Some(o), Some(e)) => format!("{o:+.1} ms ±{e:.1}"),
+                        (Some(o), None) => format!("{o:+.1} ms"),
+                        _ => "-".to_string(),
+                    },
                 ]
             })
             .collect();
@@ -108,6 +121,7 @@ impl ClusterStatus {
             "placement",
             "contact",
             "last heard",
+            "clock",
         ];
         let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for row in &rows {
@@ -153,6 +167,8 @@ mod tests {
                     state: "live".into(),
                     placement: "voter".into(),
                     last_heard_ms: Some(0),
+                    clock_offset_ms: Some(0.0),
+                    clock_error_ms: Some(0.0),
                 },
                 NodeStatus {
                     id: 2,
@@ -160,6 +176,8 @@ mod tests {
                     state: "live".into(),
                     placement: "voter".into(),
                     last_heard_ms: Some(UNREACHABLE_AFTER_MS + 1),
+                    clock_offset_ms: Some(-12.25),
+                    clock_error_ms: Some(0.5),
                 },
             ],
         };
@@ -168,6 +186,7 @@ mod tests {
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[3].contains(" up"), "{table}");
         assert!(lines[4].contains("unreachable"), "{table}");
+        assert!(lines[4].contains("-12.2 ms ±0.5"), "{table}");
         status.from_leader = false;
         status.leader = None;
         let table = status.to_table();

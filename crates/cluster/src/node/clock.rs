@@ -1,0 +1,206 @@
+//! The clock heartbeat and the offset guard (design §5, invariant 15).
+//!
+//! Timestamps in a cluster come from each node's own clock, so their order
+//! across nodes is only as good as the agreement between the clocks. The
+//! design bounds it with a maximum offset ε (`--max-clock-offset`), which is
+//! enforced, not assumed: every second each node asks every other member
+//! for its clock (`Clock`), and estimates the offset from the round trip,
+//! as NTP does:
+//!
+//! ```text
+//!   local t0 ── request ──>  remote clock r  ── reply ──> local t1
+//!   offset ≈ r − (t0 + t1) / 2,  error ≤ (t1 − t0) / 2
+//! ```
+//!
+//! The remote clock was read somewhere between `t0` and `t1`, so the true
+//! offset lies within the error of the estimate. A node whose offset from
+//! a majority of the live nodes (itself included, at offset 0) is
+//! *provably* above 0.8 ε (the estimate's magnitude minus its error) must
+//! not go on: it stops (`rowtree serve --cluster` exits, saying why). A
+//! long round trip widens the error and so never trips the guard by itself;
+//! only a measured skew does.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// A node's wall clock: microseconds since the Unix epoch.
+#[derive(Clone)]
+pub struct WallClock(Arc<dyn Fn() -> u64 + Send + Sync>);
+
+impl std::fmt::Debug for WallClock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "WallClock({} µs)", self.now())
+    }
+}
+
+impl WallClock {
+    /// The system clock.
+    pub fn system() -> WallClock {
+        WallClock(Arc::new(system_micros))
+    }
+
+    /// The system clock moved by `skew` microseconds (for tests of the
+    /// guard: a node whose clock is wrong).
+    pub fn skewed(skew: i64) -> WallClock {
+        WallClock(Arc::new(move || {
+            system_micros().saturating_add_signed(skew)
+        }))
+    }
+
+    /// The time now.
+    pub fn now(&self) -> u64 {
+        (self.0)()
+    }
+}
+
+fn system_micros() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| u64::try_from(d.as_micros()).unwrap_or(u64::MAX))
+}
+
+/// One measurement of a peer's clock.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sample {
+    /// The peer's clock minus ours, in microseconds.
+    pub offset_us: i64,
+    /// Half the round trip: the true offset is within this of `offset_us`.
+    pub error_us: u64,
+    /// When it was taken (by this node's monotonic clock).
+    pub at: Instant,
+}
+
+impl Sample {
+    /// The sample of a round trip sent at `t0` and answered at `t1` (our
+    /// clock) by a peer whose clock read `remote`.
+    pub fn of(t0: u64, remote: u64, t1: u64, at: Instant) -> Sample {
+        let (t0, t1) = (i128::from(t0), i128::from(t1.max(t0)));
+        let midpoint = (t0 + t1) / 2;
+        let offset = (i128::from(remote) - midpoint).clamp(i64::MIN.into(), i64::MAX.into());
+        Sample {
+            offset_us: offset as i64,
+            error_us: ((t1 - t0) as u64).div_ceil(2),
+            at,
+        }
+    }
+
+    /// Whether the offset is certainly above `bound_us` in magnitude.
+    pub fn provably_above(&self, bound_us: u64) -> bool {
+        self.offset_us.unsigned_abs().saturating_sub(self.error_us) > bound_us
+    }
+}
+
+/// The latest sample of each peer.
+#[derive(Debug, Default)]
+pub struct Clocks {
+    samples: BTreeMap<u64, Sample>,
+}
+
+/// How long a sample counts: a peer not measured for this long is not
+/// live as far as the guard is concerned.
+pub const SAMPLE_FRESH_FOR: Duration = Duration::from_secs(5);
+
+impl Clocks {
+    /// Records a sample of `peer`.
+    pub fn record(&mut self, peer: u64, sample: Sample) {
+        self.samples.insert(peer, sample);
+    }
+
+    /// The latest sample of `peer`, if fresh.
+    pub fn get(&self, peer: u64, now: Instant) -> Option<Sample> {
+        self.samples
+            .get(&peer)
+            .copied()
+            .filter(|s| now.duration_since(s.at) <= SAMPLE_FRESH_FOR)
+    }
+
+    /// Why this node must stop, if it must: its offset from a majority of
+    /// the live nodes (those with a fresh sample, and itself) is provably
+    /// above `0.8 * max_offset`.
+    pub fn verdict(&self, max_offset: Duration, now: Instant) -> Option<String> {
+        let bound = u64::try_from(max_offset.as_micros() * 4 / 5).unwrap_or(u64::MAX);
+        let fresh: Vec<(u64, Sample)> = self
+            .samples
+            .iter()
+            .filter(|(_, s)| now.duration_since(s.at) <= SAMPLE_FRESH_FOR)
+            .map(|(id, s)| (*id, *s))
+            .collect();
+        let live = fresh.len() + 1;
+        let far: Vec<&(u64, Sample)> = fresh
+            .iter()
+            .filter(|(_, s)| s.provably_above(bound))
+            .collect();
+        if far.is_empty() || far.len() * 2 <= live {
+            return None;
+        }
+        let list: Vec<String> = far
+            .iter()
+            .map(|(id, s)| {
+                format!(
+                    "node {id} {:+.1} ms (±{:.1})",
+                    s.offset_us as f64 / 1000.0,
+                    s.error_us as f64 / 1000.0
+                )
+            })
+            .collect();
+        Some(format!(
+            "this node's clock is off from {} of the {live} live nodes by more than 0.8 x the \
+             maximum clock offset of {} ms: {}; fix its time synchronisation (chrony, NTP)",
+            far.len(),
+            max_offset.as_secs_f64() * 1000.0,
+            list.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_sample_brackets_the_remote_reading() {
+        let now = Instant::now();
+        // Sent at 1000, answered at 1400; the peer read 1200: no offset.
+        let s = Sample::of(1_000, 1_200, 1_400, now);
+        assert_eq!((s.offset_us, s.error_us), (0, 200));
+        // The peer is 50 ms ahead.
+        let s = Sample::of(1_000, 51_200, 1_400, now);
+        assert_eq!(s.offset_us, 50_000);
+        assert!(s.provably_above(8_000));
+        // A 60 ms round trip hides a 20 ms offset.
+        let s = Sample::of(0, 50_000, 60_000, now);
+        assert_eq!((s.offset_us, s.error_us), (20_000, 30_000));
+        assert!(!s.provably_above(8_000));
+        // A clock that went backwards between t0 and t1 counts as no time.
+        let s = Sample::of(5_000, 5_000, 4_000, now);
+        assert_eq!((s.offset_us, s.error_us), (0, 0));
+    }
+
+    #[test]
+    fn the_guard_needs_a_majority_of_the_live_nodes() {
+        let now = Instant::now();
+        let max = Duration::from_millis(10);
+        let far = Sample::of(0, 20_000, 100, now);
+        let near = Sample::of(0, 50, 100, now);
+        let mut clocks = Clocks::default();
+        assert_eq!(clocks.verdict(max, now), None);
+        // One of three nodes far away: that peer's problem, not ours.
+        clocks.record(2, far);
+        clocks.record(3, near);
+        assert_eq!(clocks.verdict(max, now), None);
+        // Both peers far away: this node is the odd one out.
+        clocks.record(3, far);
+        let why = clocks.verdict(max, now).expect("must stop");
+        assert!(why.contains("2 of the 3 live nodes"), "{why}");
+        // Of two nodes, one far peer is a majority of nothing: 1 of 2 is
+        // not more than half.
+        let mut two = Clocks::default();
+        two.record(2, far);
+        assert_eq!(two.verdict(max, now), None);
+        // Stale samples do not count.
+        let later = now + SAMPLE_FRESH_FOR + Duration::from_secs(1);
+        assert_eq!(clocks.verdict(max, later), None);
+        assert_eq!(clocks.get(2, later), None);
+    }
+}
