@@ -61,6 +61,13 @@ pub struct RemoveArgs {
     /// The node to remove.
     #[arg(long, value_name = "N")]
     node_id: u64,
+    #[command(flatten)]
+    target: Target,
+}
+
+/// Which node to ask.
+#[derive(Debug, Args)]
+pub struct Target {
     /// A cluster started by `rowtree cluster up --dir DIR`: ask its nodes,
     /// in order, until one answers.
     #[arg(
@@ -90,18 +97,8 @@ pub struct UpArgs {
 
 #[derive(Debug, Args)]
 pub struct StatusArgs {
-    /// A cluster started by `rowtree cluster up --dir DIR`: ask its nodes,
-    /// in order, until one answers.
-    #[arg(
-        long,
-        value_name = "DIR",
-        conflicts_with = "node",
-        required_unless_present = "node"
-    )]
-    dir: Option<PathBuf>,
-    /// The peer address (HOST:PORT) of any node.
-    #[arg(long, value_name = "HOST:PORT")]
-    node: Option<String>,
+    #[command(flatten)]
+    target: Target,
     #[arg(long, value_enum, default_value = "text")]
     format: Format,
 }
@@ -526,7 +523,7 @@ async fn status(args: StatusArgs) -> Result<(), String> {
     let timeout = Duration::from_secs(5);
     let mut errors = Vec::new();
     let mut answer = None;
-    for addr in targets(&args.node, &args.dir)? {
+    for addr in targets(&args.target)? {
         match api::status(&addr, timeout).await {
             Ok(s) => {
                 answer = Some(s);
@@ -548,8 +545,8 @@ async fn status(args: StatusArgs) -> Result<(), String> {
 
 /// The peer addresses to ask: `--node`, or every node of `--dir`'s
 /// cluster.json.
-fn targets(node: &Option<String>, dir: &Option<PathBuf>) -> Result<Vec<String>, String> {
-    match (node, dir) {
+fn targets(target: &Target) -> Result<Vec<String>, String> {
+    match (&target.node, &target.dir) {
         (Some(node), _) => Ok(vec![node.clone()]),
         (None, Some(dir)) => {
             let file = read_cluster_file(dir)?.ok_or_else(|| {
@@ -567,7 +564,7 @@ fn targets(node: &Option<String>, dir: &Option<PathBuf>) -> Result<Vec<String>, 
 /// `rowtree cluster remove`.
 async fn remove(args: RemoveArgs) -> Result<(), String> {
     let mut errors = Vec::new();
-    for addr in targets(&args.node, &args.dir)? {
+    for addr in targets(&args.target)? {
         match api::remove(&addr, args.node_id, Duration::from_secs(60)).await {
             Ok(reply) => {
                 println!(

@@ -210,62 +210,47 @@ fn a_local_cluster_elects_a_new_leader_after_kill_9_and_comes_back_from_its_data
     assert!(String::from_utf8_lossy(&out.stderr).contains("not in the cluster"));
 }
 
+/// Runs `rowtree` with `args` and then `path`, and checks that it fails
+/// saying `expected` on standard error.
+fn refused(args: &[&str], path: Option<&Path>, expected: &str) {
+    let mut command = Command::new(ROWTREE);
+    command.args(args);
+    if let Some(path) = path {
+        command.arg(path);
+    }
+    let out = command.output().unwrap();
+    assert!(!out.status.success(), "{args:?} succeeded");
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains(expected), "{args:?}: {err}");
+}
+
 #[test]
 fn cluster_and_single_process_directories_are_not_mixed_up() {
     let dir = tempfile::tempdir().unwrap();
     let single = dir.path().join("single");
     std::fs::create_dir_all(&single).unwrap();
     std::fs::write(single.join("registry.json"), "{}").unwrap();
-    let out = Command::new(ROWTREE)
-        .args([
-            "serve",
-            "--cluster",
-            "--node-id",
-            "1",
-            "--peer-port",
-            "0",
-            "--data-dir",
-        ])
-        .arg(&single)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("single-process"), "{err}");
+    let node = ["serve", "--cluster", "--node-id", "1", "--peer-port", "0"];
+    refused(
+        &[&node[..], &["--data-dir"]].concat(),
+        Some(&single),
+        "single-process",
+    );
 
-    let node = dir.path().join("node");
-    std::fs::create_dir_all(&node).unwrap();
-    std::fs::write(node.join("node.json"), "{}").unwrap();
-    let out = Command::new(ROWTREE)
-        .args(["serve", "--port", "0", "--http-port", "0", "--data-dir"])
-        .arg(&node)
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("start it with --cluster"), "{err}");
-
+    let node_dir = dir.path().join("node");
+    std::fs::create_dir_all(&node_dir).unwrap();
+    std::fs::write(node_dir.join("node.json"), "{}").unwrap();
+    refused(
+        &["serve", "--port", "0", "--http-port", "0", "--data-dir"],
+        Some(&node_dir),
+        "start it with --cluster",
+    );
     // A node needs an id, and a cluster node has no in-memory mode.
-    let out = Command::new(ROWTREE)
-        .args(["serve", "--cluster", "--in-memory"])
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
+    refused(&["serve", "--cluster", "--in-memory"], None, "");
     // Without TLS or tokens between nodes, only loopback without --insecure.
-    let out = Command::new(ROWTREE)
-        .args([
-            "serve",
-            "--cluster",
-            "--node-id",
-            "1",
-            "--host",
-            "0.0.0.0",
-            "--data-dir",
-        ])
-        .arg(dir.path().join("exposed"))
-        .output()
-        .unwrap();
-    assert!(!out.status.success());
-    let err = String::from_utf8_lossy(&out.stderr);
-    assert!(err.contains("insecure"), "{err}");
+    refused(
+        &[&node[..], &["--host", "0.0.0.0", "--data-dir"]].concat(),
+        Some(&dir.path().join("exposed")),
+        "insecure",
+    );
 }

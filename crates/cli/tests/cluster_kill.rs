@@ -91,7 +91,14 @@ async fn ask(addr: &str, local: bool) -> Option<ClusterStatus> {
 fn membership(s: &ClusterStatus) -> Vec<(u64, String, String, String)> {
     s.nodes
         .iter()
-        .map(|n| (n.id, n.peer_addr.clone(), n.state.clone(), n.placement.clone()))
+        .map(|n| {
+            (
+                n.id,
+                n.peer_addr.clone(),
+                n.state.clone(),
+                n.placement.clone(),
+            )
+        })
         .collect()
 }
 
@@ -130,7 +137,10 @@ async fn settle(procs: &[Proc], cluster: &str) {
         if ok {
             return;
         }
-        assert!(Instant::now() < deadline, "the cluster did not settle: {last}");
+        assert!(
+            Instant::now() < deadline,
+            "the cluster did not settle: {last}"
+        );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
 }

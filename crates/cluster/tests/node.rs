@@ -312,7 +312,10 @@ async fn a_node_whose_clock_is_off_stops_and_the_others_see_its_offset() {
         .await
         .expect("node 3 stops");
     assert!(why.contains("2 of the 3 live nodes"), "{why}");
-    assert!(why.contains("node 1 -4") || why.contains("node 1 -5"), "{why}");
+    assert!(
+        why.contains("node 1 -4") || why.contains("node 1 -5"),
+        "{why}"
+    );
     // The others see its offset (the leader measures every member), and
     // their own clocks agree.
     let s = wait_for(&a1, "node 3's offset measured", |s| {

@@ -587,6 +587,32 @@ impl Shared {
         }
     }
 
+    /// A client of the placement leader's node service, for a request this
+    /// node (not the leader) forwards; refused if the request was
+    /// forwarded already (one hop at most) or no leader is known.
+    fn leader_client(
+        &self,
+        forwarded: bool,
+    ) -> Result<NodeClient<tonic::transport::Channel>, Status> {
+        if forwarded {
+            return Err(Status::unavailable(format!(
+                "node {} is not the placement leader; ask again",
+                self.id
+            )));
+        }
+        let (leader, addr) = self.leader().ok_or_else(|| {
+            Status::unavailable(format!(
+                "node {} knows no placement leader yet; ask again",
+                self.id
+            ))
+        })?;
+        let channel = self
+            .peers
+            .channel(&addr)
+            .map_err(|e| unavailable(&format!("placement leader {leader} at {addr}"), e))?;
+        Ok(NodeClient::new(channel))
+    }
+
     /// Makes this node the only voter of a new placement group, waits for
     /// it to lead, and writes the cluster's id and its own record.
     async fn bootstrap(&self, peer_addr: &str) -> Result<(), NodeError> {
@@ -1157,29 +1183,13 @@ impl api::NodeService for Handler {
         if self.shared.is_leader() {
             return self.shared.accept(request).await.map(Response::new);
         }
-        if request.forwarded {
-            return Err(Status::unavailable(format!(
-                "node {} is not the placement leader; ask again",
-                self.shared.id
-            )));
-        }
-        let (leader, addr) = self.shared.leader().ok_or_else(|| {
-            Status::unavailable(format!(
-                "node {} knows no placement leader yet; ask again",
-                self.shared.id
-            ))
-        })?;
-        let channel = self
-            .shared
-            .peers
-            .channel(&addr)
-            .map_err(|e| unavailable(&format!("placement leader {leader} at {addr}"), e))?;
+        let mut client = self.shared.leader_client(request.forwarded)?;
         let mut forwarded = Request::new(JoinRequest {
             forwarded: true,
             ..request
         });
         forwarded.set_timeout(JOIN_CALL_TIMEOUT);
-        NodeClient::new(channel).join(forwarded).await
+        client.join(forwarded).await
     }
 
     async fn remove(
@@ -1190,29 +1200,13 @@ impl api::NodeService for Handler {
         if self.shared.is_leader() {
             return self.shared.remove(request.node_id).await.map(Response::new);
         }
-        if request.forwarded {
-            return Err(Status::unavailable(format!(
-                "node {} is not the placement leader; ask again",
-                self.shared.id
-            )));
-        }
-        let (leader, addr) = self.shared.leader().ok_or_else(|| {
-            Status::unavailable(format!(
-                "node {} knows no placement leader; ask again",
-                self.shared.id
-            ))
-        })?;
-        let channel = self
-            .shared
-            .peers
-            .channel(&addr)
-            .map_err(|e| unavailable(&format!("placement leader {leader} at {addr}"), e))?;
+        let mut client = self.shared.leader_client(request.forwarded)?;
         let mut forwarded = Request::new(RemoveRequest {
             forwarded: true,
             ..request
         });
         forwarded.set_timeout(JOIN_CALL_TIMEOUT);
-        NodeClient::new(channel).remove(forwarded).await
+        client.remove(forwarded).await
     }
 
     async fn clock(&self, _request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
