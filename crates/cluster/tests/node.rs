@@ -342,3 +342,27 @@ async fn a_node_whose_clock_is_off_stops_and_the_others_see_its_offset() {
         node.shutdown().await;
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_first_start_that_failed_can_be_retried() {
+    let dir = tempfile::tempdir().unwrap();
+    // The peer port is taken: the first start fails after creating the
+    // node's stores, and must not leave the directory unusable.
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = taken.local_addr().unwrap();
+    let err = Node::start(config(1, dir.path(), addr, &[]))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&err, NodeError::Config(m) if m.contains("cannot listen")),
+        "{err}"
+    );
+    drop(taken);
+    let node = Node::start(config(1, dir.path(), addr, &[])).await.unwrap();
+    let s = wait_for(node.peer_addr(), "a cluster of one", |s| {
+        s.from_leader && live_voters(s) == 1
+    })
+    .await;
+    assert_eq!(s.cluster_id, node.cluster_id());
+    node.shutdown().await;
+}

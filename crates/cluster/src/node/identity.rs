@@ -23,6 +23,10 @@ pub struct Identity {
     pub cluster_id: String,
     pub node_id: u64,
     pub format_version: u32,
+    /// Whether this node made the cluster: only it may initialize the
+    /// placement group, if it stopped before doing so.
+    #[serde(default)]
+    pub bootstrap: bool,
 }
 
 fn path(dir: &Path) -> PathBuf {
@@ -81,6 +85,7 @@ mod tests {
             cluster_id: "c0ffee".into(),
             node_id: 3,
             format_version: FORMAT_VERSION,
+            bootstrap: false,
         };
         id.store(dir.path()).unwrap();
         assert_eq!(Identity::load(dir.path()).unwrap(), Some(id));

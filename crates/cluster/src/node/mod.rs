@@ -271,12 +271,6 @@ impl Node {
                     config.node_id
                 )));
             }
-        } else if config.join.is_empty() && dir.join("raft").exists() {
-            return Err(NodeError::Identity(format!(
-                "{} holds a node that was joining a cluster and has no node.json yet; \
-                 start it again with --join",
-                dir.display()
-            )));
         }
         let log = LogStore::open(dir.join("raft"))?;
         let engine = FjallEngine::open(dir.join("placement"), FjallOptions::default())?;
@@ -339,6 +333,16 @@ impl Node {
             .is_initialized()
             .await
             .map_err(|e| NodeError::Raft(e.to_string()))?;
+        if identity.is_none() && initialized && config.join.is_empty() {
+            // Accepted into a cluster's placement group, stopped before its
+            // node.json was written: it must finish joining, not make a
+            // cluster of its own.
+            return Err(NodeError::Identity(format!(
+                "{} holds a node that was joining a cluster and has no node.json yet; \
+                 start it again with --join",
+                dir.display()
+            )));
+        }
         match identity {
             None if config.join.is_empty() => {
                 let cluster_id = format!("{:032x}", rand::random::<u128>());
@@ -346,6 +350,7 @@ impl Node {
                     cluster_id: cluster_id.clone(),
                     node_id: config.node_id,
                     format_version: FORMAT_VERSION,
+                    bootstrap: true,
                 }
                 .store(dir)?;
                 *shared.cluster_id.lock() = cluster_id;
@@ -358,12 +363,15 @@ impl Node {
                     cluster_id: reply.cluster_id.clone(),
                     node_id: config.node_id,
                     format_version: FORMAT_VERSION,
+                    bootstrap: false,
                 }
                 .store(dir)?;
                 *shared.cluster_id.lock() = reply.cluster_id;
             }
-            // Bootstrapped, then stopped before the group was initialized.
-            Some(_) if !initialized && config.join.is_empty() => {
+            // Made the cluster, then stopped before the group was
+            // initialized. (A node that joined is initialized before it is
+            // accepted: the leader waits for its acknowledgement.)
+            Some(i) if i.bootstrap && !initialized => {
                 shared.bootstrap(&peer_addr).await?;
             }
             Some(_) => {}
