@@ -408,7 +408,11 @@ async fn the_peer_port_refuses_malformed_and_misdirected_messages() {
         .await
         .unwrap();
     let mut client = PeerClient::new(channel);
-    let request = |group: u64, payload: Vec<u8>| PeerRequest { group, payload };
+    let request = |group: u64, payload: Vec<u8>| PeerRequest {
+        group,
+        payload,
+        cluster: String::new(),
+    };
 
     let e = client
         .append_entries(request(1, vec![1, 0xff, 0xff]))

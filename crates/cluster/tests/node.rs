@@ -161,6 +161,31 @@ async fn three_nodes_form_a_cluster_that_outlives_its_leader() {
         matches!(&err, NodeError::Join(m) if m.contains("node ids are never reused")),
         "{err}"
     );
+    // Raft messages from another cluster's node are refused.
+    let channel = tonic::transport::Endpoint::from_shared(format!("http://{a2}"))
+        .unwrap()
+        .connect()
+        .await
+        .unwrap();
+    let mut peer = rowtree_cluster::raft::peer::api::peer_client::PeerClient::new(channel);
+    let foreign = peer
+        .vote(rowtree_cluster::raft::peer::PeerRequest {
+            group: 0,
+            payload: Vec::new(),
+            cluster: "f".repeat(32),
+        })
+        .await
+        .unwrap_err();
+    assert_eq!(
+        foreign.code(),
+        tonic::Code::FailedPrecondition,
+        "{foreign:?}"
+    );
+    assert!(
+        foreign.message().contains("this node belongs to cluster"),
+        "{foreign:?}"
+    );
+
     // A join carrying another cluster's id, or an id out of range, is
     // refused for good (the joiner stops asking).
     let mut client = api::client(&a2, Duration::from_secs(10)).unwrap();

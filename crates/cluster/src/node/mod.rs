@@ -191,6 +191,8 @@ struct Shared {
     /// Raft).
     router: Arc<Router>,
     peers: Peers,
+    /// The groups the peer port serves (to tell them the cluster id).
+    groups: Groups,
     /// Held by the leader while it evaluates and proposes one change.
     changes: tokio::sync::Mutex<()>,
     /// How long a voter may stay silent before the leader replaces it.
@@ -298,15 +300,11 @@ impl Node {
         groups.insert(group, raft.clone());
         let shared = Arc::new(Shared {
             id: config.node_id,
-            cluster_id: parking_lot::Mutex::new(
-                identity
-                    .as_ref()
-                    .map(|i| i.cluster_id.clone())
-                    .unwrap_or_default(),
-            ),
+            cluster_id: parking_lot::Mutex::new(String::new()),
             raft: raft.clone(),
             router,
             peers,
+            groups: groups.clone(),
             changes: tokio::sync::Mutex::new(()),
             dead_after: config.dead_after,
             leading_since: parking_lot::Mutex::new(None),
@@ -314,6 +312,9 @@ impl Node {
             clocks: parking_lot::Mutex::new(Clocks::default()),
             max_clock_offset: config.max_clock_offset,
         });
+        if let Some(i) = &identity {
+            shared.set_cluster(&i.cluster_id);
+        }
         let routes = PeerPort::routes(groups).add_service(NodeServer::new(Handler {
             shared: shared.clone(),
         }));
@@ -353,7 +354,7 @@ impl Node {
                     bootstrap: true,
                 }
                 .store(dir)?;
-                *shared.cluster_id.lock() = cluster_id;
+                shared.set_cluster(&cluster_id);
                 shared.bootstrap(&peer_addr).await?;
             }
             None => {
@@ -366,7 +367,7 @@ impl Node {
                     bootstrap: false,
                 }
                 .store(dir)?;
-                *shared.cluster_id.lock() = reply.cluster_id;
+                shared.set_cluster(&reply.cluster_id);
             }
             // Made the cluster, then stopped before the group was
             // initialized. (A node that joined is initialized before it is
@@ -540,6 +541,14 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 impl Shared {
     fn metrics(&self) -> Metrics {
         self.raft.metrics().borrow_watched().clone()
+    }
+
+    /// Adopts the cluster id: Raft messages carry it from now on, and
+    /// messages carrying another are refused.
+    fn set_cluster(&self, cluster_id: &str) {
+        *self.cluster_id.lock() = cluster_id.to_string();
+        self.peers.set_cluster(cluster_id);
+        self.groups.set_cluster(cluster_id);
     }
 
     fn is_leader(&self) -> bool {

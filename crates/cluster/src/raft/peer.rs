@@ -100,6 +100,11 @@ pub struct PeerRequest {
     /// The message in its binary form ([`super::messages`]).
     #[prost(bytes = "vec", tag = "2")]
     pub payload: Vec<u8>,
+    /// The sender's cluster id, once it has one: a node refuses messages
+    /// from another cluster's nodes (empty on either side: not checked,
+    /// as for a node still joining).
+    #[prost(string, tag = "3")]
+    pub cluster: String,
 }
 
 /// The answer to a [`PeerRequest`], in its binary form.
@@ -114,6 +119,8 @@ pub struct PeerReply {
 #[derive(Clone, Default)]
 pub struct Groups {
     groups: Arc<RwLock<HashMap<GroupId, GroupRaft>>>,
+    /// This node's cluster id (empty: not known yet, nothing checked).
+    cluster: Arc<RwLock<String>>,
 }
 
 impl Groups {
@@ -130,6 +137,25 @@ impl Groups {
     /// Stops serving `group`; messages for it are answered `NOT_FOUND`.
     pub fn remove(&self, group: GroupId) -> Option<GroupRaft> {
         self.groups.write().remove(&group)
+    }
+
+    /// Sets the cluster id the messages must carry.
+    pub fn set_cluster(&self, cluster: &str) {
+        *self.cluster.write() = cluster.to_string();
+    }
+
+    /// The group a message is for, if this node holds it and the message
+    /// comes from this node's cluster.
+    fn for_message(&self, request: &PeerRequest) -> Result<GroupRaft, Status> {
+        let ours = self.cluster.read();
+        if !ours.is_empty() && !request.cluster.is_empty() && *ours != request.cluster {
+            return Err(Status::failed_precondition(format!(
+                "a message from a node of cluster {}; this node belongs to cluster {ours}",
+                request.cluster
+            )));
+        }
+        drop(ours);
+        self.get(request.group)
     }
 
     fn get(&self, group: u64) -> Result<GroupRaft, Status> {
@@ -171,7 +197,7 @@ impl Peer for PeerService {
         request: Request<PeerRequest>,
     ) -> Result<Response<PeerReply>, Status> {
         let request = request.into_inner();
-        let raft = self.groups.get(request.group)?;
+        let raft = self.groups.for_message(&request)?;
         let rpc = messages::decode_append(&request.payload).map_err(bad_message)?;
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(PeerReply {
@@ -181,7 +207,7 @@ impl Peer for PeerService {
 
     async fn vote(&self, request: Request<PeerRequest>) -> Result<Response<PeerReply>, Status> {
         let request = request.into_inner();
-        let raft = self.groups.get(request.group)?;
+        let raft = self.groups.for_message(&request)?;
         let rpc = messages::decode_vote_request(&request.payload).map_err(bad_message)?;
         let response = raft.vote(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(PeerReply {
@@ -194,7 +220,7 @@ impl Peer for PeerService {
         request: Request<PeerRequest>,
     ) -> Result<Response<PeerReply>, Status> {
         let request = request.into_inner();
-        let raft = self.groups.get(request.group)?;
+        let raft = self.groups.for_message(&request)?;
         let (vote, snapshot) = messages::decode_snapshot(&request.payload).map_err(bad_message)?;
         let response = raft
             .install_full_snapshot(vote, snapshot)
@@ -347,6 +373,8 @@ pub type Connect = Arc<dyn Fn(Endpoint) -> Channel + Send + Sync>;
 pub struct Peers {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
     connect: Connect,
+    /// The cluster id every message carries (empty until known).
+    cluster: Arc<RwLock<String>>,
 }
 
 impl Default for Peers {
@@ -369,7 +397,13 @@ impl Peers {
         Peers {
             channels: Arc::default(),
             connect,
+            cluster: Arc::default(),
         }
+    }
+
+    /// Sets the cluster id every message from now on carries.
+    pub fn set_cluster(&self, cluster: &str) {
+        *self.cluster.write() = cluster.to_string();
     }
 
     /// The network of one group, for its `Raft` instance.
@@ -490,6 +524,7 @@ impl PeerConnection {
         let mut request = Request::new(PeerRequest {
             group: self.group.0,
             payload,
+            cluster: self.peers.cluster.read().clone(),
         });
         request.set_timeout(timeout);
         let reply = match method {
