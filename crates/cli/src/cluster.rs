@@ -39,8 +39,9 @@ pub enum ClusterCommand {
     Up(UpArgs),
     /// Show the cluster's nodes as one node sees them: the placement
     /// group's leader and term, and per node its peer address, state
-    /// (joining, live), part in the placement group (voter, learner) and
-    /// when the leader last heard from it.
+    /// (joining, live, removed), part in the placement group (voter,
+    /// learner), when the leader last heard from it, and its clock's offset
+    /// from the answering node's.
     ///
     /// Any node answers; one that is not the leader asks the leader. If no
     /// leader can be reached (no quorum), the node answers from its own
