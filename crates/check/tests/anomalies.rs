@@ -1,11 +1,12 @@
-//! The isolation checks against the release `rowtree` binary, bounded for
+//! The isolation checks against a real `rowtree` binary, bounded for
 //! CI: each workload runs 20 seconds with 8 clients while the server is
 //! SIGKILLed and restarted every 6 seconds. `rowtree-check anomalies` runs
 //! them longer.
 //!
-//! The binary is `$ROWTREE_BINARY`, or `target/release/rowtree` of this
-//! workspace (scripts/check builds it before the tests). Without it the
-//! tests say so and pass, except under CI, where they fail.
+//! The binary is `$ROWTREE_BINARY` (scripts/check sets it to the debug
+//! binary that the same `cargo test` builds), or `target/release/rowtree`
+//! of this workspace. Without either the tests say so and pass, except
+//! under CI, where they fail.
 
 use std::path::PathBuf;
 use std::time::Duration;

@@ -1,9 +1,9 @@
-//! The reliability checks, bounded, against the release `rowtree` binary:
+//! The reliability checks, bounded, against a real `rowtree` binary:
 //! `kill` with 4 cycles (one of each kind) and `soak` for 30 s with 32
 //! sessions. The full runs are `scripts/reliability`.
 //!
-//! The binary: `ROWTREE_BINARY` if set (scripts/check sets it after
-//! building), else `release/rowtree` in this test's target directory. In
+//! The binary: `ROWTREE_BINARY` if set (scripts/check sets it to the debug
+//! binary that the same `cargo test` builds), else `release/rowtree` in this test's target directory. In
 //! CI (`CI` set) that one is built first with `cargo build --release -p
 //! rowtree-cli`; elsewhere a missing binary skips the tests with a message.
 
