@@ -13,6 +13,7 @@
 //! Write    = tag 1  count(commits) { ts  count(writes) { key  kind [value] } }
 //!            closed:(0 | 1 ts)
 //! ClosedTs = tag 2  ts
+//! Lease    = tag 3  seq  holder  start  expiry
 //! kind     = 0 (delete) | 1 (put, a value follows)
 //! ```
 //!
@@ -21,6 +22,7 @@
 //! count larger than the bytes left.
 
 use crate::error::DecodeError;
+use crate::lease::Lease;
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
 
 /// The format version this build writes and reads.
@@ -28,6 +30,7 @@ pub const FORMAT: u8 = 1;
 
 const TAG_WRITE: u8 = 1;
 const TAG_CLOSED_TS: u8 = 2;
+const TAG_LEASE: u8 = 3;
 const KIND_DELETE: u8 = 0;
 const KIND_PUT: u8 = 1;
 
@@ -70,6 +73,10 @@ pub enum Command {
     /// Raises the closed timestamp of a split that has no writes to carry
     /// it.
     ClosedTs(u64),
+    /// A new lease on the split (see [`crate::lease`]), replacing the
+    /// lease numbered one less; ignored when applied if that is no longer
+    /// the current lease.
+    Lease(Lease),
 }
 
 impl Command {
@@ -106,6 +113,13 @@ impl Command {
             Command::ClosedTs(ts) => {
                 put_u8(&mut out, TAG_CLOSED_TS);
                 put_varint(&mut out, *ts);
+            }
+            Command::Lease(lease) => {
+                put_u8(&mut out, TAG_LEASE);
+                put_varint(&mut out, lease.seq);
+                put_varint(&mut out, lease.holder);
+                put_varint(&mut out, lease.start);
+                put_varint(&mut out, lease.expiry);
             }
         }
         out
@@ -144,6 +158,12 @@ impl Command {
                 Command::Write { commits, closed_ts }
             }
             TAG_CLOSED_TS => Command::ClosedTs(r.varint()?),
+            TAG_LEASE => Command::Lease(Lease {
+                seq: r.varint()?,
+                holder: r.varint()?,
+                start: r.varint()?,
+                expiry: r.varint()?,
+            }),
             other => return Err(r.error(format!("command tag {other}"))),
         };
         r.finish()?;
@@ -164,6 +184,7 @@ impl std::fmt::Display for Command {
                 Ok(())
             }
             Command::ClosedTs(ts) => write!(f, "closed timestamp {ts}"),
+            Command::Lease(lease) => write!(f, "{lease}"),
         }
     }
 }

@@ -54,6 +54,16 @@ pub enum Error {
         bound: u64,
         why: &'static str,
     },
+    /// A lease entry that breaks the chain's rules (see
+    /// [`crate::lease`]): numbered 0, empty, or another holder's lease
+    /// starting before the current one expires.
+    #[error("split {split}: log entry {index} carries {lease}, refused: {why}")]
+    Lease {
+        split: SplitId,
+        index: u64,
+        lease: String,
+        why: &'static str,
+    },
     /// A replica was created where one already exists, or opened where
     /// none exists.
     #[error("split {split}: {message}")]

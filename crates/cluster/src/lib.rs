@@ -19,23 +19,32 @@
 //!   local to one replica (keys inside the split's range, timestamps above
 //!   every stored version and above the closed timestamp, no gap in the
 //!   log), and which can be copied whole as a [`SnapshotImage`];
+//! * [`lease`]: which replica may serve a split, and when: leases
+//!   numbered in a chain in the split's log, a new holder starting only
+//!   after the old lease's expiry plus the maximum clock offset, and a
+//!   keeper that takes and extends a node's lease;
 //! * [`raft`]: where openraft meets these: the node's shared log store
 //!   (every group's log in one engine, made durable in batches),
 //!   openraft's state machine on a replica, and the peer port over which
-//!   a group's replicas on different nodes talk.
+//!   a group's replicas on different nodes talk;
+//! * [`node`] and [`placement`]: the node process (its identity, its peer
+//!   port, joining and leaving a cluster, the clock guard) and the
+//!   placement group that holds the cluster's membership.
 //!
-//! What is built so far is the first three milestones of the design's
-//! build order: the replica, the storage openraft needs (checked by
-//! openraft's own storage test suite), the network, and a deterministic
-//! simulator that runs a group under crashes, partitions and membership
-//! changes; no node process yet. The single-process database does not use
-//! this crate; it is exercised by its own tests, which feed replicas the
-//! same entries and compare what they store, run openraft's suite, kill a
-//! process in the middle of appending to its log, run a group of three
-//! over loopback, and simulate one (`tests/sim.rs`).
+//! What is built is milestones 1, 2, 3 and 5 of the design's build order
+//! and the leases of milestone 6: the replica, the storage openraft needs
+//! (checked by openraft's own storage test suite), the network, a
+//! deterministic simulator that runs a group under crashes, partitions,
+//! membership changes and skewed clocks, and nodes that form a cluster.
+//! Split groups do not serve a database yet; the single-process database
+//! does not use this crate. Its tests feed replicas the same entries and
+//! compare what they store, run openraft's suite, kill a process in the
+//! middle of appending to its log, run a group of three over loopback,
+//! simulate one (`tests/sim.rs`), and start node processes.
 
 pub mod command;
 pub mod error;
+pub mod lease;
 pub mod node;
 pub mod placement;
 pub mod raft;
@@ -44,4 +53,5 @@ mod wire;
 
 pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
+pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
 pub use replica::{Applied, Descriptor, Replica, SnapshotImage};

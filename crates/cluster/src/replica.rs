@@ -4,7 +4,9 @@
 //! stored exactly as a single process stores it (MVCC versions written
 //! through the router). Next to it, in the engine's metadata space, sits
 //! the replica's *applied state*: the id of the last log entry applied, the
-//! closed timestamp, and the split's descriptor (id, range, epoch).
+//! closed timestamp, the split's descriptor (id, range, epoch) and its
+//! current lease (see [`crate::lease`]), which the replica also publishes
+//! in a [`LeaseView`] for the code that serves.
 //!
 //! [`Replica::apply`] turns one log entry into one engine batch holding
 //! both the entry's row versions and the new applied state, written with
@@ -18,8 +20,12 @@
 //! refused whole (nothing written) if it breaks a rule no correct leader
 //! breaks: a gap in the log, a key outside the split (invariant 2), a
 //! version at or below a stored version of its key (invariant 4), a commit
-//! at or below the closed timestamp. A refusal means a bug or corruption
-//! upstream; the caller stops serving the group.
+//! at or below the closed timestamp, a lease numbered 0, empty, or taking
+//! over from another holder before that holder's lease expires. A refusal
+//! means a bug or corruption upstream; the caller stops serving the group.
+//! A lease entry that names as the one it replaces a lease that is no
+//! longer current is not an error: two leaders raced, and the first in the
+//! log won. It is applied as a no-op.
 //!
 //! Besides commands, a group's log holds the consensus library's own
 //! entries: a blank entry each new leader writes, and membership changes.
@@ -43,6 +49,7 @@ use rowtree_storage::{Durability, Space, WriteBatch};
 
 use crate::command::{Command, LogId, FORMAT};
 use crate::error::{DecodeError, Error, Result};
+use crate::lease::{Lease, LeaseView};
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
 
 /// A split as its group knows it: id, key range `[start, limit)` (no
@@ -95,6 +102,8 @@ pub struct Replica {
     router: Arc<Router>,
     descriptor: Descriptor,
     state: State,
+    /// The current lease, as `state` has it, for readers elsewhere.
+    lease_view: LeaseView,
 }
 
 /// What a replica records next to its data, in the same batches.
@@ -107,6 +116,8 @@ struct State {
     /// The last membership entry applied: its id and its bytes, opaque
     /// here.
     membership: Option<(LogId, Vec<u8>)>,
+    /// The split's current lease.
+    lease: Option<Lease>,
 }
 
 impl State {
@@ -142,6 +153,7 @@ impl Replica {
             router,
             descriptor,
             state: State::default(),
+            lease_view: LeaseView::default(),
         };
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
@@ -159,10 +171,13 @@ impl Replica {
             });
         };
         let (descriptor, state) = decode_state(split, &mut Reader::new(&bytes, "applied state"))?;
+        let lease_view = LeaseView::default();
+        lease_view.set(state.lease);
         Ok(Replica {
             router,
             descriptor,
             state,
+            lease_view,
         })
     }
 
@@ -180,6 +195,17 @@ impl Replica {
     /// or below it.
     pub fn closed_ts(&self) -> u64 {
         self.state.closed_ts
+    }
+
+    /// The split's current lease, if it has had one.
+    pub fn lease(&self) -> Option<Lease> {
+        self.state.lease
+    }
+
+    /// A view of the current lease that follows this replica as it applies
+    /// entries (and installs images).
+    pub fn lease_view(&self) -> LeaseView {
+        self.lease_view.clone()
     }
 
     /// The last membership applied ([`Replica::apply_config`]): the id of
@@ -218,6 +244,7 @@ impl Replica {
             });
         }
         let mut batch = WriteBatch::new();
+        let mut lease = self.state.lease;
         let closed_ts = match command {
             Command::Write { commits, closed_ts } => {
                 self.check_writes(id, commits)?;
@@ -234,10 +261,17 @@ impl Replica {
                 closed_ts.map_or(self.state.closed_ts, |ts| ts.max(self.state.closed_ts))
             }
             Command::ClosedTs(ts) => (*ts).max(self.state.closed_ts),
+            Command::Lease(new) => {
+                if self.check_lease(id, new)? {
+                    lease = Some(*new);
+                }
+                self.state.closed_ts
+            }
         };
         let state = State {
             applied: Some(id),
             closed_ts,
+            lease,
             ..self.state.clone()
         };
         self.commit(batch, state)?;
@@ -261,6 +295,7 @@ impl Replica {
                 Some(bytes) => Some((id, bytes)),
                 None => self.state.membership.clone(),
             },
+            lease: self.state.lease,
         };
         self.commit(WriteBatch::new(), state)?;
         Ok(Applied::Applied)
@@ -271,6 +306,7 @@ impl Replica {
     fn commit(&mut self, mut batch: WriteBatch, state: State) -> Result<()> {
         self.stage_state(&mut batch, &self.descriptor, &state);
         self.router.write(batch, Durability::Buffered)?;
+        self.lease_view.set(state.lease);
         self.state = state;
         Ok(())
     }
@@ -376,6 +412,7 @@ impl Replica {
         // Synced: the log entries the image replaces may be purged next.
         self.router.write(batch, Durability::Sync)?;
         self.descriptor = descriptor;
+        self.lease_view.set(state.lease);
         self.state = state;
         Ok(())
     }
@@ -435,6 +472,39 @@ impl Replica {
             }
         }
         Ok(())
+    }
+
+    /// The checks of a `Lease` entry: whether it replaces the current lease
+    /// (`false`: it lost a race and changes nothing), or an error if it
+    /// breaks the chain's rules.
+    fn check_lease(&self, id: LogId, new: &Lease) -> Result<bool> {
+        let refuse = |why| Error::Lease {
+            split: self.descriptor.split,
+            index: id.index,
+            lease: new.to_string(),
+            why,
+        };
+        if new.seq == 0 {
+            return Err(refuse("leases are numbered from 1"));
+        }
+        if new.expiry <= new.start {
+            return Err(refuse("it ends before it starts"));
+        }
+        let current_seq = self.state.lease.map_or(0, |l| l.seq);
+        if new.seq != current_seq + 1 {
+            return Ok(false);
+        }
+        if let Some(current) = &self.state.lease {
+            if current.holder != new.holder && new.start < current.expiry {
+                return Err(refuse(
+                    "it starts before the current lease of another node expires",
+                ));
+            }
+            if new.start < current.start {
+                return Err(refuse("it starts before the lease it replaces"));
+            }
+        }
+        Ok(true)
     }
 
     /// The timestamp of the newest stored version of `key`, if any.
@@ -506,7 +576,11 @@ impl fmt::Debug for SnapshotImage {
 /// ```text
 /// state = FORMAT:u8  applied:(0 | 1 term index)  closed_ts  epoch  start
 ///         limit:(0 | 1 bytes)  membership:(0 | 1 term index bytes)
+///         [lease:(0 | 1 seq holder start expiry)]
 /// ```
+///
+/// The lease came after the first nodes stored states: a state that ends
+/// before it has no lease.
 fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
     put_u8(out, FORMAT);
     put_log_id(out, state.applied);
@@ -525,6 +599,16 @@ fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
         Some((id, bytes)) => {
             put_log_id(out, Some(*id));
             put_bytes(out, bytes);
+        }
+    }
+    match &state.lease {
+        None => put_u8(out, 0),
+        Some(l) => {
+            put_u8(out, 1);
+            put_varint(out, l.seq);
+            put_varint(out, l.holder);
+            put_varint(out, l.start);
+            put_varint(out, l.expiry);
         }
     }
 }
@@ -566,6 +650,20 @@ fn decode_state(
         None => None,
         Some(id) => Some((id, r.bytes()?.to_vec())),
     };
+    let lease = if r.remaining() == 0 {
+        None
+    } else {
+        match r.u8()? {
+            0 => None,
+            1 => Some(Lease {
+                seq: r.varint()?,
+                holder: r.varint()?,
+                start: r.varint()?,
+                expiry: r.varint()?,
+            }),
+            other => return Err(r.error(format!("lease flag {other}"))),
+        }
+    };
     r.finish()?;
     Ok((
         Descriptor {
@@ -578,6 +676,7 @@ fn decode_state(
             applied,
             closed_ts,
             membership,
+            lease,
         },
     ))
 }
@@ -588,6 +687,7 @@ impl fmt::Debug for Replica {
             .field("descriptor", &self.descriptor)
             .field("applied", &self.state.applied)
             .field("closed_ts", &self.state.closed_ts)
+            .field("lease", &self.state.lease)
             .finish()
     }
 }

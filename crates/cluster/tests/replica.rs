@@ -5,7 +5,7 @@
 use std::sync::Arc;
 
 use proptest::prelude::*;
-use rowtree_cluster::{Applied, Command, Commit, Descriptor, Error, LogId, Replica};
+use rowtree_cluster::{Applied, Command, Commit, Descriptor, Error, Lease, LogId, Replica};
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
 
@@ -297,32 +297,39 @@ fn arb_command() -> impl Strategy<Value = Command> {
             (k, v)
         });
     let commit = (1u64..20, prop::collection::vec(write, 0..4));
-    prop_oneof![
-        (
-            prop::collection::vec(commit, 0..4),
-            prop::option::of(0u64..30)
-        )
-            .prop_map(|(commits, closed)| (commits, closed, true)),
-        (0u64..30).prop_map(|ts| (Vec::new(), Some(ts), false)),
-    ]
-    .prop_map(|(commits, closed, is_write)| {
-        if !is_write {
-            return Command::ClosedTs(closed.unwrap_or(0));
-        }
-        Command::Write {
+    let writes = (
+        prop::collection::vec(commit, 0..4),
+        prop::option::of(0u64..30),
+    )
+        .prop_map(|(commits, closed)| Command::Write {
             commits: commits
                 .into_iter()
                 .map(|(ts, writes)| Commit { ts, writes })
                 .collect(),
             closed_ts: closed,
-        }
-    })
+        });
+    let leases = (1u64..4, 1u64..4, 0u64..50, 1u64..100).prop_map(|(seq, holder, start, len)| {
+        Command::Lease(Lease {
+            seq,
+            holder,
+            start,
+            expiry: start + len,
+        })
+    });
+    prop_oneof![
+        6 => writes,
+        2 => (0u64..30).prop_map(Command::ClosedTs),
+        2 => leases,
+    ]
 }
 
 /// Makes a generated log valid: commit timestamps strictly increasing
-/// across the log and above every closed timestamp before them.
+/// across the log and above every closed timestamp before them; leases in
+/// a chain, each starting after the one before expires (a generated `seq`
+/// of 1 becomes a proposal that lost its race: a no-op).
 fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
     let mut ts = 0;
+    let mut last_lease: Option<Lease> = None;
     commands
         .into_iter()
         .enumerate()
@@ -348,6 +355,21 @@ fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
                     }
                 }
                 Command::ClosedTs(d) => Command::ClosedTs(ts.saturating_sub(d)),
+                Command::Lease(l) => {
+                    let current = last_lease.map_or(0, |c| c.seq);
+                    let start = last_lease.map_or(0, |c| c.expiry) + l.start;
+                    let lost = l.seq == 1 && current > 0;
+                    let next = Lease {
+                        seq: if lost { current } else { current + 1 },
+                        holder: l.holder,
+                        start,
+                        expiry: start + (l.expiry - l.start),
+                    };
+                    if !lost {
+                        last_lease = Some(next);
+                    }
+                    Command::Lease(next)
+                }
             };
             (LogId::new(1, i as u64), c)
         })
@@ -389,6 +411,7 @@ proptest! {
         }
         prop_assert_eq!(stored(&engine), stored(&steady));
         prop_assert_eq!(b.closed_ts(), a.closed_ts());
+        prop_assert_eq!(b.lease(), a.lease());
     }
 
     /// Every command survives its binary form.
@@ -396,6 +419,17 @@ proptest! {
     fn commands_round_trip(command in arb_command()) {
         let bytes = command.encode();
         prop_assert_eq!(Command::decode(&bytes).unwrap(), command);
+    }
+
+    /// So does every lease, and its truncations are errors.
+    #[test]
+    fn leases_round_trip(seq: u64, holder: u64, start: u64, expiry: u64) {
+        let command = Command::Lease(Lease { seq, holder, start, expiry });
+        let bytes = command.encode();
+        prop_assert_eq!(Command::decode(&bytes).unwrap(), command);
+        for cut in 0..bytes.len() {
+            prop_assert!(Command::decode(&bytes[..cut]).is_err(), "cut at {}", cut);
+        }
     }
 
     /// Arbitrary bytes, and every truncation of a real entry, decode to an
@@ -596,5 +630,88 @@ proptest! {
                 prop_assert_eq!(stored(&third), stored(&target));
             }
         }
+    }
+}
+
+fn lease(seq: u64, holder: u64, start: u64, expiry: u64) -> Command {
+    Command::Lease(Lease {
+        seq,
+        holder,
+        start,
+        expiry,
+    })
+}
+
+#[test]
+fn leases_form_a_chain_in_log_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || {
+        let engine: Arc<dyn Engine> =
+            Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+        router(engine)
+    };
+    let r = open();
+    let mut replica = Replica::create(r.clone(), descriptor()).unwrap();
+    let view = replica.lease_view();
+    assert_eq!(view.get(), None);
+
+    replica
+        .apply(LogId::new(1, 0), &lease(1, 1, 100, 200))
+        .unwrap();
+    let first = replica.lease().unwrap();
+    assert_eq!((first.seq, first.holder), (1, 1));
+    assert_eq!(view.get(), Some(first));
+
+    // Node 2's proposal also replaced "no lease", but came second in the
+    // log: applied as a no-op.
+    assert_eq!(
+        replica
+            .apply(LogId::new(2, 1), &lease(1, 2, 100, 200))
+            .unwrap(),
+        Applied::Applied
+    );
+    assert_eq!(replica.lease(), Some(first));
+    assert_eq!(replica.applied(), Some(LogId::new(2, 1)));
+
+    // Another node's lease may not start before the current one expires.
+    let e = replica
+        .apply(LogId::new(2, 2), &lease(2, 2, 150, 350))
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Lease { index: 2, why, .. } if why.contains("expires")),
+        "{e}"
+    );
+    assert_eq!(replica.lease(), Some(first));
+    assert_eq!(replica.applied(), Some(LogId::new(2, 1)));
+
+    replica
+        .apply(LogId::new(2, 2), &lease(2, 2, 210, 410))
+        .unwrap();
+    // An extension by the holder keeps its start.
+    replica
+        .apply(LogId::new(2, 3), &lease(3, 2, 210, 600))
+        .unwrap();
+    let third = view.get().unwrap();
+    assert_eq!((third.seq, third.holder, third.expiry), (3, 2, 600));
+    // The current lease is in the applied state: a reopened replica has it.
+    replica.sync().unwrap();
+    drop(replica);
+    drop(r);
+    let reopened = Replica::open(open(), SplitId(7)).unwrap();
+    assert_eq!(reopened.lease(), Some(third));
+    assert_eq!(reopened.lease_view().get(), Some(third));
+}
+
+#[test]
+fn malformed_leases_are_refused() {
+    for (command, why) in [
+        (lease(0, 1, 10, 20), "numbered from 1"),
+        (lease(1, 1, 20, 20), "ends before it starts"),
+    ] {
+        let e = refused(command, LogId::new(1, 2));
+        assert!(
+            matches!(&e, Error::Lease { why: w, .. } if w.contains(why)),
+            "{e}"
+        );
     }
 }

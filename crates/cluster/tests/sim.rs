@@ -7,11 +7,17 @@
 //! code of this crate (log store, replica, peer port over gRPC), on
 //! simulated time and a simulated network, with a simulated disk that
 //! keeps only what was synced when its node crashes (and any prefix of
-//! what was not). The leader of the moment writes single-key commits; a
-//! seeded nemesis crashes and restarts nodes (one at a time, or all of
-//! them at once, as in a power failure), isolates nodes and cuts single
-//! links (messages held and delivered when the cut heals, or dropped so
-//! that connections break), and raises the network's latency.
+//! what was not). Each node's clock is simulated time plus a fixed skew
+//! within ±ε/2 of it. The leader of the moment takes and extends the
+//! split's lease ([`rowtree_cluster::lease`]) and, while the lease is
+//! valid by its clock, writes single-key commits; every node that holds
+//! a valid lease serves a strong read of every key from its replica every
+//! 10 ms. A seeded nemesis crashes and restarts nodes (one at a time, or
+//! all of them at once, as in a power failure), isolates nodes (the
+//! leader half the time, which then serves on under its lease while the
+//! others elect a new leader) and cuts single links (messages held and
+//! delivered when the cut heals, or dropped so that connections break),
+//! and raises the network's latency.
 //!
 //! After every step of the simulation the harness checks:
 //!
@@ -26,6 +32,12 @@
 //!   two nodes that know a membership by the same log id know the same
 //!   membership;
 //! * **log matching**: two acknowledged writes never share a log index;
+//! * **leases are disjoint** (invariant 3): every node applies the same
+//!   chain of leases, and a lease of a new holder starts at least ε after
+//!   the one before it expires;
+//! * **strong reads see every acknowledged write** (invariant 9): a read
+//!   served under a lease shows, for every key, a version at least as new
+//!   as every write acknowledged before the read began;
 //! * no node stops on a fatal error (a replica refuses an entry that breaks
 //!   its own invariants, or a store fails).
 //!
@@ -44,16 +56,24 @@
 //! the ignored test `replay` plays what the environment names, with each
 //! seed's trace: `ROWTREE_SIM_SEED=n cargo test -p rowtree-cluster --test
 //! sim replay -- --ignored --nocapture` (or `ROWTREE_SIM_SEEDS=a..b`, and
-//! `ROWTREE_SIM_PLANT=lying-disk` for the planted bug). One source of order is not seeded: tokio and `futures` choose at
+//! `ROWTREE_SIM_PLANT=lying-disk` or `early-lease` for a planted bug). One
+//! source of order is not seeded: tokio and `futures` choose at
 //! random among ready branches of an unbiased `select!` (tokio's choice is
 //! seeded only in a build with `--cfg tokio_unstable`), so a replayed seed
 //! plays the same faults at the same moments but may interleave the tasks
 //! of one step differently.
 //!
-//! A planted bug proves the checks bite: with a disk that acknowledges a
-//! sync without making anything durable (as a drive with a volatile write
-//! cache that ignores flushes does), the simulator must find a lost
-//! acknowledged write or diverged replicas within a few seeds.
+//! Two planted bugs prove the checks bite (`ROWTREE_SIM_PLANT`):
+//!
+//! * `lying-disk`: a disk that acknowledges a sync without making anything
+//!   durable (as a drive with a volatile write cache that ignores flushes
+//!   does); the simulator must find a lost acknowledged write, diverged
+//!   replicas or a strong read that misses a write within 32 seeds;
+//! * `early-lease`: a node that serves under a new lease as soon as its
+//!   entry is applied, without waiting for its clock to reach the lease's
+//!   start, i.e. for the previous holder's lease to run out; the simulator
+//!   must find a strong read that misses an acknowledged write within 200
+//!   seeds.
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -70,10 +90,12 @@ use openraft::{BasicNode, Config, ServerState};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rowtree_cluster::raft::{
-    seeded, to_log_id, GroupId, Groups, LogStore, PeerPort, Peers, ReplicaMachine, SnapshotCounts,
-    TypeConfig,
+    renew_lease, seeded, to_log_id, GroupId, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
+    SnapshotCounts, TypeConfig,
 };
-use rowtree_cluster::{Command, Commit, Descriptor, Replica};
+use rowtree_cluster::{
+    Command, Commit, Descriptor, Lease, LeaseKeeper, LeaseRules, LeaseView, Replica,
+};
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{
     Durability, Engine, KeyRange, Mvcc, Result as StorageResult, ScanIter, Space, WriteBatch,
@@ -98,6 +120,53 @@ const NODES: [u64; 4] = [1, 2, 3, 4];
 /// How long a writer waits for a write before giving up on it (its
 /// outcome is then unknown: it may still commit).
 const WRITE_TIMEOUT: Duration = Duration::from_millis(500);
+/// The leases of the simulated split: the design's 2 s, longer than an
+/// election takes (so a new leader often has to wait for the old lease),
+/// with an ε of 20 ms.
+const LEASES: LeaseRules = LeaseRules {
+    duration: Duration::from_millis(2000),
+    max_offset: Duration::from_millis(20),
+};
+/// Where the nodes' clocks start (nanoseconds): an hour, so that a clock
+/// behind simulated time stays positive.
+const CLOCK_BASE: u64 = 3_600_000_000_000;
+
+/// A bug planted on purpose, to show the checks find it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plant {
+    /// None: the code as it is.
+    Nothing,
+    /// Disks that acknowledge a sync without making anything durable.
+    LyingDisk,
+    /// A node that serves under a new lease as soon as its entry is
+    /// applied, before its clock reaches the lease's start (so before the
+    /// previous holder's lease has run out).
+    EarlyLease,
+}
+
+impl Plant {
+    fn from_env() -> Plant {
+        match std::env::var("ROWTREE_SIM_PLANT").as_deref() {
+            Ok("lying-disk") => Plant::LyingDisk,
+            Ok("early-lease") => Plant::EarlyLease,
+            Ok(other) => panic!("ROWTREE_SIM_PLANT={other}: lying-disk or early-lease"),
+            Err(_) => Plant::Nothing,
+        }
+    }
+}
+
+/// Node `id`'s clock offset from simulated time in the seed's run: fixed,
+/// within ±ε/2, so any two clocks are within ε.
+fn skew(seed: u64, id: u64) -> i64 {
+    let half = LEASES.max_offset.as_nanos() as i64 / 2;
+    (mix(seed ^ 0x636c6f636b, id) % (2 * half as u64 + 1)) as i64 - half
+}
+
+/// Node `id`'s clock: simulated time plus its skew, in nanoseconds.
+fn clock(seed: u64, id: u64) -> u64 {
+    let t = CLOCK_BASE + now().as_nanos() as u64;
+    t.saturating_add_signed(skew(seed, id))
+}
 
 fn host(id: u64) -> String {
     format!("n{id}")
@@ -335,6 +404,15 @@ struct World {
     /// Nodes cut off from every other node, since when.
     isolated_since: BTreeMap<u64, Duration>,
     acks: Vec<Ack>,
+    /// Per key, in the order they were acknowledged: when, and the highest
+    /// timestamp acknowledged for the key up to then.
+    acked_keys: BTreeMap<Vec<u8>, Vec<(Duration, u64)>>,
+    /// Each node's view of its replica's current lease.
+    lease_views: BTreeMap<u64, LeaseView>,
+    /// Every lease seen applied on any node, by number.
+    leases: BTreeMap<u64, Lease>,
+    /// Strong reads served under a lease.
+    lease_reads: usize,
     /// The term and timestamp acknowledged at each log index.
     acked_at: BTreeMap<u64, (u64, u64)>,
     /// Writes a leader proposed while cut off from every other node (none
@@ -367,6 +445,7 @@ fn mix(a: u64, b: u64) -> u64 {
 async fn node(
     id: u64,
     seed: u64,
+    plant: Plant,
     log_disk: Arc<Disk>,
     data_disk: Arc<Disk>,
     world: Shared,
@@ -377,14 +456,22 @@ async fn node(
         *start += 1;
         *start
     };
+    let clock = move || clock(seed, id);
     let seed = mix(mix(seed, id), start);
-    seeded(seed, run_node(id, seed, start, log_disk, data_disk, world)).await
+    seeded(
+        seed,
+        run_node(id, seed, start, plant, clock, log_disk, data_disk, world),
+    )
+    .await
 }
 
+#[allow(clippy::too_many_arguments)]
 async fn run_node(
     id: u64,
     seed: u64,
     start: u64,
+    plant: Plant,
+    clock: impl Fn() -> u64 + Clone + Send + Sync + 'static,
     log_disk: Arc<Disk>,
     data_disk: Arc<Disk>,
     world: Shared,
@@ -395,12 +482,13 @@ async fn run_node(
         Ok(replica) => replica,
         Err(_) => Replica::create(router.clone(), descriptor())?,
     };
+    let lease_view = replica.lease_view();
     let machine = ReplicaMachine::new(replica);
-    world
-        .lock()
-        .unwrap()
-        .snapshots
-        .push(machine.snapshot_counts());
+    {
+        let mut w = world.lock().unwrap();
+        w.snapshots.push(machine.snapshot_counts());
+        w.lease_views.insert(id, lease_view.clone());
+    }
     let raft = Raft::new(
         id,
         config(),
@@ -424,13 +512,58 @@ async fn run_node(
     }
     world.lock().unwrap().nodes.insert(id, raft.clone());
 
-    // The client of this node: while it leads, it makes the membership
-    // changes asked for, and writes.
+    // The client of this node: while it holds the split's lease it
+    // serves strong reads from its replica; while it leads, it makes the
+    // membership changes asked for, takes and extends the lease, and
+    // writes under it.
     let mut rng = SmallRng::seed_from_u64(seed);
+    let keeper = Arc::new(Mutex::new(LeaseKeeper::new(id, LEASES)));
+    // The lease this node may serve under now.
+    let serving = {
+        let (keeper, lease_view, clock) = (keeper.clone(), lease_view.clone(), clock.clone());
+        move || {
+            let keeper = keeper.lock().unwrap().clone();
+            let (current, now) = (lease_view.get(), clock());
+            match plant {
+                // The planted bug: the lease counts from the moment its
+                // entry is applied, not from its start.
+                Plant::EarlyLease => keeper
+                    .held()
+                    .filter(|h| current == Some(*h) && now < h.expiry),
+                _ => keeper.serving(current, now),
+            }
+        }
+    };
+    // The reader: a strong read every 10 ms while the node holds the lease.
+    tokio::spawn({
+        let (serving, world) = (serving.clone(), world.clone());
+        async move {
+            loop {
+                tokio::time::sleep(Duration::from_millis(10)).await;
+                if let Some(lease) = serving() {
+                    strong_read(&world, id, &router, &lease);
+                }
+            }
+        }
+    });
     loop {
         tokio::time::sleep(Duration::from_millis(rng.random_range(5..40))).await;
         if raft.metrics().borrow_watched().state != ServerState::Leader {
             continue;
+        }
+        let mut renewing = keeper.lock().unwrap().clone();
+        let renewed = tokio::time::timeout(
+            WRITE_TIMEOUT,
+            renew_lease(&raft, &mut renewing, &lease_view, clock()),
+        )
+        .await;
+        *keeper.lock().unwrap() = renewing;
+        if let Ok(Ok(Some(lease))) = renewed {
+            let mut w = world.lock().unwrap();
+            if !w.leases.contains_key(&lease.seq) {
+                let line = format!("{:?} node {id}: took {lease}", now());
+                w.trace.push(line);
+            }
         }
         let admin = world.lock().unwrap().admin.front().cloned();
         if let Some(op) = admin {
@@ -459,6 +592,9 @@ async fn run_node(
                     w.trace.push(line);
                 }
             }
+            continue;
+        }
+        if serving().is_none() {
             continue;
         }
         let (ts, key) = {
@@ -508,6 +644,10 @@ async fn run_node(
             );
             w.violations.push(v);
         }
+        let at = now();
+        let per_key = w.acked_keys.entry(key.clone()).or_default();
+        let highest = per_key.last().map_or(ts, |&(_, h)| h.max(ts));
+        per_key.push((at, highest));
         w.acks.push(Ack {
             node: id,
             key,
@@ -516,6 +656,47 @@ async fn run_node(
             term: log_id.term,
             index: log_id.index,
         });
+    }
+}
+
+/// A strong read at node `id` under `lease`: every key of the replica as
+/// it is now, which must show every write acknowledged before the read
+/// began (design invariant 9, with invariant 3 behind it: a holder serves
+/// only inside its lease, and leases of different holders never overlap).
+fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease) {
+    let began = now();
+    let mut w = world.lock().unwrap();
+    w.lease_reads += 1;
+    let mut found = Vec::new();
+    for (key, acked) in &w.acked_keys {
+        let before = acked.partition_point(|&(at, _)| at < began);
+        let Some(&(_, highest)) = before.checked_sub(1).and_then(|i| acked.get(i)) else {
+            continue;
+        };
+        let seen = match router.get(key, u64::MAX) {
+            Ok(Some(value)) => String::from_utf8_lossy(&value)
+                .rsplit(' ')
+                .next()
+                .and_then(|ts| ts.parse::<u64>().ok())
+                .unwrap_or(0),
+            Ok(None) => 0,
+            Err(e) => {
+                found.push(format!("node {id} could not read its replica: {e}"));
+                continue;
+            }
+        };
+        if seen < highest {
+            found.push(format!(
+                "invariant 9: node {id}, serving under {lease}, read {} at ts {seen} at \
+                 {began:?}, but ts {highest} was acknowledged before",
+                String::from_utf8_lossy(key)
+            ));
+        }
+    }
+    for v in found {
+        if !w.violations.contains(&v) {
+            w.violations.push(v);
+        }
     }
 }
 
@@ -533,6 +714,11 @@ struct Outcome {
     installed: u64,
     crashes: usize,
     cuts: usize,
+    /// Strong reads served under leases, and leases taken.
+    lease_reads: usize,
+    leases: usize,
+    /// Leases taken over from another node's.
+    lease_changes: usize,
     /// A digest of what happened (acknowledged writes and leaders by
     /// term), to compare two plays of a seed.
     digest: u64,
@@ -609,6 +795,29 @@ impl Checks {
                 }
             }
         }
+        // Invariant 3: one chain of leases, each new holder's starting ε
+        // after the lease before it expires.
+        let applied: Vec<(u64, Lease)> = w
+            .lease_views
+            .iter()
+            .filter_map(|(&id, view)| view.get().map(|l| (id, l)))
+            .collect();
+        for (id, lease) in applied {
+            let known = *w.leases.entry(lease.seq).or_insert(lease);
+            if known != lease {
+                found.push(format!(
+                    "invariant 3: node {id} applied {lease}, another node {known}"
+                ));
+            }
+            let offset = LEASES.max_offset.as_nanos() as u64;
+            if let Some(before) = w.leases.get(&(lease.seq - 1)) {
+                if before.holder != lease.holder && lease.start < before.expiry + offset {
+                    found.push(format!(
+                        "invariant 3: {lease} starts less than ε after {before} expires"
+                    ));
+                }
+            }
+        }
         for v in found {
             if !w.violations.contains(&v) {
                 w.violations.push(v);
@@ -617,11 +826,14 @@ impl Checks {
     }
 }
 
-fn simulate(seed: u64, lying_disks: bool) -> Outcome {
+fn simulate(seed: u64, plant: Plant) -> Outcome {
     let world: Shared = Arc::default();
     let disks: BTreeMap<u64, (Arc<Disk>, Arc<Disk>)> = NODES
         .iter()
-        .map(|&id| (id, (Disk::new(lying_disks), Disk::new(lying_disks))))
+        .map(|&id| {
+            let lying = plant == Plant::LyingDisk;
+            (id, (Disk::new(lying), Disk::new(lying)))
+        })
         .collect();
     let mut sim = turmoil::Builder::new()
         .rng_seed(seed)
@@ -634,7 +846,14 @@ fn simulate(seed: u64, lying_disks: bool) -> Outcome {
         let (log_disk, data_disk) = disks[&id].clone();
         let world = world.clone();
         sim.host(host(id), move || {
-            node(id, seed, log_disk.clone(), data_disk.clone(), world.clone())
+            node(
+                id,
+                seed,
+                plant,
+                log_disk.clone(),
+                data_disk.clone(),
+                world.clone(),
+            )
         });
     }
 
@@ -749,9 +968,23 @@ fn simulate(seed: u64, lying_disks: bool) -> Outcome {
                         crashes += 1;
                     }
                 }
-                // One node is cut off from all others.
+                // One node is cut off from all others: half the time the
+                // leader, which then goes on serving under its lease
+                // while the others elect a new one.
                 37..=69 => {
-                    let id = NODES[rng.random_range(0..NODES.len())];
+                    let leader = world.lock().unwrap().nodes.iter().find_map(|(&id, raft)| {
+                        (raft.metrics().borrow_watched().state == ServerState::Leader).then_some(id)
+                    });
+                    // Both draws are made either way, so that the
+                    // nemesis's sequence does not depend on who leads.
+                    let (pick_leader, any) = (
+                        rng.random_bool(0.5),
+                        NODES[rng.random_range(0..NODES.len())],
+                    );
+                    let id = match leader {
+                        Some(leader) if pick_leader => leader,
+                        _ => any,
+                    };
                     let until = t + Duration::from_millis(rng.random_range(200..4000));
                     let drops = rng.random_bool(0.3);
                     trace(
@@ -842,6 +1075,17 @@ fn simulate(seed: u64, lying_disks: bool) -> Outcome {
         installed: w.snapshots.iter().map(|c| c.installed()).sum(),
         crashes,
         cuts: cut_count,
+        lease_reads: w.lease_reads,
+        leases: w.leases.len(),
+        lease_changes: w
+            .leases
+            .values()
+            .filter(|l| {
+                w.leases
+                    .get(&(l.seq + 1))
+                    .is_some_and(|next| next.holder != l.holder)
+            })
+            .count(),
         digest,
     };
     // The nodes' tasks end with the simulation, outside any lock.
@@ -1005,12 +1249,12 @@ fn durability(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
 // The tests.
 
 /// Plays `seeds` and fails with every seed that broke an invariant.
-fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) {
+fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
     let (mut played, mut acks, mut alone, mut crashes, mut cuts) = (0, 0, 0, 0, 0);
-    let mut installed = 0;
+    let (mut installed, mut reads, mut leases, mut changes) = (0, 0, 0, 0);
     let mut failures = Vec::new();
     for seed in seeds {
-        let outcome = simulate(seed, lying_disks);
+        let outcome = simulate(seed, plant);
         if verbose {
             for line in &outcome.trace {
                 eprintln!("{line}");
@@ -1026,6 +1270,9 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
         installed += outcome.installed;
         crashes += outcome.crashes;
         cuts += outcome.cuts;
+        reads += outcome.lease_reads;
+        leases += outcome.leases;
+        changes += outcome.lease_changes;
         if !outcome.violations.is_empty() {
             failures.push(format!(
                 "seed {seed} (replay: ROWTREE_SIM_SEED={seed}): {}",
@@ -1035,7 +1282,9 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
     }
     eprintln!(
         "{played} seeds: {acks} acknowledged writes, {alone} writes proposed by a leader cut \
-         off from all others, {installed} snapshots installed, {crashes} crashes, {cuts} cuts"
+         off from all others, {installed} snapshots installed, {crashes} crashes, {cuts} cuts, \
+         {leases} leases ({changes} taken over from another node), {reads} strong reads under \
+         a lease"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The runs did something: runs without acknowledged writes or faults
@@ -1044,6 +1293,11 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
     assert!(crashes > 0 && cuts > 0, "{crashes} crashes, {cuts} cuts");
     assert!(alone > 0, "no leader was ever cut off while writing");
     assert!(installed > 0, "no replica caught up by a snapshot");
+    assert!(
+        changes > played,
+        "leases changed hands only {changes} times"
+    );
+    assert!(reads > played * 100, "only {reads} strong reads");
 }
 
 // CI plays seeds 0 to 63, in four tests that the test harness runs in
@@ -1051,27 +1305,28 @@ fn play(seeds: impl IntoIterator<Item = u64>, lying_disks: bool, verbose: bool) 
 
 #[test]
 fn one_group_keeps_its_invariants_seeds_0_to_15() {
-    play(0..16, false, false);
+    play(0..16, Plant::Nothing, false);
 }
 
 #[test]
 fn one_group_keeps_its_invariants_seeds_16_to_31() {
-    play(16..32, false, false);
+    play(16..32, Plant::Nothing, false);
 }
 
 #[test]
 fn one_group_keeps_its_invariants_seeds_32_to_47() {
-    play(32..48, false, false);
+    play(32..48, Plant::Nothing, false);
 }
 
 #[test]
 fn one_group_keeps_its_invariants_seeds_48_to_63() {
-    play(48..64, false, false);
+    play(48..64, Plant::Nothing, false);
 }
 
 /// Plays the seeds the environment names, with each seed's trace:
 /// `ROWTREE_SIM_SEED=n` or `ROWTREE_SIM_SEEDS=a..b`, and
-/// `ROWTREE_SIM_PLANT=lying-disk` for disks that ignore fsync.
+/// `ROWTREE_SIM_PLANT=lying-disk` for disks that ignore fsync,
+/// `ROWTREE_SIM_PLANT=early-lease` for leases used before they start.
 #[test]
 #[ignore = "plays the seeds named by ROWTREE_SIM_SEED or ROWTREE_SIM_SEEDS"]
 fn replay() {
@@ -1085,26 +1340,26 @@ fn replay() {
     } else {
         panic!("set ROWTREE_SIM_SEED=n or ROWTREE_SIM_SEEDS=a..b");
     };
-    let lying = std::env::var("ROWTREE_SIM_PLANT").is_ok_and(|p| p == "lying-disk");
-    play(seeds, lying, true);
+    play(seeds, Plant::from_env(), true);
 }
 
 /// The planted bug: with disks that ignore fsync, an acknowledged write is
-/// lost (a later write takes its place in the log, or a voter lacks it)
-/// within the first 32 seeds (seeds 0 and 10 have found it in every play so
-/// far; the search stops at the first). Other failures that such disks cause (a
-/// node that finds its replica behind its purged log and refuses to start)
-/// do not count here: the check must see the loss itself.
+/// lost (a later write takes its place in the log, a voter lacks it, or a
+/// strong read misses it) within the first 32 seeds (the search stops at
+/// the first). Other failures that such disks cause (a node that finds its
+/// replica behind its purged log and refuses to start) do not count here:
+/// the check must see the loss itself.
 #[test]
 fn the_simulator_finds_a_disk_that_ignores_fsync() {
     let lost = |v: &String| {
         v.starts_with("invariant 6")
             || v.starts_with("invariant 16")
+            || v.starts_with("invariant 9")
             || v.starts_with("log matching")
     };
     let mut tried = Vec::new();
     for seed in 0..32 {
-        let outcome = simulate(seed, true);
+        let outcome = simulate(seed, Plant::LyingDisk);
         if let Some(v) = outcome.violations.iter().find(|v| lost(v)) {
             eprintln!("with disks that ignore fsync, seed {seed} found: {v}");
             return;
@@ -1120,11 +1375,37 @@ fn a_seed_plays_the_same_faults_again() {
         outcome
             .trace
             .into_iter()
-            .filter(|line| !line.contains(" node ") || !line.contains(": done "))
+            .filter(|line| {
+                !line.contains(" node ") || !(line.contains(": done ") || line.contains(": took "))
+            })
             .collect()
     };
-    let a = faults(simulate(3, false));
-    let b = faults(simulate(3, false));
+    let a = faults(simulate(3, Plant::Nothing));
+    let b = faults(simulate(3, Plant::Nothing));
     assert!(a.len() > 5, "{a:?}");
     assert_eq!(a, b);
+}
+
+/// The second planted bug: a node that serves under a new lease as soon as
+/// its entry is applied, without waiting for its clock to reach the
+/// lease's start. A partition leaves the old holder serving strong reads
+/// until its lease runs out, while the new holder already acknowledges
+/// writes: a strong read misses an acknowledged write (invariant 9) within
+/// the first 200 seeds (the search stops at the first).
+#[test]
+fn the_simulator_finds_a_lease_used_before_it_starts() {
+    let mut tried = Vec::new();
+    for seed in 0..200 {
+        let outcome = simulate(seed, Plant::EarlyLease);
+        if let Some(v) = outcome
+            .violations
+            .iter()
+            .find(|v| v.starts_with("invariant 9"))
+        {
+            eprintln!("with leases used early, seed {seed} found: {v}");
+            return;
+        }
+        tried.push((seed, outcome.violations));
+    }
+    panic!("200 seeds with leases used early found no stale strong read: {tried:?}");
 }

@@ -31,8 +31,10 @@
 //! * [`runtime`] is openraft's runtime: tokio's, with the random numbers
 //!   openraft draws (election timeouts) seeded when a simulation asks.
 //!
-//! What is not here yet: the node process that runs its groups' `Raft`
-//! instances comes with the next milestones of `docs/design/cluster.md`.
+//! * [`renew_lease`] proposes a group's next lease (see [`crate::lease`])
+//!   through the group's leader.
+//!
+//! The node process that runs a node's groups is [`crate::node`].
 //! openraft's own storage test suite (`openraft::testing::log::Suite`)
 //! checks [`GroupLog`] and [`ReplicaMachine`] together
 //! (`tests/raft_storage.rs`); `tests/group.rs` runs a group of three `Raft`
@@ -54,6 +56,7 @@ pub use runtime::{seeded, RaftRuntime};
 pub use state_machine::{ImageBuilder, ReplicaMachine, SnapshotCounts};
 
 use crate::command::{Command, LogId};
+use crate::lease::{Lease, LeaseKeeper, LeaseView, Renewal};
 
 openraft::declare_raft_types!(
     /// openraft's types as Rowtree uses them: [`Command`] entries, `u64`
@@ -90,4 +93,37 @@ pub fn to_raft_log_id(id: LogId) -> RaftLogId {
         openraft::vote::leader_id_std::CommittedLeaderId::new(id.term),
         id.index,
     )
+}
+
+/// Why [`renew_lease`] could not propose a lease: the node does not lead
+/// the group (openraft's answer names the leader it knows), or the group
+/// could not commit.
+#[derive(Debug, thiserror::Error)]
+#[error("the lease could not be proposed: {0}")]
+pub struct LeaseProposalError(
+    #[from] openraft::error::RaftError<TypeConfig, openraft::error::ClientWriteError<TypeConfig>>,
+);
+
+/// Takes or extends this node's lease on the group that `raft` runs, if
+/// `keeper` says it is time, at `clock` on the node's clock: proposes the
+/// lease and, once the entry is applied on this node, records in `keeper`
+/// whether it won (another proposal may have come first in the log).
+/// Returns the lease the node holds afterwards, which may not have
+/// started yet ([`LeaseKeeper::serving`] says when it may be used), or
+/// `None`. Only the group's leader can propose; on another node this is
+/// an error that names the leader.
+pub async fn renew_lease(
+    raft: &GroupRaft,
+    keeper: &mut LeaseKeeper,
+    view: &LeaseView,
+    clock: u64,
+) -> Result<Option<Lease>, LeaseProposalError> {
+    let current = view.get();
+    let proposed = match keeper.proposal(current, clock) {
+        Renewal::Keep => return Ok(current),
+        Renewal::Propose(lease) => lease,
+    };
+    raft.client_write(Command::Lease(proposed)).await?;
+    // openraft answers once the entry is applied here.
+    Ok(keeper.applied(proposed, view.get()).then_some(proposed))
 }
