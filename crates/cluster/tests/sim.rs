@@ -8,11 +8,13 @@
 //! simulated time and a simulated network, with a simulated disk that
 //! keeps only what was synced when its node crashes (and any prefix of
 //! what was not). Each node's clock is simulated time plus a fixed skew
-//! within ±ε/2 of it. The leader of the moment takes and extends the
-//! split's lease ([`rowtree_cluster::lease`]) and, while the lease is
-//! valid by its clock, writes single-key commits; every node that holds
-//! a valid lease serves a strong read of every key from its replica every
-//! 10 ms. A seeded nemesis crashes and restarts nodes (one at a time, or
+//! within ±ε/2 of it, and its timestamps come from the database's
+//! timestamp oracle over that clock. The leader of the moment takes and
+//! extends the split's lease ([`rowtree_cluster::lease`]) and, while the
+//! lease is valid by its clock, writes single-key commits at timestamps
+//! inside the lease; every node that holds a valid lease serves a strong
+//! read of every key from its replica every 10 ms, at a timestamp from
+//! its oracle. A seeded nemesis crashes and restarts nodes (one at a time, or
 //! all of them at once, as in a power failure), isolates nodes (the
 //! leader half the time, which then serves on under its lease while the
 //! others elect a new leader) and cuts single links (messages held and
@@ -36,8 +38,10 @@
 //!   chain of leases, and a lease of a new holder starts at least ε after
 //!   the one before it expires;
 //! * **strong reads see every acknowledged write** (invariant 9): a read
-//!   served under a lease shows, for every key, a version at least as new
-//!   as every write acknowledged before the read began;
+//!   served under a lease, at its timestamp, shows for every key a version
+//!   at least as new as every write acknowledged before the read began;
+//!   so the commit timestamps of a new holder are above every timestamp
+//!   the old one acknowledged, in spite of the skewed clocks;
 //! * no node stops on a fatal error (a replica refuses an entry that breaks
 //!   its own invariants, or a store fails).
 //!
@@ -101,6 +105,7 @@ use rowtree_storage::{
     Durability, Engine, KeyRange, Mvcc, Result as StorageResult, ScanIter, Space, WriteBatch,
     WriteOp,
 };
+use rowtree_txn::timestamp::{Clock, TimestampOracle};
 use tonic::transport::{Endpoint, Uri};
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
@@ -166,6 +171,18 @@ fn skew(seed: u64, id: u64) -> i64 {
 fn clock(seed: u64, id: u64) -> u64 {
     let t = CLOCK_BASE + now().as_nanos() as u64;
     t.saturating_add_signed(skew(seed, id))
+}
+
+/// A node's clock as the timestamp oracle reads it.
+struct NodeClock {
+    seed: u64,
+    id: u64,
+}
+
+impl Clock for NodeClock {
+    fn now_nanos(&self) -> u64 {
+        clock(self.seed, self.id)
+    }
 }
 
 fn host(id: u64) -> String {
@@ -418,8 +435,6 @@ struct World {
     /// Writes a leader proposed while cut off from every other node (none
     /// may be acknowledged while it stays cut off).
     proposed_alone: usize,
-    /// The next commit timestamp (one counter for all writers).
-    next_ts: u64,
     admin: VecDeque<Admin>,
     admin_done: Vec<Admin>,
     /// Set once the faults stop: no new writes.
@@ -456,7 +471,7 @@ async fn node(
         *start += 1;
         *start
     };
-    let clock = move || clock(seed, id);
+    let clock = NodeClock { seed, id };
     let seed = mix(mix(seed, id), start);
     seeded(
         seed,
@@ -471,7 +486,7 @@ async fn run_node(
     seed: u64,
     start: u64,
     plant: Plant,
-    clock: impl Fn() -> u64 + Clone + Send + Sync + 'static,
+    clock: NodeClock,
     log_disk: Arc<Disk>,
     data_disk: Arc<Disk>,
     world: Shared,
@@ -518,12 +533,17 @@ async fn run_node(
     // writes under it.
     let mut rng = SmallRng::seed_from_u64(seed);
     let keeper = Arc::new(Mutex::new(LeaseKeeper::new(id, LEASES)));
+    // Commit and read timestamps: the database's oracle over this node's
+    // clock. A new process starts it afresh: its lease starts after
+    // every timestamp an earlier holder (itself included) used.
+    let clock = Arc::new(clock);
+    let oracle = Arc::new(TimestampOracle::new(clock.clone()));
     // The lease this node may serve under now.
     let serving = {
         let (keeper, lease_view, clock) = (keeper.clone(), lease_view.clone(), clock.clone());
         move || {
             let keeper = keeper.lock().unwrap().clone();
-            let (current, now) = (lease_view.get(), clock());
+            let (current, now) = (lease_view.get(), clock.now_nanos());
             match plant {
                 // The planted bug: the lease counts from the moment its
                 // entry is applied, not from its start.
@@ -536,12 +556,15 @@ async fn run_node(
     };
     // The reader: a strong read every 10 ms while the node holds the lease.
     tokio::spawn({
-        let (serving, world) = (serving.clone(), world.clone());
+        let (serving, world, oracle) = (serving.clone(), world.clone(), oracle.clone());
         async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(10)).await;
                 if let Some(lease) = serving() {
-                    strong_read(&world, id, &router, &lease);
+                    let ts = oracle.next();
+                    if ts < lease.expiry {
+                        strong_read(&world, id, &router, &lease, ts);
+                    }
                 }
             }
         }
@@ -554,7 +577,7 @@ async fn run_node(
         let mut renewing = keeper.lock().unwrap().clone();
         let renewed = tokio::time::timeout(
             WRITE_TIMEOUT,
-            renew_lease(&raft, &mut renewing, &lease_view, clock()),
+            renew_lease(&raft, &mut renewing, &lease_view, clock.now_nanos()),
         )
         .await;
         *keeper.lock().unwrap() = renewing;
@@ -594,18 +617,18 @@ async fn run_node(
             }
             continue;
         }
-        if serving().is_none() {
+        let Some(lease) = serving() else {
+            continue;
+        };
+        if world.lock().unwrap().quiet {
             continue;
         }
-        let (ts, key) = {
-            let mut w = world.lock().unwrap();
-            if w.quiet {
-                continue;
-            }
-            w.next_ts += 1;
-            let ts = 1000 + w.next_ts;
-            (ts, format!("k{:02}", rng.random_range(0..16)).into_bytes())
-        };
+        // A holder assigns timestamps only inside its lease (invariant 3).
+        let ts = oracle.next();
+        if ts >= lease.expiry {
+            continue;
+        }
+        let key = format!("k{:02}", rng.random_range(0..16)).into_bytes();
         let value = format!("node {id} ts {ts}").into_bytes();
         let command = Command::Write {
             commits: vec![Commit {
@@ -659,11 +682,12 @@ async fn run_node(
     }
 }
 
-/// A strong read at node `id` under `lease`: every key of the replica as
-/// it is now, which must show every write acknowledged before the read
-/// began (design invariant 9, with invariant 3 behind it: a holder serves
-/// only inside its lease, and leases of different holders never overlap).
-fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease) {
+/// A strong read at node `id` under `lease`, at timestamp `ts` from the
+/// node's oracle: every key of the replica as of `ts`, which must show
+/// every write acknowledged before the read began (design invariant 9,
+/// with invariant 3 behind it: a holder assigns timestamps and serves only
+/// inside its lease, and leases of different holders never overlap).
+fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease, ts: u64) {
     let began = now();
     let mut w = world.lock().unwrap();
     w.lease_reads += 1;
@@ -673,7 +697,7 @@ fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease) {
         let Some(&(_, highest)) = before.checked_sub(1).and_then(|i| acked.get(i)) else {
             continue;
         };
-        let seen = match router.get(key, u64::MAX) {
+        let seen = match router.get(key, ts) {
             Ok(Some(value)) => String::from_utf8_lossy(&value)
                 .rsplit(' ')
                 .next()
@@ -687,8 +711,8 @@ fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease) {
         };
         if seen < highest {
             found.push(format!(
-                "invariant 9: node {id}, serving under {lease}, read {} at ts {seen} at \
-                 {began:?}, but ts {highest} was acknowledged before",
+                "invariant 9: node {id}, serving under {lease}, read {} as of ts {ts} at \
+                 {began:?} and found ts {seen}, but ts {highest} was acknowledged before",
                 String::from_utf8_lossy(key)
             ));
         }
