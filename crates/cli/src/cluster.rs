@@ -127,17 +127,22 @@ pub struct NodeEntry {
     pub pid: u32,
 }
 
-/// `rowtree cluster ...`.
-pub fn run(command: ClusterCommand) -> ExitCode {
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
+/// A multi-threaded tokio runtime, or the error printed for the user.
+fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
-    {
-        Ok(r) => r,
-        Err(e) => {
+        .map_err(|e| {
             eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+            ExitCode::FAILURE
+        })
+}
+
+/// `rowtree cluster ...`.
+pub fn run(command: ClusterCommand) -> ExitCode {
+    let runtime = match runtime() {
+        Ok(r) => r,
+        Err(code) => return code,
     };
     let result = match command {
         ClusterCommand::Up(args) => runtime.block_on(up(args)),
@@ -177,15 +182,9 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
         );
         return ExitCode::FAILURE;
     }
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match runtime() {
         Ok(r) => r,
-        Err(e) => {
-            eprintln!("error: cannot start the runtime: {e}");
-            return ExitCode::FAILURE;
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let config = NodeConfig {
