@@ -33,6 +33,11 @@
 //! membership as opaque bytes, which only the `raft` module reads). They
 //! carry no data, so they only have to move the applied id forward.
 //!
+//! A replica given its node's timestamp oracle ([`Replica::with_oracle`])
+//! passes it the commit timestamps of every `Write` it applies, so that
+//! whatever the node's clock reads, a timestamp it assigns later (as the
+//! split's next leaseholder) is above every version it stores.
+//!
 //! A replica can also be copied whole: [`Replica::image`] reads the split's
 //! stored versions and applied state into a [`SnapshotImage`], and
 //! [`Replica::install`] replaces a replica's range and state with one, in
@@ -46,6 +51,7 @@ use std::sync::Arc;
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::mvcc::{split_version_key, version_key};
 use rowtree_storage::{Durability, Space, WriteBatch};
+use rowtree_txn::timestamp::TimestampOracle;
 
 use crate::command::{Command, LogId, FORMAT};
 use crate::error::{DecodeError, Error, Result};
@@ -104,6 +110,8 @@ pub struct Replica {
     state: State,
     /// The current lease, as `state` has it, for readers elsewhere.
     lease_view: LeaseView,
+    /// The node's oracle, told every commit timestamp applied.
+    oracle: Option<Arc<TimestampOracle>>,
 }
 
 /// What a replica records next to its data, in the same batches.
@@ -154,6 +162,7 @@ impl Replica {
             descriptor,
             state: State::default(),
             lease_view: LeaseView::default(),
+            oracle: None,
         };
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
@@ -178,7 +187,15 @@ impl Replica {
             descriptor,
             state,
             lease_view,
+            oracle: None,
         })
+    }
+
+    /// Tells `oracle` the commit timestamp of every write applied from now
+    /// on (see the module docs).
+    pub fn with_oracle(mut self, oracle: Arc<TimestampOracle>) -> Replica {
+        self.oracle = Some(oracle);
+        self
     }
 
     /// The split this replica holds.
@@ -245,10 +262,12 @@ impl Replica {
         }
         let mut batch = WriteBatch::new();
         let mut lease = self.state.lease;
+        let mut newest = None;
         let closed_ts = match command {
             Command::Write { commits, closed_ts } => {
                 self.check_writes(id, commits)?;
                 for commit in commits {
+                    newest = newest.max(Some(commit.ts));
                     self.router.stage_writes(
                         &mut batch,
                         commit.ts,
@@ -275,6 +294,9 @@ impl Replica {
             ..self.state.clone()
         };
         self.commit(batch, state)?;
+        if let (Some(oracle), Some(ts)) = (&self.oracle, newest) {
+            oracle.observe(ts);
+        }
         Ok(Applied::Applied)
     }
 

@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use rowtree_cluster::{Applied, Command, Commit, Descriptor, Error, Lease, LogId, Replica};
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
+use rowtree_txn::timestamp::{ManualClock, TimestampOracle};
 
 fn router(engine: Arc<dyn Engine>) -> Arc<Router> {
     Arc::new(Router::new(Mvcc::new(engine), SplitMap::new()))
@@ -700,6 +701,35 @@ fn leases_form_a_chain_in_log_order() {
     let reopened = Replica::open(open(), SplitId(7)).unwrap();
     assert_eq!(reopened.lease(), Some(third));
     assert_eq!(reopened.lease_view().get(), Some(third));
+}
+
+#[test]
+fn applied_commit_timestamps_reach_the_nodes_oracle() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let oracle = Arc::new(TimestampOracle::new(clock));
+    let mut replica = Replica::create(memory(), descriptor())
+        .unwrap()
+        .with_oracle(oracle.clone());
+    // A commit from a leaseholder whose clock is 4 ms ahead of this node's.
+    let command = Command::Write {
+        commits: vec![
+            Commit {
+                ts: 4_000_000,
+                writes: vec![(key(1), Some(b"a".to_vec()))],
+            },
+            Commit {
+                ts: 5_000_000,
+                writes: vec![(key(2), Some(b"b".to_vec()))],
+            },
+        ],
+        closed_ts: None,
+    };
+    replica.apply(LogId::new(1, 0), &command).unwrap();
+    assert_eq!(oracle.next(), 5_001_000);
+    // A refused entry tells the oracle nothing.
+    let bad = write(9_000_000, vec![(b"z".to_vec(), Some(b"x".to_vec()))]);
+    assert!(replica.apply(LogId::new(1, 1), &bad).is_err());
+    assert_eq!(oracle.next(), 5_002_000);
 }
 
 #[test]

@@ -493,10 +493,17 @@ async fn run_node(
 ) -> turmoil::Result {
     let log = LogStore::synchronous(log_disk);
     let router = Arc::new(Router::new(Mvcc::new(data_disk), SplitMap::new()));
+    // Commit and read timestamps: the database's oracle over this node's
+    // clock, started afresh by each process and told every commit
+    // timestamp the replica applies (the hybrid clock's receive rule). Its
+    // lease starts after every timestamp an earlier holder used anyway.
+    let clock = Arc::new(clock);
+    let oracle = Arc::new(TimestampOracle::new(clock.clone()));
     let replica = match Replica::open(router.clone(), SplitId(1)) {
         Ok(replica) => replica,
         Err(_) => Replica::create(router.clone(), descriptor())?,
-    };
+    }
+    .with_oracle(oracle.clone());
     let lease_view = replica.lease_view();
     let machine = ReplicaMachine::new(replica);
     {
@@ -533,11 +540,6 @@ async fn run_node(
     // writes under it.
     let mut rng = SmallRng::seed_from_u64(seed);
     let keeper = Arc::new(Mutex::new(LeaseKeeper::new(id, LEASES)));
-    // Commit and read timestamps: the database's oracle over this node's
-    // clock. A new process starts it afresh: its lease starts after
-    // every timestamp an earlier holder (itself included) used.
-    let clock = Arc::new(clock);
-    let oracle = Arc::new(TimestampOracle::new(clock.clone()));
     // The lease this node may serve under now.
     let serving = {
         let (keeper, lease_view, clock) = (keeper.clone(), lease_view.clone(), clock.clone());

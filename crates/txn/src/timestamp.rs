@@ -13,6 +13,11 @@
 //!
 //! so a timestamp is close to real time when the clock behaves and never repeats when it
 //! does not. The clock is injected ([`Clock`]) so tests drive time by hand ([`ManualClock`]).
+//!
+//! In a cluster the oracle is also a hybrid logical clock: a node that learns of a
+//! timestamp another node assigned (a commit timestamp in a log entry it applies, a read
+//! timestamp in a request) passes it to [`TimestampOracle::observe`], and every timestamp
+//! it issues afterwards is greater, whatever its own clock reads.
 
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -122,7 +127,15 @@ impl TimestampOracle {
         }
     }
 
-    /// The last timestamp issued (or the floor given to [`TimestampOracle::resume`]).
+    /// Makes every timestamp issued from now on greater than `ts`, a timestamp learnt from
+    /// elsewhere (the hybrid logical clock's receive rule). Does nothing if one at or above
+    /// it was issued or observed already.
+    pub fn observe(&self, ts: u64) {
+        self.last.fetch_max(ts, Ordering::AcqRel);
+    }
+
+    /// The last timestamp issued or observed (or the floor given to
+    /// [`TimestampOracle::resume`]).
     pub fn last(&self) -> u64 {
         self.last.load(Ordering::Acquire)
     }
@@ -173,6 +186,22 @@ mod tests {
         assert_eq!(oracle.last(), 7_500);
         assert_eq!(oracle.next(), 8_000);
         assert_eq!(oracle.next(), 9_000);
+    }
+
+    #[test]
+    fn an_observed_timestamp_moves_the_next_one_above_it() {
+        let clock = Arc::new(ManualClock::new(10_000_000));
+        let oracle = TimestampOracle::new(clock.clone());
+        assert_eq!(oracle.next(), 10_000_000);
+        // Another node's clock is 5 ms ahead.
+        oracle.observe(15_000_000);
+        assert_eq!(oracle.next(), 15_001_000);
+        // An older timestamp changes nothing.
+        oracle.observe(12_000_000);
+        assert_eq!(oracle.next(), 15_002_000);
+        // Once the clock passes it, timestamps follow the clock again.
+        clock.set(20_000_000);
+        assert_eq!(oracle.next(), 20_000_000);
     }
 
     #[test]
