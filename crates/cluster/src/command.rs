@@ -116,10 +116,7 @@ impl Command {
             }
             Command::Lease(lease) => {
                 put_u8(&mut out, TAG_LEASE);
-                put_varint(&mut out, lease.seq);
-                put_varint(&mut out, lease.holder);
-                put_varint(&mut out, lease.start);
-                put_varint(&mut out, lease.expiry);
+                lease.encode_into(&mut out);
             }
         }
         out
@@ -158,12 +155,7 @@ impl Command {
                 Command::Write { commits, closed_ts }
             }
             TAG_CLOSED_TS => Command::ClosedTs(r.varint()?),
-            TAG_LEASE => Command::Lease(Lease {
-                seq: r.varint()?,
-                holder: r.varint()?,
-                start: r.varint()?,
-                expiry: r.varint()?,
-            }),
+            TAG_LEASE => Command::Lease(Lease::decode_from(&mut r)?),
             other => return Err(r.error(format!("command tag {other}"))),
         };
         r.finish()?;

@@ -41,6 +41,9 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use crate::error::DecodeError;
+use crate::wire::{put_varint, Reader};
+
 /// One lease on one split (see the module docs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Lease {
@@ -83,6 +86,26 @@ impl Lease {
     }
 }
 
+impl Lease {
+    /// Appends the lease's binary form (`seq holder start expiry`, four
+    /// varints), as log entries and the applied state carry it.
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        for v in [self.seq, self.holder, self.start, self.expiry] {
+            put_varint(out, v);
+        }
+    }
+
+    /// Reads a lease written by [`Lease::encode_into`].
+    pub(crate) fn decode_from(r: &mut Reader<'_>) -> Result<Lease, DecodeError> {
+        Ok(Lease {
+            seq: r.varint()?,
+            holder: r.varint()?,
+            start: r.varint()?,
+            expiry: r.varint()?,
+        })
+    }
+}
+
 impl fmt::Display for Lease {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
@@ -103,12 +126,6 @@ pub struct LeaseRules {
 }
 
 impl LeaseRules {
-    /// The defaults of the design: 2 s leases, ε = 10 ms.
-    pub const DEFAULT: LeaseRules = LeaseRules {
-        duration: Duration::from_secs(2),
-        max_offset: Duration::from_millis(10),
-    };
-
     fn duration_nanos(&self) -> u64 {
         u64::try_from(self.duration.as_nanos()).unwrap_or(u64::MAX)
     }
@@ -191,11 +208,6 @@ impl LeaseKeeper {
         }
     }
 
-    /// The rules it follows.
-    pub fn rules(&self) -> LeaseRules {
-        self.rules
-    }
-
     /// The lease taken in this process, whether or not it is still current
     /// or valid (to serve, ask [`LeaseKeeper::serving`]).
     pub fn held(&self) -> Option<Lease> {
@@ -247,11 +259,6 @@ impl LeaseKeeper {
     pub fn serving(&self, current: Option<Lease>, clock: u64) -> Option<Lease> {
         self.held_current(current.as_ref())
             .filter(|h| h.status(self.node, clock) == LeaseStatus::Valid)
-    }
-
-    /// Forgets the held lease (the node stops serving the split).
-    pub fn release(&mut self) {
-        self.held = None;
     }
 }
 

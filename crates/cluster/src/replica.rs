@@ -627,10 +627,7 @@ fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
         None => put_u8(out, 0),
         Some(l) => {
             put_u8(out, 1);
-            put_varint(out, l.seq);
-            put_varint(out, l.holder);
-            put_varint(out, l.start);
-            put_varint(out, l.expiry);
+            l.encode_into(out);
         }
     }
 }
@@ -677,12 +674,7 @@ fn decode_state(
     } else {
         match r.u8()? {
             0 => None,
-            1 => Some(Lease {
-                seq: r.varint()?,
-                holder: r.varint()?,
-                start: r.varint()?,
-                expiry: r.varint()?,
-            }),
+            1 => Some(Lease::decode_from(r)?),
             other => return Err(r.error(format!("lease flag {other}"))),
         }
     };
