@@ -11,7 +11,7 @@
 //! ```text
 //! entry    = FORMAT:u8  tag:u8  body
 //! Write    = tag 1  count(commits) { ts  count(writes) { key  kind [value] } }
-//!            closed:(0 | 1 ts)
+//!            closed:(0 | 1 ts)  count(meta) { key  kind [value] }
 //! ClosedTs = tag 2  ts
 //! Lease    = tag 3  seq  holder  start  expiry
 //! kind     = 0 (delete) | 1 (put, a value follows)
@@ -48,17 +48,7 @@ impl LogId {
     }
 }
 
-/// One key written by a commit: the encoded row key (or index entry key)
-/// and its new value, `None` for a delete.
-pub type Write = (Vec<u8>, Option<Vec<u8>>);
-
-/// The row versions of one committed transaction on one split, all at its
-/// commit timestamp.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Commit {
-    pub ts: u64,
-    pub writes: Vec<Write>,
-}
+pub use rowtree_kv::replication::{Commit, Write};
 
 /// What a split group's log entry carries.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -66,9 +56,16 @@ pub enum Command {
     /// The row versions of one or more commits (a group commit carries
     /// many), in commit order, and optionally a new closed timestamp: the
     /// leaseholder promises that no later entry writes at or below it.
+    ///
+    /// `meta` holds the database metadata written atomically with the
+    /// commits (a schema change's DDL log entry, sequence reservations, the
+    /// newest commit timestamp), applied unversioned; only the group whose
+    /// split is the whole key space carries metadata (see
+    /// [`crate::replica`]).
     Write {
         commits: Vec<Commit>,
         closed_ts: Option<u64>,
+        meta: Vec<Write>,
     },
     /// Raises the closed timestamp of a split that has no writes to carry
     /// it.
@@ -85,22 +82,16 @@ impl Command {
         let mut out = Vec::new();
         put_u8(&mut out, FORMAT);
         match self {
-            Command::Write { commits, closed_ts } => {
+            Command::Write {
+                commits,
+                closed_ts,
+                meta,
+            } => {
                 put_u8(&mut out, TAG_WRITE);
                 put_varint(&mut out, commits.len() as u64);
                 for commit in commits {
                     put_varint(&mut out, commit.ts);
-                    put_varint(&mut out, commit.writes.len() as u64);
-                    for (key, value) in &commit.writes {
-                        put_bytes(&mut out, key);
-                        match value {
-                            None => put_u8(&mut out, KIND_DELETE),
-                            Some(v) => {
-                                put_u8(&mut out, KIND_PUT);
-                                put_bytes(&mut out, v);
-                            }
-                        }
-                    }
+                    put_writes(&mut out, &commit.writes);
                 }
                 match closed_ts {
                     None => put_u8(&mut out, 0),
@@ -109,6 +100,7 @@ impl Command {
                         put_varint(&mut out, *ts);
                     }
                 }
+                put_writes(&mut out, meta);
             }
             Command::ClosedTs(ts) => {
                 put_u8(&mut out, TAG_CLOSED_TS);
@@ -134,17 +126,7 @@ impl Command {
                 let mut commits = Vec::with_capacity(n);
                 for _ in 0..n {
                     let ts = r.varint()?;
-                    let m = r.count(2)?;
-                    let mut writes = Vec::with_capacity(m);
-                    for _ in 0..m {
-                        let key = r.bytes()?.to_vec();
-                        let value = match r.u8()? {
-                            KIND_DELETE => None,
-                            KIND_PUT => Some(r.bytes()?.to_vec()),
-                            other => return Err(r.error(format!("write kind {other}"))),
-                        };
-                        writes.push((key, value));
-                    }
+                    let writes = read_writes(&mut r)?;
                     commits.push(Commit { ts, writes });
                 }
                 let closed_ts = match r.u8()? {
@@ -152,7 +134,12 @@ impl Command {
                     1 => Some(r.varint()?),
                     other => return Err(r.error(format!("closed timestamp flag {other}"))),
                 };
-                Command::Write { commits, closed_ts }
+                let meta = read_writes(&mut r)?;
+                Command::Write {
+                    commits,
+                    closed_ts,
+                    meta,
+                }
             }
             TAG_CLOSED_TS => Command::ClosedTs(r.varint()?),
             TAG_LEASE => Command::Lease(Lease::decode_from(&mut r)?),
@@ -163,13 +150,52 @@ impl Command {
     }
 }
 
+/// `count(writes) { key  kind [value] }`.
+fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
+    put_varint(out, writes.len() as u64);
+    for (key, value) in writes {
+        put_bytes(out, key);
+        match value {
+            None => put_u8(out, KIND_DELETE),
+            Some(v) => {
+                put_u8(out, KIND_PUT);
+                put_bytes(out, v);
+            }
+        }
+    }
+}
+
+/// Reads what [`put_writes`] wrote. A write is at least two bytes (key
+/// length, kind).
+fn read_writes(r: &mut Reader<'_>) -> Result<Vec<Write>, DecodeError> {
+    let m = r.count(2)?;
+    let mut writes = Vec::with_capacity(m);
+    for _ in 0..m {
+        let key = r.bytes()?.to_vec();
+        let value = match r.u8()? {
+            KIND_DELETE => None,
+            KIND_PUT => Some(r.bytes()?.to_vec()),
+            other => return Err(r.error(format!("write kind {other}"))),
+        };
+        writes.push((key, value));
+    }
+    Ok(writes)
+}
+
 impl std::fmt::Display for Command {
     /// A one-line summary for logs: the kind, and what it holds by count.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            Command::Write { commits, closed_ts } => {
+            Command::Write {
+                commits,
+                closed_ts,
+                meta,
+            } => {
                 let writes: usize = commits.iter().map(|c| c.writes.len()).sum();
                 write!(f, "write of {} commits, {writes} keys", commits.len())?;
+                if !meta.is_empty() {
+                    write!(f, ", {} metadata keys", meta.len())?;
+                }
                 if let Some(ts) = closed_ts {
                     write!(f, ", closed at {ts}")?;
                 }

@@ -74,6 +74,12 @@ impl Descriptor {
     pub fn contains(&self, key: &[u8]) -> bool {
         key >= self.start.as_slice() && self.limit.as_deref().is_none_or(|l| key < l)
     }
+
+    /// Whether the split is the whole key space: the one group of a
+    /// database that has one, which also carries the database's metadata.
+    pub fn is_whole(&self) -> bool {
+        self.start.is_empty() && self.limit.is_none()
+    }
 }
 
 impl fmt::Display for Descriptor {
@@ -86,7 +92,8 @@ impl fmt::Display for Descriptor {
     }
 }
 
-fn hex(bytes: &[u8]) -> String {
+/// A key in hexadecimal, for messages (`''` when empty).
+pub(crate) fn hex(bytes: &[u8]) -> String {
     if bytes.is_empty() {
         return "''".into();
     }
@@ -140,9 +147,19 @@ impl State {
     }
 }
 
+/// Where the replicas' applied states live in the metadata space.
+const REPLICA_PREFIX: &[u8] = b"raft/";
+
 /// The metadata key of a split's applied state.
 fn state_key(split: SplitId) -> Vec<u8> {
-    format!("raft/{:016x}/state", split.0).into_bytes()
+    let mut key = REPLICA_PREFIX.to_vec();
+    key.extend_from_slice(format!("{:016x}/state", split.0).as_bytes());
+    key
+}
+
+/// Whether a metadata key is a replica's own (not the database's).
+fn is_replica_key(key: &[u8]) -> bool {
+    key.starts_with(REPLICA_PREFIX)
 }
 
 impl Replica {
@@ -264,8 +281,13 @@ impl Replica {
         let mut lease = self.state.lease;
         let mut newest = None;
         let closed_ts = match command {
-            Command::Write { commits, closed_ts } => {
+            Command::Write {
+                commits,
+                closed_ts,
+                meta,
+            } => {
                 self.check_writes(id, commits)?;
+                self.check_meta(id, meta)?;
                 for commit in commits {
                     newest = newest.max(Some(commit.ts));
                     self.router.stage_writes(
@@ -276,6 +298,10 @@ impl Replica {
                             .iter()
                             .map(|(k, v)| (k.as_slice(), v.as_deref())),
                     );
+                }
+                for (key, value) in meta {
+                    self.router
+                        .stage_meta(&mut batch, key.clone(), value.clone());
                 }
                 closed_ts.map_or(self.state.closed_ts, |ts| ts.max(self.state.closed_ts))
             }
@@ -363,6 +389,21 @@ impl Replica {
         }
         put_varint(&mut out, count);
         out.extend_from_slice(&pairs);
+        // The database's metadata, when this replica carries it.
+        let mut meta = Vec::new();
+        let mut count = 0u64;
+        if d.is_whole() {
+            for item in self.router.meta_scan(b"") {
+                let (key, value) = item?;
+                if !is_replica_key(&key) {
+                    put_bytes(&mut meta, &key);
+                    put_bytes(&mut meta, &value);
+                    count += 1;
+                }
+            }
+        }
+        put_varint(&mut out, count);
+        out.extend_from_slice(&meta);
         Ok(SnapshotImage {
             applied: self.state.applied,
             bytes: out.into(),
@@ -409,6 +450,22 @@ impl Replica {
             }
             pairs.push((key, value));
         }
+        let n = r.count(2)?;
+        let mut meta = Vec::with_capacity(n);
+        for _ in 0..n {
+            let key = r.bytes()?;
+            let value = r.bytes()?;
+            if !descriptor.is_whole() || is_replica_key(key) {
+                return Err(Error::Replica {
+                    split,
+                    message: format!(
+                        "the snapshot image holds the metadata key {}, which a replica of {descriptor} may not write",
+                        hex(key)
+                    ),
+                });
+            }
+            meta.push((key, value));
+        }
         r.finish()?;
         // Whatever the range holds now (as this replica has it, and as the
         // image has it) and the image does not, goes.
@@ -429,6 +486,19 @@ impl Replica {
         }
         for (key, value) in pairs {
             batch.put(Space::Data, key, value);
+        }
+        // The database's metadata likewise, when the image carries it.
+        if descriptor.is_whole() {
+            let kept: HashSet<&[u8]> = meta.iter().map(|(k, _)| *k).collect();
+            for item in self.router.meta_scan(b"") {
+                let (key, _) = item?;
+                if !is_replica_key(&key) && !kept.contains(key.as_slice()) {
+                    batch.delete(Space::Meta, key);
+                }
+            }
+            for (key, value) in meta {
+                batch.put(Space::Meta, key, value);
+            }
         }
         self.stage_state(&mut batch, &descriptor, &state);
         // Synced: the log entries the image replaces may be purged next.
@@ -527,6 +597,39 @@ impl Replica {
             }
         }
         Ok(true)
+    }
+
+    /// The checks of a `Write` entry's metadata: only a replica of the
+    /// whole key space holds the database's metadata, and no key may fall
+    /// among the replicas' own states.
+    fn check_meta(&self, id: LogId, meta: &[crate::command::Write]) -> Result<()> {
+        let Some((key, _)) = meta.first() else {
+            return Ok(());
+        };
+        let refuse = |why: &str| Error::Replica {
+            split: self.descriptor.split,
+            message: format!(
+                "entry {} writes the metadata key {}: {why}",
+                id.index,
+                hex(key)
+            ),
+        };
+        if !self.descriptor.is_whole() {
+            return Err(refuse(
+                "only the group of a whole key space carries metadata, and this split is not one",
+            ));
+        }
+        if let Some((key, _)) = meta.iter().find(|(k, _)| is_replica_key(k)) {
+            return Err(Error::Replica {
+                split: self.descriptor.split,
+                message: format!(
+                    "entry {} writes the metadata key {}, among the replicas' own states",
+                    id.index,
+                    hex(key)
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// The timestamp of the newest stored version of `key`, if any.

@@ -246,6 +246,7 @@ async fn write(nodes: &BTreeMap<u64, Node>, from: u64, n: u64) -> u64 {
                 )],
             }],
             closed_ts: None,
+            meta: Vec::new(),
         };
         let mut tries = 0;
         last = loop {
@@ -458,6 +459,7 @@ async fn the_peer_port_refuses_malformed_and_misdirected_messages() {
             writes: vec![(b"k1".to_vec(), Some(b"v".to_vec()))],
         }],
         closed_ts: None,
+        meta: Vec::new(),
     };
     node.raft.client_write(command).await.unwrap();
     stop(node, &network, 1).await;

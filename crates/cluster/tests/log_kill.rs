@@ -38,6 +38,7 @@ fn entry(group: u64, index: u64) -> Entry {
                 writes: vec![(format!("k{group}").into_bytes(), Some(value))],
             }],
             closed_ts: None,
+            meta: Vec::new(),
         }),
     }
 }

@@ -237,6 +237,7 @@ async fn log_vote_and_replica_come_back_after_a_restart() {
             writes: vec![(k.to_vec(), Some(v.to_vec()))],
         }],
         closed_ts: None,
+        meta: Vec::new(),
     };
     let entries = vec![
         openraft::Entry {
@@ -304,6 +305,7 @@ async fn a_snapshot_copies_the_replica_and_its_state() {
                     writes: vec![(k, v)],
                 }],
                 closed_ts: Some(90 + i),
+                meta: Vec::new(),
             },
         ));
     }
@@ -323,6 +325,7 @@ async fn a_snapshot_copies_the_replica_and_its_state() {
                     writes: vec![(b"k99".to_vec(), Some(b"stale".to_vec()))],
                 }],
                 closed_ts: None,
+                meta: Vec::new(),
             },
         )
         .unwrap();
@@ -526,6 +529,7 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
                     writes: vec![(b"k1".to_vec(), Some(b"v".to_vec()))],
                 }],
                 closed_ts: None,
+                meta: Vec::new(),
             },
         ),
     ];

@@ -66,6 +66,7 @@ fn log(n: u64) -> Vec<(LogId, Command)> {
                 Command::Write {
                     commits,
                     closed_ts: (i % 4 == 0).then_some(ts - 5),
+                    meta: Vec::new(),
                 }
             };
             (LogId::new(1 + i / 10, i - 1), command)
@@ -171,6 +172,7 @@ fn refused(command: Command, id: LogId) -> Error {
                 writes: vec![(key(1), Some(b"a".to_vec()))],
             }],
             closed_ts: None,
+            meta: Vec::new(),
         },
         Command::ClosedTs(40),
     ];
@@ -189,6 +191,7 @@ fn write(ts: u64, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Command {
     Command::Write {
         commits: vec![Commit { ts, writes }],
         closed_ts: None,
+        meta: Vec::new(),
     }
 }
 
@@ -247,6 +250,7 @@ fn entries_that_break_a_rule_are_refused_whole() {
                 },
             ],
             closed_ts: None,
+            meta: Vec::new(),
         },
         next,
     );
@@ -282,6 +286,7 @@ fn the_closed_timestamp_never_goes_down() {
                     writes: vec![(key(1), None)],
                 }],
                 closed_ts: Some(60),
+                meta: Vec::new(),
             },
         )
         .unwrap();
@@ -297,17 +302,21 @@ fn arb_command() -> impl Strategy<Value = Command> {
             k.insert(0, b'k');
             (k, v)
         });
-    let commit = (1u64..20, prop::collection::vec(write, 0..4));
+    let commit = (1u64..20, prop::collection::vec(write.clone(), 0..4));
+    // Metadata only survives the round trip tests: `valid` drops it, since
+    // the split of these tests is not the whole key space.
     let writes = (
         prop::collection::vec(commit, 0..4),
         prop::option::of(0u64..30),
+        prop::collection::vec(write, 0..2),
     )
-        .prop_map(|(commits, closed)| Command::Write {
+        .prop_map(|(commits, closed, meta)| Command::Write {
             commits: commits
                 .into_iter()
                 .map(|(ts, writes)| Commit { ts, writes })
                 .collect(),
             closed_ts: closed,
+            meta,
         });
     let leases = (1u64..4, 1u64..4, 0u64..50, 1u64..100).prop_map(|(seq, holder, start, len)| {
         Command::Lease(Lease {
@@ -336,7 +345,9 @@ fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
         .enumerate()
         .map(|(i, c)| {
             let c = match c {
-                Command::Write { commits, closed_ts } => {
+                Command::Write {
+                    commits, closed_ts, ..
+                } => {
                     let commits = commits
                         .into_iter()
                         .map(|c| {
@@ -353,6 +364,7 @@ fn valid(commands: Vec<Command>) -> Vec<(LogId, Command)> {
                     Command::Write {
                         commits,
                         closed_ts: closed_ts.map(|d| ts.saturating_sub(d)),
+                        meta: Vec::new(),
                     }
                 }
                 Command::ClosedTs(d) => Command::ClosedTs(ts.saturating_sub(d)),
@@ -465,7 +477,8 @@ fn decode_errors_say_where_and_why() {
     let e = Command::decode(&[1, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]).unwrap_err();
     assert!(e.to_string().contains("does not fit"), "{e}");
     let mut bytes = write(5, vec![(key(1), Some(b"v".to_vec()))]).encode();
-    let kind = bytes.len() - 4;
+    // ... kind, value length, value, no closed timestamp, no metadata.
+    let kind = bytes.len() - 5;
     bytes[kind] = 7;
     let e = Command::decode(&bytes).unwrap_err();
     assert!(e.to_string().contains("write kind 7"), "{e}");
@@ -723,6 +736,7 @@ fn applied_commit_timestamps_reach_the_nodes_oracle() {
             },
         ],
         closed_ts: None,
+        meta: Vec::new(),
     };
     replica.apply(LogId::new(1, 0), &command).unwrap();
     assert_eq!(oracle.next(), 5_001_000);
@@ -744,4 +758,101 @@ fn malformed_leases_are_refused() {
             "{e}"
         );
     }
+}
+
+/// The split of the whole key space, the one group of a database today.
+fn whole() -> Descriptor {
+    Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    }
+}
+
+fn with_meta(ts: u64, meta: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Command {
+    Command::Write {
+        commits: vec![Commit {
+            ts,
+            writes: vec![(key(1), Some(b"row".to_vec()))],
+        }],
+        closed_ts: None,
+        meta,
+    }
+}
+
+#[test]
+fn metadata_rides_only_in_the_group_of_the_whole_key_space() {
+    let put = |k: &[u8], v: &[u8]| (k.to_vec(), Some(v.to_vec()));
+    // A split that is not the whole key space refuses metadata.
+    let e = refused(
+        with_meta(60, vec![put(b"ddl/1", b"CREATE")]),
+        LogId::new(1, 2),
+    );
+    assert!(
+        e.to_string()
+            .contains("only the group of a whole key space"),
+        "{e}"
+    );
+
+    // The whole key space's replica applies it with the rows, atomically.
+    let source = memory();
+    let mut a = Replica::create(source.clone(), whole()).unwrap();
+    a.apply(
+        LogId::new(1, 0),
+        &with_meta(10, vec![put(b"ddl/1", b"CREATE"), put(b"seq/1", b"100")]),
+    )
+    .unwrap();
+    a.apply(
+        LogId::new(1, 1),
+        &Command::Write {
+            commits: Vec::new(),
+            closed_ts: None,
+            meta: vec![(b"seq/1".to_vec(), None), put(b"ddl/2", b"ALTER")],
+        },
+    )
+    .unwrap();
+    assert_eq!(source.meta_get(b"ddl/1").unwrap().unwrap(), b"CREATE");
+    assert_eq!(source.meta_get(b"ddl/2").unwrap().unwrap(), b"ALTER");
+    assert_eq!(source.meta_get(b"seq/1").unwrap(), None);
+    assert_eq!(source.get(&key(1), 10).unwrap().unwrap(), b"row");
+
+    // Never among the replicas' own states.
+    let before = stored(&source);
+    let e = a
+        .apply(
+            LogId::new(1, 2),
+            &with_meta(20, vec![put(b"raft/0000000000000001/state", b"forged")]),
+        )
+        .unwrap_err();
+    assert!(e.to_string().contains("replicas' own states"), "{e}");
+    assert_eq!(stored(&source), before);
+
+    // An image carries the metadata, and installing it replaces what the
+    // target held (a key the source never had goes).
+    let target = memory();
+    let mut b = Replica::create(target.clone(), whole()).unwrap();
+    let mut batch = rowtree_storage::WriteBatch::new();
+    batch.put(
+        rowtree_storage::Space::Meta,
+        b"ddl/9".to_vec(),
+        b"stale".to_vec(),
+    );
+    target
+        .write(batch, rowtree_storage::Durability::Buffered)
+        .unwrap();
+    b.install(&a.image().unwrap()).unwrap();
+    assert_eq!(stored(&target), stored(&source));
+
+    // An image whose metadata a narrower split would receive is refused.
+    let narrow = memory();
+    let mut c = Replica::create(narrow.clone(), descriptor()).unwrap();
+    let before = stored(&narrow);
+    let state = c.image().unwrap();
+    let forged = rowtree_cluster::SnapshotImage::from_bytes(forge(
+        state.bytes(),
+        a.image().unwrap().bytes(),
+    ));
+    assert!(c.install(&forged).is_err());
+    assert_eq!(stored(&narrow), before);
 }

@@ -638,6 +638,7 @@ async fn run_node(
                 writes: vec![(key.clone(), Some(value.clone()))],
             }],
             closed_ts: None,
+            meta: Vec::new(),
         };
         let proposed = now();
         if world.lock().unwrap().isolated_since.contains_key(&id) {

@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use rowtree_kv::{
-    BalancerConfig, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Router, SplitEvent,
-    SplitManager, SplitMap, SplitPolicy,
+    BalancerConfig, CommitGroup, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Replication,
+    Router, SplitEvent, SplitManager, SplitMap, SplitPolicy,
 };
 use rowtree_schema::{Catalog, ViewAnalyzer};
 
@@ -68,31 +68,59 @@ impl CommitWrites {
     }
 }
 
-/// The commit pipeline's flush: writes a group of commits durably in one
-/// batch through [`Router::write`], the one write path to storage: each
-/// commit's row writes as versions at its timestamp, its metadata
-/// unversioned, and the newest commit timestamp, so a reopened database's
-/// timestamps keep increasing. (The splits written to were charged when each
-/// commit was resolved.) The error is the storage failure's text; the
-/// pipeline fails every commit of the group with it.
+/// The commit pipeline's flush: makes a group of commits durable through
+/// [`Router::write_commits`], the commit path's one way to storage (this
+/// engine, or a cluster's replicated log): each commit's row writes as
+/// versions at its timestamp, its metadata unversioned, and the newest
+/// commit timestamp, so a reopened database's timestamps keep increasing.
+/// (The splits written to were charged when each commit was resolved.) The
+/// error is the storage or replication failure's text; the pipeline fails
+/// every commit of the group with it.
 fn write_group(router: &Router, groups: Vec<CommitWrites>) -> std::result::Result<(), String> {
-    let mut batch = WriteBatch::new();
+    let mut group = CommitGroup::default();
     let mut max_ts = 0;
     for commit in groups {
         max_ts = max_ts.max(commit.ts);
-        router.stage_writes(&mut batch, commit.ts, commit.data);
-        for (key, value) in commit.meta {
-            router.stage_meta(&mut batch, key, value);
-        }
+        group.commits.push(rowtree_kv::Commit {
+            ts: commit.ts,
+            writes: commit.data,
+        });
+        group.meta.extend(commit.meta);
     }
-    router.stage_meta(
-        &mut batch,
-        META_LAST_TS.to_vec(),
-        Some(max_ts.to_be_bytes().to_vec()),
-    );
-    router
-        .write(batch, Durability::Sync)
-        .map_err(|e| e.to_string())
+    group
+        .meta
+        .push((META_LAST_TS.to_vec(), Some(max_ts.to_be_bytes().to_vec())));
+    router.write_commits(group).map_err(|e| e.to_string())
+}
+
+/// The schema the DDL log behind `router` describes: every statement
+/// replayed in order into an empty catalog of `dialect`, proto
+/// descriptors installed before the statement they came with.
+fn load_catalog(router: &Router, dialect: Dialect) -> Result<Catalog> {
+    let mut protos = std::collections::HashMap::new();
+    for item in router.meta_scan(META_PROTOS_PREFIX) {
+        let (key, bytes) = item?;
+        protos.insert(key[META_PROTOS_PREFIX.len()..].to_vec(), bytes);
+    }
+    let mut catalog = Catalog::new_in(dialect);
+    for item in router.meta_scan(META_DDL_PREFIX) {
+        let (key, text) = item?;
+        if let Some(bytes) = protos.get(&key[META_DDL_PREFIX.len()..]) {
+            let bundle = rowtree_types::ProtoBundle::decode(bytes)
+                .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
+            catalog = catalog
+                .with_proto_descriptors(Arc::new(bundle))
+                .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
+        }
+        let text = String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
+        let stmt = rowtree_parser::parse_statement_in(dialect, &text)
+            .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
+        let (next, _) = catalog
+            .apply(&stmt)
+            .map_err(|e| Error::internal(format!("stored DDL does not apply: {e}: {text}")))?;
+        catalog = next;
+    }
+    Ok(catalog)
 }
 
 /// Commit counters of a database since it was opened.
@@ -165,6 +193,11 @@ pub struct Options {
     /// dialect it recorded whatever this says: the dialect is fixed for a
     /// database's life.
     pub dialect: Dialect,
+    /// Where commits become durable: `None` (the default) on this
+    /// database's own engine; in a cluster node, the replicated log of the
+    /// database's split group, which applies them to this engine before a
+    /// commit is acknowledged (see [`rowtree_kv::replication`]).
+    pub replication: Option<Arc<dyn Replication>>,
 }
 
 impl Default for Options {
@@ -185,6 +218,7 @@ impl Default for Options {
             view_analyzer: None,
             schema_observer: None,
             dialect: Dialect::GoogleSql,
+            replication: None,
         }
     }
 }
@@ -206,6 +240,7 @@ impl std::fmt::Debug for Options {
             .field("view_analyzer", &self.view_analyzer.is_some())
             .field("schema_observer", &self.schema_observer.is_some())
             .field("dialect", &self.dialect)
+            .field("replicated", &self.replication.is_some())
             .finish()
     }
 }
@@ -400,6 +435,9 @@ impl Database {
                 Arc::new(std::thread::sleep),
             )));
         }
+        if let Some(replication) = &options.replication {
+            router = router.with_replication(replication.clone());
+        }
         let router = Arc::new(router);
 
         // The format first: a directory this build cannot read is left alone.
@@ -407,32 +445,7 @@ impl Database {
         // Then the dialect, which the DDL log is replayed in.
         let created = created && router.meta_scan(META_DDL_PREFIX).next().is_none();
         let dialect = crate::format::dialect(&router, created.then_some(options.dialect))?;
-        // Replay the DDL log into the catalog, installing proto descriptors
-        // before the statement they came with.
-        let mut protos = std::collections::HashMap::new();
-        for item in router.meta_scan(META_PROTOS_PREFIX) {
-            let (key, bytes) = item?;
-            protos.insert(key[META_PROTOS_PREFIX.len()..].to_vec(), bytes);
-        }
-        let mut catalog = Catalog::new_in(dialect);
-        for item in router.meta_scan(META_DDL_PREFIX) {
-            let (key, text) = item?;
-            if let Some(bytes) = protos.get(&key[META_DDL_PREFIX.len()..]) {
-                let bundle = rowtree_types::ProtoBundle::decode(bytes)
-                    .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
-                catalog = catalog
-                    .with_proto_descriptors(Arc::new(bundle))
-                    .map_err(|e| Error::internal(format!("stored proto descriptors: {e}")))?;
-            }
-            let text =
-                String::from_utf8(text).map_err(|_| Error::internal("corrupt DDL log entry"))?;
-            let stmt = rowtree_parser::parse_statement_in(dialect, &text)
-                .map_err(|e| Error::internal(format!("stored DDL does not parse: {e}: {text}")))?;
-            let (next, _) = catalog
-                .apply(&stmt)
-                .map_err(|e| Error::internal(format!("stored DDL does not apply: {e}: {text}")))?;
-            catalog = next;
-        }
+        let catalog = load_catalog(&router, dialect)?;
         let last_ts = match router.meta_get(META_LAST_TS)? {
             Some(b) if b.len() == 8 => u64::from_be_bytes(b.try_into().expect("8 bytes")),
             _ => 0,
@@ -582,6 +595,35 @@ impl Database {
     /// The split map and router every read and write goes through.
     pub fn router(&self) -> &Router {
         &self.inner.router
+    }
+
+    /// Reloads the schema from the DDL log in storage, for a database whose
+    /// log is written by others: a cluster node whose replica applied
+    /// schema changes committed by another node reloads before it serves
+    /// as the group's leader. Returns whether the schema changed. Waits for
+    /// a schema change running here to finish.
+    pub fn reload_schema(&self) -> Result<bool> {
+        let changed = {
+            let _serial = self.inner.ddl_lock.lock();
+            let loaded = load_catalog(&self.inner.router, self.inner.dialect)?;
+            let mut catalog = self.inner.catalog.write();
+            let changed = loaded.ddl() != catalog.ddl();
+            if changed {
+                *catalog = Arc::new(loaded);
+            }
+            changed
+        };
+        if changed {
+            self.refresh_split_points();
+        }
+        Ok(changed)
+    }
+
+    /// The router, shared: for a cluster replica that applies its log's
+    /// entries to this database's engine through the same router (so
+    /// garbage collection sees the versions it writes).
+    pub fn shared_router(&self) -> Arc<Router> {
+        self.inner.router.clone()
     }
 
     /// Puts a split boundary at the start of every root-level object (root

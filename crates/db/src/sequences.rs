@@ -17,9 +17,8 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use parking_lot::Mutex;
-use rowtree_kv::Router;
+use rowtree_kv::{CommitGroup, Router};
 use rowtree_schema::{Catalog, Sequence, SequenceId};
-use rowtree_storage::{Durability, WriteBatch};
 
 use crate::error::{Error, Result};
 
@@ -86,10 +85,12 @@ impl Sequences {
     }
 
     fn persist(&self, id: SequenceId, mark: u64, used: bool) -> Result<()> {
-        let mut batch = WriteBatch::new();
-        self.router
-            .stage_meta(&mut batch, meta_key(id), Some(stored_state(mark, used)));
-        self.router.write(batch, Durability::Sync)?;
+        // Through the commit path, so that in a cluster a reservation is
+        // replicated and a new leader never hands out a reserved value again.
+        self.router.write_commits(CommitGroup::meta(vec![(
+            meta_key(id),
+            Some(stored_state(mark, used)),
+        )]))?;
         Ok(())
     }
 

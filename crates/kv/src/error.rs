@@ -12,6 +12,12 @@ pub enum Error {
     /// A persisted split map does not decode or is not a valid map.
     #[error("corrupt split map record: {0}")]
     CorruptSplitMap(String),
+    /// A replicated log did not take a commit group (see
+    /// [`Replication`](crate::Replication)); the message says why (no
+    /// leader here, no quorum in time, the group stopped). The group may
+    /// still be committed later.
+    #[error("replication: {0}")]
+    Replication(String),
 }
 
 /// Result alias for this crate.

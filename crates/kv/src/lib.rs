@@ -76,6 +76,7 @@ pub mod manager;
 pub mod nodes;
 pub mod persist;
 pub mod policy;
+pub mod replication;
 mod router;
 mod split;
 mod split_map;
@@ -91,6 +92,7 @@ pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSiz
 pub use nodes::NodeGate;
 pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
+pub use replication::{Commit, CommitGroup, Replication};
 pub use router::{Router, RouterScan, SplitSnapshot, SplitsTouched, WRITE_CPU_NANOS_PER_ROW};
 pub use split::{NodeId, Split, SplitCounters, SplitId, SplitStats};
 pub use split_map::SplitMap;

@@ -2,9 +2,12 @@
 //!
 //! The router owns the MVCC layer over the storage engine and hands out no
 //! reference to either, so what the database reads and writes is exactly
-//! what these methods do. In particular there is one write path,
-//! [`Router::write`] (garbage collection, below, is the one exception): the
-//! place a replicated log would take the writes.
+//! what these methods do. In particular there is one write path to the
+//! engine, [`Router::write`] (garbage collection, below, is the one
+//! exception), and one way commits become durable,
+//! [`Router::write_commits`]: to this engine, or through a cluster's
+//! replicated log that applies them here with [`Router::write`] (see
+//! [`crate::replication`]).
 //!
 //! Row data is served split by split: the router resolves each request to
 //! the splits it touches (through the [`SplitMap`]) and charges each split
@@ -34,13 +37,17 @@
 //! The rest is not charged to any split, because it is not load a split
 //! serves:
 //!
-//! * **writes** ([`Router::write`]): one atomic batch of row versions
-//!   ([`Router::stage_writes`]) and metadata ([`Router::stage_meta`]); the
-//!   database's commit pipeline writes every group of commits here (schema
-//!   changes included), and so do the sequence reservations, the split load
-//!   history and the format marker. The batch's rows were charged when the
-//!   commit was resolved ([`Router::charge_writes`]); [`Router::commit`]
-//!   does both for a caller with nothing else to write;
+//! * **writes**: [`Router::write_commits`] makes a group of commits and the
+//!   metadata written with them durable; the database's commit pipeline
+//!   writes every group of commits this way (schema changes included), and
+//!   so do the sequence reservations. [`Router::write`] writes one atomic
+//!   batch of row versions ([`Router::stage_writes`]) and metadata
+//!   ([`Router::stage_meta`]) to this engine: what `write_commits` does
+//!   alone, what a replica does when it applies a log entry, and how the
+//!   node-local records (split map, load history, format marker) are
+//!   written. The rows were charged when the commit was resolved
+//!   ([`Router::charge_writes`]); [`Router::commit`] charges, stages and
+//!   writes for a caller with nothing else to write;
 //! * **metadata reads** ([`Router::meta_get`], [`Router::meta_scan`]): the
 //!   unversioned metadata space (DDL log, last commit timestamp, ...);
 //! * **stored scans** ([`Router::scan_stored`]): every stored version of a
@@ -68,6 +75,7 @@ use crate::clock::{system_clock, RouterClock};
 use crate::gc_watch::GcWatch;
 use crate::load::Access;
 use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
+use crate::replication::{CommitGroup, Replication};
 use crate::split::{NodeId, Split, SplitCounters, SplitId};
 use crate::split_map::{range_is_empty, SplitMap};
 use crate::Result;
@@ -139,6 +147,8 @@ pub struct Router {
     gate: Option<Arc<NodeGate>>,
     /// The timestamps written since the last complete garbage collection.
     gc_watch: GcWatch,
+    /// Where commit groups go (none: this router's engine, synced).
+    replication: Option<Arc<dyn Replication>>,
 }
 
 impl std::fmt::Debug for Router {
@@ -167,6 +177,7 @@ impl Router {
             clock,
             gate: None,
             gc_watch: GcWatch::new(),
+            replication: None,
         }
     }
 
@@ -182,6 +193,19 @@ impl Router {
     pub fn with_gate(mut self, gate: Arc<NodeGate>) -> Router {
         self.gate = Some(gate);
         self
+    }
+
+    /// Makes [`Router::write_commits`] hand commit groups to `replication`
+    /// (a cluster's replicated log) instead of writing them to this
+    /// router's engine; see [`crate::replication`].
+    pub fn with_replication(mut self, replication: Arc<dyn Replication>) -> Router {
+        self.replication = Some(replication);
+        self
+    }
+
+    /// Whether commit groups go through a replicated log.
+    pub fn replicated(&self) -> bool {
+        self.replication.is_some()
     }
 
     /// The per-node admission gate, if any.
@@ -362,6 +386,26 @@ impl Router {
     pub fn write(&self, batch: WriteBatch, durability: Durability) -> Result<()> {
         self.mvcc.engine().write(batch, durability)?;
         Ok(())
+    }
+
+    /// Makes `group` durable: the commits' rows as versions at their
+    /// timestamps and the metadata, atomically. Alone, one synced batch on
+    /// this router's engine; with a [`Replication`], through it (it applies
+    /// the group here, with [`Router::write`], before it returns). The
+    /// commit path's one way to storage; nothing is charged (the rows were
+    /// charged with [`Router::charge_writes`]).
+    pub fn write_commits(&self, group: CommitGroup) -> Result<()> {
+        if let Some(replication) = &self.replication {
+            return replication.replicate(group);
+        }
+        let mut batch = WriteBatch::new();
+        for commit in group.commits {
+            self.stage_writes(&mut batch, commit.ts, commit.writes);
+        }
+        for (key, value) in group.meta {
+            self.stage_meta(&mut batch, key, value);
+        }
+        self.write(batch, Durability::Sync)
     }
 
     /// Makes every write made so far durable (one engine sync): for a

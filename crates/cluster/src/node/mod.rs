@@ -697,6 +697,7 @@ impl Shared {
         let command = Command::Write {
             commits: vec![Commit { ts, writes }],
             closed_ts: None,
+            meta: Vec::new(),
         };
         tokio::time::timeout(JOIN_STEP_TIMEOUT, self.raft.client_write(command))
             .await

@@ -214,6 +214,7 @@ mod tests {
                 ],
             }],
             closed_ts: Some(4),
+            meta: Vec::new(),
         };
         for e in [
             entry(0, EntryPayload::Blank),

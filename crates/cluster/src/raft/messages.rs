@@ -295,6 +295,7 @@ mod tests {
                         ],
                     }],
                     closed_ts: Some(70),
+                    meta: Vec::new(),
                 }),
             },
             openraft::Entry {

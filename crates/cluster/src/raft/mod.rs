@@ -31,6 +31,9 @@
 //! * [`runtime`] is openraft's runtime: tokio's, with the random numbers
 //!   openraft draws (election timeouts) seeded when a simulation asks.
 //!
+//! * [`GroupCommits`] is how a database's commits reach its group's log:
+//!   the `Replication` a node installs on the database's router ([`commits`]).
+//!
 //! * [`renew_lease`] proposes a group's next lease (see [`crate::lease`])
 //!   through the group's leader.
 //!
@@ -43,6 +46,7 @@
 //! (turmoil) with crashes, partitions and membership changes.
 
 mod codec;
+pub mod commits;
 pub mod log_store;
 pub mod messages;
 pub mod peer;
@@ -50,6 +54,7 @@ pub mod runtime;
 pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
+pub use commits::GroupCommits;
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers};
 pub use runtime::{seeded, RaftRuntime};

@@ -1,0 +1,73 @@
+//! Where commits become durable: this process's disk, or a replicated log.
+//!
+//! A [`Router`](crate::Router) makes groups of commits durable with
+//! [`Router::write_commits`](crate::Router::write_commits). Alone, it
+//! writes them to its own engine in one synced batch, as it always has.
+//! Given a [`Replication`] ([`Router::with_replication`](crate::Router::with_replication)),
+//! it hands the group to it instead: in a cluster, the group becomes an
+//! entry of a split group's Raft log, and the entry is applied to this
+//! router's engine (by the replica state machine, through
+//! [`Router::write`](crate::Router::write), which always writes locally)
+//! before the commit is acknowledged. The commit path above does not know
+//! which of the two it is talking to: one code path serves both.
+//!
+//! What goes through here is what must outlive the loss of this node:
+//! row versions, and the database metadata written with them (the DDL
+//! log, sequence reservations, the newest commit timestamp). What stays
+//! local is written with [`Router::write`](crate::Router::write): the
+//! format marker, the split map and its load history (each node's own),
+//! and the replicas' own applied state.
+
+use crate::Result;
+
+/// One key written by a commit: the encoded key and its new value, `None`
+/// for a delete.
+pub type Write = (Vec<u8>, Option<Vec<u8>>);
+
+/// The row versions of one committed transaction, all at its commit
+/// timestamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Commit {
+    /// The commit timestamp.
+    pub ts: u64,
+    /// Row and index writes, stored as versions at `ts`.
+    pub writes: Vec<Write>,
+}
+
+/// Commits made durable together (one group of the commit pipeline), and
+/// unversioned metadata written atomically with them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CommitGroup {
+    /// The commits, in timestamp order.
+    pub commits: Vec<Commit>,
+    /// Metadata writes (`None` deletes), applied after the commits' rows in
+    /// the same atomic write.
+    pub meta: Vec<Write>,
+}
+
+impl CommitGroup {
+    /// Metadata writes alone (a sequence reservation).
+    pub fn meta(meta: Vec<Write>) -> CommitGroup {
+        CommitGroup {
+            commits: Vec::new(),
+            meta,
+        }
+    }
+
+    /// The newest commit timestamp of the group, if it has commits.
+    pub fn newest_ts(&self) -> Option<u64> {
+        self.commits.iter().map(|c| c.ts).max()
+    }
+}
+
+/// A replicated log that commit groups go through instead of the local
+/// engine (see the module docs).
+pub trait Replication: Send + Sync + 'static {
+    /// Makes `group` durable on as many replicas as the implementation
+    /// requires, applies it to the engine of the router it was installed
+    /// on, and returns; or fails with nothing acknowledged. A failure does
+    /// not say the group was not written: it may still be committed by a
+    /// later leader. Blocks the calling thread; never called from an
+    /// asynchronous task.
+    fn replicate(&self, group: CommitGroup) -> Result<()>;
+}
