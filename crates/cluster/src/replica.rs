@@ -36,7 +36,10 @@
 //! A replica given its node's timestamp oracle ([`Replica::with_oracle`])
 //! passes it the commit timestamps of every `Write` it applies, so that
 //! whatever the node's clock reads, a timestamp it assigns later (as the
-//! split's next leaseholder) is above every version it stores.
+//! split's next leaseholder) is above every version it stores. A database
+//! on the node is told the same way ([`Replica::with_observer`] with
+//! `Database::observe_applied`), which also makes what was applied visible
+//! to its strong reads.
 //!
 //! A replica can also be copied whole: [`Replica::image`] reads the split's
 //! stored versions and applied state into a [`SnapshotImage`], and
@@ -100,6 +103,10 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// What a replica tells of the commit timestamps it applies
+/// ([`Replica::with_observer`]).
+pub type Observer = Arc<dyn Fn(u64) + Send + Sync>;
+
 /// What [`Replica::apply`] did with an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -117,8 +124,9 @@ pub struct Replica {
     state: State,
     /// The current lease, as `state` has it, for readers elsewhere.
     lease_view: LeaseView,
-    /// The node's oracle, told every commit timestamp applied.
-    oracle: Option<Arc<TimestampOracle>>,
+    /// Told the newest commit timestamp of every write applied (the
+    /// node's oracle, or its database).
+    observer: Option<Observer>,
 }
 
 /// What a replica records next to its data, in the same batches.
@@ -179,7 +187,7 @@ impl Replica {
             descriptor,
             state: State::default(),
             lease_view: LeaseView::default(),
-            oracle: None,
+            observer: None,
         };
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
@@ -204,14 +212,20 @@ impl Replica {
             descriptor,
             state,
             lease_view,
-            oracle: None,
+            observer: None,
         })
     }
 
     /// Tells `oracle` the commit timestamp of every write applied from now
     /// on (see the module docs).
-    pub fn with_oracle(mut self, oracle: Arc<TimestampOracle>) -> Replica {
-        self.oracle = Some(oracle);
+    pub fn with_oracle(self, oracle: Arc<TimestampOracle>) -> Replica {
+        self.with_observer(Arc::new(move |ts| oracle.observe(ts)))
+    }
+
+    /// Calls `observer` with the newest commit timestamp of every write
+    /// applied from now on, after it is written (see the module docs).
+    pub fn with_observer(mut self, observer: Observer) -> Replica {
+        self.observer = Some(observer);
         self
     }
 
@@ -320,8 +334,8 @@ impl Replica {
             ..self.state.clone()
         };
         self.commit(batch, state)?;
-        if let (Some(oracle), Some(ts)) = (&self.oracle, newest) {
-            oracle.observe(ts);
+        if let (Some(observer), Some(ts)) = (&self.observer, newest) {
+            observer(ts);
         }
         Ok(Applied::Applied)
     }

@@ -10,11 +10,15 @@
 //! stopped, a survivor takes over, reloads the schema from the replicated
 //! DDL log, serves every acknowledged row, and commits more, which the
 //! other survivor stores byte for byte; sequence reservations are
-//! replicated too, so the new leader never hands out a value again.
+//! replicated too, so the new leader never hands out a value again. The
+//! new leader's clock runs 30 s behind the old one's: the commit
+//! timestamps its replica applied keep its own above them, and its strong
+//! reads see them.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,6 +31,7 @@ use rowtree_cluster::{Descriptor, Replica};
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, Value};
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions};
+use rowtree_txn::{Clock, SystemClock};
 
 const GROUP: GroupId = GroupId(1);
 
@@ -53,8 +58,22 @@ fn config() -> Arc<Config> {
     )
 }
 
+/// The system clock moved by an offset a test sets: nodes whose clocks
+/// disagree, as on separate machines.
+#[derive(Default)]
+struct OffsetClock {
+    behind_nanos: AtomicU64,
+}
+
+impl Clock for OffsetClock {
+    fn now_nanos(&self) -> u64 {
+        SystemClock.now_nanos() - self.behind_nanos.load(Ordering::Relaxed)
+    }
+}
+
 struct Node {
     db: Database,
+    clock: Arc<OffsetClock>,
     raft: GroupRaft,
     router: Arc<Router>,
     port: PeerPort,
@@ -73,16 +92,21 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
         rt.handle().clone(),
         Duration::from_secs(10),
     ));
+    let clock = Arc::new(OffsetClock::default());
     let db = Database::with_engine(
         engine,
         Options {
             replication: Some(commits.clone()),
+            clock: clock.clone(),
             ..Options::default()
         },
     )
     .unwrap();
     let router = db.shared_router();
-    let replica = Replica::create(router.clone(), descriptor()).unwrap();
+    let observer = db.clone();
+    let replica = Replica::create(router.clone(), descriptor())
+        .unwrap()
+        .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
     let (raft, port) = rt.block_on(async {
         let raft = GroupRaft::new(
             id,
@@ -103,6 +127,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
     commits.start(raft.clone()).map_err(|_| ()).unwrap();
     Node {
         db,
+        clock,
         raft,
         router,
         port,
@@ -220,6 +245,15 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
     rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
     let first = leader(&rt, &nodes, None);
     let db = &nodes[&first].db;
+    // The other nodes' clocks run 30 s behind the first leader's: the next
+    // leader must still commit above, and read, what the first one wrote.
+    for (id, node) in &nodes {
+        if *id != first {
+            node.clock
+                .behind_nanos
+                .store(30_000_000_000, Ordering::Relaxed);
+        }
+    }
 
     // Schema and rows through the leader.
     db.apply_ddl(&[
@@ -280,6 +314,21 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
         }
     }
     assert_eq!(ids(db), (0..80).collect::<Vec<_>>());
+    // A row the first leader wrote takes a newer version.
+    db.write(vec![Mutation::update(
+        "Accounts",
+        &["Id", "Owner"],
+        vec![vec![Value::Int64(0), Value::String("new owner".into())]],
+    )])
+    .unwrap();
+    let owner = db
+        .read(&ReadRequest::new(
+            "Accounts",
+            &["Owner"],
+            KeySet::keys(vec![vec![Value::Int64(0)]]),
+        ))
+        .unwrap();
+    assert_eq!(owner, vec![vec![Value::String("new owner".into())]]);
     // The sequence resumes above what the old leader reserved.
     let next = next_number(db);
     assert!(!numbers.contains(&next), "{next} handed out twice");

@@ -619,6 +619,14 @@ impl Database {
         Ok(changed)
     }
 
+    /// Records that a cluster replica applied commits up to timestamp
+    /// `ts` to this database's engine: later commit timestamps are above
+    /// it, and strong reads see them (see
+    /// `rowtree_txn::CommitPipeline::observe_applied`).
+    pub fn observe_applied(&self, ts: u64) {
+        self.inner.pipeline.observe_applied(ts);
+    }
+
     /// The router, shared: for a cluster replica that applies its log's
     /// entries to this database's engine through the same router (so
     /// garbage collection sees the versions it writes).

@@ -351,6 +351,16 @@ impl<W: Send + 'static> CommitPipeline<W> {
         self.shared.visible_ts.load(Ordering::Acquire)
     }
 
+    /// Records that commits up to `ts`, made elsewhere, are durable and applied to the
+    /// storage this pipeline's readers read (a cluster replica applied them from its log):
+    /// timestamps issued from now on are greater (the hybrid clock's receive rule), and reads
+    /// at `visible_ts` see them. Only for commits that are applied in full: everything at or
+    /// below `ts` becomes visible.
+    pub fn observe_applied(&self, ts: u64) {
+        self.shared.oracle.observe(ts);
+        publish(&self.shared, ts);
+    }
+
     /// The timestamp a strong read starting now should read at, given the clock's `now`.
     ///
     /// Every acknowledged commit has a timestamp at or below `visible_ts` (a group is
