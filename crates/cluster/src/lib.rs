@@ -25,22 +25,26 @@
 //!   keeper that takes and extends a node's lease;
 //! * [`raft`]: where openraft meets these: the node's shared log store
 //!   (every group's log in one engine, made durable in batches),
-//!   openraft's state machine on a replica, and the peer port over which
-//!   a group's replicas on different nodes talk;
+//!   openraft's state machine on a replica, the peer port over which
+//!   a group's replicas on different nodes talk, and [`raft::GroupCommits`],
+//!   through which a database's commits become entries of its group's log;
 //! * [`node`] and [`placement`]: the node process (its identity, its peer
 //!   port, joining and leaving a cluster, the clock guard) and the
 //!   placement group that holds the cluster's membership.
 //!
-//! What is built is milestones 1, 2, 3 and 5 of the design's build order
-//! and the leases of milestone 6: the replica, the storage openraft needs
-//! (checked by openraft's own storage test suite), the network, a
-//! deterministic simulator that runs a group under crashes, partitions,
-//! membership changes and skewed clocks, and nodes that form a cluster.
-//! Split groups do not serve a database yet; the single-process database
-//! does not use this crate. Its tests feed replicas the same entries and
-//! compare what they store, run openraft's suite, kill a process in the
-//! middle of appending to its log, run a group of three over loopback,
-//! simulate one (`tests/sim.rs`), and start node processes.
+//! What is built is milestones 1, 2, 3 and 5 of the design's build order,
+//! the commit half of 4 and the leases of 6: the replica, the storage
+//! openraft needs (checked by openraft's own storage test suite), the
+//! network, a deterministic simulator that runs a group under crashes,
+//! partitions, membership changes and skewed clocks, nodes that form a
+//! cluster, and a database whose commits go through one group over its
+//! whole key space. The node process does not open databases yet; the
+//! single-process database does not use this crate. Its tests feed
+//! replicas the same entries and compare what they store, run openraft's
+//! suite, kill a process in the middle of appending to its log, run a
+//! group of three over loopback, run a database on three nodes through the
+//! loss of its leader (`tests/replicated_db.rs`), simulate a group
+//! (`tests/sim.rs`), and start node processes.
 
 pub mod command;
 pub mod error;
