@@ -5,15 +5,17 @@
 //! nodes talk over their peer ports on loopback.
 //!
 //! What it shows: schema changes and rows committed on the leader are on
-//! every replica's engine once acknowledged; a node that does not lead
-//! refuses to commit, and the refusal names the leader; when the leader is
-//! stopped, a survivor takes over, reloads the schema from the replicated
-//! DDL log, serves every acknowledged row, and commits more, which the
-//! other survivor stores byte for byte; sequence reservations are
-//! replicated too, so the new leader never hands out a value again. The
-//! new leader's clock runs 30 s behind the old one's: the commit
-//! timestamps its replica applied keep its own above them, and its strong
-//! reads see them.
+//! every replica's engine once acknowledged, and each commit is
+//! acknowledged only after commit wait (the leader's clock past its
+//! timestamp plus ε); a node that does not lead refuses to commit or read,
+//! and the refusal names the leader; when the leader's group stops, a
+//! survivor takes over (under a lease that starts after the old one's
+//! expiry plus ε), reloads the schema from the replicated DDL log, serves
+//! every acknowledged row, and commits more, which the other survivor
+//! stores byte for byte, while the old leader, its lease run out, refuses
+//! to serve reads; sequence reservations are replicated too, so the new
+//! leader never hands out a value again. The nodes' clocks disagree by
+//! less than ε.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -27,13 +29,19 @@ use openraft::{BasicNode, Config};
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
 };
-use rowtree_cluster::{Descriptor, Replica};
+use rowtree_cluster::{Descriptor, LeaseRules, Replica};
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, Value};
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions};
 use rowtree_txn::{Clock, SystemClock};
 
 const GROUP: GroupId = GroupId(1);
+
+/// 2 s leases; clocks within 50 ms of each other.
+const RULES: LeaseRules = LeaseRules {
+    duration: Duration::from_secs(2),
+    max_offset: Duration::from_millis(50),
+};
 
 /// The one group of a database in a cluster today: the whole key space.
 fn descriptor() -> Descriptor {
@@ -87,12 +95,15 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
     let log = LogStore::open(dir.join("raft")).unwrap();
     let engine: Arc<dyn Engine> =
         Arc::new(FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap());
+    let clock = Arc::new(OffsetClock::default());
     let commits = Arc::new(GroupCommits::new(
+        id,
         descriptor(),
+        RULES,
+        clock.clone(),
         rt.handle().clone(),
         Duration::from_secs(10),
     ));
-    let clock = Arc::new(OffsetClock::default());
     let db = Database::with_engine(
         engine,
         Options {
@@ -107,6 +118,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
     let replica = Replica::create(router.clone(), descriptor())
         .unwrap()
         .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
+    let leases = replica.lease_view();
     let (raft, port) = rt.block_on(async {
         let raft = GroupRaft::new(
             id,
@@ -124,7 +136,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
             .unwrap();
         (raft, port)
     });
-    commits.start(raft.clone()).map_err(|_| ()).unwrap();
+    commits.start(raft.clone(), leases).map_err(|_| ()).unwrap();
     Node {
         db,
         clock,
@@ -133,6 +145,15 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path) -> Node {
         port,
         _log: log,
     }
+}
+
+/// Stops the node's peer port and Raft instance, keeping its database.
+fn halt(rt: &tokio::runtime::Runtime, node: Node) -> Database {
+    rt.block_on(async {
+        node.port.shutdown().await;
+        node.raft.shutdown().await.unwrap();
+    });
+    node.db
 }
 
 /// Stops the node's peer port and Raft instance, then drops its database.
@@ -245,13 +266,11 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
     rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
     let first = leader(&rt, &nodes, None);
     let db = &nodes[&first].db;
-    // The other nodes' clocks run 30 s behind the first leader's: the next
-    // leader must still commit above, and read, what the first one wrote.
+    // The other nodes' clocks run 40 ms behind the first leader's (ε is
+    // 50 ms).
     for (id, node) in &nodes {
         if *id != first {
-            node.clock
-                .behind_nanos
-                .store(30_000_000_000, Ordering::Relaxed);
+            node.clock.behind_nanos.store(40_000_000, Ordering::Relaxed);
         }
     }
 
@@ -261,7 +280,21 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
         "CREATE SEQUENCE Numbers OPTIONS (sequence_kind = 'bit_reversed_positive')",
     ])
     .unwrap();
-    insert(db, 0..50).unwrap();
+    insert(db, 0..49).unwrap();
+    // Commit wait: acknowledged once the clock is past the timestamp + ε.
+    let committed = db
+        .write(vec![Mutation::insert(
+            "Accounts",
+            &["Id", "Owner"],
+            vec![vec![Value::Int64(49), Value::String("owner 49".into())]],
+        )])
+        .unwrap();
+    let now = nodes[&first].clock.now_nanos();
+    assert!(
+        now >= committed.commit_timestamp + 50_000_000,
+        "acknowledged at {now}, before {} + ε",
+        committed.commit_timestamp
+    );
     assert_eq!(ids(db), (0..50).collect::<Vec<_>>());
     let numbers: Vec<i64> = (0..5).map(|_| next_number(db)).collect();
 
@@ -286,33 +319,35 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
     let follower = *nodes.keys().find(|id| **id != first).unwrap();
     assert!(nodes[&follower].db.reload_schema().unwrap());
     let refused = insert(&nodes[&follower].db, 1000..1001).unwrap_err();
-    let message = refused.to_string();
+    assert_eq!(
+        refused.code(),
+        rowtree_types::Code::Unavailable,
+        "{refused}"
+    );
     assert!(
-        message.contains(&format!("node {first} does")),
-        "the refusal names the leader: {message}"
+        refused.to_string().contains(&format!("node {first} does")),
+        "the refusal names the leader: {refused}"
+    );
+    let refused = nodes[&follower]
+        .db
+        .read(&ReadRequest::new("Accounts", &["Id"], KeySet::all()))
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains(&format!("node {first} does")),
+        "a read on a follower is refused too: {refused}"
     );
 
-    // The leader stops; a survivor leads, reloads the schema the log
+    // The leader's group stops (its database stays, as on a node cut off
+    // from the others); a survivor leads, reloads the schema the log
     // carried, serves every acknowledged row and commits more.
-    stop(&rt, nodes.remove(&first).unwrap());
+    let deposed = halt(&rt, nodes.remove(&first).unwrap());
     let second = leader(&rt, &nodes, Some(first));
     let db = &nodes[&second].db;
     db.reload_schema().unwrap();
     assert_eq!(ids(db), (0..50).collect::<Vec<_>>());
-    let mut retries = 0;
-    loop {
-        // The first commits may meet a leader that has not yet committed
-        // an entry of its own term.
-        match insert(db, 50..80) {
-            Ok(()) => break,
-            Err(e) if retries < 20 => {
-                retries += 1;
-                eprintln!("retrying after: {e}");
-                std::thread::sleep(Duration::from_millis(200));
-            }
-            Err(e) => panic!("the new leader does not commit: {e}"),
-        }
-    }
+    // Its first commit waits for its lease, which starts after the old
+    // one's expiry plus ε.
+    insert(db, 50..80).unwrap();
     assert_eq!(ids(db), (0..80).collect::<Vec<_>>());
     // A row the first leader wrote takes a newer version.
     db.write(vec![Mutation::update(
@@ -332,6 +367,18 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
     // The sequence resumes above what the old leader reserved.
     let next = next_number(db);
     assert!(!numbers.contains(&next), "{next} handed out twice");
+
+    // The new leader's lease began after the old one's expiry plus ε: the
+    // deposed leader serves no more reads.
+    let refused = deposed
+        .read(&ReadRequest::new("Accounts", &["Id"], KeySet::all()))
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        rowtree_types::Code::Unavailable,
+        "{refused}"
+    );
+    drop(deposed);
 
     let index = last_applied(&nodes[&second].raft);
     for node in nodes.values() {

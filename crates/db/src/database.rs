@@ -76,7 +76,7 @@ impl CommitWrites {
 /// (The splits written to were charged when each commit was resolved.) The
 /// error is the storage or replication failure's text; the pipeline fails
 /// every commit of the group with it.
-fn write_group(router: &Router, groups: Vec<CommitWrites>) -> std::result::Result<(), String> {
+fn write_group(router: &Router, groups: Vec<CommitWrites>) -> rowtree_txn::Result<()> {
     let mut group = CommitGroup::default();
     let mut max_ts = 0;
     for commit in groups {
@@ -90,7 +90,10 @@ fn write_group(router: &Router, groups: Vec<CommitWrites>) -> std::result::Resul
     group
         .meta
         .push((META_LAST_TS.to_vec(), Some(max_ts.to_be_bytes().to_vec())));
-    router.write_commits(group).map_err(|e| e.to_string())
+    router.write_commits(group).map_err(|e| match e {
+        rowtree_kv::Error::Replication(message) => rowtree_txn::Error::Unavailable(message),
+        other => rowtree_txn::Error::Storage(other.to_string()),
+    })
 }
 
 /// The schema the DDL log behind `router` describes: every statement
@@ -488,9 +491,24 @@ impl Database {
         let split_map_saved = manager.generation();
         let opened_at = options.clock.now_nanos();
         let flush_router = router.clone();
-        let pipeline = CommitPipeline::new(
+        // In a cluster, a group's timestamps are issued only once the node
+        // may assign them (it holds the split's lease).
+        let gate: Option<rowtree_txn::CommitGate> = router.replicated().then(|| {
+            let router = router.clone();
+            let gate: rowtree_txn::CommitGate = Arc::new(move || {
+                router.ready_to_commit().map_err(|e| match e {
+                    rowtree_kv::Error::Replication(message) => {
+                        rowtree_txn::Error::Unavailable(message)
+                    }
+                    other => rowtree_txn::Error::Storage(other.to_string()),
+                })
+            });
+            gate
+        });
+        let pipeline = CommitPipeline::gated(
             TimestampOracle::resume(options.clock.clone(), last_ts),
             CommitOptions::default(),
+            gate,
             move |groups: Vec<CommitWrites>| write_group(&flush_router, groups),
         )?;
         let stop = Arc::new(AtomicBool::new(false));

@@ -41,6 +41,12 @@ pub enum Error {
     /// The transaction has already committed or rolled back.
     #[error("{message}")]
     TransactionClosed { message: String },
+    /// This node cannot serve the request now: in a cluster, it does not
+    /// hold the lease of the split the request needs, or the split's group
+    /// has no majority within reach. Retrying (on this node later, or on
+    /// the node the message names) may succeed.
+    #[error("unavailable: {message}")]
+    Unavailable { message: String },
     /// Storage failed (the database stops accepting writes after a failed
     /// write or fsync, until it is reopened) or an invariant broke. Not the
     /// client's fault.
@@ -80,6 +86,7 @@ impl Error {
             Error::Aborted { .. } => Code::Aborted,
             Error::DeadlineExceeded { .. } => Code::DeadlineExceeded,
             Error::ResourceExhausted { .. } => Code::ResourceExhausted,
+            Error::Unavailable { .. } => Code::Unavailable,
             Error::Internal { .. } => Code::Internal,
             Error::DataLoss { .. } => Code::DataLoss,
             Error::UnsupportedFormat { .. } => Code::FailedPrecondition,
@@ -130,6 +137,7 @@ impl From<rowtree_kv::Error> for Error {
     fn from(e: rowtree_kv::Error) -> Error {
         match e {
             rowtree_kv::Error::Storage(e) => e.into(),
+            rowtree_kv::Error::Replication(message) => Error::Unavailable { message },
             other => Error::internal(format!("kv: {other}")),
         }
     }
@@ -155,6 +163,7 @@ impl From<rowtree_txn::Error> for Error {
                 // The commit's flush failed; the message is the storage
                 // error's own (a stopped engine says to reopen).
                 rowtree_txn::Error::Storage(message) => Error::internal(message),
+                rowtree_txn::Error::Unavailable(message) => Error::Unavailable { message },
                 other => Error::internal(other.to_string()),
             }
         }

@@ -162,6 +162,8 @@ impl ReadWriteTransaction {
     /// conflict) ends the transaction and releases its locks at once.
     fn guarded<T>(&mut self, f: impl FnOnce(&mut Self) -> Result<T>) -> Result<T> {
         self.check_open()?;
+        // In a cluster, only the leaseholder reads the latest rows.
+        self.db.inner.router.check_read(None)?;
         let result = f(self);
         if matches!(result, Err(Error::Aborted { .. })) {
             self.abort();
@@ -598,6 +600,9 @@ impl ReadOnlyTransaction {
             TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),
             TimestampBound::ReadTimestamp(t) => t,
         };
+        // In a cluster, only a node entitled to serve the timestamp (the
+        // leaseholder) reads it; alone, always this one.
+        inner.router.check_read(Some(ts))?;
         let oldest = db.oldest_readable_timestamp();
         if ts < oldest && ts < visible {
             return Err(Error::FailedPrecondition {

@@ -70,4 +70,19 @@ pub trait Replication: Send + Sync + 'static {
     /// later leader. Blocks the calling thread; never called from an
     /// asynchronous task.
     fn replicate(&self, group: CommitGroup) -> Result<()>;
+
+    /// Called by whoever commits a group, before the group's commit
+    /// timestamps are issued: makes sure this node may assign timestamps
+    /// now (a cluster node takes or extends the split's lease here, so
+    /// that they fall inside it), or says why it may not. May block; never
+    /// called from an asynchronous task.
+    fn ready_to_commit(&self) -> Result<()>;
+
+    /// Whether this node may serve a read at timestamp `ts` (`None`: at
+    /// the latest, under locks, as a read-write transaction reads) from
+    /// the router's engine now: what it applied must include every commit
+    /// at or below the timestamp. `Err` says why not (another node serves
+    /// the split). May block to take or extend what entitles the node to
+    /// serve (a lease); never called from an asynchronous task.
+    fn check_read(&self, ts: Option<u64>) -> Result<()>;
 }

@@ -408,6 +408,26 @@ impl Router {
         self.write(batch, Durability::Sync)
     }
 
+    /// Whether this node may assign commit timestamps now: always, alone;
+    /// with a [`Replication`], as it says
+    /// ([`Replication::ready_to_commit`]).
+    pub fn ready_to_commit(&self) -> Result<()> {
+        match &self.replication {
+            None => Ok(()),
+            Some(replication) => replication.ready_to_commit(),
+        }
+    }
+
+    /// Whether this node may serve a read at `ts` (`None`: the latest, in
+    /// a read-write transaction): always, alone; with a [`Replication`],
+    /// as it says ([`Replication::check_read`]).
+    pub fn check_read(&self, ts: Option<u64>) -> Result<()> {
+        match &self.replication {
+            None => Ok(()),
+            Some(replication) => replication.check_read(ts),
+        }
+    }
+
     /// Makes every write made so far durable (one engine sync): for a
     /// caller that wrote with buffered durability and must now know it is
     /// on disk, as a cluster replica does before its log is purged.

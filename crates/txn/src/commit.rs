@@ -21,7 +21,9 @@
 //!
 //! One background thread owns the order of commits. For each group it:
 //!
-//! 1. takes everything queued (up to [`CommitOptions::max_group_size`]);
+//! 1. takes everything queued (up to [`CommitOptions::max_group_size`]), and runs the
+//!    pipeline's gate if it has one ([`CommitPipeline::gated`]: a cluster node makes sure it
+//!    holds the split's lease there); a failing gate fails the whole group;
 //! 2. assigns each request the next commit timestamp, in queue order, from the
 //!    [`TimestampOracle`];
 //! 3. calls each request's builder with its timestamp to get the write set (this is where
@@ -29,7 +31,8 @@
 //!    its own request;
 //! 4. calls the flush function once with every write set of the group (one fsync);
 //! 5. publishes [`CommitPipeline::visible_ts`] = the group's last timestamp, then answers each
-//!    committer with its timestamp (or, if the flush failed, with [`Error::Storage`]).
+//!    committer with its timestamp (or, if the flush failed, with the flush's error:
+//!    [`Error::Storage`], or [`Error::Unavailable`] from a cluster's replicated log).
 //!
 //! # A waiting committer may lead
 //!
@@ -87,7 +90,11 @@ thread_local! {
 }
 
 /// The flush function: writes a group's write sets durably (one fsync).
-type FlushFn<W> = Box<dyn FnMut(Vec<W>) -> std::result::Result<(), String> + Send>;
+type FlushFn<W> = Box<dyn FnMut(Vec<W>) -> Result<()> + Send>;
+
+/// A check run by whoever commits a group, before the group's timestamps are issued (see
+/// [`CommitPipeline::gated`]); an error fails every request of the group with it.
+pub type CommitGate = Arc<dyn Fn() -> Result<()> + Send + Sync>;
 
 /// One transaction's request to commit.
 pub struct CommitRequest<W> {
@@ -173,6 +180,8 @@ struct Shared<W> {
     options: CommitOptions,
     /// The flush function, called by whoever commits a group (only one at a time: `busy`).
     flush: Mutex<FlushFn<W>>,
+    /// Run before a group's timestamps are issued.
+    gate: Option<CommitGate>,
 }
 
 /// Commits write sets of type `W` durably, in timestamp order, sharing one flush per group.
@@ -193,7 +202,23 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// Fails with [`Error::Internal`] if the thread cannot be spawned.
     pub fn new<F>(oracle: TimestampOracle, options: CommitOptions, flush: F) -> Result<Self>
     where
-        F: FnMut(Vec<W>) -> std::result::Result<(), String> + Send + 'static,
+        F: FnMut(Vec<W>) -> Result<()> + Send + 'static,
+    {
+        Self::gated(oracle, options, None, flush)
+    }
+
+    /// [`CommitPipeline::new`], with `gate` run by whoever commits a group before the group's
+    /// timestamps are issued (on a thread, never in a task, so it may block): a cluster node
+    /// takes or extends its lease there, so that the timestamps fall inside it. A gate that
+    /// fails fails every request of the group with its error; nothing is written.
+    pub fn gated<F>(
+        oracle: TimestampOracle,
+        options: CommitOptions,
+        gate: Option<CommitGate>,
+        flush: F,
+    ) -> Result<Self>
+    where
+        F: FnMut(Vec<W>) -> Result<()> + Send + 'static,
     {
         let flush: FlushFn<W> = Box::new(flush);
         let shared = Arc::new(Shared {
@@ -216,6 +241,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
                 max_group_size: options.max_group_size.max(1),
             },
             flush: Mutex::new(flush),
+            gate,
         });
         let thread_shared = shared.clone();
         let thread = std::thread::Builder::new()
@@ -233,7 +259,8 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// request is committed on this thread.
     ///
     /// Errors: whatever the request's builder returned (nothing was written);
-    /// [`Error::Storage`] if the group's flush failed; [`Error::Shutdown`] if the pipeline
+    /// the flush's error ([`Error::Storage`], [`Error::Unavailable`]) or the gate's if the
+    /// group failed; [`Error::Shutdown`] if the pipeline
     /// was shut down before the request was queued.
     pub fn commit(&self, request: CommitRequest<W>) -> Result<u64> {
         self.wait(self.submit_to_lead(request))
@@ -311,7 +338,10 @@ impl<W: Send + 'static> CommitPipeline<W> {
             reply.send(Err(Error::Shutdown));
             return (ticket, false);
         }
-        if build.is_none() && queue.pending.is_empty() && !queue.busy {
+        // (A gated pipeline has no fast path: the gate may block, and only whoever commits
+        // a group runs it.)
+        if build.is_none() && self.shared.gate.is_none() && queue.pending.is_empty() && !queue.busy
+        {
             let ts = self.shared.oracle.next();
             publish(&self.shared, ts);
             drop(queue);
@@ -329,7 +359,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// that starts afterwards is ordered after it. A transaction that wrote nothing commits
     /// so.
     ///
-    /// With no commit queued or in flight the ticket is answered at once (a fresh
+    /// With no commit queued or in flight, and no gate, the ticket is answered at once (a fresh
     /// timestamp, published on the spot, as [`wait_visible`](Self::wait_visible)'s fast path
     /// does); otherwise the empty commit joins the queue, takes the next timestamp in order,
     /// and is answered with its group, without adding anything to the group's flush. Reusing
@@ -556,6 +586,16 @@ fn run_group<W>(shared: &Shared<W>, group: Vec<Pending<W>>) {
 fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pending<W>>) {
     let answered = group.len() as u64;
     let _in_flight = InFlight { shared, answered };
+    if let Some(gate) = &shared.gate {
+        let passed = catch_unwind(AssertUnwindSafe(|| gate()))
+            .unwrap_or_else(|_| Err(Error::Internal("the commit gate panicked".into())));
+        if let Err(e) = passed {
+            for Pending { reply, .. } in group {
+                reply.send(Err(e.clone()));
+            }
+            return;
+        }
+    }
     let mut writes = Vec::with_capacity(group.len());
     let mut waiting = Vec::with_capacity(group.len());
     let mut last_ts = 0;
@@ -590,7 +630,7 @@ fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pendin
     shared.flushes.fetch_add(1, Ordering::Relaxed);
     let written = writes.len() as u64;
     let flushed = catch_unwind(AssertUnwindSafe(|| flush(writes)))
-        .unwrap_or_else(|_| Err("the flush function panicked".into()));
+        .unwrap_or_else(|_| Err(Error::Storage("the flush function panicked".into())));
     match flushed {
         Ok(()) => {
             shared.commits.fetch_add(written, Ordering::Relaxed);
@@ -602,9 +642,9 @@ fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pendin
                 reply.send(Ok(ts));
             }
         }
-        Err(message) => {
+        Err(e) => {
             for (_, reply) in waiting {
-                reply.send(Err(Error::Storage(message.clone())));
+                reply.send(Err(e.clone()));
             }
         }
     }

@@ -24,6 +24,13 @@ pub enum Error {
     /// unless the flush function is all-or-nothing.
     #[error("storage error: {0}")]
     Storage(String),
+    /// The commit could not be made durable here now: in a cluster, this node may not
+    /// assign commit timestamps for the split (another node holds its lease), or the split's
+    /// group could not reach a majority. Refused before timestamps were issued, nothing was
+    /// written; refused by the flush, the outcome is unknown (a later leader may still commit
+    /// it).
+    #[error("unavailable: {0}")]
+    Unavailable(String),
     /// The commit pipeline has shut down; nothing was committed.
     #[error("commit pipeline is shut down")]
     Shutdown,

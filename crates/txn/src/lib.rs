@@ -16,7 +16,7 @@ pub mod lock;
 pub mod ticket;
 pub mod timestamp;
 
-pub use commit::{CommitOptions, CommitPipeline, CommitRequest, CommitStats};
+pub use commit::{CommitGate, CommitOptions, CommitPipeline, CommitRequest, CommitStats};
 pub use error::{Error, Result};
 pub use lock::{
     KeyRange, LockManager, LockMode, LockStats, LockTarget, TxnHandle, TxnId, TxnState,

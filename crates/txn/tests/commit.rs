@@ -183,7 +183,7 @@ fn a_failed_flush_fails_the_whole_group_only() {
     let fail_flag = fail.clone();
     let pipeline = CommitPipeline::new(system_oracle(), CommitOptions::default(), move |_| {
         if fail_flag.load(Ordering::SeqCst) {
-            Err("disk full".to_string())
+            Err(Error::Storage("disk full".into()))
         } else {
             Ok(())
         }
@@ -347,7 +347,10 @@ fn strong_reads_take_the_visible_timestamp_while_a_flush_is_in_flight() {
     let gate = Mutex::new(gate);
     let pipeline = Arc::new(
         CommitPipeline::new(oracle, CommitOptions::default(), move |_: Vec<Write>| {
-            gate.lock().unwrap().recv().map_err(|e| e.to_string())
+            gate.lock()
+                .unwrap()
+                .recv()
+                .map_err(|e| Error::Storage(e.to_string()))
         })
         .unwrap(),
     );
@@ -502,7 +505,10 @@ fn an_empty_commit_takes_a_fresh_timestamp_and_is_visible_when_acknowledged() {
             TimestampOracle::new(clock.clone()),
             CommitOptions::default(),
             move |group: Vec<Write>| {
-                gate.lock().unwrap().recv().map_err(|e| e.to_string())?;
+                gate.lock()
+                    .unwrap()
+                    .recv()
+                    .map_err(|e| Error::Storage(e.to_string()))?;
                 sink.lock().unwrap().push(group);
                 Ok(())
             },
@@ -585,4 +591,71 @@ fn an_idle_pipeline_commits_on_the_waiting_thread() {
     assert_eq!(threads.len(), 6);
     assert!(threads[..5].iter().all(|t| *t == me), "{threads:?}");
     assert_ne!(threads[5], me);
+}
+
+#[test]
+fn a_gate_that_refuses_fails_the_group_before_timestamps_are_issued() {
+    let refuse = Arc::new(AtomicBool::new(true));
+    let flushes = Arc::new(AtomicUsize::new(0));
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let gate: rowtree_txn::CommitGate = {
+        let refuse = refuse.clone();
+        Arc::new(move || {
+            if refuse.load(Ordering::SeqCst) {
+                Err(Error::Unavailable("another node holds the lease".into()))
+            } else {
+                Ok(())
+            }
+        })
+    };
+    let counted = flushes.clone();
+    let pipeline = CommitPipeline::gated(
+        TimestampOracle::new(clock.clone()),
+        CommitOptions::default(),
+        Some(gate),
+        move |_: Vec<Write>| {
+            counted.fetch_add(1, Ordering::SeqCst);
+            Ok(())
+        },
+    )
+    .unwrap();
+    let before = pipeline.visible_ts();
+    assert_eq!(
+        pipeline.commit(write("x")),
+        Err(Error::Unavailable("another node holds the lease".into()))
+    );
+    assert_eq!(
+        pipeline.wait(pipeline.submit_empty()),
+        Err(Error::Unavailable("another node holds the lease".into())),
+        "an empty commit passes the gate too"
+    );
+    assert_eq!(flushes.load(Ordering::SeqCst), 0, "nothing was flushed");
+    assert_eq!(pipeline.visible_ts(), before, "nothing became visible");
+
+    refuse.store(false, Ordering::SeqCst);
+    // No timestamp was used up by the refused group: the clock has not
+    // moved, and the first one issued is the clock's.
+    assert_eq!(pipeline.commit(write("y")), Ok(1_000_000));
+    assert_eq!(flushes.load(Ordering::SeqCst), 1);
+}
+
+#[test]
+fn commits_applied_elsewhere_become_visible_and_later_timestamps_exceed_them() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let pipeline = CommitPipeline::new(
+        TimestampOracle::new(clock.clone()),
+        CommitOptions::default(),
+        |_: Vec<Write>| Ok(()),
+    )
+    .unwrap();
+    let first = pipeline.commit(write("here")).unwrap();
+    // A replica applied commits up to 9 ms made by another node, whose
+    // clock runs ahead of this one.
+    pipeline.observe_applied(9_000_000);
+    assert_eq!(pipeline.visible_ts(), 9_000_000);
+    let next = pipeline.commit(write("after")).unwrap();
+    assert!(next > 9_000_000 && next > first, "{next}");
+    // An older observation changes nothing.
+    pipeline.observe_applied(2_000_000);
+    assert!(pipeline.visible_ts() >= next);
 }

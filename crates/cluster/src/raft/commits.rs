@@ -18,38 +18,78 @@
 //! cluster is one group over the whole key space, and every commit is a
 //! single-group commit.
 //!
+//! **Leases and commit wait** (design §5). A node commits and serves reads
+//! only under the split's lease ([`crate::lease`]), which it takes and
+//! extends here through the group's log as it needs it. Before the
+//! database's commit pipeline issues a group's timestamps it asks
+//! ([`Replication::ready_to_commit`], the pipeline's gate) for a lease that
+//! has started on the node's clock and has more than half its length left,
+//! taking or extending one if needed, so the timestamps fall inside it;
+//! the group is checked against the lease again before it is proposed (a
+//! group outside it fails, and the client retries with fresh timestamps).
+//! After the entry is applied, the
+//! commit is acknowledged only once the node's clock reads at least its
+//! newest timestamp plus ε (commit wait): then every node's clock is past
+//! it, and a transaction that starts anywhere afterwards takes a later
+//! timestamp. A read is served ([`Replication::check_read`]) only while
+//! the node holds a started lease whose expiry is above the read's
+//! timestamp. A node that takes over waits until the old lease's expiry
+//! plus ε, so a deposed leader that has not heard of its successor
+//! stops serving before the successor starts.
+//!
 //! Only the group's leader can propose. On another node, or when the
-//! leader cannot reach a majority within the timeout, the commit fails with
-//! [`rowtree_kv::Error::Replication`] saying why; such a failure does not
-//! say the entry is lost, only that this node cannot acknowledge it (a
-//! later leader may still commit it). Leases and commit wait do not yet
-//! gate these commits: a deposed leader that has not heard of its
-//! successor fails its proposals rather than acknowledging them, because
-//! Raft commits nothing without a majority, but it could still serve a
-//! stale read. Reads at a leaseholder are the next step.
+//! leader cannot reach a majority within the timeout, the commit or read
+//! fails with [`rowtree_kv::Error::Replication`] saying why (the database
+//! reports it as UNAVAILABLE); a failed commit is not said to be lost,
+//! only not acknowledged here (a later leader may still commit it).
 
+use std::future::Future;
 use std::sync::{mpsc, OnceLock};
 use std::time::Duration;
 
 use openraft::error::{ClientWriteError, RaftError};
-use rowtree_kv::{CommitGroup, Replication};
+use parking_lot::Mutex;
+use rowtree_kv::{CommitGroup, Replication, SplitId};
+use rowtree_txn::Clock;
 
 use crate::command::Command;
-use crate::raft::{GroupRaft, TypeConfig};
+use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView};
+use crate::raft::{renew_lease, GroupRaft, TypeConfig};
 use crate::replica::{hex, Descriptor};
 
 /// How long a proposal may wait for a majority by default.
 pub const DEFAULT_PROPOSAL_TIMEOUT: Duration = Duration::from_secs(10);
 
-/// Commits proposed to one split group (see the module docs).
+/// Leases of 2 s, clocks within 10 ms of each other (design §5).
+pub const DEFAULT_LEASE_RULES: LeaseRules = LeaseRules {
+    duration: Duration::from_secs(2),
+    max_offset: Duration::from_millis(10),
+};
+
+/// The group this node runs, once started.
+struct Started {
+    raft: GroupRaft,
+    /// The split's current lease, as this node's replica applied it.
+    view: LeaseView,
+}
+
+/// Commits proposed to one split group, under the split's lease (see the
+/// module docs).
 pub struct GroupCommits {
+    node: u64,
     /// The group's split, as this node knows it.
     descriptor: Descriptor,
     /// The group's instance on this node, once started (the database that
     /// uses this is opened first: its replica needs the database's router).
-    raft: OnceLock<GroupRaft>,
+    started: OnceLock<Started>,
+    /// The lease this process took; renewals are made one at a time, by
+    /// whoever holds the lock.
+    keeper: Mutex<LeaseKeeper>,
+    rules: LeaseRules,
+    /// The node's clock, which leases and commit timestamps are read on.
+    clock: std::sync::Arc<dyn Clock>,
     /// The runtime the group runs on; proposals are made there and waited
-    /// for on the committing thread.
+    /// for on the calling thread.
     runtime: tokio::runtime::Handle,
     timeout: Duration,
 }
@@ -57,34 +97,177 @@ pub struct GroupCommits {
 impl std::fmt::Debug for GroupCommits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCommits")
+            .field("node", &self.node)
             .field("descriptor", &self.descriptor)
-            .field("started", &self.raft.get().is_some())
+            .field("started", &self.started.get().is_some())
+            .field("rules", &self.rules)
             .field("timeout", &self.timeout)
             .finish()
     }
 }
 
 impl GroupCommits {
-    /// Commits for the group of `descriptor`'s split, proposed on
-    /// `runtime`, each waiting at most `timeout` for a majority. Commits
-    /// fail until [`GroupCommits::start`] is given the group.
+    /// Commits of node `node` for the group of `descriptor`'s split, under
+    /// leases by `rules` read on `clock` (the node's, as the database's
+    /// timestamps are), proposed on `runtime`, each waiting at most
+    /// `timeout` for a majority. Commits fail until [`GroupCommits::start`]
+    /// is given the group.
     pub fn new(
+        node: u64,
         descriptor: Descriptor,
+        rules: LeaseRules,
+        clock: std::sync::Arc<dyn Clock>,
         runtime: tokio::runtime::Handle,
         timeout: Duration,
     ) -> GroupCommits {
         GroupCommits {
+            node,
             descriptor,
-            raft: OnceLock::new(),
+            started: OnceLock::new(),
+            keeper: Mutex::new(LeaseKeeper::new(node, rules)),
+            rules,
+            clock,
             runtime,
             timeout,
         }
     }
 
-    /// Proposes to `raft` from now on. A second call is refused: a database
-    /// commits through one group instance for its life.
-    pub fn start(&self, raft: GroupRaft) -> Result<(), GroupRaft> {
-        self.raft.set(raft)
+    /// Proposes to `raft` from now on, reading the split's lease from
+    /// `view` (the replica's, [`crate::Replica::lease_view`]). A second
+    /// call is refused: a database commits through one group instance for
+    /// its life.
+    pub fn start(&self, raft: GroupRaft, view: LeaseView) -> Result<(), GroupRaft> {
+        self.started
+            .set(Started { raft, view })
+            .map_err(|started| started.raft)
+    }
+
+    /// The lease this node serves under now, if any.
+    pub fn serving(&self) -> Option<Lease> {
+        let started = self.started.get()?;
+        self.keeper
+            .lock()
+            .serving(started.view.get(), self.clock.now_nanos())
+    }
+
+    fn split(&self) -> SplitId {
+        self.descriptor.split
+    }
+
+    fn group(&self) -> Result<&Started, String> {
+        self.started
+            .get()
+            .ok_or_else(|| format!("{}'s group is not started", self.split()))
+    }
+
+    /// Runs `future` on the group's runtime and waits for it on this
+    /// thread, at most the proposal timeout.
+    fn block_on<F>(&self, future: F) -> Result<F::Output, String>
+    where
+        F: Future + Send + 'static,
+        F::Output: Send + 'static,
+    {
+        let timeout = self.timeout;
+        let (answer, answered) = mpsc::sync_channel(1);
+        self.runtime.spawn(async move {
+            let result = tokio::time::timeout(timeout, future).await;
+            // The caller may have gone; what was proposed is the log's.
+            let _ = answer.send(result);
+        });
+        match answered.recv() {
+            Ok(Ok(output)) => Ok(output),
+            Ok(Err(_)) => Err(format!(
+                "{}'s group did not answer within {timeout:?} (no majority reachable?); \
+                 what was proposed may still commit",
+                self.split()
+            )),
+            Err(_) => Err("the runtime stopped before the proposal was answered".into()),
+        }
+    }
+
+    /// The lease to serve under at a timestamp up to `ts` (`None`: now):
+    /// the held lease if it has started, has more than half its length
+    /// left and ends after `ts`; else a new or extended one, proposed
+    /// through the group and waited for until it starts. Errors say why
+    /// the node cannot serve (it does not lead, no majority, no lease in
+    /// time).
+    fn lease(&self, ts: Option<u64>) -> Result<Lease, String> {
+        let started = self.group()?;
+        let deadline = std::time::Instant::now() + self.timeout;
+        let mut keeper = self.keeper.lock();
+        loop {
+            let now = self.clock.now_nanos();
+            let current = started.view.get();
+            if let Some(lease) = keeper.serving(current, now) {
+                let fresh = lease.expiry.saturating_sub(now)
+                    > u64::try_from(self.rules.duration.as_nanos() / 2).unwrap_or(u64::MAX);
+                match ts {
+                    Some(ts) if ts >= lease.expiry && fresh => {
+                        return Err(format!(
+                            "the timestamp {ts} is past this node's lease on {} ({lease}), \
+                             which has more than half its length left",
+                            self.split()
+                        ));
+                    }
+                    _ if fresh => return Ok(lease),
+                    _ => {}
+                }
+            }
+            if let Some(held) = keeper
+                .held()
+                .filter(|h| current == Some(*h) && now < h.start)
+            {
+                // Taken, not started: wait for the clock to reach it.
+                let wait = Duration::from_nanos(held.start - now);
+                if std::time::Instant::now() + wait > deadline {
+                    return Err(format!(
+                        "this node's lease on {} starts in {wait:?}, after the request's \
+                         {:?} (clock offsets above the maximum?)",
+                        self.split(),
+                        self.timeout
+                    ));
+                }
+                std::thread::sleep(wait);
+                continue;
+            }
+            let (raft, view) = (started.raft.clone(), started.view.clone());
+            let mut renewing = keeper.clone();
+            let renewed = self.block_on(async move {
+                let result = renew_lease(&raft, &mut renewing, &view, now).await;
+                (result, renewing)
+            })?;
+            let (result, renewing) = renewed;
+            *keeper = renewing;
+            match result {
+                Ok(Some(_)) => {}
+                Ok(None) => {
+                    // Another proposal won the race in the log; look again.
+                    std::thread::sleep(Duration::from_millis(1));
+                }
+                Err(e) if leaderless(&e) && std::time::Instant::now() < deadline => {
+                    // An election is on: wait for its outcome.
+                    std::thread::sleep(Duration::from_millis(20));
+                }
+                Err(e) => {
+                    // Still serving under the lease held, if it covers the
+                    // timestamp; else the node cannot serve.
+                    let now = self.clock.now_nanos();
+                    if let Some(lease) = keeper.serving(started.view.get(), now) {
+                        if ts.is_none_or(|ts| ts < lease.expiry) {
+                            return Ok(lease);
+                        }
+                    }
+                    return Err(lease_refusal(self.split(), e));
+                }
+            }
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "this node could not take the lease on {} within {:?}",
+                    self.split(),
+                    self.timeout
+                ));
+            }
+        }
     }
 
     /// The checks the replicas make on an entry's keys, made before
@@ -110,49 +293,71 @@ impl GroupCommits {
         }
         Ok(())
     }
-}
 
-impl Replication for GroupCommits {
-    fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
-        let failed = rowtree_kv::Error::Replication;
-        self.check(&group).map_err(failed)?;
-        let raft = self
-            .raft
-            .get()
-            .ok_or_else(|| failed(format!("{}'s group is not started", self.descriptor.split)))?
-            .clone();
+    fn replicate_group(&self, group: CommitGroup) -> Result<(), String> {
+        self.check(&group)?;
+        let oldest = group.commits.iter().map(|c| c.ts).min();
+        let newest = group.newest_ts();
+        let lease = self.lease(newest)?;
+        if let (Some(oldest), Some(newest)) = (oldest, newest) {
+            // A holder assigns timestamps only inside its lease.
+            if oldest < lease.start || newest >= lease.expiry {
+                return Err(format!(
+                    "the commit timestamps [{oldest}, {newest}] are not inside this node's \
+                     lease on {} ([{}, {})): retry",
+                    self.split(),
+                    lease.start,
+                    lease.expiry
+                ));
+            }
+        }
+        let raft = self.group()?.raft.clone();
         let command = Command::Write {
             commits: group.commits,
             closed_ts: None,
             meta: group.meta,
         };
-        let timeout = self.timeout;
-        let (answer, answered) = mpsc::sync_channel(1);
-        self.runtime.spawn(async move {
-            let result = tokio::time::timeout(timeout, raft.client_write(command)).await;
-            // The committer may have gone; the entry's fate is the log's.
-            let _ = answer.send(result);
-        });
-        match answered.recv() {
-            Ok(Ok(Ok(_))) => Ok(()),
-            Ok(Ok(Err(e))) => Err(failed(refusal(self.descriptor.split, e))),
-            Ok(Err(_)) => Err(failed(format!(
-                "{}'s group did not commit the entry within {timeout:?} (no majority \
-                 reachable?); it may still commit",
-                self.descriptor.split
-            ))),
-            Err(_) => Err(failed(
-                "the runtime stopped before the proposal was answered".into(),
-            )),
+        self.block_on(async move { raft.client_write(command).await })?
+            .map_err(|e| refusal(self.split(), e))?;
+        // Commit wait: acknowledge only once every clock is past the
+        // newest timestamp.
+        if let Some(newest) = newest {
+            let until = newest.saturating_add(
+                u64::try_from(self.rules.max_offset.as_nanos()).unwrap_or(u64::MAX),
+            );
+            loop {
+                let now = self.clock.now_nanos();
+                if now >= until {
+                    break;
+                }
+                std::thread::sleep(Duration::from_nanos(until - now));
+            }
         }
+        Ok(())
+    }
+}
+
+impl Replication for GroupCommits {
+    fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
+        self.replicate_group(group)
+            .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
+        self.lease(None)
+            .map(|_| ())
+            .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn check_read(&self, ts: Option<u64>) -> rowtree_kv::Result<()> {
+        self.lease(ts)
+            .map(|_| ())
+            .map_err(rowtree_kv::Error::Replication)
     }
 }
 
 /// Why openraft did not take a proposal, in words.
-fn refusal(
-    split: rowtree_kv::SplitId,
-    e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>,
-) -> String {
+fn refusal(split: SplitId, e: RaftError<TypeConfig, ClientWriteError<TypeConfig>>) -> String {
     match e {
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) => match f.leader_id {
             Some(leader) => format!("this node does not lead {split}'s group; node {leader} does"),
@@ -160,4 +365,18 @@ fn refusal(
         },
         other => format!("{split}'s group refused the entry: {other}"),
     }
+}
+
+/// Whether a lease proposal failed because the group has no leader at the
+/// moment (an election is on), rather than because another node leads.
+fn leaderless(e: &crate::raft::LeaseProposalError) -> bool {
+    matches!(
+        &e.0,
+        RaftError::APIError(ClientWriteError::ForwardToLeader(f)) if f.leader_id.is_none()
+    )
+}
+
+/// Why a lease could not be proposed, in words.
+fn lease_refusal(split: SplitId, e: crate::raft::LeaseProposalError) -> String {
+    refusal(split, e.0)
 }
