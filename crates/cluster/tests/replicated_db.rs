@@ -344,13 +344,25 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
         "a read on a follower is refused too: {refused}"
     );
 
+    // A last schema change on the first leader, which neither follower's
+    // database reloads.
+    nodes[&first]
+        .db
+        .apply_ddl(&["ALTER TABLE Accounts ADD COLUMN Note STRING(MAX)"])
+        .unwrap();
+
     // The leader's group stops (its database stays, as on a node cut off
     // from the others); a survivor leads, reloads the schema the log
     // carried, serves every acknowledged row and commits more.
     let deposed = halt(&rt, nodes.remove(&first).unwrap());
     let second = leader(&rt, &nodes, Some(first));
     let db = &nodes[&second].db;
-    db.reload_schema().unwrap();
+    // Its database has not seen the first leader's last schema change; a
+    // schema change here is checked against the schema the log carries
+    // (the column exists), not the one it has in memory.
+    db.apply_ddl(&["CREATE INDEX AccountsByNote ON Accounts(Note)"])
+        .unwrap();
+    assert!(db.catalog().index("AccountsByNote").is_some());
     assert_eq!(ids(db), (0..50).collect::<Vec<_>>());
     // Its first commit waits for its lease, which starts after the old
     // one's expiry plus ε.

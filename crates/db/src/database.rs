@@ -623,16 +623,23 @@ impl Database {
     pub fn reload_schema(&self) -> Result<bool> {
         let changed = {
             let _serial = self.inner.ddl_lock.lock();
-            let loaded = load_catalog(&self.inner.router, self.inner.dialect)?;
-            let mut catalog = self.inner.catalog.write();
-            let changed = loaded.ddl() != catalog.ddl();
-            if changed {
-                *catalog = Arc::new(loaded);
-            }
-            changed
+            self.reload_catalog()?
         };
         if changed {
             self.refresh_split_points();
+        }
+        Ok(changed)
+    }
+
+    /// [`Database::reload_schema`]'s reload, for a caller holding the DDL
+    /// lock (which then refreshes the split points itself, as every schema
+    /// change does).
+    pub(crate) fn reload_catalog(&self) -> Result<bool> {
+        let loaded = load_catalog(&self.inner.router, self.inner.dialect)?;
+        let mut catalog = self.inner.catalog.write();
+        let changed = loaded.ddl() != catalog.ddl();
+        if changed {
+            *catalog = Arc::new(loaded);
         }
         Ok(changed)
     }

@@ -155,6 +155,7 @@ impl Database {
         protos: Option<&[u8]>,
     ) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
+        self.catch_up_schema()?;
         let mut protos = decode_protos(protos)?;
         for (i, text) in statements.iter().enumerate() {
             protos = self
@@ -166,6 +167,31 @@ impl Database {
                 })?;
         }
         Ok(statements.len())
+    }
+
+    /// In a cluster, where another node may have changed the schema: makes
+    /// sure this node may commit now (it holds the split's lease, so it has
+    /// applied every earlier entry, schema changes included) and reloads
+    /// the schema from the DDL log, so that statements are checked against
+    /// the schema they will follow. Alone, nothing to do. Called with the
+    /// DDL lock held.
+    fn catch_up_schema(&self) -> std::result::Result<(), DdlError> {
+        if !self.inner.router.replicated() {
+            return Ok(());
+        }
+        let failed = |error: Error| DdlError {
+            statement: 0,
+            offset: None,
+            error,
+        };
+        self.inner
+            .router
+            .ready_to_commit()
+            .map_err(|e| failed(e.into()))?;
+        if self.reload_catalog().map_err(failed)? {
+            self.refresh_split_points();
+        }
+        Ok(())
     }
 
     /// Validates every statement first and applies them only if all are
@@ -198,6 +224,7 @@ impl Database {
         protos: Option<&[u8]>,
     ) -> std::result::Result<usize, DdlError> {
         let _serial = self.inner.ddl_lock.lock();
+        self.catch_up_schema()?;
         let mut protos = decode_protos(protos)?;
         let mut catalog = (*self.catalog()).clone();
         if let Some(p) = &protos {
