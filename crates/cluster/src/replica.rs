@@ -617,10 +617,7 @@ impl Replica {
     /// whole key space holds the database's metadata, and no key may fall
     /// among the replicas' own states.
     fn check_meta(&self, id: LogId, meta: &[crate::command::Write]) -> Result<()> {
-        let Some((key, _)) = meta.first() else {
-            return Ok(());
-        };
-        let refuse = |why: &str| Error::Replica {
+        let refuse = |key: &[u8], why: &str| Error::Replica {
             split: self.descriptor.split,
             message: format!(
                 "entry {} writes the metadata key {}: {why}",
@@ -628,20 +625,14 @@ impl Replica {
                 hex(key)
             ),
         };
-        if !self.descriptor.is_whole() {
+        if let Some((key, _)) = meta.first().filter(|_| !self.descriptor.is_whole()) {
             return Err(refuse(
+                key,
                 "only the group of a whole key space carries metadata, and this split is not one",
             ));
         }
         if let Some((key, _)) = meta.iter().find(|(k, _)| is_replica_key(k)) {
-            return Err(Error::Replica {
-                split: self.descriptor.split,
-                message: format!(
-                    "entry {} writes the metadata key {}, among the replicas' own states",
-                    id.index,
-                    hex(key)
-                ),
-            });
+            return Err(refuse(key, "it lies among the replicas' own states"));
         }
         Ok(())
     }

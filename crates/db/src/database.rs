@@ -90,10 +90,17 @@ fn write_group(router: &Router, groups: Vec<CommitWrites>) -> rowtree_txn::Resul
     group
         .meta
         .push((META_LAST_TS.to_vec(), Some(max_ts.to_be_bytes().to_vec())));
-    router.write_commits(group).map_err(|e| match e {
+    router.write_commits(group).map_err(commit_error)
+}
+
+/// A failure of the router's commit path as the commit pipeline reports it:
+/// a replicated log's refusal is `Unavailable`, anything else a storage
+/// failure.
+fn commit_error(e: rowtree_kv::Error) -> rowtree_txn::Error {
+    match e {
         rowtree_kv::Error::Replication(message) => rowtree_txn::Error::Unavailable(message),
         other => rowtree_txn::Error::Storage(other.to_string()),
-    })
+    }
 }
 
 /// The schema the DDL log behind `router` describes: every statement
@@ -495,14 +502,8 @@ impl Database {
         // may assign them (it holds the split's lease).
         let gate: Option<rowtree_txn::CommitGate> = router.replicated().then(|| {
             let router = router.clone();
-            let gate: rowtree_txn::CommitGate = Arc::new(move || {
-                router.ready_to_commit().map_err(|e| match e {
-                    rowtree_kv::Error::Replication(message) => {
-                        rowtree_txn::Error::Unavailable(message)
-                    }
-                    other => rowtree_txn::Error::Storage(other.to_string()),
-                })
-            });
+            let gate: rowtree_txn::CommitGate =
+                Arc::new(move || router.ready_to_commit().map_err(commit_error));
             gate
         });
         let pipeline = CommitPipeline::gated(

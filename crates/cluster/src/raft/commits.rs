@@ -53,18 +53,9 @@ use rowtree_kv::{CommitGroup, Replication, SplitId};
 use rowtree_txn::Clock;
 
 use crate::command::Command;
-use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView};
+use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView, Renewal};
 use crate::raft::{renew_lease, GroupRaft, TypeConfig};
 use crate::replica::{hex, Descriptor};
-
-/// How long a proposal may wait for a majority by default.
-pub const DEFAULT_PROPOSAL_TIMEOUT: Duration = Duration::from_secs(10);
-
-/// Leases of 2 s, clocks within 10 ms of each other (design §5).
-pub const DEFAULT_LEASE_RULES: LeaseRules = LeaseRules {
-    duration: Duration::from_secs(2),
-    max_offset: Duration::from_millis(10),
-};
 
 /// The group this node runs, once started.
 struct Started {
@@ -142,14 +133,6 @@ impl GroupCommits {
             .map_err(|started| started.raft)
     }
 
-    /// The lease this node serves under now, if any.
-    pub fn serving(&self) -> Option<Lease> {
-        let started = self.started.get()?;
-        self.keeper
-            .lock()
-            .serving(started.view.get(), self.clock.now_nanos())
-    }
-
     fn split(&self) -> SplitId {
         self.descriptor.split
     }
@@ -198,37 +181,36 @@ impl GroupCommits {
         loop {
             let now = self.clock.now_nanos();
             let current = started.view.get();
-            if let Some(lease) = keeper.serving(current, now) {
-                let fresh = lease.expiry.saturating_sub(now)
-                    > u64::try_from(self.rules.duration.as_nanos() / 2).unwrap_or(u64::MAX);
-                match ts {
-                    Some(ts) if ts >= lease.expiry && fresh => {
-                        return Err(format!(
-                            "the timestamp {ts} is past this node's lease on {} ({lease}), \
-                             which has more than half its length left",
-                            self.split()
-                        ));
+            // Keep: the held lease is valid with more than half its length
+            // left, or taken and not started yet.
+            if keeper.proposal(current, now) == Renewal::Keep {
+                match (keeper.serving(current, now), keeper.held()) {
+                    (Some(lease), _) => {
+                        return match ts {
+                            Some(ts) if ts >= lease.expiry => Err(format!(
+                                "the timestamp {ts} is past this node's lease on {} ({lease}), \
+                                 which has more than half its length left",
+                                self.split()
+                            )),
+                            _ => Ok(lease),
+                        };
                     }
-                    _ if fresh => return Ok(lease),
+                    (None, Some(held)) if now < held.start => {
+                        // Taken, not started: wait for the clock to reach it.
+                        let wait = Duration::from_nanos(held.start - now);
+                        if std::time::Instant::now() + wait > deadline {
+                            return Err(format!(
+                                "this node's lease on {} starts in {wait:?}, after the \
+                                 request's {:?} (clock offsets above the maximum?)",
+                                self.split(),
+                                self.timeout
+                            ));
+                        }
+                        std::thread::sleep(wait);
+                        continue;
+                    }
                     _ => {}
                 }
-            }
-            if let Some(held) = keeper
-                .held()
-                .filter(|h| current == Some(*h) && now < h.start)
-            {
-                // Taken, not started: wait for the clock to reach it.
-                let wait = Duration::from_nanos(held.start - now);
-                if std::time::Instant::now() + wait > deadline {
-                    return Err(format!(
-                        "this node's lease on {} starts in {wait:?}, after the request's \
-                         {:?} (clock offsets above the maximum?)",
-                        self.split(),
-                        self.timeout
-                    ));
-                }
-                std::thread::sleep(wait);
-                continue;
             }
             let (raft, view) = (started.raft.clone(), started.view.clone());
             let mut renewing = keeper.clone();
@@ -257,7 +239,7 @@ impl GroupCommits {
                             return Ok(lease);
                         }
                     }
-                    return Err(lease_refusal(self.split(), e));
+                    return Err(refusal(self.split(), e.0));
                 }
             }
             if std::time::Instant::now() > deadline {
@@ -374,9 +356,4 @@ fn leaderless(e: &crate::raft::LeaseProposalError) -> bool {
         &e.0,
         RaftError::APIError(ClientWriteError::ForwardToLeader(f)) if f.leader_id.is_none()
     )
-}
-
-/// Why a lease could not be proposed, in words.
-fn lease_refusal(split: SplitId, e: crate::raft::LeaseProposalError) -> String {
-    refusal(split, e.0)
 }
