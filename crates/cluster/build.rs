@@ -34,6 +34,13 @@ fn main() {
         ("status", "Status", "StatusRequest", "StatusReply"),
         ("remove", "Remove", "RemoveRequest", "RemoveReply"),
         ("clock", "Clock", "ClockRequest", "ClockReply"),
+        ("announce", "Announce", "AnnounceRequest", "AnnounceReply"),
+        (
+            "replace_registry",
+            "ReplaceRegistry",
+            "RegistryRequest",
+            "RegistryReply",
+        ),
     ] {
         node = node.method(
             Method::builder()

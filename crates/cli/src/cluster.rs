@@ -33,9 +33,11 @@ pub enum ClusterCommand {
     /// Ctrl-C (or SIGTERM) stops every node. Run it again on the same DIR
     /// to start the same cluster again, from its data.
     ///
-    /// A node serves no database yet: today a cluster forms, replicates its
-    /// membership (the placement group) and survives the loss of a minority
-    /// of its voters.
+    /// Each node serves Spanner's gRPC API on a port of its own (printed,
+    /// and in DIR/cluster.json): point a client at it with
+    /// SPANNER_EMULATOR_HOST. Each database is replicated on three nodes;
+    /// the node leading its group serves it, and the others answer
+    /// UNAVAILABLE naming that node.
     Up(UpArgs),
     /// Show the cluster's nodes as one node sees them: the placement
     /// group's leader and term, and per node its peer address, state
@@ -121,6 +123,10 @@ pub struct ClusterFile {
 pub struct NodeEntry {
     pub id: u64,
     pub peer_addr: String,
+    /// Where it serves Spanner's gRPC API (empty in a file written before
+    /// nodes served databases: a port is chosen on the next start).
+    #[serde(default)]
+    pub client_addr: String,
     pub data_dir: PathBuf,
     pub log: PathBuf,
     /// The process id of its last start.
@@ -131,6 +137,9 @@ pub struct NodeEntry {
 fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
+        // A node serves requests on these threads: the stack size Rowtree's
+        // recursion guard is tuned for.
+        .thread_stack_size(rowtree_types::stack::THREAD_STACK)
         .build()
         .map_err(|e| {
             eprintln!("error: cannot start the runtime: {e}");
@@ -169,6 +178,10 @@ pub struct ServeNode {
     pub dead_after: Duration,
     pub max_clock_offset: Duration,
     pub exit_on_stdin_eof: bool,
+    /// How many nodes hold a replica of each new database.
+    pub replicas: usize,
+    /// The Spanner API server the node runs once it is a member.
+    pub server: rowtree_server::Config,
 }
 
 /// `rowtree serve --cluster`: runs one node until SIGINT, SIGTERM or (with
@@ -211,11 +224,50 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             node.cluster_id(),
             node.peer_addr()
         );
+        let server = rowtree_server::Server::start(rowtree_server::Config {
+            cluster: Some(rowtree_server::ClusterConfig {
+                hosting: node.hosting(),
+                replicas: settings.replicas,
+            }),
+            ..settings.server
+        })
+        .await;
+        let server = match server {
+            Ok(s) => s,
+            Err(e) => {
+                eprintln!("error: {e}");
+                node.shutdown().await;
+                return ExitCode::FAILURE;
+            }
+        };
+        // Other nodes forward requests here: tell them where. A wildcard
+        // address is reached at the peer address's host.
+        let client_addr = if server.local_addr.ip().is_unspecified() {
+            let host = node
+                .peer_addr()
+                .rsplit_once(':')
+                .map_or("127.0.0.1", |(h, _)| h);
+            format!("{host}:{}", server.local_addr.port())
+        } else {
+            server.local_addr.to_string()
+        };
+        if let Err(e) = node.hosting().announce(client_addr).await {
+            eprintln!(
+                "error: cannot record this node's address in the cluster: {}",
+                e.message()
+            );
+            let _ = server.shutdown().await;
+            node.shutdown().await;
+            return ExitCode::FAILURE;
+        }
         eprintln!(
-            "rowtree: cluster nodes serve no database yet (the placement group only); \
-             `rowtree cluster status --node {}` shows the cluster",
+            "rowtree: serving Spanner's gRPC API on {}; `rowtree cluster status --node {}` shows the cluster",
+            server.local_addr,
             node.peer_addr()
         );
+        if let Some(http) = server.http_addr {
+            eprintln!("rowtree: key visualizer on http://{http}/");
+        }
         let mut term =
             match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
                 Ok(s) => s,
@@ -242,6 +294,9 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             why = node.stopped() => Some(why),
         };
         tracing::info!("stopping the node");
+        if let Err(e) = server.shutdown().await {
+            tracing::warn!(error = %e, "the server stopped with an error");
+        }
         node.shutdown().await;
         match guard {
             None => ExitCode::SUCCESS,
@@ -296,11 +351,12 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
         .open(&entry.log)
         .map_err(|e| format!("{}: {e}", entry.log.display()))?;
     let exe = std::env::current_exe().map_err(|e| format!("cannot find rowtree itself: {e}"))?;
-    let port = entry
-        .peer_addr
-        .rsplit_once(':')
-        .map(|(_, p)| p.to_string())
-        .unwrap_or_default();
+    let port_of = |addr: &str| {
+        addr.rsplit_once(':')
+            .map(|(_, p)| p.to_string())
+            .unwrap_or_default()
+    };
+    let port = port_of(&entry.peer_addr);
     let mut command = std::process::Command::new(exe);
     command
         // Every process reads the same clock: the tightest bound.
@@ -315,6 +371,7 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
         .arg("--data-dir")
         .arg(&entry.data_dir)
         .args(["--peer-port", &port])
+        .args(["--port", &port_of(&entry.client_addr)])
         .stdin(Stdio::piped())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log);
@@ -355,6 +412,7 @@ async fn up(args: UpArgs) -> Result<(), String> {
                 nodes.push(NodeEntry {
                     id,
                     peer_addr: format!("127.0.0.1:{}", free_port()?),
+                    client_addr: format!("127.0.0.1:{}", free_port()?),
                     log: data_dir.join("node.log"),
                     data_dir,
                     pid: 0,
@@ -363,6 +421,11 @@ async fn up(args: UpArgs) -> Result<(), String> {
             ClusterFile { nodes }
         }
     };
+    for entry in &mut file.nodes {
+        if entry.client_addr.is_empty() {
+            entry.client_addr = format!("127.0.0.1:{}", free_port()?);
+        }
+    }
     let first = file.nodes[0].peer_addr.clone();
     let mut children = Vec::new();
     for entry in &mut file.nodes {
@@ -459,8 +522,9 @@ async fn up(args: UpArgs) -> Result<(), String> {
     for entry in &file.nodes {
         let _ = writeln!(
             out,
-            "  node {}: peer port {}  pid {}  data {}  log {}",
+            "  node {}: SPANNER_EMULATOR_HOST={}  peer port {}  pid {}  data {}  log {}",
             entry.id,
+            entry.client_addr,
             entry.peer_addr,
             entry.pid,
             entry.data_dir.display(),

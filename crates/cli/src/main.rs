@@ -282,8 +282,11 @@ struct ServeArgs {
     insecure: bool,
     /// Run as one node of a cluster instead of as a single process: with
     /// --node-id, --peer-port and, except on the node that starts a new
-    /// cluster, --join. The node replicates the cluster's membership (the
-    /// placement group) with the others; it serves no database yet. The
+    /// cluster, --join. The node replicates the cluster's membership and
+    /// its instances and databases (the placement group) with the others,
+    /// and serves Spanner's API on --port: each database is a Raft group
+    /// on --replicas nodes, and the node that leads a database's group
+    /// serves it (the others answer UNAVAILABLE naming that node). The
     /// data directory must be the node's own (not a single-process one).
     /// Nodes talk without TLS or tokens for now, so --host must be a
     /// loopback address unless --insecure is given.
@@ -335,6 +338,13 @@ struct ServeArgs {
     #[arg(long, value_name = "MS", requires = "cluster", default_value_t = 10,
           value_parser = clap::value_parser!(u64).range(1..=60_000))]
     max_clock_offset: u64,
+    /// With --cluster: how many nodes hold a replica of each database
+    /// created (fewer while the cluster has fewer live nodes). Each
+    /// database is a Raft group of these nodes: it survives the loss of a
+    /// minority of them.
+    #[arg(long, value_name = "N", requires = "cluster", default_value_t = 3,
+          value_parser = clap::value_parser!(u64).range(1..=7))]
+    replicas: u64,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -519,8 +529,9 @@ fn default_server_query_memory_mib() -> u64 {
     (rowtree_sql::limits::default_server_query_memory() >> 20) as u64
 }
 
-/// `rowtree serve --cluster`: one node of a cluster.
-fn serve_cluster_node(args: ServeArgs) -> ExitCode {
+/// `rowtree serve --cluster`: one node of a cluster, serving Spanner's
+/// API with `config` (its data directory is the node's).
+fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCode {
     let listen = std::net::SocketAddr::new(args.host, args.peer_port);
     let security = rowtree_server::security::Security {
         tls: None,
@@ -535,14 +546,16 @@ fn serve_cluster_node(args: ServeArgs) -> ExitCode {
         node_id: args
             .node_id
             .expect("clap requires --node-id with --cluster"),
-        data_dir: args.data_dir,
+        data_dir: args.data_dir.clone(),
         listen,
-        advertise: args.advertise,
-        join: args.join,
+        advertise: args.advertise.clone(),
+        join: args.join.clone(),
         join_timeout: std::time::Duration::from_secs(args.join_timeout),
         dead_after: std::time::Duration::from_secs(args.dead_after),
         max_clock_offset: std::time::Duration::from_millis(args.max_clock_offset),
         exit_on_stdin_eof: args.exit_on_stdin_eof,
+        replicas: args.replicas as usize,
+        server: config,
     })
 }
 
@@ -561,10 +574,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         // such as rowtree-check) gets plain `field=value` text.
         .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .init();
-    if args.cluster {
-        return serve_cluster_node(args);
-    }
-    if !args.in_memory && args.data_dir.join("node.json").exists() {
+    if !args.cluster && !args.in_memory && args.data_dir.join("node.json").exists() {
         eprintln!(
             "error: {} is a cluster node's directory (node.json); start it with --cluster",
             args.data_dir.display()
@@ -600,7 +610,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         "http"
     };
     let config = rowtree_server::Config {
-        data_dir: (!args.in_memory).then_some(args.data_dir),
+        data_dir: (!args.in_memory).then(|| args.data_dir.clone()),
         addr: std::net::SocketAddr::new(args.host, args.port),
         cache_bytes: args.cache_mib << 20,
         memtable_bytes: args.memtable_mib << 20,
@@ -615,7 +625,19 @@ fn serve(args: ServeArgs) -> ExitCode {
         balancer,
         security,
         gc,
+        cluster: None,
     };
+    if args.cluster {
+        // A node's key visualizer port only when asked for.
+        let config = rowtree_server::Config {
+            http_addr: args
+                .http_port
+                .filter(|p| *p != 0)
+                .map(|port| std::net::SocketAddr::new(args.host, port)),
+            ..config
+        };
+        return serve_cluster_node(args, config);
+    }
     let http_port_given = args.http_port.is_some();
     let demo = args.demo;
     let pg = args.pg_port.map(|port| rowtree_pgwire::PgConfig {

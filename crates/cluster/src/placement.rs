@@ -19,13 +19,21 @@
 //! |---|---|
 //! | `node/` + id (8 bytes, big-endian) | a [`NodeRecord`] |
 //! | `clock` | the timestamp of the last write (8 bytes, big-endian) |
+//! | `client/` + id (8 bytes, big-endian) | where node id serves Spanner's API (`host:port`) |
+//! | `registry` | the instances and databases the nodes serve: a version (8 bytes, big-endian), then the document ([`Registry`]) |
 //!
 //! Every write also rewrites `clock`, so a new leader whose clock is
 //! behind its predecessor's still writes above every stored version (the
 //! replica refuses a version at or below one it holds).
 //!
-//! Later milestones add the registry, split descriptors, load reports and
-//! split points as further row families.
+//! The registry's document is the server's to read and write (its
+//! instances and databases, each database with the Raft group that holds
+//! it); here it is bytes with a version, replaced only by a writer that
+//! names the version it read (compare and set), so two gateways changing
+//! it at once cannot lose either change: the second one reads again.
+//!
+//! Later milestones add split descriptors, load reports and split points
+//! as further row families.
 
 use crate::error::DecodeError;
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
@@ -39,8 +47,53 @@ const NODE_PREFIX: &[u8] = b"node/";
 /// The key of the last write's timestamp.
 pub const CLOCK_KEY: &[u8] = b"clock";
 
+/// The key prefix of the nodes' Spanner API addresses.
+const CLIENT_PREFIX: &[u8] = b"client/";
+
+/// The row key of the address where node `id` serves Spanner's API.
+pub fn client_key(id: u64) -> Vec<u8> {
+    let mut key = CLIENT_PREFIX.to_vec();
+    key.extend_from_slice(&id.to_be_bytes());
+    key
+}
+
+/// The key of the registry's document.
+pub const REGISTRY_KEY: &[u8] = b"registry";
+
+/// The largest registry document the placement group stores.
+pub const MAX_REGISTRY_BYTES: usize = 16 << 20;
+
 /// The binary form's version byte.
 const FORMAT: u8 = 1;
+
+/// The registry's document as the placement group stores it: bytes the
+/// server reads and writes, and the version each replacement raises by one
+/// (0 before the first).
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Registry {
+    pub version: u64,
+    pub document: Vec<u8>,
+}
+
+impl Registry {
+    /// The row's value.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut out = self.version.to_be_bytes().to_vec();
+        out.extend_from_slice(&self.document);
+        out
+    }
+
+    /// The document from the row's value.
+    pub fn decode(bytes: &[u8]) -> Result<Registry, DecodeError> {
+        let (version, document) = bytes
+            .split_first_chunk::<8>()
+            .ok_or_else(|| Reader::new(bytes, "registry").error("shorter than its version"))?;
+        Ok(Registry {
+            version: u64::from_be_bytes(*version),
+            document: document.to_vec(),
+        })
+    }
+}
 
 /// The placement replica's split: the whole key space of its own engine.
 pub fn descriptor() -> Descriptor {
@@ -184,6 +237,18 @@ mod tests {
             assert!(key >= start && key < end);
         }
         assert!(CLOCK_KEY < start.as_slice() || CLOCK_KEY >= end.as_slice());
+    }
+
+    #[test]
+    fn the_registry_round_trips_with_its_version() {
+        let r = Registry {
+            version: 7,
+            document: b"{}".to_vec(),
+        };
+        assert_eq!(Registry::decode(&r.encode()).unwrap(), r);
+        assert!(Registry::decode(&r.encode()[..7]).is_err());
+        let (start, end) = NodeRecord::key_range();
+        assert!(REGISTRY_KEY < start.as_slice() || REGISTRY_KEY >= end.as_slice());
     }
 
     #[test]

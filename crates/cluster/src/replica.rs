@@ -107,6 +107,10 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// ([`Replica::with_observer`]).
 pub type Observer = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// What a replica tells of the metadata keys it writes
+/// ([`Replica::with_meta_observer`]).
+pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
+
 /// What [`Replica::apply`] did with an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -127,6 +131,9 @@ pub struct Replica {
     /// Told the newest commit timestamp of every write applied (the
     /// node's oracle, or its database).
     observer: Option<Observer>,
+    /// Told the metadata keys every entry or image wrote (a database that
+    /// follows the schema changes its group applies).
+    meta_observer: Option<MetaObserver>,
 }
 
 /// What a replica records next to its data, in the same batches.
@@ -188,6 +195,7 @@ impl Replica {
             state: State::default(),
             lease_view: LeaseView::default(),
             observer: None,
+            meta_observer: None,
         };
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
@@ -213,6 +221,7 @@ impl Replica {
             state,
             lease_view,
             observer: None,
+            meta_observer: None,
         })
     }
 
@@ -226,6 +235,16 @@ impl Replica {
     /// applied from now on, after it is written (see the module docs).
     pub fn with_observer(mut self, observer: Observer) -> Replica {
         self.observer = Some(observer);
+        self
+    }
+
+    /// Calls `observer` with the metadata keys of every entry applied from
+    /// now on that writes metadata, and with every metadata key of an
+    /// image installed, after they are written. A database on the node
+    /// reloads its schema when they include its schema's keys, so a
+    /// follower follows the schema changes its leader makes.
+    pub fn with_meta_observer(mut self, observer: MetaObserver) -> Replica {
+        self.meta_observer = Some(observer);
         self
     }
 
@@ -336,6 +355,12 @@ impl Replica {
         self.commit(batch, state)?;
         if let (Some(observer), Some(ts)) = (&self.observer, newest) {
             observer(ts);
+        }
+        if let (Some(observer), Command::Write { meta, .. }) = (&self.meta_observer, command) {
+            if !meta.is_empty() {
+                let keys: Vec<Vec<u8>> = meta.iter().map(|(k, _)| k.clone()).collect();
+                observer(&keys);
+            }
         }
         Ok(Applied::Applied)
     }
@@ -502,6 +527,7 @@ impl Replica {
             batch.put(Space::Data, key, value);
         }
         // The database's metadata likewise, when the image carries it.
+        let mut meta_keys = Vec::new();
         if descriptor.is_whole() {
             let kept: HashSet<&[u8]> = meta.iter().map(|(k, _)| *k).collect();
             for item in self.router.meta_scan(b"") {
@@ -511,6 +537,7 @@ impl Replica {
                 }
             }
             for (key, value) in meta {
+                meta_keys.push(key.to_vec());
                 batch.put(Space::Meta, key, value);
             }
         }
@@ -520,6 +547,9 @@ impl Replica {
         self.descriptor = descriptor;
         self.lease_view.set(state.lease);
         self.state = state;
+        if let Some(observer) = &self.meta_observer {
+            observer(&meta_keys);
+        }
         Ok(())
     }
 

@@ -593,7 +593,8 @@ impl Database {
     }
 
     /// Whether a snapshot read begun now may block its thread: reads wait
-    /// for simulated node capacity ([`Database::node_gated`]), or a strong
+    /// for simulated node capacity ([`Database::node_gated`]), or for a
+    /// cluster split's lease (a replicated database), or a strong
     /// read would wait for a group flush that is running late (the commit
     /// pipeline's `visible_ts` lags the clock by more than
     /// `rowtree_txn::commit::MAX_STRONG_LAG`; a read at an exact staleness
@@ -602,7 +603,10 @@ impl Database {
     /// that may; otherwise a strong read does not wait.
     pub fn reads_may_block(&self) -> bool {
         let now = self.inner.options.clock.now_nanos() / 1_000 * 1_000;
-        self.node_gated() || self.inner.pipeline.strong_read_waits(now)
+        // A replicated database's reads may wait for the split's lease.
+        self.node_gated()
+            || self.inner.router.replicated()
+            || self.inner.pipeline.strong_read_waits(now)
     }
 
     /// The newest timestamp at which every commit is visible (strong reads
@@ -643,6 +647,13 @@ impl Database {
             *catalog = Arc::new(loaded);
         }
         Ok(changed)
+    }
+
+    /// Whether a metadata key belongs to the schema (the DDL log and the
+    /// proto descriptors given with it): a cluster replica that writes one
+    /// tells the database to [`Database::reload_schema`].
+    pub fn is_schema_key(key: &[u8]) -> bool {
+        key.starts_with(META_DDL_PREFIX) || key.starts_with(META_PROTOS_PREFIX)
     }
 
     /// Records that a cluster replica applied commits up to timestamp

@@ -121,6 +121,19 @@ pub struct Config {
     /// --event-loops`; the default is one per core). 0 serves them on the
     /// runtime that calls [`Server::start`] instead. See `event_loops.rs`.
     pub event_loops: usize,
+    /// On a node of a cluster (`rowtree serve --cluster`): the node whose
+    /// placement group holds the registry and whose groups hold the
+    /// databases ([`registry::cluster`]). `None`: a single process.
+    pub cluster: Option<ClusterConfig>,
+}
+
+/// What a cluster node's server needs of its node.
+#[derive(Debug, Clone)]
+pub struct ClusterConfig {
+    /// The node's registry document and database groups.
+    pub hosting: rowtree_cluster::node::databases::Hosting,
+    /// How many nodes hold a replica of each new database (`--replicas`).
+    pub replicas: usize,
 }
 
 /// One event loop per core: [`Config::event_loops`]' default.
@@ -159,6 +172,7 @@ impl Default for Config {
             security: security::Security::default(),
             gc: GcConfig::default(),
             event_loops: default_event_loops(),
+            cluster: None,
         }
     }
 }
@@ -227,16 +241,43 @@ impl Server {
             None => options,
         };
         let dir = config.data_dir.clone();
-        let registry =
-            tokio::task::spawn_blocking(move || registry::Registry::open(dir.as_deref(), options))
-                .await
-                .map_err(|e| e.to_string())??;
+        let cluster = config.cluster.clone();
+        let registry = tokio::task::spawn_blocking(move || match (cluster, dir) {
+            (None, dir) => registry::Registry::open(dir.as_deref(), options),
+            (Some(c), Some(dir)) => {
+                registry::Registry::open_cluster(&dir, c.hosting, c.replicas, options)
+            }
+            (Some(_), None) => Err("a cluster node keeps its databases on disk".to_string()),
+        })
+        .await
+        .map_err(|e| e.to_string())??;
         let registry = Arc::new(registry);
+        // A cluster node follows the registry's document as other nodes
+        // change it.
+        let follower = config.cluster.is_some().then(|| {
+            let registry = registry.clone();
+            tokio::spawn(async move {
+                loop {
+                    tokio::time::sleep(registry::cluster::FOLLOW_EVERY).await;
+                    let r = registry.clone();
+                    match tokio::task::spawn_blocking(move || r.follow()).await {
+                        Ok(Ok(())) => {}
+                        Ok(Err(e)) => {
+                            tracing::debug!(error = %e.message(), "following the registry")
+                        }
+                        Err(e) => tracing::warn!(error = %e, "following the registry"),
+                    }
+                }
+            })
+        });
         let admin = admin::Admin {
             registry: registry.clone(),
             operations: Arc::new(operations::Operations::default()),
         };
-        let data = spanner::SpannerService::new(registry.clone());
+        let data = match &config.cluster {
+            Some(c) => spanner::SpannerService::forwarding(registry.clone(), c.hosting.clone()),
+            None => spanner::SpannerService::new(registry.clone()),
+        };
         let listener = tokio::net::TcpListener::bind(config.addr)
             .await
             .map_err(|e| format!("cannot listen on {}: {e}", config.addr))?;
@@ -321,6 +362,9 @@ impl Server {
         let task = tokio::spawn(async move {
             let r = served.await;
             reap.abort();
+            if let Some(follower) = follower {
+                follower.abort();
+            }
             r
         });
         tracing::info!(

@@ -1,5 +1,6 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
-//! (declared in `build.rs`): `Join`, `Status`, `Remove` and `Clock`, with their messages as
+//! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
+//! `Announce` and `ReplaceRegistry`, with their messages as
 //! plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -95,6 +96,46 @@ pub struct ClockReply {
     #[prost(uint64, tag = "1")]
     pub micros: u64,
 }
+
+/// A gateway replaces the registry's document (compare and set): the
+/// placement leader stores it only if the stored version is still the one
+/// the gateway read, and answers ABORTED otherwise.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RegistryRequest {
+    /// The version the new document was made from.
+    #[prost(uint64, tag = "1")]
+    pub expected_version: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub document: Vec<u8>,
+    /// As in [`JoinRequest::forwarded`].
+    #[prost(bool, tag = "3")]
+    pub forwarded: bool,
+}
+
+/// The document is stored, under this version.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct RegistryReply {
+    #[prost(uint64, tag = "1")]
+    pub version: u64,
+}
+
+/// A node tells where it serves Spanner's API, so that other nodes can
+/// forward requests to it.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AnnounceRequest {
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+    /// `host:port` of its Spanner API.
+    #[prost(string, tag = "2")]
+    pub client_addr: String,
+    /// As in [`JoinRequest::forwarded`].
+    #[prost(bool, tag = "3")]
+    pub forwarded: bool,
+}
+
+/// The address is recorded.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AnnounceReply {}
 
 /// The largest status answer a client accepts.
 const MAX_STATUS: usize = 16 << 20;

@@ -41,11 +41,13 @@
 //! Losing the placement group's quorum stops joins and status answers from
 //! the leader; the nodes themselves keep running, and a new leader is
 //! elected among the voters that remain once a majority of them can talk.
-//! A node serves no database yet: split groups come with the next
-//! milestones of the design's build order.
+//! A node serves the databases the registry places on it ([`databases`]):
+//! each is one Raft group over the database's whole key space until split
+//! groups come, with the next milestones of the design's build order.
 
 pub mod api;
 pub mod clock;
+pub mod databases;
 pub mod identity;
 pub mod status;
 
@@ -66,8 +68,9 @@ use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX
 use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine};
 use crate::Replica;
 use api::{
-    ClockReply, ClockRequest, JoinReply, JoinRequest, NodeClient, NodeServer, RemoveReply,
-    RemoveRequest, StatusReply, StatusRequest,
+    AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, JoinReply, JoinRequest, NodeClient,
+    NodeServer, RegistryReply, RegistryRequest, RemoveReply, RemoveRequest, StatusReply,
+    StatusRequest,
 };
 use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
@@ -167,8 +170,8 @@ pub struct Node {
     heartbeat: tokio::task::JoinHandle<()>,
     stopped: tokio::sync::watch::Receiver<Option<String>>,
     peer_addr: String,
-    /// Kept alive while the node runs (its flusher thread).
-    _log: LogStore,
+    /// The node's log store (its flusher thread runs while it lives).
+    log: Arc<LogStore>,
 }
 
 impl std::fmt::Debug for Node {
@@ -203,6 +206,8 @@ struct Shared {
     /// The latest sample of every other member's clock.
     clocks: parking_lot::Mutex<Clocks>,
     max_clock_offset: Duration,
+    /// The database groups this node serves ([`databases`]), by group id.
+    hosted: parking_lot::Mutex<BTreeMap<u64, GroupRaft>>,
 }
 
 /// openraft's settings for the placement group.
@@ -311,6 +316,7 @@ impl Node {
             clock: config.clock.clone(),
             clocks: parking_lot::Mutex::new(Clocks::default()),
             max_clock_offset: config.max_clock_offset,
+            hosted: parking_lot::Mutex::new(BTreeMap::new()),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);
@@ -419,8 +425,18 @@ impl Node {
             heartbeat,
             stopped,
             peer_addr,
-            _log: log,
+            log: Arc::new(log),
         })
+    }
+
+    /// What the server needs to serve databases from this node: the
+    /// registry's document and the databases' groups ([`databases`]).
+    pub fn hosting(&self) -> databases::Hosting {
+        databases::Hosting {
+            shared: self.shared.clone(),
+            log: self.log.clone(),
+            runtime: tokio::runtime::Handle::current(),
+        }
     }
 
     /// The node's id.
@@ -464,6 +480,10 @@ impl Node {
     pub async fn shutdown(mut self) {
         self.maintainer.abort();
         self.heartbeat.abort();
+        let hosted: Vec<GroupRaft> = self.shared.hosted.lock().values().cloned().collect();
+        for raft in hosted {
+            let _ = raft.shutdown().await;
+        }
         let _ = self.shared.raft.shutdown().await;
         if let Some(port) = self.port.take() {
             port.shutdown().await;
@@ -704,6 +724,87 @@ impl Shared {
             .map_err(|_| Status::unavailable("the placement group did not commit in time"))?
             .map_err(|e| unavailable("the placement group refused the change", e))?;
         Ok(())
+    }
+
+    /// Records where node `id` serves Spanner's API: here if this node
+    /// leads the placement group, else at the leader (one hop).
+    pub(super) async fn announce_anywhere(
+        &self,
+        id: u64,
+        client_addr: String,
+        forwarded: bool,
+    ) -> Result<(), Status> {
+        if !self.is_leader() {
+            let mut client = self.leader_client(forwarded)?;
+            let mut request = Request::new(AnnounceRequest {
+                node_id: id,
+                client_addr,
+                forwarded: true,
+            });
+            request.set_timeout(JOIN_CALL_TIMEOUT);
+            client.announce(request).await?;
+            return Ok(());
+        }
+        let _change = self.changes.lock().await;
+        self.read_fresh().await?;
+        let key = placement::client_key(id);
+        if self.get(&key)?.as_deref() == Some(client_addr.as_bytes()) {
+            return Ok(());
+        }
+        self.write(vec![(key, Some(client_addr.into_bytes()))])
+            .await
+    }
+
+    /// Replaces the registry's document if its version is still
+    /// `expected`: here if this node leads the placement group, else at
+    /// the leader (one hop). Returns the new version.
+    pub(super) async fn replace_registry_anywhere(
+        &self,
+        expected: u64,
+        document: Vec<u8>,
+        forwarded: bool,
+    ) -> Result<u64, Status> {
+        if self.is_leader() {
+            return self.replace_registry(expected, document).await;
+        }
+        let mut client = self.leader_client(forwarded)?;
+        let mut request = Request::new(RegistryRequest {
+            expected_version: expected,
+            document,
+            forwarded: true,
+        });
+        request.set_timeout(JOIN_CALL_TIMEOUT);
+        Ok(client.replace_registry(request).await?.into_inner().version)
+    }
+
+    /// The leader's compare and set of the registry's document, evaluated
+    /// after a linearizable read, under the change lock.
+    async fn replace_registry(&self, expected: u64, document: Vec<u8>) -> Result<u64, Status> {
+        let _change = self.changes.lock().await;
+        self.read_fresh().await?;
+        let stored = match self.get(placement::REGISTRY_KEY)? {
+            Some(bytes) => {
+                placement::Registry::decode(&bytes)
+                    .map_err(|e| Status::internal(format!("the placement replica holds {e}")))?
+                    .version
+            }
+            None => 0,
+        };
+        if stored != expected {
+            return Err(Status::aborted(format!(
+                "the registry changed meanwhile (version {stored}, not {expected}); read it again"
+            )));
+        }
+        let next = placement::Registry {
+            version: stored + 1,
+            document,
+        };
+        self.write(vec![(
+            placement::REGISTRY_KEY.to_vec(),
+            Some(next.encode()),
+        )])
+        .await?;
+        Ok(next.version)
     }
 
     /// How long the leader has not heard from node `id`: since its last
@@ -1225,6 +1326,40 @@ impl api::NodeService for Handler {
         });
         forwarded.set_timeout(JOIN_CALL_TIMEOUT);
         client.remove(forwarded).await
+    }
+
+    async fn announce(
+        &self,
+        request: Request<AnnounceRequest>,
+    ) -> Result<Response<AnnounceReply>, Status> {
+        let request = request.into_inner();
+        check_addr(&request.client_addr).map_err(Status::invalid_argument)?;
+        self.shared
+            .announce_anywhere(request.node_id, request.client_addr, request.forwarded)
+            .await
+            .map(|()| Response::new(AnnounceReply {}))
+    }
+
+    async fn replace_registry(
+        &self,
+        request: Request<RegistryRequest>,
+    ) -> Result<Response<RegistryReply>, Status> {
+        let request = request.into_inner();
+        if request.document.len() > placement::MAX_REGISTRY_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "a registry document of {} bytes is above the limit of {}",
+                request.document.len(),
+                placement::MAX_REGISTRY_BYTES
+            )));
+        }
+        self.shared
+            .replace_registry_anywhere(
+                request.expected_version,
+                request.document,
+                request.forwarded,
+            )
+            .await
+            .map(|version| Response::new(RegistryReply { version }))
     }
 
     async fn clock(&self, _request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {

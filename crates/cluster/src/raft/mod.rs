@@ -100,6 +100,25 @@ pub fn to_raft_log_id(id: LogId) -> RaftLogId {
     )
 }
 
+/// openraft's settings for a split's group: a heartbeat every 100 ms, an
+/// election after 0.8 to 1.6 s without one, so a group whose leader dies
+/// has a new one within about two seconds (and its lease, design §5, a
+/// moment later).
+pub fn split_group_config() -> std::sync::Arc<openraft::Config> {
+    std::sync::Arc::new(
+        openraft::Config {
+            cluster_name: "rowtree-split".into(),
+            heartbeat_interval: 100,
+            election_timeout_min: 800,
+            election_timeout_max: 1600,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(5_000),
+            ..openraft::Config::default()
+        }
+        .validate()
+        .expect("valid split group settings"),
+    )
+}
+
 /// Why [`renew_lease`] could not propose a lease: the node does not lead
 /// the group (openraft's answer names the leader it knows), or the group
 /// could not commit.

@@ -15,6 +15,7 @@ use tonic::{Request, Response, Status};
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 
 use super::commits;
+use super::forward::{database_of_session, onward};
 use super::limits::{check_size, deadline_of};
 use super::reads;
 use super::results::{self, Stream};
@@ -24,12 +25,40 @@ use super::statements;
 use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
 
+/// Sends the request on to the node leading its database, if that is not
+/// this one (a cluster node; `forward.rs`), and returns its answer.
+macro_rules! forward {
+    ($self:ident, $request:ident, $database:expr, $method:ident) => {
+        if $self.forwarder.is_some() {
+            let to = $self.forward_to($database, $request.metadata())?;
+            if let Some(mut to) = to {
+                return to.$method(onward($request)).await;
+            }
+        }
+    };
+    ($self:ident, $request:ident, $database:expr, $method:ident, stream) => {
+        if $self.forwarder.is_some() {
+            let to = $self.forward_to($database, $request.metadata())?;
+            if let Some(mut to) = to {
+                let response = to.$method(onward($request)).await?;
+                return Ok(response.map(|s| Box::pin(s) as Stream<_>));
+            }
+        }
+    };
+}
+
 #[tonic::async_trait]
 impl Spanner for SpannerService {
     async fn create_session(
         &self,
         request: Request<pb::CreateSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
+        forward!(
+            self,
+            request,
+            &request.get_ref().database.clone(),
+            create_session
+        );
         let r = request.into_inner();
         Ok(Response::new(self.create(&r.database, r.session.as_ref())?))
     }
@@ -38,6 +67,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::BatchCreateSessionsRequest>,
     ) -> Result<Response<pb::BatchCreateSessionsResponse>, Status> {
+        forward!(
+            self,
+            request,
+            &request.get_ref().database.clone(),
+            batch_create_sessions
+        );
         let r = request.into_inner();
         let session =
             self.create_many(&r.database, r.session_count, r.session_template.as_ref())?;
@@ -48,6 +83,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::Session>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().name),
+            get_session
+        );
         Ok(Response::new(
             self.session(&request.get_ref().name)?.to_pb(),
         ))
@@ -57,6 +98,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ListSessionsRequest>,
     ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        forward!(
+            self,
+            request,
+            &request.get_ref().database.clone(),
+            list_sessions
+        );
         Ok(Response::new(self.list(request.get_ref())?))
     }
 
@@ -64,6 +111,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::DeleteSessionRequest>,
     ) -> Result<Response<()>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().name),
+            delete_session
+        );
         let txns = self.delete(&request.into_inner().name)?;
         // Dropping the transactions rolls back the read-write ones.
         blocking(move || {
@@ -78,6 +131,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            execute_sql
+        );
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
@@ -99,6 +158,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            execute_streaming_sql,
+            stream
+        );
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
@@ -115,6 +181,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteBatchDmlRequest>,
     ) -> Result<Response<pb::ExecuteBatchDmlResponse>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            execute_batch_dml
+        );
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
@@ -127,6 +199,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            read
+        );
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
@@ -148,6 +226,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            streaming_read,
+            stream
+        );
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
@@ -164,6 +249,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::BeginTransactionRequest>,
     ) -> Result<Response<pb::Transaction>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            begin_transaction
+        );
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         let options = r.options.unwrap_or_default();
@@ -178,6 +269,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::CommitResponse>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            commit
+        );
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         guarded(commits::commit(session, r))
@@ -189,6 +286,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::RollbackRequest>,
     ) -> Result<Response<()>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            rollback
+        );
         let r = request.into_inner();
         let session = self.session(&r.session)?;
         blocking(move || {
@@ -202,6 +305,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::PartitionQueryRequest>,
     ) -> Result<Response<pb::PartitionResponse>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            partition_query
+        );
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
@@ -214,6 +323,12 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::PartitionReadRequest>,
     ) -> Result<Response<pb::PartitionResponse>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            partition_read
+        );
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;
@@ -228,6 +343,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::BatchWriteRequest>,
     ) -> Result<Response<Self::BatchWriteStream>, Status> {
+        forward!(
+            self,
+            request,
+            database_of_session(&request.get_ref().session),
+            batch_write,
+            stream
+        );
         let r = request.into_inner();
         check_size(&r)?;
         let session = self.session(&r.session)?;

@@ -31,6 +31,9 @@ use crate::status;
 pub struct SpannerService {
     pub(super) registry: Arc<Registry>,
     pub(super) sessions: Arc<Mutex<Sessions>>,
+    /// On a cluster node: where requests for databases other nodes lead
+    /// go (`forward.rs`).
+    pub(super) forwarder: Option<Arc<super::forward::Forwarder>>,
 }
 
 /// A live session: its name, its database, and the transactions it holds.
@@ -174,6 +177,35 @@ impl SpannerService {
         SpannerService {
             registry,
             sessions: Arc::new(Mutex::new(Sessions::default())),
+            forwarder: None,
+        }
+    }
+
+    /// The service of a cluster node: requests for a database whose group
+    /// another node leads are forwarded to it (see `forward.rs`).
+    pub fn forwarding(
+        registry: Arc<Registry>,
+        hosting: rowtree_cluster::node::databases::Hosting,
+    ) -> SpannerService {
+        SpannerService {
+            forwarder: Some(Arc::new(super::forward::Forwarder::new(
+                hosting,
+                registry.clone(),
+            ))),
+            ..SpannerService::new(registry)
+        }
+    }
+
+    /// Where a request for `database` goes if not here (a cluster node's
+    /// database that another node leads).
+    pub(super) fn forward_to(
+        &self,
+        database: &str,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> Result<Option<super::forward::Client>, Status> {
+        match &self.forwarder {
+            Some(f) => f.target(database, metadata),
+            None => Ok(None),
         }
     }
 

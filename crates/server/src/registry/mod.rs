@@ -32,6 +32,14 @@
 //! field existed and is version 1 (the field is added); any other version is
 //! refused with [`UnsupportedRegistryFormat`] before a database is opened.
 //! `docs/architecture/on-disk-format.md` describes the whole directory.
+//!
+//! # In a cluster
+//!
+//! On a node of a cluster (`rowtree serve --cluster`) the document lives in
+//! the cluster's placement group instead of `registry.json`, so every node
+//! serves the same instances and databases; each database is a Raft group
+//! replicated on a few nodes. [`cluster`] says how changes and lookups work
+//! there.
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -43,6 +51,8 @@ use serde::{Deserialize, Serialize};
 use tonic::Status;
 
 use crate::status;
+
+pub mod cluster;
 
 /// An instance's metadata, as clients see it (`google.spanner.admin.instance.v1.Instance`).
 #[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
@@ -77,6 +87,21 @@ pub struct DatabaseMeta {
     /// dialect the database records itself (`rowtree_db::Database::dialect`).
     #[serde(default = "google_sql")]
     pub dialect: i32,
+    /// In a cluster: the Raft group that holds the database. Absent in a
+    /// single process's `registry.json`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub group: Option<GroupMeta>,
+}
+
+/// The Raft group of a database in a cluster.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+pub struct GroupMeta {
+    /// The group's id, unique in the cluster (1 and up).
+    pub id: u64,
+    /// The nodes holding a replica, every one a voter.
+    pub members: Vec<u64>,
+    /// The node that created the database and started its group.
+    pub bootstrap: u64,
 }
 
 fn google_sql() -> i32 {
@@ -111,6 +136,13 @@ struct Document {
     format_version: Option<u32>,
     instances: Vec<InstanceMeta>,
     databases: Vec<DatabaseMeta>,
+    /// In a cluster: the id the next database's group gets.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    next_group: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Document {
@@ -149,6 +181,9 @@ pub struct Registry {
     /// docs).
     writer: Mutex<()>,
     options: rowtree_db::Options,
+    /// On a cluster node: where the document lives, and the databases'
+    /// groups ([`cluster`]).
+    cluster: Option<cluster::Replicated>,
 }
 
 /// `projects/P/instances/I` of a database name, or None if malformed.
@@ -287,6 +322,7 @@ impl Registry {
             state: Mutex::new(state),
             writer: Mutex::new(()),
             options,
+            cluster: None,
         };
         if record_format {
             registry
@@ -317,6 +353,7 @@ impl Registry {
             format_version: Some(REGISTRY_FORMAT_VERSION),
             instances: state.instances.values().cloned().collect(),
             databases: state.databases.values().map(|h| h.meta.clone()).collect(),
+            next_group: 0,
         };
         let text =
             serde_json::to_string_pretty(&doc).map_err(|e| Status::internal(e.to_string()))?;
@@ -346,6 +383,9 @@ impl Registry {
     }
 
     pub fn create_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
+        if let Some(c) = &self.cluster {
+            return c.create_instance(self, meta);
+        }
         self.mutate(|state| {
             if state.instances.contains_key(&meta.name) {
                 return Err(Status::already_exists(format!(
@@ -359,6 +399,9 @@ impl Registry {
     }
 
     pub fn update_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
+        if let Some(c) = &self.cluster {
+            return c.update_instance(self, meta);
+        }
         self.mutate(|state| {
             if !state.instances.contains_key(&meta.name) {
                 return Err(status::not_found(
@@ -373,6 +416,9 @@ impl Registry {
 
     /// Deletes an instance and every database in it.
     pub fn delete_instance(&self, name: &str) -> Result<(), Status> {
+        if let Some(c) = &self.cluster {
+            return c.delete_instance(self, name);
+        }
         let dirs = self.mutate(|state| {
             if !state.instances.contains_key(name) {
                 return Err(status::not_found(
@@ -446,6 +492,9 @@ impl Registry {
         dialect: i32,
     ) -> Result<Hosted, Status> {
         check_database_name(name)?;
+        if let Some(c) = &self.cluster {
+            return c.create_database(self, name, proto_descriptors, dialect);
+        }
         let instance = instance_of(name).unwrap_or_default().to_string();
         // The directory made for the database, removed again if the change
         // fails after making it (registry.json could not be written).
@@ -491,6 +540,7 @@ impl Registry {
                 proto_descriptors: base64::engine::general_purpose::STANDARD
                     .encode(proto_descriptors),
                 dialect: if dialect == 0 { 1 } else { dialect },
+                group: None,
             };
             let hosted = Hosted { meta, db };
             state.databases.insert(name.to_string(), hosted.clone());
@@ -508,6 +558,9 @@ impl Registry {
         name: &str,
         f: impl FnOnce(&mut DatabaseMeta),
     ) -> Result<Hosted, Status> {
+        if let Some(c) = &self.cluster {
+            return c.update_database(self, name, f);
+        }
         self.mutate(|state| {
             let hosted = state.databases.get_mut(name).ok_or_else(|| {
                 status::not_found("google.spanner.admin.database.v1.Database", name)
@@ -520,6 +573,9 @@ impl Registry {
     /// Drops a database: it disappears at once; its files go when the last
     /// session using it lets go (they are unlinked now).
     pub fn drop_database(&self, name: &str) -> Result<(), Status> {
+        if let Some(c) = &self.cluster {
+            return c.drop_database(self, name);
+        }
         let hosted = self.mutate(|state| {
             match state.databases.get(name) {
                 None => {

@@ -1,0 +1,358 @@
+//! The databases a node serves: each one Raft group, replicated on a few
+//! nodes, whose replica on this node is the database's own engine.
+//!
+//! The server's registry (instances and databases, kept as one document in
+//! the placement group, [`crate::placement::Registry`]) says which group
+//! holds each database and which nodes hold a replica of it. Every node
+//! named there opens the database with [`Hosting::open_database`]:
+//!
+//! * the database's engine, in the directory the registry names, with a
+//!   [`GroupCommits`] as its replication, so its commits go through the
+//!   group's log under the group's lease, with commit wait (design §5);
+//! * the group's replica over the database's own router (so a node that
+//!   leads reads what its replica applied), telling the database the
+//!   commit timestamps it applies (the hybrid clock's receive rule) and
+//!   the schema keys it writes (so a follower reloads its schema and
+//!   serves the new tables as soon as it leads);
+//! * the group's Raft instance, on the node's shared log store and peer
+//!   port. The node that created the database (the registry names it)
+//!   initializes the group with every replica as a voter; the others wait
+//!   to be contacted.
+//!
+//! Until split groups are cut at table starts, a database is one group
+//! over its whole key space, which therefore also carries its metadata
+//! (the DDL log, sequence reservations).
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::BasicNode;
+use rowtree_db::Database;
+use rowtree_kv::SplitId;
+use rowtree_txn::Clock;
+use tonic::Status;
+
+use super::{NodeError, Shared};
+use crate::lease::LeaseRules;
+use crate::placement::{NodeState, Registry};
+use crate::raft::{split_group_config, GroupCommits, GroupId, GroupRaft, LogStore, ReplicaMachine};
+use crate::{Descriptor, Replica};
+
+/// How long a database's lease lasts; a node that takes over waits for
+/// its predecessor's to run out (plus the clock offset).
+pub const DATABASE_LEASE: Duration = Duration::from_secs(2);
+
+/// How long a commit or read waits for the group: for a majority, or for
+/// an election's outcome.
+pub const GROUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long opening a database waits for its group's Raft instance.
+const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// A database's group, as the registry records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DatabaseGroup {
+    /// The group's id (1 and up; 0 is the placement group).
+    pub group: u64,
+    /// The nodes that hold a replica, each a voter.
+    pub members: Vec<u64>,
+    /// The node that initializes the group (the one that created the
+    /// database).
+    pub bootstrap: u64,
+}
+
+/// The one split of a database's group: its whole key space.
+pub fn whole_database() -> Descriptor {
+    Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    }
+}
+
+/// The node's clock as the database and its leases read it: the node's
+/// wall clock (microseconds) in nanoseconds.
+#[derive(Debug, Clone)]
+struct NodeClock(super::clock::WallClock);
+
+impl Clock for NodeClock {
+    fn now_nanos(&self) -> u64 {
+        self.0.now().saturating_mul(1_000)
+    }
+}
+
+/// What the server needs of a node to serve databases from it: the
+/// registry's document in the placement group, and the databases' groups.
+/// A cheap handle ([`super::Node::hosting`]); cloning it shares the node.
+#[derive(Clone)]
+pub struct Hosting {
+    pub(super) shared: Arc<Shared>,
+    pub(super) log: Arc<LogStore>,
+    pub(super) runtime: tokio::runtime::Handle,
+}
+
+impl std::fmt::Debug for Hosting {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Hosting")
+            .field("node", &self.shared.id)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Hosting {
+    /// This node's id.
+    pub fn node_id(&self) -> u64 {
+        self.shared.id
+    }
+
+    /// The registry's document as this node's replica of the placement
+    /// group holds it (possibly a moment behind the leader's).
+    pub fn registry(&self) -> Result<Registry, Status> {
+        match self.shared.get(crate::placement::REGISTRY_KEY)? {
+            Some(bytes) => Registry::decode(&bytes)
+                .map_err(|e| Status::internal(format!("the placement replica holds {e}"))),
+            None => Ok(Registry::default()),
+        }
+    }
+
+    /// Replaces the registry's document if its stored version is still
+    /// `expected` (asking the placement leader, wherever it is), and
+    /// returns the new version once the document is replicated. ABORTED
+    /// if another change came first: read again and redo the change.
+    /// Blocks; call it from a thread that may (not from the runtime).
+    pub fn replace_registry(&self, expected: u64, document: Vec<u8>) -> Result<u64, Status> {
+        if document.len() > crate::placement::MAX_REGISTRY_BYTES {
+            return Err(Status::resource_exhausted(format!(
+                "the registry document would be {} bytes, above the limit of {}",
+                document.len(),
+                crate::placement::MAX_REGISTRY_BYTES
+            )));
+        }
+        let shared = self.shared.clone();
+        let version = self
+            .block_on(async move {
+                shared
+                    .replace_registry_anywhere(expected, document, false)
+                    .await
+            })
+            .map_err(|e| Status::unavailable(e.to_string()))??;
+        // Read-your-writes: wait until this node's replica has it.
+        let deadline = std::time::Instant::now() + GROUP_TIMEOUT;
+        while self.registry()?.version < version {
+            if std::time::Instant::now() > deadline {
+                return Err(Status::unavailable(
+                    "the registry changed, but this node's copy did not catch up in time",
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        Ok(version)
+    }
+
+    /// Records in the placement group that this node serves Spanner's API
+    /// at `client_addr`, so other nodes can forward requests here. Asks
+    /// again while the placement group has no leader, for up to
+    /// [`GROUP_TIMEOUT`].
+    pub async fn announce(&self, client_addr: String) -> Result<(), Status> {
+        let deadline = tokio::time::Instant::now() + GROUP_TIMEOUT;
+        loop {
+            match self
+                .shared
+                .announce_anywhere(self.shared.id, client_addr.clone(), false)
+                .await
+            {
+                Ok(()) => return Ok(()),
+                Err(e)
+                    if e.code() == tonic::Code::Unavailable
+                        && tokio::time::Instant::now() < deadline =>
+                {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                }
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    /// Where node `id` serves Spanner's API, as it announced.
+    pub fn client_addr(&self, id: u64) -> Result<Option<String>, Status> {
+        Ok(self
+            .shared
+            .get(&crate::placement::client_key(id))?
+            .map(|b| String::from_utf8_lossy(&b).into_owned()))
+    }
+
+    /// The leader of the database group `group` as this node's replica
+    /// knows it; `None` if this node holds no replica of it or knows no
+    /// leader (an election).
+    pub fn leader_of(&self, group: u64) -> Option<u64> {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        let raft = self.shared.hosted.lock().get(&group).cloned()?;
+        let leader = raft.metrics().borrow_watched().current_leader;
+        leader
+    }
+
+    /// The live nodes, by id.
+    pub fn live_nodes(&self) -> Result<Vec<u64>, Status> {
+        Ok(self
+            .shared
+            .records()?
+            .into_values()
+            .filter(|r| r.state == NodeState::Live)
+            .map(|r| r.id)
+            .collect())
+    }
+
+    /// Opens the database whose group is `group` from `dir` (creating it
+    /// there if the directory is new) with `options`, as this node's
+    /// replica of the group (see the module docs). Blocks; call it from a
+    /// thread that may.
+    pub fn open_database(
+        &self,
+        group: &DatabaseGroup,
+        dir: &Path,
+        options: rowtree_db::Options,
+    ) -> Result<Database, NodeError> {
+        let id = self.shared.id;
+        let clock: Arc<dyn Clock> = Arc::new(NodeClock(self.shared.clock.clone()));
+        let rules = LeaseRules {
+            duration: DATABASE_LEASE,
+            max_offset: self.shared.max_clock_offset,
+        };
+        let commits = Arc::new(GroupCommits::new(
+            id,
+            whole_database(),
+            rules,
+            clock.clone(),
+            self.runtime.clone(),
+            GROUP_TIMEOUT,
+        ));
+        let db = Database::open_with(
+            dir,
+            rowtree_db::Options {
+                replication: Some(commits.clone()),
+                clock,
+                ..options
+            },
+        )
+        .map_err(|e| NodeError::Config(format!("cannot open {}: {e}", dir.display())))?;
+        let router = db.shared_router();
+        let split = whole_database().split;
+        let replica = match Replica::open(router.clone(), split) {
+            Ok(replica) => replica,
+            Err(crate::Error::Replica { .. }) => Replica::create(router, whole_database())?,
+            Err(e) => return Err(e.into()),
+        };
+        let observer = db.clone();
+        let replica = replica
+            .with_observer(Arc::new(move |ts| observer.observe_applied(ts)))
+            .with_meta_observer(schema_follower(&db, self.runtime.clone()));
+        let leases = replica.lease_view();
+        let gid = GroupId(group.group);
+        let network = self.shared.peers.group(gid);
+        let log = self.log.group(gid);
+        let raft = self
+            .block_on(async move {
+                GroupRaft::new(
+                    id,
+                    split_group_config(),
+                    network,
+                    log,
+                    ReplicaMachine::new(replica),
+                )
+                .await
+            })?
+            .map_err(|e| NodeError::Raft(format!("group {}: {e}", group.group)))?;
+        self.shared.groups.insert(gid, raft.clone());
+        self.shared.hosted.lock().insert(group.group, raft.clone());
+        if commits.start(raft.clone(), leases).is_err() {
+            unreachable!("a new GroupCommits is started once");
+        }
+        if group.bootstrap == id {
+            self.initialize(&raft, group)?;
+        }
+        tracing::info!(group = group.group, dir = %dir.display(), "serving a database");
+        Ok(db)
+    }
+
+    /// Makes `raft` the first leader of `group` with every member a voter,
+    /// unless it was initialized before (a restart).
+    fn initialize(&self, raft: &GroupRaft, group: &DatabaseGroup) -> Result<(), NodeError> {
+        let records = self.shared.records().map_err(|s| {
+            NodeError::Raft(format!("reading the members' addresses: {}", s.message()))
+        })?;
+        let mut members = BTreeMap::new();
+        for id in &group.members {
+            let record = records.get(id).ok_or_else(|| {
+                NodeError::Raft(format!(
+                    "group {}: node {id} is not a member of the cluster",
+                    group.group
+                ))
+            })?;
+            members.insert(
+                *id,
+                BasicNode {
+                    addr: record.peer_addr.clone(),
+                },
+            );
+        }
+        let raft = raft.clone();
+        self.block_on(async move {
+            if raft.is_initialized().await.unwrap_or(true) {
+                return Ok(());
+            }
+            raft.initialize(members).await.map_err(|e| e.to_string())
+        })?
+        .map_err(|e| NodeError::Raft(format!("cannot start group {}: {e}", group.group)))
+    }
+
+    /// Stops serving the database of `group` on this node: its Raft
+    /// instance stops and the peer port forgets it. The caller drops the
+    /// database and removes its files.
+    pub fn close_database(&self, group: u64) {
+        self.shared.groups.remove(GroupId(group));
+        let raft = self.shared.hosted.lock().remove(&group);
+        if let Some(raft) = raft {
+            let _ = self.block_on(async move { raft.shutdown().await });
+        }
+    }
+
+    /// Runs `future` on the node's runtime and waits for it here.
+    fn block_on<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+    ) -> Result<T, NodeError> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime.spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        rx.recv_timeout(OPEN_TIMEOUT)
+            .map_err(|_| NodeError::Raft("the node's runtime did not answer in time".into()))
+    }
+}
+
+/// What a database's replica calls with the metadata keys it wrote: when
+/// they include the schema's (or an image was installed), the database
+/// reloads its schema from the DDL log, on a blocking thread (a schema
+/// change running here holds the DDL lock while its entry is applied),
+/// once for any number of changes that arrive meanwhile.
+fn schema_follower(db: &Database, runtime: tokio::runtime::Handle) -> crate::MetaObserver {
+    let db = db.clone();
+    let pending = Arc::new(AtomicBool::new(false));
+    Arc::new(move |keys: &[Vec<u8>]| {
+        let schema = keys.is_empty() || keys.iter().any(|k| Database::is_schema_key(k));
+        if !schema || pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let (db, pending) = (db.clone(), pending.clone());
+        runtime.spawn_blocking(move || {
+            pending.store(false, Ordering::Release);
+            if let Err(e) = db.reload_schema() {
+                tracing::warn!(error = %e, "reloading the schema a replica applied");
+            }
+        });
+    })
+}

@@ -1,0 +1,413 @@
+//! The registry of a cluster node: the document in the placement group,
+//! the databases in Raft groups.
+//!
+//! Every node of a cluster serves the same instances and databases, so
+//! their list cannot be a file of one node's. It is the same document as
+//! `registry.json` (instances, databases with their metadata), stored in
+//! the cluster's placement group with a version
+//! (`rowtree_cluster::placement::Registry`), and each database's entry
+//! also names its Raft group: the group's id, the nodes holding a replica
+//! (the node that created it first, then other live nodes, up to
+//! `--replicas`), and the node that starts the group.
+//!
+//! **Changes** (create, update, drop) are made optimistically: a node
+//! reads the document, makes the change on a copy (with the same checks as
+//! a single process: the instance exists, the name is free, drop
+//! protection), and asks the placement leader to store the copy if the
+//! version is still the one it read. If another node changed the document
+//! meanwhile the leader answers ABORTED, and the node reads again and
+//! redoes the change, for up to [`CHANGE_TIMEOUT`]. A change is
+//! acknowledged once it is replicated and this node's own state follows it,
+//! so a client that creates a database and then uses it through the same
+//! node finds it.
+//!
+//! **Following.** [`Registry::follow`] brings the node's state (what
+//! lookups read) to the document: it opens the databases placed on this
+//! node (each with `rowtree_cluster::node::databases::Hosting::open_database`,
+//! which makes it a replica of its group), keeps those open already,
+//! and closes and removes the files of those dropped. The server calls it
+//! every [`FOLLOW_EVERY`], and after each change it makes. A database that
+//! fails to open is tried again at the next call.
+//!
+//! What this does not do yet: a node that holds no replica of a database
+//! does not list or serve it (with three replicas, a cluster of up to three
+//! nodes places every database on every node), and a node that does not
+//! lead a database's group answers its requests with UNAVAILABLE naming the
+//! leader instead of forwarding them.
+
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use rowtree_cluster::node::databases::{DatabaseGroup, Hosting};
+use tonic::{Code, Status};
+
+use super::{
+    check_database_name, instance_of, now_nanos, with_advice, Document, GroupMeta, Hosted,
+    InstanceMeta, Registry, State, POSTGRESQL, REGISTRY_FORMAT_VERSION,
+};
+use crate::status;
+
+/// How long a change keeps retrying when other nodes' changes come first.
+pub const CHANGE_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// How often the server brings its state to the placement group's
+/// document.
+pub const FOLLOW_EVERY: Duration = Duration::from_millis(200);
+
+const INSTANCE: &str = "google.spanner.admin.instance.v1.Instance";
+const DATABASE: &str = "google.spanner.admin.database.v1.Database";
+
+/// A cluster node's registry backing (see the module docs).
+pub(super) struct Replicated {
+    hosting: Hosting,
+    /// How many nodes hold a replica of a new database.
+    replicas: usize,
+    /// The version of the document the state follows (0: none yet).
+    followed: parking_lot::Mutex<u64>,
+}
+
+impl Registry {
+    /// A cluster node's registry: the document in the placement group that
+    /// `hosting` reaches, database files under `dir/databases`, new
+    /// databases replicated on `replicas` nodes (fewer while the cluster
+    /// has fewer). Opens the databases placed on this node.
+    pub fn open_cluster(
+        dir: &Path,
+        hosting: Hosting,
+        replicas: usize,
+        options: rowtree_db::Options,
+    ) -> Result<Registry, String> {
+        std::fs::create_dir_all(dir.join("databases"))
+            .map_err(|e| format!("cannot create {}: {e}", dir.join("databases").display()))?;
+        let registry = Registry {
+            dir: Some(dir.to_path_buf()),
+            state: parking_lot::Mutex::new(State {
+                instances: Default::default(),
+                databases: Default::default(),
+            }),
+            writer: parking_lot::Mutex::new(()),
+            options,
+            cluster: Some(Replicated {
+                hosting,
+                replicas: replicas.max(1),
+                followed: parking_lot::Mutex::new(0),
+            }),
+        };
+        registry
+            .follow()
+            .map_err(|e| format!("opening the cluster's databases: {}", e.message()))?;
+        Ok(registry)
+    }
+
+    /// Brings this node's state to the placement group's document (see the
+    /// module docs); nothing on a single process. Blocks on disk and on the
+    /// databases' groups: call it from a thread that may.
+    pub fn follow(&self) -> Result<(), Status> {
+        let Some(c) = &self.cluster else {
+            return Ok(());
+        };
+        let _writer = self.writer.lock();
+        let stored = c.hosting.registry()?;
+        if stored.version == *c.followed.lock() {
+            return Ok(());
+        }
+        let doc = parse(&stored.document)?;
+        let current = self.state.lock().clone();
+        let mut next = State {
+            instances: doc
+                .instances
+                .into_iter()
+                .map(|i| (i.name.clone(), i))
+                .collect(),
+            databases: Default::default(),
+        };
+        let node = c.hosting.node_id();
+        let mut failed = None;
+        for meta in doc.databases {
+            let open = current
+                .databases
+                .get(&meta.name)
+                .filter(|h| h.meta.dir == meta.dir);
+            let db = match (open, &meta.group) {
+                (Some(hosted), _) => hosted.db.clone(),
+                (None, Some(group)) if group.members.contains(&node) => {
+                    match self.open_replica(c, &meta, group) {
+                        Ok(db) => db,
+                        Err(e) => {
+                            tracing::error!(database = %meta.name, error = %e, "cannot open a database placed on this node");
+                            failed = Some(e);
+                            continue;
+                        }
+                    }
+                }
+                // Placed on other nodes.
+                _ => continue,
+            };
+            next.databases
+                .insert(meta.name.clone(), Hosted { meta, db });
+        }
+        let gone: Vec<Hosted> = current
+            .databases
+            .into_values()
+            .filter(|h| {
+                next.databases
+                    .get(&h.meta.name)
+                    .is_none_or(|n| n.meta.dir != h.meta.dir)
+            })
+            .collect();
+        *self.state.lock() = next;
+        for hosted in gone {
+            if let Some(group) = &hosted.meta.group {
+                c.hosting.close_database(group.id);
+            }
+            let dir = hosted.meta.dir.clone();
+            tracing::info!(database = %hosted.meta.name, "dropped");
+            drop(hosted);
+            self.remove_dir(&dir);
+        }
+        match failed {
+            None => {
+                *c.followed.lock() = stored.version;
+                Ok(())
+            }
+            Some(e) => Err(Status::unavailable(e)),
+        }
+    }
+
+    /// Opens this node's replica of the database `meta` describes.
+    fn open_replica(
+        &self,
+        c: &Replicated,
+        meta: &super::DatabaseMeta,
+        group: &GroupMeta,
+    ) -> Result<rowtree_db::Database, String> {
+        let root = self
+            .dir
+            .as_ref()
+            .expect("a cluster registry has a directory");
+        let options = rowtree_db::Options {
+            dialect: if meta.dialect == POSTGRESQL {
+                rowtree_types::Dialect::PostgreSql
+            } else {
+                rowtree_types::Dialect::GoogleSql
+            },
+            ..with_advice(&self.options, &meta.name)
+        };
+        let db = c
+            .hosting
+            .open_database(
+                &DatabaseGroup {
+                    group: group.id,
+                    members: group.members.clone(),
+                    bootstrap: group.bootstrap,
+                },
+                &root.join("databases").join(&meta.dir),
+                options,
+            )
+            .map_err(|e| e.to_string())?;
+        tracing::info!(database = %meta.name, group = group.id, "opened");
+        Ok(db)
+    }
+}
+
+/// The document from its stored bytes (empty: none yet).
+fn parse(bytes: &[u8]) -> Result<Document, Status> {
+    if bytes.is_empty() {
+        return Ok(Document {
+            format_version: Some(REGISTRY_FORMAT_VERSION),
+            ..Document::default()
+        });
+    }
+    let doc: Document = serde_json::from_slice(bytes).map_err(|e| {
+        Status::internal(format!("the cluster's registry document is damaged: {e}"))
+    })?;
+    doc.check_format(Path::new("the cluster's registry"))
+        .map_err(|e| Status::failed_precondition(e.to_string()))?;
+    Ok(doc)
+}
+
+impl Replicated {
+    /// Makes `change` on the current document and stores it, again on a
+    /// fresh copy whenever another change came first (see the module
+    /// docs); then brings `registry` up to it.
+    fn change<T>(
+        &self,
+        registry: &Registry,
+        mut change: impl FnMut(&mut Document) -> Result<T, Status>,
+    ) -> Result<T, Status> {
+        let deadline = Instant::now() + CHANGE_TIMEOUT;
+        loop {
+            let stored = self.hosting.registry()?;
+            let mut doc = parse(&stored.document)?;
+            let out = change(&mut doc)?;
+            doc.format_version = Some(REGISTRY_FORMAT_VERSION);
+            let bytes = serde_json::to_vec(&doc).map_err(|e| Status::internal(e.to_string()))?;
+            match self.hosting.replace_registry(stored.version, bytes) {
+                Ok(_) => {
+                    registry.follow()?;
+                    return Ok(out);
+                }
+                Err(s) if s.code() == Code::Aborted && Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                Err(s) => return Err(s),
+            }
+        }
+    }
+
+    pub(super) fn create_instance(
+        &self,
+        registry: &Registry,
+        meta: InstanceMeta,
+    ) -> Result<(), Status> {
+        self.change(registry, |doc| {
+            if doc.instances.iter().any(|i| i.name == meta.name) {
+                return Err(Status::already_exists(format!(
+                    "Instance already exists: {}",
+                    meta.name
+                )));
+            }
+            doc.instances.push(meta.clone());
+            Ok(())
+        })
+    }
+
+    pub(super) fn update_instance(
+        &self,
+        registry: &Registry,
+        meta: InstanceMeta,
+    ) -> Result<(), Status> {
+        self.change(registry, |doc| {
+            let found = doc
+                .instances
+                .iter_mut()
+                .find(|i| i.name == meta.name)
+                .ok_or_else(|| status::not_found(INSTANCE, &meta.name))?;
+            *found = meta.clone();
+            Ok(())
+        })
+    }
+
+    pub(super) fn delete_instance(&self, registry: &Registry, name: &str) -> Result<(), Status> {
+        let prefix = format!("{name}/databases/");
+        self.change(registry, |doc| {
+            if !doc.instances.iter().any(|i| i.name == name) {
+                return Err(status::not_found(INSTANCE, name));
+            }
+            if let Some(protected) = doc
+                .databases
+                .iter()
+                .find(|d| d.name.starts_with(&prefix) && d.enable_drop_protection)
+            {
+                return Err(Status::failed_precondition(format!(
+                    "Cannot delete instance {name}: database {} has drop protection enabled",
+                    protected.name
+                )));
+            }
+            doc.instances.retain(|i| i.name != name);
+            doc.databases.retain(|d| !d.name.starts_with(&prefix));
+            Ok(())
+        })
+    }
+
+    pub(super) fn create_database(
+        &self,
+        registry: &Registry,
+        name: &str,
+        proto_descriptors: &[u8],
+        dialect: i32,
+    ) -> Result<Hosted, Status> {
+        check_database_name(name)?;
+        let instance = instance_of(name).unwrap_or_default().to_string();
+        // This node first (it starts the group, so it is likely to lead
+        // it, and the DDL that follows a creation runs here), then other
+        // live nodes.
+        let node = self.hosting.node_id();
+        let members: Vec<u64> = std::iter::once(node)
+            .chain(
+                self.hosting
+                    .live_nodes()?
+                    .into_iter()
+                    .filter(|n| *n != node),
+            )
+            .take(self.replicas)
+            .collect();
+        let dir = uuid::Uuid::new_v4().simple().to_string();
+        use base64::Engine as _;
+        let protos = base64::engine::general_purpose::STANDARD.encode(proto_descriptors);
+        self.change(registry, |doc| {
+            if !doc.instances.iter().any(|i| i.name == instance) {
+                return Err(status::not_found(INSTANCE, &instance));
+            }
+            if doc.databases.iter().any(|d| d.name == name) {
+                return Err(Status::already_exists(format!(
+                    "Database already exists: {name}"
+                )));
+            }
+            let id = doc.next_group.max(1);
+            doc.next_group = id + 1;
+            doc.databases.push(super::DatabaseMeta {
+                name: name.to_string(),
+                dir: dir.clone(),
+                create_time: now_nanos(),
+                enable_drop_protection: false,
+                proto_descriptors: protos.clone(),
+                dialect: if dialect == 0 { 1 } else { dialect },
+                group: Some(GroupMeta {
+                    id,
+                    members: members.clone(),
+                    bootstrap: node,
+                }),
+            });
+            Ok(())
+        })?;
+        registry.database(name)
+    }
+
+    pub(super) fn update_database(
+        &self,
+        registry: &Registry,
+        name: &str,
+        f: impl FnOnce(&mut super::DatabaseMeta),
+    ) -> Result<Hosted, Status> {
+        // The change, made once on the metadata as it is now; a retry
+        // stores the same result in a fresher document.
+        let mut wanted = self
+            .current(name)?
+            .ok_or_else(|| status::not_found(DATABASE, name))?;
+        f(&mut wanted);
+        self.change(registry, |doc| {
+            let found = doc
+                .databases
+                .iter_mut()
+                .find(|d| d.name == name && d.dir == wanted.dir)
+                .ok_or_else(|| status::not_found(DATABASE, name))?;
+            *found = wanted.clone();
+            Ok(())
+        })?;
+        registry.database(name)
+    }
+
+    pub(super) fn drop_database(&self, registry: &Registry, name: &str) -> Result<(), Status> {
+        self.change(registry, |doc| {
+            let found = doc
+                .databases
+                .iter()
+                .find(|d| d.name == name)
+                .ok_or_else(|| status::not_found(DATABASE, name))?;
+            if found.enable_drop_protection {
+                return Err(Status::failed_precondition(format!(
+                    "Cannot drop database {name}: drop protection is enabled"
+                )));
+            }
+            doc.databases.retain(|d| d.name != name);
+            Ok(())
+        })
+    }
+
+    /// A database's metadata in the stored document.
+    fn current(&self, name: &str) -> Result<Option<super::DatabaseMeta>, Status> {
+        let doc = parse(&self.hosting.registry()?.document)?;
+        Ok(doc.databases.into_iter().find(|d| d.name == name))
+    }
+}
