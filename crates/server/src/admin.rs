@@ -69,6 +69,9 @@ fn page<T>(items: Vec<T>, page_size: i32, page_token: &str) -> Result<(Vec<T>, S
 pub struct Admin {
     pub registry: Arc<Registry>,
     pub operations: Arc<Operations>,
+    /// On a cluster node: where requests about a database another node
+    /// leads go (schema changes, split points, their operations).
+    pub(crate) forwarder: Option<Arc<crate::forward::Forwarder>>,
 }
 
 fn instance_pb(m: &InstanceMeta) -> ipb::Instance {
@@ -184,6 +187,48 @@ fn ddl_status(e: &rowtree_db::DdlError, statements: &[String]) -> Status {
 }
 
 impl Admin {
+    /// A channel to the node leading `database`, if a request about it
+    /// goes there (a cluster node's; see `forward.rs`).
+    fn forward_to(
+        &self,
+        database: &str,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> Result<Option<tonic::transport::Channel>, Status> {
+        match &self.forwarder {
+            Some(f) => f.target(database, metadata),
+            None => Ok(None),
+        }
+    }
+
+    /// A client of the database admin service at `channel`.
+    fn admin_client(
+        channel: tonic::transport::Channel,
+    ) -> dpb::database_admin_client::DatabaseAdminClient<tonic::transport::Channel> {
+        dpb::database_admin_client::DatabaseAdminClient::new(channel)
+            .max_decoding_message_size(crate::MAX_MESSAGE)
+            .max_encoding_message_size(crate::MAX_REQUEST)
+    }
+
+    /// Where a request about operation `name` goes, if not here: the node
+    /// leading its database, when this node does not know the operation
+    /// (it was started there).
+    fn operation_elsewhere(
+        &self,
+        name: &str,
+        metadata: &tonic::metadata::MetadataMap,
+    ) -> Result<Option<lro::operations_client::OperationsClient<tonic::transport::Channel>>, Status>
+    {
+        if self.forwarder.is_none()
+            || !name.contains("/databases/")
+            || self.operations.get(name).is_ok()
+        {
+            return Ok(None);
+        }
+        Ok(self
+            .forward_to(crate::forward::database_of(name), metadata)?
+            .map(lro::operations_client::OperationsClient::new))
+    }
+
     async fn blocking<T: Send + 'static>(
         &self,
         f: impl FnOnce() -> Result<T, Status> + Send + 'static,
@@ -617,6 +662,11 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::UpdateDatabaseDdlRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
+        if let Some(channel) = self.forward_to(&request.get_ref().database, request.metadata())? {
+            return Admin::admin_client(channel)
+                .update_database_ddl(crate::forward::onward(request))
+                .await;
+        }
         let r = request.into_inner();
         let hosted = self.registry.database(&r.database)?;
         if r.statements.is_empty() {
@@ -714,6 +764,11 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::AddSplitPointsRequest>,
     ) -> Result<Response<dpb::AddSplitPointsResponse>, Status> {
+        if let Some(channel) = self.forward_to(&request.get_ref().database, request.metadata())? {
+            return Admin::admin_client(channel)
+                .add_split_points(crate::forward::onward(request))
+                .await;
+        }
         let r = request.into_inner();
         let hosted = self.registry.database(&r.database)?;
         self.blocking(move || {
@@ -814,6 +869,11 @@ impl OperationsService for Admin {
         &self,
         request: Request<lro::GetOperationRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
+        if let Some(mut to) =
+            self.operation_elsewhere(&request.get_ref().name, request.metadata())?
+        {
+            return to.get_operation(crate::forward::onward(request)).await;
+        }
         Ok(Response::new(self.operations.get(&request.get_ref().name)?))
     }
 
@@ -821,6 +881,11 @@ impl OperationsService for Admin {
         &self,
         request: Request<lro::DeleteOperationRequest>,
     ) -> Result<Response<()>, Status> {
+        if let Some(mut to) =
+            self.operation_elsewhere(&request.get_ref().name, request.metadata())?
+        {
+            return to.delete_operation(crate::forward::onward(request)).await;
+        }
         self.operations.delete(&request.get_ref().name)?;
         Ok(Response::new(()))
     }
@@ -829,6 +894,11 @@ impl OperationsService for Admin {
         &self,
         request: Request<lro::CancelOperationRequest>,
     ) -> Result<Response<()>, Status> {
+        if let Some(mut to) =
+            self.operation_elsewhere(&request.get_ref().name, request.metadata())?
+        {
+            return to.cancel_operation(crate::forward::onward(request)).await;
+        }
         let op = self.operations.get(&request.get_ref().name)?;
         if op.done {
             return Err(Status::failed_precondition(format!(
@@ -848,6 +918,11 @@ impl OperationsService for Admin {
         &self,
         request: Request<lro::WaitOperationRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
+        if let Some(mut to) =
+            self.operation_elsewhere(&request.get_ref().name, request.metadata())?
+        {
+            return to.wait_operation(crate::forward::onward(request)).await;
+        }
         let r = request.get_ref();
         let timeout = r
             .timeout

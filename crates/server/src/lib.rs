@@ -14,6 +14,8 @@
 //!   what the change introduced;
 //! - [`keyviz`]: the key visualizer over HTTP (a second port, 9020 by
 //!   default in `rowtree serve`), on the same runtime;
+//! - `forward`: on a cluster node, requests for a database whose Raft
+//!   group another node leads are sent on to that node;
 //! - [`convert`]: the wire encoding of values, types, key sets and
 //!   mutations; [`status`]: errors as Spanner sends them; [`query_plan`]:
 //!   query plans as Spanner sends them;
@@ -28,6 +30,7 @@ pub mod admin;
 pub mod advice;
 pub mod convert;
 mod event_loops;
+mod forward;
 pub mod keyviz;
 pub mod operations;
 pub mod query_plan;
@@ -270,12 +273,17 @@ impl Server {
                 }
             })
         });
+        let forwarder = config
+            .cluster
+            .as_ref()
+            .map(|c| Arc::new(forward::Forwarder::new(c.hosting.clone(), registry.clone())));
         let admin = admin::Admin {
             registry: registry.clone(),
             operations: Arc::new(operations::Operations::default()),
+            forwarder: forwarder.clone(),
         };
-        let data = match &config.cluster {
-            Some(c) => spanner::SpannerService::forwarding(registry.clone(), c.hosting.clone()),
+        let data = match &forwarder {
+            Some(f) => spanner::SpannerService::forwarding(registry.clone(), f.clone()),
             None => spanner::SpannerService::new(registry.clone()),
         };
         let listener = tokio::net::TcpListener::bind(config.addr)

@@ -16,7 +16,8 @@
 //! protection), and asks the placement leader to store the copy if the
 //! version is still the one it read. If another node changed the document
 //! meanwhile the leader answers ABORTED, and the node reads again and
-//! redoes the change, for up to [`CHANGE_TIMEOUT`]. A change is
+//! redoes the change; while the placement group has no leader it asks
+//! again; both for up to [`CHANGE_TIMEOUT`]. A change is
 //! acknowledged once it is replicated and this node's own state follows it,
 //! so a client that creates a database and then uses it through the same
 //! node finds it.
@@ -247,8 +248,15 @@ impl Replicated {
                     registry.follow()?;
                     return Ok(out);
                 }
+                // Another change came first: redo this one on it.
                 Err(s) if s.code() == Code::Aborted && Instant::now() < deadline => {
                     std::thread::sleep(Duration::from_millis(10));
+                }
+                // The placement group is electing a leader (or the one
+                // this node knew is gone): ask again once it has one.
+                Err(s) if s.code() == Code::Unavailable && Instant::now() < deadline => {
+                    tracing::debug!(error = %s.message(), "changing the registry; again");
+                    std::thread::sleep(Duration::from_millis(100));
                 }
                 Err(s) => return Err(s),
             }
@@ -402,6 +410,36 @@ impl Replicated {
             }
             doc.databases.retain(|d| d.name != name);
             Ok(())
+        })
+    }
+
+    /// An instance in the stored document (made through another node, and
+    /// not yet followed here).
+    pub(super) fn stored_instance(&self, name: &str) -> Result<Option<InstanceMeta>, Status> {
+        let doc = parse(&self.hosting.registry()?.document)?;
+        Ok(doc.instances.into_iter().find(|i| i.name == name))
+    }
+
+    /// Why this node does not serve database `name`: NOT_FOUND if the
+    /// stored document does not list it; UNAVAILABLE if it does (made a
+    /// moment ago through another node and not yet opened here, or placed
+    /// on other nodes only), which clients retry.
+    pub(super) fn not_here(&self, name: &str) -> Result<Status, Status> {
+        Ok(match self.current(name)? {
+            None => status::not_found(DATABASE, name),
+            Some(meta) => match meta.group {
+                Some(g) if !g.members.contains(&self.hosting.node_id()) => {
+                    Status::unavailable(format!(
+                        "database {name} is served by nodes {:?}, not by node {}; connect to one of them",
+                        g.members,
+                        self.hosting.node_id()
+                    ))
+                }
+                _ => Status::unavailable(format!(
+                    "database {name} is being opened on node {}; try again",
+                    self.hosting.node_id()
+                )),
+            },
         })
     }
 

@@ -374,12 +374,19 @@ impl Registry {
     }
 
     pub fn instance(&self, name: &str) -> Result<InstanceMeta, Status> {
-        self.state
-            .lock()
-            .instances
-            .get(name)
-            .cloned()
-            .ok_or_else(|| status::not_found("google.spanner.admin.instance.v1.Instance", name))
+        let found = self.state.lock().instances.get(name).cloned();
+        match (found, &self.cluster) {
+            (Some(meta), _) => Ok(meta),
+            // Made through another node a moment ago: the stored document
+            // has it before this node follows it.
+            (None, Some(c)) => c.stored_instance(name)?.ok_or_else(|| {
+                status::not_found("google.spanner.admin.instance.v1.Instance", name)
+            }),
+            (None, None) => Err(status::not_found(
+                "google.spanner.admin.instance.v1.Instance",
+                name,
+            )),
+        }
     }
 
     pub fn create_instance(&self, meta: InstanceMeta) -> Result<(), Status> {
@@ -475,12 +482,15 @@ impl Registry {
     }
 
     pub fn database(&self, name: &str) -> Result<Hosted, Status> {
-        self.state
-            .lock()
-            .databases
-            .get(name)
-            .cloned()
-            .ok_or_else(|| status::not_found("google.spanner.admin.database.v1.Database", name))
+        let found = self.state.lock().databases.get(name).cloned();
+        match (found, &self.cluster) {
+            (Some(hosted), _) => Ok(hosted),
+            (None, Some(c)) => Err(c.not_here(name)?),
+            (None, None) => Err(status::not_found(
+                "google.spanner.admin.database.v1.Database",
+                name,
+            )),
+        }
     }
 
     /// Creates an empty database (the caller applies its DDL, then calls

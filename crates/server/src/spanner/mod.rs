@@ -54,7 +54,6 @@
 //! | file | job |
 //! |---|---|
 //! | `service.rs` | the tonic trait: each RPC checks limits, finds the session, delegates |
-//! | `forward.rs` | on a cluster node: requests for a database another node leads, sent there |
 //! | `sessions.rs` | [`SpannerService`], the session store, idle reaping, the session RPCs |
 //! | `transactions.rs` | held transactions (`TxnSlot`s), read-only ids, ending aborted ones |
 //! | `selectors.rs` | a request's `TransactionSelector` resolved; `TransactionOptions` begun |
@@ -86,7 +85,6 @@
 //! uses them all.
 
 mod commits;
-mod forward;
 mod limits;
 mod partitioned;
 mod reads;

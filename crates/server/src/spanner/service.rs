@@ -15,7 +15,6 @@ use tonic::{Request, Response, Status};
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 
 use super::commits;
-use super::forward::{database_of_session, onward};
 use super::limits::{check_size, deadline_of};
 use super::reads;
 use super::results::{self, Stream};
@@ -24,6 +23,7 @@ use super::sessions::SpannerService;
 use super::statements;
 use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
+use crate::forward::{database_of, onward};
 
 /// Sends the request on to the node leading its database, if that is not
 /// this one (a cluster node; `forward.rs`), and returns its answer.
@@ -86,7 +86,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().name),
+            database_of(&request.get_ref().name),
             get_session
         );
         Ok(Response::new(
@@ -114,7 +114,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().name),
+            database_of(&request.get_ref().name),
             delete_session
         );
         let txns = self.delete(&request.into_inner().name)?;
@@ -134,7 +134,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             execute_sql
         );
         let deadline = deadline_of(request.metadata());
@@ -161,7 +161,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             execute_streaming_sql,
             stream
         );
@@ -184,7 +184,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             execute_batch_dml
         );
         let r = request.into_inner();
@@ -199,12 +199,7 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        forward!(
-            self,
-            request,
-            database_of_session(&request.get_ref().session),
-            read
-        );
+        forward!(self, request, database_of(&request.get_ref().session), read);
         let deadline = deadline_of(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
@@ -229,7 +224,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             streaming_read,
             stream
         );
@@ -252,7 +247,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             begin_transaction
         );
         let r = request.into_inner();
@@ -272,7 +267,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             commit
         );
         let r = request.into_inner();
@@ -289,7 +284,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             rollback
         );
         let r = request.into_inner();
@@ -308,7 +303,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             partition_query
         );
         let r = request.into_inner();
@@ -326,7 +321,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             partition_read
         );
         let r = request.into_inner();
@@ -346,7 +341,7 @@ impl Spanner for SpannerService {
         forward!(
             self,
             request,
-            database_of_session(&request.get_ref().session),
+            database_of(&request.get_ref().session),
             batch_write,
             stream
         );

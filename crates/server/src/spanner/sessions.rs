@@ -16,6 +16,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
+use googleapis_tonic_google_spanner_v1::google::spanner::v1::spanner_client::SpannerClient;
 use parking_lot::Mutex;
 use rowtree_db::{Database, TimestampBound};
 use tonic::Status;
@@ -33,7 +34,7 @@ pub struct SpannerService {
     pub(super) sessions: Arc<Mutex<Sessions>>,
     /// On a cluster node: where requests for databases other nodes lead
     /// go (`forward.rs`).
-    pub(super) forwarder: Option<Arc<super::forward::Forwarder>>,
+    pub(super) forwarder: Option<Arc<crate::forward::Forwarder>>,
 }
 
 /// A live session: its name, its database, and the transactions it holds.
@@ -183,15 +184,12 @@ impl SpannerService {
 
     /// The service of a cluster node: requests for a database whose group
     /// another node leads are forwarded to it (see `forward.rs`).
-    pub fn forwarding(
+    pub(crate) fn forwarding(
         registry: Arc<Registry>,
-        hosting: rowtree_cluster::node::databases::Hosting,
+        forwarder: Arc<crate::forward::Forwarder>,
     ) -> SpannerService {
         SpannerService {
-            forwarder: Some(Arc::new(super::forward::Forwarder::new(
-                hosting,
-                registry.clone(),
-            ))),
+            forwarder: Some(forwarder),
             ..SpannerService::new(registry)
         }
     }
@@ -202,11 +200,15 @@ impl SpannerService {
         &self,
         database: &str,
         metadata: &tonic::metadata::MetadataMap,
-    ) -> Result<Option<super::forward::Client>, Status> {
-        match &self.forwarder {
-            Some(f) => f.target(database, metadata),
-            None => Ok(None),
-        }
+    ) -> Result<Option<SpannerClient<tonic::transport::Channel>>, Status> {
+        let Some(f) = &self.forwarder else {
+            return Ok(None);
+        };
+        Ok(f.target(database, metadata)?.map(|channel| {
+            SpannerClient::new(channel)
+                .max_decoding_message_size(crate::MAX_MESSAGE)
+                .max_encoding_message_size(crate::MAX_REQUEST)
+        }))
     }
 
     /// The session `name`, marked used: NOT_FOUND if it is gone, or if its

@@ -1,5 +1,7 @@
 //! Forwarding on a cluster node: a request for a database whose group
-//! another node leads goes to that node.
+//! another node leads goes to that node (the data API's requests, and the
+//! admin requests that change a database's schema or split points, or ask
+//! after such a change's operation).
 //!
 //! On a node of a cluster a database is served by the leader of its Raft
 //! group (the leaseholder: it assigns timestamps and serves strong reads).
@@ -21,7 +23,6 @@ use std::collections::HashMap;
 use std::sync::Arc;
 use std::time::Duration;
 
-use googleapis_tonic_google_spanner_v1::google::spanner::v1::spanner_client::SpannerClient;
 use parking_lot::Mutex;
 use rowtree_cluster::node::databases::Hosting;
 use tonic::metadata::MetadataMap;
@@ -35,9 +36,6 @@ pub const FORWARDED: &str = "x-rowtree-forwarded";
 
 /// How long dialling another node may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// A client of another node's Spanner port.
-pub(crate) type Client = SpannerClient<Channel>;
 
 /// Where a cluster node's requests go (see the module docs).
 pub(crate) struct Forwarder {
@@ -56,15 +54,16 @@ impl Forwarder {
         }
     }
 
-    /// The node a request for `database` goes to, if not this one: the
-    /// leader of the database's group, when this node knows it and it is
-    /// another node. `None` for a forwarded request, a database this node
-    /// does not know (answered here: NOT_FOUND), or no known leader.
+    /// A channel to the node a request for `database` goes to, if not
+    /// this one: the leader of the database's group, when this node knows
+    /// it and it is another node. `None` for a forwarded request, a
+    /// database this node does not know (answered here: NOT_FOUND), or no
+    /// known leader.
     pub(crate) fn target(
         &self,
         database: &str,
         metadata: &MetadataMap,
-    ) -> Result<Option<Client>, Status> {
+    ) -> Result<Option<Channel>, Status> {
         if metadata.contains_key(FORWARDED) {
             return Ok(None);
         }
@@ -83,29 +82,17 @@ impl Forwarder {
                 "node {leader} leads {database}, but has not said where it serves yet; try again"
             ))
         })?;
-        let channel = {
-            let mut channels = self.channels.lock();
-            match channels.get(&addr) {
-                Some(c) => c.clone(),
-                None => {
-                    let endpoint =
-                        tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
-                            .map_err(|e| {
-                                Status::internal(format!("node {leader}'s address {addr:?}: {e}"))
-                            })?
-                            .connect_timeout(CONNECT_TIMEOUT)
-                            .tcp_nodelay(true);
-                    let channel = endpoint.connect_lazy();
-                    channels.insert(addr, channel.clone());
-                    channel
-                }
-            }
-        };
-        Ok(Some(
-            SpannerClient::new(channel)
-                .max_decoding_message_size(crate::MAX_MESSAGE)
-                .max_encoding_message_size(crate::MAX_REQUEST),
-        ))
+        let mut channels = self.channels.lock();
+        if let Some(channel) = channels.get(&addr) {
+            return Ok(Some(channel.clone()));
+        }
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+            .map_err(|e| Status::internal(format!("node {leader}'s address {addr:?}: {e}")))?
+            .connect_timeout(CONNECT_TIMEOUT)
+            .tcp_nodelay(true)
+            .connect_lazy();
+        channels.insert(addr, channel.clone());
+        Ok(Some(channel))
     }
 }
 
@@ -117,9 +104,11 @@ pub(crate) fn onward<T>(request: Request<T>) -> Request<T> {
     Request::from_parts(metadata, Default::default(), message)
 }
 
-/// The database a session name belongs to (`.../databases/D/sessions/S`).
-pub(crate) fn database_of_session(session: &str) -> &str {
-    session
+/// The database a session or operation name belongs to
+/// (`.../databases/D/sessions/S`, `.../databases/D/operations/O`).
+pub(crate) fn database_of(name: &str) -> &str {
+    let end = name
         .find("/sessions/")
-        .map_or(session, |at| &session[..at])
+        .or_else(|| name.find("/operations/"));
+    end.map_or(name, |at| &name[..at])
 }
