@@ -15,6 +15,7 @@ fn main() {
         ("append_entries", "AppendEntries"),
         ("vote", "Vote"),
         ("install_snapshot", "InstallSnapshot"),
+        ("transfer_leader", "TransferLeader"),
     ] {
         peer = peer.method(
             Method::builder()

@@ -478,7 +478,16 @@ async fn up(args: UpArgs) -> Result<(), String> {
         }
         last_line = line;
         if let Ok(s) = &status {
-            if s.from_leader && live as u64 == args.nodes {
+            // Every node live, and serving Spanner's API.
+            let serving = file.nodes.iter().all(|n| {
+                n.client_addr
+                    .parse::<std::net::SocketAddr>()
+                    .is_ok_and(|addr| {
+                        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+                            .is_ok()
+                    })
+            }) && s.nodes.iter().all(|n| n.client_addr.is_some());
+            if s.from_leader && live as u64 == args.nodes && serving {
                 break Ok(s.clone());
             }
         }

@@ -1,14 +1,17 @@
-//! A local cluster of three `rowtree serve --cluster` processes serving a
-//! database to a Spanner gRPC client (the client of `crates/check`, which
-//! speaks Spanner's wire API as the client libraries do), through any
-//! node:
+//! A local cluster of four `rowtree serve --cluster` processes serving a
+//! database replicated on three of them to a Spanner gRPC client (the
+//! client of `crates/check`, which speaks Spanner's wire API as the client
+//! libraries do), through any node:
 //!
 //! * an instance created through one node and a database through another
 //!   are in every node's registry (the document in the placement group);
-//! * the node that created the database leads its group; the others
-//!   forward sessions, commits, queries, schema changes and the schema
-//!   change's operation to it, and follow its schema (GetDatabaseDdl
-//!   answers from the node's own replica);
+//! * the node that created the database hands its group's leadership to
+//!   the node the registry chose (`rowtree cluster status` shows it); the
+//!   others forward sessions, commits, queries, schema changes and the
+//!   schema change's operation to it, and follow its schema
+//!   (GetDatabaseDdl answers from the node's own replica); the fourth
+//!   node, which holds no replica, lists the database and sends its
+//!   requests to a node that does;
 //! * after the leader is killed with SIGKILL, the survivors elect a new
 //!   one, which serves every acknowledged row and takes new commits
 //!   (the time until the first commit succeeds is printed);
@@ -48,11 +51,11 @@ struct NodeLine {
     data: PathBuf,
 }
 
-/// Starts `rowtree cluster up --nodes 3` on `dir` and reads the nodes from
+/// Starts `rowtree cluster up --nodes 4` on `dir` and reads the nodes from
 /// its banner.
 fn up(dir: &Path) -> (Up, Vec<NodeLine>) {
     let mut child = Command::new(ROWTREE)
-        .args(["cluster", "up", "--nodes", "3", "--timeout", "60", "--dir"])
+        .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
         .arg(dir)
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -67,7 +70,7 @@ fn up(dir: &Path) -> (Up, Vec<NodeLine>) {
             nodes.push(node);
         }
         if line.contains("Ctrl-C stops it") {
-            assert_eq!(nodes.len(), 3, "three nodes in the banner");
+            assert_eq!(nodes.len(), 4, "four nodes in the banner");
             return (up, nodes);
         }
     }
@@ -137,6 +140,30 @@ async fn write(client: &Client, db: &str, ids: std::ops::Range<i64>) -> rowtree_
         .map(|_| ())
 }
 
+/// The leader of the cluster's one database group, once it is the node
+/// the registry chose (the creating node, node 1, hands it over).
+fn wait_for_leader(dir: &Path) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let mut last = String::new();
+    while Instant::now() < deadline {
+        let out = Command::new(ROWTREE)
+            .args(["cluster", "status", "--format", "json", "--dir"])
+            .arg(dir)
+            .output()
+            .expect("run rowtree cluster status");
+        let status: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null);
+        if let Some(leader) = status["groups"][0]["leader"].as_u64() {
+            if leader != 1 {
+                return leader;
+            }
+        }
+        last = String::from_utf8_lossy(&out.stdout).into_owned();
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    panic!("the database group has no leader other than its creator: {last}");
+}
+
 fn databases_on(node: &NodeLine) -> usize {
     std::fs::read_dir(node.data.join("databases")).map_or(0, |d| d.count())
 }
@@ -151,11 +178,15 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
         for n in &nodes {
             clients.push(Client::connect(n.addr).await.expect("connect"));
         }
-        let (c1, c2, c3) = (&clients[0], &clients[1], &clients[2]);
 
-        // The instance through node 3, the database through node 1.
-        let instance = c3.create_instance("inst").await.expect("create instance");
-        let db = c1
+        // The instance through node 3, the database through node 1: its
+        // replicas are on nodes 1 to 3 (the creating node, then the others
+        // in order), none on node 4.
+        let instance = clients[2]
+            .create_instance("inst")
+            .await
+            .expect("create instance through node 3");
+        let db = clients[0]
             .create_database(
                 &instance,
                 "db",
@@ -164,78 +195,113 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
             .await
             .expect("create database through node 1");
 
-        // Node 1 leads; nodes 2 and 3 forward.
-        write(c2, &db, 0..10).await.expect("commit through node 2");
-        assert_eq!(count(c3, &db).await.expect("query through node 3"), 10);
-        assert_eq!(count(c1, &db).await.expect("query through node 1"), 10);
-
-        // A schema change through node 3, its operation awaited there.
-        c3.update_ddl(&db, &["CREATE INDEX TByV ON T(V)"], Duration::from_secs(30))
+        // Node 1 made it and handed its leadership to the node the registry
+        // chose; the status shows which.
+        let leader = wait_for_leader(dir.path());
+        assert!(
+            [2, 3].contains(&leader),
+            "handed over to a replica: {leader}"
+        );
+        let follower = if leader == 2 { 0 } else { 1 };
+        assert_eq!(databases_on(&nodes[3]), 0, "node 4 holds no replica");
+        let listed: Vec<String> = clients[3]
+            .database_admin()
+            .list_databases(rowtree_check::proto::dpb::ListDatabasesRequest {
+                parent: instance.clone(),
+                ..Default::default()
+            })
             .await
-            .expect("schema change through node 3");
+            .expect("list through node 4")
+            .into_inner()
+            .databases
+            .into_iter()
+            .map(|d| d.name)
+            .collect();
+        assert_eq!(listed, vec![db.clone()], "node 4 lists it");
+
+        // Every node serves it: the others forward to the leader.
+        write(&clients[follower], &db, 0..10)
+            .await
+            .expect("commit through a node that does not lead");
+        for (n, c) in nodes.iter().zip(&clients) {
+            let what = format!("a query through node {}", n.id);
+            let (rows, _) = retry(&what, Duration::from_secs(10), || count(c, &db)).await;
+            assert_eq!(rows, 10, "through node {}", n.id);
+        }
+
+        // A schema change through a follower, its operation awaited there.
+        clients[follower]
+            .update_ddl(&db, &["CREATE INDEX TByV ON T(V)"], Duration::from_secs(30))
+            .await
+            .expect("schema change through a follower");
         // Every node's replica follows the schema.
         for (n, c) in nodes.iter().zip(&clients) {
-            retry(
-                &format!("node {}'s schema", n.id),
-                Duration::from_secs(10),
-                || async {
-                    let ddl = c.get_ddl(&db).await?;
-                    if ddl.iter().any(|s| s.contains("TByV")) {
-                        Ok(())
-                    } else {
-                        Err(rowtree_check::Error::Protocol(format!(
-                            "no index yet: {ddl:?}"
-                        )))
-                    }
-                },
-            )
+            let what = format!("node {}'s schema", n.id);
+            retry(&what, Duration::from_secs(10), || async {
+                let ddl = c.get_ddl(&db).await?;
+                if ddl.iter().any(|s| s.contains("TByV")) {
+                    Ok(())
+                } else {
+                    Err(rowtree_check::Error::Protocol(format!(
+                        "no index yet: {ddl:?}"
+                    )))
+                }
+            })
             .await;
         }
 
-        // Kill the leader's process.
-        let leader = &nodes[0];
+        // Kill the leader's process; go on through the others.
+        let killed_pid = nodes[(leader - 1) as usize].pid;
         let status = Command::new("kill")
-            .args(["-9", &leader.pid.to_string()])
+            .args(["-9", &killed_pid.to_string()])
             .status()
             .unwrap();
         assert!(status.success());
         let killed = Instant::now();
-        let (_, took) = retry("a commit after the kill", Duration::from_secs(30), || {
-            write(c2, &db, 10..20)
+        let survivors: Vec<usize> = (0..3).filter(|i| *i != (leader - 1) as usize).collect();
+        let (a, b) = (&clients[survivors[0]], &clients[survivors[1]]);
+        retry("a commit after the kill", Duration::from_secs(30), || {
+            write(a, &db, 10..20)
         })
         .await;
-        let resumed = killed.elapsed();
         eprintln!(
-            "writes resumed {:.2} s after the leader was killed (the last attempt took {:.2} s)",
-            resumed.as_secs_f64(),
-            took.as_secs_f64()
+            "writes resumed {:.2} s after the leader was killed",
+            killed.elapsed().as_secs_f64()
         );
-        let (n, _) = retry("a query after the kill", Duration::from_secs(10), || {
-            count(c3, &db)
+        // Through node 4 too, which holds no replica.
+        retry("a commit through node 4", Duration::from_secs(10), || {
+            write(&clients[3], &db, 20..30)
         })
         .await;
-        assert_eq!(n, 20, "every acknowledged row, through node 3");
-        assert_eq!(count(c2, &db).await.unwrap(), 20);
+        let (rows, _) = retry("a query after the kill", Duration::from_secs(10), || {
+            count(b, &db)
+        })
+        .await;
+        assert_eq!(
+            rows, 30,
+            "every acknowledged row, through the other survivor"
+        );
+        assert_eq!(count(a, &db).await.unwrap(), 30);
+        assert_eq!(count(&clients[3], &db).await.unwrap(), 30);
 
-        // Dropping the database through node 3 removes it on node 2 too.
-        assert!(databases_on(&nodes[1]) >= 1);
-        c3.database_admin()
+        // Dropping the database through one survivor removes it on the other.
+        let other = &nodes[survivors[1]];
+        assert!(databases_on(other) >= 1);
+        a.database_admin()
             .drop_database(rowtree_check::proto::dpb::DropDatabaseRequest {
                 database: db.clone(),
             })
             .await
-            .expect("drop through node 3");
-        retry(
-            "node 2 removing the dropped database",
-            Duration::from_secs(10),
-            || async {
-                match databases_on(&nodes[1]) {
-                    0 => Ok(()),
-                    n => Err(rowtree_check::Error::Protocol(format!("{n} left"))),
-                }
-            },
-        )
+            .expect("drop through a survivor");
+        let what = "the other survivor removing the dropped database";
+        retry(what, Duration::from_secs(10), || async {
+            match databases_on(other) {
+                0 => Ok(()),
+                n => Err(rowtree_check::Error::Protocol(format!("{n} left"))),
+            }
+        })
         .await;
-        assert!(count(c2, &db).await.is_err(), "the database is gone");
+        let gone = count(b, &db).await.expect_err("the database is gone");
+        assert_eq!(gone.code(), Some(tonic::Code::NotFound), "{gone}");
     });
 }

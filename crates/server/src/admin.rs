@@ -134,6 +134,24 @@ fn database_pb(h: &Hosted) -> dpb::Database {
     }
 }
 
+/// A database other nodes of a cluster hold, as its registry entry
+/// describes it (its options are its replicas' to tell: GetDatabase is
+/// answered there).
+fn placed_pb(m: &DatabaseMeta) -> dpb::Database {
+    dpb::Database {
+        name: m.name.clone(),
+        state: dpb::database::State::Ready as i32,
+        create_time: Some(ts(m.create_time)),
+        database_dialect: if m.dialect == dpb::DatabaseDialect::Postgresql as i32 {
+            dpb::DatabaseDialect::Postgresql as i32
+        } else {
+            dpb::DatabaseDialect::GoogleStandardSql as i32
+        },
+        enable_drop_protection: m.enable_drop_protection,
+        ..Default::default()
+    }
+}
+
 fn project_of(name: &str) -> Result<&str, Status> {
     let parts: Vec<&str> = name.splitn(3, '/').collect();
     if parts.len() >= 2 && parts[0] == "projects" && !parts[1].is_empty() {
@@ -193,9 +211,10 @@ impl Admin {
         &self,
         database: &str,
         metadata: &tonic::metadata::MetadataMap,
+        need: crate::forward::Need,
     ) -> Result<Option<tonic::transport::Channel>, Status> {
         match &self.forwarder {
-            Some(f) => f.target(database, metadata),
+            Some(f) => f.target(database, metadata, need),
             None => Ok(None),
         }
     }
@@ -225,7 +244,11 @@ impl Admin {
             return Ok(None);
         }
         Ok(self
-            .forward_to(crate::forward::database_of(name), metadata)?
+            .forward_to(
+                crate::forward::database_of(name),
+                metadata,
+                crate::forward::Need::Leader,
+            )?
             .map(lro::operations_client::OperationsClient::new))
     }
 
@@ -520,12 +543,15 @@ impl DatabaseAdmin for Admin {
     ) -> Result<Response<dpb::ListDatabasesResponse>, Status> {
         let r = request.get_ref();
         self.registry.instance(&r.parent)?;
-        let items: Vec<dpb::Database> = self
+        let mut items: Vec<dpb::Database> = self
             .registry
             .databases(&r.parent)
             .iter()
             .map(database_pb)
             .collect();
+        // On a cluster node, those only other nodes hold, from the registry.
+        items.extend(self.registry.elsewhere(&r.parent).iter().map(placed_pb));
+        items.sort_by(|a, b| a.name.cmp(&b.name));
         let (databases, next_page_token) = page(items, r.page_size, &r.page_token)?;
         Ok(Response::new(dpb::ListDatabasesResponse {
             databases,
@@ -584,6 +610,7 @@ impl DatabaseAdmin for Admin {
                     let _ = registry.drop_database(&hosted.meta.name);
                     return Err(ddl_status(&e, &statements));
                 }
+                registry.settle(&hosted.meta.name);
                 registry.database(&hosted.meta.name)
             })
             .await?;
@@ -602,6 +629,15 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::GetDatabaseRequest>,
     ) -> Result<Response<dpb::Database>, Status> {
+        if let Some(channel) = self.forward_to(
+            &request.get_ref().name,
+            request.metadata(),
+            crate::forward::Need::Replica,
+        )? {
+            return Admin::admin_client(channel)
+                .get_database(crate::forward::onward(request))
+                .await;
+        }
         let hosted = self.registry.database(&request.get_ref().name)?;
         Ok(Response::new(database_pb(&hosted)))
     }
@@ -610,6 +646,17 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::UpdateDatabaseRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
+        let target = match &request.get_ref().database {
+            Some(d) => {
+                self.forward_to(&d.name, request.metadata(), crate::forward::Need::Replica)?
+            }
+            None => None,
+        };
+        if let Some(channel) = target {
+            return Admin::admin_client(channel)
+                .update_database(crate::forward::onward(request))
+                .await;
+        }
         let r = request.into_inner();
         let given = r
             .database
@@ -662,7 +709,11 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::UpdateDatabaseDdlRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
-        if let Some(channel) = self.forward_to(&request.get_ref().database, request.metadata())? {
+        if let Some(channel) = self.forward_to(
+            &request.get_ref().database,
+            request.metadata(),
+            crate::forward::Need::Leader,
+        )? {
             return Admin::admin_client(channel)
                 .update_database_ddl(crate::forward::onward(request))
                 .await;
@@ -730,6 +781,15 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::GetDatabaseDdlRequest>,
     ) -> Result<Response<dpb::GetDatabaseDdlResponse>, Status> {
+        if let Some(channel) = self.forward_to(
+            &request.get_ref().database,
+            request.metadata(),
+            crate::forward::Need::Replica,
+        )? {
+            return Admin::admin_client(channel)
+                .get_database_ddl(crate::forward::onward(request))
+                .await;
+        }
         let hosted = self.registry.database(&request.get_ref().database)?;
         let proto_descriptors = base64::engine::general_purpose::STANDARD
             .decode(&hosted.meta.proto_descriptors)
@@ -764,7 +824,11 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::AddSplitPointsRequest>,
     ) -> Result<Response<dpb::AddSplitPointsResponse>, Status> {
-        if let Some(channel) = self.forward_to(&request.get_ref().database, request.metadata())? {
+        if let Some(channel) = self.forward_to(
+            &request.get_ref().database,
+            request.metadata(),
+            crate::forward::Need::Leader,
+        )? {
             return Admin::admin_client(channel)
                 .add_split_points(crate::forward::onward(request))
                 .await;

@@ -9,12 +9,19 @@
 //! its session, or by the request itself) is led by another node, the
 //! gateway sends the request on, with the client's metadata (its deadline
 //! included), to the Spanner port that node announced, and relays the
-//! answer, streams included. A forwarded request carries [`FORWARDED`]
-//! and is never forwarded again (one hop): a node that stopped leading
-//! meanwhile answers it itself, with UNAVAILABLE naming the leader, and the
-//! client retries. So sessions live on the node that led their database
-//! when they were made; after a leader change the new leader does not know
-//! them and answers NOT_FOUND, and the client makes new ones.
+//! answer, streams included. A node that holds no replica of the database
+//! (a cluster larger than its replica count) does not know the leader, and
+//! sends the request to one of the replicas' nodes (each attempt the next
+//! one that answers the node's clock heartbeats), which sends it on to the leader if that is another node. A
+//! request carries its hop count in [`FORWARDED`] and travels at most
+//! [`MAX_HOPS`]: a node that stopped leading meanwhile answers it itself,
+//! with UNAVAILABLE naming the leader, and the client retries. So sessions
+//! live on the node that led their database when they were made; after a
+//! leader change the new leader does not know them and answers NOT_FOUND,
+//! and the client makes new ones.
+//!
+//! Requests that read what every replica holds (a database's metadata and
+//! schema) need a replica, not the leader ([`Need::Replica`]).
 //!
 //! With no leader known (an election) the gateway serves the request
 //! itself, which waits for the election's outcome within its bound.
@@ -31,8 +38,31 @@ use tonic::{Request, Status};
 
 use crate::registry::Registry;
 
-/// The metadata key a forwarded request carries.
+/// The metadata key a forwarded request carries: how many nodes sent it
+/// on so far.
 pub const FORWARDED: &str = "x-rowtree-forwarded";
+
+/// The most times a request is sent on: from a node without a replica to
+/// one with, and from there to the leader.
+pub const MAX_HOPS: u32 = 2;
+
+/// What a request needs of the node that answers it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Need {
+    /// The database's leader: reads and writes of its data, schema
+    /// changes.
+    Leader,
+    /// Any replica: the database's metadata and schema.
+    Replica,
+}
+
+/// How many times the request was sent on already.
+fn hops(metadata: &MetadataMap) -> u32 {
+    metadata
+        .get(FORWARDED)
+        .and_then(|v| v.to_str().ok()?.parse().ok())
+        .unwrap_or(0)
+}
 
 /// How long dialling another node may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
@@ -43,6 +73,8 @@ pub(crate) struct Forwarder {
     registry: Arc<Registry>,
     /// One channel per node address, dialled lazily and kept.
     channels: Mutex<HashMap<String, Channel>>,
+    /// Which replica a request for a database held elsewhere goes to next.
+    turn: std::sync::atomic::AtomicUsize,
 }
 
 impl Forwarder {
@@ -51,35 +83,54 @@ impl Forwarder {
             hosting,
             registry,
             channels: Mutex::new(HashMap::new()),
+            turn: std::sync::atomic::AtomicUsize::new(0),
         }
     }
 
     /// A channel to the node a request for `database` goes to, if not
-    /// this one: the leader of the database's group, when this node knows
-    /// it and it is another node. `None` for a forwarded request, a
-    /// database this node does not know (answered here: NOT_FOUND), or no
-    /// known leader.
+    /// this one (see the module docs): the leader of the database's group,
+    /// when the request needs it, this node knows it and it is another
+    /// node; a node holding a replica, when this one holds none. `None`
+    /// for a request sent on [`MAX_HOPS`] times already, a database this
+    /// node does not know (answered here: NOT_FOUND), or no known leader.
     pub(crate) fn target(
         &self,
         database: &str,
         metadata: &MetadataMap,
+        need: Need,
     ) -> Result<Option<Channel>, Status> {
-        if metadata.contains_key(FORWARDED) {
+        let hops = hops(metadata);
+        if hops >= MAX_HOPS {
             return Ok(None);
         }
-        let Ok(hosted) = self.registry.database(database) else {
-            return Ok(None);
-        };
-        let Some(group) = &hosted.meta.group else {
-            return Ok(None);
-        };
-        let leader = match self.hosting.leader_of(group.id) {
-            Some(leader) if leader != self.hosting.node_id() => leader,
-            _ => return Ok(None),
+        let me = self.hosting.node_id();
+        let leader = match self.registry.database(database) {
+            Ok(hosted) => {
+                let Some(group) = &hosted.meta.group else {
+                    return Ok(None);
+                };
+                match (need, self.hosting.leader_of(group.id)) {
+                    (Need::Leader, Some(leader)) if leader != me => leader,
+                    _ => return Ok(None),
+                }
+            }
+            Err(_) => match self.registry.placed_elsewhere(database) {
+                // A replica's node, in turn, skipping those that stopped
+                // answering.
+                Some(group) if hops == 0 && !group.members.is_empty() => {
+                    let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                    let n = group.members.len();
+                    (0..n)
+                        .map(|i| group.members[(turn + i) % n])
+                        .find(|id| self.hosting.answering(*id))
+                        .unwrap_or(group.members[turn % n])
+                }
+                _ => return Ok(None),
+            },
         };
         let addr = self.hosting.client_addr(leader)?.ok_or_else(|| {
             Status::unavailable(format!(
-                "node {leader} leads {database}, but has not said where it serves yet; try again"
+                "node {leader} serves {database}, but has not said where yet; try again"
             ))
         })?;
         let mut channels = self.channels.lock();
@@ -97,10 +148,11 @@ impl Forwarder {
 }
 
 /// `request` as it is sent on: the client's metadata (its deadline
-/// included) and [`FORWARDED`].
+/// included) and [`FORWARDED`], one more.
 pub(crate) fn onward<T>(request: Request<T>) -> Request<T> {
     let (mut metadata, _, message) = request.into_parts();
-    metadata.insert(FORWARDED, tonic::metadata::MetadataValue::from_static("1"));
+    let hops = hops(&metadata) + 1;
+    metadata.insert(FORWARDED, hops.into());
     Request::from_parts(metadata, Default::default(), message)
 }
 

@@ -49,6 +49,13 @@ pub const DATABASE_LEASE: Duration = Duration::from_secs(2);
 /// an election's outcome.
 pub const GROUP_TIMEOUT: Duration = Duration::from_secs(10);
 
+/// How recently a node must have answered a clock heartbeat to count as
+/// answering ([`Hosting::answering`]): two and a half heartbeats.
+pub const ANSWERED_WITHIN: Duration = Duration::from_millis(2_500);
+
+/// How long [`Hosting::hand_over`] waits for the new leader.
+pub const HAND_OVER_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long opening a database waits for its group's Raft instance.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -193,6 +200,43 @@ impl Hosting {
         let raft = self.shared.hosted.lock().get(&group).cloned()?;
         let leader = raft.metrics().borrow_watched().current_leader;
         leader
+    }
+
+    /// Hands the leadership of database group `group` to node `to`, if
+    /// this node leads it (and `to` is another node), and waits (up to
+    /// [`HAND_OVER_TIMEOUT`]) until this node knows `to` leads: how a
+    /// database's leaders are spread over the nodes. The new leader serves
+    /// once it has taken the lease, which starts after this node's lease
+    /// has run out (design §5), so the database's first requests there
+    /// wait for up to a lease's length. Blocks.
+    pub fn hand_over(&self, group: u64, to: u64) {
+        if to == self.shared.id || self.leader_of(group) != Some(self.shared.id) {
+            return;
+        }
+        let Some(raft) = self.shared.hosted.lock().get(&group).cloned() else {
+            return;
+        };
+        tracing::info!(group, to, "handing the group's leadership over");
+        let _ = self.block_on(async move { raft.trigger().transfer_leader(to).await });
+        let deadline = std::time::Instant::now() + HAND_OVER_TIMEOUT;
+        while self.leader_of(group) != Some(to) && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    /// Whether node `id` answered this node's clock heartbeat (once a
+    /// second) within the last [`ANSWERED_WITHIN`]: a node to send requests
+    /// to. This node itself always answers.
+    pub fn answering(&self, id: u64) -> bool {
+        if id == self.shared.id {
+            return true;
+        }
+        let now = std::time::Instant::now();
+        self.shared
+            .clocks
+            .lock()
+            .get(id, now)
+            .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
     }
 
     /// The live nodes, by id.

@@ -1267,6 +1267,11 @@ impl Shared {
                 last_heard_ms: last_heard(id),
                 clock_offset_ms,
                 clock_error_ms,
+                client_addr: self
+                    .get(&placement::client_key(id))
+                    .ok()
+                    .flatten()
+                    .map(|b| String::from_utf8_lossy(&b).into_owned()),
             }
         };
         for r in records.values() {
@@ -1278,7 +1283,23 @@ impl Shared {
                 .or_insert_with(|| node_status(*id, &node.addr, NodeState::Joining.as_str()));
         }
         drop(clocks);
+        let groups = self
+            .hosted
+            .lock()
+            .iter()
+            .map(|(group, raft)| {
+                let m = raft.metrics().borrow_watched().clone();
+                status::GroupStatus {
+                    group: *group,
+                    leader: m.current_leader,
+                    term: m.current_term,
+                    members: m.membership_config.membership().voter_ids().collect(),
+                    applied_index: m.last_applied.map(|l| l.index),
+                }
+            })
+            .collect();
         ClusterStatus {
+            groups,
             cluster_id: self.cluster_id.lock().clone(),
             answered_by: self.id,
             from_leader,

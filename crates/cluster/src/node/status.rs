@@ -27,6 +27,22 @@ pub struct ClusterStatus {
     pub applied_index: Option<u64>,
     /// Every node, by id.
     pub nodes: Vec<NodeStatus>,
+    /// The database groups the answering node holds a replica of, by id.
+    #[serde(default)]
+    pub groups: Vec<GroupStatus>,
+}
+
+/// One database group, as a node holding a replica of it sees it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GroupStatus {
+    pub group: u64,
+    /// Its leader (the node serving the database), if one is known.
+    pub leader: Option<u64>,
+    pub term: u64,
+    /// Its voters.
+    pub members: Vec<u64>,
+    /// The index of the last entry this node applied.
+    pub applied_index: Option<u64>,
 }
 
 /// One node.
@@ -50,6 +66,9 @@ pub struct NodeStatus {
     /// The error bound of that offset (half the heartbeat's round trip).
     #[serde(default)]
     pub clock_error_ms: Option<f64>,
+    /// Where it serves Spanner's API, as it announced (`None` before).
+    #[serde(default)]
+    pub client_addr: Option<String>,
 }
 
 /// How long a node may stay silent before status calls it unreachable:
@@ -143,6 +162,23 @@ impl ClusterStatus {
         for row in &rows {
             out.push_str(&line(row.iter().map(String::as_str).collect()));
         }
+        for n in &self.nodes {
+            if let Some(addr) = &n.client_addr {
+                out.push_str(&format!("node {} serves Spanner's API on {addr}\n", n.id));
+            }
+        }
+        for g in &self.groups {
+            let leader = g
+                .leader
+                .map_or_else(|| "none".to_string(), |l| format!("node {l}"));
+            let members: Vec<String> = g.members.iter().map(u64::to_string).collect();
+            out.push_str(&format!(
+                "database group {}: leader {leader}, term {}, replicas on nodes {}\n",
+                g.group,
+                g.term,
+                members.join(", ")
+            ));
+        }
         out
     }
 }
@@ -169,6 +205,7 @@ mod tests {
                     last_heard_ms: Some(0),
                     clock_offset_ms: Some(0.0),
                     clock_error_ms: Some(0.0),
+                    client_addr: Some("127.0.0.1:9010".into()),
                 },
                 NodeStatus {
                     id: 2,
@@ -178,11 +215,27 @@ mod tests {
                     last_heard_ms: Some(UNREACHABLE_AFTER_MS + 1),
                     clock_offset_ms: Some(-12.25),
                     clock_error_ms: Some(0.5),
+                    client_addr: None,
                 },
             ],
+            groups: vec![GroupStatus {
+                group: 3,
+                leader: Some(2),
+                term: 4,
+                members: vec![1, 2],
+                applied_index: Some(7),
+            }],
         };
         let table = status.to_table();
         assert!(table.contains("leader node 1, term 2"), "{table}");
+        assert!(
+            table.contains("node 1 serves Spanner's API on 127.0.0.1:9010"),
+            "{table}"
+        );
+        assert!(
+            table.contains("database group 3: leader node 2, term 4, replicas on nodes 1, 2"),
+            "{table}"
+        );
         let lines: Vec<&str> = table.lines().collect();
         assert!(lines[3].contains(" up"), "{table}");
         assert!(lines[4].contains("unreachable"), "{table}");

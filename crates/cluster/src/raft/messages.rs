@@ -1,6 +1,6 @@
 //! The binary forms of the Raft messages nodes send each other over the
 //! peer port: openraft's requests and responses for appending entries,
-//! voting and installing a snapshot. The rules of [`crate::command`] hold
+//! voting, installing a snapshot and transferring the leadership. The rules of [`crate::command`] hold
 //! here too (a format byte, LEB128 varints, length-prefixed byte strings),
 //! and so does the reason for them: these bytes come from another process,
 //! perhaps a broken or hostile one, so decoding refuses anything malformed
@@ -15,6 +15,9 @@
 //! snapshot         = FORMAT  vote  opt_log_id(last)  opt_log_id(membership)  membership:bytes
 //!                    image:bytes
 //! snapshot response = FORMAT  vote
+//! transfer request = FORMAT  vote(leader)  to:varint  opt_log_id(last)
+//! transfer response = FORMAT  0 (accepted) | 1 vote(expected) vote(actual) (vote changed)
+//!                    | 2 opt_log_id(expected) opt_log_id(actual) (log not flushed)
 //! vote             = bytes (the log store's form)
 //! opt_log_id       = 0 | 1 term index
 //! ```
@@ -23,7 +26,8 @@
 //! follower could append what it received without re-encoding it.
 
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderError,
+    TransferLeaderRequest, TransferLeaderResponse, VoteRequest, VoteResponse,
 };
 
 use super::codec::{decode_vote, encode_vote};
@@ -187,6 +191,70 @@ pub fn decode_vote_response(bytes: &[u8]) -> Result<VoteResponse<TypeConfig>, De
     let last_log_id = read_opt_log_id(&mut r)?;
     r.finish()?;
     Ok(VoteResponse::new(vote, last_log_id, granted))
+}
+
+/// A transfer-leader request's binary form: the leader hands its
+/// leadership to another voter.
+pub fn encode_transfer(rpc: &TransferLeaderRequest<TypeConfig>) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u8(&mut out, FORMAT);
+    put_bytes(&mut out, &encode_vote(rpc.from_leader()));
+    put_varint(&mut out, *rpc.to_node_id());
+    put_opt_log_id(&mut out, &rpc.last_log_id().cloned());
+    out
+}
+
+/// Decodes a transfer-leader request.
+pub fn decode_transfer(bytes: &[u8]) -> Result<TransferLeaderRequest<TypeConfig>, DecodeError> {
+    let mut r = Reader::new(bytes, "transfer-leader request");
+    r.version(FORMAT)?;
+    let vote = read_vote(&mut r)?;
+    let to = r.varint()?;
+    let last_log_id = read_opt_log_id(&mut r)?;
+    r.finish()?;
+    Ok(TransferLeaderRequest::new(vote, to, last_log_id))
+}
+
+/// A transfer-leader response's binary form.
+pub fn encode_transfer_response(response: &TransferLeaderResponse<TypeConfig>) -> Vec<u8> {
+    let mut out = Vec::new();
+    put_u8(&mut out, FORMAT);
+    match response {
+        Ok(()) => put_u8(&mut out, 0),
+        Err(TransferLeaderError::VoteChanged { expected, actual }) => {
+            put_u8(&mut out, 1);
+            put_bytes(&mut out, &encode_vote(expected));
+            put_bytes(&mut out, &encode_vote(actual));
+        }
+        Err(TransferLeaderError::LogNotFlushed { expected, actual }) => {
+            put_u8(&mut out, 2);
+            put_opt_log_id(&mut out, expected);
+            put_opt_log_id(&mut out, actual);
+        }
+    }
+    out
+}
+
+/// Decodes a transfer-leader response.
+pub fn decode_transfer_response(
+    bytes: &[u8],
+) -> Result<TransferLeaderResponse<TypeConfig>, DecodeError> {
+    let mut r = Reader::new(bytes, "transfer-leader response");
+    r.version(FORMAT)?;
+    let response = match r.u8()? {
+        0 => Ok(()),
+        1 => Err(TransferLeaderError::VoteChanged {
+            expected: read_vote(&mut r)?,
+            actual: read_vote(&mut r)?,
+        }),
+        2 => Err(TransferLeaderError::LogNotFlushed {
+            expected: read_opt_log_id(&mut r)?,
+            actual: read_opt_log_id(&mut r)?,
+        }),
+        other => return Err(r.error(format!("transfer-leader outcome {other}"))),
+    };
+    r.finish()?;
+    Ok(response)
 }
 
 /// A full snapshot's binary form, with the vote of the leader sending it.
@@ -354,6 +422,39 @@ mod tests {
             decode_snapshot_response(&encode_snapshot_response(&response)).unwrap(),
             response
         );
+    }
+
+    #[test]
+    fn transfer_messages_survive_their_binary_form() {
+        let request = TransferLeaderRequest::new(vote(), 3, id(2, 9));
+        let back = decode_transfer(&encode_transfer(&request)).unwrap();
+        assert_eq!(
+            (back.from_leader(), back.to_node_id(), back.last_log_id()),
+            (
+                request.from_leader(),
+                request.to_node_id(),
+                request.last_log_id()
+            )
+        );
+        let responses: Vec<TransferLeaderResponse<TypeConfig>> = vec![
+            Ok(()),
+            Err(TransferLeaderError::VoteChanged {
+                expected: vote(),
+                actual: vote(),
+            }),
+            Err(TransferLeaderError::LogNotFlushed {
+                expected: id(2, 9),
+                actual: None,
+            }),
+        ];
+        for response in responses {
+            let bytes = encode_transfer_response(&response);
+            assert_eq!(decode_transfer_response(&bytes).unwrap(), response);
+            for cut in 0..bytes.len() {
+                assert!(decode_transfer_response(&bytes[..cut]).is_err());
+            }
+        }
+        assert!(decode_transfer_response(&[FORMAT, 3]).is_err());
     }
 
     #[test]

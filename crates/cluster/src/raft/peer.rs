@@ -47,7 +47,8 @@ use futures_util::{Stream, StreamExt};
 use openraft::error::{NetworkError, RPCError, ReplicationClosed, StreamingError, Unreachable};
 use openraft::network::{RPCOption, RaftNetworkFactory, RaftNetworkV2};
 use openraft::raft::{
-    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, VoteRequest, VoteResponse,
+    AppendEntriesRequest, AppendEntriesResponse, SnapshotResponse, TransferLeaderRequest,
+    TransferLeaderResponse, VoteRequest, VoteResponse,
 };
 use openraft::BasicNode;
 use parking_lot::{Mutex, RwLock};
@@ -228,6 +229,22 @@ impl Peer for PeerService {
             .map_err(raft_failed)?;
         Ok(Response::new(PeerReply {
             payload: messages::encode_snapshot_response(&response),
+        }))
+    }
+
+    async fn transfer_leader(
+        &self,
+        request: Request<PeerRequest>,
+    ) -> Result<Response<PeerReply>, Status> {
+        let request = request.into_inner();
+        let raft = self.groups.for_message(&request)?;
+        let rpc = messages::decode_transfer(&request.payload).map_err(bad_message)?;
+        let response = raft
+            .handle_transfer_leader(rpc)
+            .await
+            .map_err(raft_failed)?;
+        Ok(Response::new(PeerReply {
+            payload: messages::encode_transfer_response(&response),
         }))
     }
 }
@@ -499,6 +516,7 @@ enum Method {
     Append,
     Vote,
     Snapshot,
+    Transfer,
 }
 
 /// A group's connection to one of its peers.
@@ -531,6 +549,7 @@ impl PeerConnection {
             Method::Append => client.append_entries(request).await,
             Method::Vote => client.vote(request).await,
             Method::Snapshot => client.install_snapshot(request).await,
+            Method::Transfer => client.transfer_leader(request).await,
         };
         match reply {
             Ok(reply) => Ok(reply.into_inner().payload),
@@ -613,6 +632,21 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
             )
             .await?;
         messages::decode_vote_response(&reply).map_err(|e| self.undecodable(e).into())
+    }
+
+    async fn transfer_leader(
+        &mut self,
+        rpc: TransferLeaderRequest<TypeConfig>,
+        option: RPCOption,
+    ) -> Result<TransferLeaderResponse<TypeConfig>, RPCError<TypeConfig>> {
+        let reply = self
+            .call(
+                Method::Transfer,
+                messages::encode_transfer(&rpc),
+                option.hard_ttl(),
+            )
+            .await?;
+        messages::decode_transfer_response(&reply).map_err(|e| self.undecodable(e).into())
     }
 
     async fn full_snapshot(

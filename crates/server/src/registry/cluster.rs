@@ -8,7 +8,11 @@
 //! (`rowtree_cluster::placement::Registry`), and each database's entry
 //! also names its Raft group: the group's id, the nodes holding a replica
 //! (the node that created it first, then other live nodes, up to
-//! `--replicas`), and the node that starts the group.
+//! `--replicas`), the node that starts the group, and the node that
+//! should lead it: the creating node applies the database's first schema,
+//! then hands the leadership over ([`Registry::settle`]), so that
+//! databases' leaders spread over the nodes (one database after another
+//! around the members).
 //!
 //! **Changes** (create, update, drop) are made optimistically: a node
 //! reads the document, makes the change on a copy (with the same checks as
@@ -30,11 +34,9 @@
 //! every [`FOLLOW_EVERY`], and after each change it makes. A database that
 //! fails to open is tried again at the next call.
 //!
-//! What this does not do yet: a node that holds no replica of a database
-//! does not list or serve it (with three replicas, a cluster of up to three
-//! nodes places every database on every node), and a node that does not
-//! lead a database's group answers its requests with UNAVAILABLE naming the
-//! leader instead of forwarding them.
+//! A node that holds no replica of a database (with three replicas, one
+//! of a cluster of four nodes or more) lists it from the document and
+//! forwards its requests to a node that does (`forward.rs`).
 
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -85,6 +87,7 @@ impl Registry {
             state: parking_lot::Mutex::new(State {
                 instances: Default::default(),
                 databases: Default::default(),
+                elsewhere: Default::default(),
             }),
             writer: parking_lot::Mutex::new(()),
             options,
@@ -121,6 +124,7 @@ impl Registry {
                 .map(|i| (i.name.clone(), i))
                 .collect(),
             databases: Default::default(),
+            elsewhere: Default::default(),
         };
         let node = c.hosting.node_id();
         let mut failed = None;
@@ -142,7 +146,10 @@ impl Registry {
                     }
                 }
                 // Placed on other nodes.
-                _ => continue,
+                _ => {
+                    next.elsewhere.insert(meta.name.clone(), meta);
+                    continue;
+                }
             };
             next.databases
                 .insert(meta.name.clone(), Hosted { meta, db });
@@ -365,6 +372,9 @@ impl Replicated {
                     id,
                     members: members.clone(),
                     bootstrap: node,
+                    // Leaders spread over the nodes, one database after
+                    // another.
+                    leader: members[(id as usize) % members.len()],
                 }),
             });
             Ok(())
@@ -411,6 +421,15 @@ impl Replicated {
             doc.databases.retain(|d| d.name != name);
             Ok(())
         })
+    }
+
+    /// Hands a database made here to the node that should lead it.
+    pub(super) fn settle(&self, hosted: &Hosted) {
+        if let Some(group) = &hosted.meta.group {
+            if group.leader != 0 {
+                self.hosting.hand_over(group.id, group.leader);
+            }
+        }
     }
 
     /// An instance in the stored document (made through another node, and

@@ -102,6 +102,11 @@ pub struct GroupMeta {
     pub members: Vec<u64>,
     /// The node that created the database and started its group.
     pub bootstrap: u64,
+    /// The node that should lead the group once the database is made (the
+    /// creating node hands the leadership over; 0: no preference), so that
+    /// databases' leaders spread over the nodes.
+    #[serde(default)]
+    pub leader: u64,
 }
 
 fn google_sql() -> i32 {
@@ -170,6 +175,8 @@ pub struct Hosted {
 struct State {
     instances: BTreeMap<String, InstanceMeta>,
     databases: BTreeMap<String, Hosted>,
+    /// On a cluster node: the databases placed on other nodes only.
+    elsewhere: BTreeMap<String, DatabaseMeta>,
 }
 
 /// The server's instances and databases.
@@ -286,6 +293,7 @@ impl Registry {
         let mut state = State {
             instances: BTreeMap::new(),
             databases: BTreeMap::new(),
+            elsewhere: BTreeMap::new(),
         };
         // Whether registry.json must be (re)written with the format version:
         // a new data directory, or a document from before the field.
@@ -476,6 +484,25 @@ impl Registry {
             .collect()
     }
 
+    /// On a cluster node: the databases of `instance` that other nodes
+    /// hold and this one does not (as of the last [`Registry::follow`]).
+    pub fn elsewhere(&self, instance: &str) -> Vec<DatabaseMeta> {
+        let prefix = format!("{instance}/databases/");
+        self.state
+            .lock()
+            .elsewhere
+            .range(prefix.clone()..)
+            .take_while(|(k, _)| k.starts_with(&prefix))
+            .map(|(_, m)| m.clone())
+            .collect()
+    }
+
+    /// On a cluster node: the group of database `name` if it is placed on
+    /// other nodes only (as of the last [`Registry::follow`]).
+    pub fn placed_elsewhere(&self, name: &str) -> Option<GroupMeta> {
+        self.state.lock().elsewhere.get(name)?.group.clone()
+    }
+
     /// Whether a database exists (cheaper than [`Registry::database`]).
     pub fn has_database(&self, name: &str) -> bool {
         self.state.lock().databases.contains_key(name)
@@ -613,6 +640,15 @@ impl Registry {
             if let Err(e) = std::fs::remove_dir_all(&path) {
                 tracing::warn!(path = %path.display(), error = %e, "could not remove a dropped database's files");
             }
+        }
+    }
+
+    /// Once a database is made (its schema applied): on a cluster node,
+    /// hands its group's leadership to the node the registry prefers.
+    /// Blocks; nothing on a single process.
+    pub fn settle(&self, name: &str) {
+        if let (Some(c), Ok(hosted)) = (&self.cluster, self.database(name)) {
+            c.settle(&hosted);
         }
     }
 

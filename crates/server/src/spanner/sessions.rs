@@ -204,11 +204,12 @@ impl SpannerService {
         let Some(f) = &self.forwarder else {
             return Ok(None);
         };
-        Ok(f.target(database, metadata)?.map(|channel| {
-            SpannerClient::new(channel)
-                .max_decoding_message_size(crate::MAX_MESSAGE)
-                .max_encoding_message_size(crate::MAX_REQUEST)
-        }))
+        Ok(f.target(database, metadata, crate::forward::Need::Leader)?
+            .map(|channel| {
+                SpannerClient::new(channel)
+                    .max_decoding_message_size(crate::MAX_MESSAGE)
+                    .max_encoding_message_size(crate::MAX_REQUEST)
+            }))
     }
 
     /// The session `name`, marked used: NOT_FOUND if it is gone, or if its
