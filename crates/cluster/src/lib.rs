@@ -29,17 +29,20 @@
 //!   a group's replicas on different nodes talk, and [`raft::GroupCommits`],
 //!   through which a database's commits become entries of its group's log;
 //! * [`node`] and [`placement`]: the node process (its identity, its peer
-//!   port, joining and leaving a cluster, the clock guard) and the
-//!   placement group that holds the cluster's membership.
+//!   port, joining and leaving a cluster, the clock guard, the databases
+//!   it serves, [`node::databases`]) and the placement group that holds
+//!   the cluster's membership and the server's registry.
 //!
 //! What is built is milestones 1, 2, 3 and 5 of the design's build order,
-//! the commit half of 4 and the leases of 6: the replica, the storage
-//! openraft needs (checked by openraft's own storage test suite), the
-//! network, a deterministic simulator that runs a group under crashes,
-//! partitions, membership changes and skewed clocks, nodes that form a
-//! cluster, and a database whose commits go through one group over its
-//! whole key space. The node process does not open databases yet; the
-//! single-process database does not use this crate. Its tests feed
+//! the commit half of 4, of 6 the leases, commit wait and single-group
+//! commits, and of 7 serving: the replica, the storage openraft needs
+//! (checked by openraft's own storage test suite), the network, a
+//! deterministic simulator that runs a group under crashes, partitions,
+//! membership changes and skewed clocks, nodes that form a cluster, and
+//! databases, each one group over its whole key space, that nodes open
+//! for the server (`rowtree_server`'s registry and forwarding use
+//! [`node::databases::Hosting`]). The single-process database does not use
+//! this crate. Its tests feed
 //! replicas the same entries and compare what they store, run openraft's
 //! suite, kill a process in the middle of appending to its log, run a
 //! group of three over loopback, run a database on three nodes through the

@@ -2,8 +2,8 @@
 //! nodes.
 //!
 //! One gRPC service, `rowtree.peer.v1.Peer` (declared in `build.rs`), with
-//! one method per Raft message: `AppendEntries`, `Vote` and
-//! `InstallSnapshot`. A request names its group and carries the message in
+//! one method per Raft message: `AppendEntries`, `Vote`, `InstallSnapshot`
+//! and `TransferLeader` (a leader handing its group to another voter). A request names its group and carries the message in
 //! this crate's binary form ([`super::messages`]); gRPC only frames it.
 //! So a node serves every group it holds on one port, and reaches each
 //! other node over one HTTP/2 connection that all of its groups share
