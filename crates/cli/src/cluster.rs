@@ -251,15 +251,18 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
         } else {
             server.local_addr.to_string()
         };
-        if let Err(e) = node.hosting().announce(client_addr).await {
-            eprintln!(
-                "error: cannot record this node's address in the cluster: {}",
-                e.message()
-            );
-            let _ = server.shutdown().await;
-            node.shutdown().await;
-            return ExitCode::FAILURE;
-        }
+        // Until it is recorded (the placement group may have no leader
+        // now), the others cannot forward here; the node serves anyway.
+        let hosting = node.hosting();
+        let announcer = tokio::spawn(async move {
+            while let Err(e) = hosting.announce(client_addr.clone()).await {
+                tracing::warn!(
+                    error = %e.message(),
+                    "cannot record this node's Spanner address in the cluster yet; trying again"
+                );
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            }
+        });
         eprintln!(
             "rowtree: serving Spanner's gRPC API on {}; `rowtree cluster status --node {}` shows the cluster",
             server.local_addr,
@@ -293,6 +296,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             _ = stdin_closed => None,
             why = node.stopped() => Some(why),
         };
+        announcer.abort();
         tracing::info!("stopping the node");
         if let Err(e) = server.shutdown().await {
             tracing::warn!(error = %e, "the server stopped with an error");

@@ -41,6 +41,8 @@ impl Proc {
             .args(["serve", "--cluster", "--exit-on-stdin-eof"])
             .args(["--node-id", &self.id.to_string()])
             .args(["--peer-port", &self.port.to_string()])
+            // Its Spanner API on any free port (not used here).
+            .args(["--port", "0"])
             .arg("--data-dir")
             .arg(&self.dir)
             .stdin(Stdio::piped())
