@@ -312,13 +312,27 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
     })
 }
 
-/// A free TCP port on 127.0.0.1 (free when asked: the node binds it a
-/// moment later).
-fn free_port() -> Result<u16, String> {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .map_err(|e| format!("cannot find a free port: {e}"))
+/// Free TCP ports on 127.0.0.1, chosen by the system and held until the
+/// last is chosen, so no two are the same (free when asked: the nodes
+/// bind them a moment later).
+struct FreePorts(Vec<std::net::TcpListener>);
+
+impl FreePorts {
+    fn new() -> FreePorts {
+        FreePorts(Vec::new())
+    }
+
+    /// Another free port, not one handed out before.
+    fn next(&mut self) -> Result<u16, String> {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0")
+            .map_err(|e| format!("cannot find a free port: {e}"))?;
+        let port = listener
+            .local_addr()
+            .map_err(|e| format!("cannot find a free port: {e}"))?
+            .port();
+        self.0.push(listener);
+        Ok(port)
+    }
 }
 
 fn cluster_file(dir: &Path) -> PathBuf {
@@ -395,6 +409,7 @@ async fn up(args: UpArgs) -> Result<(), String> {
         .canonicalize()
         .map_err(|e| format!("{}: {e}", dir.display()))?;
     let existing = read_cluster_file(&dir)?;
+    let mut ports = FreePorts::new();
     let mut file = match existing {
         Some(file) => {
             if file.nodes.len() as u64 != args.nodes {
@@ -415,8 +430,8 @@ async fn up(args: UpArgs) -> Result<(), String> {
                 let data_dir = dir.join(format!("node-{id}"));
                 nodes.push(NodeEntry {
                     id,
-                    peer_addr: format!("127.0.0.1:{}", free_port()?),
-                    client_addr: format!("127.0.0.1:{}", free_port()?),
+                    peer_addr: format!("127.0.0.1:{}", ports.next()?),
+                    client_addr: format!("127.0.0.1:{}", ports.next()?),
                     log: data_dir.join("node.log"),
                     data_dir,
                     pid: 0,
@@ -427,9 +442,11 @@ async fn up(args: UpArgs) -> Result<(), String> {
     };
     for entry in &mut file.nodes {
         if entry.client_addr.is_empty() {
-            entry.client_addr = format!("127.0.0.1:{}", free_port()?);
+            entry.client_addr = format!("127.0.0.1:{}", ports.next()?);
         }
     }
+    // Released for the nodes to bind.
+    drop(ports);
     let first = file.nodes[0].peer_addr.clone();
     let mut children = Vec::new();
     for entry in &mut file.nodes {

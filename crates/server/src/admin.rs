@@ -204,6 +204,21 @@ fn ddl_status(e: &rowtree_db::DdlError, statements: &[String]) -> Status {
     status::status(e.error.code(), format!("{}{position}", e.error))
 }
 
+/// Sends a request about a database on to the node that serves it, if
+/// that is not this one (a cluster node's; see `forward.rs`), and returns
+/// its answer: `need` is `Leader` or `Replica` (`forward::Need`).
+macro_rules! forward_admin {
+    ($self:ident, $request:ident, $database:expr, $need:ident, $method:ident) => {
+        if let Some(channel) =
+            $self.forward_to($database, $request.metadata(), crate::forward::Need::$need)?
+        {
+            return Admin::admin_client(channel)
+                .$method(crate::forward::onward($request))
+                .await;
+        }
+    };
+}
+
 impl Admin {
     /// A channel to the node leading `database`, if a request about it
     /// goes there (a cluster node's; see `forward.rs`).
@@ -629,15 +644,13 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::GetDatabaseRequest>,
     ) -> Result<Response<dpb::Database>, Status> {
-        if let Some(channel) = self.forward_to(
+        forward_admin!(
+            self,
+            request,
             &request.get_ref().name,
-            request.metadata(),
-            crate::forward::Need::Replica,
-        )? {
-            return Admin::admin_client(channel)
-                .get_database(crate::forward::onward(request))
-                .await;
-        }
+            Replica,
+            get_database
+        );
         let hosted = self.registry.database(&request.get_ref().name)?;
         Ok(Response::new(database_pb(&hosted)))
     }
@@ -646,16 +659,9 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::UpdateDatabaseRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
-        let target = match &request.get_ref().database {
-            Some(d) => {
-                self.forward_to(&d.name, request.metadata(), crate::forward::Need::Replica)?
-            }
-            None => None,
-        };
-        if let Some(channel) = target {
-            return Admin::admin_client(channel)
-                .update_database(crate::forward::onward(request))
-                .await;
+        let name = request.get_ref().database.as_ref().map(|d| d.name.clone());
+        if let Some(name) = name {
+            forward_admin!(self, request, &name, Replica, update_database);
         }
         let r = request.into_inner();
         let given = r
@@ -709,15 +715,13 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::UpdateDatabaseDdlRequest>,
     ) -> Result<Response<lro::Operation>, Status> {
-        if let Some(channel) = self.forward_to(
+        forward_admin!(
+            self,
+            request,
             &request.get_ref().database,
-            request.metadata(),
-            crate::forward::Need::Leader,
-        )? {
-            return Admin::admin_client(channel)
-                .update_database_ddl(crate::forward::onward(request))
-                .await;
-        }
+            Leader,
+            update_database_ddl
+        );
         let r = request.into_inner();
         let hosted = self.registry.database(&r.database)?;
         if r.statements.is_empty() {
@@ -781,15 +785,13 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::GetDatabaseDdlRequest>,
     ) -> Result<Response<dpb::GetDatabaseDdlResponse>, Status> {
-        if let Some(channel) = self.forward_to(
+        forward_admin!(
+            self,
+            request,
             &request.get_ref().database,
-            request.metadata(),
-            crate::forward::Need::Replica,
-        )? {
-            return Admin::admin_client(channel)
-                .get_database_ddl(crate::forward::onward(request))
-                .await;
-        }
+            Replica,
+            get_database_ddl
+        );
         let hosted = self.registry.database(&request.get_ref().database)?;
         let proto_descriptors = base64::engine::general_purpose::STANDARD
             .decode(&hosted.meta.proto_descriptors)
@@ -824,15 +826,13 @@ impl DatabaseAdmin for Admin {
         &self,
         request: Request<dpb::AddSplitPointsRequest>,
     ) -> Result<Response<dpb::AddSplitPointsResponse>, Status> {
-        if let Some(channel) = self.forward_to(
+        forward_admin!(
+            self,
+            request,
             &request.get_ref().database,
-            request.metadata(),
-            crate::forward::Need::Leader,
-        )? {
-            return Admin::admin_client(channel)
-                .add_split_points(crate::forward::onward(request))
-                .await;
-        }
+            Leader,
+            add_split_points
+        );
         let r = request.into_inner();
         let hosted = self.registry.database(&r.database)?;
         self.blocking(move || {
