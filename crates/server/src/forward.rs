@@ -104,29 +104,32 @@ impl Forwarder {
             return Ok(None);
         }
         let me = self.hosting.node_id();
-        let leader = match self.registry.database(database) {
-            Ok(hosted) => {
-                let Some(group) = &hosted.meta.group else {
-                    return Ok(None);
-                };
-                match (need, self.hosting.leader_of(group.id)) {
-                    (Need::Leader, Some(leader)) if leader != me => leader,
-                    _ => return Ok(None),
-                }
+        // A database other nodes hold is known from memory; asking
+        // `Registry::database` first would miss and read the stored
+        // document on every such request.
+        let leader = if let Some(group) = self.registry.placed_elsewhere(database) {
+            // A replica's node, in turn, skipping those that stopped
+            // answering; a request forwarded here already is answered here.
+            if hops > 0 || group.members.is_empty() {
+                return Ok(None);
             }
-            Err(_) => match self.registry.placed_elsewhere(database) {
-                // A replica's node, in turn, skipping those that stopped
-                // answering.
-                Some(group) if hops == 0 && !group.members.is_empty() => {
-                    let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                    let n = group.members.len();
-                    (0..n)
-                        .map(|i| group.members[(turn + i) % n])
-                        .find(|id| self.hosting.answering(*id))
-                        .unwrap_or(group.members[turn % n])
-                }
+            let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let n = group.members.len();
+            (0..n)
+                .map(|i| group.members[(turn + i) % n])
+                .find(|id| self.hosting.answering(*id))
+                .unwrap_or(group.members[turn % n])
+        } else {
+            let Ok(hosted) = self.registry.database(database) else {
+                return Ok(None);
+            };
+            let Some(group) = &hosted.meta.group else {
+                return Ok(None);
+            };
+            match (need, self.hosting.leader_of(group.id)) {
+                (Need::Leader, Some(leader)) if leader != me => leader,
                 _ => return Ok(None),
-            },
+            }
         };
         let addr = self.hosting.client_addr(leader)?.ok_or_else(|| {
             Status::unavailable(format!(
