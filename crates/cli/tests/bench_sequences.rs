@@ -127,6 +127,50 @@ fn the_matrix_runs_every_mode_and_evaluates_the_targets() {
     assert!(v["targets"].as_array().expect("targets").len() >= 10);
 }
 
+#[test]
+fn a_database_replicated_on_three_nodes_in_the_process() {
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().to_str().unwrap();
+    let out = ok_stdout(&rowtree(&[
+        "bench",
+        "sequences",
+        "--mode",
+        "sync",
+        "--iterations",
+        "30",
+        "--threads",
+        "3",
+        "--txn-latency-ms",
+        "0",
+        "--replicas",
+        "3",
+        "--max-clock-offset",
+        "1",
+        "--data-dir",
+        data,
+        "--format",
+        "json",
+    ]));
+    let v: serde_json::Value = serde_json::from_str(out.trim()).expect("one JSON object");
+    // Gapless and unique through the replicated commits.
+    assert_eq!(
+        (v["min_value"].as_i64(), v["max_value"].as_i64()),
+        (Some(1), Some(30))
+    );
+    // Each node kept its own replica and Raft log.
+    for node in 1..=3 {
+        let node_dir = dir.path().join(format!("node-{node}"));
+        assert!(node_dir.join("database").is_dir(), "{node_dir:?}");
+        assert!(node_dir.join("node.json").is_file(), "{node_dir:?}");
+    }
+
+    let bad = rowtree(&["bench", "sequences", "--replicas", "8"]);
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("--replicas"));
+    let bad = rowtree(&["bench", "sequences", "--replicas", "3", "--in-memory"]);
+    assert!(!bad.status.success());
+}
+
 /// A running `rowtree serve --in-memory`, killed when dropped.
 struct Serve(Child, String);
 

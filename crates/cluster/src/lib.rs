@@ -31,7 +31,10 @@
 //! * [`node`] and [`placement`]: the node process (its identity, its peer
 //!   port, joining and leaving a cluster, the clock guard, the databases
 //!   it serves, [`node::databases`]) and the placement group that holds
-//!   the cluster's membership and the server's registry.
+//!   the cluster's membership and the server's registry;
+//! * [`local`]: a cluster in one process (N nodes on loopback serving one
+//!   database), for benchmarks that want replicated commits without a
+//!   client API in front (`rowtree bench sequences --replicas 3`).
 //!
 //! What is built is milestones 1, 2, 3 and 5 of the design's build order,
 //! the commit half of 4, of 6 the leases, commit wait and single-group
@@ -52,6 +55,7 @@
 pub mod command;
 pub mod error;
 pub mod lease;
+pub mod local;
 pub mod node;
 pub mod placement;
 pub mod raft;

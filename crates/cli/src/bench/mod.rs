@@ -45,8 +45,12 @@ pub enum BenchCommand {
     ///
     /// By default the data lives in a fresh on-disk database in a temporary
     /// directory (durable commits, as Spanner's), removed afterwards;
-    /// --endpoint runs against `rowtree serve`, Google's emulator or any
-    /// Spanner-API endpoint reached without credentials.
+    /// --replicas N replicates that database on N nodes in this process
+    /// (a Raft group over loopback, as `rowtree serve --cluster` runs it):
+    /// each commit waits for a majority and for commit wait, holding its
+    /// locks, as Spanner's do. --endpoint runs against `rowtree serve`,
+    /// Google's emulator or any Spanner-API endpoint reached without
+    /// credentials.
     Sequences(SequencesArgs),
     /// YCSB's core workloads against Rowtree (embedded and over gRPC),
     /// PostgreSQL and SQLite on this machine, in one run.
@@ -138,6 +142,19 @@ pub struct SequencesArgs {
     /// Use an in-memory embedded database (commits skip the disk).
     #[arg(long, conflicts_with = "endpoint")]
     in_memory: bool,
+    /// Replicate the embedded database on this many nodes started in this
+    /// process (each its own storage and Raft log, talking over loopback
+    /// TCP), and run against the leader: every commit is replicated to a
+    /// majority and held through commit wait before its locks go.
+    #[arg(long, value_name = "N", conflicts_with_all = ["endpoint", "in_memory"],
+          value_parser = clap::value_parser!(u64).range(1..=rowtree_cluster::local::MAX_REPLICAS as u64))]
+    replicas: Option<u64>,
+    /// With --replicas: the maximum clock offset between the nodes the
+    /// commits allow for (commit wait waits it out), in milliseconds; the
+    /// default is `rowtree serve --cluster`'s.
+    #[arg(long, value_name = "MS", requires = "replicas", default_value_t = 10,
+          value_parser = clap::value_parser!(u64).range(0..=1_000))]
+    max_clock_offset: u64,
     /// The pause before retrying an aborted transaction: `fast` (the
     /// library's default) or `java` (the abort backoff of the Java client
     /// the article measured with, when the server suggests no delay).
@@ -208,6 +225,9 @@ fn sequences(args: SequencesArgs) -> ExitCode {
             temp.path().to_path_buf()
         }
     };
+    if let Some(replicas) = args.replicas {
+        return replicated(&dir, replicas as usize, &config, &args);
+    }
     match rowtree_db::Database::open(&dir) {
         Ok(db) => measure(
             Arc::new(Embedded::new(db, args.abort_backoff.policy())),
@@ -216,6 +236,42 @@ fn sequences(args: SequencesArgs) -> ExitCode {
         ),
         Err(e) => fail(format!("cannot open {}: {e}", dir.display())),
     }
+}
+
+/// Runs against the leader of a database replicated on `replicas` nodes in
+/// this process, under `dir`.
+fn replicated(
+    dir: &std::path::Path,
+    replicas: usize,
+    config: &Config,
+    args: &SequencesArgs,
+) -> ExitCode {
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .thread_name("rowtree-node")
+        .build()
+    {
+        Ok(r) => r,
+        Err(e) => return fail(format!("cannot start the nodes' runtime: {e}")),
+    };
+    eprintln!(
+        "starting {replicas} nodes in this process under {}",
+        dir.display()
+    );
+    let cluster = match rowtree_cluster::local::LocalCluster::start(
+        runtime.handle().clone(),
+        dir,
+        replicas,
+        Duration::from_millis(args.max_clock_offset),
+        rowtree_db::Options::default(),
+    ) {
+        Ok(c) => c,
+        Err(e) => return fail(format!("cannot start {replicas} nodes: {e}")),
+    };
+    let store = Embedded::new(cluster.leader().clone(), args.abort_backoff.policy());
+    let code = measure(Arc::new(store), config, args);
+    cluster.shutdown();
+    code
 }
 
 /// A progress bar on standard error: redrawn in place on a terminal, a
