@@ -34,7 +34,9 @@ enum Command {
     Soak(SoakArgs),
     /// Concurrent transactions (list-append, bank) while the server is
     /// killed and restarted; their histories checked for serializability
-    /// and external-consistency anomalies.
+    /// and external-consistency anomalies. With --cluster N, against N
+    /// `rowtree serve --cluster` processes: clients spread over every node
+    /// and each kill takes down a random node for --down-for seconds.
     Anomalies(AnomaliesArgs),
 }
 
@@ -58,6 +60,24 @@ struct AnomaliesArgs {
     /// SIGKILL and restart the server every this many seconds (0: never).
     #[arg(long, default_value_t = 10.0)]
     kill_every: f64,
+    /// Run against a cluster of this many nodes (3 to 9) on loopback, each
+    /// database replicated on three of them, instead of one server.
+    #[arg(long, value_name = "N")]
+    cluster: Option<usize>,
+    /// With --cluster: how long a killed node stays down before it is
+    /// started again, in seconds.
+    #[arg(long, value_name = "SECS", default_value_t = 1.0, requires = "cluster")]
+    down_for: f64,
+    /// With --cluster: the share of strikes that freeze a node (SIGSTOP
+    /// for --down-for seconds, then SIGCONT) instead of killing it; 0 for
+    /// kills only.
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.5,
+        requires = "cluster"
+    )]
+    pause_share: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -171,9 +191,23 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
     if !(a.seconds.is_finite()
         && a.seconds > 0.0
         && a.kill_every.is_finite()
-        && a.kill_every >= 0.0)
+        && a.kill_every >= 0.0
+        && a.down_for.is_finite()
+        && a.down_for >= 0.0
+        && (0.0..=1.0).contains(&a.pause_share))
     {
-        eprintln!("error: --seconds must be positive and --kill-every not negative");
+        eprintln!(
+            "error: --seconds must be positive, --kill-every and --down-for not negative, \
+             --pause-share from 0 to 1"
+        );
+        return ExitCode::from(2);
+    }
+    let nodes = a.cluster.unwrap_or(1);
+    if a.cluster.is_some() && !(3..=anomaly::MAX_NODES).contains(&nodes) {
+        eprintln!(
+            "error: --cluster takes 3 to {} nodes, not {nodes}",
+            anomaly::MAX_NODES
+        );
         return ExitCode::from(2);
     }
     let options = anomaly::Options {
@@ -182,6 +216,9 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         duration: Duration::from_secs_f64(a.seconds),
         kill_every: (a.kill_every > 0.0).then(|| Duration::from_secs_f64(a.kill_every)),
         seed: a.seed,
+        nodes,
+        down_for: Duration::from_secs_f64(a.down_for),
+        pause_share: a.pause_share,
     };
     let mut failed = false;
     if a.workload != Workload::Bank {
@@ -189,10 +226,11 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
             Ok(r) => {
                 let c = &r.check;
                 println!(
-                    "list-append: {:.0} s, {} kills: {} committed, {} failed, {} unknown; \
+                    "list-append: {:.0} s, {} kills, {} pauses: {} committed, {} failed, {} unknown; \
                      {} dependency edges, {} appends checked, {} elements at the end; {} anomalies",
                     r.elapsed.as_secs_f64(),
                     r.kills,
+                    r.pauses,
                     c.committed,
                     c.failed,
                     c.unknown,
@@ -201,6 +239,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.final_elements,
                     c.anomalies.len()
                 );
+                print_resume(r.resume);
                 for anomaly in c.anomalies.iter().take(20) {
                     println!("  {anomaly}");
                 }
@@ -216,10 +255,11 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         match bank::run(&options).await {
             Ok(r) => {
                 println!(
-                    "bank: {} kills: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
+                    "bank: {} kills, {} pauses: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
                      {} strong and {} stale snapshots, {} partitioned DML; final total {}; \
                      {} bad snapshots, {} lost and {} phantom transfers, {} balance mismatches",
                     r.kills,
+                    r.pauses,
                     r.acknowledged,
                     r.failed,
                     r.unknown,
@@ -233,6 +273,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.phantom_transfers.len(),
                     r.balance_mismatches.len()
                 );
+                print_resume(r.resume);
                 for line in r.bad_reads.iter().chain(&r.balance_mismatches).take(20) {
                     println!("  {line}");
                 }
@@ -248,6 +289,17 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         ExitCode::from(1)
     } else {
         ExitCode::SUCCESS
+    }
+}
+
+/// How long writes stopped after the kills and pauses, if there were any.
+fn print_resume(resume: Option<(Duration, Duration)>) {
+    if let Some((median, max)) = resume {
+        println!(
+            "  writes resumed after a kill or pause within {:.2} s (median {:.2} s)",
+            max.as_secs_f64(),
+            median.as_secs_f64()
+        );
     }
 }
 

@@ -157,6 +157,26 @@ impl Server {
         Ok(())
     }
 
+    /// Freezes the child (SIGSTOP) or lets it go on (SIGCONT): a process
+    /// that stops answering without dying, as in a long GC pause or a VM
+    /// stall, and comes back believing what it believed before.
+    pub fn pause(&mut self, paused: bool) -> Result<()> {
+        let Some(child) = self.child.as_ref() else {
+            return Ok(());
+        };
+        let signal = if paused { libc::SIGSTOP } else { libc::SIGCONT };
+        // SAFETY: kill(2) with a pid we own and have not reaped yet, so the
+        // pid cannot have been reused.
+        unsafe {
+            libc::kill(child.id() as libc::pid_t, signal);
+        }
+        self.note(if paused {
+            "paused with SIGSTOP"
+        } else {
+            "resumed with SIGCONT"
+        })
+    }
+
     /// Stops the child gracefully (SIGTERM), killing it if it does not exit
     /// within the stop timeout. Errors if it had to be killed or exited
     /// with a failure.
@@ -375,7 +395,7 @@ impl Drop for Server {
 
 /// A port nothing listens on now (bound to port 0 and released; the server
 /// binds it moments later, and [`Server`] retries if someone was faster).
-fn free_port() -> Result<u16> {
+pub(crate) fn free_port() -> Result<u16> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     Ok(listener.local_addr()?.port())
 }

@@ -62,8 +62,13 @@ pub struct Report {
     pub balance_mismatches: Vec<String>,
     /// The final total.
     pub final_total: i64,
-    /// Times the server was killed and restarted.
+    /// Times a server was killed and restarted.
     pub kills: u32,
+    /// Times a cluster node was frozen and let go on.
+    pub pauses: u32,
+    /// How long after a kill the next commit was acknowledged: the median
+    /// and the longest over the run's kills.
+    pub resume: Option<(Duration, Duration)>,
 }
 
 impl Report {
@@ -92,7 +97,7 @@ struct Outcomes {
 /// Runs the workload with `options` and checks its invariants.
 pub async fn run(options: &Options) -> Result<Report> {
     let target = Target::start(
-        &options.binary,
+        options,
         &[
             "CREATE TABLE Accounts (Id INT64 NOT NULL, Balance INT64 NOT NULL, Audited INT64) PRIMARY KEY (Id)",
             "CREATE TABLE Transfers (Id INT64 NOT NULL, FromId INT64 NOT NULL, ToId INT64 NOT NULL, Amount INT64 NOT NULL) PRIMARY KEY (Id)",
@@ -100,7 +105,7 @@ pub async fn run(options: &Options) -> Result<Report> {
     )
     .await?;
     {
-        let client = target.client().await;
+        let client = target.first_client().await;
         let session = client.create_session(&target.database).await?;
         let rows = (0..ACCOUNTS)
             .map(|id| vec![Value::Int64(id), Value::Int64(INITIAL), Value::Int64(0)])
@@ -119,7 +124,12 @@ pub async fn run(options: &Options) -> Result<Report> {
     let until = Instant::now() + options.duration;
     let next_id = Arc::new(AtomicI64::new(1));
     let outcomes = Arc::new(Mutex::new(Outcomes::default()));
-    let nemesis = tokio::spawn(nemesis(target.clone(), options.kill_every, until));
+    let nemesis = tokio::spawn(nemesis(
+        target.clone(),
+        options.kill_every,
+        until,
+        options.seed,
+    ));
     let mut tasks: Vec<_> = (0..options.clients)
         .map(|i| {
             let (target, next_id, outcomes) = (target.clone(), next_id.clone(), outcomes.clone());
@@ -161,6 +171,8 @@ pub async fn run(options: &Options) -> Result<Report> {
         partitioned_dml: o.partitioned_dml,
         final_total: balances.values().sum(),
         kills: target.kills.load(Ordering::Relaxed),
+        pauses: target.pauses.load(Ordering::Relaxed),
+        resume: target.resume_summary(),
         ..Report::default()
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));
@@ -214,6 +226,7 @@ async fn client_loop(
                 let mut o = outcomes.lock().expect("outcomes");
                 match result {
                     Ok(true) => {
+                        target.acknowledged();
                         o.acknowledged.insert(id);
                     }
                     Ok(false) => o.declined += 1,

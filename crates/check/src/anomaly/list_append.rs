@@ -36,8 +36,13 @@ pub const KEYS: i64 = 6;
 pub struct Report {
     /// The checker's verdict and counts.
     pub check: history::Report,
-    /// Times the server was killed and restarted.
+    /// Times a server was killed and restarted.
     pub kills: u32,
+    /// Times a cluster node was frozen and let go on.
+    pub pauses: u32,
+    /// How long after a kill the next commit was acknowledged: the median
+    /// and the longest over the run's kills.
+    pub resume: Option<(Duration, Duration)>,
     /// Elements in the final lists.
     pub final_elements: usize,
     /// How long the clients ran.
@@ -47,12 +52,12 @@ pub struct Report {
 /// Runs the workload with `options` and checks its history.
 pub async fn run(options: &Options) -> Result<Report> {
     let target = Target::start(
-        &options.binary,
+        options,
         &["CREATE TABLE Lists (K INT64 NOT NULL, Vals ARRAY<INT64>) PRIMARY KEY (K)"],
     )
     .await?;
     {
-        let client = target.client().await;
+        let client = target.first_client().await;
         let session = client.create_session(&target.database).await?;
         let rows = (0..KEYS)
             .map(|k| vec![Value::Int64(k), Value::Array(Vec::new())])
@@ -72,7 +77,12 @@ pub async fn run(options: &Options) -> Result<Report> {
     let until = epoch + options.duration;
     let next_elem = Arc::new(AtomicI64::new(0));
     let history = Arc::new(std::sync::Mutex::new(Vec::new()));
-    let nemesis = tokio::spawn(nemesis(target.clone(), options.kill_every, until));
+    let nemesis = tokio::spawn(nemesis(
+        target.clone(),
+        options.kill_every,
+        until,
+        options.seed,
+    ));
     let workers: Vec<_> = (0..options.clients)
         .map(|i| {
             let (target, next_elem, history) = (target.clone(), next_elem.clone(), history.clone());
@@ -97,6 +107,8 @@ pub async fn run(options: &Options) -> Result<Report> {
     Ok(Report {
         check,
         kills: target.kills.load(Ordering::Relaxed),
+        pauses: target.pauses.load(Ordering::Relaxed),
+        resume: target.resume_summary(),
         final_elements: finals.values().map(Vec::len).sum(),
         elapsed,
     })
@@ -140,7 +152,12 @@ async fn worker(
         };
         let completed = since(epoch);
         let (outcome, timestamp) = match result {
-            Ok(ts) => (Outcome::Committed, ts),
+            Ok(ts) => {
+                if mode == TxnMode::ReadWrite {
+                    target.acknowledged();
+                }
+                (Outcome::Committed, ts)
+            }
             Err(Failure::Before(e)) => {
                 slot.reset_after(&e);
                 (Outcome::Failed, None)

@@ -20,14 +20,29 @@
 //! again; clients whose calls fail while it is down record the outcome as
 //! failed (the transaction never reached its commit) or unknown (the
 //! commit was sent and no answer came back), open new sessions and go on.
+//!
+//! The target is one `rowtree serve`, or ([`Options::nodes`] > 1) a cluster
+//! of `rowtree serve --cluster` processes on loopback whose database is
+//! replicated on three of them. Clients then take their connections from
+//! every node in turn (a node that does not lead forwards to the one that
+//! does), and each kill takes down one node drawn at random, leader or not,
+//! for [`Options::down_for`], while the others go on serving; some of the
+//! time ([`Options::pause_share`], at random), the node is frozen (SIGSTOP) for that long instead and
+//! then let go on (SIGCONT), so a leader comes back from a pause it did not
+//! notice. The nemesis
+//! also times, for each kill, how long until the next commit is
+//! acknowledged: how long writes stopped.
 
 pub mod bank;
 pub mod history;
 pub mod list_append;
 
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
+
+use rand::{Rng, SeedableRng};
 
 use tokio::sync::{Mutex, RwLock};
 
@@ -44,81 +59,299 @@ pub struct Options {
     pub clients: usize,
     /// How long the clients run.
     pub duration: Duration,
-    /// Kill and restart the server this often (`None`: never).
+    /// Kill and restart a server this often (`None`: never).
     pub kill_every: Option<Duration>,
-    /// Seed of the clients' random choices.
+    /// Seed of the clients' random choices (and of which node dies).
     pub seed: u64,
+    /// 1: one `rowtree serve`. More: a cluster of that many `rowtree serve
+    /// --cluster` processes, the database replicated on three of them;
+    /// clients spread over every node, and each kill takes down a random
+    /// node for [`Options::down_for`].
+    pub nodes: usize,
+    /// How long a killed cluster node stays down before it is started
+    /// again (a single server restarts at once), or a frozen one frozen.
+    pub down_for: Duration,
+    /// In a cluster, the share of the nemesis's strikes that freeze a node
+    /// (SIGSTOP, then SIGCONT) instead of killing it (0 to 1).
+    pub pause_share: f64,
 }
 
-/// The server under test and a client connected to its current address,
-/// replaced after every restart.
-pub(crate) struct Target {
+impl Options {
+    /// One server, `clients` clients for `duration`, no kills, seed 1.
+    pub fn new(binary: impl Into<PathBuf>, clients: usize, duration: Duration) -> Options {
+        Options {
+            binary: binary.into(),
+            clients,
+            duration,
+            kill_every: None,
+            seed: 1,
+            nodes: 1,
+            down_for: Duration::from_secs(1),
+            pause_share: 0.5,
+        }
+    }
+}
+
+/// The largest cluster a check starts.
+pub const MAX_NODES: usize = 9;
+
+/// A node of the target: its process and a client connected to it while
+/// it is up (`None` while the nemesis holds it down).
+struct NodeSlot {
     server: Mutex<Server>,
-    client: RwLock<Client>,
-    /// Where the data directory lives; removed when the run ends.
+    client: RwLock<Option<Client>>,
+}
+
+/// The servers under test (one, or the nodes of a cluster) and clients
+/// connected to them, replaced after every restart.
+pub(crate) struct Target {
+    nodes: Vec<NodeSlot>,
+    /// Which node the next [`Target::client`] call gets (round robin over
+    /// the nodes that are up).
+    next: AtomicUsize,
+    down_for: Duration,
+    pause_share: f64,
+    /// Where the data directories live; removed when the run ends.
     _dir: tempfile::TempDir,
     pub database: String,
-    /// Restarts done by the nemesis.
+    /// Kills done by the nemesis.
     pub kills: std::sync::atomic::AtomicU32,
+    /// Pauses done by the nemesis (a cluster's node frozen with SIGSTOP).
+    pub pauses: std::sync::atomic::AtomicU32,
+    /// When the run began, and when a commit was last acknowledged
+    /// (nanoseconds since then; 0: none yet).
+    epoch: Instant,
+    last_ack: AtomicU64,
+    /// For each kill or pause: how long after it the next commit was
+    /// acknowledged.
+    pub resumes: std::sync::Mutex<Vec<Duration>>,
 }
 
 impl Target {
-    /// Starts a server over a fresh directory and creates a database with
-    /// `ddl` in it.
-    pub(crate) async fn start(binary: &PathBuf, ddl: &[&str]) -> Result<Arc<Target>> {
+    /// Starts the servers over fresh directories (`options.nodes` of them)
+    /// and creates a database with `ddl` in it.
+    pub(crate) async fn start(options: &Options, ddl: &[&str]) -> Result<Arc<Target>> {
+        let nodes = options.nodes;
+        if !(1..=MAX_NODES).contains(&nodes) || nodes == 2 {
+            return Err(Error::Server(format!(
+                "a check runs 1 server or a cluster of 3 to {MAX_NODES} nodes, not {nodes}"
+            )));
+        }
         let dir = tempfile::tempdir()?;
-        let server = Server::start(ServerOptions::new(binary, dir.path().join("data"))).await?;
-        let client = server.client().await?;
+        let mut slots = Vec::with_capacity(nodes);
+        if nodes == 1 {
+            let server =
+                Server::start(ServerOptions::new(&options.binary, dir.path().join("data"))).await?;
+            slots.push(server);
+        } else {
+            // Peer ports are fixed: the cluster's membership records them,
+            // and a restarted node must be found where it was.
+            let peer_ports = (0..nodes)
+                .map(|_| crate::server::free_port())
+                .collect::<Result<Vec<_>>>()?;
+            for (i, port) in peer_ports.iter().enumerate() {
+                let mut args = vec![
+                    "--cluster".to_string(),
+                    "--node-id".into(),
+                    (i + 1).to_string(),
+                    "--peer-port".into(),
+                    port.to_string(),
+                ];
+                if i > 0 {
+                    args.push("--join".into());
+                    args.push(format!("127.0.0.1:{}", peer_ports[0]));
+                }
+                let data = dir.path().join(format!("node-{}", i + 1)).join("data");
+                let server =
+                    Server::start(ServerOptions::new(&options.binary, data).args(args)).await?;
+                slots.push(server);
+            }
+        }
+        // The database is made through the first node, which opens it at
+        // once; the others follow the registry within a moment, and clients
+        // that come early are told to try again (UNAVAILABLE).
+        let client = slots[0].client().await?;
         let instance = client.create_instance("anomalies").await?;
         let database = client.create_database(&instance, "db", ddl).await?;
         debug_assert!(database.starts_with(PROJECT));
+        let mut nodes_up = Vec::with_capacity(slots.len());
+        for server in slots {
+            let client = server.client().await?;
+            nodes_up.push(NodeSlot {
+                server: Mutex::new(server),
+                client: RwLock::new(Some(client)),
+            });
+        }
         Ok(Arc::new(Target {
-            server: Mutex::new(server),
-            client: RwLock::new(client),
+            nodes: nodes_up,
+            next: AtomicUsize::new(0),
+            down_for: options.down_for,
+            pause_share: options.pause_share.clamp(0.0, 1.0),
             _dir: dir,
             database,
             kills: Default::default(),
+            pauses: Default::default(),
+            epoch: Instant::now(),
+            last_ack: AtomicU64::new(0),
+            resumes: Default::default(),
         }))
     }
 
-    /// A client for the server as it runs now.
+    /// A client for a server that is up now (the next one in turn, in a
+    /// cluster).
     pub(crate) async fn client(&self) -> Client {
-        self.client.read().await.clone()
+        let n = self.nodes.len();
+        let first = self.next.fetch_add(1, Ordering::Relaxed);
+        for i in 0..n {
+            if let Some(c) = &*self.nodes[(first + i) % n].client.read().await {
+                return c.clone();
+            }
+        }
+        // Every node is down (a single server being restarted): wait for
+        // the first one to come back.
+        loop {
+            for node in &self.nodes {
+                if let Some(c) = &*node.client.read().await {
+                    return c.clone();
+                }
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
     }
 
-    /// SIGKILLs the server and starts it again over the same directory.
-    pub(crate) async fn kill_and_restart(&self) -> Result<()> {
-        let mut server = self.server.lock().await;
+    /// A client of the first node: the one that made the database, which
+    /// serves it from the start.
+    pub(crate) async fn first_client(&self) -> Client {
+        loop {
+            if let Some(c) = &*self.nodes[0].client.read().await {
+                return c.clone();
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// Records that a commit was acknowledged now (for how long writes
+    /// stop after a kill).
+    pub(crate) fn acknowledged(&self) {
+        let now = self.epoch.elapsed().as_nanos().max(1) as u64;
+        self.last_ack.fetch_max(now, Ordering::Relaxed);
+    }
+
+    /// SIGKILLs a server and starts it again over the same directory: the
+    /// single server at once; in a cluster, node `victim` after
+    /// [`Options::down_for`], while the others serve. Measures how long
+    /// writes stopped.
+    pub(crate) async fn kill_and_restart(self: &Arc<Self>, victim: usize) -> Result<()> {
+        let node = &self.nodes[victim % self.nodes.len()];
+        let mut server = node.server.lock().await;
+        *node.client.write().await = None;
         server.kill()?;
+        let killed_at = self.epoch.elapsed().as_nanos() as u64;
+        self.kills.fetch_add(1, Ordering::Relaxed);
+        let watcher = {
+            let target = self.clone();
+            tokio::spawn(async move { target.time_resume(killed_at).await })
+        };
+        if self.nodes.len() > 1 {
+            tokio::time::sleep(self.down_for).await;
+        }
         server.restart().await?;
-        *self.client.write().await = server.client().await?;
-        self.kills
-            .fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        *node.client.write().await = Some(server.client().await?);
+        drop(server);
+        if self.nodes.len() > 1 {
+            // In a cluster the others serve meanwhile: writes resume before
+            // the restart, or not at all because of the kill.
+            let _ = watcher.await;
+        } else {
+            watcher.abort();
+        }
         Ok(())
     }
 
-    /// Stops the server gracefully (the end of a run).
+    /// Freezes cluster node `victim` (SIGSTOP) for [`Options::down_for`]
+    /// and lets it go on (SIGCONT). Its clients are not taken away: their
+    /// calls hang until it resumes. A paused leader comes back still
+    /// believing it leads; whatever it serves then must be right.
+    pub(crate) async fn pause(self: &Arc<Self>, victim: usize) -> Result<()> {
+        let node = &self.nodes[victim % self.nodes.len()];
+        let mut server = node.server.lock().await;
+        server.pause(true)?;
+        let paused_at = self.epoch.elapsed().as_nanos() as u64;
+        self.pauses.fetch_add(1, Ordering::Relaxed);
+        let watcher = {
+            let target = self.clone();
+            tokio::spawn(async move { target.time_resume(paused_at).await })
+        };
+        tokio::time::sleep(self.down_for).await;
+        server.pause(false)?;
+        drop(server);
+        let _ = watcher.await;
+        Ok(())
+    }
+
+    /// Waits (up to 30 s) for the first commit acknowledged after
+    /// `killed_at` and records how long after the kill it came.
+    async fn time_resume(&self, killed_at: u64) {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while Instant::now() < deadline {
+            let last = self.last_ack.load(Ordering::Relaxed);
+            if last > killed_at {
+                self.resumes
+                    .lock()
+                    .expect("resumes")
+                    .push(Duration::from_nanos(last - killed_at));
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.resumes
+            .lock()
+            .expect("resumes")
+            .push(Duration::from_secs(30));
+    }
+
+    /// How long writes stopped after each kill: the median and the
+    /// longest, if there were kills.
+    pub fn resume_summary(&self) -> Option<(Duration, Duration)> {
+        let mut r = self.resumes.lock().expect("resumes").clone();
+        r.sort();
+        Some((*r.get(r.len() / 2)?, *r.last()?))
+    }
+
+    /// Stops every server gracefully (the end of a run).
     pub(crate) async fn stop(&self) -> Result<()> {
-        self.server.lock().await.stop().await
+        for node in &self.nodes {
+            node.server.lock().await.stop().await?;
+        }
+        Ok(())
     }
 }
 
-/// Kills and restarts the server every `every` until `until`.
+/// Kills and restarts a server every `every` until `until`; in a cluster a
+/// random node each time (drawn from `seed`), which it freezes instead of
+/// killing [`Options::pause_share`] of the time (at random).
 pub(crate) async fn nemesis(
     target: Arc<Target>,
     every: Option<Duration>,
     until: Instant,
+    seed: u64,
 ) -> Result<()> {
     let Some(every) = every else {
         return Ok(());
     };
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6e65_6d65_7369_73);
     loop {
         let next = Instant::now() + every;
         if next >= until {
             return Ok(());
         }
         tokio::time::sleep_until(next.into()).await;
-        target.kill_and_restart().await?;
+        let victim = rng.gen_range(0..target.nodes.len());
+        if target.nodes.len() > 1 && rng.gen_bool(target.pause_share) {
+            target.pause(victim).await?;
+        } else {
+            target.kill_and_restart(victim).await?;
+        }
     }
 }
 
