@@ -199,7 +199,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
         Ok(r) => r,
         Err(code) => return code,
     };
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         let config = NodeConfig {
             node_id: settings.node_id,
             data_dir: settings.data_dir,
@@ -309,8 +309,15 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // A request cut off by the server's drain may still be on a blocking
+    // thread (waiting for a lock or its group): do not wait for it forever.
+    runtime.shutdown_timeout(EXIT_TIMEOUT);
+    code
 }
+
+/// How long a stopping process waits for work still on its threads.
+const EXIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// Free TCP ports on 127.0.0.1, chosen by the system and held until the
 /// last is chosen, so no two are the same (free when asked: the nodes

@@ -665,7 +665,7 @@ fn serve(args: ServeArgs) -> ExitCode {
         }
     };
     let config_security = config.security.clone();
-    runtime.block_on(async move {
+    let code = runtime.block_on(async move {
         match &config.data_dir {
             Some(dir) => tracing::info!(data_dir = %dir.display(), "opening"),
             None => tracing::info!("in memory: nothing will be kept"),
@@ -769,5 +769,9 @@ fn serve(args: ServeArgs) -> ExitCode {
                 ExitCode::FAILURE
             }
         }
-    })
+    });
+    // A request cut off by the server's drain may still be on a blocking
+    // thread (waiting for a lock): do not wait for it forever.
+    runtime.shutdown_timeout(std::time::Duration::from_secs(5));
+    code
 }

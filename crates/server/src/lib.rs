@@ -192,7 +192,13 @@ pub struct Server {
     /// Ends when every connection-serving loop has ended.
     task: tokio::task::JoinHandle<Result<(), String>>,
     stop: tokio::sync::watch::Sender<()>,
+    /// The sessions and their transactions (ended on shutdown).
+    data: spanner::SpannerService,
 }
+
+/// How long [`Server::shutdown`] lets requests in flight finish before it
+/// cuts them off.
+pub const DRAIN_TIMEOUT: Duration = Duration::from_secs(10);
 
 impl Server {
     /// Opens the data directory and starts listening. Refuses, before
@@ -292,9 +298,12 @@ impl Server {
         let local_addr = listener.local_addr().map_err(|e| e.to_string())?;
         let (stop, stopped) = tokio::sync::watch::channel(());
 
+        let sessions = data.clone();
         let reaper = data.clone();
         let reap = tokio::spawn(async move {
-            let mut tick = tokio::time::interval(Duration::from_secs(5));
+            // Each second, so that an idle read-write transaction holds
+            // its locks little past its limit.
+            let mut tick = tokio::time::interval(Duration::from_secs(1));
             loop {
                 tick.tick().await;
                 let r = reaper.clone();
@@ -397,6 +406,7 @@ impl Server {
             http,
             task,
             stop,
+            data: sessions,
         })
     }
 
@@ -407,18 +417,40 @@ impl Server {
         &self.registry
     }
 
-    /// Stops accepting requests, lets those in flight finish, and returns.
-    pub async fn shutdown(self) -> Result<(), String> {
+    /// Stops accepting requests, lets those in flight finish (for up to
+    /// [`DRAIN_TIMEOUT`], then cuts them off), and returns.
+    ///
+    /// Read-write transactions that are not running a request are rolled
+    /// back first: no request can reach them any more, and a request in
+    /// flight may be waiting for one of their locks.
+    pub async fn shutdown(mut self) -> Result<(), String> {
         let _ = self.stop.send(());
-        drop(self.stop);
-        if let Some(http) = self.http {
+        let data = self.data.clone();
+        let ended = tokio::task::spawn_blocking(move || data.end_idle_read_write())
+            .await
+            .unwrap_or(0);
+        if ended > 0 {
+            tracing::info!(
+                transactions = ended,
+                "rolled back idle read-write transactions"
+            );
+        }
+        if let Some(http) = self.http.take() {
             if let Err(e) = http.shutdown().await {
                 tracing::warn!(error = %e, "the key visualizer's HTTP server stopped with an error");
             }
         }
-        match self.task.await {
-            Ok(r) => r,
-            Err(e) => Err(e.to_string()),
+        match tokio::time::timeout(DRAIN_TIMEOUT, &mut self.task).await {
+            Ok(Ok(r)) => r,
+            Ok(Err(e)) => Err(e.to_string()),
+            Err(_) => {
+                tracing::warn!(
+                    "requests still in flight after {} s; cutting them off",
+                    DRAIN_TIMEOUT.as_secs()
+                );
+                self.task.abort();
+                Ok(())
+            }
         }
     }
 

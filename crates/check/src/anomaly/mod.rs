@@ -111,8 +111,9 @@ pub(crate) struct Target {
     next: AtomicUsize,
     down_for: Duration,
     pause_share: f64,
-    /// Where the data directories live; removed when the run ends.
-    _dir: tempfile::TempDir,
+    /// Where the data directories and logs live; removed when the run
+    /// ends, unless a server failed to stop (then kept for its log).
+    dir: std::sync::Mutex<tempfile::TempDir>,
     pub database: String,
     /// Kills done by the nemesis.
     pub kills: std::sync::atomic::AtomicU32,
@@ -162,8 +163,10 @@ impl Target {
                     args.push(format!("127.0.0.1:{}", peer_ports[0]));
                 }
                 let data = dir.path().join(format!("node-{}", i + 1)).join("data");
-                let server =
-                    Server::start(ServerOptions::new(&options.binary, data).args(args)).await?;
+                let mut server_options = ServerOptions::new(&options.binary, data).args(args);
+                // openraft logs every heartbeat a down peer misses.
+                server_options.log_filter = "info,openraft=error".into();
+                let server = Server::start(server_options).await?;
                 slots.push(server);
             }
         }
@@ -187,7 +190,7 @@ impl Target {
             next: AtomicUsize::new(0),
             down_for: options.down_for,
             pause_share: options.pause_share.clamp(0.0, 1.0),
-            _dir: dir,
+            dir: std::sync::Mutex::new(dir),
             database,
             kills: Default::default(),
             pauses: Default::default(),
@@ -320,8 +323,19 @@ impl Target {
 
     /// Stops every server gracefully (the end of a run).
     pub(crate) async fn stop(&self) -> Result<()> {
-        for node in &self.nodes {
-            node.server.lock().await.stop().await?;
+        for (i, node) in self.nodes.iter().enumerate() {
+            let mut server = node.server.lock().await;
+            if let Err(e) = server.stop().await {
+                let mut dir = self.dir.lock().expect("dir");
+                dir.disable_cleanup(true);
+                return Err(Error::Server(format!(
+                    "node {} of {}: {e}; its log ({}) ends:\n{}",
+                    i + 1,
+                    self.nodes.len(),
+                    server.log_path().display(),
+                    server.log_tail()
+                )));
+            }
         }
         Ok(())
     }

@@ -10,8 +10,14 @@ use std::time::{Duration, Instant};
 
 use tonic::Status;
 
-/// A read-write transaction idle this long is rolled back.
-pub const IDLE_READ_WRITE: Duration = Duration::from_secs(60);
+/// A read-write transaction idle this long is rolled back (Spanner's own
+/// limit: an idle transaction holds its locks against everyone, and the
+/// client that would end it may be gone, as when the node it talked
+/// through died).
+pub const IDLE_READ_WRITE: Duration = Duration::from_secs(10);
+/// A read-only or partitioned DML transaction idle this long is forgotten
+/// (it holds no locks).
+pub const IDLE_OTHER: Duration = Duration::from_secs(60);
 /// A session (not multiplexed) unused this long is deleted.
 pub const IDLE_SESSION: Duration = Duration::from_secs(3600);
 /// The most sessions one database holds; creating another answers

@@ -21,7 +21,9 @@ use parking_lot::Mutex;
 use rowtree_db::{Database, TimestampBound};
 use tonic::Status;
 
-use super::limits::{IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_SESSIONS};
+use super::limits::{
+    IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_SESSIONS,
+};
 use super::transactions::{end_aborted, read_only_timestamp, TxnSlot, TxnState, HELD_TAG};
 use crate::registry::{now_nanos, Registry};
 use crate::status;
@@ -322,11 +324,32 @@ impl SpannerService {
     }
 
     /// Rolls back read-write transactions idle longer than
-    /// [`IDLE_READ_WRITE`], forgets partitioned DML transactions as idle, and
-    /// deletes sessions (not multiplexed) unused for [`IDLE_SESSION`];
-    /// returns how many transactions and sessions were ended. Called
-    /// periodically by the server.
+    /// [`IDLE_READ_WRITE`], forgets other transactions idle longer than
+    /// [`IDLE_OTHER`], and deletes sessions (not multiplexed) unused for
+    /// [`IDLE_SESSION`]; returns how many transactions and sessions were
+    /// ended. Called periodically by the server.
     pub fn reap_idle(&self) -> usize {
+        self.reap(
+            IDLE_READ_WRITE,
+            "Transaction was aborted because it was idle too long",
+        )
+    }
+
+    /// Rolls back every read-write transaction that is not running a
+    /// request right now, so that requests in flight waiting for their
+    /// locks can finish: the server is stopping and accepts no further
+    /// request, so these transactions could never commit. Returns how many
+    /// were ended.
+    pub fn end_idle_read_write(&self) -> usize {
+        self.reap(
+            Duration::ZERO,
+            "Transaction was aborted because the server is stopping",
+        )
+    }
+
+    /// [`reap_idle`](Self::reap_idle) with read-write transactions idle for
+    /// `read_write_idle` ended with `message`.
+    fn reap(&self, read_write_idle: Duration, message: &str) -> usize {
         let now = now_nanos();
         let idle_since = |nanos: i64| Duration::from_nanos((now - nanos).max(0) as u64);
         let mut ended = 0;
@@ -351,18 +374,20 @@ impl SpannerService {
             let mut txns = s.txns.lock();
             txns.retain(|_, slot| {
                 let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
-                if idle < IDLE_READ_WRITE {
+                let limit = if slot.read_write {
+                    read_write_idle
+                } else {
+                    IDLE_OTHER
+                };
+                if idle < limit {
                     return true;
                 }
                 if let Some(mut state) = slot.state.try_lock() {
                     ended += 1;
                     if slot.read_write {
-                        end_aborted(
-                            &mut state,
-                            "Transaction was aborted because it was idle too long",
-                        );
+                        end_aborted(&mut state, message);
                         // Keep the ended slot a while so the client hears ABORTED.
-                        return idle < IDLE_READ_WRITE * 2;
+                        return idle < limit + IDLE_READ_WRITE;
                     }
                     return false;
                 }

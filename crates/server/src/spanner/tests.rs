@@ -145,6 +145,39 @@ fn idle_sessions_and_transactions_are_reaped() {
 }
 
 #[test]
+fn a_stopping_server_ends_idle_read_write_transactions_but_not_running_ones() {
+    let (service, db) = service();
+    let name = service.create(&db, None).unwrap().name;
+    let session = service.session(&name).unwrap();
+    let rw = pb::TransactionOptions {
+        mode: Some(Mode::ReadWrite(Default::default())),
+        ..Default::default()
+    };
+    let ro = pb::TransactionOptions {
+        mode: Some(Mode::ReadOnly(Default::default())),
+        ..Default::default()
+    };
+    let (idle, _, _) = session.begin(&rw).unwrap();
+    let (running, running_slot, _) = session.begin(&rw).unwrap();
+    let (read_only, _, _) = session.begin(&ro).unwrap();
+    // A request is running in this one: its slot is locked.
+    let guard = running_slot.state.lock();
+    assert_eq!(service.end_idle_read_write(), 1);
+    drop(guard);
+    match &*session.slot(&idle).unwrap().state.lock() {
+        TxnState::Ended(Code::Aborted, message) => {
+            assert!(message.contains("server is stopping"), "{message}")
+        }
+        _ => panic!("the idle read-write transaction is still open"),
+    }
+    assert!(matches!(
+        &*session.slot(&running).unwrap().state.lock(),
+        TxnState::ReadWrite(_)
+    ));
+    assert!(session.slot(&read_only).is_ok());
+}
+
+#[test]
 fn sessions_and_held_transactions_are_bounded() {
     let (service, db) = service();
     for _ in 0..MAX_SESSIONS {
