@@ -42,6 +42,12 @@ use crate::registry::Registry;
 /// on so far.
 pub const FORWARDED: &str = "x-rowtree-forwarded";
 
+/// The metadata key a forwarded request carries: the node the client sent
+/// it to (the first to send it on). A session made through another node
+/// remembers it, so that its transactions can be rolled back when that
+/// node dies (the client, cut off with it, will not end them).
+pub const VIA: &str = "x-rowtree-via";
+
 /// The most times a request is sent on: from a node without a replica to
 /// one with, and from there to the leader.
 pub const MAX_HOPS: u32 = 2;
@@ -85,6 +91,17 @@ impl Forwarder {
             channels: Mutex::new(HashMap::new()),
             turn: std::sync::atomic::AtomicUsize::new(0),
         }
+    }
+
+    /// This node's id.
+    pub(crate) fn node_id(&self) -> u64 {
+        self.hosting.node_id()
+    }
+
+    /// Whether node `id` answers its clock heartbeats (see
+    /// [`Hosting::answering`]).
+    pub(crate) fn answering(&self, id: u64) -> bool {
+        self.hosting.answering(id)
     }
 
     /// A channel to the node a request for `database` goes to, if not
@@ -157,6 +174,21 @@ pub(crate) fn onward<T>(request: Request<T>) -> Request<T> {
     let hops = hops(&metadata) + 1;
     metadata.insert(FORWARDED, hops.into());
     Request::from_parts(metadata, Default::default(), message)
+}
+
+/// [`onward`] from node `me`, which becomes the request's [`VIA`] if the
+/// client sent it here.
+pub(crate) fn onward_from<T>(request: Request<T>, me: u64) -> Request<T> {
+    let mut request = onward(request);
+    if !request.metadata().contains_key(VIA) {
+        request.metadata_mut().insert(VIA, me.into());
+    }
+    request
+}
+
+/// The node a forwarded request came in through, if it was forwarded.
+pub(crate) fn via(metadata: &MetadataMap) -> Option<u64> {
+    metadata.get(VIA)?.to_str().ok()?.parse().ok()
 }
 
 /// The database a session or operation name belongs to

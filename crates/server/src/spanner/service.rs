@@ -23,7 +23,7 @@ use super::sessions::SpannerService;
 use super::statements;
 use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
-use crate::forward::{database_of, onward};
+use crate::forward::{database_of, onward_from};
 
 /// Sends the request on to the node leading its database, if that is not
 /// this one (a cluster node; `forward.rs`), and returns its answer.
@@ -32,7 +32,8 @@ macro_rules! forward {
         if $self.forwarder.is_some() {
             let to = $self.forward_to($database, $request.metadata())?;
             if let Some(mut to) = to {
-                return to.$method(onward($request)).await;
+                let me = $self.forwarder.as_ref().map_or(0, |f| f.node_id());
+                return to.$method(onward_from($request, me)).await;
             }
         }
     };
@@ -40,7 +41,8 @@ macro_rules! forward {
         if $self.forwarder.is_some() {
             let to = $self.forward_to($database, $request.metadata())?;
             if let Some(mut to) = to {
-                let response = to.$method(onward($request)).await?;
+                let me = $self.forwarder.as_ref().map_or(0, |f| f.node_id());
+                let response = to.$method(onward_from($request, me)).await?;
                 return Ok(response.map(|s| Box::pin(s) as Stream<_>));
             }
         }
@@ -59,8 +61,13 @@ impl Spanner for SpannerService {
             &request.get_ref().database.clone(),
             create_session
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        Ok(Response::new(self.create(&r.database, r.session.as_ref())?))
+        Ok(Response::new(self.create_via(
+            &r.database,
+            r.session.as_ref(),
+            via,
+        )?))
     }
 
     async fn batch_create_sessions(
@@ -73,9 +80,14 @@ impl Spanner for SpannerService {
             &request.get_ref().database.clone(),
             batch_create_sessions
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        let session =
-            self.create_many(&r.database, r.session_count, r.session_template.as_ref())?;
+        let session = self.create_many(
+            &r.database,
+            r.session_count,
+            r.session_template.as_ref(),
+            via,
+        )?;
         Ok(Response::new(pb::BatchCreateSessionsResponse { session }))
     }
 

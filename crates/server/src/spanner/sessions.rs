@@ -49,6 +49,12 @@ pub(super) struct SessionState {
     pub(super) creator_role: String,
     pub(super) last_use: AtomicI64,
     pub(super) txns: Mutex<HashMap<Vec<u8>, Arc<TxnSlot>>>,
+    /// On a cluster node: the node the client made the session through,
+    /// if not this one (`forward::VIA`). When it stops answering, the
+    /// session's idle read-write transactions are rolled back at once: the
+    /// client, cut off with it, cannot end them, and their locks would
+    /// hold every transaction behind them for [`IDLE_READ_WRITE`].
+    pub(super) via: Option<u64>,
 }
 
 impl SessionState {
@@ -234,12 +240,24 @@ impl SpannerService {
         Ok(session)
     }
 
-    /// CreateSession: a new session in `database`, multiplexed or with a
-    /// creator role as `template` asks.
+    /// [`create_via`](Self::create_via) for a client of this node.
+    #[cfg(test)]
     pub(super) fn create(
         &self,
         database: &str,
         template: Option<&pb::Session>,
+    ) -> Result<pb::Session, Status> {
+        self.create_via(database, template, None)
+    }
+
+    /// CreateSession: a new session in `database`, multiplexed or with a
+    /// creator role as `template` asks; `via` is the node the client sent
+    /// the request to, if another node forwarded it here.
+    pub(super) fn create_via(
+        &self,
+        database: &str,
+        template: Option<&pb::Session>,
+        via: Option<u64>,
     ) -> Result<pb::Session, Status> {
         let hosted = self.registry.database(database)?;
         let name = format!("{database}/sessions/{}", uuid::Uuid::new_v4().simple());
@@ -253,6 +271,7 @@ impl SpannerService {
             creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
             last_use: AtomicI64::new(now),
             txns: Mutex::new(HashMap::new()),
+            via,
         });
         let out = state.to_pb();
         self.sessions.lock().insert(state)?;
@@ -266,6 +285,7 @@ impl SpannerService {
         database: &str,
         count: i32,
         template: Option<&pb::Session>,
+        via: Option<u64>,
     ) -> Result<Vec<pb::Session>, Status> {
         if count <= 0 {
             return Err(Status::invalid_argument("session_count must be positive"));
@@ -273,7 +293,7 @@ impl SpannerService {
         let count = count.min(100);
         let mut session = Vec::with_capacity(count as usize);
         for _ in 0..count {
-            session.push(self.create(database, template)?);
+            session.push(self.create_via(database, template, via)?);
         }
         Ok(session)
     }
@@ -371,6 +391,22 @@ impl SpannerService {
         }
         let sessions: Vec<Arc<SessionState>> = self.sessions.lock().values().cloned().collect();
         for s in sessions {
+            // A session whose client came through a node that stopped
+            // answering: its client is cut off, its transactions orphans.
+            let orphaned = match (s.via, &self.forwarder) {
+                (Some(via), Some(f)) => !f.answering(via),
+                _ => false,
+            };
+            let orphan_message;
+            let (read_write_idle, message) = if orphaned {
+                orphan_message = format!(
+                    "Transaction was aborted because node {} (its session's way in) stopped answering",
+                    s.via.unwrap_or_default()
+                );
+                (Duration::ZERO, orphan_message.as_str())
+            } else {
+                (read_write_idle, message)
+            };
             let mut txns = s.txns.lock();
             txns.retain(|_, slot| {
                 let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
