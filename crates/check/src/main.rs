@@ -239,7 +239,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.final_elements,
                     c.anomalies.len()
                 );
-                print_resume(r.resume);
+                print_resume(&r.resumes);
                 for anomaly in c.anomalies.iter().take(20) {
                     println!("  {anomaly}");
                 }
@@ -273,7 +273,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.phantom_transfers.len(),
                     r.balance_mismatches.len()
                 );
-                print_resume(r.resume);
+                print_resume(&r.resumes);
                 for line in r.bad_reads.iter().chain(&r.balance_mismatches).take(20) {
                     println!("  {line}");
                 }
@@ -292,15 +292,25 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
     }
 }
 
-/// How long writes stopped after the kills and pauses, if there were any.
-fn print_resume(resume: Option<(Duration, Duration)>) {
-    if let Some((median, max)) = resume {
-        println!(
-            "  writes resumed after a kill or pause within {:.2} s (median {:.2} s)",
-            max.as_secs_f64(),
-            median.as_secs_f64()
-        );
-    }
+/// How long writes stopped after the kills and pauses, if any were timed
+/// (`resumes` sorted, shortest first).
+fn print_resume(resumes: &[Duration]) {
+    let Some(max) = resumes.last() else {
+        return;
+    };
+    let slowest: Vec<String> = resumes
+        .iter()
+        .rev()
+        .take(5)
+        .map(|d| format!("{:.2}", d.as_secs_f64()))
+        .collect();
+    println!(
+        "  writes resumed after each of {} timed kills or pauses within {:.2} s (median {:.2} s; slowest {} s)",
+        resumes.len(),
+        max.as_secs_f64(),
+        resumes[resumes.len() / 2].as_secs_f64(),
+        slowest.join(", ")
+    );
 }
 
 async fn run_kill(a: KillArgs) -> ExitCode {

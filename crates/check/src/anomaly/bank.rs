@@ -66,9 +66,10 @@ pub struct Report {
     pub kills: u32,
     /// Times a cluster node was frozen and let go on.
     pub pauses: u32,
-    /// How long after a kill the next commit was acknowledged: the median
-    /// and the longest over the run's kills.
-    pub resume: Option<(Duration, Duration)>,
+    /// How long after each kill or pause the next commit was
+    /// acknowledged, shortest first (a strike the run ended before any
+    /// commit followed is left out).
+    pub resumes: Vec<Duration>,
 }
 
 impl Report {
@@ -172,7 +173,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         final_total: balances.values().sum(),
         kills: target.kills.load(Ordering::Relaxed),
         pauses: target.pauses.load(Ordering::Relaxed),
-        resume: target.resume_summary(),
+        resumes: target.resume_times(),
         ..Report::default()
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));

@@ -244,7 +244,11 @@ impl Target {
     /// single server at once; in a cluster, node `victim` after
     /// [`Options::down_for`], while the others serve. Measures how long
     /// writes stopped.
-    pub(crate) async fn kill_and_restart(self: &Arc<Self>, victim: usize) -> Result<()> {
+    pub(crate) async fn kill_and_restart(
+        self: &Arc<Self>,
+        victim: usize,
+        until: Instant,
+    ) -> Result<()> {
         let node = &self.nodes[victim % self.nodes.len()];
         let mut server = node.server.lock().await;
         *node.client.write().await = None;
@@ -253,7 +257,7 @@ impl Target {
         self.kills.fetch_add(1, Ordering::Relaxed);
         let watcher = {
             let target = self.clone();
-            tokio::spawn(async move { target.time_resume(killed_at).await })
+            tokio::spawn(async move { target.time_resume(killed_at, until).await })
         };
         if self.nodes.len() > 1 {
             tokio::time::sleep(self.down_for).await;
@@ -275,7 +279,7 @@ impl Target {
     /// and lets it go on (SIGCONT). Its clients are not taken away: their
     /// calls hang until it resumes. A paused leader comes back still
     /// believing it leads; whatever it serves then must be right.
-    pub(crate) async fn pause(self: &Arc<Self>, victim: usize) -> Result<()> {
+    pub(crate) async fn pause(self: &Arc<Self>, victim: usize, until: Instant) -> Result<()> {
         let node = &self.nodes[victim % self.nodes.len()];
         let mut server = node.server.lock().await;
         server.pause(true)?;
@@ -283,7 +287,7 @@ impl Target {
         self.pauses.fetch_add(1, Ordering::Relaxed);
         let watcher = {
             let target = self.clone();
-            tokio::spawn(async move { target.time_resume(paused_at).await })
+            tokio::spawn(async move { target.time_resume(paused_at, until).await })
         };
         tokio::time::sleep(self.down_for).await;
         server.pause(false)?;
@@ -293,10 +297,14 @@ impl Target {
     }
 
     /// Waits (up to 30 s) for the first commit acknowledged after
-    /// `killed_at` and records how long after the kill it came.
-    async fn time_resume(&self, killed_at: u64) {
+    /// `killed_at` and records how long after the kill it came. A kill
+    /// the clients' run ended before any commit followed is not timed.
+    async fn time_resume(&self, killed_at: u64, until: Instant) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
+            if Instant::now() >= until {
+                return;
+            }
             let last = self.last_ack.load(Ordering::Relaxed);
             if last > killed_at {
                 self.resumes
@@ -313,12 +321,12 @@ impl Target {
             .push(Duration::from_secs(30));
     }
 
-    /// How long writes stopped after each kill: the median and the
-    /// longest, if there were kills.
-    pub fn resume_summary(&self) -> Option<(Duration, Duration)> {
+    /// How long writes stopped after each kill or pause (each timed
+    /// one), shortest first.
+    pub fn resume_times(&self) -> Vec<Duration> {
         let mut r = self.resumes.lock().expect("resumes").clone();
         r.sort();
-        Some((*r.get(r.len() / 2)?, *r.last()?))
+        r
     }
 
     /// Stops every server gracefully (the end of a run).
@@ -362,9 +370,9 @@ pub(crate) async fn nemesis(
         tokio::time::sleep_until(next.into()).await;
         let victim = rng.gen_range(0..target.nodes.len());
         if target.nodes.len() > 1 && rng.gen_bool(target.pause_share) {
-            target.pause(victim).await?;
+            target.pause(victim, until).await?;
         } else {
-            target.kill_and_restart(victim).await?;
+            target.kill_and_restart(victim, until).await?;
         }
     }
 }
