@@ -13,7 +13,9 @@
 //! 3. [`client`]: a small async gRPC client (admin, sessions, transactions,
 //!    queries, reads, commits) generic enough for other checkers;
 //! 4. [`kill`] and [`soak`]: the checks, each returning a report whose
-//!    `violations()` say whether it passed.
+//!    `violations()` say whether it passed; [`anomaly`]: the isolation
+//!    workloads and their history checker, against one server or a cluster
+//!    of `rowtree serve --cluster` processes whose nodes die and freeze.
 
 pub mod anomaly;
 pub mod client;

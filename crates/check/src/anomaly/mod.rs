@@ -361,7 +361,7 @@ pub(crate) async fn nemesis(
     let Some(every) = every else {
         return Ok(());
     };
-    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x6e65_6d65_7369_73);
+    let mut rng = rand::rngs::StdRng::seed_from_u64(seed ^ 0x006e_656d_6573_6973);
     loop {
         let next = Instant::now() + every;
         if next >= until {

@@ -100,7 +100,8 @@ mod transactions;
 mod tests;
 
 pub use limits::{
-    IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES, MAX_SESSIONS,
+    IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES,
+    MAX_SESSIONS,
 };
 pub use results::CHUNK_BYTES;
 pub use sessions::SpannerService;
