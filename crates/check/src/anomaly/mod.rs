@@ -27,11 +27,11 @@
 //! every node in turn (a node that does not lead forwards to the one that
 //! does), and each kill takes down one node drawn at random, leader or not,
 //! for [`Options::down_for`], while the others go on serving; some of the
-//! time ([`Options::pause_share`], at random), the node is frozen (SIGSTOP) for that long instead and
-//! then let go on (SIGCONT), so a leader comes back from a pause it did not
-//! notice. The nemesis
-//! also times, for each kill, how long until the next commit is
-//! acknowledged: how long writes stopped.
+//! time ([`Options::pause_share`], at random), the node is frozen (SIGSTOP)
+//! for that long instead and then let go on (SIGCONT), so a leader comes
+//! back from a pause it did not notice. The nemesis also times, for each
+//! strike, how long until the next commit is acknowledged: how long writes
+//! stopped.
 
 pub mod bank;
 pub mod history;
@@ -200,21 +200,15 @@ impl Target {
         }))
     }
 
-    /// A client for a server that is up now (the next one in turn, in a
-    /// cluster).
+    /// A client for a server that is up now: the next one in turn (in a
+    /// cluster), waiting while every one is down (a single server being
+    /// restarted).
     pub(crate) async fn client(&self) -> Client {
         let n = self.nodes.len();
         let first = self.next.fetch_add(1, Ordering::Relaxed);
-        for i in 0..n {
-            if let Some(c) = &*self.nodes[(first + i) % n].client.read().await {
-                return c.clone();
-            }
-        }
-        // Every node is down (a single server being restarted): wait for
-        // the first one to come back.
         loop {
-            for node in &self.nodes {
-                if let Some(c) = &*node.client.read().await {
+            for i in 0..n {
+                if let Some(c) = &*self.nodes[(first + i) % n].client.read().await {
                     return c.clone();
                 }
             }
@@ -223,14 +217,14 @@ impl Target {
     }
 
     /// A client of the first node: the one that made the database, which
-    /// serves it from the start.
+    /// serves it from the start. (Only the setup uses it, before any kill.)
     pub(crate) async fn first_client(&self) -> Client {
-        loop {
-            if let Some(c) = &*self.nodes[0].client.read().await {
-                return c.clone();
-            }
-            tokio::time::sleep(Duration::from_millis(20)).await;
-        }
+        self.nodes[0]
+            .client
+            .read()
+            .await
+            .clone()
+            .expect("no node is down before the nemesis starts")
     }
 
     /// Records that a commit was acknowledged now (for how long writes
@@ -253,24 +247,18 @@ impl Target {
         let mut server = node.server.lock().await;
         *node.client.write().await = None;
         server.kill()?;
-        let killed_at = self.epoch.elapsed().as_nanos() as u64;
         self.kills.fetch_add(1, Ordering::Relaxed);
-        let watcher = {
-            let target = self.clone();
-            tokio::spawn(async move { target.time_resume(killed_at, until).await })
-        };
-        if self.nodes.len() > 1 {
+        // A single server's writes resume with its restart, which is not
+        // what the timing is about; a cluster's others serve meanwhile.
+        let watcher = (self.nodes.len() > 1).then(|| self.watch_resume(until));
+        if watcher.is_some() {
             tokio::time::sleep(self.down_for).await;
         }
         server.restart().await?;
         *node.client.write().await = Some(server.client().await?);
         drop(server);
-        if self.nodes.len() > 1 {
-            // In a cluster the others serve meanwhile: writes resume before
-            // the restart, or not at all because of the kill.
+        if let Some(watcher) = watcher {
             let _ = watcher.await;
-        } else {
-            watcher.abort();
         }
         Ok(())
     }
@@ -283,12 +271,8 @@ impl Target {
         let node = &self.nodes[victim % self.nodes.len()];
         let mut server = node.server.lock().await;
         server.pause(true)?;
-        let paused_at = self.epoch.elapsed().as_nanos() as u64;
         self.pauses.fetch_add(1, Ordering::Relaxed);
-        let watcher = {
-            let target = self.clone();
-            tokio::spawn(async move { target.time_resume(paused_at, until).await })
-        };
+        let watcher = self.watch_resume(until);
         tokio::time::sleep(self.down_for).await;
         server.pause(false)?;
         drop(server);
@@ -296,9 +280,16 @@ impl Target {
         Ok(())
     }
 
-    /// Waits (up to 30 s) for the first commit acknowledged after
-    /// `killed_at` and records how long after the kill it came. A kill
-    /// the clients' run ended before any commit followed is not timed.
+    /// Starts timing a strike made just now: a task that waits (up to
+    /// 30 s) for the first commit acknowledged after it and records how
+    /// long after the strike it came. A strike the clients' run (ending
+    /// at `until`) ended before any commit followed is not timed.
+    fn watch_resume(self: &Arc<Self>, until: Instant) -> tokio::task::JoinHandle<()> {
+        let struck_at = self.epoch.elapsed().as_nanos() as u64;
+        let target = self.clone();
+        tokio::spawn(async move { target.time_resume(struck_at, until).await })
+    }
+
     async fn time_resume(&self, killed_at: u64, until: Instant) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
