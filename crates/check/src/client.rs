@@ -55,6 +55,8 @@ const MAX_MESSAGE: usize = 256 << 20;
 #[derive(Clone, Debug)]
 pub struct Client {
     channel: Channel,
+    /// The server's address, if it was dialled by [`Client::connect`].
+    addr: Option<SocketAddr>,
 }
 
 /// How a transaction reads and writes.
@@ -274,12 +276,23 @@ impl Client {
             .tcp_nodelay(true)
             .connect()
             .await?;
-        Ok(Client { channel })
+        Ok(Client {
+            channel,
+            addr: Some(addr),
+        })
     }
 
     /// A client over an existing channel.
     pub fn from_channel(channel: Channel) -> Client {
-        Client { channel }
+        Client {
+            channel,
+            addr: None,
+        }
+    }
+
+    /// The server's address, if this client dialled it.
+    pub fn addr(&self) -> Option<SocketAddr> {
+        self.addr
     }
 
     /// The raw data API client.

@@ -23,6 +23,7 @@ pub mod error;
 pub mod kill;
 pub mod latency;
 pub mod proto;
+pub mod proxy;
 pub mod server;
 pub mod soak;
 pub mod wire;

@@ -14,7 +14,7 @@ use std::process::ExitCode;
 use std::time::Duration;
 
 use clap::{Args, Parser, Subcommand};
-use rowtree_check::anomaly::{self, bank, list_append};
+use rowtree_check::anomaly::{self, bank, list_append, Strikes};
 use rowtree_check::{kill, soak};
 
 #[derive(Debug, Parser)]
@@ -36,7 +36,9 @@ enum Command {
     /// killed and restarted; their histories checked for serializability
     /// and external-consistency anomalies. With --cluster N, against N
     /// `rowtree serve --cluster` processes: clients spread over every node
-    /// and each kill takes down a random node for --down-for seconds.
+    /// and each strike takes down a random node for --down-for seconds
+    /// (killed, or frozen), cuts a random minority off from the rest, or
+    /// restarts every node in turn.
     Anomalies(AnomaliesArgs),
 }
 
@@ -78,6 +80,28 @@ struct AnomaliesArgs {
         requires = "cluster"
     )]
     pause_share: f64,
+    /// With --cluster: the share of strikes that cut a random minority of
+    /// the nodes off from the others for --down-for seconds (every link
+    /// between the sides dropped, or silent), instead of killing a node.
+    /// Nodes then reach each other through a proxy per link. Writes
+    /// acknowledged through the minority count as failures.
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.0,
+        requires = "cluster"
+    )]
+    partition_share: f64,
+    /// With --cluster: the share of strikes that restart every node in
+    /// turn, each stopped gracefully (SIGTERM) and started again, as a
+    /// rolling upgrade does. The three shares together at most 1.
+    #[arg(
+        long,
+        value_name = "SHARE",
+        default_value_t = 0.0,
+        requires = "cluster"
+    )]
+    restart_share: f64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -194,11 +218,14 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         && a.kill_every >= 0.0
         && a.down_for.is_finite()
         && a.down_for >= 0.0
-        && (0.0..=1.0).contains(&a.pause_share))
+        && (0.0..=1.0).contains(&a.pause_share)
+        && (0.0..=1.0).contains(&a.partition_share)
+        && (0.0..=1.0).contains(&a.restart_share)
+        && a.pause_share + a.partition_share + a.restart_share <= 1.0)
     {
         eprintln!(
             "error: --seconds must be positive, --kill-every and --down-for not negative, \
-             --pause-share from 0 to 1"
+             --pause-share, --partition-share and --restart-share from 0 to 1, together at most 1"
         );
         return ExitCode::from(2);
     }
@@ -219,6 +246,8 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         nodes,
         down_for: Duration::from_secs_f64(a.down_for),
         pause_share: a.pause_share,
+        partition_share: a.partition_share,
+        restart_share: a.restart_share,
     };
     let mut failed = false;
     if a.workload != Workload::Bank {
@@ -226,11 +255,10 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
             Ok(r) => {
                 let c = &r.check;
                 println!(
-                    "list-append: {:.0} s, {} kills, {} pauses: {} committed, {} failed, {} unknown; \
+                    "list-append: {:.0} s, {}: {} committed, {} failed, {} unknown; \
                      {} dependency edges, {} appends checked, {} elements at the end; {} anomalies",
                     r.elapsed.as_secs_f64(),
-                    r.kills,
-                    r.pauses,
+                    r.strikes,
                     c.committed,
                     c.failed,
                     c.unknown,
@@ -239,11 +267,11 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.final_elements,
                     c.anomalies.len()
                 );
-                print_resume(&r.resumes);
+                print_strikes(&r.strikes);
                 for anomaly in c.anomalies.iter().take(20) {
                     println!("  {anomaly}");
                 }
-                failed |= !c.ok();
+                failed |= !r.ok();
             }
             Err(e) => {
                 eprintln!("error: the list-append workload could not run: {e}");
@@ -255,11 +283,10 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         match bank::run(&options).await {
             Ok(r) => {
                 println!(
-                    "bank: {} kills, {} pauses: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
+                    "bank: {}: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
                      {} strong and {} stale snapshots, {} partitioned DML; final total {}; \
                      {} bad snapshots, {} lost and {} phantom transfers, {} balance mismatches",
-                    r.kills,
-                    r.pauses,
+                    r.strikes,
                     r.acknowledged,
                     r.failed,
                     r.unknown,
@@ -273,7 +300,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.phantom_transfers.len(),
                     r.balance_mismatches.len()
                 );
-                print_resume(&r.resumes);
+                print_strikes(&r.strikes);
                 for line in r.bad_reads.iter().chain(&r.balance_mismatches).take(20) {
                     println!("  {line}");
                 }
@@ -292,9 +319,13 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
     }
 }
 
-/// How long writes stopped after the kills and pauses, if any were timed
-/// (`resumes` sorted, shortest first).
-fn print_resume(resumes: &[Duration]) {
+/// How long writes stopped after the strikes, if any were timed, and the
+/// writes a partition's minority acknowledged.
+fn print_strikes(strikes: &Strikes) {
+    for line in strikes.minority_acks.iter().take(20) {
+        println!("  {line}");
+    }
+    let resumes = &strikes.resumes;
     let Some(max) = resumes.last() else {
         return;
     };
@@ -302,13 +333,13 @@ fn print_resume(resumes: &[Duration]) {
         .iter()
         .rev()
         .take(5)
-        .map(|d| format!("{:.2}", d.as_secs_f64()))
+        .map(|r| format!("{:.2} s ({})", r.after.as_secs_f64(), r.strike))
         .collect();
     println!(
-        "  writes resumed after each of {} timed kills or pauses within {:.2} s (median {:.2} s; slowest {} s)",
+        "  writes resumed after each of {} timed strikes within {:.2} s (median {:.2} s; slowest {})",
         resumes.len(),
-        max.as_secs_f64(),
-        resumes[resumes.len() / 2].as_secs_f64(),
+        max.after.as_secs_f64(),
+        resumes[resumes.len() / 2].after.as_secs_f64(),
         slowest.join(", ")
     );
 }

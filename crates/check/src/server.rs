@@ -40,6 +40,10 @@ pub struct Options {
     /// start and end (`rowtree_db::gc=debug`) so the log shows whether a
     /// kill came in the middle of one.
     pub log_filter: String,
+    /// The gRPC port (`None`: a free one, and another one if it is taken
+    /// by the time of a restart). A fixed port is kept across restarts, as
+    /// proxies in front of it need.
+    pub port: Option<u16>,
 }
 
 impl Options {
@@ -52,6 +56,7 @@ impl Options {
             start_timeout: Duration::from_secs(60),
             stop_timeout: Duration::from_secs(20),
             log_filter: "info,rowtree_db::gc=debug".into(),
+            port: None,
         }
     }
 
@@ -88,7 +93,11 @@ impl Server {
             log_path,
             starts: 0,
         };
-        server.addr.set_port(free_port()?);
+        let port = match server.options.port {
+            Some(port) => port,
+            None => free_port()?,
+        };
+        server.addr.set_port(port);
         server.spawn_and_wait().await?;
         Ok(server)
     }
@@ -237,7 +246,12 @@ impl Server {
             self.spawn()?;
             match self.wait_ready().await {
                 Ok(()) => return Ok(()),
-                Err(e) if attempts < 5 && !self.is_running() && self.port_was_taken() => {
+                Err(e)
+                    if attempts < 5
+                        && self.options.port.is_none()
+                        && !self.is_running()
+                        && self.port_was_taken() =>
+                {
                     self.note(&format!("port {} taken ({e}); another", self.addr.port()))?;
                     self.child = None;
                     self.addr.set_port(free_port()?);

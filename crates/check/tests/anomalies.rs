@@ -59,9 +59,9 @@ async fn list_append_histories_are_strictly_serializable_across_kills() {
         report.check.anomalies
     );
     assert!(
-        report.kills >= 2,
+        report.strikes.kills >= 2,
         "the server was killed {} times",
-        report.kills
+        report.strikes.kills
     );
     // The history is big enough to mean something.
     assert!(
@@ -85,7 +85,7 @@ async fn the_bank_keeps_its_money_across_kills() {
         .expect("the workload runs");
     println!("{report:#?}");
     assert!(report.ok(), "{report:#?}");
-    assert!(report.kills >= 2);
+    assert!(report.strikes.kills >= 2);
     assert!(
         report.acknowledged >= 100,
         "{} transfers",
@@ -130,20 +130,15 @@ async fn list_append_on_a_cluster_stays_strictly_serializable_when_nodes_die() {
         "anomalies: {:#?}",
         report.check.anomalies
     );
-    assert!(
-        report.kills + report.pauses >= 2,
-        "{} kills, {} pauses",
-        report.kills,
-        report.pauses
-    );
+    assert!(report.strikes.total() >= 2, "{}", report.strikes);
     assert!(
         report.check.committed >= 100,
         "{} committed",
         report.check.committed
     );
     assert!(report.check.appends_checked >= 50);
-    let longest = report.resumes.last().expect("strikes were timed");
-    assert!(*longest < RESUME_BOUND, "writes stopped for {longest:?}");
+    let longest = report.strikes.resumes.last().expect("strikes were timed");
+    assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
@@ -154,18 +149,73 @@ async fn the_bank_on_a_cluster_keeps_its_total_when_nodes_die() {
         .expect("the workload runs");
     println!("{report:#?}");
     assert!(report.ok(), "{report:#?}");
-    assert!(
-        report.kills + report.pauses >= 2,
-        "{} kills, {} pauses",
-        report.kills,
-        report.pauses
-    );
+    assert!(report.strikes.total() >= 2, "{}", report.strikes);
     assert!(
         report.acknowledged >= 50,
         "{} transfers",
         report.acknowledged
     );
     assert!(report.strong_reads >= 10 && report.stale_reads >= 3);
-    let longest = report.resumes.last().expect("strikes were timed");
-    assert!(*longest < RESUME_BOUND, "writes stopped for {longest:?}");
+    let longest = report.strikes.resumes.last().expect("strikes were timed");
+    assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
 }
+
+/// Three nodes behind a proxy per link; every 5 s a random node is cut off
+/// from the other two for 3 s (longer than an election takes), its links
+/// dropped or silent. Its clients go on sending to it: no write of theirs
+/// begun during the cut may be acknowledged, and the majority goes on.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn list_append_on_a_cluster_stays_strictly_serializable_across_partitions() {
+    let Some(binary) = binary() else { return };
+    let options = Options {
+        down_for: Duration::from_secs(3),
+        pause_share: 0.0,
+        partition_share: 1.0,
+        ..cluster_options(binary, 5)
+    };
+    let report = list_append::run(&options).await.expect("the workload runs");
+    println!("{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+    assert!(report.strikes.partitions >= 2, "{}", report.strikes);
+    assert!(
+        report.check.committed >= 100,
+        "{} committed",
+        report.check.committed
+    );
+    let longest = report.strikes.resumes.last().expect("strikes were timed");
+    assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
+}
+
+/// Three nodes restarted in turn, each stopped gracefully (SIGTERM) and
+/// started again, under the bank's transfers: a stopping node hands the
+/// groups it leads to another first, ending its lease, so no restart stops
+/// writes for as long as a leader's loss does (an election and the rest of
+/// a lease: 2.5 s and more).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_bank_on_a_cluster_barely_pauses_through_rolling_restarts() {
+    let Some(binary) = binary() else { return };
+    let options = Options {
+        pause_share: 0.0,
+        restart_share: 1.0,
+        ..cluster_options(binary, 6)
+    };
+    let report = bank::run(&options).await.expect("the workload runs");
+    println!("{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+    assert!(report.strikes.restarts >= 3, "{}", report.strikes);
+    assert!(
+        report.acknowledged >= 50,
+        "{} transfers",
+        report.acknowledged
+    );
+    let longest = report.strikes.resumes.last().expect("restarts were timed");
+    assert!(
+        longest.after < HAND_OVER_BOUND,
+        "writes stopped: {longest:?}"
+    );
+}
+
+/// Writes stop for less than this across a graceful restart: below what a
+/// leader's loss costs (an election of 0.8 to 1.6 s, then the rest of a 2 s
+/// lease).
+const HAND_OVER_BOUND: Duration = Duration::from_millis(2_000);

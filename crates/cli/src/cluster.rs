@@ -173,6 +173,8 @@ pub struct ServeNode {
     pub data_dir: PathBuf,
     pub listen: std::net::SocketAddr,
     pub advertise: Option<String>,
+    /// Addresses dialled in place of others (`--route`).
+    pub routes: rowtree_cluster::raft::Routes,
     pub join: Vec<String>,
     pub join_timeout: Duration,
     pub dead_after: Duration,
@@ -210,6 +212,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             dead_after: settings.dead_after,
             max_clock_offset: settings.max_clock_offset,
             clock: rowtree_cluster::node::clock::WallClock::system(),
+            routes: settings.routes,
         };
         let node = match Node::start(config).await {
             Ok(n) => n,
@@ -298,7 +301,10 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
         };
         announcer.abort();
         tracing::info!("stopping the node");
-        if let Err(e) = server.shutdown().await {
+        // The groups this node leads go to other nodes while its server
+        // drains: the cluster's writes need not wait for the drain.
+        let (stopped, ()) = tokio::join!(server.shutdown(), node.hand_over_groups());
+        if let Err(e) = stopped {
             tracing::warn!(error = %e, "the server stopped with an error");
         }
         node.shutdown().await;

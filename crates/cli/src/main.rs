@@ -321,6 +321,13 @@ struct ServeArgs {
     /// and --peer-port; set it when --host is 0.0.0.0).
     #[arg(long, value_name = "HOST:PORT", requires = "cluster")]
     advertise: Option<String>,
+    /// With --cluster: dial TO wherever this node would dial FROM, a peer
+    /// or Spanner address another node announced (both HOST:PORT). For a
+    /// tunnel, a NAT, or a proxy on each link (the partition checks of
+    /// `rowtree-check anomalies --partition-share`). Repeat for each
+    /// address.
+    #[arg(long, value_name = "FROM=TO", requires = "cluster")]
+    route: Vec<String>,
     /// With --cluster --join: seconds to keep asking before giving up.
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60)]
     join_timeout: u64,
@@ -542,6 +549,13 @@ fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCo
         eprintln!("error: {e}");
         return ExitCode::FAILURE;
     }
+    let routes = match rowtree_cluster::raft::Routes::parse(&args.route) {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("error: --route: {e}");
+            return ExitCode::FAILURE;
+        }
+    };
     cluster::serve_node(cluster::ServeNode {
         node_id: args
             .node_id
@@ -549,6 +563,7 @@ fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCo
         data_dir: args.data_dir.clone(),
         listen,
         advertise: args.advertise.clone(),
+        routes,
         join: args.join.clone(),
         join_timeout: std::time::Duration::from_secs(args.join_timeout),
         dead_after: std::time::Duration::from_secs(args.dead_after),

@@ -196,6 +196,9 @@ pub struct LeaseKeeper {
     node: u64,
     rules: LeaseRules,
     held: Option<Lease>,
+    /// Set by [`LeaseKeeper::release`]: the node is handing the split over
+    /// and takes no lease again.
+    released: bool,
 }
 
 impl LeaseKeeper {
@@ -205,7 +208,30 @@ impl LeaseKeeper {
             node,
             rules,
             held: None,
+            released: false,
         }
+    }
+
+    /// Gives the split up, as a node that is stopping does: from now on
+    /// [`LeaseKeeper::proposal`] proposes nothing. Returns the lease to
+    /// propose in place of the held one, if this node holds the current
+    /// lease: the same lease ending at `until` (at least its start, at
+    /// most its expiry), so that the next holder may start at `until`
+    /// plus ε instead of the full expiry plus ε. The caller must have
+    /// served nothing at or above `until`, and serve nothing more.
+    pub fn release(&mut self, current: Option<Lease>, until: u64) -> Option<Lease> {
+        self.released = true;
+        let held = self.held_current(current.as_ref())?;
+        Some(Lease {
+            seq: held.seq + 1,
+            expiry: until.clamp(held.start, held.expiry),
+            ..held
+        })
+    }
+
+    /// Whether [`LeaseKeeper::release`] was called.
+    pub fn released(&self) -> bool {
+        self.released
     }
 
     /// The lease taken in this process, whether or not it is still current
@@ -226,6 +252,9 @@ impl LeaseKeeper {
     /// the split, or to extend a lease with less than half its length
     /// left).
     pub fn proposal(&self, current: Option<Lease>, clock: u64) -> Renewal {
+        if self.released {
+            return Renewal::Keep;
+        }
         let held = self.held_current(current.as_ref());
         if let Some(h) = held {
             let left = h.expiry.saturating_sub(clock);
@@ -358,6 +387,45 @@ mod tests {
         assert_eq!(k.proposal(Some(next), 5_800 * MS), Renewal::Keep);
         assert_eq!(k.serving(Some(next), 5_800 * MS), None);
         assert_eq!(k.serving(Some(next), next.start), Some(next));
+    }
+
+    #[test]
+    fn a_released_lease_ends_early_and_the_next_holder_starts_from_there() {
+        let r = rules();
+        let mut k = LeaseKeeper::new(1, r);
+        let Renewal::Propose(first) = k.proposal(None, 5_000 * MS) else {
+            panic!("propose");
+        };
+        assert!(k.applied(first, Some(first)));
+        let released = k.release(Some(first), 5_300 * MS).expect("held: released");
+        assert_eq!(
+            released,
+            Lease {
+                seq: 2,
+                holder: 1,
+                start: 5_000 * MS,
+                expiry: 5_300 * MS
+            }
+        );
+        // Released: no proposal again, and nothing served past the end.
+        assert!(k.released());
+        assert_eq!(k.proposal(Some(first), 5_900 * MS), Renewal::Keep);
+        assert!(k.applied(released, Some(released)));
+        assert_eq!(k.serving(Some(released), 5_300 * MS), None);
+        // The next holder waits ε past the release, not past 6_000.
+        let next = r.next(Some(&released), 2, 5_301 * MS, false);
+        assert_eq!(next.start, 5_320 * MS);
+        // The end never moves outside the lease.
+        let mut late = LeaseKeeper::new(1, r);
+        assert!(late.applied(first, Some(first)));
+        assert_eq!(
+            late.release(Some(first), 9_000 * MS).unwrap().expiry,
+            first.expiry
+        );
+        // A node holding nothing releases nothing, but still stops.
+        let mut none = LeaseKeeper::new(3, r);
+        assert_eq!(none.release(Some(first), 5_300 * MS), None);
+        assert_eq!(none.proposal(Some(first), 9_000 * MS), Renewal::Keep);
     }
 
     #[test]

@@ -85,6 +85,7 @@ impl LocalCluster {
             dead_after: Duration::from_secs(60),
             max_clock_offset,
             clock: WallClock::system(),
+            routes: Default::default(),
         };
         let mut nodes = Vec::with_capacity(replicas);
         let first = runtime.block_on(Node::start(config(1, Vec::new())))?;

@@ -28,6 +28,7 @@ fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig 
         dead_after: Duration::from_secs(60),
         max_clock_offset: Duration::from_millis(10),
         clock: WallClock::system(),
+        routes: Default::default(),
     }
 }
 

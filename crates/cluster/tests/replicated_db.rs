@@ -29,7 +29,7 @@ use openraft::{BasicNode, Config};
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
 };
-use rowtree_cluster::{Descriptor, LeaseRules, Replica};
+use rowtree_cluster::{Descriptor, LeaseRules, LeaseView, Replica};
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, Value};
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions};
@@ -81,6 +81,8 @@ impl Clock for OffsetClock {
 
 struct Node {
     db: Database,
+    commits: Arc<GroupCommits>,
+    leases: LeaseView,
     clock: Arc<OffsetClock>,
     raft: GroupRaft,
     router: Arc<Router>,
@@ -137,9 +139,14 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         let port = PeerPort::start(addr, groups).await.unwrap();
         (raft, port)
     });
-    commits.start(raft.clone(), leases).map_err(|_| ()).unwrap();
+    commits
+        .start(raft.clone(), leases.clone())
+        .map_err(|_| ())
+        .unwrap();
     Node {
         db,
+        commits,
+        leases,
         clock,
         raft,
         router,
@@ -408,6 +415,93 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
         assert_eq!(stored(&node.router), on_leader, "node {id}'s versions");
     }
 
+    for node in nodes.into_values() {
+        stop(&rt, node);
+    }
+}
+
+/// A leader stopping on purpose hands its group over: it gives up its
+/// lease first, so the node it hands to takes the lease at once instead of
+/// waiting out the rest of the old one, and the old leader serves nothing
+/// more.
+#[test]
+fn a_leader_handing_its_group_over_ends_its_lease_for_the_next() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let nodes: BTreeMap<u64, Node> = (1..=3)
+        .map(|id| {
+            let dir = dir.path().join(format!("n{id}"));
+            (
+                id,
+                start(&rt, id, &dir, SocketAddr::from(([127, 0, 0, 1], 0))),
+            )
+        })
+        .collect();
+    let members: BTreeMap<u64, BasicNode> = nodes
+        .iter()
+        .map(|(id, n)| {
+            (
+                *id,
+                BasicNode {
+                    addr: n.port.local_addr.to_string(),
+                },
+            )
+        })
+        .collect();
+    rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
+    let first = leader(&rt, &nodes, None);
+    let db = &nodes[&first].db;
+    db.apply_ddl(&[
+        "CREATE TABLE Accounts (Id INT64 NOT NULL, Owner STRING(MAX)) PRIMARY KEY (Id)",
+    ])
+    .unwrap();
+    insert(db, 0..10).unwrap();
+    // A fresh lease: the keeper renews it with half its length left.
+    let old = nodes[&first]
+        .leases
+        .get()
+        .expect("the leader holds a lease");
+    assert_eq!(old.holder, first);
+
+    let to = (1..=3).find(|id| *id != first).unwrap();
+    let began = std::time::Instant::now();
+    rt.block_on(
+        nodes[&first]
+            .commits
+            .hand_over(Some(to), Duration::from_secs(10)),
+    )
+    .unwrap();
+    assert_eq!(leader(&rt, &nodes, Some(first)), to);
+    // (A node's database follows schema changes as its replica applies
+    // them; this harness's replicas do not, so the new leader reloads.)
+    nodes[&to].db.reload_schema().unwrap();
+    insert(&nodes[&to].db, 10..20).unwrap();
+    eprintln!("handed over and committed again in {:?}", began.elapsed());
+
+    // The new lease starts before the old one would have run out: the old
+    // holder ended it early (a new holder otherwise waits for its expiry
+    // plus ε).
+    let new = nodes[&to].leases.get().unwrap();
+    assert_eq!(new.holder, to);
+    assert!(
+        new.start < old.expiry,
+        "the new lease {new} waited for the old one {old}"
+    );
+    assert_eq!(ids(&nodes[&to].db), (0..20).collect::<Vec<_>>());
+    // The old leader serves nothing more.
+    let refused = nodes[&first]
+        .db
+        .read(&ReadRequest::new("Accounts", &["Id"], KeySet::all()))
+        .unwrap_err();
+    assert_eq!(
+        refused.code(),
+        rowtree_types::Code::Unavailable,
+        "{refused}"
+    );
     for node in nodes.into_values() {
         stop(&rt, node);
     }

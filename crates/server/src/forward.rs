@@ -157,7 +157,8 @@ impl Forwarder {
         if let Some(channel) = channels.get(&addr) {
             return Ok(Some(channel.clone()));
         }
-        let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+        let dial = self.hosting.dial_addr(&addr);
+        let channel = tonic::transport::Endpoint::from_shared(format!("http://{dial}"))
             .map_err(|e| Status::internal(format!("node {leader}'s address {addr:?}: {e}")))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)

@@ -301,9 +301,10 @@ impl Server {
         let sessions = data.clone();
         let reaper = data.clone();
         let reap = tokio::spawn(async move {
-            // Each second, so that an idle read-write transaction holds
-            // its locks little past its limit.
-            let mut tick = tokio::time::interval(Duration::from_secs(1));
+            // Four times a second, so that an idle read-write transaction
+            // holds its locks little past its limit, and one whose client
+            // was cut off (its way in stopped answering) little past that.
+            let mut tick = tokio::time::interval(Duration::from_millis(250));
             loop {
                 tick.tick().await;
                 let r = reaper.clone();

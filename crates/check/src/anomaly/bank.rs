@@ -29,7 +29,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{bounded, nemesis, Options, SessionSlot, Target};
+use super::{bounded, nemesis, Options, SessionSlot, Strikes, Target};
 use crate::client::{pb, Client, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::wire::{insert, Value};
@@ -62,14 +62,8 @@ pub struct Report {
     pub balance_mismatches: Vec<String>,
     /// The final total.
     pub final_total: i64,
-    /// Times a server was killed and restarted.
-    pub kills: u32,
-    /// Times a cluster node was frozen and let go on.
-    pub pauses: u32,
-    /// How long after each kill or pause the next commit was
-    /// acknowledged, shortest first (a strike the run ended before any
-    /// commit followed is left out).
-    pub resumes: Vec<Duration>,
+    /// What the nemesis did, and what it saw.
+    pub strikes: Strikes,
 }
 
 impl Report {
@@ -80,6 +74,7 @@ impl Report {
             && self.phantom_transfers.is_empty()
             && self.balance_mismatches.is_empty()
             && self.final_total == ACCOUNTS * INITIAL
+            && self.strikes.ok()
     }
 }
 
@@ -171,9 +166,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         bad_reads: o.bad_reads,
         partitioned_dml: o.partitioned_dml,
         final_total: balances.values().sum(),
-        kills: target.kills.load(Ordering::Relaxed),
-        pauses: target.pauses.load(Ordering::Relaxed),
-        resumes: target.resume_times(),
+        strikes: target.strikes(),
         ..Report::default()
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));
@@ -223,11 +216,12 @@ async fn client_loop(
                 let from = rng.gen_range(0..ACCOUNTS);
                 let to = (from + rng.gen_range(1..ACCOUNTS)) % ACCOUNTS;
                 let amount = rng.gen_range(1..=200);
+                let began = Instant::now();
                 let result = transfer(&client, &session, id, from, to, amount).await;
                 let mut o = outcomes.lock().expect("outcomes");
                 match result {
                     Ok(true) => {
-                        target.acknowledged();
+                        target.acknowledged(&client, began);
                         o.acknowledged.insert(id);
                     }
                     Ok(false) => o.declined += 1,

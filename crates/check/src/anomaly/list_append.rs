@@ -23,7 +23,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::history::{self, Elem, Key, Op, Outcome, Txn};
-use super::{bounded, nemesis, since, Options, SessionSlot, Target};
+use super::{bounded, nemesis, since, Options, SessionSlot, Strikes, Target};
 use crate::client::{timestamp_nanos, Client, ResultSet, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::wire::{insert, Value};
@@ -36,18 +36,20 @@ pub const KEYS: i64 = 6;
 pub struct Report {
     /// The checker's verdict and counts.
     pub check: history::Report,
-    /// Times a server was killed and restarted.
-    pub kills: u32,
-    /// Times a cluster node was frozen and let go on.
-    pub pauses: u32,
-    /// How long after each kill or pause the next commit was
-    /// acknowledged, shortest first (a strike the run ended before any
-    /// commit followed is left out).
-    pub resumes: Vec<Duration>,
+    /// What the nemesis did, and what it saw.
+    pub strikes: Strikes,
     /// Elements in the final lists.
     pub final_elements: usize,
     /// How long the clients ran.
     pub elapsed: Duration,
+}
+
+impl Report {
+    /// The history checked clean, and no partition's minority acknowledged
+    /// a write.
+    pub fn ok(&self) -> bool {
+        self.check.ok() && self.strikes.ok()
+    }
 }
 
 /// Runs the workload with `options` and checks its history.
@@ -107,9 +109,7 @@ pub async fn run(options: &Options) -> Result<Report> {
     let check = history::check(&txns, &finals);
     Ok(Report {
         check,
-        kills: target.kills.load(Ordering::Relaxed),
-        pauses: target.pauses.load(Ordering::Relaxed),
-        resumes: target.resume_times(),
+        strikes: target.strikes(),
         final_elements: finals.values().map(Vec::len).sum(),
         elapsed,
     })
@@ -147,6 +147,7 @@ async fn worker(
             })
             .collect();
         let invoked = since(epoch);
+        let began = Instant::now();
         let result = match &mode {
             TxnMode::ReadWrite => read_write(&client, &session, &mut ops).await,
             ro => read_only(&client, &session, ro, &mut ops).await,
@@ -155,7 +156,7 @@ async fn worker(
         let (outcome, timestamp) = match result {
             Ok(ts) => {
                 if mode == TxnMode::ReadWrite {
-                    target.acknowledged();
+                    target.acknowledged(&client, began);
                 }
                 (Outcome::Committed, ts)
             }

@@ -29,9 +29,19 @@
 //! for [`Options::down_for`], while the others go on serving; some of the
 //! time ([`Options::pause_share`], at random), the node is frozen (SIGSTOP)
 //! for that long instead and then let go on (SIGCONT), so a leader comes
-//! back from a pause it did not notice. The nemesis also times, for each
-//! strike, how long until the next commit is acknowledged: how long writes
-//! stopped.
+//! back from a pause it did not notice. Some of the time
+//! ([`Options::partition_share`]), it cuts a random minority of the nodes
+//! off from the rest instead: the nodes then reach each other through a
+//! proxy on every link ([`crate::proxy`]), and the links across the cut are
+//! dropped or go silent for [`Options::down_for`]. Clients go on talking to
+//! the minority's nodes, and a commit acknowledged there, of a transaction
+//! begun after the cut, is a failure of its own ([`Strikes::minority_acks`]):
+//! without a majority no write may succeed. Some of the time
+//! ([`Options::restart_share`]), it restarts every node in turn instead,
+//! each stopped gracefully, as a rolling upgrade does. The nemesis also
+//! times, for
+//! each strike, how long until the next commit is acknowledged: how long
+//! writes stopped.
 
 pub mod bank;
 pub mod history;
@@ -74,6 +84,15 @@ pub struct Options {
     /// In a cluster, the share of the nemesis's strikes that freeze a node
     /// (SIGSTOP, then SIGCONT) instead of killing it (0 to 1).
     pub pause_share: f64,
+    /// In a cluster, the share of the nemesis's strikes that cut a minority
+    /// of the nodes off from the rest for [`Options::down_for`] (0 to 1,
+    /// with `pause_share` at most 1). Nodes then reach each other through
+    /// proxies ([`crate::proxy`]); without it, directly.
+    pub partition_share: f64,
+    /// In a cluster, the share of the nemesis's strikes that restart every
+    /// node in turn, each stopped gracefully (SIGTERM) and started again,
+    /// as a rolling upgrade does (0 to 1; the three shares at most 1).
+    pub restart_share: f64,
 }
 
 impl Options {
@@ -88,6 +107,8 @@ impl Options {
             nodes: 1,
             down_for: Duration::from_secs(1),
             pause_share: 0.5,
+            partition_share: 0.0,
+            restart_share: 0.0,
         }
     }
 }
@@ -111,6 +132,19 @@ pub(crate) struct Target {
     next: AtomicUsize,
     down_for: Duration,
     pause_share: f64,
+    partition_share: f64,
+    /// The proxies between the nodes, when partitions are on.
+    network: Option<crate::proxy::Network>,
+    /// Each node's gRPC address (to tell which node a client talks to).
+    addrs: Vec<std::net::SocketAddr>,
+    /// The partition in force, if one is.
+    cut: std::sync::Mutex<Option<Cut>>,
+    /// Partitions made, and the minority's acknowledgements seen.
+    pub partitions: std::sync::atomic::AtomicU32,
+    /// Nodes restarted gracefully.
+    restarts: std::sync::atomic::AtomicU32,
+    restart_share: f64,
+    minority_acks: std::sync::Mutex<Vec<String>>,
     /// Where the data directories and logs live; removed when the run
     /// ends, unless a server failed to stop (then kept for its log).
     dir: std::sync::Mutex<tempfile::TempDir>,
@@ -125,7 +159,76 @@ pub(crate) struct Target {
     last_ack: AtomicU64,
     /// For each kill or pause: how long after it the next commit was
     /// acknowledged.
-    pub resumes: std::sync::Mutex<Vec<Duration>>,
+    pub resumes: std::sync::Mutex<Vec<Resume>>,
+}
+
+/// What the nemesis did to a run, and what it saw.
+#[derive(Debug, Clone, Default)]
+pub struct Strikes {
+    /// Times a server was killed and restarted.
+    pub kills: u32,
+    /// Times a cluster node was frozen and let go on.
+    pub pauses: u32,
+    /// Times a minority of a cluster's nodes was cut off from the rest.
+    pub partitions: u32,
+    /// Nodes stopped gracefully and started again (rolling restarts).
+    pub restarts: u32,
+    /// How long after each strike the next commit was acknowledged,
+    /// shortest first (a strike the run ended before any commit followed
+    /// is left out).
+    pub resumes: Vec<Resume>,
+    /// Commits acknowledged through a node on the minority side of a
+    /// partition, of transactions begun after the cut, while it lasted:
+    /// each a write the minority should have refused, since it cannot
+    /// reach a majority of the database's replicas.
+    pub minority_acks: Vec<String>,
+}
+
+impl Strikes {
+    /// Kills, pauses, partitions and restarts.
+    pub fn total(&self) -> u32 {
+        self.kills + self.pauses + self.partitions + self.restarts
+    }
+
+    /// Whether the nemesis saw nothing wrong (no minority acknowledged a
+    /// write).
+    pub fn ok(&self) -> bool {
+        self.minority_acks.is_empty()
+    }
+}
+
+impl std::fmt::Display for Strikes {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} kills, {} pauses", self.kills, self.pauses)?;
+        if self.restarts > 0 {
+            write!(f, ", {} graceful restarts", self.restarts)?;
+        }
+        if self.partitions > 0 {
+            write!(
+                f,
+                ", {} partitions ({} writes acknowledged on a minority)",
+                self.partitions,
+                self.minority_acks.len()
+            )?;
+        }
+        Ok(())
+    }
+}
+
+/// A partition in force: the nodes cut off, and since when.
+struct Cut {
+    side: Vec<usize>,
+    since: Instant,
+    what: String,
+}
+
+/// One timed strike: what it was and how long writes stopped after it.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct Resume {
+    /// How long after the strike the next commit was acknowledged.
+    pub after: Duration,
+    /// The strike: `kill of node 2`, `pause of node 3`.
+    pub strike: String,
 }
 
 impl Target {
@@ -140,16 +243,32 @@ impl Target {
         }
         let dir = tempfile::tempdir()?;
         let mut slots = Vec::with_capacity(nodes);
+        let mut network = None;
+        let mut fixed_api_ports: Option<Vec<u16>> = None;
         if nodes == 1 {
             let server =
                 Server::start(ServerOptions::new(&options.binary, dir.path().join("data"))).await?;
             slots.push(server);
         } else {
             // Peer ports are fixed: the cluster's membership records them,
-            // and a restarted node must be found where it was.
+            // and a restarted node must be found where it was. So are
+            // Spanner ports when proxies stand in front of them.
             let peer_ports = (0..nodes)
                 .map(|_| crate::server::free_port())
                 .collect::<Result<Vec<_>>>()?;
+            if options.partition_share > 0.0 {
+                let api_ports = (0..nodes)
+                    .map(|_| crate::server::free_port())
+                    .collect::<Result<Vec<_>>>()?;
+                let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
+                let ends: Vec<_> = peer_ports
+                    .iter()
+                    .zip(&api_ports)
+                    .map(|(peer, api)| (local(*peer), local(*api)))
+                    .collect();
+                network = Some(crate::proxy::Network::start(&ends).await?);
+                fixed_api_ports = Some(api_ports);
+            }
             for (i, port) in peer_ports.iter().enumerate() {
                 let mut args = vec![
                     "--cluster".to_string(),
@@ -162,8 +281,12 @@ impl Target {
                     args.push("--join".into());
                     args.push(format!("127.0.0.1:{}", peer_ports[0]));
                 }
+                if let Some(network) = &network {
+                    args.extend(network.route_args(i));
+                }
                 let data = dir.path().join(format!("node-{}", i + 1)).join("data");
                 let mut server_options = ServerOptions::new(&options.binary, data).args(args);
+                server_options.port = fixed_api_ports.as_ref().map(|ports| ports[i]);
                 // openraft logs every heartbeat a down peer misses.
                 server_options.log_filter = "info,openraft=error".into();
                 let server = Server::start(server_options).await?;
@@ -177,6 +300,7 @@ impl Target {
         let instance = client.create_instance("anomalies").await?;
         let database = client.create_database(&instance, "db", ddl).await?;
         debug_assert!(database.starts_with(PROJECT));
+        let addrs = slots.iter().map(Server::addr).collect();
         let mut nodes_up = Vec::with_capacity(slots.len());
         for server in slots {
             let client = server.client().await?;
@@ -190,6 +314,14 @@ impl Target {
             next: AtomicUsize::new(0),
             down_for: options.down_for,
             pause_share: options.pause_share.clamp(0.0, 1.0),
+            partition_share: options.partition_share.clamp(0.0, 1.0),
+            network,
+            addrs,
+            cut: Default::default(),
+            partitions: Default::default(),
+            restarts: Default::default(),
+            restart_share: options.restart_share.clamp(0.0, 1.0),
+            minority_acks: Default::default(),
             dir: std::sync::Mutex::new(dir),
             database,
             kills: Default::default(),
@@ -227,11 +359,44 @@ impl Target {
             .expect("no node is down before the nemesis starts")
     }
 
-    /// Records that a commit was acknowledged now (for how long writes
-    /// stop after a kill).
-    pub(crate) fn acknowledged(&self) {
+    /// Records that a commit was acknowledged now, to `client`, of a
+    /// transaction begun at `began`: for how long writes stop after a
+    /// strike, and whether a partition's minority acknowledged a write.
+    pub(crate) fn acknowledged(&self, client: &Client, began: Instant) {
         let now = self.epoch.elapsed().as_nanos().max(1) as u64;
         self.last_ack.fetch_max(now, Ordering::Relaxed);
+        let cut = self.cut.lock().expect("cut");
+        let Some(cut) = &*cut else { return };
+        let node = client
+            .addr()
+            .and_then(|a| self.addrs.iter().position(|n| *n == a));
+        if let Some(node) = node.filter(|n| cut.side.contains(n)) {
+            if began >= cut.since {
+                self.minority_acks
+                    .lock()
+                    .expect("minority acks")
+                    .push(format!(
+                        "node {} acknowledged a commit {:.2} s into the {}",
+                        node + 1,
+                        cut.since.elapsed().as_secs_f64(),
+                        cut.what
+                    ));
+            }
+        }
+    }
+
+    /// What the nemesis did and saw, once the run is over.
+    pub(crate) fn strikes(&self) -> Strikes {
+        let mut resumes = self.resumes.lock().expect("resumes").clone();
+        resumes.sort();
+        Strikes {
+            kills: self.kills.load(Ordering::Relaxed),
+            pauses: self.pauses.load(Ordering::Relaxed),
+            partitions: self.partitions.load(Ordering::Relaxed),
+            restarts: self.restarts.load(Ordering::Relaxed),
+            resumes,
+            minority_acks: self.minority_acks.lock().expect("minority acks").clone(),
+        }
     }
 
     /// SIGKILLs a server and starts it again over the same directory: the
@@ -250,7 +415,8 @@ impl Target {
         self.kills.fetch_add(1, Ordering::Relaxed);
         // A single server's writes resume with its restart, which is not
         // what the timing is about; a cluster's others serve meanwhile.
-        let watcher = (self.nodes.len() > 1).then(|| self.watch_resume(until));
+        let watcher = (self.nodes.len() > 1)
+            .then(|| self.watch_resume(format!("kill of node {}", victim + 1), until));
         if watcher.is_some() {
             tokio::time::sleep(self.down_for).await;
         }
@@ -272,10 +438,85 @@ impl Target {
         let mut server = node.server.lock().await;
         server.pause(true)?;
         self.pauses.fetch_add(1, Ordering::Relaxed);
-        let watcher = self.watch_resume(until);
+        let watcher = self.watch_resume(format!("pause of node {}", victim + 1), until);
         tokio::time::sleep(self.down_for).await;
         server.pause(false)?;
         drop(server);
+        let _ = watcher.await;
+        Ok(())
+    }
+
+    /// Restarts every node in turn, as a rolling upgrade does: each stopped
+    /// gracefully (SIGTERM; a node stopping hands the groups it leads to
+    /// others), started again over its directory and waited for before the
+    /// next. Each restart is timed. A node that does not stop cleanly fails
+    /// the run.
+    pub(crate) async fn rolling_restart(self: &Arc<Self>, until: Instant) -> Result<()> {
+        for (i, node) in self.nodes.iter().enumerate() {
+            if Instant::now() >= until {
+                break;
+            }
+            let mut server = node.server.lock().await;
+            *node.client.write().await = None;
+            let watcher = self.watch_resume(format!("restart of node {}", i + 1), until);
+            server
+                .stop()
+                .await
+                .map_err(|e| Error::Server(format!("node {} did not stop cleanly: {e}", i + 1)))?;
+            server.restart().await?;
+            *node.client.write().await = Some(server.client().await?);
+            drop(server);
+            self.restarts.fetch_add(1, Ordering::Relaxed);
+            let _ = watcher.await;
+        }
+        Ok(())
+    }
+
+    /// Cuts a minority of the cluster's nodes, drawn with `rng`, off from
+    /// the rest for [`Options::down_for`], its links dropped or silent (at
+    /// random), and heals the network. Clients keep talking to every node:
+    /// those of the minority must see their writes fail.
+    pub(crate) async fn partition(
+        self: &Arc<Self>,
+        rng: &mut rand::rngs::StdRng,
+        until: Instant,
+    ) -> Result<()> {
+        let Some(network) = &self.network else {
+            return Err(Error::Protocol(
+                "a partition needs the nodes started behind proxies".into(),
+            ));
+        };
+        let n = self.nodes.len();
+        let size = rng.gen_range(1..=(n - 1) / 2);
+        let mut side: Vec<usize> = rand::seq::index::sample(rng, n, size).into_vec();
+        side.sort_unstable();
+        let state = if rng.gen_bool(0.5) {
+            crate::proxy::LinkState::Dropped
+        } else {
+            crate::proxy::LinkState::Silent
+        };
+        let names: Vec<String> = side.iter().map(|i| (i + 1).to_string()).collect();
+        let what = format!(
+            "partition of node{} {} ({})",
+            if size > 1 { "s" } else { "" },
+            names.join(", "),
+            if state == crate::proxy::LinkState::Dropped {
+                "dropped"
+            } else {
+                "silent"
+            }
+        );
+        *self.cut.lock().expect("cut") = Some(Cut {
+            side: side.clone(),
+            since: Instant::now(),
+            what: what.clone(),
+        });
+        network.partition(&side, state);
+        self.partitions.fetch_add(1, Ordering::Relaxed);
+        let watcher = self.watch_resume(what, until);
+        tokio::time::sleep(self.down_for).await;
+        *self.cut.lock().expect("cut") = None;
+        network.heal();
         let _ = watcher.await;
         Ok(())
     }
@@ -284,13 +525,17 @@ impl Target {
     /// 30 s) for the first commit acknowledged after it and records how
     /// long after the strike it came. A strike the clients' run (ending
     /// at `until`) ended before any commit followed is not timed.
-    fn watch_resume(self: &Arc<Self>, until: Instant) -> tokio::task::JoinHandle<()> {
+    fn watch_resume(
+        self: &Arc<Self>,
+        strike: String,
+        until: Instant,
+    ) -> tokio::task::JoinHandle<()> {
         let struck_at = self.epoch.elapsed().as_nanos() as u64;
         let target = self.clone();
-        tokio::spawn(async move { target.time_resume(struck_at, until).await })
+        tokio::spawn(async move { target.time_resume(strike, struck_at, until).await })
     }
 
-    async fn time_resume(&self, killed_at: u64, until: Instant) {
+    async fn time_resume(&self, strike: String, killed_at: u64, until: Instant) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while Instant::now() < deadline {
             if Instant::now() >= until {
@@ -298,26 +543,18 @@ impl Target {
             }
             let last = self.last_ack.load(Ordering::Relaxed);
             if last > killed_at {
-                self.resumes
-                    .lock()
-                    .expect("resumes")
-                    .push(Duration::from_nanos(last - killed_at));
+                self.resumes.lock().expect("resumes").push(Resume {
+                    after: Duration::from_nanos(last - killed_at),
+                    strike,
+                });
                 return;
             }
             tokio::time::sleep(Duration::from_millis(5)).await;
         }
-        self.resumes
-            .lock()
-            .expect("resumes")
-            .push(Duration::from_secs(30));
-    }
-
-    /// How long writes stopped after each kill or pause (each timed
-    /// one), shortest first.
-    pub fn resume_times(&self) -> Vec<Duration> {
-        let mut r = self.resumes.lock().expect("resumes").clone();
-        r.sort();
-        r
+        self.resumes.lock().expect("resumes").push(Resume {
+            after: Duration::from_secs(30),
+            strike,
+        });
     }
 
     /// Stops every server gracefully (the end of a run).
@@ -342,7 +579,9 @@ impl Target {
 
 /// Kills and restarts a server every `every` until `until`; in a cluster a
 /// random node each time (drawn from `seed`), which it freezes instead of
-/// killing [`Options::pause_share`] of the time (at random).
+/// killing [`Options::pause_share`] of the time (at random), instead cuts
+/// a random minority off [`Options::partition_share`] of the time, and
+/// restarts every node in turn [`Options::restart_share`] of the time.
 pub(crate) async fn nemesis(
     target: Arc<Target>,
     every: Option<Duration>,
@@ -360,8 +599,15 @@ pub(crate) async fn nemesis(
         }
         tokio::time::sleep_until(next.into()).await;
         let victim = rng.gen_range(0..target.nodes.len());
-        if target.nodes.len() > 1 && rng.gen_bool(target.pause_share) {
+        let draw: f64 = rng.gen();
+        if target.nodes.len() == 1 {
+            target.kill_and_restart(victim, until).await?;
+        } else if draw < target.pause_share {
             target.pause(victim, until).await?;
+        } else if draw < target.pause_share + target.partition_share {
+            target.partition(&mut rng, until).await?;
+        } else if draw < target.pause_share + target.partition_share + target.restart_share {
+            target.rolling_restart(until).await?;
         } else {
             target.kill_and_restart(victim, until).await?;
         }

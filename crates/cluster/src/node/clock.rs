@@ -91,10 +91,12 @@ impl Sample {
     }
 }
 
-/// The latest sample of each peer.
+/// The latest sample of each peer, and when each last refused a
+/// heartbeat.
 #[derive(Debug, Default)]
 pub struct Clocks {
     samples: BTreeMap<u64, Sample>,
+    refusals: BTreeMap<u64, Instant>,
 }
 
 /// How long a sample counts: a peer not measured for this long is not
@@ -105,6 +107,26 @@ impl Clocks {
     /// Records a sample of `peer`.
     pub fn record(&mut self, peer: u64, sample: Sample) {
         self.samples.insert(peer, sample);
+    }
+
+    /// Records that `peer` refused a heartbeat at `at`: the call failed
+    /// outright (its connection refused or reset), which a process that
+    /// runs does not do, as opposed to answering late, which a busy or
+    /// paused one does.
+    pub fn record_refusal(&mut self, peer: u64, at: Instant) {
+        self.refusals.insert(peer, at);
+    }
+
+    /// Whether `peer`'s latest heartbeat was refused: it refused one after
+    /// its latest sample (or never gave one). A refusal is known at the
+    /// first heartbeat after a process dies, where a missing sample takes
+    /// several heartbeats to tell from a slow one.
+    pub fn refused(&self, peer: u64) -> bool {
+        match (self.refusals.get(&peer), self.samples.get(&peer)) {
+            (Some(refused), Some(sample)) => *refused > sample.at,
+            (Some(_), None) => true,
+            (None, _) => false,
+        }
     }
 
     /// The latest sample of `peer`, if fresh.
@@ -175,6 +197,21 @@ mod tests {
         // A clock that went backwards between t0 and t1 counts as no time.
         let s = Sample::of(5_000, 5_000, 4_000, now);
         assert_eq!((s.offset_us, s.error_us), (0, 0));
+    }
+
+    #[test]
+    fn a_refusal_counts_until_the_next_sample() {
+        let t = Instant::now();
+        let later = |ms| t + Duration::from_millis(ms);
+        let mut clocks = Clocks::default();
+        assert!(!clocks.refused(2), "never heard of: not refused");
+        clocks.record_refusal(2, later(0));
+        assert!(clocks.refused(2), "refused and never answered");
+        clocks.record(2, Sample::of(0, 50, 100, later(1_000)));
+        assert!(!clocks.refused(2), "answered after it refused");
+        clocks.record_refusal(2, later(2_000));
+        assert!(clocks.refused(2), "refused after its last answer");
+        assert!(!clocks.refused(3), "another peer is untouched");
     }
 
     #[test]

@@ -192,6 +192,12 @@ impl Hosting {
             .map(|b| String::from_utf8_lossy(&b).into_owned()))
     }
 
+    /// The address this node dials for `addr`, an address another node
+    /// announced: itself, or where `--route` sends it.
+    pub fn dial_addr(&self, addr: &str) -> String {
+        self.shared.peers.routes().dial(addr).to_string()
+    }
+
     /// The leader of the database group `group` as this node's replica
     /// knows it; `None` if this node holds no replica of it or knows no
     /// leader (an election).
@@ -225,18 +231,21 @@ impl Hosting {
     }
 
     /// Whether node `id` answered this node's clock heartbeat (once a
-    /// second) within the last [`ANSWERED_WITHIN`]: a node to send requests
-    /// to. This node itself always answers.
+    /// second) within the last [`ANSWERED_WITHIN`], and has not refused one
+    /// since: a node to send requests to. A killed process refuses the
+    /// first heartbeat after its death, so it stops answering within a
+    /// second; a paused or overloaded one, after [`ANSWERED_WITHIN`]. This
+    /// node itself always answers.
     pub fn answering(&self, id: u64) -> bool {
         if id == self.shared.id {
             return true;
         }
         let now = std::time::Instant::now();
-        self.shared
-            .clocks
-            .lock()
-            .get(id, now)
-            .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
+        let clocks = self.shared.clocks.lock();
+        !clocks.refused(id)
+            && clocks
+                .get(id, now)
+                .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
     }
 
     /// The live nodes, by id.
@@ -312,6 +321,10 @@ impl Hosting {
             .map_err(|e| NodeError::Raft(format!("group {}: {e}", group.group)))?;
         self.shared.groups.insert(gid, raft.clone());
         self.shared.hosted.lock().insert(group.group, raft.clone());
+        self.shared
+            .commits
+            .lock()
+            .insert(group.group, commits.clone());
         if commits.start(raft.clone(), leases).is_err() {
             unreachable!("a new GroupCommits is started once");
         }
@@ -359,6 +372,7 @@ impl Hosting {
     pub fn close_database(&self, group: u64) {
         self.shared.groups.remove(GroupId(group));
         let raft = self.shared.hosted.lock().remove(&group);
+        self.shared.commits.lock().remove(&group);
         if let Some(raft) = raft {
             let _ = self.block_on(async move { raft.shutdown().await });
         }

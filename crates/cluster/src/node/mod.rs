@@ -65,7 +65,7 @@ use tonic::{Request, Response, Status};
 
 use crate::command::{Command, Commit, Write};
 use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX_NODE_ID};
-use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine};
+use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine, Routes};
 use crate::Replica;
 use api::{
     AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, JoinReply, JoinRequest, NodeClient,
@@ -91,6 +91,8 @@ const JOIN_STEP_TIMEOUT: Duration = Duration::from_secs(10);
 const JOIN_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a node reads every other member's clock (design §5).
 pub const CLOCK_EVERY: Duration = Duration::from_secs(1);
+/// How long a stopping node waits for each group it hands over.
+pub const HAND_OVER_WAIT: Duration = Duration::from_secs(3);
 /// How long a clock heartbeat may take; a slower answer is no sample.
 const CLOCK_TIMEOUT: Duration = Duration::from_secs(1);
 /// How long a forwarded `Status` may take before the node answers itself.
@@ -160,6 +162,8 @@ pub struct NodeConfig {
     pub max_clock_offset: Duration,
     /// The node's wall clock ([`WallClock::system`] but in tests).
     pub clock: WallClock,
+    /// Addresses dialled in place of others (`--route`).
+    pub routes: Routes,
 }
 
 /// A running node.
@@ -208,6 +212,8 @@ struct Shared {
     max_clock_offset: Duration,
     /// The database groups this node serves ([`databases`]), by group id.
     hosted: parking_lot::Mutex<BTreeMap<u64, GroupRaft>>,
+    /// Their commits and leases, to hand them over when the node stops.
+    commits: parking_lot::Mutex<BTreeMap<u64, Arc<crate::raft::GroupCommits>>>,
 }
 
 /// openraft's settings for the placement group.
@@ -290,7 +296,7 @@ impl Node {
             }
             Err(e) => return Err(e.into()),
         };
-        let peers = Peers::new();
+        let peers = Peers::new().routed(config.routes.clone());
         let group = GroupId(placement::PLACEMENT_GROUP);
         let raft = GroupRaft::new(
             config.node_id,
@@ -317,6 +323,7 @@ impl Node {
             clocks: parking_lot::Mutex::new(Clocks::default()),
             max_clock_offset: config.max_clock_offset,
             hosted: parking_lot::Mutex::new(BTreeMap::new()),
+            commits: parking_lot::Mutex::new(BTreeMap::new()),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);
@@ -475,10 +482,11 @@ impl Node {
         }
     }
 
-    /// Stops the node: its maintenance loop, its Raft instance and its
-    /// peer port.
+    /// Stops the node: hands the groups it leads to other nodes, then
+    /// stops its maintenance loop, its Raft instances and its peer port.
     pub async fn shutdown(mut self) {
         self.maintainer.abort();
+        self.hand_over_groups().await;
         self.heartbeat.abort();
         let hosted: Vec<GroupRaft> = self.shared.hosted.lock().values().cloned().collect();
         for raft in hosted {
@@ -487,6 +495,87 @@ impl Node {
         let _ = self.shared.raft.shutdown().await;
         if let Some(port) = self.port.take() {
             port.shutdown().await;
+        }
+    }
+}
+
+impl Node {
+    /// Hands every group this node leads to the voter that answers and is
+    /// furthest along its log, all at once, so that a node stopped on
+    /// purpose (a rolling restart) pauses its groups' writes for a moment
+    /// instead of for an election and the rest of a lease: a database
+    /// group's lease is given up first ([`GroupCommits::hand_over`]), the
+    /// placement group's leadership simply moves. A group no voter can
+    /// take is left to elect a leader once this node is gone. Waits at most
+    /// [`HAND_OVER_WAIT`] for each. [`Node::shutdown`] calls it; a server
+    /// that drains its requests first calls it as the drain begins, so that
+    /// a request that will not finish does not hold the groups back (a
+    /// second call finds nothing left to hand over).
+    ///
+    /// [`GroupCommits::hand_over`]: crate::raft::GroupCommits::hand_over
+    pub async fn hand_over_groups(&self) {
+        let shared = &self.shared;
+        let target = |raft: &GroupRaft| -> Option<u64> {
+            let m = raft.metrics().borrow_watched().clone();
+            if !m.state.is_leader() {
+                return None;
+            }
+            let matched = m.replication.unwrap_or_default();
+            let clocks = shared.clocks.lock();
+            let now = std::time::Instant::now();
+            m.membership_config
+                .membership()
+                .voter_ids()
+                .filter(|id| *id != shared.id)
+                .filter(|id| {
+                    !clocks.refused(*id)
+                        && clocks
+                            .get(*id, now)
+                            .is_some_and(|s| now.duration_since(s.at) <= databases::ANSWERED_WITHIN)
+                })
+                .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
+        };
+        let groups: Vec<(u64, GroupRaft, Option<Arc<crate::raft::GroupCommits>>)> = {
+            let hosted = shared.hosted.lock();
+            let commits = shared.commits.lock();
+            hosted
+                .iter()
+                .map(|(g, raft)| (*g, raft.clone(), commits.get(g).cloned()))
+                .collect()
+        };
+        let mut moves = Vec::new();
+        for (group, raft, commits) in groups {
+            let to = target(&raft);
+            moves.push(async move {
+                let result = match &commits {
+                    Some(commits) => commits.hand_over(to, HAND_OVER_WAIT).await,
+                    None => Ok(()),
+                };
+                match (result, to) {
+                    (Ok(()), Some(to)) => {
+                        tracing::info!(group, to, "handed the group over");
+                    }
+                    (Err(e), _) => {
+                        tracing::warn!(group, error = %e, "could not hand the group over")
+                    }
+                    (Ok(()), None) => {}
+                }
+            });
+        }
+        futures_util::future::join_all(moves).await;
+        if let Some(to) = target(&shared.raft) {
+            let moved = async {
+                shared.raft.trigger().transfer_leader(to).await.ok()?;
+                shared
+                    .raft
+                    .wait(Some(HAND_OVER_WAIT))
+                    .metrics(|m| m.current_leader == Some(to), "the new leader leads")
+                    .await
+                    .ok()
+            };
+            if moved.await.is_some() {
+                tracing::info!(to, "handed the placement group over");
+            }
         }
     }
 }
@@ -591,7 +680,8 @@ impl Shared {
     }
 
     /// One clock heartbeat: reads every other member's clock, all at once,
-    /// and records a sample of each that answers in time.
+    /// and records a sample of each that answers in time, and a refusal of
+    /// each whose call fails outright (a process that is gone).
     async fn read_clocks(&self) {
         let members: Vec<(u64, String)> = self
             .metrics()
@@ -609,18 +699,25 @@ impl Shared {
             let reply =
                 tokio::time::timeout(CLOCK_TIMEOUT, NodeClient::new(channel).clock(request))
                     .await
-                    .ok()?
                     .ok()?;
-            let t1 = self.clock.now();
-            Some((
-                id,
-                Sample::of(t0, reply.into_inner().micros, t1, std::time::Instant::now()),
-            ))
+            let at = std::time::Instant::now();
+            Some(match reply {
+                Ok(reply) => {
+                    let t1 = self.clock.now();
+                    (id, Ok(Sample::of(t0, reply.into_inner().micros, t1, at)))
+                }
+                // The clock service itself never fails: the transport did.
+                Err(status) if status.code() == tonic::Code::Unavailable => (id, Err(at)),
+                Err(_) => return None,
+            })
         });
-        let samples = futures_util::future::join_all(reads).await;
+        let outcomes = futures_util::future::join_all(reads).await;
         let mut clocks = self.clocks.lock();
-        for (id, sample) in samples.into_iter().flatten() {
-            clocks.record(id, sample);
+        for (id, outcome) in outcomes.into_iter().flatten() {
+            match outcome {
+                Ok(sample) => clocks.record(id, sample),
+                Err(at) => clocks.record_refusal(id, at),
+            }
         }
     }
 

@@ -44,10 +44,12 @@
 //! only not acknowledged here (a later leader may still commit it).
 
 use std::future::Future;
-use std::sync::{mpsc, OnceLock};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, OnceLock};
 use std::time::Duration;
 
 use openraft::error::{ClientWriteError, RaftError};
+use openraft::type_config::async_runtime::WatchReceiver;
 use parking_lot::Mutex;
 use rowtree_kv::{CommitGroup, Replication, SplitId};
 use rowtree_txn::Clock;
@@ -77,6 +79,10 @@ pub struct GroupCommits {
     /// whoever holds the lock.
     keeper: Mutex<LeaseKeeper>,
     rules: LeaseRules,
+    /// The highest timestamp this node asked to serve at (a read's, or a
+    /// commit's newest), recorded before its lease is checked: a lease
+    /// given up ([`GroupCommits::hand_over`]) ends above it.
+    highest: AtomicU64,
     /// The node's clock, which leases and commit timestamps are read on.
     clock: std::sync::Arc<dyn Clock>,
     /// The runtime the group runs on; proposals are made there and waited
@@ -117,6 +123,7 @@ impl GroupCommits {
             started: OnceLock::new(),
             keeper: Mutex::new(LeaseKeeper::new(node, rules)),
             rules,
+            highest: AtomicU64::new(0),
             clock,
             runtime,
             timeout,
@@ -176,9 +183,18 @@ impl GroupCommits {
     /// time).
     fn lease(&self, ts: Option<u64>) -> Result<Lease, String> {
         let started = self.group()?;
+        if let Some(ts) = ts {
+            self.highest.fetch_max(ts, Ordering::SeqCst);
+        }
         let deadline = std::time::Instant::now() + self.timeout;
         let mut keeper = self.keeper.lock();
         loop {
+            if keeper.released() {
+                return Err(format!(
+                    "this node is handing {}'s group over and serves it no more",
+                    self.split()
+                ));
+            }
             let now = self.clock.now_nanos();
             let current = started.view.get();
             // Keep: the held lease is valid with more than half its length
@@ -250,6 +266,56 @@ impl GroupCommits {
                 ));
             }
         }
+    }
+
+    /// Hands the group over to node `to`, as a node that is stopping
+    /// does: gives up this node's lease, ending it now (above every
+    /// timestamp it was asked to serve at), so that the next leader can
+    /// take the lease after ε instead of waiting out the rest of it; then,
+    /// given a node `to`, asks Raft to make it the leader and waits until
+    /// it leads, at most `wait`. From the start this instance serves
+    /// nothing more. A node that does not lead hands nothing over (and
+    /// still stops serving).
+    pub async fn hand_over(
+        self: &Arc<Self>,
+        to: Option<u64>,
+        wait: Duration,
+    ) -> Result<(), String> {
+        let started = self.group()?;
+        let (raft, view) = (started.raft.clone(), started.view.clone());
+        // The keeper's lock is held while a renewal is proposed: take it
+        // off the runtime's threads.
+        let commits = self.clone();
+        let lease_view = view.clone();
+        let released = tokio::task::spawn_blocking(move || {
+            let mut keeper = commits.keeper.lock();
+            let until = commits
+                .clock
+                .now_nanos()
+                .max(commits.highest.load(Ordering::SeqCst).saturating_add(1));
+            keeper.release(lease_view.get(), until)
+        })
+        .await
+        .map_err(|e| format!("giving up the lease: {e}"))?;
+        if !raft.metrics().borrow_watched().state.is_leader() {
+            return Ok(());
+        }
+        if let Some(lease) = released {
+            raft.client_write(Command::Lease(lease))
+                .await
+                .map_err(|e| refusal(self.split(), e))?;
+            self.keeper.lock().applied(lease, view.get());
+        }
+        let Some(to) = to else { return Ok(()) };
+        raft.trigger()
+            .transfer_leader(to)
+            .await
+            .map_err(|e| format!("asking node {to} to lead {}'s group: {e}", self.split()))?;
+        raft.wait(Some(wait))
+            .metrics(|m| m.current_leader == Some(to), "the new leader leads")
+            .await
+            .map_err(|e| format!("node {to} did not take {}'s group over: {e}", self.split()))?;
+        Ok(())
     }
 
     /// The checks the replicas make on an entry's keys, made before

@@ -37,7 +37,7 @@
 //! that answered with an error, or with bytes that do not decode, is a
 //! `NetworkError`.
 
-use std::collections::HashMap;
+use std::collections::{BTreeMap, HashMap};
 use std::future::Future;
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -384,12 +384,56 @@ impl Drop for PeerPort {
 /// set): lazily, so that nothing is dialled until the first call.
 pub type Connect = Arc<dyn Fn(Endpoint) -> Channel + Send + Sync>;
 
+/// Addresses a node dials in place of others (`rowtree serve --route
+/// FROM=TO`): where another node announced `FROM`, this one connects to
+/// `TO`. For networks where the address a node is known by is not the one
+/// every other node reaches it at (a tunnel, a NAT, a proxy on each link as
+/// the partition checks put there). Applies to peer addresses and to the
+/// Spanner addresses requests are forwarded to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Routes(Arc<BTreeMap<String, String>>);
+
+impl Routes {
+    /// The routes in `specs`, each `FROM=TO` (both `HOST:PORT`).
+    pub fn parse(specs: &[String]) -> Result<Routes, String> {
+        let mut routes = BTreeMap::new();
+        for spec in specs {
+            let Some((from, to)) = spec.split_once('=') else {
+                return Err(format!("route {spec:?} is not FROM=TO"));
+            };
+            for addr in [from, to] {
+                let ok = addr
+                    .rsplit_once(':')
+                    .is_some_and(|(host, port)| !host.is_empty() && port.parse::<u16>().is_ok());
+                if !ok {
+                    return Err(format!("route {spec:?}: {addr:?} is not HOST:PORT"));
+                }
+            }
+            if routes.insert(from.to_string(), to.to_string()).is_some() {
+                return Err(format!("{from} is routed twice"));
+            }
+        }
+        Ok(Routes(Arc::new(routes)))
+    }
+
+    /// The address to dial for `addr`.
+    pub fn dial<'a>(&'a self, addr: &'a str) -> &'a str {
+        self.0.get(addr).map_or(addr, String::as_str)
+    }
+
+    /// Whether there are none.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// A node's connections to its peers, shared by all of its groups: one
 /// channel (one HTTP/2 connection) per peer address.
 #[derive(Clone)]
 pub struct Peers {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
     connect: Connect,
+    routes: Routes,
     /// The cluster id every message carries (empty until known).
     cluster: Arc<RwLock<String>>,
 }
@@ -414,8 +458,20 @@ impl Peers {
         Peers {
             channels: Arc::default(),
             connect,
+            routes: Routes::default(),
             cluster: Arc::default(),
         }
+    }
+
+    /// These peers, dialled through `routes`.
+    pub fn routed(mut self, routes: Routes) -> Peers {
+        self.routes = routes;
+        self
+    }
+
+    /// The routes this node dials through.
+    pub fn routes(&self) -> &Routes {
+        &self.routes
     }
 
     /// Sets the cluster id every message from now on carries.
@@ -431,15 +487,16 @@ impl Peers {
         }
     }
 
-    /// The channel to the peer port at `addr` (`host:port`): the one open
-    /// already, or a new one (dialled on first use). Every group and the
-    /// node's own calls share it.
+    /// The channel to the peer port at `addr` (`host:port`, dialled
+    /// through the node's [`Routes`]): the one open already, or a new one
+    /// (dialled on first use). Every group and the node's own calls share
+    /// it.
     pub fn channel(&self, addr: &str) -> Result<Channel, tonic::transport::Error> {
         let mut channels = self.channels.lock();
         if let Some(channel) = channels.get(addr) {
             return Ok(channel.clone());
         }
-        let endpoint = Endpoint::from_shared(format!("http://{addr}"))?
+        let endpoint = Endpoint::from_shared(format!("http://{}", self.routes.dial(addr)))?
             .connect_timeout(CONNECT_TIMEOUT)
             .http2_keep_alive_interval(KEEPALIVE)
             .keep_alive_timeout(KEEPALIVE)
@@ -665,5 +722,29 @@ impl RaftNetworkV2<TypeConfig> for PeerConnection {
             }
             closed = cancel => Err(StreamingError::Closed(closed)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Routes;
+
+    #[test]
+    fn routes_send_an_address_elsewhere_and_leave_the_rest() {
+        let routes = Routes::parse(&["127.0.0.1:9031=127.0.0.1:40001".to_string()]).unwrap();
+        assert_eq!(routes.dial("127.0.0.1:9031"), "127.0.0.1:40001");
+        assert_eq!(routes.dial("127.0.0.1:9032"), "127.0.0.1:9032");
+        assert!(Routes::parse(&[]).unwrap().is_empty());
+        for (bad, why) in [
+            ("127.0.0.1:9031", "is not FROM=TO"),
+            ("127.0.0.1=127.0.0.1:1", "is not HOST:PORT"),
+            ("h:1=:2", "is not HOST:PORT"),
+            ("h:1=h:99999", "is not HOST:PORT"),
+        ] {
+            let err = Routes::parse(&[bad.to_string()]).unwrap_err();
+            assert!(err.contains(why), "{bad}: {err}");
+        }
+        let twice = ["a:1=b:2".to_string(), "a:1=c:3".to_string()];
+        assert!(Routes::parse(&twice).unwrap_err().contains("routed twice"));
     }
 }
