@@ -39,16 +39,15 @@
 //! without a majority no write may succeed. Some of the time
 //! ([`Options::restart_share`]), it restarts every node in turn instead,
 //! each stopped gracefully, as a rolling upgrade does. The nemesis also
-//! times, for
-//! each strike, how long until the next commit is acknowledged: how long
-//! writes stopped.
+//! times, for each strike, how long until a transaction begun after it
+//! commits: how long writes stopped.
 
 pub mod bank;
 pub mod history;
 pub mod list_append;
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -153,12 +152,13 @@ pub(crate) struct Target {
     pub kills: std::sync::atomic::AtomicU32,
     /// Pauses done by the nemesis (a cluster's node frozen with SIGSTOP).
     pub pauses: std::sync::atomic::AtomicU32,
-    /// When the run began, and when a commit was last acknowledged
-    /// (nanoseconds since then; 0: none yet).
+    /// When the run began; and, of the acknowledged transactions, the one
+    /// begun last: when it began and when it was acknowledged (nanoseconds
+    /// since the epoch; zeros: none yet).
     epoch: Instant,
-    last_ack: AtomicU64,
-    /// For each kill or pause: how long after it the next commit was
-    /// acknowledged.
+    fresh_ack: std::sync::Mutex<(u64, u64)>,
+    /// For each strike: how long after it a transaction begun after it
+    /// was acknowledged.
     pub resumes: std::sync::Mutex<Vec<Resume>>,
 }
 
@@ -327,7 +327,7 @@ impl Target {
             kills: Default::default(),
             pauses: Default::default(),
             epoch: Instant::now(),
-            last_ack: AtomicU64::new(0),
+            fresh_ack: Default::default(),
             resumes: Default::default(),
         }))
     }
@@ -363,8 +363,14 @@ impl Target {
     /// transaction begun at `began`: for how long writes stop after a
     /// strike, and whether a partition's minority acknowledged a write.
     pub(crate) fn acknowledged(&self, client: &Client, began: Instant) {
-        let now = self.epoch.elapsed().as_nanos().max(1) as u64;
-        self.last_ack.fetch_max(now, Ordering::Relaxed);
+        let now = self.epoch.elapsed().as_nanos() as u64;
+        let began_at = began.saturating_duration_since(self.epoch).as_nanos() as u64;
+        {
+            let mut fresh = self.fresh_ack.lock().expect("fresh ack");
+            if began_at >= fresh.0 {
+                *fresh = (began_at, now);
+            }
+        }
         let cut = self.cut.lock().expect("cut");
         let Some(cut) = &*cut else { return };
         let node = client
@@ -522,15 +528,20 @@ impl Target {
     }
 
     /// Starts timing a strike made just now: a task that waits (up to
-    /// 30 s) for the first commit acknowledged after it and records how
-    /// long after the strike it came. A strike the clients' run (ending
-    /// at `until`) ended before any commit followed is not timed.
+    /// 30 s) for the first commit acknowledged of a transaction begun after
+    /// the strike, and records how long after the strike it came. (A
+    /// transaction begun before may still be acknowledged after, with its
+    /// commit replicated before the strike: that says nothing of whether
+    /// writes go on.) A strike the clients' run (ending at `until`) ended
+    /// before such a commit is not timed.
     fn watch_resume(
         self: &Arc<Self>,
         strike: String,
         until: Instant,
     ) -> tokio::task::JoinHandle<()> {
         let struck_at = self.epoch.elapsed().as_nanos() as u64;
+        // When, on the wall clock (UTC), to find the strike in the nodes' logs.
+        let strike = format!("{strike} at {}", utc_time_of_day());
         let target = self.clone();
         tokio::spawn(async move { target.time_resume(strike, struck_at, until).await })
     }
@@ -541,10 +552,10 @@ impl Target {
             if Instant::now() >= until {
                 return;
             }
-            let last = self.last_ack.load(Ordering::Relaxed);
-            if last > killed_at {
+            let (began, acked) = *self.fresh_ack.lock().expect("fresh ack");
+            if began > killed_at {
                 self.resumes.lock().expect("resumes").push(Resume {
-                    after: Duration::from_nanos(last - killed_at),
+                    after: Duration::from_nanos(acked.saturating_sub(killed_at)),
                     strike,
                 });
                 return;
@@ -575,6 +586,22 @@ impl Target {
         }
         Ok(())
     }
+}
+
+/// The time of day now, UTC, as `HH:MM:SS.mmm` (the servers' logs stamp
+/// their lines in UTC).
+fn utc_time_of_day() -> String {
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    let secs = now.as_secs() % 86_400;
+    format!(
+        "{:02}:{:02}:{:02}.{:03}",
+        secs / 3_600,
+        secs / 60 % 60,
+        secs % 60,
+        now.subsec_millis()
+    )
 }
 
 /// Kills and restarts a server every `every` until `until`; in a cluster a

@@ -91,6 +91,9 @@ const JOIN_STEP_TIMEOUT: Duration = Duration::from_secs(10);
 const JOIN_CALL_TIMEOUT: Duration = Duration::from_secs(30);
 /// How often a node reads every other member's clock (design §5).
 pub const CLOCK_EVERY: Duration = Duration::from_secs(1);
+/// How recently a voter must have answered a group's heartbeats to be
+/// handed the group.
+pub const HEARD_WITHIN: Duration = Duration::from_secs(1);
 /// How long a stopping node waits for each group it hands over.
 pub const HAND_OVER_WAIT: Duration = Duration::from_secs(3);
 /// How long a clock heartbeat may take; a slower answer is no sample.
@@ -500,8 +503,9 @@ impl Node {
 }
 
 impl Node {
-    /// Hands every group this node leads to the voter that answers and is
-    /// furthest along its log, all at once, so that a node stopped on
+    /// Hands every group this node leads to the voter that answered its
+    /// heartbeats within [`HEARD_WITHIN`] and is furthest along its log,
+    /// all at once, so that a node stopped on
     /// purpose (a rolling restart) pauses its groups' writes for a moment
     /// instead of for an election and the rest of a lease: a database
     /// group's lease is given up first ([`GroupCommits::hand_over`]), the
@@ -515,23 +519,27 @@ impl Node {
     /// [`GroupCommits::hand_over`]: crate::raft::GroupCommits::hand_over
     pub async fn hand_over_groups(&self) {
         let shared = &self.shared;
+        // A voter answered the group's own heartbeats lately (they go out
+        // every 100 ms for a database group, 200 ms for the placement
+        // group): the clock heartbeat, once a second, is too slow to know
+        // a node that was itself restarted a moment ago.
         let target = |raft: &GroupRaft| -> Option<u64> {
             let m = raft.metrics().borrow_watched().clone();
             if !m.state.is_leader() {
                 return None;
             }
-            let matched = m.replication.unwrap_or_default();
-            let clocks = shared.clocks.lock();
-            let now = std::time::Instant::now();
+            let matched = m.replication.clone().unwrap_or_default();
+            let heard = m.heartbeat.clone().unwrap_or_default();
             m.membership_config
                 .membership()
                 .voter_ids()
                 .filter(|id| *id != shared.id)
                 .filter(|id| {
-                    !clocks.refused(*id)
-                        && clocks
-                            .get(*id, now)
-                            .is_some_and(|s| now.duration_since(s.at) <= databases::ANSWERED_WITHIN)
+                    heard
+                        .get(id)
+                        .cloned()
+                        .flatten()
+                        .is_some_and(|at| at.elapsed() <= HEARD_WITHIN)
                 })
                 .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
         };
@@ -573,7 +581,12 @@ impl Node {
                     .await
                     .ok()
             };
-            if moved.await.is_some() {
+            if tokio::time::timeout(HAND_OVER_WAIT, moved)
+                .await
+                .ok()
+                .flatten()
+                .is_some()
+            {
                 tracing::info!(to, "handed the placement group over");
             }
         }

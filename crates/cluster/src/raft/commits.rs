@@ -271,16 +271,21 @@ impl GroupCommits {
     /// Hands the group over to node `to`, as a node that is stopping
     /// does: gives up this node's lease, ending it now (above every
     /// timestamp it was asked to serve at), so that the next leader can
-    /// take the lease after ε instead of waiting out the rest of it; then,
-    /// given a node `to`, asks Raft to make it the leader and waits until
-    /// it leads, at most `wait`. From the start this instance serves
-    /// nothing more. A node that does not lead hands nothing over (and
-    /// still stops serving).
+    /// take the lease after ε instead of waiting out the rest of it; then
+    /// asks Raft to make `to` the leader and waits until it leads. Each
+    /// step waits at most `wait`. From the start this instance serves
+    /// nothing more. A node that does not lead hands nothing over and only
+    /// stops serving; with no `to` (no voter answers) it does nothing.
     pub async fn hand_over(
         self: &Arc<Self>,
         to: Option<u64>,
         wait: Duration,
     ) -> Result<(), String> {
+        // Without a node to take over, none answers: this one goes on
+        // serving while it can, and the group elects a leader once it has
+        // stopped (a lease given up now would leave the group with nobody
+        // to serve it until then).
+        let Some(to) = to else { return Ok(()) };
         let started = self.group()?;
         let (raft, view) = (started.raft.clone(), started.view.clone());
         // The keeper's lock is held while a renewal is proposed: take it
@@ -300,21 +305,22 @@ impl GroupCommits {
         if !raft.metrics().borrow_watched().state.is_leader() {
             return Ok(());
         }
+        let split = self.split();
         if let Some(lease) = released {
-            raft.client_write(Command::Lease(lease))
+            tokio::time::timeout(wait, raft.client_write(Command::Lease(lease)))
                 .await
-                .map_err(|e| refusal(self.split(), e))?;
+                .map_err(|_| format!("giving up the lease on {split} took over {wait:?}"))?
+                .map_err(|e| refusal(split, e))?;
             self.keeper.lock().applied(lease, view.get());
         }
-        let Some(to) = to else { return Ok(()) };
-        raft.trigger()
-            .transfer_leader(to)
+        tokio::time::timeout(wait, raft.trigger().transfer_leader(to))
             .await
-            .map_err(|e| format!("asking node {to} to lead {}'s group: {e}", self.split()))?;
+            .map_err(|_| format!("asking node {to} to lead {split}'s group took over {wait:?}"))?
+            .map_err(|e| format!("asking node {to} to lead {split}'s group: {e}"))?;
         raft.wait(Some(wait))
             .metrics(|m| m.current_leader == Some(to), "the new leader leads")
             .await
-            .map_err(|e| format!("node {to} did not take {}'s group over: {e}", self.split()))?;
+            .map_err(|e| format!("node {to} did not take {split}'s group over: {e}"))?;
         Ok(())
     }
 
