@@ -341,6 +341,17 @@ impl Replica {
             Command::ClosedTs(ts) => (*ts).max(self.state.closed_ts),
             Command::Lease(new) => {
                 if self.check_lease(id, new)? {
+                    // A lease that starts anew (another holder, or a new
+                    // process of this one; not an extension or a release,
+                    // which keep the start): every commit below its start
+                    // was made under an earlier lease, which ended at least
+                    // ε before it, so its entry is before this one and
+                    // applied. Everything below the start is visible, and
+                    // the new holder's strong reads and commits are above
+                    // every timestamp an earlier holder served.
+                    if lease.is_none_or(|old| old.start != new.start) {
+                        newest = Some(new.start.saturating_sub(1));
+                    }
                     lease = Some(*new);
                 }
                 self.state.closed_ts

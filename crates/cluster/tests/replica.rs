@@ -856,3 +856,37 @@ fn metadata_rides_only_in_the_group_of_the_whole_key_space() {
     assert!(c.install(&forged).is_err());
     assert_eq!(stored(&narrow), before);
 }
+
+/// A lease that starts anew makes everything below its start visible to
+/// the observer (so the new holder's strong reads are above whatever an
+/// earlier holder served); extending or giving up a lease keeps the start
+/// and tells the observer nothing.
+#[test]
+fn a_new_lease_makes_everything_below_its_start_visible() {
+    let seen = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let observed = seen.clone();
+    let mut replica = Replica::create(memory(), descriptor())
+        .unwrap()
+        .with_observer(Arc::new(move |ts| observed.lock().unwrap().push(ts)));
+    let lease = |seq, holder, start, expiry| {
+        Command::Lease(Lease {
+            seq,
+            holder,
+            start,
+            expiry,
+        })
+    };
+    let entries = [
+        lease(1, 1, 1_000, 2_000),
+        write(1_500, vec![(key(1), Some(b"a".to_vec()))]),
+        // Node 1 extends, then gives the rest up at 1_800.
+        lease(2, 1, 1_000, 2_500),
+        lease(3, 1, 1_000, 1_800),
+        // Node 2 takes over ε after the release.
+        lease(4, 2, 1_810, 3_000),
+    ];
+    for (i, command) in entries.iter().enumerate() {
+        replica.apply(LogId::new(1, i as u64), command).unwrap();
+    }
+    assert_eq!(*seen.lock().unwrap(), vec![999, 1_500, 1_809]);
+}
