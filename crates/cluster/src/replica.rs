@@ -341,15 +341,18 @@ impl Replica {
             Command::ClosedTs(ts) => (*ts).max(self.state.closed_ts),
             Command::Lease(new) => {
                 if self.check_lease(id, new)? {
-                    // A lease that starts anew (another holder, or a new
-                    // process of this one; not an extension or a release,
-                    // which keep the start): every commit below its start
-                    // was made under an earlier lease, which ended at least
-                    // ε before it, so its entry is before this one and
-                    // applied. Everything below the start is visible, and
-                    // the new holder's strong reads and commits are above
-                    // every timestamp an earlier holder served.
-                    if lease.is_none_or(|old| old.start != new.start) {
+                    // A lease taken over from another holder: every commit
+                    // below its start was made under an earlier lease,
+                    // which ended at least ε before it, by a node that led
+                    // in an earlier term, so its entry is before this one
+                    // (Raft commits no entry of an earlier term after one
+                    // of a later) and applied. Everything below the start
+                    // is visible, and the new holder's strong reads and
+                    // commits are above every timestamp an earlier holder
+                    // served. (Not for a holder retaking its own expired
+                    // lease: a commit it checked under the old lease may
+                    // still be proposed after the new one, in the same term.)
+                    if lease.is_some_and(|old| old.holder != new.holder) {
                         newest = Some(new.start.saturating_sub(1));
                     }
                     lease = Some(*new);
