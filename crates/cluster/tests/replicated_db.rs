@@ -155,6 +155,33 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
     }
 }
 
+/// Nodes 1 to 3 in `dir`, their group initialized by node 1 with all
+/// three voters.
+fn three_nodes(rt: &tokio::runtime::Runtime, dir: &Path) -> BTreeMap<u64, Node> {
+    let nodes: BTreeMap<u64, Node> = (1..=3)
+        .map(|id| {
+            let dir = dir.join(format!("n{id}"));
+            (
+                id,
+                start(rt, id, &dir, SocketAddr::from(([127, 0, 0, 1], 0))),
+            )
+        })
+        .collect();
+    let members: BTreeMap<u64, BasicNode> = nodes
+        .iter()
+        .map(|(id, n)| {
+            (
+                *id,
+                BasicNode {
+                    addr: n.port.local_addr.to_string(),
+                },
+            )
+        })
+        .collect();
+    rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
+    nodes
+}
+
 /// Stops the node's peer port and Raft instance, keeping its database.
 fn halt(rt: &tokio::runtime::Runtime, node: Node) -> Database {
     rt.block_on(async {
@@ -257,27 +284,7 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let mut nodes: BTreeMap<u64, Node> = (1..=3)
-        .map(|id| {
-            let dir = dir.path().join(format!("n{id}"));
-            (
-                id,
-                start(&rt, id, &dir, SocketAddr::from(([127, 0, 0, 1], 0))),
-            )
-        })
-        .collect();
-    let members: BTreeMap<u64, BasicNode> = nodes
-        .iter()
-        .map(|(id, n)| {
-            (
-                *id,
-                BasicNode {
-                    addr: n.port.local_addr.to_string(),
-                },
-            )
-        })
-        .collect();
-    rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
+    let mut nodes = three_nodes(&rt, dir.path());
     let first = leader(&rt, &nodes, None);
     let db = &nodes[&first].db;
     // The other nodes' clocks run 40 ms behind the first leader's (ε is
@@ -432,27 +439,7 @@ fn a_leader_handing_its_group_over_ends_its_lease_for_the_next() {
         .build()
         .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let nodes: BTreeMap<u64, Node> = (1..=3)
-        .map(|id| {
-            let dir = dir.path().join(format!("n{id}"));
-            (
-                id,
-                start(&rt, id, &dir, SocketAddr::from(([127, 0, 0, 1], 0))),
-            )
-        })
-        .collect();
-    let members: BTreeMap<u64, BasicNode> = nodes
-        .iter()
-        .map(|(id, n)| {
-            (
-                *id,
-                BasicNode {
-                    addr: n.port.local_addr.to_string(),
-                },
-            )
-        })
-        .collect();
-    rt.block_on(nodes[&1].raft.initialize(members)).unwrap();
+    let nodes = three_nodes(&rt, dir.path());
     let first = leader(&rt, &nodes, None);
     let db = &nodes[&first].db;
     db.apply_ddl(&[
