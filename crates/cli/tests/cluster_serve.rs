@@ -305,3 +305,113 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
         assert_eq!(gone.code(), Some(tonic::Code::NotFound), "{gone}");
     });
 }
+
+/// A node stopped on purpose (SIGTERM) says so in its clock heartbeat
+/// answers, and the database's leader rolls back at once the idle
+/// read-write transactions of the clients that came in through it: their
+/// connections are being closed, so they would otherwise hold their locks
+/// until they time out (10 s), and a request still in flight through the
+/// stopping node, waiting for one of those locks, would hold its drain
+/// (and its stop) as long.
+#[test]
+fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let mut clients = Vec::new();
+        for n in &nodes {
+            clients.push(Client::connect(n.addr).await.expect("connect"));
+        }
+        let instance = clients[0].create_instance("inst").await.expect("instance");
+        let db = clients[0]
+            .create_database(
+                &instance,
+                "db",
+                &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
+            )
+            .await
+            .expect("database");
+        let leader = wait_for_leader(dir.path());
+        retry("the first row", Duration::from_secs(10), || {
+            write(&clients[0], &db, 1..2)
+        })
+        .await;
+
+        // Through node 4 (it holds no replica: everything it is sent goes
+        // on to the leader), an older transaction takes row 1's lock and
+        // goes idle; a younger one asks for the same lock and waits.
+        let gateway = &clients[3];
+        let update =
+            |v: &str| Statement::new("UPDATE T SET V = @v WHERE Id = 1").param("v", v.to_string());
+        let older_session = gateway.create_session(&db).await.expect("session");
+        let older = gateway
+            .begin(&older_session, TxnMode::ReadWrite)
+            .await
+            .expect("begin the older");
+        gateway
+            .execute_sql_seq(
+                &older_session,
+                &update("older"),
+                Selector::Id(older.clone()),
+                1,
+            )
+            .await
+            .expect("the older transaction's update");
+        let younger_session = gateway.create_session(&db).await.expect("session");
+        let younger = gateway
+            .begin(&younger_session, TxnMode::ReadWrite)
+            .await
+            .expect("begin the younger");
+        let waiting = {
+            let gateway = gateway.clone();
+            let statement = update("younger");
+            let (session, id) = (younger_session.clone(), younger.clone());
+            tokio::spawn(async move {
+                let r = gateway
+                    .execute_sql_seq(&session, &statement, Selector::Id(id), 1)
+                    .await;
+                (r, Instant::now())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(!waiting.is_finished(), "the younger waits for the lock");
+
+        // Stop node 4 on purpose while the request waits.
+        let status = Command::new("kill")
+            .args(["-TERM", &nodes[3].pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let stopped = Instant::now();
+        let (answer, at) = tokio::time::timeout(Duration::from_secs(30), waiting)
+            .await
+            .expect("the waiting request ends")
+            .expect("the task");
+        let waited = at.duration_since(stopped);
+        eprintln!(
+            "the request waiting through the stopping node ended {:.2} s after SIGTERM: {:?}",
+            waited.as_secs_f64(),
+            answer.as_ref().map(|_| "updated")
+        );
+        assert!(
+            waited < Duration::from_secs(5),
+            "the older transaction's lock was released within the heartbeat, not the idle \
+             timeout: {waited:?}"
+        );
+        answer.expect("the younger got the lock and updated the row");
+
+        // The older transaction was rolled back for its way in; through
+        // the leader's own node, its commit says so.
+        let direct = &clients[(leader - 1) as usize];
+        let refused = direct
+            .commit(&older_session, Selector::Id(older), vec![])
+            .await
+            .expect_err("the older transaction was rolled back");
+        assert_eq!(refused.code(), Some(tonic::Code::Aborted), "{refused}");
+        assert!(
+            refused.to_string().contains("stopped answering"),
+            "rolled back for its way in: {refused}"
+        );
+    });
+}

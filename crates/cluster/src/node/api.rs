@@ -89,12 +89,16 @@ pub struct ClockRequest {
     pub sender: u64,
 }
 
-/// This node's wall clock when it answered.
+/// This node's wall clock when it answered, and whether it is stopping.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct ClockReply {
     /// Microseconds since the Unix epoch.
     #[prost(uint64, tag = "1")]
     pub micros: u64,
+    /// The node is stopping on purpose (it began to hand its groups over):
+    /// send it no more requests, and end what its clients left idle.
+    #[prost(bool, tag = "2")]
+    pub stopping: bool,
 }
 
 /// A gateway replaces the registry's document (compare and set): the

@@ -20,7 +20,7 @@
 //! long round trip widens the error and so never trips the guard by itself;
 //! only a measured skew does.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -91,12 +91,13 @@ impl Sample {
     }
 }
 
-/// The latest sample of each peer, and when each last refused a
-/// heartbeat.
+/// The latest sample of each peer, when each last refused a heartbeat,
+/// and which said in their latest answer that they are stopping.
 #[derive(Debug, Default)]
 pub struct Clocks {
     samples: BTreeMap<u64, Sample>,
     refusals: BTreeMap<u64, Instant>,
+    stopping: BTreeSet<u64>,
 }
 
 /// How long a sample counts: a peer not measured for this long is not
@@ -104,9 +105,24 @@ pub struct Clocks {
 pub const SAMPLE_FRESH_FOR: Duration = Duration::from_secs(5);
 
 impl Clocks {
-    /// Records a sample of `peer`.
+    /// Records a sample of `peer`, which did not say it is stopping.
     pub fn record(&mut self, peer: u64, sample: Sample) {
         self.samples.insert(peer, sample);
+        self.stopping.remove(&peer);
+    }
+
+    /// Records a sample of `peer` whose answer said it is stopping on
+    /// purpose: its clock still counts (for the offset guard), but until
+    /// it answers without saying so (restarted), it is
+    /// [`stopping`](Self::stopping).
+    pub fn record_stopping(&mut self, peer: u64, sample: Sample) {
+        self.samples.insert(peer, sample);
+        self.stopping.insert(peer);
+    }
+
+    /// Whether `peer`'s latest answer said it is stopping.
+    pub fn stopping(&self, peer: u64) -> bool {
+        self.stopping.contains(&peer)
     }
 
     /// Records that `peer` refused a heartbeat at `at`: the call failed
@@ -212,6 +228,29 @@ mod tests {
         clocks.record_refusal(2, later(2_000));
         assert!(clocks.refused(2), "refused after its last answer");
         assert!(!clocks.refused(3), "another peer is untouched");
+    }
+
+    #[test]
+    fn a_peer_that_says_it_is_stopping_counts_as_stopping_until_it_answers_otherwise() {
+        let t = Instant::now();
+        let later = |ms| t + Duration::from_millis(ms);
+        let mut clocks = Clocks::default();
+        clocks.record(2, Sample::of(0, 50, 100, later(0)));
+        assert!(!clocks.stopping(2));
+        clocks.record_stopping(2, Sample::of(0, 70, 100, later(1_000)));
+        assert!(clocks.stopping(2), "said it is stopping");
+        assert!(!clocks.refused(2), "it answered");
+        assert_eq!(
+            clocks.get(2, later(1_000)).map(|s| s.offset_us),
+            Some(20),
+            "its clock still counts"
+        );
+        assert!(!clocks.stopping(3), "another peer is untouched");
+        clocks.record(2, Sample::of(0, 50, 100, later(2_000)));
+        assert!(
+            !clocks.stopping(2),
+            "restarted: it answers as a running node"
+        );
     }
 
     #[test]

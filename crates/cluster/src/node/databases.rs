@@ -231,11 +231,13 @@ impl Hosting {
     }
 
     /// Whether node `id` answered this node's clock heartbeat (once a
-    /// second) within the last [`ANSWERED_WITHIN`], and has not refused one
-    /// since: a node to send requests to. A killed process refuses the
-    /// first heartbeat after its death, so it stops answering within a
-    /// second; a paused or overloaded one, after [`ANSWERED_WITHIN`]. This
-    /// node itself always answers.
+    /// second) within the last [`ANSWERED_WITHIN`], has not refused one
+    /// since, and did not say it is stopping: a node to send requests to. A
+    /// killed process refuses the first heartbeat after its death, and one
+    /// stopped on purpose says so in its first answer after the stop
+    /// began, so either stops answering within a second; a paused or
+    /// overloaded one, after [`ANSWERED_WITHIN`]. This node itself always
+    /// answers.
     pub fn answering(&self, id: u64) -> bool {
         if id == self.shared.id {
             return true;
@@ -243,6 +245,7 @@ impl Hosting {
         let now = std::time::Instant::now();
         let clocks = self.shared.clocks.lock();
         !clocks.refused(id)
+            && !clocks.stopping(id)
             && clocks
                 .get(id, now)
                 .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)

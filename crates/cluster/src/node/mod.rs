@@ -217,6 +217,9 @@ struct Shared {
     hosted: parking_lot::Mutex<BTreeMap<u64, GroupRaft>>,
     /// Their commits and leases, to hand them over when the node stops.
     commits: parking_lot::Mutex<BTreeMap<u64, Arc<crate::raft::GroupCommits>>>,
+    /// Set when the node begins to stop on purpose; its clock heartbeat
+    /// answers say so from then on ([`ClockReply::stopping`]).
+    stopping: std::sync::atomic::AtomicBool,
 }
 
 /// openraft's settings for the placement group.
@@ -327,6 +330,7 @@ impl Node {
             max_clock_offset: config.max_clock_offset,
             hosted: parking_lot::Mutex::new(BTreeMap::new()),
             commits: parking_lot::Mutex::new(BTreeMap::new()),
+            stopping: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);
@@ -516,9 +520,20 @@ impl Node {
     /// a request that will not finish does not hold the groups back (a
     /// second call finds nothing left to hand over).
     ///
+    /// It first marks the node stopping: from its next clock heartbeat on,
+    /// the other nodes count it as not answering ([`Hosting::answering`]),
+    /// send it no more requests, and roll back the idle read-write
+    /// transactions of clients that came in through it, whose connections
+    /// the stopping server is closing. A request of its own still in
+    /// flight may be waiting for one of their locks; otherwise it would
+    /// wait for them to time out.
+    ///
     /// [`GroupCommits::hand_over`]: crate::raft::GroupCommits::hand_over
     pub async fn hand_over_groups(&self) {
         let shared = &self.shared;
+        shared
+            .stopping
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         // A voter answered the group's own heartbeats lately (they go out
         // every 100 ms for a database group, 200 ms for the placement
         // group): the clock heartbeat, once a second, is too slow to know
@@ -693,8 +708,9 @@ impl Shared {
     }
 
     /// One clock heartbeat: reads every other member's clock, all at once,
-    /// and records a sample of each that answers in time, and a refusal of
-    /// each whose call fails outright (a process that is gone).
+    /// and records a sample of each that answers in time (and whether it
+    /// said it is stopping), and a refusal of each whose call fails
+    /// outright (a process that is gone).
     async fn read_clocks(&self) {
         let members: Vec<(u64, String)> = self
             .metrics()
@@ -717,7 +733,9 @@ impl Shared {
             Some(match reply {
                 Ok(reply) => {
                     let t1 = self.clock.now();
-                    (id, Ok(Sample::of(t0, reply.into_inner().micros, t1, at)))
+                    let reply = reply.into_inner();
+                    let sample = Sample::of(t0, reply.micros, t1, at);
+                    (id, Ok((sample, reply.stopping)))
                 }
                 // The clock service itself never fails: the transport did.
                 Err(status) if status.code() == tonic::Code::Unavailable => (id, Err(at)),
@@ -728,7 +746,8 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok(sample) => clocks.record(id, sample),
+                Ok((sample, false)) => clocks.record(id, sample),
+                Ok((sample, true)) => clocks.record_stopping(id, sample),
                 Err(at) => clocks.record_refusal(id, at),
             }
         }
@@ -1496,6 +1515,10 @@ impl api::NodeService for Handler {
     async fn clock(&self, _request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
         Ok(Response::new(ClockReply {
             micros: self.shared.clock.now(),
+            stopping: self
+                .shared
+                .stopping
+                .load(std::sync::atomic::Ordering::Relaxed),
         }))
     }
 
