@@ -87,6 +87,12 @@ pub struct ClockRequest {
     /// The asking node.
     #[prost(uint64, tag = "1")]
     pub sender: u64,
+    /// The asking node is stopping on purpose: it sends one round of
+    /// heartbeats as it begins to stop, so that every node knows at once
+    /// rather than at its own next heartbeat, which a quick restart can
+    /// fall between.
+    #[prost(bool, tag = "2")]
+    pub stopping: bool,
 }
 
 /// This node's wall clock when it answered, and whether it is stopping.

@@ -120,7 +120,15 @@ impl Clocks {
         self.stopping.insert(peer);
     }
 
-    /// Whether `peer`'s latest answer said it is stopping.
+    /// Records that `peer` said, in a heartbeat of its own, that it is
+    /// stopping: [`stopping`](Self::stopping) until it answers without
+    /// saying so.
+    pub fn mark_stopping(&mut self, peer: u64) {
+        self.stopping.insert(peer);
+    }
+
+    /// Whether `peer` said it is stopping, in its latest answer or in a
+    /// heartbeat of its own since.
     pub fn stopping(&self, peer: u64) -> bool {
         self.stopping.contains(&peer)
     }

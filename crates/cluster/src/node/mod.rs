@@ -520,8 +520,9 @@ impl Node {
     /// a request that will not finish does not hold the groups back (a
     /// second call finds nothing left to hand over).
     ///
-    /// It first marks the node stopping: from its next clock heartbeat on,
-    /// the other nodes count it as not answering ([`Hosting::answering`]),
+    /// It first marks the node stopping and says so to every other node in
+    /// a round of clock heartbeats (a second at most); from then on they
+    /// count it as not answering ([`Hosting::answering`]),
     /// send it no more requests, and roll back the idle read-write
     /// transactions of clients that came in through it, whose connections
     /// the stopping server is closing. A request of its own still in
@@ -534,6 +535,9 @@ impl Node {
         shared
             .stopping
             .store(true, std::sync::atomic::Ordering::Relaxed);
+        // Tell every node now (a heartbeat round that says so): the next
+        // regular round may come after a quick restart.
+        shared.read_clocks().await;
         // A voter answered the group's own heartbeats lately (they go out
         // every 100 ms for a database group, 200 ms for the placement
         // group): the clock heartbeat, once a second, is too slow to know
@@ -722,7 +726,10 @@ impl Shared {
             .collect();
         let reads = members.into_iter().map(|(id, addr)| async move {
             let channel = self.peers.channel(&addr).ok()?;
-            let mut request = Request::new(ClockRequest { sender: self.id });
+            let mut request = Request::new(ClockRequest {
+                sender: self.id,
+                stopping: self.stopping.load(std::sync::atomic::Ordering::Relaxed),
+            });
             request.set_timeout(CLOCK_TIMEOUT);
             let t0 = self.clock.now();
             let reply =
@@ -1512,7 +1519,11 @@ impl api::NodeService for Handler {
             .map(|version| Response::new(RegistryReply { version }))
     }
 
-    async fn clock(&self, _request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
+    async fn clock(&self, request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
+        let request = request.into_inner();
+        if request.stopping && request.sender != self.shared.id {
+            self.shared.clocks.lock().mark_stopping(request.sender);
+        }
         Ok(Response::new(ClockReply {
             micros: self.shared.clock.now(),
             stopping: self
