@@ -16,7 +16,10 @@
 //!   one, which serves every acknowledged row and takes new commits
 //!   (the time until the first commit succeeds is printed);
 //! * dropping the database through one node removes its files on the
-//!   others.
+//!   others;
+//! * a node stopped on purpose (SIGTERM) has the idle read-write
+//!   transactions of the clients it brought in rolled back at once, so a
+//!   request of its own waiting for their locks finishes its drain.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;

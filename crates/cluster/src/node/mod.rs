@@ -535,9 +535,15 @@ impl Node {
         shared
             .stopping
             .store(true, std::sync::atomic::Ordering::Relaxed);
-        // Tell every node now (a heartbeat round that says so): the next
-        // regular round may come after a quick restart.
-        shared.read_clocks().await;
+        // Tell every node now (a heartbeat round that says so), while the
+        // groups are handed over: the next regular round may come after a
+        // quick restart.
+        let ((), ()) = tokio::join!(shared.read_clocks(), self.hand_over_led_groups());
+    }
+
+    /// [`Node::hand_over_groups`] once the node is marked stopping.
+    async fn hand_over_led_groups(&self) {
+        let shared = &self.shared;
         // A voter answered the group's own heartbeats lately (they go out
         // every 100 ms for a database group, 200 ms for the placement
         // group): the clock heartbeat, once a second, is too slow to know
