@@ -19,7 +19,9 @@
 //!   others;
 //! * a node stopped on purpose (SIGTERM) has the idle read-write
 //!   transactions of the clients it brought in rolled back at once, so a
-//!   request of its own waiting for their locks finishes its drain.
+//!   request of its own waiting for their locks finishes its drain;
+//! * so does a node killed and started again at once (its new process's
+//!   start time tells the leader).
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -28,7 +30,7 @@ use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
 use rowtree_check::client::{Client, Selector, Statement, TxnMode};
-use rowtree_check::wire::{insert, Value};
+use rowtree_check::wire::{insert, insert_or_update, Value};
 
 const ROWTREE: &str = env!("CARGO_BIN_EXE_rowtree");
 
@@ -309,6 +311,31 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
     });
 }
 
+/// Clients of every node, and a database made through node 1 with row 1
+/// in table T, once its group's leader is the node the registry chose
+/// (returned).
+async fn one_row_database(nodes: &[NodeLine], dir: &Path) -> (Vec<Client>, String, u64) {
+    let mut clients = Vec::new();
+    for n in nodes {
+        clients.push(Client::connect(n.addr).await.expect("connect"));
+    }
+    let instance = clients[0].create_instance("inst").await.expect("instance");
+    let db = clients[0]
+        .create_database(
+            &instance,
+            "db",
+            &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
+        )
+        .await
+        .expect("database");
+    let leader = wait_for_leader(dir);
+    retry("the first row", Duration::from_secs(10), || {
+        write(&clients[0], &db, 1..2)
+    })
+    .await;
+    (clients, db, leader)
+}
+
 /// A node stopped on purpose (SIGTERM) says so in its clock heartbeat
 /// answers, and the database's leader rolls back at once the idle
 /// read-write transactions of the clients that came in through it: their
@@ -322,24 +349,7 @@ fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
     let (_up, nodes) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let mut clients = Vec::new();
-        for n in &nodes {
-            clients.push(Client::connect(n.addr).await.expect("connect"));
-        }
-        let instance = clients[0].create_instance("inst").await.expect("instance");
-        let db = clients[0]
-            .create_database(
-                &instance,
-                "db",
-                &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-            )
-            .await
-            .expect("database");
-        let leader = wait_for_leader(dir.path());
-        retry("the first row", Duration::from_secs(10), || {
-            write(&clients[0], &db, 1..2)
-        })
-        .await;
+        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
 
         // Through node 4 (it holds no replica: everything it is sent goes
         // on to the leader), an older transaction takes row 1's lock and
@@ -415,6 +425,108 @@ fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
         assert!(
             refused.to_string().contains("stopped answering"),
             "rolled back for its way in: {refused}"
+        );
+    });
+}
+
+/// A node process started again from a dead one's command line, stopped
+/// (its standard input closed, then killed) when dropped.
+struct Restarted(Child);
+
+impl Drop for Restarted {
+    fn drop(&mut self) {
+        drop(self.0.stdin.take());
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
+/// A gateway killed with SIGKILL and started again at once may come back
+/// between two of the leader's heartbeats, which then never sees it gone;
+/// the transactions begun through its old process are still rolled back
+/// within a heartbeat of its return (its answers carry its start time),
+/// not after the 10 s idle timeout.
+#[test]
+fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
+
+        // Through node 4, a transaction takes row 1's lock and goes idle.
+        let gateway = &clients[3];
+        let session = gateway.create_session(&db).await.expect("session");
+        let orphan = gateway
+            .begin(&session, TxnMode::ReadWrite)
+            .await
+            .expect("begin");
+        gateway
+            .execute_sql_seq(
+                &session,
+                &Statement::new("UPDATE T SET V = 'orphan' WHERE Id = 1"),
+                Selector::Id(orphan.clone()),
+                1,
+            )
+            .await
+            .expect("the update through node 4");
+
+        // Node 4 dies and is started again at once, with the same command.
+        let pid = nodes[3].pid;
+        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("node 4's command");
+        let args: Vec<String> = cmdline
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| String::from_utf8_lossy(a).into_owned())
+            .collect();
+        let status = Command::new("kill")
+            .args(["-9", &pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let killed = Instant::now();
+        let _again = Restarted(
+            Command::new(&args[0])
+                .args(&args[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start node 4 again"),
+        );
+
+        // Through the leader's own node, a commit needing row 1's lock waits
+        // until the orphan is rolled back.
+        let direct = &clients[(leader - 1) as usize];
+        let update = insert_or_update(
+            "T",
+            &["Id", "V"],
+            vec![vec![Value::from(1i64), Value::from("after".to_string())]],
+        );
+        let direct_session = direct.create_session(&db).await.expect("session");
+        let (_, _) = retry("a commit on row 1", Duration::from_secs(30), || {
+            direct.commit(
+                &direct_session,
+                Selector::SingleUse(TxnMode::ReadWrite),
+                vec![update.clone()],
+            )
+        })
+        .await;
+        let waited = killed.elapsed();
+        eprintln!(
+            "row 1's lock was free {:.2} s after node 4 was killed and started again",
+            waited.as_secs_f64()
+        );
+        let refused = direct
+            .commit(&session, Selector::Id(orphan), vec![])
+            .await
+            .expect_err("the orphan was rolled back");
+        assert_eq!(refused.code(), Some(tonic::Code::Aborted), "{refused}");
+        assert!(refused.to_string().contains("node 4"), "{refused}");
+        eprintln!("the orphan's commit: {refused}");
+        assert!(
+            waited < Duration::from_secs(6),
+            "rolled back within a heartbeat of node 4's return, not the idle timeout: {waited:?}"
         );
     });
 }

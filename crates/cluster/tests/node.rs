@@ -5,8 +5,10 @@
 //! directory of another node, a node id reused at another address, a
 //! directory of another cluster); a silent voter replaced by a learner,
 //! a join that never completes undone, a node whose clock is off stopping
-//! itself (the offset guard), and removals (of a follower, of
-//! the leader itself) after which the id cannot join again. `crates/cli/tests/cluster.rs` does the
+//! itself (the offset guard), removals (of a follower, of
+//! the leader itself) after which the id cannot join again, and a node
+//! that sees another say it is stopping and, after its restart, knows its
+//! process is a new one. `crates/cli/tests/cluster.rs` does the
 //! same with real processes and kill -9.
 
 use std::net::SocketAddr;
@@ -394,4 +396,73 @@ async fn a_first_start_that_failed_can_be_retried() {
     .await;
     assert_eq!(s.cluster_id, node.cluster_id());
     node.shutdown().await;
+}
+
+/// Wall-clock nanoseconds since the Unix epoch, as the server stamps a
+/// transaction's start.
+fn wall_nanos() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_nanos() as i64
+}
+
+/// Polls `ok` every 50 ms for up to 10 s.
+async fn eventually(what: &str, ok: impl Fn() -> bool) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while !ok() {
+        assert!(Instant::now() < deadline, "{what}: not within 10 s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_sees_another_stop_and_knows_it_restarted() {
+    let dir = tempfile::tempdir().unwrap();
+    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
+        .await
+        .unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    let a2: SocketAddr = n2.peer_addr().parse().unwrap();
+    let hosting = n1.hosting();
+    eventually("node 2 answering", || hosting.answering(2)).await;
+    let before_restart = wall_nanos();
+    assert!(
+        !hosting.started_after(2, before_restart),
+        "node 2's process started before now"
+    );
+    assert!(
+        !hosting.started_after(1, 0),
+        "a node never restarts for itself"
+    );
+
+    // Stopped on purpose, node 2 says so: node 1 stops counting on it at
+    // once, before its process is gone.
+    let stopped = Instant::now();
+    n2.hand_over_groups().await;
+    assert!(
+        !hosting.answering(2),
+        "node 2 said it is stopping ({:?} after the stop began)",
+        stopped.elapsed()
+    );
+    n2.shutdown().await;
+
+    // Back at the same address: answering again, and a process that
+    // started after `before_restart`, so what was begun through the old
+    // one is known to be orphaned even had no heartbeat seen it gone.
+    let n2 = Node::start(config(2, dir.path(), a2, &[])).await.unwrap();
+    eventually("node 2 answering after its restart", || {
+        hosting.answering(2)
+    })
+    .await;
+    assert!(
+        hosting.started_after(2, before_restart),
+        "node 2 restarted after {before_restart}"
+    );
+    assert!(!hosting.started_after(2, wall_nanos()));
+    n2.shutdown().await;
+    n1.shutdown().await;
 }

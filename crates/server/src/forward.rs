@@ -104,6 +104,12 @@ impl Forwarder {
         self.hosting.answering(id)
     }
 
+    /// Whether node `id`'s process started after `wall_nanos` (see
+    /// [`Hosting::started_after`]).
+    pub(crate) fn started_after(&self, id: u64, wall_nanos: i64) -> bool {
+        self.hosting.started_after(id, wall_nanos)
+    }
+
     /// A channel to the node a request for `database` goes to, if not
     /// this one (see the module docs): the leader of the database's group,
     /// when the request needs it, this node knows it and it is another

@@ -105,6 +105,11 @@ pub struct ClockReply {
     /// send it no more requests, and end what its clients left idle.
     #[prost(bool, tag = "2")]
     pub stopping: bool,
+    /// When this node's process started, microseconds since the Unix
+    /// epoch: a node that answers with a later start than before was
+    /// restarted in between, however quickly.
+    #[prost(uint64, tag = "3")]
+    pub started_micros: u64,
 }
 
 /// A gateway replaces the registry's document (compare and set): the

@@ -98,6 +98,9 @@ pub struct Clocks {
     samples: BTreeMap<u64, Sample>,
     refusals: BTreeMap<u64, Instant>,
     stopping: BTreeSet<u64>,
+    /// When each peer's process started, as its latest answer said
+    /// (microseconds of its wall clock).
+    started: BTreeMap<u64, u64>,
 }
 
 /// How long a sample counts: a peer not measured for this long is not
@@ -125,6 +128,20 @@ impl Clocks {
     /// saying so.
     pub fn mark_stopping(&mut self, peer: u64) {
         self.stopping.insert(peer);
+    }
+
+    /// Records when `peer`'s process started, as its answer said (0 from a
+    /// node that does not say).
+    pub fn record_start(&mut self, peer: u64, micros: u64) {
+        if micros > 0 {
+            self.started.insert(peer, micros);
+        }
+    }
+
+    /// When `peer`'s process started (its wall clock, microseconds), as
+    /// its latest answer said.
+    pub fn started(&self, peer: u64) -> Option<u64> {
+        self.started.get(&peer).copied()
     }
 
     /// Whether `peer` said it is stopping, in its latest answer or in a

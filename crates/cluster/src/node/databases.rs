@@ -251,6 +251,23 @@ impl Hosting {
                 .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
     }
 
+    /// Whether node `id`'s process started after `wall_nanos` (a time of
+    /// this node's wall clock, nanoseconds since the Unix epoch), by more
+    /// than the clocks may differ, as its latest clock heartbeat answer
+    /// said: what a client began through it before then was begun through
+    /// a process that is gone, even one that came back between two
+    /// heartbeats and so never stopped answering.
+    pub fn started_after(&self, id: u64, wall_nanos: i64) -> bool {
+        if id == self.shared.id {
+            return false;
+        }
+        let Some(started) = self.shared.clocks.lock().started(id) else {
+            return false;
+        };
+        let margin = i128::try_from(self.shared.max_clock_offset.as_nanos()).unwrap_or(i128::MAX);
+        i128::from(started) * 1_000 > i128::from(wall_nanos).saturating_add(margin)
+    }
+
     /// The live nodes, by id.
     pub fn live_nodes(&self) -> Result<Vec<u64>, Status> {
         Ok(self

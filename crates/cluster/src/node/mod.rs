@@ -220,6 +220,9 @@ struct Shared {
     /// Set when the node begins to stop on purpose; its clock heartbeat
     /// answers say so from then on ([`ClockReply::stopping`]).
     stopping: std::sync::atomic::AtomicBool,
+    /// When this process started (its wall clock, microseconds), which
+    /// its clock heartbeat answers carry ([`ClockReply::started_micros`]).
+    started_micros: u64,
 }
 
 /// openraft's settings for the placement group.
@@ -331,6 +334,7 @@ impl Node {
             hosted: parking_lot::Mutex::new(BTreeMap::new()),
             commits: parking_lot::Mutex::new(BTreeMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            started_micros: config.clock.now(),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);
@@ -748,7 +752,7 @@ impl Shared {
                     let t1 = self.clock.now();
                     let reply = reply.into_inner();
                     let sample = Sample::of(t0, reply.micros, t1, at);
-                    (id, Ok((sample, reply.stopping)))
+                    (id, Ok((sample, reply.stopping, reply.started_micros)))
                 }
                 // The clock service itself never fails: the transport did.
                 Err(status) if status.code() == tonic::Code::Unavailable => (id, Err(at)),
@@ -759,8 +763,14 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok((sample, false)) => clocks.record(id, sample),
-                Ok((sample, true)) => clocks.record_stopping(id, sample),
+                Ok((sample, stopping, started)) => {
+                    if stopping {
+                        clocks.record_stopping(id, sample);
+                    } else {
+                        clocks.record(id, sample);
+                    }
+                    clocks.record_start(id, started);
+                }
                 Err(at) => clocks.record_refusal(id, at),
             }
         }
@@ -1536,6 +1546,7 @@ impl api::NodeService for Handler {
                 .shared
                 .stopping
                 .load(std::sync::atomic::Ordering::Relaxed),
+            started_micros: self.shared.started_micros,
         }))
     }
 

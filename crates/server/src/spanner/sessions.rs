@@ -393,27 +393,35 @@ impl SpannerService {
         for s in sessions {
             // A session whose client came through a node that stopped
             // answering: its client is cut off, its transactions orphans.
-            let orphaned = match (s.via, &self.forwarder) {
-                (Some(via), Some(f)) => !f.answering(via),
-                _ => false,
+            // So are the transactions begun through a process of that node
+            // that has since been replaced, however quickly it came back.
+            let gateway = match (s.via, &self.forwarder) {
+                (Some(via), Some(f)) => Some((via, f)),
+                _ => None,
             };
-            let orphan_message;
-            let (read_write_idle, message) = if orphaned {
-                orphan_message = format!(
-                    "Transaction was aborted because node {} (its session's way in) stopped answering",
-                    s.via.unwrap_or_default()
-                );
-                (Duration::ZERO, orphan_message.as_str())
-            } else {
-                (read_write_idle, message)
-            };
+            let gone = gateway.is_some_and(|(via, f)| !f.answering(via));
             let mut txns = s.txns.lock();
             txns.retain(|_, slot| {
                 let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
-                let limit = if slot.read_write {
-                    read_write_idle
+                let restarted = !gone
+                    && slot.read_write
+                    && gateway.is_some_and(|(via, f)| f.started_after(via, slot.created));
+                let orphan_message;
+                let (limit, message) = if !slot.read_write {
+                    (IDLE_OTHER, message)
+                } else if gone || restarted {
+                    orphan_message = format!(
+                        "Transaction was aborted because node {} (its session's way in) {}",
+                        s.via.unwrap_or_default(),
+                        if gone {
+                            "stopped answering"
+                        } else {
+                            "restarted since it began"
+                        }
+                    );
+                    (Duration::ZERO, orphan_message.as_str())
                 } else {
-                    IDLE_OTHER
+                    (read_write_idle, message)
                 };
                 if idle < limit {
                     return true;

@@ -62,15 +62,19 @@ pub(super) struct TxnSlot {
     pub(super) state: Mutex<TxnState>,
     pub(super) last_use: AtomicI64,
     pub(super) read_write: bool,
+    /// When it was begun (wall clock, nanoseconds since the Unix epoch).
+    pub(super) created: i64,
 }
 
 impl TxnSlot {
     pub(super) fn new(state: TxnState) -> Arc<TxnSlot> {
         let read_write = matches!(state, TxnState::ReadWrite(_));
+        let now = now_nanos();
         Arc::new(TxnSlot {
             state: Mutex::new(state),
-            last_use: AtomicI64::new(now_nanos()),
+            last_use: AtomicI64::new(now),
             read_write,
+            created: now,
         })
     }
 
