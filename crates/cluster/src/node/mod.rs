@@ -526,7 +526,7 @@ impl Node {
     ///
     /// It first marks the node stopping and says so to every other node in
     /// a round of clock heartbeats (a second at most); from then on they
-    /// count it as not answering ([`Hosting::answering`]),
+    /// count it as not answering ([`databases::Hosting::answering`]),
     /// send it no more requests, and roll back the idle read-write
     /// transactions of clients that came in through it, whose connections
     /// the stopping server is closing. A request of its own still in
