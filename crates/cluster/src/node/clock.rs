@@ -276,6 +276,26 @@ mod tests {
             !clocks.stopping(2),
             "restarted: it answers as a running node"
         );
+        clocks.mark_stopping(3);
+        assert!(clocks.stopping(3), "said so in a heartbeat of its own");
+        clocks.record(3, Sample::of(0, 50, 100, later(3_000)));
+        assert!(!clocks.stopping(3), "then answered as a running node");
+    }
+
+    #[test]
+    fn the_latest_start_a_peer_reported_is_kept() {
+        let mut clocks = Clocks::default();
+        assert_eq!(clocks.started(2), None, "no start heard of");
+        clocks.record_start(2, 0);
+        assert_eq!(clocks.started(2), None, "0: a node that does not say");
+        clocks.record_start(2, 5_000);
+        clocks.record_start(2, 9_000);
+        assert_eq!(
+            clocks.started(2),
+            Some(9_000),
+            "restarted: the latest start"
+        );
+        assert_eq!(clocks.started(3), None, "another peer is untouched");
     }
 
     #[test]
