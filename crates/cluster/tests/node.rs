@@ -54,6 +54,17 @@ async fn wait_for(addr: &str, what: &str, ok: impl Fn(&ClusterStatus) -> bool) -
     }
 }
 
+/// Node 1, which makes the cluster, and node 2, which joins it, in `dir`;
+/// and node 1's peer address.
+async fn two_nodes(dir: &Path) -> (Node, Node, String) {
+    let n1 = Node::start(config(1, dir, any_port(), &[])).await.unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let n2 = Node::start(config(2, dir, any_port(), &[&a1]))
+        .await
+        .unwrap();
+    (n1, n2, a1)
+}
+
 fn live_voters(s: &ClusterStatus) -> usize {
     s.nodes
         .iter()
@@ -322,13 +333,7 @@ async fn a_silent_voter_is_replaced_and_removed_nodes_stay_out() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_whose_clock_is_off_stops_and_the_others_see_its_offset() {
     let dir = tempfile::tempdir().unwrap();
-    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
-        .await
-        .unwrap();
-    let a1 = n1.peer_addr().to_string();
-    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
-        .await
-        .unwrap();
+    let (n1, n2, a1) = two_nodes(dir.path()).await;
     // Node 3's clock is 50 ms ahead; the maximum offset is 10 ms.
     let n3 = Node::start(NodeConfig {
         clock: WallClock::skewed(50_000),
@@ -419,13 +424,7 @@ async fn eventually(what: &str, ok: impl Fn() -> bool) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_node_sees_another_stop_and_knows_it_restarted() {
     let dir = tempfile::tempdir().unwrap();
-    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
-        .await
-        .unwrap();
-    let a1 = n1.peer_addr().to_string();
-    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
-        .await
-        .unwrap();
+    let (n1, n2, _) = two_nodes(dir.path()).await;
     let a2: SocketAddr = n2.peer_addr().parse().unwrap();
     let hosting = n1.hosting();
     eventually("node 2 answering", || hosting.answering(2)).await;
