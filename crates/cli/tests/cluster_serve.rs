@@ -21,7 +21,10 @@
 //!   transactions of the clients it brought in rolled back at once, so a
 //!   request of its own waiting for their locks finishes its drain;
 //! * so does a node killed and started again at once (its new process's
-//!   start time tells the leader).
+//!   start time tells the leader);
+//! * a commit forwarded to the leader, which dies before answering, gets
+//!   a settled answer (here: not committed, ABORTED) rather than a broken
+//!   call with its outcome unknown.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -441,6 +444,32 @@ impl Drop for Restarted {
     }
 }
 
+/// Kills `node` with SIGKILL and starts it again at once, with the same
+/// command line.
+fn kill_and_restart(node: &NodeLine) -> Restarted {
+    let pid = node.pid;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("the node's command");
+    let args: Vec<String> = cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect();
+    let status = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    Restarted(
+        Command::new(&args[0])
+            .args(&args[1..])
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("start the node again"),
+    )
+}
+
 /// A gateway killed with SIGKILL and started again at once may come back
 /// between two of the leader's heartbeats, which then never sees it gone;
 /// the transactions begun through its old process are still rolled back
@@ -472,28 +501,8 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
             .expect("the update through node 4");
 
         // Node 4 dies and is started again at once, with the same command.
-        let pid = nodes[3].pid;
-        let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("node 4's command");
-        let args: Vec<String> = cmdline
-            .split(|b| *b == 0)
-            .filter(|a| !a.is_empty())
-            .map(|a| String::from_utf8_lossy(a).into_owned())
-            .collect();
-        let status = Command::new("kill")
-            .args(["-9", &pid.to_string()])
-            .status()
-            .unwrap();
-        assert!(status.success());
+        let _again = kill_and_restart(&nodes[3]);
         let killed = Instant::now();
-        let _again = Restarted(
-            Command::new(&args[0])
-                .args(&args[1..])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start node 4 again"),
-        );
 
         // Through the leader's own node, a commit needing row 1's lock waits
         // until the orphan is rolled back.
@@ -528,5 +537,101 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
             waited < Duration::from_secs(6),
             "rolled back within a heartbeat of node 4's return, not the idle timeout: {waited:?}"
         );
+    });
+}
+
+/// A client's commit that a follower forwards to the leader, which is
+/// killed before it answers, gets a settled answer from the follower: it
+/// tagged the commit, and asks the next leader whether the tag was
+/// committed, rather than relaying the broken call (UNAVAILABLE, outcome
+/// unknown). Here the commit waits for a lock when the leader dies, so
+/// it never committed: the answer is ABORTED, which the client retries.
+#[test]
+fn a_forwarded_commit_whose_leader_dies_gets_a_settled_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
+        // A follower holding a replica: it sends commits to the leader
+        // itself, tagged.
+        let follower = (1..=3).find(|id| *id != leader).expect("a follower");
+        let gateway = &clients[(follower - 1) as usize];
+
+        // An older transaction takes row 1's lock and goes idle; a younger
+        // single-use commit on row 1 waits for it at the leader.
+        let older_session = gateway.create_session(&db).await.expect("session");
+        let older = gateway
+            .begin(&older_session, TxnMode::ReadWrite)
+            .await
+            .expect("begin the older");
+        gateway
+            .execute_sql_seq(
+                &older_session,
+                &Statement::new("UPDATE T SET V = 'older' WHERE Id = 1"),
+                Selector::Id(older),
+                1,
+            )
+            .await
+            .expect("the older transaction's update");
+        let waiting = {
+            let gateway = gateway.clone();
+            let db = db.clone();
+            tokio::spawn(async move {
+                let session = gateway.create_session(&db).await.expect("session");
+                let update = insert_or_update(
+                    "T",
+                    &["Id", "V"],
+                    vec![vec![Value::from(1i64), Value::from("younger".to_string())]],
+                );
+                let r = gateway
+                    .commit(
+                        &session,
+                        Selector::SingleUse(TxnMode::ReadWrite),
+                        vec![update],
+                    )
+                    .await;
+                (r, Instant::now())
+            })
+        };
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        assert!(
+            !waiting.is_finished(),
+            "the younger commit waits for the lock"
+        );
+
+        // The leader dies with the commit in its hands, and comes back.
+        let _again = kill_and_restart(&nodes[(leader - 1) as usize]);
+        let killed = Instant::now();
+        let (answer, at) = tokio::time::timeout(Duration::from_secs(40), waiting)
+            .await
+            .expect("the commit is answered")
+            .expect("the task");
+        let took = at.duration_since(killed);
+        let refused = answer.expect_err("the commit never took effect");
+        eprintln!(
+            "the forwarded commit was answered {:.2} s after its leader was killed: {refused}",
+            took.as_secs_f64()
+        );
+        assert_eq!(refused.code(), Some(tonic::Code::Aborted), "{refused}");
+        assert!(
+            refused.to_string().contains("was not committed"),
+            "settled by the lookup, not by a lock or a wound: {refused}"
+        );
+
+        // And indeed row 1 holds neither transaction's value.
+        let (v, _) = retry("row 1 after the kill", Duration::from_secs(30), || async {
+            let session = gateway.create_session(&db).await?;
+            gateway
+                .execute_sql(
+                    &session,
+                    &Statement::new("SELECT COUNT(*) FROM T WHERE Id = 1 AND V = 'v1'"),
+                    Selector::strong(),
+                )
+                .await?
+                .single_int()
+        })
+        .await;
+        assert_eq!(v, 1, "row 1 has neither the older nor the younger value");
     });
 }

@@ -31,6 +31,7 @@ use rowtree_kv::{
 use rowtree_schema::{Catalog, ViewAnalyzer};
 
 use crate::observer::SchemaObserver;
+use crate::outcome::{self, OutcomeTag, OUTCOME_PREFIX, OUTCOME_RETENTION};
 use rowtree_storage::{
     Durability, Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc, WriteBatch,
 };
@@ -921,12 +922,45 @@ impl Database {
         Ok(())
     }
 
+    /// The commit timestamp recorded under `tag` if this replica applied
+    /// that commit (see [`crate::outcome`]); `None` says nothing final by
+    /// itself (the commit may still be on its way).
+    pub fn recorded_outcome(&self, tag: &OutcomeTag) -> Result<Option<u64>> {
+        Ok(self
+            .inner
+            .router
+            .meta_get(&tag.key())?
+            .and_then(|v| outcome::recorded_ts(&v)))
+    }
+
+    /// Deletes the outcomes recorded more than [`OUTCOME_RETENTION`] ago
+    /// (by their tags' `not_after`), locally, as garbage collection does
+    /// with versions; returns how many. Part of the periodic pass.
+    pub fn prune_outcomes(&self) -> Result<usize> {
+        let now = self.inner.options.clock.now_nanos();
+        let cutoff = now.saturating_sub(OUTCOME_RETENTION.as_nanos() as u64);
+        let mut batch = WriteBatch::new();
+        for item in self.inner.router.meta_scan(OUTCOME_PREFIX) {
+            let (key, _) = item?;
+            match outcome::key_not_after(&key) {
+                Some(t) if t >= cutoff => break,
+                _ => self.inner.router.stage_meta(&mut batch, key, None),
+            }
+        }
+        let n = batch.len();
+        if n > 0 {
+            self.inner.router.write(batch, Durability::Buffered)?;
+        }
+        Ok(n)
+    }
+
     /// The periodic pass: [`collect_garbage`](Self::collect_garbage) unless
     /// no version was written since the last complete pass at a timestamp
     /// its horizon has now reached, in which case there is nothing to
     /// delete and reading the whole database to find that out is skipped
     /// (`rowtree_kv::gc_watch`). Returns whether a pass ran.
     pub fn collect_garbage_if_needed(&self) -> Result<bool> {
+        self.prune_outcomes()?;
         let horizon = self.gc_horizon();
         if !self.inner.router.garbage_possible(horizon) {
             tracing::debug!(target: "rowtree_db::gc", horizon, "gc pass skipped: no new garbage possible");

@@ -27,7 +27,7 @@
 //! target, row, overlay, keys, eval what they share: key ranges, row assembly,
 //!                                  a transaction's uncommitted writes, the key
 //!                                  layout, expression contexts
-//! sequences, mutation, format, error, observer
+//! sequences, mutation, format, error, observer, outcome
 //! ```
 
 pub mod database;
@@ -39,6 +39,7 @@ pub(crate) mod gate;
 pub mod keys;
 pub mod mutation;
 pub mod observer;
+pub mod outcome;
 mod overlay;
 pub mod read;
 mod row;
@@ -57,6 +58,7 @@ pub use error::{Error, Result};
 pub use format::FORMAT_VERSION;
 pub use mutation::{Bound, Key, KeyRange, KeySet, Mutation, WriteKind};
 pub use observer::SchemaObserver;
+pub use outcome::OutcomeTag;
 pub use read::ReadRequest;
 pub use sequences::bit_reversed_positive;
 pub use stream::{RowStream, ScanRequest, ScanStats, TaggedRow, TreeScanRequest, TreeStream};

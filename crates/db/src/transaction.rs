@@ -23,6 +23,7 @@ use crate::database::Database;
 use crate::error::{Error, Result};
 use crate::gate::SharedPass;
 use crate::mutation::Mutation;
+use crate::outcome::OutcomeTag;
 use crate::overlay::TxnWrites;
 use crate::read::ReadRequest;
 use crate::stream::{RowStream, ScanRequest, TreeScanRequest, TreeStream};
@@ -84,6 +85,9 @@ pub struct ReadWriteTransaction {
     /// A probe ([`Database::begin_probe`]): never waits for a lock, and
     /// may not commit.
     probe: bool,
+    /// Recorded with the commit, so its outcome can be looked up
+    /// ([`ReadWriteTransaction::record_outcome`]).
+    outcome_tag: Option<OutcomeTag>,
 }
 
 impl ReadWriteTransaction {
@@ -97,7 +101,16 @@ impl ReadWriteTransaction {
             pinned: None,
             done: false,
             probe: false,
+            outcome_tag: None,
         }
+    }
+
+    /// Records the commit's outcome under `tag` with its writes, and makes
+    /// the commit fail (aborted, nothing written) if it cannot get a
+    /// timestamp at or before `tag.not_after` (see [`crate::outcome`]).
+    /// A commit with nothing to write then writes the outcome alone.
+    pub fn record_outcome(&mut self, tag: OutcomeTag) {
+        self.outcome_tag = Some(tag);
     }
 
     /// How long a lock may be waited for: as long as wound-wait says,
@@ -439,7 +452,7 @@ impl ReadWriteTransaction {
         };
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
-        let Submitted(ticket) = resolved.submit(inner, to_lead);
+        let Submitted(ticket) = resolved.submit(inner, to_lead, self.outcome_tag);
         let outcome = Outcome::Waiting(ticket);
         self.done = true;
         Ok(Some(PendingCommit {
@@ -733,6 +746,28 @@ impl Database {
     /// Starts a read-only transaction.
     pub fn read_only(&self, bound: TimestampBound) -> Result<ReadOnlyTransaction> {
         ReadOnlyTransaction::new(self.clone(), bound)
+    }
+
+    /// The settled outcome of the commit tagged `tag` (see
+    /// [`crate::outcome`]): its timestamp if it committed, `None` if it did
+    /// not and never will. Only the database's leaseholder can say (others
+    /// fail as a read would, e.g. unavailable, naming the leader).
+    ///
+    /// Settles at `tag.not_after` (waiting until this node may read there),
+    /// or, with `sender_gone`, at once: the caller knows that the process
+    /// the commit was sent to is gone (dead, or stopped after giving up its
+    /// lease for good), so whatever it proposed is either in the log before
+    /// this node's lease, and applied here by now, or nowhere.
+    pub fn commit_outcome(&self, tag: &OutcomeTag, sender_gone: bool) -> Result<Option<u64>> {
+        let bound = if sender_gone {
+            TimestampBound::Strong
+        } else {
+            TimestampBound::ReadTimestamp(tag.not_after)
+        };
+        // Being allowed to read there (the lease) and every commit at or
+        // below the read's timestamp applied is the whole settlement.
+        let _settled = self.read_only(bound)?;
+        self.recorded_outcome(tag)
     }
 
     /// A single strong read.

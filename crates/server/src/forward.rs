@@ -122,6 +122,21 @@ impl Forwarder {
         metadata: &MetadataMap,
         need: Need,
     ) -> Result<Option<Channel>, Status> {
+        match self.next_hop(database, metadata, need)? {
+            Some(hop) => Ok(Some(self.channel(database, hop.node)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// The node a request for `database` goes to next, as
+    /// [`target`](Self::target) chooses it, and whether that node leads the
+    /// database's group (else it holds a replica and sends the request on).
+    pub(crate) fn next_hop(
+        &self,
+        database: &str,
+        metadata: &MetadataMap,
+        need: Need,
+    ) -> Result<Option<Hop>, Status> {
         let hops = hops(metadata);
         if hops >= MAX_HOPS {
             return Ok(None);
@@ -130,7 +145,7 @@ impl Forwarder {
         // A database other nodes hold is known from memory; asking
         // `Registry::database` first would miss and read the stored
         // document on every such request.
-        let leader = if let Some(group) = self.registry.placed_elsewhere(database) {
+        if let Some(group) = self.registry.placed_elsewhere(database) {
             // A replica's node, in turn, skipping those that stopped
             // answering; a request forwarded here already is answered here.
             if hops > 0 || group.members.is_empty() {
@@ -138,40 +153,77 @@ impl Forwarder {
             }
             let turn = self.turn.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
             let n = group.members.len();
-            (0..n)
+            let node = (0..n)
                 .map(|i| group.members[(turn + i) % n])
                 .find(|id| self.hosting.answering(*id))
-                .unwrap_or(group.members[turn % n])
-        } else {
-            let Ok(hosted) = self.registry.database(database) else {
-                return Ok(None);
-            };
-            let Some(group) = &hosted.meta.group else {
-                return Ok(None);
-            };
-            match (need, self.hosting.leader_of(group.id)) {
-                (Need::Leader, Some(leader)) if leader != me => leader,
-                _ => return Ok(None),
-            }
+                .unwrap_or(group.members[turn % n]);
+            return Ok(Some(Hop {
+                node,
+                leader: false,
+            }));
+        }
+        let Ok(hosted) = self.registry.database(database) else {
+            return Ok(None);
         };
-        let addr = self.hosting.client_addr(leader)?.ok_or_else(|| {
+        let Some(group) = &hosted.meta.group else {
+            return Ok(None);
+        };
+        match (need, self.hosting.leader_of(group.id)) {
+            (Need::Leader, Some(leader)) if leader != me => Ok(Some(Hop {
+                node: leader,
+                leader: true,
+            })),
+            _ => Ok(None),
+        }
+    }
+
+    /// A channel to the Spanner port of node `node`, which serves
+    /// `database` (named in the error if the node has not said where its
+    /// port is).
+    pub(crate) fn channel(&self, database: &str, node: u64) -> Result<Channel, Status> {
+        let addr = self.hosting.client_addr(node)?.ok_or_else(|| {
             Status::unavailable(format!(
-                "node {leader} serves {database}, but has not said where yet; try again"
+                "node {node} serves {database}, but has not said where yet; try again"
             ))
         })?;
         let mut channels = self.channels.lock();
         if let Some(channel) = channels.get(&addr) {
-            return Ok(Some(channel.clone()));
+            return Ok(channel.clone());
         }
         let dial = self.hosting.dial_addr(&addr);
         let channel = tonic::transport::Endpoint::from_shared(format!("http://{dial}"))
-            .map_err(|e| Status::internal(format!("node {leader}'s address {addr:?}: {e}")))?
+            .map_err(|e| Status::internal(format!("node {node}'s address {addr:?}: {e}")))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
             .connect_lazy();
         channels.insert(addr, channel.clone());
-        Ok(Some(channel))
+        Ok(channel)
     }
+
+    /// Whether node `id` settles the outcome of a tagged commit (see
+    /// [`Hosting::settles_outcomes`]).
+    pub(crate) fn settles_outcomes(&self, id: u64) -> bool {
+        self.hosting.settles_outcomes(id)
+    }
+
+    /// Whether the process of node `id` that was running at `wall_nanos`
+    /// (this node's wall clock) is gone for good, as far as this node
+    /// knows: it restarted since, or it is stopping (a stopping node has
+    /// given up its leases and never takes one again). This node itself
+    /// counts if its own process started after `wall_nanos`.
+    pub(crate) fn process_gone_since(&self, id: u64, wall_nanos: i64) -> bool {
+        self.hosting.process_gone_since(id, wall_nanos)
+    }
+}
+
+/// Where [`Forwarder::next_hop`] sends a request.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Hop {
+    /// The node.
+    pub node: u64,
+    /// Whether it leads the request's database (else it holds a replica
+    /// and sends the request on to the leader).
+    pub leader: bool,
 }
 
 /// `request` as it is sent on: the client's metadata (its deadline

@@ -110,6 +110,13 @@ pub struct ClockReply {
     /// restarted in between, however quickly.
     #[prost(uint64, tag = "3")]
     pub started_micros: u64,
+    /// The node records the outcome of a commit a gateway tagged, and
+    /// refuses to commit it past its deadline (see the server's
+    /// `spanner/outcomes.rs`): a gateway tags only the commits it sends to
+    /// such a node, so a node of an older version is never asked to settle
+    /// an outcome it did not record.
+    #[prost(bool, tag = "4")]
+    pub settles_outcomes: bool,
 }
 
 /// A gateway replaces the registry's document (compare and set): the

@@ -101,6 +101,9 @@ pub struct Clocks {
     /// When each peer's process started, as its latest answer said
     /// (microseconds of its wall clock).
     started: BTreeMap<u64, u64>,
+    /// The peers whose latest answer said they settle commit outcomes
+    /// ([`ClockReply::settles_outcomes`](super::api::ClockReply::settles_outcomes)).
+    settles_outcomes: BTreeSet<u64>,
 }
 
 /// How long a sample counts: a peer not measured for this long is not
@@ -136,6 +139,21 @@ impl Clocks {
         if micros > 0 {
             self.started.insert(peer, micros);
         }
+    }
+
+    /// Records whether `peer`'s latest answer said it settles commit
+    /// outcomes.
+    pub fn record_settles_outcomes(&mut self, peer: u64, settles: bool) {
+        if settles {
+            self.settles_outcomes.insert(peer);
+        } else {
+            self.settles_outcomes.remove(&peer);
+        }
+    }
+
+    /// Whether `peer`'s latest answer said it settles commit outcomes.
+    pub fn settles_outcomes(&self, peer: u64) -> bool {
+        self.settles_outcomes.contains(&peer)
     }
 
     /// When `peer`'s process started (its wall clock, microseconds), as
@@ -296,6 +314,18 @@ mod tests {
             "restarted: the latest start"
         );
         assert_eq!(clocks.started(3), None, "another peer is untouched");
+    }
+
+    #[test]
+    fn a_peer_settles_outcomes_only_while_its_latest_answer_says_so() {
+        let mut clocks = Clocks::default();
+        assert!(!clocks.settles_outcomes(2), "nothing heard yet");
+        clocks.record_settles_outcomes(2, true);
+        assert!(clocks.settles_outcomes(2));
+        assert!(!clocks.settles_outcomes(3), "another peer is untouched");
+        // Restarted with a version that does not (its answer lacks the field).
+        clocks.record_settles_outcomes(2, false);
+        assert!(!clocks.settles_outcomes(2));
     }
 
     #[test]

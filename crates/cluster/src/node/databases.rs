@@ -268,6 +268,30 @@ impl Hosting {
         i128::from(started) * 1_000 > i128::from(wall_nanos).saturating_add(margin)
     }
 
+    /// Whether the process of node `id` that ran at `wall_nanos` (this
+    /// node's wall clock, nanoseconds since the Unix epoch) is gone for
+    /// good: it started again since ([`Hosting::started_after`]; for this
+    /// node, its own process started after `wall_nanos`, by more than the
+    /// clocks may differ), or it is stopping, having handed over its
+    /// groups and given up its leases for the rest of its life. A paused
+    /// or cut-off process is not gone: it may still act when it comes
+    /// back.
+    pub fn process_gone_since(&self, id: u64, wall_nanos: i64) -> bool {
+        if id == self.shared.id {
+            let margin =
+                i128::try_from(self.shared.max_clock_offset.as_nanos()).unwrap_or(i128::MAX);
+            return i128::from(self.shared.started_micros) * 1_000
+                > i128::from(wall_nanos).saturating_add(margin);
+        }
+        self.started_after(id, wall_nanos) || self.shared.clocks.lock().stopping(id)
+    }
+
+    /// Whether node `id` settles the outcome of a tagged commit, as its
+    /// latest clock heartbeat answer said (this node does).
+    pub fn settles_outcomes(&self, id: u64) -> bool {
+        id == self.shared.id || self.shared.clocks.lock().settles_outcomes(id)
+    }
+
     /// The live nodes, by id.
     pub fn live_nodes(&self) -> Result<Vec<u64>, Status> {
         Ok(self

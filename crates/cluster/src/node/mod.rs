@@ -752,7 +752,15 @@ impl Shared {
                     let t1 = self.clock.now();
                     let reply = reply.into_inner();
                     let sample = Sample::of(t0, reply.micros, t1, at);
-                    (id, Ok((sample, reply.stopping, reply.started_micros)))
+                    (
+                        id,
+                        Ok((
+                            sample,
+                            reply.stopping,
+                            reply.started_micros,
+                            reply.settles_outcomes,
+                        )),
+                    )
                 }
                 // The clock service itself never fails: the transport did.
                 Err(status) if status.code() == tonic::Code::Unavailable => (id, Err(at)),
@@ -763,13 +771,14 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok((sample, stopping, started)) => {
+                Ok((sample, stopping, started, settles_outcomes)) => {
                     if stopping {
                         clocks.record_stopping(id, sample);
                     } else {
                         clocks.record(id, sample);
                     }
                     clocks.record_start(id, started);
+                    clocks.record_settles_outcomes(id, settles_outcomes);
                 }
                 Err(at) => clocks.record_refusal(id, at),
             }
@@ -1547,6 +1556,7 @@ impl api::NodeService for Handler {
                 .stopping
                 .load(std::sync::atomic::Ordering::Relaxed),
             started_micros: self.shared.started_micros,
+            settles_outcomes: true,
         }))
     }
 

@@ -24,7 +24,7 @@ use std::sync::Arc;
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use pb::transaction_options::Mode;
-use rowtree_db::{CommitResult, CommitStart, Database, Mutation, ReadWriteTransaction};
+use rowtree_db::{CommitResult, CommitStart, Database, Mutation, OutcomeTag, ReadWriteTransaction};
 use rowtree_types::Code;
 use tokio::sync::mpsc;
 use tokio_stream::wrappers::ReceiverStream;
@@ -35,6 +35,7 @@ use super::sessions::SessionState;
 use super::threads::blocking;
 use super::transactions::{TxnSlot, TxnState};
 use crate::convert;
+use crate::registry::now_nanos;
 use crate::status;
 
 /// Ends a held transaction for Commit or Rollback and returns the state it
@@ -60,14 +61,18 @@ fn ended() -> TxnState {
 pub(super) async fn commit(
     session: Arc<SessionState>,
     r: pb::CommitRequest,
+    tag: Option<OutcomeTag>,
 ) -> Result<pb::CommitResponse, Status> {
     use pb::commit_request::Transaction as T;
     let result = match &r.transaction {
         Some(T::TransactionId(id)) => {
             let Some(mut txn) = take_read_write(&session, id) else {
-                return blocking(move || commit_blocking(&session, &r)).await;
+                return blocking(move || commit_blocking(&session, &r, tag)).await;
             };
             session.forget(id);
+            if let Some(tag) = tag {
+                txn.record_outcome(tag);
+            }
             let mutations = convert::mutations_from_proto(&r.mutations, &txn.catalog())?;
             txn.buffer_all(mutations).map_err(status::from_db)?;
             commit_txn(txn).await?.map_err(status::from_db)?
@@ -79,7 +84,7 @@ pub(super) async fn commit(
                 ));
             }
             let mutations = convert::mutations_from_proto(&r.mutations, &session.db.catalog())?;
-            write(&session.db, mutations).await?
+            write(&session.db, mutations, tag).await?
         }
         None => {
             return Err(Status::invalid_argument(
@@ -124,7 +129,14 @@ async fn commit_txn(txn: ReadWriteTransaction) -> Result<rowtree_db::Result<Comm
 /// A single-use read-write transaction of `mutations`, retried with the
 /// first attempt's wound-wait priority while it is aborted, with backoff
 /// (as the database's `write` does, but sleeping without a thread).
-async fn write(db: &Database, mutations: Vec<Mutation>) -> Result<CommitResult, Status> {
+///
+/// A tagged commit ([`OutcomeTag`]) is retried only until its `not_after`:
+/// past it, it could no longer commit.
+async fn write(
+    db: &Database,
+    mutations: Vec<Mutation>,
+    tag: Option<OutcomeTag>,
+) -> Result<CommitResult, Status> {
     let mut priority = None;
     let mut backoff = rowtree_db::AbortBackoff::default();
     loop {
@@ -133,12 +145,19 @@ async fn write(db: &Database, mutations: Vec<Mutation>) -> Result<CommitResult, 
             Some(p) => db.begin_with_priority(p),
         };
         priority = Some(txn.priority());
+        if let Some(tag) = tag {
+            txn.record_outcome(tag);
+        }
         let outcome = match txn.buffer_all(mutations.clone()) {
             Ok(()) => commit_txn(txn).await?,
             Err(e) => Err(e),
         };
         match outcome {
-            Err(e) if e.is_retryable() => tokio::time::sleep(backoff.next_pause()).await,
+            Err(e)
+                if e.is_retryable() && tag.is_none_or(|t| (now_nanos() as u64) < t.not_after) =>
+            {
+                tokio::time::sleep(backoff.next_pause()).await
+            }
             other => return other.map_err(status::from_db),
         }
     }
@@ -150,6 +169,7 @@ async fn write(db: &Database, mutations: Vec<Mutation>) -> Result<CommitResult, 
 fn commit_blocking(
     session: &SessionState,
     r: &pb::CommitRequest,
+    tag: Option<OutcomeTag>,
 ) -> Result<pb::CommitResponse, Status> {
     use pb::commit_request::Transaction as T;
     let Some(T::TransactionId(id)) = &r.transaction else {
@@ -160,6 +180,9 @@ fn commit_blocking(
     session.forget(id);
     let result = match state {
         TxnState::ReadWrite(mut txn) => {
+            if let Some(tag) = tag {
+                txn.record_outcome(tag);
+            }
             let mutations = convert::mutations_from_proto(&r.mutations, &txn.catalog())?;
             txn.buffer_all(mutations).map_err(status::from_db)?;
             txn.commit().map_err(status::from_db)?

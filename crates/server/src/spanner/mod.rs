@@ -60,6 +60,7 @@
 //! | `statements.rs` | queries and DML run (ExecuteSql, ExecuteBatchDml, PartitionQuery) |
 //! | `reads.rs` | key-set reads (Read, StreamingRead, PartitionRead) |
 //! | `commits.rs` | Commit, Rollback, BatchWrite |
+//! | `outcomes.rs` | a forwarded Commit tagged, and its outcome looked up if the answer is lost |
 //! | `partitioned.rs` | partitioned DML statements |
 //! | `results.rs` | rows to `ResultSet`s or chunked `PartialResultSet`s, resume tokens |
 //! | `limits.rs` | the limits above, request size, the client's deadline |
@@ -86,6 +87,7 @@
 
 mod commits;
 mod limits;
+mod outcomes;
 mod partitioned;
 mod reads;
 mod results;
@@ -103,5 +105,6 @@ pub use limits::{
     IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES,
     MAX_SESSIONS,
 };
+pub use outcomes::{COMMIT_TAG, OUTCOME_OF, OUTCOME_WINDOW};
 pub use results::CHUNK_BYTES;
 pub use sessions::SpannerService;

@@ -16,6 +16,7 @@ use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 
 use super::commits;
 use super::limits::{check_size, deadline_of};
+use super::outcomes;
 use super::reads;
 use super::results::{self, Stream};
 use super::selectors::inline_snapshot;
@@ -23,7 +24,7 @@ use super::sessions::SpannerService;
 use super::statements;
 use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
-use crate::forward::{database_of, onward_from};
+use crate::forward::{database_of, onward_from, Need};
 
 /// Sends the request on to the node leading its database, if that is not
 /// this one (a cluster node; `forward.rs`), and returns its answer.
@@ -276,15 +277,40 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::CommitResponse>, Status> {
+        // A client's Commit for a database another node leads goes there
+        // tagged, so that its outcome can be looked up if the answer is
+        // lost (`outcomes.rs`).
+        if let Some(f) = &self.forwarder {
+            if outcomes::untagged(request.metadata()) {
+                let database = database_of(&request.get_ref().session).to_owned();
+                if let Some(hop) = f.next_hop(&database, request.metadata(), Need::Leader)? {
+                    if hop.leader && f.settles_outcomes(hop.node) {
+                        let f = f.clone();
+                        return self
+                            .commit_at_leader(&f, &database, hop.node, request)
+                            .await
+                            .map(Response::new);
+                    }
+                }
+            }
+        }
         forward!(
             self,
             request,
             database_of(&request.get_ref().session),
             commit
         );
+        if let Some(lookup) = outcomes::lookup_of(request.metadata())? {
+            let database = database_of(&request.get_ref().session).to_owned();
+            return self
+                .answer_lookup(&database, lookup, None)
+                .await
+                .map(Response::new);
+        }
+        let tag = outcomes::tag_of(request.metadata())?;
         let r = request.into_inner();
         let session = self.session(&r.session)?;
-        guarded(commits::commit(session, r))
+        guarded(commits::commit(session, r, tag))
             .await
             .map(Response::new)
     }
