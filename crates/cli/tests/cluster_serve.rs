@@ -356,11 +356,16 @@ fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
 
         // Through node 4 (it holds no replica: everything it is sent goes
         // on to the leader), an older transaction takes row 1's lock and
-        // goes idle; a younger one asks for the same lock and waits.
+        // goes idle; a younger one asks for the same lock and waits. The
+        // older one's session was made straight at the leader: what counts
+        // is the way in of the requests that began and ran the transaction.
         let gateway = &clients[3];
         let update =
             |v: &str| Statement::new("UPDATE T SET V = @v WHERE Id = 1").param("v", v.to_string());
-        let older_session = gateway.create_session(&db).await.expect("session");
+        let older_session = clients[(leader - 1) as usize]
+            .create_session(&db)
+            .await
+            .expect("session");
         let older = gateway
             .begin(&older_session, TxnMode::ReadWrite)
             .await

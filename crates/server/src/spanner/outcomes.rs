@@ -275,8 +275,18 @@ impl SpannerService {
                 Err(e) => Err(e),
             };
             match answer {
-                Ok(response) => return Ok(response),
-                Err(e) if e.code() == Code::Aborted => return Err(e),
+                Ok(response) => {
+                    tracing::info!(database, leader, "a forwarded commit's outcome: committed");
+                    return Ok(response);
+                }
+                Err(e) if e.code() == Code::Aborted => {
+                    tracing::info!(
+                        database,
+                        leader,
+                        "a forwarded commit's outcome: not committed"
+                    );
+                    return Err(e);
+                }
                 Err(_) => tokio::time::sleep(RETRY_PAUSE.min(left)).await,
             }
         }

@@ -151,9 +151,10 @@ impl Spanner for SpannerService {
             execute_sql
         );
         let deadline = deadline_of(request.metadata());
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
@@ -179,9 +180,10 @@ impl Spanner for SpannerService {
             stream
         );
         let deadline = deadline_of(request.metadata());
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         let token = r.resume_token.clone();
         Ok(Response::new(results::stream(
             &token,
@@ -200,9 +202,10 @@ impl Spanner for SpannerService {
             database_of(&request.get_ref().session),
             execute_batch_dml
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         blocking(move || statements::batch_dml(&session, &r))
             .await
             .map(Response::new)
@@ -214,9 +217,10 @@ impl Spanner for SpannerService {
     ) -> Result<Response<pb::ResultSet>, Status> {
         forward!(self, request, database_of(&request.get_ref().session), read);
         let deadline = deadline_of(request.metadata());
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
@@ -242,9 +246,10 @@ impl Spanner for SpannerService {
             stream
         );
         let deadline = deadline_of(request.metadata());
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         let token = r.resume_token.clone();
         Ok(Response::new(results::stream(
             &token,
@@ -263,8 +268,9 @@ impl Spanner for SpannerService {
             database_of(&request.get_ref().session),
             begin_transaction
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         let options = r.options.unwrap_or_default();
         blocking(move || {
             let (_, _, txn) = session.begin(&options)?;
@@ -308,8 +314,9 @@ impl Spanner for SpannerService {
                 .map(Response::new);
         }
         let tag = outcomes::tag_of(request.metadata())?;
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         guarded(commits::commit(session, r, tag))
             .await
             .map(Response::new)
@@ -325,8 +332,9 @@ impl Spanner for SpannerService {
             database_of(&request.get_ref().session),
             rollback
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         blocking(move || {
             commits::rollback(&session, &r);
             Ok(Response::new(()))
@@ -344,9 +352,10 @@ impl Spanner for SpannerService {
             database_of(&request.get_ref().session),
             partition_query
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         blocking(move || statements::partition_query(&session, &r))
             .await
             .map(Response::new)
@@ -362,9 +371,10 @@ impl Spanner for SpannerService {
             database_of(&request.get_ref().session),
             partition_read
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         blocking(move || reads::partition_read(&session, &r))
             .await
             .map(Response::new)
@@ -383,9 +393,10 @@ impl Spanner for SpannerService {
             batch_write,
             stream
         );
+        let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session(&r.session)?;
+        let session = self.session_via(&r.session, via)?;
         Ok(Response::new(commits::batch_write(session, r)))
     }
 }

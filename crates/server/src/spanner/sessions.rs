@@ -11,7 +11,7 @@
 //! are answered here; the service only hands them over.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -49,12 +49,10 @@ pub(super) struct SessionState {
     pub(super) creator_role: String,
     pub(super) last_use: AtomicI64,
     pub(super) txns: Mutex<HashMap<Vec<u8>, Arc<TxnSlot>>>,
-    /// On a cluster node: the node the client made the session through,
-    /// if not this one (`forward::VIA`). When it stops answering, the
-    /// session's idle read-write transactions are rolled back at once: the
-    /// client, cut off with it, cannot end them, and their locks would
-    /// hold every transaction behind them for [`IDLE_READ_WRITE`].
-    pub(super) via: Option<u64>,
+    /// On a cluster node: the node the session's latest request came in
+    /// through (`forward::VIA`), 0 if this one. A transaction begun here
+    /// keeps the value of the request that began it ([`TxnSlot::via`]).
+    pub(super) via: AtomicU64,
 }
 
 impl SessionState {
@@ -109,7 +107,7 @@ impl SessionState {
     pub(super) fn register(&self, state: TxnState) -> Result<(Vec<u8>, Arc<TxnSlot>), Status> {
         let mut id = uuid::Uuid::new_v4().as_bytes().to_vec();
         id[0] = HELD_TAG;
-        let slot = TxnSlot::new(state);
+        let slot = TxnSlot::begun_via(state, self.via.load(Ordering::Relaxed));
         let mut txns = self.txns.lock();
         if txns.len() >= MAX_HELD_TRANSACTIONS {
             return Err(Status::resource_exhausted(format!(
@@ -220,6 +218,19 @@ impl SpannerService {
             }))
     }
 
+    /// [`session`](Self::session), for a request that came in through
+    /// node `via` (forwarded; `None`: sent here by the client), which the
+    /// session then remembers as its way in.
+    pub(super) fn session_via(
+        &self,
+        name: &str,
+        via: Option<u64>,
+    ) -> Result<Arc<SessionState>, Status> {
+        let session = self.session(name)?;
+        session.via.store(via.unwrap_or(0), Ordering::Relaxed);
+        Ok(session)
+    }
+
     /// The session `name`, marked used: NOT_FOUND if it is gone, or if its
     /// database was dropped (the session goes too).
     pub(super) fn session(&self, name: &str) -> Result<Arc<SessionState>, Status> {
@@ -271,7 +282,7 @@ impl SpannerService {
             creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
             last_use: AtomicI64::new(now),
             txns: Mutex::new(HashMap::new()),
-            via,
+            via: AtomicU64::new(via.unwrap_or(0)),
         });
         let out = state.to_pb();
         self.sessions.lock().insert(state)?;
@@ -391,28 +402,29 @@ impl SpannerService {
         }
         let sessions: Vec<Arc<SessionState>> = self.sessions.lock().values().cloned().collect();
         for s in sessions {
-            // A session whose client came through a node that stopped
-            // answering: its client is cut off, its transactions orphans.
-            // So are the transactions begun through a process of that node
-            // that has since been replaced, however quickly it came back.
-            let gateway = match (s.via, &self.forwarder) {
-                (Some(via), Some(f)) => Some((via, f)),
-                _ => None,
-            };
-            let gone = gateway.is_some_and(|(via, f)| !f.answering(via));
+            // A transaction whose client came through a node that stopped
+            // answering: its client is cut off, it is an orphan. So is one
+            // begun through a process of that node that has since been
+            // replaced, however quickly it came back. (Asked once per node
+            // and pass.)
+            let mut answering: HashMap<u64, bool> = HashMap::new();
             let mut txns = s.txns.lock();
             txns.retain(|_, slot| {
                 let idle = idle_since(slot.last_use.load(Ordering::Relaxed));
-                let restarted = !gone
-                    && slot.read_write
-                    && gateway.is_some_and(|(via, f)| f.started_after(via, slot.created));
+                let (gone, restarted) = match (&self.forwarder, slot.via) {
+                    (Some(f), via) if via != 0 && slot.read_write => {
+                        let gone = !*answering.entry(via).or_insert_with(|| f.answering(via));
+                        (gone, !gone && f.started_after(via, slot.created))
+                    }
+                    _ => (false, false),
+                };
                 let orphan_message;
                 let (limit, message) = if !slot.read_write {
                     (IDLE_OTHER, message)
                 } else if gone || restarted {
                     orphan_message = format!(
-                        "Transaction was aborted because node {} (its session's way in) {}",
-                        s.via.unwrap_or_default(),
+                        "Transaction was aborted because node {} (its way in) {}",
+                        slot.via,
                         if gone {
                             "stopped answering"
                         } else {

@@ -64,10 +64,23 @@ pub(super) struct TxnSlot {
     pub(super) read_write: bool,
     /// When it was begun (wall clock, nanoseconds since the Unix epoch).
     pub(super) created: i64,
+    /// On a cluster node: the node the request that began it came in
+    /// through, 0 if this one. When that node stops answering, or its
+    /// process is replaced, an idle read-write transaction is rolled back
+    /// at once: the client, cut off with it, cannot end it, and its locks
+    /// would hold every transaction behind them for
+    /// [`IDLE_READ_WRITE`](super::IDLE_READ_WRITE).
+    pub(super) via: u64,
 }
 
 impl TxnSlot {
     pub(super) fn new(state: TxnState) -> Arc<TxnSlot> {
+        TxnSlot::begun_via(state, 0)
+    }
+
+    /// A slot for a transaction begun by a request that came in through
+    /// node `via` (0: this one).
+    pub(super) fn begun_via(state: TxnState, via: u64) -> Arc<TxnSlot> {
         let read_write = matches!(state, TxnState::ReadWrite(_));
         let now = now_nanos();
         Arc::new(TxnSlot {
@@ -75,6 +88,7 @@ impl TxnSlot {
             last_use: AtomicI64::new(now),
             read_write,
             created: now,
+            via,
         })
     }
 
