@@ -24,7 +24,10 @@
 //!   start time tells the leader);
 //! * a commit forwarded to the leader, which dies before answering, gets
 //!   a settled answer (here: not committed, ABORTED) rather than a broken
-//!   call with its outcome unknown.
+//!   call with its outcome unknown;
+//! * a node holding a replica that is removed from the cluster is
+//!   replaced by the fourth node, which gets the data and votes: the
+//!   database survives the loss of its leader afterwards.
 
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
@@ -60,29 +63,41 @@ struct NodeLine {
 }
 
 /// Starts `rowtree cluster up --nodes 4` on `dir` and reads the nodes from
-/// its banner.
-fn up(dir: &Path) -> (Up, Vec<NodeLine>) {
-    let mut child = Command::new(ROWTREE)
-        .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
-        .arg(dir)
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("start rowtree cluster up");
-    let stdout = child.stdout.take().expect("stdout");
-    let up = Up { child };
-    let mut nodes = Vec::new();
-    for line in BufReader::new(stdout).lines() {
-        let line = line.expect("read cluster up's output");
-        if let Some(node) = parse_node(&line) {
-            nodes.push(node);
+/// its banner; returns it and the cluster's directory. `cluster up` picks free ports by binding and releasing them,
+/// so a cluster starting beside it (the tests run in parallel) can take
+/// one first; a start that ends early is tried again (its error printed),
+/// up to three times.
+fn up(dir: &Path) -> (Up, Vec<NodeLine>, PathBuf) {
+    for attempt in 1..=3 {
+        let log = dir.join(format!("cluster-up-{attempt}.log"));
+        let cluster = dir.join(format!("cluster-{attempt}"));
+        let mut child = Command::new(ROWTREE)
+            .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
+            .arg(&cluster)
+            .stdout(Stdio::piped())
+            .stderr(std::fs::File::create(&log).expect("cluster up's log"))
+            .spawn()
+            .expect("start rowtree cluster up");
+        let stdout = child.stdout.take().expect("stdout");
+        let up = Up { child };
+        let mut nodes = Vec::new();
+        for line in BufReader::new(stdout).lines() {
+            let line = line.expect("read cluster up's output");
+            if let Some(node) = parse_node(&line) {
+                nodes.push(node);
+            }
+            if line.contains("Ctrl-C stops it") {
+                assert_eq!(nodes.len(), 4, "four nodes in the banner");
+                return (up, nodes, cluster);
+            }
         }
-        if line.contains("Ctrl-C stops it") {
-            assert_eq!(nodes.len(), 4, "four nodes in the banner");
-            return (up, nodes);
-        }
+        drop(up);
+        eprintln!(
+            "cluster up ended before the cluster was up (attempt {attempt}): {}",
+            std::fs::read_to_string(&log).unwrap_or_default()
+        );
     }
-    panic!("cluster up ended before the cluster was up");
+    panic!("cluster up ended before the cluster was up, three times");
 }
 
 /// `  node 2: SPANNER_EMULATOR_HOST=127.0.0.1:P  peer port ...  pid N  data D  log L`.
@@ -179,7 +194,7 @@ fn databases_on(node: &NodeLine) -> usize {
 #[test]
 fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes) = up(dir.path());
+    let (_up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
         let mut clients = Vec::new();
@@ -205,7 +220,7 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
 
         // Node 1 made it and handed its leadership to the node the registry
         // chose; the status shows which.
-        let leader = wait_for_leader(dir.path());
+        let leader = wait_for_leader(&cluster);
         assert!(
             [2, 3].contains(&leader),
             "handed over to a replica: {leader}"
@@ -349,10 +364,10 @@ async fn one_row_database(nodes: &[NodeLine], dir: &Path) -> (Vec<Client>, Strin
 #[test]
 fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes) = up(dir.path());
+    let (_up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
 
         // Through node 4 (it holds no replica: everything it is sent goes
         // on to the leader), an older transaction takes row 1's lock and
@@ -483,10 +498,10 @@ fn kill_and_restart(node: &NodeLine) -> Restarted {
 #[test]
 fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes) = up(dir.path());
+    let (_up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
 
         // Through node 4, a transaction takes row 1's lock and goes idle.
         let gateway = &clients[3];
@@ -554,10 +569,10 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
 #[test]
 fn a_forwarded_commit_whose_leader_dies_gets_a_settled_answer() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes) = up(dir.path());
+    let (_up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, leader) = one_row_database(&nodes, dir.path()).await;
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
         // A follower holding a replica: it sends commits to the leader
         // itself, tagged.
         let follower = (1..=3).find(|id| *id != leader).expect("a follower");
@@ -638,5 +653,150 @@ fn a_forwarded_commit_whose_leader_dies_gets_a_settled_answer() {
         })
         .await;
         assert_eq!(v, 1, "row 1 has neither the older nor the younger value");
+    });
+}
+
+/// `rowtree cluster status --format json` (node 1 answers).
+fn cluster_status(dir: &Path) -> serde_json::Value {
+    let out = Command::new(ROWTREE)
+        .args(["cluster", "status", "--format", "json", "--dir"])
+        .arg(dir)
+        .output()
+        .expect("run rowtree cluster status");
+    serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+}
+
+/// The leader of the database group, as node 1 sees it.
+fn group_leader(dir: &Path) -> Option<u64> {
+    cluster_status(dir)["groups"][0]["leader"].as_u64()
+}
+
+/// The voters of the database group as `rowtree cluster status` reports
+/// them (node 1 answers), sorted.
+fn group_members(dir: &Path) -> Vec<u64> {
+    let status = cluster_status(dir);
+    let mut members: Vec<u64> = status["groups"][0]["members"]
+        .as_array()
+        .map(|a| a.iter().filter_map(|m| m.as_u64()).collect())
+        .unwrap_or_default();
+    members.sort_unstable();
+    members
+}
+
+/// A node holding one of the database's three replicas is removed from
+/// the cluster: the database's leader names node 4 in its place, node 4
+/// is sent the data and becomes a voter, and the removed node leaves the
+/// group. With three replicas again, the database survives the kill of
+/// its leader: the survivors (one of them node 4) elect a new one, which
+/// serves every acknowledged row.
+#[test]
+fn a_removed_nodes_replica_is_replaced_and_the_database_keeps_three() {
+    removed_replica_is_replaced(false);
+}
+
+/// As above, with the database's leader itself removed: it hands the
+/// group to another member first, which then replaces it.
+#[test]
+fn a_removed_leaders_replica_is_replaced_too() {
+    removed_replica_is_replaced(true);
+}
+
+/// Removes a node holding a replica (the leader, or the follower that is
+/// not node 1), waits for node 4 to take its place among the group's
+/// voters, writes through node 4, kills the leader of the moment, and
+/// reads every row back.
+fn removed_replica_is_replaced(the_leader: bool) {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        retry("rows 2 to 20", Duration::from_secs(10), || {
+            write(&clients[0], &db, 2..21)
+        })
+        .await;
+        // Node 1 (which `cluster status` asks) stays; the leader (never
+        // node 1 here) or the other follower goes.
+        let gone = if the_leader {
+            leader
+        } else {
+            (2..=3)
+                .find(|id| *id != leader)
+                .expect("a follower besides node 1")
+        };
+        let stays = (2..=3).find(|id| *id != gone).expect("the third replica");
+        let removed = Command::new(ROWTREE)
+            .args(["cluster", "remove", "--node-id", &gone.to_string(), "--dir"])
+            .arg(&cluster)
+            .status()
+            .expect("run rowtree cluster remove");
+        assert!(removed.success(), "node {gone} removed");
+        let started = Instant::now();
+        let mut expected = vec![1, stays, 4];
+        expected.sort_unstable();
+        let mut members = Vec::new();
+        while started.elapsed() < Duration::from_secs(60) {
+            members = group_members(&cluster);
+            if members == expected {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(
+            members, expected,
+            "node 4 replaced node {gone} among the group's voters"
+        );
+        eprintln!(
+            "node {gone}'s replica was replaced by node 4 in {:.2} s",
+            started.elapsed().as_secs_f64()
+        );
+        // The removed node's process is told to stop, as an operator would.
+        let status = Command::new("kill")
+            .args(["-9", &nodes[(gone - 1) as usize].pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+
+        // More rows through node 4, then the leader dies (or, if node 4
+        // leads, the other old replica): node 4 and one other are the
+        // majority that must elect a leader.
+        retry(
+            "rows 21 to 40 through node 4",
+            Duration::from_secs(20),
+            || write(&clients[3], &db, 21..41),
+        )
+        .await;
+        let now_leading = (0..100)
+            .find_map(|_| {
+                let leader = group_leader(&cluster).filter(|l| expected.contains(l));
+                if leader.is_none() {
+                    std::thread::sleep(Duration::from_millis(200));
+                }
+                leader
+            })
+            .expect("the group has a leader among its voters");
+        let victim = if now_leading == 4 { stays } else { now_leading };
+        let status = Command::new("kill")
+            .args(["-9", &nodes[(victim - 1) as usize].pid.to_string()])
+            .status()
+            .unwrap();
+        assert!(status.success());
+        let (n, took) = retry(
+            "the rows after the leader's kill",
+            Duration::from_secs(30),
+            || count(&clients[3], &db),
+        )
+        .await;
+        eprintln!(
+            "node 4 and one other served all {n} rows {:.2} s after node {victim} was killed",
+            took.as_secs_f64()
+        );
+        assert_eq!(n, 40, "every acknowledged row");
+        retry(
+            "a commit after the leader's kill",
+            Duration::from_secs(30),
+            || write(&clients[3], &db, 41..42),
+        )
+        .await;
     });
 }

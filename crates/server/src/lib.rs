@@ -269,7 +269,11 @@ impl Server {
                 loop {
                     tokio::time::sleep(registry::cluster::FOLLOW_EVERY).await;
                     let r = registry.clone();
-                    match tokio::task::spawn_blocking(move || r.follow()).await {
+                    let follow = move || {
+                        r.follow()?;
+                        r.repair_replicas()
+                    };
+                    match tokio::task::spawn_blocking(follow).await {
                         Ok(Ok(())) => {}
                         Ok(Err(e)) => {
                             tracing::debug!(error = %e.message(), "following the registry")

@@ -23,7 +23,7 @@
 //! over its whole key space, which therefore also carries its metadata
 //! (the DDL log, sequence reservations).
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
@@ -55,6 +55,13 @@ pub const ANSWERED_WITHIN: Duration = Duration::from_millis(2_500);
 
 /// How long [`Hosting::hand_over`] waits for the new leader.
 pub const HAND_OVER_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many log entries behind the leader a new replica may be when it
+/// becomes a voter ([`Hosting::reconcile_members`]).
+pub const CAUGHT_UP_WITHIN: u64 = 100;
+
+/// How long one membership change of a database group may take.
+const MEMBERSHIP_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// How long opening a database waits for its group's Raft instance.
 const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
@@ -408,6 +415,100 @@ impl Hosting {
             raft.initialize(members).await.map_err(|e| e.to_string())
         })?
         .map_err(|e| NodeError::Raft(format!("cannot start group {}: {e}", group.group)))
+    }
+
+    /// The nodes taken out of the cluster (`rowtree cluster remove`).
+    pub fn removed_nodes(&self) -> Result<BTreeSet<u64>, Status> {
+        Ok(self
+            .shared
+            .records()?
+            .into_values()
+            .filter(|r| r.state == NodeState::Removed)
+            .map(|r| r.id)
+            .collect())
+    }
+
+    /// One step of bringing the Raft membership of database group `group`
+    /// to `members` (the registry's list of its replicas), if this node
+    /// leads the group; what it did, if anything. In order: a member the
+    /// group lacks is added as a learner (it is sent the log, or a
+    /// snapshot); once every learner among `members` has caught up
+    /// (within [`CAUGHT_UP_WITHIN`] entries of the leader's log), the
+    /// voters become exactly `members`, and the nodes no longer listed
+    /// leave the group. Blocks; call it from a thread that may.
+    pub fn reconcile_members(
+        &self,
+        group: u64,
+        members: &[u64],
+    ) -> Result<Option<String>, NodeError> {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        use openraft::ChangeMembers;
+        let Some(raft) = self.shared.hosted.lock().get(&group).cloned() else {
+            return Ok(None);
+        };
+        let m = raft.metrics().borrow_watched().clone();
+        if m.current_leader != Some(self.shared.id) {
+            return Ok(None);
+        }
+        let membership = m.membership_config.membership().clone();
+        let wanted: BTreeSet<u64> = members.iter().copied().collect();
+        let voters: BTreeSet<u64> = membership.voter_ids().collect();
+        let nodes: BTreeSet<u64> = membership.nodes().map(|(id, _)| *id).collect();
+        if voters == wanted && nodes == wanted {
+            return Ok(None);
+        }
+        let change = if let Some(missing) = wanted.difference(&nodes).next().copied() {
+            let records = self.shared.records().map_err(|s| {
+                NodeError::Raft(format!("reading the members' addresses: {}", s.message()))
+            })?;
+            let record = records.get(&missing).ok_or_else(|| {
+                NodeError::Raft(format!(
+                    "group {group}: node {missing} is not a member of the cluster"
+                ))
+            })?;
+            let node = BasicNode {
+                addr: record.peer_addr.clone(),
+            };
+            (
+                ChangeMembers::AddNodes(BTreeMap::from([(missing, node)])),
+                format!("node {missing} added to group {group} as a learner"),
+            )
+        } else if voters != wanted {
+            let last = m.last_log_index.unwrap_or(0);
+            let lagging = wanted.difference(&voters).find(|id| {
+                let matched = m
+                    .replication
+                    .as_ref()
+                    .and_then(|r| r.get(*id).cloned().flatten())
+                    .map_or(0, |log_id| log_id.index);
+                matched + CAUGHT_UP_WITHIN < last
+            });
+            if let Some(id) = lagging {
+                return Ok(Some(format!(
+                    "group {group}: waiting for node {id} to catch up before it votes"
+                )));
+            }
+            (
+                ChangeMembers::ReplaceAllVoters(wanted.clone()),
+                format!("group {group}'s voters are now nodes {wanted:?}"),
+            )
+        } else {
+            let extra: BTreeSet<u64> = nodes.difference(&wanted).copied().collect();
+            (
+                ChangeMembers::RemoveNodes(extra.clone()),
+                format!("nodes {extra:?} left group {group}"),
+            )
+        };
+        let (change, what) = change;
+        tracing::info!(group, "{what}");
+        self.block_on(async move {
+            tokio::time::timeout(MEMBERSHIP_TIMEOUT, raft.change_membership(change, false))
+                .await
+                .map_err(|_| "took too long".to_string())?
+                .map_err(|e| e.to_string())
+        })?
+        .map_err(|e| NodeError::Raft(format!("{what}: {e}")))?;
+        Ok(Some(what))
     }
 
     /// Stops serving the database of `group` on this node: its Raft

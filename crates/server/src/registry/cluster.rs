@@ -34,6 +34,17 @@
 //! every [`FOLLOW_EVERY`], and after each change it makes. A database that
 //! fails to open is tried again at the next call.
 //!
+//! **Repair.** The node leading a database's group keeps it replicated
+//! ([`Registry::repair_replicas`], after each follow): when a node holding
+//! one of its replicas is taken out of the cluster (`rowtree cluster
+//! remove`), it names another live node in the document in its place (the
+//! one holding the fewest replicas); that node opens an empty replica as it
+//! follows the document, the leader adds it to the group as a learner,
+//! which is sent the log or a snapshot, makes it a voter once it has
+//! caught up, and the removed node leaves the group (and, following the
+//! document, closes and deletes its copy). A removed node that leads a
+//! group hands it to another member first.
+//!
 //! A node that holds no replica of a database (with three replicas, one
 //! of a cluster of four nodes or more) lists it from the document and
 //! forwards its requests to a node that does (`forward.rs`).
@@ -180,6 +191,123 @@ impl Registry {
             }
             Some(e) => Err(Status::unavailable(e)),
         }
+    }
+
+    /// Keeps the databases this node leads fully replicated (see the
+    /// module docs), one step per database per call: a replica on a node
+    /// taken out of the cluster is replaced, in the document, by a live
+    /// node that holds none (the one holding the fewest replicas); and
+    /// the group's Raft membership follows the document's list
+    /// ([`Hosting::reconcile_members`]). Nothing on a single process.
+    /// Blocks: call it from a thread that may.
+    pub fn repair_replicas(&self) -> Result<(), Status> {
+        let Some(c) = &self.cluster else {
+            return Ok(());
+        };
+        let node = c.hosting.node_id();
+        let led: Vec<Hosted> = self
+            .state
+            .lock()
+            .databases
+            .values()
+            .filter(|h| {
+                h.meta
+                    .group
+                    .as_ref()
+                    .is_some_and(|g| c.hosting.leader_of(g.id) == Some(node))
+            })
+            .cloned()
+            .collect();
+        if led.is_empty() {
+            return Ok(());
+        }
+        let removed = c.hosting.removed_nodes()?;
+        if removed.contains(&node) {
+            // Taken out itself: the groups go to members that stay, which
+            // then replace this node.
+            for hosted in led {
+                let to = hosted.meta.group.as_ref().and_then(|g| {
+                    g.members
+                        .iter()
+                        .copied()
+                        .find(|m| *m != node && !removed.contains(m))
+                        .map(|m| (g.id, m))
+                });
+                if let Some((group, to)) = to {
+                    tracing::info!(database = %hosted.meta.name, to, "removed: handing the database over");
+                    c.hosting.hand_over(group, to);
+                }
+            }
+            return Ok(());
+        }
+        for hosted in led {
+            let Some(group) = &hosted.meta.group else {
+                continue;
+            };
+            if let Some(gone) = group.members.iter().copied().find(|m| removed.contains(m)) {
+                self.replace_member(c, &hosted.meta.name, gone)?;
+                continue;
+            }
+            match c.hosting.reconcile_members(group.id, &group.members) {
+                Ok(Some(what)) => {
+                    tracing::info!(database = %hosted.meta.name, "replicas: {what}")
+                }
+                Ok(None) => {}
+                Err(e) => {
+                    tracing::warn!(database = %hosted.meta.name, error = %e, "replicas")
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Names, in the document, a live node that holds no replica of
+    /// `database` in place of `gone`, a node taken out of the cluster.
+    fn replace_member(&self, c: &Replicated, database: &str, gone: u64) -> Result<(), Status> {
+        let live = c.hosting.live_nodes()?;
+        let replaced = c.change(self, |doc| {
+            let mut held: std::collections::BTreeMap<u64, usize> =
+                live.iter().map(|n| (*n, 0)).collect();
+            for d in &doc.databases {
+                for m in d.group.iter().flat_map(|g| g.members.iter()) {
+                    if let Some(n) = held.get_mut(m) {
+                        *n += 1;
+                    }
+                }
+            }
+            let Some(meta) = doc.databases.iter_mut().find(|d| d.name == database) else {
+                return Ok(None);
+            };
+            let Some(group) = meta.group.as_mut() else {
+                return Ok(None);
+            };
+            let Some(at) = group.members.iter().position(|m| *m == gone) else {
+                return Ok(None);
+            };
+            let spare = held
+                .iter()
+                .filter(|(n, _)| !group.members.contains(n))
+                .min_by_key(|(n, count)| (**count, **n))
+                .map(|(n, _)| *n);
+            match spare {
+                Some(spare) => {
+                    group.members[at] = spare;
+                    Ok(Some(spare))
+                }
+                // No live node to take it: the group runs one replica
+                // short (the node stays listed until one joins).
+                None => Ok(None),
+            }
+        })?;
+        if let Some(spare) = replaced {
+            tracing::info!(
+                database,
+                removed = gone,
+                replacement = spare,
+                "a replica on a removed node is replaced"
+            );
+        }
+        Ok(())
     }
 
     /// Opens this node's replica of the database `meta` describes.
