@@ -354,6 +354,25 @@ async fn one_row_database(nodes: &[NodeLine], dir: &Path) -> (Vec<Client>, Strin
     (clients, db, leader)
 }
 
+/// Begins a read-write transaction in `session` through `client` that sets
+/// row 1's value to `v` (taking its lock) and stays open; returns its id.
+async fn hold_row_one(client: &Client, session: &str, v: &str) -> Vec<u8> {
+    let id = client
+        .begin(session, TxnMode::ReadWrite)
+        .await
+        .expect("begin");
+    client
+        .execute_sql_seq(
+            session,
+            &Statement::new("UPDATE T SET V = @v WHERE Id = 1").param("v", v.to_string()),
+            Selector::Id(id.clone()),
+            1,
+        )
+        .await
+        .expect("the update of row 1");
+    id
+}
+
 /// A node stopped on purpose (SIGTERM) says so in its clock heartbeat
 /// answers, and the database's leader rolls back at once the idle
 /// read-write transactions of the clients that came in through it: their
@@ -381,19 +400,7 @@ fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
             .create_session(&db)
             .await
             .expect("session");
-        let older = gateway
-            .begin(&older_session, TxnMode::ReadWrite)
-            .await
-            .expect("begin the older");
-        gateway
-            .execute_sql_seq(
-                &older_session,
-                &update("older"),
-                Selector::Id(older.clone()),
-                1,
-            )
-            .await
-            .expect("the older transaction's update");
+        let older = hold_row_one(gateway, &older_session, "older").await;
         let younger_session = gateway.create_session(&db).await.expect("session");
         let younger = gateway
             .begin(&younger_session, TxnMode::ReadWrite)
@@ -506,19 +513,7 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
         // Through node 4, a transaction takes row 1's lock and goes idle.
         let gateway = &clients[3];
         let session = gateway.create_session(&db).await.expect("session");
-        let orphan = gateway
-            .begin(&session, TxnMode::ReadWrite)
-            .await
-            .expect("begin");
-        gateway
-            .execute_sql_seq(
-                &session,
-                &Statement::new("UPDATE T SET V = 'orphan' WHERE Id = 1"),
-                Selector::Id(orphan.clone()),
-                1,
-            )
-            .await
-            .expect("the update through node 4");
+        let orphan = hold_row_one(gateway, &session, "orphan").await;
 
         // Node 4 dies and is started again at once, with the same command.
         let _again = kill_and_restart(&nodes[3]);
@@ -581,19 +576,7 @@ fn a_forwarded_commit_whose_leader_dies_gets_a_settled_answer() {
         // An older transaction takes row 1's lock and goes idle; a younger
         // single-use commit on row 1 waits for it at the leader.
         let older_session = gateway.create_session(&db).await.expect("session");
-        let older = gateway
-            .begin(&older_session, TxnMode::ReadWrite)
-            .await
-            .expect("begin the older");
-        gateway
-            .execute_sql_seq(
-                &older_session,
-                &Statement::new("UPDATE T SET V = 'older' WHERE Id = 1"),
-                Selector::Id(older),
-                1,
-            )
-            .await
-            .expect("the older transaction's update");
+        hold_row_one(gateway, &older_session, "older").await;
         let waiting = {
             let gateway = gateway.clone();
             let db = db.clone();
