@@ -208,9 +208,9 @@ impl Forwarder {
 
     /// Whether the process of node `id` that was running at `wall_nanos`
     /// (this node's wall clock) is gone for good, as far as this node
-    /// knows: it restarted since, or it is stopping (a stopping node has
-    /// given up its leases and never takes one again). This node itself
-    /// counts if its own process started after `wall_nanos`.
+    /// knows: the node restarted since (see
+    /// [`Hosting::process_gone_since`]). This node itself counts if its own
+    /// process started after `wall_nanos`.
     pub(crate) fn process_gone_since(&self, id: u64, wall_nanos: i64) -> bool {
         self.hosting.process_gone_since(id, wall_nanos)
     }

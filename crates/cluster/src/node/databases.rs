@@ -277,12 +277,12 @@ impl Hosting {
 
     /// Whether the process of node `id` that ran at `wall_nanos` (this
     /// node's wall clock, nanoseconds since the Unix epoch) is gone for
-    /// good: it started again since ([`Hosting::started_after`]; for this
-    /// node, its own process started after `wall_nanos`, by more than the
-    /// clocks may differ), or it is stopping, having handed over its
-    /// groups and given up its leases for the rest of its life. A paused
-    /// or cut-off process is not gone: it may still act when it comes
-    /// back.
+    /// good: the node started again since ([`Hosting::started_after`];
+    /// for this node, its own process started after `wall_nanos`, by more
+    /// than the clocks may differ). A paused or cut-off process is not
+    /// gone: it may still act when it comes back. Nor does a stopping mark
+    /// count: it may be left from an earlier process of the node, not yet
+    /// cleared by an answer of the one running now.
     pub fn process_gone_since(&self, id: u64, wall_nanos: i64) -> bool {
         if id == self.shared.id {
             let margin =
@@ -290,7 +290,7 @@ impl Hosting {
             return i128::from(self.shared.started_micros) * 1_000
                 > i128::from(wall_nanos).saturating_add(margin);
         }
-        self.started_after(id, wall_nanos) || self.shared.clocks.lock().stopping(id)
+        self.started_after(id, wall_nanos)
     }
 
     /// Whether node `id` settles the outcome of a tagged commit, as its

@@ -26,9 +26,8 @@
 //! * ABORTED, "not committed", once the outcome is settled without it:
 //!   at `not_after`, when it holds the lease there and every commit at or
 //!   below it is applied; or earlier, when the process the commit was sent
-//!   to is gone for good (restarted since, or stopping: it gave up its
-//!   leases and never takes one again), so that anything it proposed is
-//!   applied here already or nowhere;
+//!   to is gone for good (its node restarted since), so that anything it
+//!   proposed is applied here already or nowhere;
 //! * UNAVAILABLE while neither holds (the gateway asks again).
 //!
 //! The gateway relays the first settled answer; if none comes by the
