@@ -66,6 +66,10 @@ pub const OUTCOME_OF: &str = "x-rowtree-outcome-of";
 /// process it was sent to is still around (partitioned, paused).
 pub const OUTCOME_WINDOW: Duration = Duration::from_secs(10);
 
+/// How far past [`OUTCOME_WINDOW`] from now a tag's deadline may be when
+/// it arrives (the sender's clock may be ahead).
+const TAG_SLACK: Duration = Duration::from_secs(1);
+
 /// How long past `not_after` a gateway keeps asking before it gives up.
 const LOOKUP_GRACE: Duration = Duration::from_secs(5);
 
@@ -148,10 +152,10 @@ pub(super) fn tag_of(metadata: &MetadataMap) -> Result<Option<OutcomeTag>, Statu
     };
     let parsed = text
         .split_once('.')
-        .and_then(|(id, not_after)| parse_tag(id, not_after));
-    parsed
-        .map(Some)
-        .ok_or_else(|| Status::invalid_argument(format!("malformed {COMMIT_TAG}: {text:?}")))
+        .and_then(|(id, not_after)| parse_tag(id, not_after))
+        .ok_or_else(|| Status::invalid_argument(format!("malformed {COMMIT_TAG}: {text:?}")))?;
+    within_reach(COMMIT_TAG, &parsed)?;
+    Ok(Some(parsed))
 }
 
 /// The lookup a Commit carries instead of a transaction, if it is one.
@@ -159,9 +163,25 @@ pub(super) fn lookup_of(metadata: &MetadataMap) -> Result<Option<Lookup>, Status
     let Some(text) = value(metadata, OUTCOME_OF)? else {
         return Ok(None);
     };
-    parse_lookup(&text)
-        .map(Some)
-        .ok_or_else(|| Status::invalid_argument(format!("malformed {OUTCOME_OF}: {text:?}")))
+    let parsed = parse_lookup(&text)
+        .ok_or_else(|| Status::invalid_argument(format!("malformed {OUTCOME_OF}: {text:?}")))?;
+    within_reach(OUTCOME_OF, &parsed.tag)?;
+    Ok(Some(parsed))
+}
+
+/// Refuses a tag whose deadline is further ahead than a gateway sets one
+/// ([`OUTCOME_WINDOW`], plus [`TAG_SLACK`] for the clocks' difference):
+/// anyone can send the metadata, and a far deadline would keep a lookup
+/// waiting, or a recorded outcome from being pruned, for as long.
+fn within_reach(key: &str, tag: &OutcomeTag) -> Result<(), Status> {
+    let reach = (now_nanos() as u64).saturating_add((OUTCOME_WINDOW + TAG_SLACK).as_nanos() as u64);
+    if tag.not_after > reach {
+        return Err(Status::invalid_argument(format!(
+            "{key}: its deadline is more than {} s ahead",
+            (OUTCOME_WINDOW + TAG_SLACK).as_secs()
+        )));
+    }
+    Ok(())
 }
 
 /// Whether a Commit is a client's, untouched by a gateway: neither tagged
@@ -392,6 +412,29 @@ mod tests {
             lookup_of(&metadata).unwrap_err().code(),
             Code::InvalidArgument
         );
+
+        // A deadline a minute ahead is none a gateway sets: refused.
+        let far = OutcomeTag {
+            not_after: now_nanos() as u64 + 60_000_000_000,
+            ..tag
+        };
+        metadata.insert(COMMIT_TAG, encode_tag(&far).parse().unwrap());
+        let refused = tag_of(&metadata).unwrap_err();
+        assert_eq!(refused.code(), Code::InvalidArgument);
+        assert!(refused.message().contains("ahead"), "{refused:?}");
+        let far_lookup = Lookup { tag: far, ..lookup };
+        metadata.insert(OUTCOME_OF, encode_lookup(&far_lookup).parse().unwrap());
+        assert_eq!(
+            lookup_of(&metadata).unwrap_err().code(),
+            Code::InvalidArgument
+        );
+        // One a gateway would set passes.
+        let near = OutcomeTag {
+            not_after: now_nanos() as u64 + OUTCOME_WINDOW.as_nanos() as u64,
+            ..tag
+        };
+        metadata.insert(COMMIT_TAG, encode_tag(&near).parse().unwrap());
+        assert_eq!(tag_of(&metadata).unwrap(), Some(near));
     }
 
     #[test]
