@@ -301,11 +301,16 @@ impl Hosting {
 
     /// The live nodes, by id.
     pub fn live_nodes(&self) -> Result<Vec<u64>, Status> {
+        self.nodes_in(NodeState::Live)
+    }
+
+    /// The nodes whose placement record is in `state`, by id.
+    fn nodes_in<C: FromIterator<u64>>(&self, state: NodeState) -> Result<C, Status> {
         Ok(self
             .shared
             .records()?
             .into_values()
-            .filter(|r| r.state == NodeState::Live)
+            .filter(|r| r.state == state)
             .map(|r| r.id)
             .collect())
     }
@@ -419,13 +424,7 @@ impl Hosting {
 
     /// The nodes taken out of the cluster (`rowtree cluster remove`).
     pub fn removed_nodes(&self) -> Result<BTreeSet<u64>, Status> {
-        Ok(self
-            .shared
-            .records()?
-            .into_values()
-            .filter(|r| r.state == NodeState::Removed)
-            .map(|r| r.id)
-            .collect())
+        self.nodes_in(NodeState::Removed)
     }
 
     /// One step of bringing the Raft membership of database group `group`
