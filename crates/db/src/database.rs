@@ -466,6 +466,14 @@ impl Database {
         // read on a fresh database has a meaningful timestamp.
         let now_micros = options.clock.now_nanos() / 1000 * 1000;
         let last_ts = last_ts.max(now_micros);
+        // A database created just now holds no row version, and its
+        // commits take timestamps above `last_ts`, so the garbage
+        // collector need not read it all to learn that. Not so for a
+        // replica: entries and snapshots from its group bring versions
+        // with older timestamps.
+        if created && !router.replicated() {
+            router.starts_empty(last_ts);
+        }
         splits.observe_time(options.clock.now_nanos());
         let aligner = Arc::new(CatalogAligner(RwLock::new(Arc::new(
             crate::keys::Aligner::new(&catalog),

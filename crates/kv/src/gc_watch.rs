@@ -32,7 +32,9 @@
 //! update, once per commit on the commit pipeline's thread. A pass is
 //! needed if nothing is covered yet (a database just opened: what is on
 //! disk is unknown) or a bucket that starts at or below the new horizon
-//! holds a write newer than `covered`. A complete pass forgets the buckets
+//! holds a write newer than `covered`; a database created empty starts
+//! covered at its first timestamp instead ([`GcWatch::starts_empty`]). A
+//! complete pass forgets the buckets
 //! whose newest write it covered. A bucket whose writes all lie above the
 //! horizon but which starts below it asks for a pass that finds nothing;
 //! the horizon moves past a bucket within one or two passes, so that costs
@@ -74,6 +76,19 @@ impl GcWatch {
     /// A watch that knows nothing yet: the first pass is needed.
     pub fn new() -> GcWatch {
         GcWatch::default()
+    }
+
+    /// Records that the key space held no row version when its database was
+    /// created, and that every version written from now on takes a
+    /// timestamp above `ts`: the key space counts as collected at `ts`, so
+    /// no pass is needed until a later write falls behind the horizon. (A
+    /// database opened from existing files must not say this: what they
+    /// hold is unknown.)
+    pub fn starts_empty(&self, ts: u64) {
+        let mut state = self.state.lock();
+        if state.covered.is_none() {
+            state.covered = Some(ts);
+        }
     }
 
     /// Records that versions were written at `ts`.
@@ -122,6 +137,20 @@ mod tests {
     #[test]
     fn a_new_watch_asks_for_a_pass() {
         assert!(GcWatch::new().pass_needed(0));
+    }
+
+    #[test]
+    fn a_watch_that_starts_empty_waits_for_a_write_behind_the_horizon() {
+        let w = GcWatch::new();
+        w.starts_empty(10 * B);
+        assert!(!w.pass_needed(5 * B));
+        assert!(
+            !w.pass_needed(100 * B),
+            "nothing written, nothing to collect"
+        );
+        w.note_write(20 * B + 3);
+        assert!(!w.pass_needed(15 * B));
+        assert!(w.pass_needed(21 * B));
     }
 
     #[test]

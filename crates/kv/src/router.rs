@@ -504,6 +504,15 @@ impl Router {
         self.gc_watch.pass_needed(horizon)
     }
 
+    /// Tells the garbage collector's watch that storage holds no row
+    /// version yet and every commit will take a timestamp above `ts` (a
+    /// database just created, not reopened): the first pass then waits for
+    /// a write to fall behind the horizon instead of reading everything
+    /// (see [`GcWatch::starts_empty`]).
+    pub fn starts_empty(&self, ts: u64) {
+        self.gc_watch.starts_empty(ts);
+    }
+
     /// The rows in the bounds visible at `ts`, like [`Router::scan_bounds`]
     /// but charging no split and waiting at no node gate: for tests and
     /// debugging, never for serving a request.
