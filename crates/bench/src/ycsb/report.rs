@@ -123,7 +123,7 @@ pub fn markdown(m: &Matrix) -> String {
         .collect();
     let _ = writeln!(
         out,
-        "{} records of about 1 KB per system; each cell {} s measured after {} s of warm-up. Load: {}.",
+        "{} records of about 1 KB per system; each cell {} s measured after {} s of warm-up. Loads, side by side: {}.",
         m.records,
         m.measure_seconds,
         m.warmup_seconds,
