@@ -155,7 +155,12 @@ async fn worker(
         let completed = since(epoch);
         let (outcome, timestamp) = match result {
             Ok(ts) => {
-                if mode == TxnMode::ReadWrite {
+                // Only a transaction that appended is a write. One that
+                // only read commits with nothing to replicate: its leader
+                // answers it alone, rightly, for as long as its lease
+                // lasts, which reaches a little way into a partition.
+                let wrote = ops.iter().any(|op| matches!(op, Op::Append(..)));
+                if mode == TxnMode::ReadWrite && wrote {
                     target.acknowledged(&client, began);
                 }
                 (Outcome::Committed, ts)

@@ -178,9 +178,11 @@ pub struct Strikes {
     /// is left out).
     pub resumes: Vec<Resume>,
     /// Commits acknowledged through a node on the minority side of a
-    /// partition, of transactions begun after the cut, while it lasted:
-    /// each a write the minority should have refused, since it cannot
-    /// reach a majority of the database's replicas.
+    /// partition, of transactions that wrote, begun after the cut, while
+    /// it lasted: each a write the minority should have refused, since it
+    /// cannot reach a majority of the database's replicas. (A read-write
+    /// transaction that only read is not counted: it has nothing to
+    /// replicate, and a leader may answer it while its lease lasts.)
     pub minority_acks: Vec<String>,
 }
 
@@ -359,8 +361,8 @@ impl Target {
             .expect("no node is down before the nemesis starts")
     }
 
-    /// Records that a commit was acknowledged now, to `client`, of a
-    /// transaction begun at `began`: for how long writes stop after a
+    /// Records that a commit of a transaction that wrote was acknowledged
+    /// now, to `client`, the transaction begun at `began`: for how long writes stop after a
     /// strike, and whether a partition's minority acknowledged a write.
     pub(crate) fn acknowledged(&self, client: &Client, began: Instant) {
         let now = self.epoch.elapsed().as_nanos() as u64;
