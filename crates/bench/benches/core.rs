@@ -11,6 +11,14 @@
 //! commit` runs only the benchmarks whose name contains `commit`. What each
 //! benchmark does, and one run's medians, are in `docs/performance.md`.
 
+/// The benchmarks allocate as the `rowtree` binary does (jemalloc), so
+/// they time what ships: with glibc's malloc, some of them measure the
+/// allocator's state more than the database (docs/performance.md, "The
+/// criterion regressions were glibc's malloc").
+#[cfg(all(unix, not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::sync::atomic::{AtomicI64, Ordering};
 use std::time::Duration;
 

@@ -14,6 +14,14 @@
 //! (`EXPLAIN ANALYZE`) and how long that first execution took. The
 //! results are in `docs/performance.md`.
 
+/// The benchmarks allocate as the `rowtree` binary does (jemalloc), so
+/// they time what ships: with glibc's malloc, some of them measure the
+/// allocator's state more than the database (docs/performance.md, "The
+/// criterion regressions were glibc's malloc").
+#[cfg(all(unix, not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};

@@ -15,6 +15,14 @@
 //! and plan every time) and once with it on (`cached`: a plan template
 //! hit, see `rowtree_sql::cache`), so one run shows both.
 
+/// The benchmarks allocate as the `rowtree` binary does (jemalloc), so
+/// they time what ships: with glibc's malloc, some of them measure the
+/// allocator's state more than the database (docs/performance.md, "The
+/// criterion regressions were glibc's malloc").
+#[cfg(all(unix, not(target_env = "musl")))]
+#[global_allocator]
+static ALLOCATOR: tikv_jemallocator::Jemalloc = tikv_jemallocator::Jemalloc;
+
 use std::time::Duration;
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
