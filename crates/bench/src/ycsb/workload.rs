@@ -142,7 +142,12 @@ fn fnv1a_bytes(bytes: &[u8]) -> u64 {
 /// The key of record `n` in hashed order (`user` + 20 decimal digits, so
 /// that string order is numeric order of the hash).
 pub fn hashed_key(n: u64) -> String {
-    format!("user{:020}", fnv1a(n))
+    key_of_hash(fnv1a(n))
+}
+
+/// The key whose hash is `hash`: sorting hashes sorts their keys.
+pub fn key_of_hash(hash: u64) -> String {
+    format!("user{hash:020}")
 }
 
 /// The key of record `n` in insertion order.
@@ -378,6 +383,12 @@ mod tests {
         assert_eq!(hashed_key(1).len(), 24);
         assert!(ordered_key(9) < ordered_key(10));
         assert_ne!(hashed_key(1), hashed_key(2));
+        // Sorting the hashes sorts the keys (the SQLite loader relies on it).
+        let mut hashes: Vec<u64> = (0..1000).map(fnv1a).collect();
+        hashes.sort_unstable();
+        let keys: Vec<String> = hashes.into_iter().map(key_of_hash).collect();
+        assert!(keys.windows(2).all(|w| w[0] < w[1]));
+        assert_eq!(key_of_hash(fnv1a(7)), hashed_key(7));
         assert_eq!(field_value("user1", 3, 0).len(), FIELD_BYTES);
         assert_ne!(field_value("user1", 3, 0), field_value("user1", 3, 1));
     }
