@@ -19,6 +19,9 @@ use rowtree_cluster::node::clock::WallClock;
 use rowtree_cluster::node::status::ClusterStatus;
 use rowtree_cluster::node::{api, Node, NodeConfig, NodeError};
 
+/// How far the test nodes' clocks may differ.
+const MAX_CLOCK_OFFSET: Duration = Duration::from_millis(10);
+
 fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig {
     NodeConfig {
         node_id: id,
@@ -28,7 +31,7 @@ fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig 
         join: join.iter().map(|s| s.to_string()).collect(),
         join_timeout: Duration::from_secs(30),
         dead_after: Duration::from_secs(60),
-        max_clock_offset: Duration::from_millis(10),
+        max_clock_offset: MAX_CLOCK_OFFSET,
         clock: WallClock::system(),
         routes: Default::default(),
     }
@@ -448,6 +451,11 @@ async fn a_node_sees_another_stop_and_knows_it_restarted() {
         stopped.elapsed()
     );
     n2.shutdown().await;
+    // The stop takes a few milliseconds. A process that started within
+    // the clocks' possible offset of `before_restart` cannot be proven to
+    // have started after it (`started_after` rightly says no), so the new
+    // one starts later than that.
+    tokio::time::sleep(MAX_CLOCK_OFFSET * 3).await;
 
     // Back at the same address: answering again, and a process that
     // started after `before_restart`, so what was begun through the old

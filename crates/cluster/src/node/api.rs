@@ -93,6 +93,11 @@ pub struct ClockRequest {
     /// fall between.
     #[prost(bool, tag = "2")]
     pub stopping: bool,
+    /// When the asking node's process started (its wall clock,
+    /// microseconds since the Unix epoch; 0 from a node that does not
+    /// say), so that a stopping mark names the process that set it.
+    #[prost(uint64, tag = "3")]
+    pub started_micros: u64,
 }
 
 /// This node's wall clock when it answered, and whether it is stopping.

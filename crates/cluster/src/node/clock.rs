@@ -97,7 +97,11 @@ impl Sample {
 pub struct Clocks {
     samples: BTreeMap<u64, Sample>,
     refusals: BTreeMap<u64, Instant>,
-    stopping: BTreeSet<u64>,
+    /// The peers that said they are stopping, each with the start of the
+    /// process that said so (0 if it did not say): only an answer from
+    /// another process clears the mark, so that an answer the stopping
+    /// process sent before it began to stop, arriving late, does not.
+    stopping: BTreeMap<u64, u64>,
     /// When each peer's process started, as its latest answer said
     /// (microseconds of its wall clock).
     started: BTreeMap<u64, u64>,
@@ -111,33 +115,50 @@ pub struct Clocks {
 pub const SAMPLE_FRESH_FOR: Duration = Duration::from_secs(5);
 
 impl Clocks {
-    /// Records a sample of `peer`, which did not say it is stopping.
-    pub fn record(&mut self, peer: u64, sample: Sample) {
+    /// Records a sample of `peer` from an answer that did not say it is
+    /// stopping, given by the process that started at `started` (0 if the
+    /// answer did not say). A stopping mark stays if the same process set
+    /// it: a process that began to stop never stops stopping, so such an
+    /// answer was sent before the stop began and merely arrived after the
+    /// mark. An answer of another process (restarted) clears it.
+    pub fn record(&mut self, peer: u64, sample: Sample, started: u64) {
         self.samples.insert(peer, sample);
-        self.stopping.remove(&peer);
+        if let Some(&marked) = self.stopping.get(&peer) {
+            if marked == 0 || started == 0 || marked != started {
+                self.stopping.remove(&peer);
+            }
+        }
+        self.record_start(peer, started);
     }
 
-    /// Records a sample of `peer` whose answer said it is stopping on
-    /// purpose: its clock still counts (for the offset guard), but until
-    /// it answers without saying so (restarted), it is
+    /// Records a sample of `peer` whose answer, from the process that
+    /// started at `started`, said it is stopping on purpose: its clock
+    /// still counts (for the offset guard), but until another process
+    /// answers without saying so (restarted), it is
     /// [`stopping`](Self::stopping).
-    pub fn record_stopping(&mut self, peer: u64, sample: Sample) {
+    pub fn record_stopping(&mut self, peer: u64, sample: Sample, started: u64) {
         self.samples.insert(peer, sample);
-        self.stopping.insert(peer);
+        self.stopping.insert(peer, started);
+        self.record_start(peer, started);
     }
 
-    /// Records that `peer` said, in a heartbeat of its own, that it is
-    /// stopping: [`stopping`](Self::stopping) until it answers without
+    /// Records that `peer`'s process that started at `started` said, in a
+    /// heartbeat of its own, that it is stopping:
+    /// [`stopping`](Self::stopping) until another process answers without
     /// saying so.
-    pub fn mark_stopping(&mut self, peer: u64) {
-        self.stopping.insert(peer);
+    pub fn mark_stopping(&mut self, peer: u64, started: u64) {
+        self.stopping.insert(peer, started);
+        self.record_start(peer, started);
     }
 
-    /// Records when `peer`'s process started, as its answer said (0 from a
-    /// node that does not say).
+    /// Records when `peer`'s process started, as an answer or heartbeat
+    /// said (0 from a node that does not say). The latest start is kept: a
+    /// late answer of a process that has since restarted does not take it
+    /// back.
     pub fn record_start(&mut self, peer: u64, micros: u64) {
         if micros > 0 {
-            self.started.insert(peer, micros);
+            let known = self.started.entry(peer).or_insert(micros);
+            *known = (*known).max(micros);
         }
     }
 
@@ -165,7 +186,7 @@ impl Clocks {
     /// Whether `peer` said it is stopping, in its latest answer or in a
     /// heartbeat of its own since.
     pub fn stopping(&self, peer: u64) -> bool {
-        self.stopping.contains(&peer)
+        self.stopping.contains_key(&peer)
     }
 
     /// Records that `peer` refused a heartbeat at `at`: the call failed
@@ -266,7 +287,7 @@ mod tests {
         assert!(!clocks.refused(2), "never heard of: not refused");
         clocks.record_refusal(2, later(0));
         assert!(clocks.refused(2), "refused and never answered");
-        clocks.record(2, Sample::of(0, 50, 100, later(1_000)));
+        clocks.record(2, Sample::of(0, 50, 100, later(1_000)), 0);
         assert!(!clocks.refused(2), "answered after it refused");
         clocks.record_refusal(2, later(2_000));
         assert!(clocks.refused(2), "refused after its last answer");
@@ -278,9 +299,9 @@ mod tests {
         let t = Instant::now();
         let later = |ms| t + Duration::from_millis(ms);
         let mut clocks = Clocks::default();
-        clocks.record(2, Sample::of(0, 50, 100, later(0)));
+        clocks.record(2, Sample::of(0, 50, 100, later(0)), 5_000);
         assert!(!clocks.stopping(2));
-        clocks.record_stopping(2, Sample::of(0, 70, 100, later(1_000)));
+        clocks.record_stopping(2, Sample::of(0, 70, 100, later(1_000)), 5_000);
         assert!(clocks.stopping(2), "said it is stopping");
         assert!(!clocks.refused(2), "it answered");
         assert_eq!(
@@ -289,15 +310,30 @@ mod tests {
             "its clock still counts"
         );
         assert!(!clocks.stopping(3), "another peer is untouched");
-        clocks.record(2, Sample::of(0, 50, 100, later(2_000)));
+        // An answer the process sent before it began to stop, arriving
+        // after the mark: still stopping.
+        clocks.record(2, Sample::of(0, 50, 100, later(1_500)), 5_000);
+        assert!(
+            clocks.stopping(2),
+            "a late answer of the stopping process does not clear the mark"
+        );
+        clocks.record(2, Sample::of(0, 50, 100, later(2_000)), 8_000);
         assert!(
             !clocks.stopping(2),
-            "restarted: it answers as a running node"
+            "restarted: another process answers as a running node"
         );
-        clocks.mark_stopping(3);
+        assert_eq!(clocks.started(2), Some(8_000), "and its start is known");
+        clocks.mark_stopping(3, 6_000);
         assert!(clocks.stopping(3), "said so in a heartbeat of its own");
-        clocks.record(3, Sample::of(0, 50, 100, later(3_000)));
-        assert!(!clocks.stopping(3), "then answered as a running node");
+        assert_eq!(clocks.started(3), Some(6_000), "which says its start");
+        clocks.record(3, Sample::of(0, 50, 100, later(2_500)), 6_000);
+        assert!(clocks.stopping(3), "the same process is still stopping");
+        clocks.record(3, Sample::of(0, 50, 100, later(3_000)), 7_000);
+        assert!(!clocks.stopping(3), "then a new one answered as running");
+        // A node that does not say its start: any answer clears the mark.
+        clocks.mark_stopping(4, 0);
+        clocks.record(4, Sample::of(0, 50, 100, later(3_000)), 0);
+        assert!(!clocks.stopping(4));
     }
 
     #[test]
@@ -312,6 +348,12 @@ mod tests {
             clocks.started(2),
             Some(9_000),
             "restarted: the latest start"
+        );
+        clocks.record_start(2, 5_000);
+        assert_eq!(
+            clocks.started(2),
+            Some(9_000),
+            "a late answer of the earlier process does not take it back"
         );
         assert_eq!(clocks.started(3), None, "another peer is untouched");
     }
@@ -337,17 +379,17 @@ mod tests {
         let mut clocks = Clocks::default();
         assert_eq!(clocks.verdict(max, now), None);
         // One of three nodes far away: that peer's problem, not ours.
-        clocks.record(2, far);
-        clocks.record(3, near);
+        clocks.record(2, far, 0);
+        clocks.record(3, near, 0);
         assert_eq!(clocks.verdict(max, now), None);
         // Both peers far away: this node is the odd one out.
-        clocks.record(3, far);
+        clocks.record(3, far, 0);
         let why = clocks.verdict(max, now).expect("must stop");
         assert!(why.contains("2 of the 3 live nodes"), "{why}");
         // Of two nodes, one far peer is a majority of nothing: 1 of 2 is
         // not more than half.
         let mut two = Clocks::default();
-        two.record(2, far);
+        two.record(2, far, 0);
         assert_eq!(two.verdict(max, now), None);
         // Stale samples do not count.
         let later = now + SAMPLE_FRESH_FOR + Duration::from_secs(1);

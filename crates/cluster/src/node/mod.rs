@@ -739,6 +739,7 @@ impl Shared {
             let mut request = Request::new(ClockRequest {
                 sender: self.id,
                 stopping: self.stopping.load(std::sync::atomic::Ordering::Relaxed),
+                started_micros: self.started_micros,
             });
             request.set_timeout(CLOCK_TIMEOUT);
             let t0 = self.clock.now();
@@ -773,11 +774,10 @@ impl Shared {
             match outcome {
                 Ok((sample, stopping, started, settles_outcomes)) => {
                     if stopping {
-                        clocks.record_stopping(id, sample);
+                        clocks.record_stopping(id, sample, started);
                     } else {
-                        clocks.record(id, sample);
+                        clocks.record(id, sample, started);
                     }
-                    clocks.record_start(id, started);
                     clocks.record_settles_outcomes(id, settles_outcomes);
                 }
                 Err(at) => clocks.record_refusal(id, at),
@@ -1547,7 +1547,10 @@ impl api::NodeService for Handler {
     async fn clock(&self, request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {
         let request = request.into_inner();
         if request.stopping && request.sender != self.shared.id {
-            self.shared.clocks.lock().mark_stopping(request.sender);
+            self.shared
+                .clocks
+                .lock()
+                .mark_stopping(request.sender, request.started_micros);
         }
         Ok(Response::new(ClockReply {
             micros: self.shared.clock.now(),
