@@ -35,9 +35,9 @@ pub enum ClusterCommand {
     ///
     /// Each node serves Spanner's gRPC API on a port of its own (printed,
     /// and in DIR/cluster.json): point a client at it with
-    /// SPANNER_EMULATOR_HOST. Each database is replicated on three nodes;
-    /// the node leading its group serves it, and the others answer
-    /// UNAVAILABLE naming that node.
+    /// SPANNER_EMULATOR_HOST. Each database is replicated on three nodes
+    /// and served by the node leading its group; any node accepts a
+    /// client's requests and forwards them to that node.
     Up(UpArgs),
     /// Show the cluster's nodes as one node sees them: the placement
     /// group's leader and term, and per node its peer address, state

@@ -286,8 +286,8 @@ struct ServeArgs {
     /// its instances and databases (the placement group) with the others,
     /// and serves Spanner's API on --port: each database is a Raft group
     /// on --replicas nodes, and the node that leads a database's group
-    /// serves it (the others answer UNAVAILABLE naming that node). The
-    /// data directory must be the node's own (not a single-process one).
+    /// serves it; any node accepts a client's requests and forwards those
+    /// for a database another node leads to that node. The data directory must be the node's own (not a single-process one).
     /// Nodes talk without TLS or tokens for now, so --host must be a
     /// loopback address unless --insecure is given.
     #[arg(long, requires = "node_id",
