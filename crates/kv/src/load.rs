@@ -42,8 +42,6 @@
 //! [`LoadTracker::reset_sample`] (called by the split manager when a split
 //! cools down, so the sample always reflects the current hot period).
 
-use std::cmp::Ordering;
-
 use serde::{Deserialize, Serialize};
 
 use crate::buckets::{KeyBuckets, MAX_BUCKETS};
@@ -638,6 +636,7 @@ fn xorshift(state: &mut u64) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::cmp::Ordering;
 
     const S: u64 = NANOS;
 

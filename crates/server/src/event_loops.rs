@@ -38,14 +38,17 @@ use tokio::sync::{mpsc, oneshot, watch};
 use tokio_stream::wrappers::UnboundedReceiverStream;
 use tokio_stream::StreamExt as _;
 
+use crate::coalesce::Coalescing;
+
 /// What one event loop ends with: tonic's transport error, or why the loop
 /// could not run.
 pub(crate) type LoopResult = Result<(), String>;
 
 /// The connections one loop serves, as tonic's `serve_with_incoming` takes
 /// them.
-pub(crate) type Incoming =
-    std::pin::Pin<Box<dyn tokio_stream::Stream<Item = std::io::Result<TcpStream>> + Send>>;
+pub(crate) type Incoming = std::pin::Pin<
+    Box<dyn tokio_stream::Stream<Item = std::io::Result<Coalescing<TcpStream>>> + Send>,
+>;
 
 /// Serves `listener`'s connections on `loops` event-loop threads (see the
 /// module docs), each running `serve(incoming, shutdown)`. Returns once the
@@ -118,7 +121,10 @@ where
         .map_err(|e| format!("cannot start an event loop's runtime: {e}"))?;
     // Registering the socket with this runtime's reactor must happen on it,
     // so the conversion runs as the stream is polled here.
-    let incoming: Incoming = Box::pin(UnboundedReceiverStream::new(conns).map(TcpStream::from_std));
+    let incoming: Incoming = Box::pin(
+        UnboundedReceiverStream::new(conns)
+            .map(|conn| TcpStream::from_std(conn).map(Coalescing::new)),
+    );
     runtime.block_on(serve(incoming, stop))
 }
 

@@ -28,6 +28,7 @@
 
 pub mod admin;
 pub mod advice;
+mod coalesce;
 pub mod convert;
 mod event_loops;
 mod forward;
@@ -369,6 +370,7 @@ impl Server {
                                 tracing::warn!(error = %e, "cannot set TCP_NODELAY");
                             }
                         })
+                        .map(coalesce::Coalescing::new)
                     }),
                 )
             };
