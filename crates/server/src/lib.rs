@@ -28,7 +28,7 @@
 
 pub mod admin;
 pub mod advice;
-mod coalesce;
+pub mod coalesce;
 pub mod convert;
 mod event_loops;
 mod forward;
