@@ -203,8 +203,9 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
         }
 
         // The instance through node 3, the database through node 1: its
-        // replicas are on nodes 1 to 3 (the creating node, then the others
-        // in order), none on node 4.
+        // replicas are on nodes 1 to 3 (the creating node, then the nodes
+        // holding the fewest replicas, none yet, lowest id first), none on
+        // node 4.
         let instance = clients[2]
             .create_instance("inst")
             .await

@@ -7,8 +7,8 @@
 //! the cluster's placement group with a version
 //! (`rowtree_cluster::placement::Registry`), and each database's entry
 //! also names its Raft group: the group's id, the nodes holding a replica
-//! (the node that created it first, then other live nodes, up to
-//! `--replicas`), the node that starts the group, and the node that
+//! (the node that created it first, then the live nodes that hold the
+//! fewest replicas so far, up to `--replicas`), the node that starts the group, and the node that
 //! should lead it: the creating node applies the database's first schema,
 //! then hands the leadership over ([`Registry::settle`]), so that
 //! databases' leaders spread over the nodes (one database after another
@@ -49,6 +49,7 @@
 //! of a cluster of four nodes or more) lists it from the document and
 //! forwards its requests to a node that does (`forward.rs`).
 
+use std::collections::BTreeMap;
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -266,15 +267,7 @@ impl Registry {
     fn replace_member(&self, c: &Replicated, database: &str, gone: u64) -> Result<(), Status> {
         let live = c.hosting.live_nodes()?;
         let replaced = c.change(self, |doc| {
-            let mut held: std::collections::BTreeMap<u64, usize> =
-                live.iter().map(|n| (*n, 0)).collect();
-            for d in &doc.databases {
-                for m in d.group.iter().flat_map(|g| g.members.iter()) {
-                    if let Some(n) = held.get_mut(m) {
-                        *n += 1;
-                    }
-                }
-            }
+            let held = replicas_held(doc, &live);
             let Some(meta) = doc.databases.iter_mut().find(|d| d.name == database) else {
                 return Ok(None);
             };
@@ -344,6 +337,42 @@ impl Registry {
         tracing::info!(database = %meta.name, group = group.id, "opened");
         Ok(db)
     }
+}
+
+/// How many database replicas each live node holds in `doc` (a live node
+/// holding none counts 0; replicas on nodes not in `live` are not counted).
+fn replicas_held(doc: &Document, live: &[u64]) -> BTreeMap<u64, usize> {
+    let mut held: BTreeMap<u64, usize> = live.iter().map(|n| (*n, 0)).collect();
+    for m in doc
+        .databases
+        .iter()
+        .flat_map(|d| d.group.iter().flat_map(|g| g.members.iter()))
+    {
+        if let Some(n) = held.get_mut(m) {
+            *n += 1;
+        }
+    }
+    held
+}
+
+/// The nodes that hold a new database's `replicas` replicas: `node`, the
+/// one creating it, first (it starts the group, so it is likely to lead
+/// it, and the DDL that follows a creation runs here), then the live nodes
+/// that hold the fewest replicas so far (`held`), the lowest id first
+/// among equals. So the databases of a cluster larger than the replica
+/// count spread over all of its nodes instead of piling onto the first
+/// ones.
+fn new_members(node: u64, held: &BTreeMap<u64, usize>, replicas: usize) -> Vec<u64> {
+    let mut others: Vec<(usize, u64)> = held
+        .iter()
+        .filter(|(n, _)| **n != node)
+        .map(|(n, count)| (*count, *n))
+        .collect();
+    others.sort_unstable();
+    std::iter::once(node)
+        .chain(others.into_iter().map(|(_, n)| n))
+        .take(replicas.max(1))
+        .collect()
 }
 
 /// The document from its stored bytes (empty: none yet).
@@ -462,19 +491,8 @@ impl Replicated {
     ) -> Result<Hosted, Status> {
         check_database_name(name)?;
         let instance = instance_of(name).unwrap_or_default().to_string();
-        // This node first (it starts the group, so it is likely to lead
-        // it, and the DDL that follows a creation runs here), then other
-        // live nodes.
         let node = self.hosting.node_id();
-        let members: Vec<u64> = std::iter::once(node)
-            .chain(
-                self.hosting
-                    .live_nodes()?
-                    .into_iter()
-                    .filter(|n| *n != node),
-            )
-            .take(self.replicas)
-            .collect();
+        let live = self.hosting.live_nodes()?;
         let dir = uuid::Uuid::new_v4().simple().to_string();
         use base64::Engine as _;
         let protos = base64::engine::general_purpose::STANDARD.encode(proto_descriptors);
@@ -489,6 +507,7 @@ impl Replicated {
             }
             let id = doc.next_group.max(1);
             doc.next_group = id + 1;
+            let members = new_members(node, &replicas_held(doc, &live), self.replicas);
             doc.databases.push(super::DatabaseMeta {
                 name: name.to_string(),
                 dir: dir.clone(),
@@ -594,5 +613,59 @@ impl Replicated {
     fn current(&self, name: &str) -> Result<Option<super::DatabaseMeta>, Status> {
         let doc = parse(&self.hosting.registry()?.document)?;
         Ok(doc.databases.into_iter().find(|d| d.name == name))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn database(members: &[u64]) -> super::super::DatabaseMeta {
+        super::super::DatabaseMeta {
+            group: Some(GroupMeta {
+                id: 1,
+                members: members.to_vec(),
+                bootstrap: members[0],
+                leader: members[0],
+            }),
+            name: String::new(),
+            dir: String::new(),
+            create_time: 0,
+            enable_drop_protection: false,
+            proto_descriptors: String::new(),
+            dialect: 1,
+        }
+    }
+
+    #[test]
+    fn new_databases_spread_over_the_least_loaded_nodes() {
+        let live = [1, 2, 3, 4, 5];
+        let mut doc = Document::default();
+        // Four databases made through node 5, one after the other, as the
+        // Python suite does through the last node of a five-node cluster.
+        let mut placed = Vec::new();
+        for _ in 0..4 {
+            let members = new_members(5, &replicas_held(&doc, &live), 3);
+            doc.databases.push(database(&members));
+            placed.push(members);
+        }
+        assert_eq!(
+            placed,
+            vec![vec![5, 1, 2], vec![5, 3, 4], vec![5, 1, 2], vec![5, 3, 4]]
+        );
+        let held = replicas_held(&doc, &live);
+        assert!(held.values().all(|n| *n >= 2), "{held:?}");
+    }
+
+    #[test]
+    fn replicas_on_nodes_no_longer_live_are_not_counted() {
+        let mut doc = Document::default();
+        doc.databases.push(database(&[1, 2, 9]));
+        let held = replicas_held(&doc, &[1, 2, 3]);
+        assert_eq!(held, BTreeMap::from([(1, 1), (2, 1), (3, 0)]));
+        // Node 3 is preferred to the loaded node 2; never more than the
+        // live nodes.
+        assert_eq!(new_members(1, &held, 3), vec![1, 3, 2]);
+        assert_eq!(new_members(1, &held, 5), vec![1, 3, 2]);
     }
 }
