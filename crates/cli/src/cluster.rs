@@ -43,7 +43,9 @@ pub enum ClusterCommand {
     /// group's leader and term, and per node its peer address, state
     /// (joining, live, removed), part in the placement group (voter,
     /// learner), when the leader last heard from it, and its clock's offset
-    /// from the answering node's.
+    /// from the answering node's; then every database group with its
+    /// leader, Raft term and replicas (the leader asks each node for the
+    /// groups it holds).
     ///
     /// Any node answers; one that is not the leader asks the leader. If no
     /// leader can be reached (no quorum), the node answers from its own

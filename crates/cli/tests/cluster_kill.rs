@@ -82,7 +82,10 @@ fn free_port() -> u16 {
 async fn ask(addr: &str, local: bool) -> Option<ClusterStatus> {
     let mut client = api::client(addr, Duration::from_secs(2)).ok()?;
     let reply = client
-        .status(StatusRequest { forwarded: local })
+        .status(StatusRequest {
+            forwarded: local,
+            groups_only: false,
+        })
         .await
         .ok()?;
     serde_json::from_str(&reply.into_inner().json).ok()

@@ -53,6 +53,10 @@ pub struct StatusRequest {
     /// As in [`JoinRequest::forwarded`].
     #[prost(bool, tag = "1")]
     pub forwarded: bool,
+    /// The placement leader asks each node for the database groups it
+    /// holds: answer from this node's own replicas, asking no one.
+    #[prost(bool, tag = "2")]
+    pub groups_only: bool,
 }
 
 /// The answer: a [`ClusterStatus`] as JSON.
@@ -182,7 +186,10 @@ pub fn client(addr: &str, timeout: Duration) -> Result<NodeClient<Channel>, Stri
 pub async fn status(addr: &str, timeout: Duration) -> Result<ClusterStatus, String> {
     let mut client = client(addr, timeout)?;
     let reply = client
-        .status(StatusRequest { forwarded: false })
+        .status(StatusRequest {
+            forwarded: false,
+            groups_only: false,
+        })
         .await
         .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))?;
     serde_json::from_str(&reply.into_inner().json)

@@ -475,7 +475,7 @@ impl Node {
     /// The cluster as this node sees it, asking the placement leader if
     /// this node is not it (see [`status`]).
     pub async fn status(&self) -> ClusterStatus {
-        self.shared.status(false).await
+        self.shared.status(false, false).await
     }
 
     /// Resolves when the node has stopped on its own, with why: its clock
@@ -1353,15 +1353,24 @@ impl Shared {
 
     /// The status: from the leader if this node is it or can ask it
     /// (unless `forwarded`), else from this node's own replica.
-    async fn status(&self, forwarded: bool) -> ClusterStatus {
-        if self.is_leader() {
+    async fn status(&self, forwarded: bool, groups_only: bool) -> ClusterStatus {
+        if groups_only {
             return self.local_status();
+        }
+        if self.is_leader() {
+            let mut status = self.local_status();
+            let others = self.others_groups(&status).await;
+            status.groups = status::merge_groups(status.groups.drain(..).chain(others));
+            return status;
         }
         if !forwarded {
             if let Some((_, addr)) = self.leader() {
                 if let Ok(channel) = self.peers.channel(&addr) {
                     let mut client = NodeClient::new(channel);
-                    let mut request = Request::new(StatusRequest { forwarded: true });
+                    let mut request = Request::new(StatusRequest {
+                        forwarded: true,
+                        groups_only: false,
+                    });
                     request.set_timeout(STATUS_FORWARD_TIMEOUT);
                     if let Ok(reply) = client.status(request).await {
                         if let Ok(status) = serde_json::from_str(&reply.into_inner().json) {
@@ -1372,6 +1381,42 @@ impl Shared {
             }
         }
         self.local_status()
+    }
+
+    /// The database groups the other nodes of `status` hold, as each
+    /// reports them: the live nodes the leader heard from lately, asked at
+    /// once, each within [`STATUS_FORWARD_TIMEOUT`]; a node that does not
+    /// answer is left out (its groups' other replicas still report them).
+    async fn others_groups(&self, status: &ClusterStatus) -> Vec<status::GroupStatus> {
+        let asks = status
+            .nodes
+            .iter()
+            .filter(|n| {
+                n.id != self.id
+                    && n.state == NodeState::Live.as_str()
+                    && n.reachable(status.from_leader) == Some(true)
+            })
+            .map(|n| {
+                let channel = self.peers.channel(&n.peer_addr);
+                async move {
+                    let mut client = NodeClient::new(channel.ok()?);
+                    let mut request = Request::new(StatusRequest {
+                        forwarded: true,
+                        groups_only: true,
+                    });
+                    request.set_timeout(STATUS_FORWARD_TIMEOUT);
+                    let reply = client.status(request).await.ok()?;
+                    let theirs: ClusterStatus =
+                        serde_json::from_str(&reply.into_inner().json).ok()?;
+                    Some(theirs.groups)
+                }
+            });
+        futures_util::future::join_all(asks)
+            .await
+            .into_iter()
+            .flatten()
+            .flatten()
+            .collect()
     }
 
     /// The status from this node's replica and Raft metrics.
@@ -1567,7 +1612,11 @@ impl api::NodeService for Handler {
         &self,
         request: Request<StatusRequest>,
     ) -> Result<Response<StatusReply>, Status> {
-        let status = self.shared.status(request.into_inner().forwarded).await;
+        let request = request.into_inner();
+        let status = self
+            .shared
+            .status(request.forwarded, request.groups_only)
+            .await;
         let json = serde_json::to_string(&status)
             .map_err(|e| Status::internal(format!("encoding the status: {e}")))?;
         Ok(Response::new(StatusReply { json }))

@@ -27,9 +27,29 @@ pub struct ClusterStatus {
     pub applied_index: Option<u64>,
     /// Every node, by id.
     pub nodes: Vec<NodeStatus>,
-    /// The database groups the answering node holds a replica of, by id.
+    /// Every database group, by id. The placement leader asks each node
+    /// for the groups it holds a replica of and keeps, per group, the
+    /// freshest report ([`merge_groups`]); a node answering without a
+    /// leader lists only its own.
     #[serde(default)]
     pub groups: Vec<GroupStatus>,
+}
+
+/// Per group, the freshest of several nodes' reports, by id: the highest
+/// term, then one that names a leader, then the highest applied index
+/// (the leader's own report is normally the one kept).
+pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<GroupStatus> {
+    let mut best: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
+    let rank = |g: &GroupStatus| (g.term, g.leader.is_some(), g.applied_index);
+    for g in reports {
+        match best.get(&g.group) {
+            Some(kept) if rank(kept) >= rank(&g) => {}
+            _ => {
+                best.insert(g.group, g);
+            }
+        }
+    }
+    best.into_values().collect()
 }
 
 /// One database group, as a node holding a replica of it sees it.
@@ -186,6 +206,38 @@ impl ClusterStatus {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn group(group: u64, leader: Option<u64>, term: u64, applied: u64) -> GroupStatus {
+        GroupStatus {
+            group,
+            leader,
+            term,
+            members: vec![1, 2, 3],
+            applied_index: Some(applied),
+        }
+    }
+
+    #[test]
+    fn merged_groups_keep_each_groups_freshest_report() {
+        let merged = merge_groups([
+            group(5, Some(1), 2, 10),
+            group(4, None, 1, 3),
+            group(5, Some(2), 3, 8),  // a later term wins
+            group(5, Some(1), 2, 12), // an older term loses, however far applied
+            group(4, Some(3), 1, 2),  // naming a leader beats a higher index
+            group(4, None, 1, 4),
+            group(6, Some(3), 1, 5),
+            group(6, Some(3), 1, 7), // the same term and leader: the furthest applied
+        ]);
+        assert_eq!(
+            merged,
+            vec![
+                group(4, Some(3), 1, 2),
+                group(5, Some(2), 3, 8),
+                group(6, Some(3), 1, 7)
+            ]
+        );
+    }
 
     #[test]
     fn the_table_marks_silent_nodes_and_answers_without_a_leader() {
