@@ -14,7 +14,7 @@
 //! `Coalescing` sits between the HTTP/2 library and the socket. A write is
 //! copied into its buffer and accepted at once; a flush goes out on the
 //! next poll instead of this one (it wakes its task and answers `Pending`
-//! once), which lets the HTTP/2 connection buffer the frames that were
+//! once, or as many times as [`Coalescing::with_yields`] says), which lets the HTTP/2 connection buffer the frames that were
 //! waiting behind the large one, and then flushes them all with one
 //! `write`. The task is polled again at once (a wake-up within the same
 //! thread, not across threads), so nothing waits for a timer or for more
@@ -35,7 +35,8 @@ use tokio::net::TcpStream;
 pub const BUFFER_LIMIT: usize = 64 * 1024;
 
 /// A connection whose writes are buffered and sent together at the next
-/// flush after one yield. See the module docs.
+/// flush after one yield (or more, [`Coalescing::with_yields`]). See the
+/// module docs.
 #[derive(Debug)]
 pub struct Coalescing<S> {
     inner: S,
@@ -43,19 +44,30 @@ pub struct Coalescing<S> {
     /// been written.
     buf: Vec<u8>,
     sent: usize,
-    /// `poll_flush` has yielded once since the last time it wrote the
-    /// buffer out.
-    yielded: bool,
+    /// How many times `poll_flush` yields before it writes a burst out.
+    yields: u8,
+    /// How many of them are left for the burst being buffered.
+    yields_left: u8,
 }
 
 impl<S> Coalescing<S> {
     /// Wraps `inner`.
     pub fn new(inner: S) -> Coalescing<S> {
+        Coalescing::with_yields(inner, 1)
+    }
+
+    /// Wraps `inner`, yielding `yields` times (at least once) before each
+    /// burst is written. A client needs more than one: its request's
+    /// end-of-stream frame comes from another task (the HTTP/2 client's
+    /// body pipe), which must run between the yields.
+    pub fn with_yields(inner: S, yields: u8) -> Coalescing<S> {
+        let yields = yields.max(1);
         Coalescing {
             inner,
             buf: Vec::new(),
             sent: 0,
-            yielded: false,
+            yields,
+            yields_left: yields,
         }
     }
 
@@ -76,7 +88,7 @@ impl<S: AsyncWrite + Unpin> Coalescing<S> {
         }
         self.buf.clear();
         self.sent = 0;
-        self.yielded = false;
+        self.yields_left = self.yields;
         // A connection that once sent a large burst does not keep its
         // buffer at that size.
         if self.buf.capacity() > BUFFER_LIMIT {
@@ -130,10 +142,10 @@ impl<S: AsyncWrite + Unpin> AsyncWrite for Coalescing<S> {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         if this.pending() > 0 {
-            if !this.yielded {
-                // Once: let the task come back with what it has still to
-                // write (see the module docs).
-                this.yielded = true;
+            if this.yields_left > 0 {
+                // Let the task come back with what it has still to write
+                // (see the module docs).
+                this.yields_left -= 1;
                 cx.waker().wake_by_ref();
                 return Poll::Pending;
             }
@@ -248,6 +260,28 @@ mod tests {
         assert!(poll_flush(&mut c, &mut cx).is_pending());
         assert!(poll_flush(&mut c, &mut cx).is_ready());
         assert_eq!(c.inner.bytes, b"headers+data-payload+trailersmore");
+    }
+
+    #[test]
+    fn a_client_connection_yields_as_often_as_it_was_told() {
+        let waker = std::task::Waker::noop();
+        let mut cx = Context::from_waker(waker);
+        let mut c = Coalescing::with_yields(Counting::default(), 2);
+        let writes = c.inner.writes.clone();
+        for _ in 0..2 {
+            write(&mut c, &mut cx, b"message+");
+            assert!(poll_flush(&mut c, &mut cx).is_pending(), "first yield");
+            assert!(poll_flush(&mut c, &mut cx).is_pending(), "second yield");
+            write(&mut c, &mut cx, b"end;");
+            assert!(poll_flush(&mut c, &mut cx).is_ready(), "then it writes");
+        }
+        assert_eq!(writes.load(Ordering::Relaxed), 2, "one write per burst");
+        assert_eq!(c.inner.bytes, b"message+end;message+end;");
+        // Zero yields would never coalesce: it yields at least once.
+        let mut c = Coalescing::with_yields(Counting::default(), 0);
+        write(&mut c, &mut cx, b"x");
+        assert!(poll_flush(&mut c, &mut cx).is_pending());
+        assert!(poll_flush(&mut c, &mut cx).is_ready());
     }
 
     #[test]

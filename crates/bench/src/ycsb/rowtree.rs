@@ -276,7 +276,9 @@ async fn create_database(addr: SocketAddr) -> Result<()> {
 /// stream, and flushes in between: two writes, where the official client
 /// libraries (gRPC's C core, grpc-java, grpc-go) send the message with the
 /// end-of-stream flag in one. Coalescing makes this client pay for one
-/// write per request as theirs do, rather than for tonic's extra one.
+/// write per request as theirs do, rather than for tonic's extra one
+/// (checked with `perf stat`: 2.0 `sendto` per `ExecuteSql` read, client
+/// and server together, against 2.9 with a single yield).
 async fn connect(addr: SocketAddr) -> Result<Channel> {
     let connector = tower::service_fn(move |_: tonic::transport::Uri| async move {
         let stream =
@@ -284,7 +286,12 @@ async fn connect(addr: SocketAddr) -> Result<Channel> {
                 .await
                 .map_err(|_| std::io::Error::from(std::io::ErrorKind::TimedOut))??;
         stream.set_nodelay(true)?;
-        Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(Coalescing::new(stream)))
+        // Two yields: the request's end-of-stream frame comes from the
+        // HTTP/2 client's body task, which runs between them (with one, a
+        // request over 256 bytes left in two writes).
+        Ok::<_, std::io::Error>(hyper_util::rt::TokioIo::new(Coalescing::with_yields(
+            stream, 2,
+        )))
     });
     Endpoint::from_shared(format!("http://{addr}"))
         .map_err(setup)?

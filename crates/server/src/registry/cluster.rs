@@ -8,8 +8,8 @@
 //! (`rowtree_cluster::placement::Registry`), and each database's entry
 //! also names its Raft group: the group's id, the nodes holding a replica
 //! (the node that created it first, then the live nodes that hold the
-//! fewest replicas so far, up to `--replicas`), the node that starts the group, and the node that
-//! should lead it: the creating node applies the database's first schema,
+//! fewest replicas so far, up to `--replicas`), the node that starts the
+//! group, and the node that should lead it: the creating node applies the database's first schema,
 //! then hands the leadership over ([`Registry::settle`]), so that
 //! databases' leaders spread over the nodes (one database after another
 //! around the members).
