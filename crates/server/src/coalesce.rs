@@ -14,9 +14,9 @@
 //! `Coalescing` sits between the HTTP/2 library and the socket. A write is
 //! copied into its buffer and accepted at once; a flush goes out on the
 //! next poll instead of this one (it wakes its task and answers `Pending`
-//! once, or as many times as [`Coalescing::with_yields`] says), which lets the HTTP/2 connection buffer the frames that were
-//! waiting behind the large one, and then flushes them all with one
-//! `write`. The task is polled again at once (a wake-up within the same
+//! once, or as many times as [`Coalescing::with_yields`] says), which lets
+//! the HTTP/2 connection buffer the frames that were waiting behind the
+//! large one, and then flushes them all with one `write`. The task is polled again at once (a wake-up within the same
 //! thread, not across threads), so nothing waits for a timer or for more
 //! traffic, unlike Nagle's algorithm.
 //!
