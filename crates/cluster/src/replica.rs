@@ -52,7 +52,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use rowtree_kv::{Router, SplitId};
-use rowtree_storage::mvcc::{split_version_key, version_key};
+use rowtree_storage::mvcc::{split_version_key, version_key, MAX_READ_TS};
 use rowtree_storage::{Durability, Space, WriteBatch};
 use rowtree_txn::timestamp::TimestampOracle;
 
@@ -683,9 +683,10 @@ impl Replica {
 
     /// The timestamp of the newest stored version of `key`, if any.
     fn newest_stored(&self, key: &[u8]) -> Result<Option<u64>> {
-        // Versions of a key sort newest first, from version_key(key, MAX)
-        // to version_key(key, 0).
-        let start = version_key(key, u64::MAX);
+        // Versions of a key sort newest first, from version_key(key,
+        // MAX_READ_TS) to version_key(key, 0); the row's head, before them,
+        // is not a version.
+        let start = version_key(key, MAX_READ_TS);
         let mut limit = version_key(key, 0);
         limit.push(0);
         for item in self.router.scan_stored(&start, Some(&limit)) {

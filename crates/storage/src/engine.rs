@@ -237,6 +237,36 @@ pub trait Engine: Send + Sync + 'static {
         self.scan(space, range, false).next().transpose()
     }
 
+    /// Gets `key` and, if it is present and `next` turns its value into a
+    /// second key, that key's value, both as of one moment: `None` if either
+    /// is absent or `next` says `None`. A read that follows a pointer (a
+    /// row's head to its newest version) takes one snapshot instead of two.
+    fn get_via(
+        &self,
+        space: Space,
+        key: &[u8],
+        next: &mut dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>>,
+    ) -> Result<Option<Vec<u8>>> {
+        let Some(first) = self.get(space, key)? else {
+            return Ok(None);
+        };
+        match next(&first)? {
+            Some(second) => self.get(space, &second),
+            None => Ok(None),
+        }
+    }
+
+    /// Whether an exact-key [`Engine::get`] costs much less than a
+    /// [`Engine::first`] seek. True for an LSM tree, where a get is answered
+    /// by one table (the others are skipped by their bloom filters) and a
+    /// seek merges every table that overlaps the key; false (the default)
+    /// for an ordered map, where both are one tree walk. The MVCC layer
+    /// reads a row's newest version with two gets when this is true
+    /// ([`Mvcc::get_at`](crate::Mvcc::get_at)).
+    fn prefers_point_gets(&self) -> bool {
+        false
+    }
+
     /// Applies `batch` atomically: all of it or none of it becomes visible,
     /// also across a crash. With [`Durability::Sync`], returns only after the
     /// batch is on disk. After an error the batch is not visible to reads,

@@ -27,6 +27,35 @@
 //! first entry at or after it is the newest version with ts `<= 25` (here the
 //! tombstone at 20, so the row does not exist at 25).
 //!
+//! # The head of a row: reads by two point gets
+//!
+//! Before its versions, each row has one more entry, its *head*: the slot of
+//! the timestamp `u64::MAX` (inverted, all zero bytes), which no commit can
+//! take, holding the timestamp of the row's newest version:
+//!
+//! ```text
+//!   row_key_a ++ be(0)                  0x02 ++ be(30)     ← head: newest is 30
+//!   row_key_a ++ be(u64::MAX - 30)      0x01 ++ bytes
+//!   ...
+//! ```
+//!
+//! [`Mvcc::put_versions`] writes it with every version, in the same batch.
+//! In an LSM tree a seek reads a block from every table that overlaps the
+//! key, while a get of an exact key skips the tables whose bloom filters
+//! say no; so on such an engine ([`Engine::prefers_point_gets`]) a read at
+//! `t` first gets the head and, if its timestamp is `<= t`, gets that version
+//! by its exact key (usually in the block the head came from). Otherwise
+//! (an older snapshot, a row written before heads existed, a head removed by
+//! garbage collection in a race with a writer) the read seeks as above. So
+//! a missing head only costs the seek; what must never happen is a head
+//! naming a version older than the newest, and that holds because the
+//! versions of one row are written in timestamp order: a row's writers are
+//! serialised by its lock, and commits take their timestamps in order.
+//!
+//! Reads, scans and garbage collection never take a head for a version (its
+//! timestamp is above every read timestamp, [`MAX_READ_TS`]). Garbage
+//! collection removes a head with the last version of its row.
+//!
 //! This relies on user keys being *prefix-free*: no user key is a prefix of
 //! another (every row key ends with `ROW_END` and row keys are
 //! self-delimiting; see `docs/design/contracts.md`). Otherwise the versions of
@@ -53,6 +82,12 @@ use crate::{Error, Result};
 const TAG_TOMBSTONE: u8 = 0;
 /// Value tag of a put; the row's bytes follow.
 const TAG_PUT: u8 = 1;
+/// Value tag of a row's head; the newest version's timestamp follows.
+const TAG_HEAD: u8 = 2;
+/// The timestamp slot of a row's head (stored as all zero bytes).
+const HEAD_TS: u64 = u64::MAX;
+/// The newest timestamp a read can ask for: every slot but the head's.
+pub const MAX_READ_TS: u64 = HEAD_TS - 1;
 /// Length of the inverted timestamp suffix.
 const TS_LEN: usize = 8;
 /// After stepping over this many entries of one row, a scan re-seeks instead.
@@ -80,6 +115,31 @@ pub fn split_version_key(stored: &[u8]) -> Result<(&[u8], u64)> {
     let mut inverted = [0u8; TS_LEN];
     inverted.copy_from_slice(suffix);
     Ok((user, u64::MAX - u64::from_be_bytes(inverted)))
+}
+
+/// The stored key of `user_key`'s head.
+fn head_key(user_key: &[u8]) -> Vec<u8> {
+    version_key(user_key, HEAD_TS)
+}
+
+/// The stored value of a head naming the version at `ts`.
+fn head_value(ts: u64) -> [u8; 1 + TS_LEN] {
+    let mut value = [0u8; 1 + TS_LEN];
+    value[0] = TAG_HEAD;
+    value[1..].copy_from_slice(&ts.to_be_bytes());
+    value
+}
+
+/// Decodes a head's value: the timestamp of the row's newest version.
+fn decode_head(value: &[u8]) -> Result<u64> {
+    match value.split_first() {
+        Some((&TAG_HEAD, rest)) if rest.len() == TS_LEN => {
+            let mut ts = [0u8; TS_LEN];
+            ts.copy_from_slice(rest);
+            Ok(u64::from_be_bytes(ts))
+        }
+        _ => Err(Error::Corrupt("invalid MVCC row head".into())),
+    }
 }
 
 /// Decodes a stored version value: `None` for a tombstone.
@@ -141,16 +201,22 @@ impl Mvcc {
     }
 
     /// Adds to `batch` a version at `ts` of each written row: `Some(bytes)` is
-    /// a put, `None` a delete (tombstone). The caller writes the batch with
-    /// [`Engine::write`]; `ts` must be greater than every timestamp a reader
-    /// has already read at.
+    /// a put, `None` a delete (tombstone); and the row's head, naming it as
+    /// the newest. The caller writes the batch with [`Engine::write`].
+    ///
+    /// `ts` must be greater than every timestamp a reader has already read
+    /// at, and than every version of the row already written, also earlier
+    /// in `batch` (so the last head in the batch names the newest); and at
+    /// most [`MAX_READ_TS`].
     pub fn put_versions<K, V, I>(batch: &mut WriteBatch, ts: u64, writes: I)
     where
         I: IntoIterator<Item = (K, Option<V>)>,
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
+        debug_assert!(ts <= MAX_READ_TS, "a version at the head's timestamp");
         for (key, value) in writes {
+            batch.put(Space::Data, head_key(key.as_ref()), head_value(ts));
             let stored = match value {
                 Some(v) => {
                     let v = v.as_ref();
@@ -167,8 +233,23 @@ impl Mvcc {
 
     /// The row `key` as of `ts`: the newest version with timestamp `<= ts`,
     /// or `None` if there is none or it is a tombstone.
+    ///
+    /// On an engine that [prefers point gets](Engine::prefers_point_gets),
+    /// through the row's head when it names a version at or before `ts`
+    /// (see the module docs); else one seek.
     pub fn get_at(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
-        Ok(visible_version(self.engine.as_ref(), key, ts)?.flatten())
+        let ts = ts.min(MAX_READ_TS);
+        let engine = self.engine.as_ref();
+        if engine.prefers_point_gets() {
+            let newest = engine.get_via(Space::Data, &head_key(key), &mut |head| {
+                let newest = decode_head(head)?;
+                Ok((newest <= ts).then(|| version_key(key, newest)))
+            })?;
+            if let Some(value) = newest {
+                return Ok(decode_version(&value)?.map(<[u8]>::to_vec));
+            }
+        }
+        Ok(visible_version(engine, key, ts)?.flatten())
     }
 
     /// The rows with user keys in `[start, end]` (per the bounds) visible at
@@ -185,7 +266,13 @@ impl Mvcc {
         ts: u64,
         reverse: bool,
     ) -> MvccScan<'_> {
-        MvccScan::new(self.engine.as_ref(), start, end, ts, reverse)
+        MvccScan::new(
+            self.engine.as_ref(),
+            start,
+            end,
+            ts.min(MAX_READ_TS),
+            reverse,
+        )
     }
 
     /// Garbage-collects versions that no read at a timestamp `>= horizon_ts`
@@ -200,11 +287,17 @@ impl Mvcc {
     /// the horizon are kept. So after gc, reads at any `ts >= horizon_ts` give
     /// the same results as before; reads below the horizon may not.
     ///
+    /// When that leaves a row no version at all, its head goes too, in the
+    /// same batch. (A writer may add a version between the scan and the
+    /// batch; its head is then deleted with the old one, which costs that
+    /// row's reads a seek until it is written again, never a wrong answer.)
+    ///
     /// The caller must never commit at a timestamp `<= horizon_ts` after
     /// calling this. The deletions of one row are written in one atomic batch
     /// (so a crash cannot leave an older version uncovered by its tombstone),
     /// without fsync: after a crash, gc simply runs again.
     pub fn gc(&self, horizon_ts: u64, budget: usize) -> Result<GcStats> {
+        let horizon_ts = horizon_ts.min(MAX_READ_TS);
         let mut cursor = self.gc_cursor.lock();
         let start = match cursor.take() {
             Some(key) => Bound::Included(key),
@@ -218,6 +311,23 @@ impl Mvcc {
         let mut current: Option<Vec<u8>> = None;
         let mut seen_visible = false;
         let mut pending_tombstone: Option<Vec<u8>> = None;
+        // The current row's head, and whether it has versions newer than
+        // the horizon (which gc keeps, and with them the head).
+        let mut head: Option<Vec<u8>> = None;
+        let mut kept_newer = false;
+        // Deletes a row's visible tombstone, and its head if no version is
+        // left.
+        let finish_row = |batch: &mut WriteBatch,
+                          tombstone: Option<Vec<u8>>,
+                          head: Option<Vec<u8>>,
+                          kept_newer: bool| {
+            if let Some(tombstone) = tombstone {
+                batch.delete(Space::Data, tombstone);
+                if let (Some(head), false) = (head, kept_newer) {
+                    batch.delete(Space::Data, head);
+                }
+            }
+        };
 
         let mut finished = true;
         for item in self.engine.scan(Space::Data, range, false) {
@@ -226,9 +336,12 @@ impl Mvcc {
             if current.as_deref() != Some(user_key) {
                 // A row boundary: the only place to stop or flush, so a row's
                 // deletions always go out together.
-                if let Some(tombstone) = pending_tombstone.take() {
-                    batch.delete(Space::Data, tombstone);
-                }
+                finish_row(
+                    &mut batch,
+                    pending_tombstone.take(),
+                    head.take(),
+                    kept_newer,
+                );
                 if stats.keys_examined > 0 && stats.versions_examined >= budget as u64 {
                     *cursor = Some(user_key.to_vec());
                     finished = false;
@@ -240,10 +353,16 @@ impl Mvcc {
                 }
                 current = Some(user_key.to_vec());
                 seen_visible = false;
+                kept_newer = false;
                 stats.keys_examined += 1;
+            }
+            if version_ts == HEAD_TS {
+                head = Some(stored);
+                continue;
             }
             stats.versions_examined += 1;
             if version_ts > horizon_ts {
+                kept_newer = true;
                 continue;
             }
             if seen_visible {
@@ -259,9 +378,12 @@ impl Mvcc {
                 }
             }
         }
-        if let Some(tombstone) = pending_tombstone.take() {
-            batch.delete(Space::Data, tombstone);
-        }
+        finish_row(
+            &mut batch,
+            pending_tombstone.take(),
+            head.take(),
+            kept_newer,
+        );
         stats.pass_complete = finished;
         if !batch.is_empty() {
             self.engine.write(batch, Durability::Buffered)?;

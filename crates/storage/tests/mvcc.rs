@@ -190,63 +190,85 @@ proptest! {
 
     #[test]
     fn gc_preserves_reads_at_and_above_the_horizon(ops in prop::collection::vec(op(), 1..40)) {
-        let engine = Arc::new(MemoryEngine::new());
-        let mvcc = Mvcc::new(engine.clone());
-        // The model: every committed version, never collected.
-        let mut model: BTreeMap<Vec<u8>, BTreeMap<u64, Option<Vec<u8>>>> = BTreeMap::new();
-        let mut now = 0u64;
-        let mut horizon = 0u64;
-        for op in ops {
-            match op {
-                Op::Commit(writes) => {
-                    now += 1;
-                    let writes: BTreeMap<_, _> = writes
-                        .into_iter()
-                        .map(|(k, v)| (user_key(k), v.map(|b| vec![b])))
-                        .collect();
-                    for (k, v) in &writes {
-                        model.entry(k.clone()).or_default().insert(now, v.clone());
-                    }
-                    let mut batch = WriteBatch::new();
-                    Mvcc::put_versions(&mut batch, now, writes);
-                    engine.write(batch, Durability::Buffered).unwrap();
-                }
-                Op::Gc { lag, budget } => {
-                    // The horizon never moves back, and no commit happens at
-                    // or below it afterwards.
-                    horizon = horizon.max(now.saturating_sub(lag));
-                    mvcc.gc(horizon, budget).unwrap();
-                }
-            }
-            for ts in horizon..=now + 1 {
-                let expected: BTreeMap<Vec<u8>, Vec<u8>> = model
-                    .iter()
-                    .filter_map(|(k, versions)| {
-                        let (_, v) = versions.range(..=ts).next_back()?;
-                        Some((k.clone(), v.clone()?))
-                    })
-                    .collect();
-                prop_assert_eq!(snapshot(&mvcc, ts), expected, "ts {} horizon {}", ts, horizon);
-            }
-        }
-        // A full pass at the final horizon leaves at most one version per row
-        // at or below the horizon, and no tombstone there.
-        // (The first loop finishes the pass in progress; the second is a
-        // full pass from the start.)
-        horizon = now;
-        for _pass in 0..2 {
-            while !mvcc.gc(horizon, 3).unwrap().pass_complete {}
-        }
-        let stored: Vec<_> = engine
-            .scan(Space::Data, KeyRange::all(), false)
-            .map(Result::unwrap)
-            .collect();
-        let live = model
-            .values()
-            .filter(|versions| matches!(versions.values().next_back(), Some(Some(_))))
-            .count();
-        prop_assert_eq!(stored.len(), live);
+        gc_model(Arc::new(MemoryEngine::new()), ops)?;
     }
+
+    /// The same on the disk engine, whose point reads go through each row's
+    /// head (two gets) rather than a seek.
+    #[test]
+    fn gc_preserves_reads_through_row_heads(ops in prop::collection::vec(op(), 1..40)) {
+        let dir = tempfile::tempdir().unwrap();
+        let engine = Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+        prop_assert!(engine.prefers_point_gets());
+        gc_model(engine, ops)?;
+    }
+}
+
+fn gc_model(engine: Arc<dyn Engine>, ops: Vec<Op>) -> Result<(), TestCaseError> {
+    let mvcc = Mvcc::new(engine.clone());
+    // The model: every committed version, never collected.
+    let mut model: BTreeMap<Vec<u8>, BTreeMap<u64, Option<Vec<u8>>>> = BTreeMap::new();
+    let mut now = 0u64;
+    let mut horizon = 0u64;
+    for op in ops {
+        match op {
+            Op::Commit(writes) => {
+                now += 1;
+                let writes: BTreeMap<_, _> = writes
+                    .into_iter()
+                    .map(|(k, v)| (user_key(k), v.map(|b| vec![b])))
+                    .collect();
+                for (k, v) in &writes {
+                    model.entry(k.clone()).or_default().insert(now, v.clone());
+                }
+                let mut batch = WriteBatch::new();
+                Mvcc::put_versions(&mut batch, now, writes);
+                engine.write(batch, Durability::Buffered).unwrap();
+            }
+            Op::Gc { lag, budget } => {
+                // The horizon never moves back, and no commit happens at
+                // or below it afterwards.
+                horizon = horizon.max(now.saturating_sub(lag));
+                mvcc.gc(horizon, budget).unwrap();
+            }
+        }
+        for ts in horizon..=now + 1 {
+            let expected: BTreeMap<Vec<u8>, Vec<u8>> = model
+                .iter()
+                .filter_map(|(k, versions)| {
+                    let (_, v) = versions.range(..=ts).next_back()?;
+                    Some((k.clone(), v.clone()?))
+                })
+                .collect();
+            prop_assert_eq!(
+                snapshot(&mvcc, ts),
+                expected,
+                "ts {} horizon {}",
+                ts,
+                horizon
+            );
+        }
+    }
+    // A full pass at the final horizon leaves at most one version per row
+    // at or below the horizon, and no tombstone there.
+    // (The first loop finishes the pass in progress; the second is a
+    // full pass from the start.)
+    horizon = now;
+    for _pass in 0..2 {
+        while !mvcc.gc(horizon, 3).unwrap().pass_complete {}
+    }
+    let stored: Vec<_> = engine
+        .scan(Space::Data, KeyRange::all(), false)
+        .map(Result::unwrap)
+        .collect();
+    let live = model
+        .values()
+        .filter(|versions| matches!(versions.values().next_back(), Some(Some(_))))
+        .count();
+    // Each live row keeps its newest version and its head; a deleted
+    // row keeps nothing, its head included.
+    prop_assert_eq!(stored.len(), 2 * live);
+    Ok(())
 }
 
 #[test]
@@ -275,4 +297,59 @@ fn gc_resumes_where_it_stopped() {
     assert_eq!(calls, 5);
     assert_eq!(deleted, 20);
     assert_eq!(scan(&mvcc, 3, false).len(), 10);
+}
+
+/// A read through a row's head gives what a seek gives, whatever the head
+/// says: absent (rows written before heads), naming a version newer than
+/// the read, or naming a version that is gone.
+#[test]
+fn reads_through_heads_fall_back_to_a_seek() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine: Arc<dyn Engine> =
+        Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+    let mvcc = Mvcc::new(engine.clone());
+    commit(&mvcc, 10, &[(b"k\0", Some(b"v10"))]);
+    commit(&mvcc, 20, &[(b"k\0", Some(b"v20"))]);
+    let head = rowtree_storage::mvcc::version_key(b"k\0", u64::MAX);
+    assert!(engine.get(Space::Data, &head).unwrap().is_some());
+    // The head names 20: reads at and after it take the head's path, reads
+    // before it seek.
+    assert_eq!(
+        mvcc.get_at(b"k\0", 25).unwrap().as_deref(),
+        Some(&b"v20"[..])
+    );
+    assert_eq!(
+        mvcc.get_at(b"k\0", 15).unwrap().as_deref(),
+        Some(&b"v10"[..])
+    );
+    assert_eq!(
+        mvcc.get_at(b"k\0", u64::MAX).unwrap().as_deref(),
+        Some(&b"v20"[..])
+    );
+    // No head (a row written by an older build): the seek answers.
+    let mut batch = WriteBatch::new();
+    batch.delete(Space::Data, head.clone());
+    engine.write(batch, Durability::Buffered).unwrap();
+    assert_eq!(
+        mvcc.get_at(b"k\0", 25).unwrap().as_deref(),
+        Some(&b"v20"[..])
+    );
+    // A head whose version is gone: the seek answers with the one before.
+    commit(&mvcc, 30, &[(b"k\0", Some(b"v30"))]);
+    let mut batch = WriteBatch::new();
+    batch.delete(Space::Data, rowtree_storage::mvcc::version_key(b"k\0", 30));
+    engine.write(batch, Durability::Buffered).unwrap();
+    assert_eq!(
+        mvcc.get_at(b"k\0", 35).unwrap().as_deref(),
+        Some(&b"v20"[..])
+    );
+    // Scans never show a head as a row, at any timestamp.
+    assert_eq!(
+        scan(&mvcc, u64::MAX, false),
+        vec![(b"k\0".to_vec(), b"v20".to_vec())]
+    );
+    assert_eq!(
+        scan(&mvcc, u64::MAX, true),
+        vec![(b"k\0".to_vec(), b"v20".to_vec())]
+    );
 }
