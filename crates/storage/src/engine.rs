@@ -211,6 +211,10 @@ impl WriteBatch {
 /// order (or reverse order), or an error, after which it should be dropped.
 pub type ScanIter<'a> = Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + Send + 'a>;
 
+/// What [`Engine::get_via`] calls with the first key's value: the second
+/// key to read, or `None` to stop.
+pub type NextKey<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>> + 'a;
+
 /// An ordered byte key-value store with atomic batches and two key spaces.
 ///
 /// Implementations are shared between threads (`Send + Sync`); reads never
@@ -241,12 +245,7 @@ pub trait Engine: Send + Sync + 'static {
     /// second key, that key's value, both as of one moment: `None` if either
     /// is absent or `next` says `None`. A read that follows a pointer (a
     /// row's head to its newest version) takes one snapshot instead of two.
-    fn get_via(
-        &self,
-        space: Space,
-        key: &[u8],
-        next: &mut dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>>,
-    ) -> Result<Option<Vec<u8>>> {
+    fn get_via(&self, space: Space, key: &[u8], next: &mut NextKey<'_>) -> Result<Option<Vec<u8>>> {
         let Some(first) = self.get(space, key)? else {
             return Ok(None);
         };

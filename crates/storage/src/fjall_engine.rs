@@ -38,7 +38,7 @@ use fjall::config::PinningPolicy;
 use fjall::{Database, Keyspace, KeyspaceCreateOptions, PersistMode, Readable};
 use parking_lot::Mutex;
 
-use crate::engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
+use crate::engine::{Durability, Engine, KeyRange, NextKey, ScanIter, Space, WriteBatch, WriteOp};
 use crate::error::{Failed, Stop};
 use crate::{Error, Result};
 
@@ -239,12 +239,7 @@ impl Engine for FjallEngine {
         }
     }
 
-    fn get_via(
-        &self,
-        space: Space,
-        key: &[u8],
-        next: &mut dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>>,
-    ) -> Result<Option<Vec<u8>>> {
+    fn get_via(&self, space: Space, key: &[u8], next: &mut NextKey<'_>) -> Result<Option<Vec<u8>>> {
         // One snapshot for both gets: opening one registers it with fjall's
         // tracker, which concurrent readers share.
         let snapshot = self.db.snapshot();

@@ -25,7 +25,7 @@ mod fjall_engine;
 mod memory;
 pub mod mvcc;
 
-pub use engine::{Durability, Engine, KeyRange, ScanIter, Space, WriteBatch, WriteOp};
+pub use engine::{Durability, Engine, KeyRange, NextKey, ScanIter, Space, WriteBatch, WriteOp};
 pub use error::{is_disk_full, Error, Failed, Result, Stop};
 pub use fjall_engine::{FjallEngine, FjallOptions};
 pub use memory::MemoryEngine;
