@@ -529,7 +529,7 @@ impl Replica {
             ranges.push(&descriptor);
         }
         let mut dropped = HashSet::new();
-        for d in ranges {
+        for d in &ranges {
             for item in self.router.scan_stored(&d.start, d.limit.as_deref()) {
                 let (key, _) = item?;
                 if !kept.contains(key.as_slice()) && dropped.insert(key.clone()) {
@@ -537,6 +537,14 @@ impl Replica {
                 }
             }
         }
+        // The rows' heads (on an engine that keeps them) are derived from
+        // the versions, so they are rebuilt from the image, not copied.
+        let bounds: Vec<(&[u8], Option<&[u8]>)> = ranges
+            .iter()
+            .map(|d| (d.start.as_slice(), d.limit.as_deref()))
+            .collect();
+        self.router
+            .stage_heads(&mut batch, &bounds, pairs.iter().map(|(k, _)| *k))?;
         for (key, value) in pairs {
             batch.put(Space::Data, key, value);
         }
@@ -684,8 +692,8 @@ impl Replica {
     /// The timestamp of the newest stored version of `key`, if any.
     fn newest_stored(&self, key: &[u8]) -> Result<Option<u64>> {
         // Versions of a key sort newest first, from version_key(key,
-        // MAX_READ_TS) to version_key(key, 0); the row's head, before them,
-        // is not a version.
+        // MAX_READ_TS) to version_key(key, 0); an old-style head before them
+        // (see `rowtree_storage::mvcc`) is not a version.
         let start = version_key(key, MAX_READ_TS);
         let mut limit = version_key(key, 0);
         limit.push(0);

@@ -7,7 +7,7 @@ use std::sync::Arc;
 use proptest::prelude::*;
 use rowtree_cluster::{Applied, Command, Commit, Descriptor, Error, Lease, LogId, Replica};
 use rowtree_kv::{Router, SplitId, SplitMap};
-use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
+use rowtree_storage::{Engine, FjallEngine, FjallOptions, KeyRange, MemoryEngine, Mvcc, Space};
 use rowtree_txn::timestamp::{ManualClock, TimestampOracle};
 
 fn router(engine: Arc<dyn Engine>) -> Arc<Router> {
@@ -575,6 +575,53 @@ fn an_image_is_checked_whole_before_it_is_installed() {
     }
     assert_eq!(stored(&target), stored(&source));
     assert_eq!(stored(&other), before);
+}
+
+/// On the disk engine, whose rows have heads (the newest version's
+/// timestamp, kept apart from the versions), installing an image rebuilds
+/// the range's heads from the image's versions: a replica that had applied
+/// an older log reads the image's newest versions afterwards, not the ones
+/// its old heads named.
+#[test]
+fn an_installed_image_rebuilds_row_heads() {
+    let fjall = || {
+        let dir = tempfile::tempdir().unwrap();
+        let engine: Arc<dyn Engine> =
+            Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+        (engine, dir)
+    };
+    let (source_engine, _source_dir) = fjall();
+    let mut a = Replica::create(router(source_engine.clone()), descriptor()).unwrap();
+    for (id, command) in log(12) {
+        a.apply(id, &command).unwrap();
+    }
+    // The target applied the first entries only, so its heads name older
+    // versions than the image holds.
+    let (target_engine, _target_dir) = fjall();
+    let mut b = Replica::create(router(target_engine.clone()), descriptor()).unwrap();
+    for (id, command) in log(4) {
+        b.apply(id, &command).unwrap();
+    }
+    let heads = |engine: &Arc<dyn Engine>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        engine
+            .scan(Space::Heads, KeyRange::all(), false)
+            .map(Result::unwrap)
+            .collect()
+    };
+    assert!(!heads(&source_engine).is_empty());
+    assert_ne!(heads(&target_engine), heads(&source_engine));
+    b.install(&a.image().unwrap()).unwrap();
+    assert_eq!(heads(&target_engine), heads(&source_engine));
+    let (source, target) = (Mvcc::new(source_engine), Mvcc::new(target_engine));
+    for i in 0..7 {
+        for ts in [150, 300, u64::MAX] {
+            assert_eq!(
+                target.get_at(&key(i), ts).unwrap(),
+                source.get_at(&key(i), ts).unwrap(),
+                "key {i} at {ts}"
+            );
+        }
+    }
 }
 
 /// The header and state of image `state` followed by the pairs of image

@@ -226,7 +226,7 @@ fn descriptor() -> Descriptor {
 // ---------------------------------------------------------------------
 // The simulated disk.
 
-type Spaces = [BTreeMap<Vec<u8>, Vec<u8>>; 2];
+type Spaces = [BTreeMap<Vec<u8>, Vec<u8>>; 3];
 /// A stored key and value.
 type Pair = (Vec<u8>, Vec<u8>);
 
@@ -234,6 +234,7 @@ fn space_index(space: Space) -> usize {
     match space {
         Space::Data => 0,
         Space::Meta => 1,
+        Space::Heads => 2,
     }
 }
 
@@ -311,6 +312,12 @@ impl Engine for Disk {
             iter.collect()
         };
         Box::new(pairs.into_iter())
+    }
+
+    /// As the disk engine says: so replicas keep row heads, and crashes
+    /// and snapshot installs exercise them.
+    fn prefers_point_gets(&self) -> bool {
+        true
     }
 
     fn write(&self, batch: WriteBatch, durability: Durability) -> StorageResult<()> {

@@ -61,7 +61,8 @@ pub enum Error {
     /// wrote): use a Rowtree that reads format `found`. Nothing was changed.
     #[error(
         "the database is in on-disk format version {found}, but this build of Rowtree reads \
-         format version {supported} only; open it with a Rowtree that reads version {found}"
+         format version {supported} (and older versions, which it upgrades) only; open it with \
+         a Rowtree that reads version {found}"
     )]
     UnsupportedFormat {
         /// The version recorded in the data directory.

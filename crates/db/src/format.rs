@@ -7,12 +7,23 @@
 //! it is opened, before anything else is read:
 //!
 //! * no marker: a new database, or one created before the marker existed
-//!   (which is format 1): the marker for version 1 is written, so old data
-//!   keeps opening and carries its version from then on;
-//! * the version this build reads: open;
+//!   (which is format 1, and this build reads it): the marker for
+//!   [`FORMAT_VERSION`] is written, durably, before anything else;
+//! * the version this build writes: open;
+//! * an older version this build reads ([`UPGRADED`]): the marker is raised
+//!   to [`FORMAT_VERSION`] first, durably, because what this build writes
+//!   from then on an older build would misread (see below);
 //! * any other number (a newer Rowtree wrote it, or it is not one we ever
 //!   wrote): refused with [`Error::UnsupportedFormat`], which names both
 //!   versions. Nothing is read or written, so the directory is left as it was.
+//!
+//! Format 2 added row heads (`rowtree_storage::mvcc`, "The head of a row"):
+//! every write also records the row's newest timestamp in the `heads`
+//! space, and reads trust it. A format 1 directory has no heads, which reads
+//! handle (they seek instead), so it opens as it is; but a format 1 build
+//! writing to a directory with heads would leave them stale, and a later
+//! read through a stale head would return an older version. Raising the
+//! marker makes older builds refuse the directory.
 //!
 //! A change to anything the format document describes gets a new version
 //! number and a note there, and this module decides what an older version
@@ -33,7 +44,11 @@ use rowtree_types::Dialect;
 use crate::error::{Error, Result};
 
 /// The on-disk format this build reads and writes.
-pub const FORMAT_VERSION: u32 = 1;
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Older formats this build reads, raising their marker to
+/// [`FORMAT_VERSION`] when it opens them (see the module docs).
+pub const UPGRADED: &[u32] = &[1];
 
 /// The metadata key of the format marker: its value is the version as 4
 /// big-endian bytes.
@@ -48,15 +63,19 @@ pub(crate) const META_DIALECT: &[u8] = b"format/dialect";
 /// (durably) if the database has none. See the module docs. Returns `true`
 /// when there was no marker (a new database, or one from before markers).
 pub(crate) fn check(router: &Router) -> Result<bool> {
+    let write_marker = || -> Result<()> {
+        let mut batch = WriteBatch::new();
+        router.stage_meta(
+            &mut batch,
+            META_FORMAT_VERSION.to_vec(),
+            Some(FORMAT_VERSION.to_be_bytes().to_vec()),
+        );
+        router.write(batch, Durability::Sync)?;
+        Ok(())
+    };
     match router.meta_get(META_FORMAT_VERSION)? {
         None => {
-            let mut batch = WriteBatch::new();
-            router.stage_meta(
-                &mut batch,
-                META_FORMAT_VERSION.to_vec(),
-                Some(FORMAT_VERSION.to_be_bytes().to_vec()),
-            );
-            router.write(batch, Durability::Sync)?;
+            write_marker()?;
             Ok(true)
         }
         Some(bytes) => {
@@ -68,6 +87,10 @@ pub(crate) fn check(router: &Router) -> Result<bool> {
             })?;
             match u32::from_be_bytes(bytes) {
                 FORMAT_VERSION => Ok(false),
+                older if UPGRADED.contains(&older) => {
+                    write_marker()?;
+                    Ok(false)
+                }
                 found => Err(Error::UnsupportedFormat {
                     found,
                     supported: FORMAT_VERSION,

@@ -111,7 +111,7 @@ fn a_version_never_written_is_refused() {
 }
 
 #[test]
-fn a_database_from_before_the_marker_opens_as_version_1_and_gets_it() {
+fn a_database_from_before_the_marker_opens_and_gets_the_current_version() {
     let dir = tempfile::tempdir().expect("tempdir");
     create(dir.path());
     // What a build from before the format version left: no marker.
@@ -121,7 +121,65 @@ fn a_database_from_before_the_marker_opens_as_version_1_and_gets_it() {
     let db = Database::open(dir.path()).expect("an unmarked database opens");
     assert_row(&db);
     drop(db);
-    assert_eq!(marker(dir.path()), Some(1u32.to_be_bytes().to_vec()));
+    assert_eq!(
+        marker(dir.path()),
+        Some(FORMAT_VERSION.to_be_bytes().to_vec())
+    );
+}
+
+/// A format 1 directory (no row heads) opens, reads and writes, and its
+/// marker is raised to the current version, so a format 1 build, which
+/// would write rows without updating their heads, refuses it from then on.
+#[test]
+fn a_version_1_database_opens_and_is_upgraded() {
+    assert_eq!(FORMAT_VERSION, 2);
+    let dir = tempfile::tempdir().expect("tempdir");
+    create(dir.path());
+    // What a format 1 build leaves: its marker, and no heads.
+    with_engine(dir.path(), |e| {
+        let mut batch = WriteBatch::new();
+        for item in e.scan(Space::Heads, rowtree_storage::KeyRange::all(), false) {
+            batch.delete(Space::Heads, item.expect("scan").0);
+        }
+        batch.put(Space::Meta, MARKER.to_vec(), 1u32.to_be_bytes().to_vec());
+        e.write(batch, Durability::Sync).expect("write");
+    });
+    let db = Database::open(dir.path()).expect("a format 1 database opens");
+    assert_row(&db);
+    drop(db);
+    assert_eq!(
+        marker(dir.path()),
+        Some(FORMAT_VERSION.to_be_bytes().to_vec())
+    );
+    let db = Database::open(dir.path()).expect("reopen");
+    // A row written now gets its head, and a row from before reads by seek.
+    db.write(vec![Mutation::insert(
+        "T",
+        &["K", "V"],
+        vec![vec![Value::Int64(2), Value::String("two".into())]],
+    )])
+    .expect("write");
+    let rows = db
+        .read(&ReadRequest::new("T", &["V"], KeySet::all()))
+        .expect("read");
+    assert_eq!(
+        rows,
+        vec![
+            vec![Value::String("one".into())],
+            vec![Value::String("two".into())]
+        ]
+    );
+    for (k, v) in [(1, "one"), (2, "two")] {
+        let key = ReadRequest::new("T", &["V"], KeySet::key(vec![Value::Int64(k)]));
+        let rows = db.read(&key).expect("point read");
+        assert_eq!(rows, vec![vec![Value::String(v.into())]]);
+    }
+    drop(db);
+    let heads = with_engine(dir.path(), |e| {
+        e.scan(Space::Heads, rowtree_storage::KeyRange::all(), false)
+            .count()
+    });
+    assert_eq!(heads, 1);
 }
 
 #[test]

@@ -366,7 +366,21 @@ impl Router {
         V: AsRef<[u8]>,
     {
         self.gc_watch.note_write(ts);
-        Mvcc::put_versions(batch, ts, writes);
+        self.mvcc.put_versions(batch, ts, writes);
+    }
+
+    /// Adds to `batch` what rebuilds the row heads of `ranges` (each
+    /// `[start, limit)`) from `stored`, the raw versions they will hold, in
+    /// the order [`Router::scan_stored`] gives them (see
+    /// [`Mvcc::stage_heads`]): for a batch that replaces ranges' versions
+    /// wholesale.
+    pub fn stage_heads<'k>(
+        &self,
+        batch: &mut WriteBatch,
+        ranges: &[(&[u8], Option<&[u8]>)],
+        stored: impl IntoIterator<Item = &'k [u8]>,
+    ) -> Result<()> {
+        Ok(self.mvcc.stage_heads(batch, ranges, stored)?)
     }
 
     /// Adds an unversioned metadata write to `batch` (`None` deletes the

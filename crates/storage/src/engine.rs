@@ -10,9 +10,10 @@
 //!   becomes visible at once, and after a crash either all of it or none of it
 //!   is there. With [`Durability::Sync`] the call returns only once the batch is
 //!   on disk;
-//! * two independent key spaces, [`Space::Data`] and [`Space::Meta`], which one
-//!   batch may update together (so a schema change and its data can commit
-//!   atomically).
+//! * independent key spaces ([`Space::Data`], [`Space::Meta`] and
+//!   [`Space::Heads`]), which one batch may update together (so a schema
+//!   change and its data can commit atomically, and a row's version and its
+//!   head).
 //!
 //! A write or a sync that fails leaves the engine unsure of what reached the
 //! disk. An engine that can fail this way (the disk engine) then stops: that
@@ -30,11 +31,16 @@ pub enum Space {
     Data,
     /// Catalog, schema versions, sequences and other metadata.
     Meta,
+    /// Each row's *head*: the timestamp of its newest version, written by
+    /// the MVCC layer on engines that [prefer point
+    /// gets](Engine::prefers_point_gets). Kept apart from the versions so
+    /// that scans of [`Space::Data`] never step over them.
+    Heads,
 }
 
 impl Space {
-    /// Both spaces, in a fixed order.
-    pub const ALL: [Space; 2] = [Space::Data, Space::Meta];
+    /// Every space, in a fixed order.
+    pub const ALL: [Space; 3] = [Space::Data, Space::Meta, Space::Heads];
 }
 
 /// A range of keys: a start and an end bound, each inclusive, exclusive or
@@ -211,11 +217,11 @@ impl WriteBatch {
 /// order (or reverse order), or an error, after which it should be dropped.
 pub type ScanIter<'a> = Box<dyn Iterator<Item = Result<(Vec<u8>, Vec<u8>)>> + Send + 'a>;
 
-/// What [`Engine::get_via`] calls with the first key's value: the second
-/// key to read, or `None` to stop.
-pub type NextKey<'a> = dyn FnMut(&[u8]) -> Result<Option<Vec<u8>>> + 'a;
+/// What [`Engine::get_via`] calls with the first key's value: the space and
+/// key to read second, or `None` to stop.
+pub type NextKey<'a> = dyn FnMut(&[u8]) -> Result<Option<(Space, Vec<u8>)>> + 'a;
 
-/// An ordered byte key-value store with atomic batches and two key spaces.
+/// An ordered byte key-value store with atomic batches and a few key spaces.
 ///
 /// Implementations are shared between threads (`Send + Sync`); reads never
 /// block on other reads.
@@ -241,16 +247,17 @@ pub trait Engine: Send + Sync + 'static {
         self.scan(space, range, false).next().transpose()
     }
 
-    /// Gets `key` and, if it is present and `next` turns its value into a
-    /// second key, that key's value, both as of one moment: `None` if either
-    /// is absent or `next` says `None`. A read that follows a pointer (a
-    /// row's head to its newest version) takes one snapshot instead of two.
+    /// Gets `key` in `space` and, if it is present and `next` turns its
+    /// value into a second key (in any space), that key's value, both as of
+    /// one moment: `None` if either is absent or `next` says `None`. A read
+    /// that follows a pointer (a row's head to its newest version) takes one
+    /// snapshot instead of two.
     fn get_via(&self, space: Space, key: &[u8], next: &mut NextKey<'_>) -> Result<Option<Vec<u8>>> {
         let Some(first) = self.get(space, key)? else {
             return Ok(None);
         };
         match next(&first)? {
-            Some(second) => self.get(space, &second),
+            Some((space, second)) => self.get(space, &second),
             None => Ok(None),
         }
     }

@@ -2,7 +2,7 @@
 //!
 //! One fjall database holds one keyspace per [`Space`]; fjall write batches
 //! span keyspaces atomically and go through one journal, so a batch touching
-//! both spaces is all-or-nothing across a crash. Durability maps to fjall's
+//! several spaces is all-or-nothing across a crash. Durability maps to fjall's
 //! journal persistence: [`Durability::Sync`] is `PersistMode::SyncData`
 //! (fdatasync before the write returns), [`Durability::Buffered`] is
 //! `PersistMode::Buffer` (flushed to the OS: survives SIGKILL, not power loss).
@@ -74,6 +74,7 @@ pub struct FjallEngine {
     db: Database,
     data: Keyspace,
     meta: Keyspace,
+    heads: Keyspace,
     /// The first failed write or fsync; once set, every write is refused
     /// with it (see the module docs).
     stopped: Mutex<Option<Stop>>,
@@ -126,10 +127,14 @@ impl FjallEngine {
         };
         let data = db.keyspace("data", keyspace_options)?;
         let meta = db.keyspace("meta", keyspace_options)?;
+        // Created on first open by a build that has it, empty until then:
+        // a directory from an older build opens unchanged.
+        let heads = db.keyspace("heads", keyspace_options)?;
         Ok(FjallEngine {
             db,
             data,
             meta,
+            heads,
             stopped: Mutex::new(None),
         })
     }
@@ -138,6 +143,7 @@ impl FjallEngine {
         match space {
             Space::Data => &self.data,
             Space::Meta => &self.meta,
+            Space::Heads => &self.heads,
         }
     }
 
@@ -247,10 +253,12 @@ impl Engine for FjallEngine {
         let Some(first) = snapshot.get(keyspace, key)? else {
             return Ok(None);
         };
-        let Some(second) = next(&first)? else {
+        let Some((space, second)) = next(&first)? else {
             return Ok(None);
         };
-        Ok(snapshot.get(keyspace, &second)?.map(|v| v.to_vec()))
+        Ok(snapshot
+            .get(self.keyspace(space), &second)?
+            .map(|v| v.to_vec()))
     }
 
     fn prefers_point_gets(&self) -> bool {

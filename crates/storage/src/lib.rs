@@ -4,8 +4,9 @@
 //!
 //! * [`Engine`] is the interface the upper layers use: point reads, ordered
 //!   range scans (forward and reverse), and atomic, optionally durable write
-//!   batches, over two key spaces ([`Space::Data`] for rows, [`Space::Meta`] for
-//!   the catalog and other metadata). Two engines implement it: [`FjallEngine`]
+//!   batches, over a few key spaces ([`Space::Data`] for rows, [`Space::Meta`]
+//!   for the catalog and other metadata, [`Space::Heads`] for each row's newest
+//!   version's timestamp). Two engines implement it: [`FjallEngine`]
 //!   (on disk, an LSM tree) and [`MemoryEngine`] (tests, ephemeral databases).
 //! * [`Mvcc`] stores many versions of each row, tagged with their commit
 //!   timestamps, so a reader at timestamp `t` sees exactly the rows committed at

@@ -31,7 +31,7 @@ const FIRST_SCAN_CHUNK: usize = 16;
 /// after it started (in the keys it has not reached yet).
 #[derive(Debug, Default)]
 pub struct MemoryEngine {
-    spaces: RwLock<[Map; 2]>,
+    spaces: RwLock<[Map; 3]>,
 }
 
 impl MemoryEngine {
@@ -45,6 +45,7 @@ fn index(space: Space) -> usize {
     match space {
         Space::Data => 0,
         Space::Meta => 1,
+        Space::Heads => 2,
     }
 }
 

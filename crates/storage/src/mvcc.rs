@@ -29,32 +29,42 @@
 //!
 //! # The head of a row: reads by two point gets
 //!
-//! Before its versions, each row has one more entry, its *head*: the slot of
-//! the timestamp `u64::MAX` (inverted, all zero bytes), which no commit can
-//! take, holding the timestamp of the row's newest version:
+//! In an LSM tree a seek reads a block from every table that overlaps the
+//! key, while a get of an exact key skips the tables whose bloom filters say
+//! no. So on such an engine ([`Engine::prefers_point_gets`]) each row also
+//! has a *head* in [`Space::Heads`], under the plain row key, holding the
+//! timestamp of the row's newest version:
 //!
 //! ```text
-//!   row_key_a ++ be(0)                  0x02 ++ be(30)     ← head: newest is 30
-//!   row_key_a ++ be(u64::MAX - 30)      0x01 ++ bytes
-//!   ...
+//!   Space::Heads:  row_key_a            0x02 ++ be(30)     ← newest is 30
+//!                  row_key_b            0x02 ++ be(25)
 //! ```
 //!
-//! [`Mvcc::put_versions`] writes it with every version, in the same batch.
-//! In an LSM tree a seek reads a block from every table that overlaps the
-//! key, while a get of an exact key skips the tables whose bloom filters
-//! say no; so on such an engine ([`Engine::prefers_point_gets`]) a read at
-//! `t` first gets the head and, if its timestamp is `<= t`, gets that version
-//! by its exact key (usually in the block the head came from). Otherwise
-//! (an older snapshot, a row written before heads existed, a head removed by
-//! garbage collection in a race with a writer) the read seeks as above. So
-//! a missing head only costs the seek; what must never happen is a head
-//! naming a version older than the newest, and that holds because the
-//! versions of one row are written in timestamp order: a row's writers are
-//! serialised by its lock, and commits take their timestamps in order.
+//! [`Mvcc::put_versions`] writes it with every version, in the same batch. A
+//! read at `t` first gets the head and, if its timestamp is `<= t`, gets
+//! that version by its exact key, both in one snapshot
+//! ([`Engine::get_via`]). Otherwise (an older snapshot, a row written before
+//! heads existed, a head removed by garbage collection in a race with a
+//! writer) the read seeks as above. So a missing head only costs the seek;
+//! what must never happen is a head naming a version older than the newest,
+//! and that holds because the versions of one row are written in timestamp
+//! order: a row's writers are serialised by its lock, and commits take
+//! their timestamps in order. Whoever replaces a range's versions wholesale
+//! (a replica installing a snapshot) rebuilds the range's heads in the same
+//! batch ([`Mvcc::stage_heads`]).
 //!
-//! Reads, scans and garbage collection never take a head for a version (its
-//! timestamp is above every read timestamp, [`MAX_READ_TS`]). Garbage
-//! collection removes a head with the last version of its row.
+//! Heads live in a space of their own so that scans, which read
+//! [`Space::Data`] only, never step over them: interleaved with the
+//! versions they made 100-row scans and index lookups a quarter to a half
+//! slower. Garbage collection removes a head with the last version of its
+//! row. An engine that does not prefer point gets (the memory engine, where
+//! a seek and a get are one tree walk each) gets no heads at all.
+//!
+//! One build (2026-12-02) kept heads in [`Space::Data`], in the slot of the
+//! timestamp `u64::MAX` before a row's versions. Such entries are still
+//! understood: reads and scans never take one for a version (its timestamp
+//! is above every read timestamp, [`MAX_READ_TS`]), and garbage collection
+//! removes one with its row's last version.
 //!
 //! This relies on user keys being *prefix-free*: no user key is a prefix of
 //! another (every row key ends with `ROW_END` and row keys are
@@ -84,9 +94,10 @@ const TAG_TOMBSTONE: u8 = 0;
 const TAG_PUT: u8 = 1;
 /// Value tag of a row's head; the newest version's timestamp follows.
 const TAG_HEAD: u8 = 2;
-/// The timestamp slot of a row's head (stored as all zero bytes).
+/// The timestamp slot of a head stored among the versions, as one earlier
+/// build did (stored as all zero bytes; see the module docs).
 const HEAD_TS: u64 = u64::MAX;
-/// The newest timestamp a read can ask for: every slot but the head's.
+/// The newest timestamp a read can ask for: every slot but [`HEAD_TS`].
 pub const MAX_READ_TS: u64 = HEAD_TS - 1;
 /// Length of the inverted timestamp suffix.
 const TS_LEN: usize = 8;
@@ -115,11 +126,6 @@ pub fn split_version_key(stored: &[u8]) -> Result<(&[u8], u64)> {
     let mut inverted = [0u8; TS_LEN];
     inverted.copy_from_slice(suffix);
     Ok((user, u64::MAX - u64::from_be_bytes(inverted)))
-}
-
-/// The stored key of `user_key`'s head.
-fn head_key(user_key: &[u8]) -> Vec<u8> {
-    version_key(user_key, HEAD_TS)
 }
 
 /// The stored value of a head naming the version at `ts`.
@@ -161,6 +167,9 @@ fn last_version_key(user_key: &[u8]) -> Vec<u8> {
 #[derive(Clone)]
 pub struct Mvcc {
     engine: Arc<dyn Engine>,
+    /// Whether rows have heads in [`Space::Heads`]: the engine prefers
+    /// point gets (see the module docs).
+    heads: bool,
     /// Where the next [`Mvcc::gc`] call resumes (`None`: from the start).
     gc_cursor: Arc<Mutex<Option<Vec<u8>>>>,
 }
@@ -189,6 +198,7 @@ impl Mvcc {
     /// The MVCC layer over `engine`.
     pub fn new(engine: Arc<dyn Engine>) -> Mvcc {
         Mvcc {
+            heads: engine.prefers_point_gets(),
             engine,
             gc_cursor: Arc::new(Mutex::new(None)),
         }
@@ -201,14 +211,15 @@ impl Mvcc {
     }
 
     /// Adds to `batch` a version at `ts` of each written row: `Some(bytes)` is
-    /// a put, `None` a delete (tombstone); and the row's head, naming it as
-    /// the newest. The caller writes the batch with [`Engine::write`].
+    /// a put, `None` a delete (tombstone); and, on an engine that keeps them,
+    /// the row's head, naming it as the newest. The caller writes the batch
+    /// with [`Engine::write`].
     ///
     /// `ts` must be greater than every timestamp a reader has already read
     /// at, and than every version of the row already written, also earlier
     /// in `batch` (so the last head in the batch names the newest); and at
     /// most [`MAX_READ_TS`].
-    pub fn put_versions<K, V, I>(batch: &mut WriteBatch, ts: u64, writes: I)
+    pub fn put_versions<K, V, I>(&self, batch: &mut WriteBatch, ts: u64, writes: I)
     where
         I: IntoIterator<Item = (K, Option<V>)>,
         K: AsRef<[u8]>,
@@ -216,7 +227,10 @@ impl Mvcc {
     {
         debug_assert!(ts <= MAX_READ_TS, "a version at the head's timestamp");
         for (key, value) in writes {
-            batch.put(Space::Data, head_key(key.as_ref()), head_value(ts));
+            let key = key.as_ref();
+            if self.heads {
+                batch.put(Space::Heads, key.to_vec(), head_value(ts));
+            }
             let stored = match value {
                 Some(v) => {
                     let v = v.as_ref();
@@ -227,23 +241,69 @@ impl Mvcc {
                 }
                 None => vec![TAG_TOMBSTONE],
             };
-            batch.put(Space::Data, version_key(key.as_ref(), ts), stored);
+            batch.put(Space::Data, version_key(key, ts), stored);
         }
+    }
+
+    /// Adds to `batch` what makes the heads of the rows in `ranges` (each
+    /// `[start, limit)`, no `limit`: to the end) agree with `stored`, the
+    /// versions the ranges will hold, in key order as a scan of
+    /// [`Space::Data`] gives them: a head for each row in `stored`, naming
+    /// its newest version, and a delete of every other head in the ranges.
+    /// For whoever writes ranges' versions wholesale (a replica installing a
+    /// snapshot image), in the same batch; nothing on an engine without
+    /// heads. No key is both put and deleted, so the batch's order of
+    /// operations does not matter.
+    pub fn stage_heads<'k>(
+        &self,
+        batch: &mut WriteBatch,
+        ranges: &[(&[u8], Option<&[u8]>)],
+        stored: impl IntoIterator<Item = &'k [u8]>,
+    ) -> Result<()> {
+        if !self.heads {
+            return Ok(());
+        }
+        let mut heads: Vec<(&[u8], u64)> = Vec::new();
+        for key in stored {
+            let (user_key, ts) = split_version_key(key)?;
+            // A row's versions come newest first, after its old-style head.
+            if ts == HEAD_TS || heads.last().is_some_and(|(last, _)| *last == user_key) {
+                continue;
+            }
+            heads.push((user_key, ts));
+        }
+        let kept: std::collections::HashSet<&[u8]> = heads.iter().map(|(k, _)| *k).collect();
+        let mut dropped = std::collections::HashSet::new();
+        for (start, limit) in ranges {
+            let range = KeyRange::new(
+                Bound::Included(start.to_vec()),
+                limit.map_or(Bound::Unbounded, |l| Bound::Excluded(l.to_vec())),
+            );
+            for item in self.engine.scan(Space::Heads, range, false) {
+                let (key, _) = item?;
+                if !kept.contains(key.as_slice()) && dropped.insert(key.clone()) {
+                    batch.delete(Space::Heads, key);
+                }
+            }
+        }
+        for (user_key, ts) in heads {
+            batch.put(Space::Heads, user_key.to_vec(), head_value(ts));
+        }
+        Ok(())
     }
 
     /// The row `key` as of `ts`: the newest version with timestamp `<= ts`,
     /// or `None` if there is none or it is a tombstone.
     ///
-    /// On an engine that [prefers point gets](Engine::prefers_point_gets),
-    /// through the row's head when it names a version at or before `ts`
-    /// (see the module docs); else one seek.
+    /// On an engine with heads, through the row's head when it names a
+    /// version at or before `ts` (see the module docs); else one seek.
     pub fn get_at(&self, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
         let ts = ts.min(MAX_READ_TS);
         let engine = self.engine.as_ref();
-        if engine.prefers_point_gets() {
-            let newest = engine.get_via(Space::Data, &head_key(key), &mut |head| {
+        if self.heads {
+            let newest = engine.get_via(Space::Heads, key, &mut |head| {
                 let newest = decode_head(head)?;
-                Ok((newest <= ts).then(|| version_key(key, newest)))
+                Ok((newest <= ts).then(|| (Space::Data, version_key(key, newest))))
             })?;
             if let Some(value) = newest {
                 return Ok(decode_version(&value)?.map(<[u8]>::to_vec));
@@ -311,20 +371,28 @@ impl Mvcc {
         let mut current: Option<Vec<u8>> = None;
         let mut seen_visible = false;
         let mut pending_tombstone: Option<Vec<u8>> = None;
-        // The current row's head, and whether it has versions newer than
-        // the horizon (which gc keeps, and with them the head).
+        // The current row's old-style head (stored among its versions, see
+        // the module docs), and whether the row has versions newer than the
+        // horizon (which gc keeps, and with them the head).
         let mut head: Option<Vec<u8>> = None;
         let mut kept_newer = false;
-        // Deletes a row's visible tombstone, and its head if no version is
+        let heads = self.heads;
+        // Deletes a row's visible tombstone, and its heads if no version is
         // left.
         let finish_row = |batch: &mut WriteBatch,
+                          row: Option<&[u8]>,
                           tombstone: Option<Vec<u8>>,
                           head: Option<Vec<u8>>,
                           kept_newer: bool| {
             if let Some(tombstone) = tombstone {
                 batch.delete(Space::Data, tombstone);
-                if let (Some(head), false) = (head, kept_newer) {
-                    batch.delete(Space::Data, head);
+                if !kept_newer {
+                    if let Some(head) = head {
+                        batch.delete(Space::Data, head);
+                    }
+                    if let (true, Some(row)) = (heads, row) {
+                        batch.delete(Space::Heads, row.to_vec());
+                    }
                 }
             }
         };
@@ -338,6 +406,7 @@ impl Mvcc {
                 // deletions always go out together.
                 finish_row(
                     &mut batch,
+                    current.as_deref(),
                     pending_tombstone.take(),
                     head.take(),
                     kept_newer,
@@ -380,6 +449,7 @@ impl Mvcc {
         }
         finish_row(
             &mut batch,
+            current.as_deref(),
             pending_tombstone.take(),
             head.take(),
             kept_newer,

@@ -11,7 +11,7 @@ use rowtree_storage::{
 
 fn commit(mvcc: &Mvcc, ts: u64, writes: &[(&[u8], Option<&[u8]>)]) {
     let mut batch = WriteBatch::new();
-    Mvcc::put_versions(&mut batch, ts, writes.iter().copied());
+    mvcc.put_versions(&mut batch, ts, writes.iter().copied());
     mvcc.engine().write(batch, Durability::Buffered).unwrap();
 }
 
@@ -115,7 +115,7 @@ fn many_versions_are_skipped_by_seeking() {
         let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> = (0u8..100)
             .map(|i| (vec![i, 0], Some(ts.to_be_bytes().to_vec())))
             .collect();
-        Mvcc::put_versions(&mut batch, ts, writes);
+        mvcc.put_versions(&mut batch, ts, writes);
         mvcc.engine().write(batch, Durability::Buffered).unwrap();
     }
     let deletes: Vec<(Vec<u8>, Option<Vec<u8>>)> = (0u8..100)
@@ -123,7 +123,7 @@ fn many_versions_are_skipped_by_seeking() {
         .map(|i| (vec![i, 0], None))
         .collect();
     let mut batch = WriteBatch::new();
-    Mvcc::put_versions(&mut batch, 60, deletes);
+    mvcc.put_versions(&mut batch, 60, deletes);
     mvcc.engine().write(batch, Durability::Buffered).unwrap();
 
     for reverse in [false, true] {
@@ -222,7 +222,7 @@ fn gc_model(engine: Arc<dyn Engine>, ops: Vec<Op>) -> Result<(), TestCaseError> 
                     model.entry(k.clone()).or_default().insert(now, v.clone());
                 }
                 let mut batch = WriteBatch::new();
-                Mvcc::put_versions(&mut batch, now, writes);
+                mvcc.put_versions(&mut batch, now, writes);
                 engine.write(batch, Durability::Buffered).unwrap();
             }
             Op::Gc { lag, budget } => {
@@ -265,9 +265,12 @@ fn gc_model(engine: Arc<dyn Engine>, ops: Vec<Op>) -> Result<(), TestCaseError> 
         .values()
         .filter(|versions| matches!(versions.values().next_back(), Some(Some(_))))
         .count();
-    // Each live row keeps its newest version and its head; a deleted
-    // row keeps nothing, its head included.
-    prop_assert_eq!(stored.len(), 2 * live);
+    // Each live row keeps its newest version and, on an engine with heads,
+    // its head; a deleted row keeps nothing, its head included.
+    prop_assert_eq!(stored.len(), live);
+    let heads = engine.scan(Space::Heads, KeyRange::all(), false).count();
+    let expected_heads = if engine.prefers_point_gets() { live } else { 0 };
+    prop_assert_eq!(heads, expected_heads);
     Ok(())
 }
 
@@ -279,7 +282,7 @@ fn gc_resumes_where_it_stopped() {
             .map(|i| (vec![i, 0], Some(vec![ts as u8])))
             .collect();
         let mut batch = WriteBatch::new();
-        Mvcc::put_versions(&mut batch, ts, writes);
+        mvcc.put_versions(&mut batch, ts, writes);
         mvcc.engine().write(batch, Durability::Buffered).unwrap();
     }
     // Budget 6 versions = 2 rows per call: 5 calls for 10 rows.
@@ -299,21 +302,35 @@ fn gc_resumes_where_it_stopped() {
     assert_eq!(scan(&mvcc, 3, false).len(), 10);
 }
 
+fn fjall() -> (Arc<dyn Engine>, tempfile::TempDir) {
+    let dir = tempfile::tempdir().unwrap();
+    let engine = FjallEngine::open(dir.path(), FjallOptions::default()).unwrap();
+    (Arc::new(engine), dir)
+}
+
+/// The old-style head of `key` naming `ts`, as one build stored it among
+/// the versions (the slot of timestamp `u64::MAX`).
+fn old_style_head(key: &[u8], ts: u64) -> (Vec<u8>, Vec<u8>) {
+    let mut value = vec![2];
+    value.extend_from_slice(&ts.to_be_bytes());
+    (rowtree_storage::mvcc::version_key(key, u64::MAX), value)
+}
+
 /// A read through a row's head gives what a seek gives, whatever the head
 /// says: absent (rows written before heads), naming a version newer than
 /// the read, or naming a version that is gone.
 #[test]
 fn reads_through_heads_fall_back_to_a_seek() {
-    let dir = tempfile::tempdir().unwrap();
-    let engine: Arc<dyn Engine> =
-        Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+    let (engine, _dir) = fjall();
     let mvcc = Mvcc::new(engine.clone());
     commit(&mvcc, 10, &[(b"k\0", Some(b"v10"))]);
     commit(&mvcc, 20, &[(b"k\0", Some(b"v20"))]);
-    let head = rowtree_storage::mvcc::version_key(b"k\0", u64::MAX);
-    assert!(engine.get(Space::Data, &head).unwrap().is_some());
-    // The head names 20: reads at and after it take the head's path, reads
-    // before it seek.
+    // The head is in its own space, under the row key, naming 20.
+    assert_eq!(
+        engine.get(Space::Heads, b"k\0").unwrap(),
+        Some([&[2u8][..], &20u64.to_be_bytes()].concat())
+    );
+    // Reads at and after it take the head's path, reads before it seek.
     assert_eq!(
         mvcc.get_at(b"k\0", 25).unwrap().as_deref(),
         Some(&b"v20"[..])
@@ -328,7 +345,7 @@ fn reads_through_heads_fall_back_to_a_seek() {
     );
     // No head (a row written by an older build): the seek answers.
     let mut batch = WriteBatch::new();
-    batch.delete(Space::Data, head.clone());
+    batch.delete(Space::Heads, b"k\0".to_vec());
     engine.write(batch, Durability::Buffered).unwrap();
     assert_eq!(
         mvcc.get_at(b"k\0", 25).unwrap().as_deref(),
@@ -351,5 +368,136 @@ fn reads_through_heads_fall_back_to_a_seek() {
     assert_eq!(
         scan(&mvcc, u64::MAX, true),
         vec![(b"k\0".to_vec(), b"v20".to_vec())]
+    );
+}
+
+/// Scans read versions only: on an engine with heads, a scan of n rows
+/// with one version each reads n entries, not 2n.
+#[test]
+fn scans_do_not_step_over_heads() {
+    let (engine, _dir) = fjall();
+    let mvcc = Mvcc::new(engine.clone());
+    let rows: Vec<(Vec<u8>, Option<Vec<u8>>)> =
+        (0u8..50).map(|i| (vec![i, 0], Some(vec![i]))).collect();
+    let mut batch = WriteBatch::new();
+    mvcc.put_versions(&mut batch, 7, rows);
+    engine.write(batch, Durability::Buffered).unwrap();
+    assert_eq!(
+        engine.scan(Space::Heads, KeyRange::all(), false).count(),
+        50
+    );
+    let mut scan = mvcc.scan_at(Bound::Unbounded, Bound::Unbounded, 7, false);
+    assert_eq!(scan.by_ref().count(), 50);
+    assert_eq!(scan.versions_read(), 50);
+}
+
+/// The memory engine, where a seek costs what a get costs, keeps no heads.
+#[test]
+fn an_engine_without_point_gets_keeps_no_heads() {
+    let engine: Arc<dyn Engine> = Arc::new(MemoryEngine::new());
+    let mvcc = Mvcc::new(engine.clone());
+    commit(&mvcc, 5, &[(b"a\0", Some(b"x")), (b"b\0", None)]);
+    assert_eq!(engine.scan(Space::Heads, KeyRange::all(), false).count(), 0);
+    assert_eq!(engine.scan(Space::Data, KeyRange::all(), false).count(), 2);
+    assert_eq!(mvcc.get_at(b"a\0", 5).unwrap().as_deref(), Some(&b"x"[..]));
+}
+
+/// A head stored among the versions (by one earlier build) is never read
+/// as a version, by gets or scans, and garbage collection removes it with
+/// its row's last version.
+#[test]
+fn old_style_heads_are_skipped_and_collected() {
+    for (engine, _dir) in engines() {
+        let mvcc = Mvcc::new(engine.clone());
+        commit(&mvcc, 10, &[(b"k\0", Some(b"v10")), (b"j\0", Some(b"j10"))]);
+        let mut batch = WriteBatch::new();
+        for (key, ts) in [(&b"k\0"[..], 10), (&b"j\0"[..], 10)] {
+            let (head, value) = old_style_head(key, ts);
+            batch.put(Space::Data, head, value);
+        }
+        engine.write(batch, Durability::Buffered).unwrap();
+        for ts in [10, 15, u64::MAX] {
+            assert_eq!(
+                mvcc.get_at(b"k\0", ts).unwrap().as_deref(),
+                Some(&b"v10"[..])
+            );
+            assert_eq!(scan(&mvcc, ts, false).len(), 2);
+            assert_eq!(scan(&mvcc, ts, true).len(), 2);
+        }
+        assert_eq!(mvcc.get_at(b"k\0", 5).unwrap(), None);
+        // k is deleted; once gc passes its tombstone, nothing of k is left,
+        // neither its old-style head nor its head; j keeps both.
+        commit(&mvcc, 20, &[(b"k\0", None)]);
+        while !mvcc.gc(25, 100).unwrap().pass_complete {}
+        let data: Vec<Vec<u8>> = engine
+            .scan(Space::Data, KeyRange::all(), false)
+            .map(|item| item.unwrap().0)
+            .collect();
+        assert_eq!(
+            data,
+            vec![
+                old_style_head(b"j\0", 10).0,
+                rowtree_storage::mvcc::version_key(b"j\0", 10)
+            ]
+        );
+        let heads: Vec<Vec<u8>> = engine
+            .scan(Space::Heads, KeyRange::all(), false)
+            .map(|item| item.unwrap().0)
+            .collect();
+        let expected: Vec<Vec<u8>> = if engine.prefers_point_gets() {
+            vec![b"j\0".to_vec()]
+        } else {
+            vec![]
+        };
+        assert_eq!(heads, expected);
+    }
+}
+
+/// Rebuilding a range's heads from the versions it will hold: a head per
+/// row naming its newest version, every other head in the range deleted,
+/// heads outside it untouched.
+#[test]
+fn stage_heads_rebuilds_a_range() {
+    let (engine, _dir) = fjall();
+    let mvcc = Mvcc::new(engine.clone());
+    // Heads for a, b (inside [a, m)) and x (outside).
+    commit(
+        &mvcc,
+        5,
+        &[
+            (b"a\0", Some(b"1")),
+            (b"b\0", Some(b"1")),
+            (b"x\0", Some(b"1")),
+        ],
+    );
+    // The versions the range will hold: b at 9 and 4, c at 3 (and an
+    // old-style head of c, which names nothing).
+    let vk = rowtree_storage::mvcc::version_key;
+    let stored = [
+        vk(b"b\0", 9),
+        vk(b"b\0", 4),
+        old_style_head(b"c\0", 3).0,
+        vk(b"c\0", 3),
+    ];
+    let mut batch = WriteBatch::new();
+    mvcc.stage_heads(
+        &mut batch,
+        &[(&b"a"[..], Some(&b"m"[..]))],
+        stored.iter().map(Vec::as_slice),
+    )
+    .unwrap();
+    engine.write(batch, Durability::Buffered).unwrap();
+    let heads: Vec<(Vec<u8>, Vec<u8>)> = engine
+        .scan(Space::Heads, KeyRange::all(), false)
+        .map(Result::unwrap)
+        .collect();
+    let head = |ts: u64| [&[2u8][..], &ts.to_be_bytes()].concat();
+    assert_eq!(
+        heads,
+        vec![
+            (b"b\0".to_vec(), head(9)),
+            (b"c\0".to_vec(), head(3)),
+            (b"x\0".to_vec(), head(5)),
+        ]
     );
 }
