@@ -97,7 +97,8 @@ const TAG_HEAD: u8 = 2;
 /// The timestamp slot of a head stored among the versions, as one earlier
 /// build did (stored as all zero bytes; see the module docs).
 const HEAD_TS: u64 = u64::MAX;
-/// The newest timestamp a read can ask for: every slot but [`HEAD_TS`].
+/// The newest timestamp a read can ask for: every slot but the last, which
+/// an earlier build used for heads stored among the versions.
 pub const MAX_READ_TS: u64 = HEAD_TS - 1;
 /// Length of the inverted timestamp suffix.
 const TS_LEN: usize = 8;
