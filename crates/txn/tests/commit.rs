@@ -593,6 +593,106 @@ fn an_idle_pipeline_commits_on_the_waiting_thread() {
     assert_ne!(threads[5], me);
 }
 
+/// A pipeline whose first flush blocks until the returned sender is used (or dropped),
+/// and a receiver told when that flush has started, and on which thread.
+fn pipeline_with_a_held_first_flush(
+    oracle: TimestampOracle,
+) -> (
+    Arc<CommitPipeline<Write>>,
+    mpsc::Receiver<thread::ThreadId>,
+    mpsc::Sender<()>,
+) {
+    let (started_tx, started_rx) = mpsc::channel();
+    let (release_tx, release_rx) = mpsc::channel::<()>();
+    let release_rx = Mutex::new(release_rx);
+    let first = AtomicBool::new(true);
+    let pipeline = CommitPipeline::new(oracle, CommitOptions::default(), move |_: Vec<Write>| {
+        if first.swap(false, Ordering::SeqCst) {
+            started_tx.send(thread::current().id()).unwrap();
+            let _ = release_rx.lock().unwrap().recv();
+        }
+        Ok(())
+    })
+    .unwrap();
+    (Arc::new(pipeline), started_rx, release_tx)
+}
+
+/// Runs `f` on a thread; its result, or a panic if it takes more than 5 s.
+fn within_5s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    thread::spawn(move || tx.send(f()));
+    rx.recv_timeout(Duration::from_secs(5))
+        .unwrap_or_else(|_| panic!("{what} did not finish within 5 s"))
+}
+
+#[test]
+fn work_that_arrives_while_a_committer_leads_is_not_left_waiting() {
+    // Whatever reaches the pipeline while a committer leads a group finds it busy: the
+    // pipeline thread goes back to sleep, and the leader must wake it when the group
+    // ends. Each case below hangs if that wake-up is skipped.
+    let lead = |pipeline: &Arc<CommitPipeline<Write>>,
+                started: &mpsc::Receiver<thread::ThreadId>| {
+        // Let the new pipeline's thread reach its idle wait, so that the committer
+        // below finds nothing being committed and leads.
+        thread::sleep(Duration::from_millis(20));
+        let p = pipeline.clone();
+        let leader = thread::spawn(move || p.commit(write("leader")).unwrap());
+        let flushed_on = started.recv_timeout(Duration::from_secs(5)).unwrap();
+        assert_eq!(flushed_on, leader.thread().id(), "the committer leads");
+        leader
+    };
+
+    // A commit submitted to be awaited elsewhere (it never leads).
+    let (pipeline, started, release) = pipeline_with_a_held_first_flush(system_oracle());
+    let leader = lead(&pipeline, &started);
+    let queued = pipeline.submit(write("queued"));
+    // Let the pipeline thread, woken by the submit, find the group still held.
+    thread::sleep(Duration::from_millis(50));
+    release.send(()).unwrap();
+    let leader_ts = leader.join().unwrap();
+    let queued_ts = within_5s("the commit queued during the lead", move || {
+        block_on(queued).unwrap()
+    });
+    assert!(queued_ts > leader_ts);
+
+    // A read waiting for a timestamp ahead of every commit (it asks the pipeline thread
+    // to advance once the clock gets there, which it does while the group is held).
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let (pipeline, started, release) =
+        pipeline_with_a_held_first_flush(TimestampOracle::new(clock.clone()));
+    let leader = lead(&pipeline, &started);
+    let wanted = 5_000_000;
+    let p = pipeline.clone();
+    let reader = thread::spawn(move || {
+        p.wait_visible(wanted, Some(Instant::now() + Duration::from_secs(5)))
+    });
+    // Let the reader ask, and the pipeline thread find the group still held.
+    thread::sleep(Duration::from_millis(50));
+    clock.set(6_000_000);
+    release.send(()).unwrap();
+    let leader_ts = leader.join().unwrap();
+    assert!(leader_ts < wanted, "{leader_ts}");
+    within_5s("the read waiting for a future timestamp", move || {
+        reader.join().unwrap()
+    })
+    .unwrap();
+    assert!(pipeline.visible_ts() >= wanted);
+
+    // A shutdown, which joins the pipeline thread.
+    let (pipeline, started, release) = pipeline_with_a_held_first_flush(system_oracle());
+    let leader = lead(&pipeline, &started);
+    let p = pipeline.clone();
+    let stopper = thread::spawn(move || p.shutdown());
+    thread::sleep(Duration::from_millis(50));
+    release.send(()).unwrap();
+    leader.join().unwrap();
+    within_5s("the shutdown", move || stopper.join().unwrap());
+    assert!(matches!(
+        pipeline.commit(write("late")),
+        Err(Error::Shutdown)
+    ));
+}
+
 #[test]
 fn a_gate_that_refuses_fails_the_group_before_timestamps_are_issued() {
     let refuse = Arc::new(AtomicBool::new(true));
