@@ -9,12 +9,22 @@
 //! client count. PostgreSQL refuses to run as root, so when the tool runs as
 //! root the cluster runs as the package's `postgres` user.
 //!
+//! The cluster must not outlive the tool, however the tool ends: `pg_ctl`
+//! starts the server in a session of its own (so a Ctrl-C at the terminal
+//! does not reach it), and a tool that is killed runs no destructor. So a
+//! small watcher process holds the read end of a pipe whose write end only
+//! the tool holds: when the tool exits, by any path, the pipe closes and
+//! the watcher stops the server (`pg_ctl stop -m fast`) and removes its
+//! directory. The watcher ignores SIGINT and runs in its own process
+//! group, so a Ctrl-C that ends the tool does not end it first.
+//!
 //! Each client is one connection of the `postgres` crate (the synchronous
 //! face of `tokio-postgres`), with its statements prepared once: the
 //! equivalent of `pgbench -M prepared`.
 
+use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::process::{Child, Command, Stdio};
 
 use postgres::{Client as PgConn, NoTls, Statement};
 
@@ -81,12 +91,15 @@ fn is_root() -> bool {
         .unwrap_or(false)
 }
 
-/// A running throwaway cluster; stopped when dropped.
+/// A running throwaway cluster; stopped when dropped, or by its watcher
+/// when the process ends without dropping it (see the module docs).
 pub struct Postgres {
     bin: PathBuf,
     data: PathBuf,
     port: u16,
     as_postgres: bool,
+    /// Stops the server and removes `_temp` once this process is gone.
+    watcher: Option<Child>,
     _temp: tempfile::TempDir,
 }
 
@@ -111,11 +124,12 @@ impl Postgres {
             }
         }
         let port = free_port()?;
-        let pg = Postgres {
+        let mut pg = Postgres {
             bin,
             data,
             port,
             as_postgres,
+            watcher: None,
             _temp: temp,
         };
         pg.run(
@@ -152,7 +166,35 @@ impl Postgres {
                 "start",
             ],
         )?;
+        pg.watcher = Some(pg.watch()?);
         Ok(pg)
+    }
+
+    /// Starts the watcher (see the module docs): a shell that waits for
+    /// its standard input, a pipe from this process, to close, then stops
+    /// the server and removes the cluster's directory.
+    fn watch(&self) -> Result<Child> {
+        let pg_ctl = self.bin.join("pg_ctl");
+        let mut stop: Vec<std::ffi::OsString> = Vec::new();
+        if self.as_postgres {
+            stop.extend(["runuser", "-u", "postgres", "--"].map(Into::into));
+        }
+        stop.push(pg_ctl.into());
+        stop.extend(["-D".into(), self.data.clone().into()]);
+        stop.extend(["-m", "fast", "-w", "stop"].map(Into::into));
+        // $1 is the directory to remove, the rest the stop command.
+        let script = "trap '' INT; read -r _; dir=$1; shift; \"$@\" >/dev/null 2>&1; \
+                      stopped=$?; rm -rf \"$dir\"; exit $stopped";
+        Command::new("sh")
+            .args(["-c", script, "ycsb-postgres-watcher"])
+            .arg(self._temp.path())
+            .args(stop)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .process_group(0)
+            .spawn()
+            .map_err(|e| setup(format!("starting the server's watcher: {e}")))
     }
 
     fn run(&self, tool: &str, args: &[&str]) -> Result<()> {
@@ -196,6 +238,13 @@ impl Postgres {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
+        // The watcher stops the server: closing its pipe tells it to.
+        if let Some(mut watcher) = self.watcher.take() {
+            drop(watcher.stdin.take());
+            if watcher.wait().is_ok_and(|status| status.success()) {
+                return;
+            }
+        }
         let _ = self.run(
             "pg_ctl",
             &[
