@@ -625,26 +625,40 @@ fn within_5s<T: Send + 'static>(what: &str, f: impl FnOnce() -> T + Send + 'stat
         .unwrap_or_else(|_| panic!("{what} did not finish within 5 s"))
 }
 
+/// A pipeline (on `oracle`) whose first group is being committed, held in its flush, by a
+/// committer that leads it; the pipeline, the sender that releases the flush, and the
+/// committer's thread. The pipeline thread could take that first group instead if it has
+/// not reached its idle wait yet (a loaded machine); then the attempt is made again.
+fn a_held_lead(
+    oracle: impl Fn() -> TimestampOracle,
+) -> (
+    Arc<CommitPipeline<Write>>,
+    mpsc::Sender<()>,
+    thread::JoinHandle<u64>,
+) {
+    for _ in 0..20 {
+        let (pipeline, started, release) = pipeline_with_a_held_first_flush(oracle());
+        thread::sleep(Duration::from_millis(20));
+        let p = pipeline.clone();
+        let leader = thread::spawn(move || p.commit(write("leader")).unwrap());
+        let flushed_on = started.recv_timeout(Duration::from_secs(5)).unwrap();
+        if flushed_on == leader.thread().id() {
+            return (pipeline, release, leader);
+        }
+        release.send(()).unwrap();
+        leader.join().unwrap();
+    }
+    panic!("in 20 attempts the committer never led its group");
+}
+
 #[test]
 fn work_that_arrives_while_a_committer_leads_is_not_left_waiting() {
     // Whatever reaches the pipeline while a committer leads a group finds it busy: the
     // pipeline thread goes back to sleep, and the leader must wake it when the group
     // ends. Each case below hangs if that wake-up is skipped.
-    let lead = |pipeline: &Arc<CommitPipeline<Write>>,
-                started: &mpsc::Receiver<thread::ThreadId>| {
-        // Let the new pipeline's thread reach its idle wait, so that the committer
-        // below finds nothing being committed and leads.
-        thread::sleep(Duration::from_millis(20));
-        let p = pipeline.clone();
-        let leader = thread::spawn(move || p.commit(write("leader")).unwrap());
-        let flushed_on = started.recv_timeout(Duration::from_secs(5)).unwrap();
-        assert_eq!(flushed_on, leader.thread().id(), "the committer leads");
-        leader
-    };
 
     // A commit submitted to be awaited elsewhere (it never leads).
-    let (pipeline, started, release) = pipeline_with_a_held_first_flush(system_oracle());
-    let leader = lead(&pipeline, &started);
+    let (pipeline, release, leader) = a_held_lead(system_oracle);
     let queued = pipeline.submit(write("queued"));
     // Let the pipeline thread, woken by the submit, find the group still held.
     thread::sleep(Duration::from_millis(50));
@@ -658,9 +672,7 @@ fn work_that_arrives_while_a_committer_leads_is_not_left_waiting() {
     // A read waiting for a timestamp ahead of every commit (it asks the pipeline thread
     // to advance once the clock gets there, which it does while the group is held).
     let clock = Arc::new(ManualClock::new(1_000_000));
-    let (pipeline, started, release) =
-        pipeline_with_a_held_first_flush(TimestampOracle::new(clock.clone()));
-    let leader = lead(&pipeline, &started);
+    let (pipeline, release, leader) = a_held_lead(|| TimestampOracle::new(clock.clone()));
     let wanted = 5_000_000;
     let p = pipeline.clone();
     let reader = thread::spawn(move || {
@@ -679,8 +691,7 @@ fn work_that_arrives_while_a_committer_leads_is_not_left_waiting() {
     assert!(pipeline.visible_ts() >= wanted);
 
     // A shutdown, which joins the pipeline thread.
-    let (pipeline, started, release) = pipeline_with_a_held_first_flush(system_oracle());
-    let leader = lead(&pipeline, &started);
+    let (pipeline, release, leader) = a_held_lead(system_oracle);
     let p = pipeline.clone();
     let stopper = thread::spawn(move || p.shutdown());
     thread::sleep(Duration::from_millis(50));
