@@ -65,4 +65,6 @@ mod wire;
 pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
 pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
-pub use replica::{Applied, Descriptor, MetaObserver, Observer, Replica, SnapshotImage};
+pub use replica::{
+    Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage,
+};

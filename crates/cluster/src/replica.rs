@@ -49,6 +49,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rowtree_kv::{Router, SplitId};
@@ -107,6 +108,22 @@ pub(crate) fn hex(bytes: &[u8]) -> String {
 /// ([`Replica::with_observer`]).
 pub type Observer = Arc<dyn Fn(u64) + Send + Sync>;
 
+/// A replica's closed timestamp, readable from other threads
+/// ([`Replica::closed_view`]). It only rises.
+#[derive(Debug, Clone, Default)]
+pub struct ClosedView(Arc<AtomicU64>);
+
+impl ClosedView {
+    /// The closed timestamp (0 before the first).
+    pub fn get(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn raise(&self, ts: u64) {
+        self.0.fetch_max(ts, Ordering::AcqRel);
+    }
+}
+
 /// What a replica tells of the metadata keys it writes
 /// ([`Replica::with_meta_observer`]).
 pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
@@ -128,6 +145,8 @@ pub struct Replica {
     state: State,
     /// The current lease, as `state` has it, for readers elsewhere.
     lease_view: LeaseView,
+    /// The closed timestamp, as `state` has it, for readers elsewhere.
+    closed_view: ClosedView,
     /// Told the newest commit timestamp of every write applied (the
     /// node's oracle, or its database).
     observer: Option<Observer>,
@@ -194,6 +213,7 @@ impl Replica {
             descriptor,
             state: State::default(),
             lease_view: LeaseView::default(),
+            closed_view: ClosedView::default(),
             observer: None,
             meta_observer: None,
         };
@@ -215,11 +235,14 @@ impl Replica {
         let (descriptor, state) = decode_state(split, &mut Reader::new(&bytes, "applied state"))?;
         let lease_view = LeaseView::default();
         lease_view.set(state.lease);
+        let closed_view = ClosedView::default();
+        closed_view.raise(state.closed_ts);
         Ok(Replica {
             router,
             descriptor,
             state,
             lease_view,
+            closed_view,
             observer: None,
             meta_observer: None,
         })
@@ -273,6 +296,15 @@ impl Replica {
     /// entries (and installs images).
     pub fn lease_view(&self) -> LeaseView {
         self.lease_view.clone()
+    }
+
+    /// A view of the closed timestamp that follows this replica as it
+    /// applies entries (and installs images): the replica's *safe time*.
+    /// Every commit at or below it is applied here, and no entry after the
+    /// one that closed it writes at or below it, so a read at or below it
+    /// may be served from this replica's data without the lease.
+    pub fn closed_view(&self) -> ClosedView {
+        self.closed_view.clone()
     }
 
     /// The last membership applied ([`Replica::apply_config`]): the id of
@@ -366,6 +398,12 @@ impl Replica {
             lease,
             ..self.state.clone()
         };
+        // A closed timestamp raised: every commit at or below it is
+        // applied, so it is visible here too (a follower's reads below its
+        // safe time do not wait).
+        if closed_ts > self.state.closed_ts {
+            newest = newest.max(Some(closed_ts));
+        }
         self.commit(batch, state)?;
         if let (Some(observer), Some(ts)) = (&self.observer, newest) {
             observer(ts);
@@ -408,6 +446,7 @@ impl Replica {
         self.stage_state(&mut batch, &self.descriptor, &state);
         self.router.write(batch, Durability::Buffered)?;
         self.lease_view.set(state.lease);
+        self.closed_view.raise(state.closed_ts);
         self.state = state;
         Ok(())
     }
@@ -568,9 +607,15 @@ impl Replica {
         self.router.write(batch, Durability::Sync)?;
         self.descriptor = descriptor;
         self.lease_view.set(state.lease);
+        self.closed_view.raise(state.closed_ts);
+        let closed_ts = state.closed_ts;
         self.state = state;
         if let Some(observer) = &self.meta_observer {
             observer(&meta_keys);
+        }
+        // Everything at or below the image's closed timestamp is in it.
+        if let (Some(observer), true) = (&self.observer, closed_ts > 0) {
+            observer(closed_ts);
         }
         Ok(())
     }

@@ -29,8 +29,8 @@ use openraft::{BasicNode, Config};
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
 };
-use rowtree_cluster::{Descriptor, LeaseRules, LeaseView, Replica};
-use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, Value};
+use rowtree_cluster::{ClosedView, Descriptor, LeaseRules, LeaseView, Replica};
+use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions};
 use rowtree_txn::{Clock, SystemClock};
@@ -83,6 +83,7 @@ struct Node {
     db: Database,
     commits: Arc<GroupCommits>,
     leases: LeaseView,
+    closed: ClosedView,
     clock: Arc<OffsetClock>,
     raft: GroupRaft,
     router: Arc<Router>,
@@ -124,6 +125,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         .unwrap()
         .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
     let leases = replica.lease_view();
+    let closed = replica.closed_view();
     let (raft, port) = rt.block_on(async {
         let raft = GroupRaft::new(
             id,
@@ -140,13 +142,14 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         (raft, port)
     });
     commits
-        .start(raft.clone(), leases.clone())
+        .start(raft.clone(), leases.clone(), closed.clone())
         .map_err(|_| ())
         .unwrap();
     Node {
         db,
         commits,
         leases,
+        closed,
         clock,
         raft,
         router,
@@ -488,6 +491,139 @@ fn a_leader_handing_its_group_over_ends_its_lease_for_the_next() {
         refused.code(),
         rowtree_types::Code::Unavailable,
         "{refused}"
+    );
+    for node in nodes.into_values() {
+        stop(&rt, node);
+    }
+}
+
+/// The leader's round of closing a timestamp, with the database's read at
+/// the timestamp as the barrier (as a cluster node's ticker runs it).
+fn close(node: &Node) -> Option<u64> {
+    node.commits
+        .close_timestamp(|c| {
+            node.db
+                .read_only(TimestampBound::ReadTimestamp(c))
+                .map(|_| ())
+                .map_err(|e| e.to_string())
+        })
+        .unwrap()
+}
+
+fn ids_at(db: &Database, bound: TimestampBound) -> rowtree_db::Result<(u64, Vec<i64>)> {
+    let snapshot = db.read_only(bound)?;
+    let rows = snapshot.read(&ReadRequest::new("Accounts", &["Id"], KeySet::all()))?;
+    let ids = rows
+        .into_iter()
+        .map(|row| match row[0] {
+            Value::Int64(id) => id,
+            ref other => panic!("unexpected id {other:?}"),
+        })
+        .collect();
+    Ok((snapshot.read_timestamp(), ids))
+}
+
+#[test]
+fn followers_serve_reads_below_the_closed_timestamp_even_without_a_leader() {
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = three_nodes(&rt, dir.path());
+    let first = leader(&rt, &nodes, None);
+    let db = nodes[&first].db.clone();
+    db.apply_ddl(&[TABLE_DDL]).unwrap();
+    insert(&db, 0..10).unwrap();
+    let tenth = db
+        .read_only(TimestampBound::Strong)
+        .unwrap()
+        .read_timestamp();
+    let follower = (1..=3).find(|id| *id != first).unwrap();
+    let fdb = nodes[&follower].db.clone();
+    // (This harness's replicas do not reload the schema as they apply it.)
+    let index = last_applied(&nodes[&first].raft);
+    wait_applied(&rt, &nodes[&follower].raft, index);
+    fdb.reload_schema().unwrap();
+
+    // Nothing is closed yet: the follower serves no read, stale or not,
+    // and says which node does.
+    assert_eq!(nodes[&follower].closed.get(), 0);
+    for bound in [
+        TimestampBound::Strong,
+        TimestampBound::ReadTimestamp(tenth),
+        TimestampBound::MaxStaleness(Duration::from_secs(60)),
+    ] {
+        assert!(!fdb.serves_below_safe_time(&bound), "{bound:?}");
+        let refused = ids_at(&fdb, bound).unwrap_err();
+        assert_eq!(
+            refused.code(),
+            rowtree_types::Code::Unavailable,
+            "{refused}"
+        );
+        assert!(
+            refused.to_string().contains(&format!("node {first}")),
+            "{refused}"
+        );
+    }
+
+    // The leader closes a timestamp one second behind its clock; once the
+    // follower applied it, reads at or below it are the follower's own.
+    std::thread::sleep(rowtree_cluster::raft::CLOSED_LAG + Duration::from_millis(100));
+    insert(&db, 10..20).unwrap();
+    let closed = close(&nodes[&first]).expect("the leader closes a timestamp");
+    assert!(
+        closed > tenth,
+        "closed {closed}, rows written up to {tenth}"
+    );
+    assert_eq!(close(&nodes[&follower]), None, "a follower closes nothing");
+    let index = last_applied(&nodes[&first].raft);
+    wait_applied(&rt, &nodes[&follower].raft, index);
+    assert_eq!(nodes[&follower].closed.get(), closed);
+    assert_eq!(
+        ids_at(&fdb, TimestampBound::ReadTimestamp(closed)).unwrap(),
+        (closed, (0..10).collect())
+    );
+    assert_eq!(
+        ids_at(&fdb, TimestampBound::ReadTimestamp(tenth)).unwrap(),
+        (tenth, (0..10).collect())
+    );
+    // A bounded staleness read takes the safe time when the bound allows.
+    let bounded = TimestampBound::MaxStaleness(Duration::from_secs(60));
+    assert!(fdb.serves_below_safe_time(&bounded));
+    assert_eq!(ids_at(&fdb, bounded).unwrap().0, closed);
+    // Above the safe time the follower still needs the leader: rows 10 to
+    // 19 were committed after `closed`.
+    let fresh = TimestampBound::ReadTimestamp(closed + 1);
+    assert!(!fdb.serves_below_safe_time(&fresh));
+    assert_eq!(
+        ids_at(&fdb, fresh).unwrap_err().code(),
+        rowtree_types::Code::Unavailable
+    );
+    assert!(!fdb.serves_below_safe_time(&TimestampBound::MaxStaleness(Duration::from_millis(100))));
+    assert_eq!(
+        ids_at(&fdb, TimestampBound::Strong).unwrap_err().code(),
+        rowtree_types::Code::Unavailable
+    );
+    // A commit at or below the closed timestamp is refused by every
+    // replica: the leader's pipeline assigns above it.
+    let later = db
+        .write(vec![Mutation::insert(
+            "Accounts",
+            &["Id", "Owner"],
+            vec![vec![Value::Int64(20), Value::String("owner 20".into())]],
+        )])
+        .unwrap();
+    assert!(later.commit_timestamp > closed);
+
+    // With the leader gone (and before anyone else leads), the follower
+    // still serves its safe time.
+    let gone = nodes.remove(&first).unwrap();
+    stop(&rt, gone);
+    assert_eq!(
+        ids_at(&fdb, TimestampBound::ReadTimestamp(closed)).unwrap(),
+        (closed, (0..10).collect())
     );
     for node in nodes.into_values() {
         stop(&rt, node);

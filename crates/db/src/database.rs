@@ -373,6 +373,27 @@ pub struct Database {
     pub(crate) inner: Arc<Inner>,
 }
 
+/// A handle to a [`Database`] that does not keep it open: for a
+/// background task that serves the database while it is open (a cluster
+/// node's closed-timestamp ticker) and must stop once every
+/// [`Database`] handle is gone.
+#[derive(Clone)]
+pub struct WeakDatabase(std::sync::Weak<Inner>);
+
+impl WeakDatabase {
+    /// The database, if it is still open.
+    pub fn upgrade(&self) -> Option<Database> {
+        self.0.upgrade().map(|inner| Database { inner })
+    }
+}
+
+impl Database {
+    /// A handle that does not keep the database open.
+    pub fn downgrade(&self) -> WeakDatabase {
+        WeakDatabase(Arc::downgrade(&self.inner))
+    }
+}
+
 const META_LAST_TS: &[u8] = b"commit/last_ts";
 /// The split manager's load history (JSON, [`LoadHistory::to_bytes`]).
 const META_SPLIT_HISTORY: &[u8] = b"splits/history";

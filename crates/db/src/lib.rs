@@ -51,7 +51,8 @@ pub mod ttl;
 pub mod write;
 
 pub use database::{
-    CommitStats, Database, Options, DEFAULT_SPLIT_POINT_EXPIRY, MAX_SPLIT_POINT_EXPIRY,
+    CommitStats, Database, Options, WeakDatabase, DEFAULT_SPLIT_POINT_EXPIRY,
+    MAX_SPLIT_POINT_EXPIRY,
 };
 pub use ddl::DdlError;
 pub use error::{Error, Result};

@@ -601,6 +601,16 @@ impl ReadOnlyTransaction {
         let inner = &db.inner;
         let now = inner.options.clock.now_nanos();
         let visible = inner.pipeline.visible_ts();
+        // A cluster replica that does not hold the lease serves reads at
+        // or below its safe time by itself (a follower read): a bounded
+        // staleness read takes the safe time when the bound allows it.
+        // Otherwise the read needs the lease (`check_read` below takes it,
+        // or says which node has it).
+        let safe = if inner.router.serves_fresh_reads() {
+            None
+        } else {
+            inner.router.safe_ts()
+        };
         let ts = match bound {
             // A strong read must see every commit acknowledged before it
             // began. While commits are in flight the visible timestamp
@@ -608,8 +618,15 @@ impl ReadOnlyTransaction {
             // otherwise it reads at "now", as Spanner's do. A max-staleness
             // read takes the freshest timestamp without waiting.
             TimestampBound::Strong => inner.pipeline.strong_read_ts(now / 1_000 * 1_000),
-            TimestampBound::MaxStaleness(_) => visible,
-            TimestampBound::MinReadTimestamp(t) => visible.max(t),
+            TimestampBound::MaxStaleness(d) => match safe {
+                Some(safe) if safe.saturating_add(d.as_nanos() as u64) >= now => safe,
+                Some(_) => visible.max(now.saturating_sub(d.as_nanos() as u64)),
+                None => visible,
+            },
+            TimestampBound::MinReadTimestamp(t) => match safe {
+                Some(safe) if safe >= t => safe,
+                _ => visible.max(t),
+            },
             TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),
             TimestampBound::ReadTimestamp(t) => t,
         };
@@ -746,6 +763,28 @@ impl Database {
     /// Starts a read-only transaction.
     pub fn read_only(&self, bound: TimestampBound) -> Result<ReadOnlyTransaction> {
         ReadOnlyTransaction::new(self.clone(), bound)
+    }
+
+    /// Whether a read-only transaction with `bound` would be served by
+    /// this node's replica below its safe time, without the lease (a
+    /// follower read on a cluster node; see
+    /// [`rowtree_kv::Replication::safe_ts`]): an exact timestamp or
+    /// staleness at or below the safe time, a bounded staleness the safe
+    /// time satisfies. Never a strong read, and never alone (a single
+    /// process serves every read itself anyway). A `true` stays true: the
+    /// safe time only rises.
+    pub fn serves_below_safe_time(&self, bound: &TimestampBound) -> bool {
+        let Some(safe) = self.inner.router.safe_ts() else {
+            return false;
+        };
+        let now = self.inner.options.clock.now_nanos();
+        match *bound {
+            TimestampBound::Strong => false,
+            TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64) <= safe,
+            TimestampBound::ReadTimestamp(t) => t <= safe,
+            TimestampBound::MaxStaleness(d) => safe.saturating_add(d.as_nanos() as u64) >= now,
+            TimestampBound::MinReadTimestamp(t) => t <= safe,
+        }
     }
 
     /// The settled outcome of the commit tagged `tag` (see

@@ -85,4 +85,22 @@ pub trait Replication: Send + Sync + 'static {
     /// the split). May block to take or extend what entitles the node to
     /// serve (a lease); never called from an asynchronous task.
     fn check_read(&self, ts: Option<u64>) -> Result<()>;
+
+    /// This node's *safe time*: the newest timestamp at or below which it
+    /// may serve a read from the router's engine without holding anything
+    /// (a cluster replica's closed timestamp: every commit at or below it
+    /// is applied here, and none can come later). [`check_read`](Self::check_read)
+    /// accepts any timestamp at or below it at once. `None`: no such
+    /// promise (every read goes through `check_read`'s other rules).
+    fn safe_ts(&self) -> Option<u64> {
+        None
+    }
+
+    /// Whether this node serves reads at any timestamp it is asked for
+    /// (a cluster node holding the split's lease, now), rather than only
+    /// at or below its [`safe_ts`](Self::safe_ts) unless it first takes
+    /// the lease. Answers at once, without taking anything.
+    fn serves_fresh_reads(&self) -> bool {
+        true
+    }
 }

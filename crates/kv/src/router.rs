@@ -442,6 +442,21 @@ impl Router {
         }
     }
 
+    /// This node's safe time, if its [`Replication`] promises one
+    /// ([`Replication::safe_ts`]); `None` alone.
+    pub fn safe_ts(&self) -> Option<u64> {
+        self.replication.as_ref().and_then(|r| r.safe_ts())
+    }
+
+    /// Whether this node serves reads at any timestamp: always, alone;
+    /// with a [`Replication`], as it says
+    /// ([`Replication::serves_fresh_reads`]).
+    pub fn serves_fresh_reads(&self) -> bool {
+        self.replication
+            .as_ref()
+            .is_none_or(|r| r.serves_fresh_reads())
+    }
+
     /// Makes every write made so far durable (one engine sync): for a
     /// caller that wrote with buffered durability and must now know it is
     /// on disk, as a cluster replica does before its log is purged.

@@ -360,6 +360,7 @@ impl Hosting {
             .with_observer(Arc::new(move |ts| observer.observe_applied(ts)))
             .with_meta_observer(schema_follower(&db, self.runtime.clone()));
         let leases = replica.lease_view();
+        let closed = replica.closed_view();
         let gid = GroupId(group.group);
         let network = self.shared.peers.group(gid);
         let log = self.log.group(gid);
@@ -381,9 +382,14 @@ impl Hosting {
             .commits
             .lock()
             .insert(group.group, commits.clone());
-        if commits.start(raft.clone(), leases).is_err() {
+        if commits.start(raft.clone(), leases, closed).is_err() {
             unreachable!("a new GroupCommits is started once");
         }
+        self.runtime.spawn(close_timestamps(
+            group.group,
+            db.downgrade(),
+            Arc::downgrade(&commits),
+        ));
         if group.bootstrap == id {
             self.initialize(&raft, group)?;
         }
@@ -533,6 +539,56 @@ impl Hosting {
         });
         rx.recv_timeout(OPEN_TIMEOUT)
             .map_err(|_| NodeError::Raft("the node's runtime did not answer in time".into()))
+    }
+}
+
+/// How often a leader closes timestamps on a database it commits to.
+pub const CLOSE_EVERY: Duration = Duration::from_millis(200);
+
+/// How often a leader closes timestamps on a database that had no commits
+/// since it last did: each round writes a log entry on every replica (and
+/// keeps the lease), which an idle database need not pay five times a
+/// second.
+pub const IDLE_CLOSE_EVERY: Duration = Duration::from_secs(1);
+
+/// The closed-timestamp ticker of database group `group` on this node
+/// (design §5): every [`CLOSE_EVERY`], or [`IDLE_CLOSE_EVERY`] while no
+/// commit came, [`GroupCommits::close_timestamp`] with the database's read
+/// at the timestamp to close as the barrier. It does something only while
+/// the node leads the group, and ends once the database is closed.
+async fn close_timestamps(
+    group: u64,
+    db: rowtree_db::WeakDatabase,
+    commits: std::sync::Weak<GroupCommits>,
+) {
+    let mut last_close = tokio::time::Instant::now();
+    let mut proposed_then = u64::MAX;
+    loop {
+        tokio::time::sleep(CLOSE_EVERY).await;
+        let (Some(database), Some(group_commits)) = (db.upgrade(), commits.upgrade()) else {
+            return;
+        };
+        let proposed = group_commits.proposed();
+        if proposed == proposed_then && last_close.elapsed() < IDLE_CLOSE_EVERY {
+            continue;
+        }
+        let step = tokio::task::spawn_blocking(move || {
+            group_commits.close_timestamp(|c| {
+                database
+                    .read_only(rowtree_db::TimestampBound::ReadTimestamp(c))
+                    .map(|_| ())
+                    .map_err(|e| e.to_string())
+            })
+        });
+        match step.await {
+            Ok(Ok(Some(_))) => {
+                last_close = tokio::time::Instant::now();
+                proposed_then = proposed;
+            }
+            Ok(Ok(None)) => {}
+            Ok(Err(e)) => tracing::debug!(group, error = %e, "closing a timestamp"),
+            Err(_) => return,
+        }
     }
 }
 

@@ -57,14 +57,22 @@ use rowtree_txn::Clock;
 use crate::command::Command;
 use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView, Renewal};
 use crate::raft::{renew_lease, GroupRaft, TypeConfig};
-use crate::replica::{hex, Descriptor};
+use crate::replica::{hex, ClosedView, Descriptor};
 
 /// The group this node runs, once started.
 struct Started {
     raft: GroupRaft,
     /// The split's current lease, as this node's replica applied it.
     view: LeaseView,
+    /// The split's closed timestamp, as this node's replica applied it:
+    /// the node's safe time.
+    closed: ClosedView,
 }
+
+/// How far behind its clock a leaseholder closes timestamps
+/// ([`GroupCommits::close_timestamp`]): far enough that no commit is still
+/// in flight at or below it, so closing never waits.
+pub const CLOSED_LAG: Duration = Duration::from_secs(1);
 
 /// Commits proposed to one split group, under the split's lease (see the
 /// module docs).
@@ -85,6 +93,9 @@ pub struct GroupCommits {
     highest: AtomicU64,
     /// The node's clock, which leases and commit timestamps are read on.
     clock: std::sync::Arc<dyn Clock>,
+    /// How many groups of commits this node proposed (the closed
+    /// timestamp ticker closes idle groups less often).
+    proposed: AtomicU64,
     /// The runtime the group runs on; proposals are made there and waited
     /// for on the calling thread.
     runtime: tokio::runtime::Handle,
@@ -125,19 +136,67 @@ impl GroupCommits {
             rules,
             highest: AtomicU64::new(0),
             clock,
+            proposed: AtomicU64::new(0),
             runtime,
             timeout,
         }
     }
 
     /// Proposes to `raft` from now on, reading the split's lease from
-    /// `view` (the replica's, [`crate::Replica::lease_view`]). A second
-    /// call is refused: a database commits through one group instance for
-    /// its life.
-    pub fn start(&self, raft: GroupRaft, view: LeaseView) -> Result<(), GroupRaft> {
+    /// `view` and its closed timestamp from `closed` (the replica's,
+    /// [`crate::Replica::lease_view`] and [`crate::Replica::closed_view`]).
+    /// A second call is refused: a database commits through one group
+    /// instance for its life.
+    pub fn start(
+        &self,
+        raft: GroupRaft,
+        view: LeaseView,
+        closed: ClosedView,
+    ) -> Result<(), GroupRaft> {
         self.started
-            .set(Started { raft, view })
+            .set(Started { raft, view, closed })
             .map_err(|started| started.raft)
+    }
+
+    /// How many groups of commits this node has proposed so far.
+    pub fn proposed(&self) -> u64 {
+        self.proposed.load(Ordering::Relaxed)
+    }
+
+    /// One round of closing timestamps (design §5, "Closed timestamps and
+    /// follower reads"), made every 200 ms by the node's ticker: if this
+    /// node leads the group, it closes `c`, [`CLOSED_LAG`] behind its
+    /// clock, and returns it. `barrier` must be a read at `c` under the
+    /// split's lease: it returns once this node holds the lease at `c`
+    /// (taking or extending it as a read would), every commit at or below
+    /// `c` is applied here, and every timestamp assigned from then on is
+    /// above `c` (the database's read path at an exact timestamp does all
+    /// three). Then the `ClosedTs(c)` entry follows every commit at or
+    /// below `c` in the log, and no later one writes there: a later commit
+    /// of this lease is above `c`, and a later lease starts above it
+    /// (after this one's expiry, or above every timestamp this node was
+    /// asked to serve at, `c` included, when handed over). Each replica
+    /// that applies the entry may serve reads at or below `c` by itself.
+    /// `Ok(None)`: nothing to close (not the leader, or `c` is not above
+    /// what is closed already).
+    pub fn close_timestamp(
+        &self,
+        barrier: impl FnOnce(u64) -> Result<(), String>,
+    ) -> Result<Option<u64>, String> {
+        let started = self.group()?;
+        if !started.raft.metrics().borrow_watched().state.is_leader() {
+            return Ok(None);
+        }
+        let lag = u64::try_from(CLOSED_LAG.as_nanos()).unwrap_or(u64::MAX);
+        let c = self.clock.now_nanos().saturating_sub(lag);
+        if c <= started.closed.get() {
+            return Ok(None);
+        }
+        barrier(c)?;
+        let raft = started.raft.clone();
+        self.block_on(async move { raft.client_write(Command::ClosedTs(c)).await })?
+            .map_err(|e| refusal(self.split(), e))?;
+        Ok(Some(c))
     }
 
     fn split(&self) -> SplitId {
@@ -366,6 +425,7 @@ impl GroupCommits {
             }
         }
         let raft = self.group()?.raft.clone();
+        self.proposed.fetch_add(1, Ordering::Relaxed);
         let command = Command::Write {
             commits: group.commits,
             closed_ts: None,
@@ -404,9 +464,36 @@ impl Replication for GroupCommits {
     }
 
     fn check_read(&self, ts: Option<u64>) -> rowtree_kv::Result<()> {
+        // At or below the safe time any replica serves, leaseholder or
+        // not (a follower read).
+        if let (Some(ts), Some(safe)) = (ts, self.safe_ts()) {
+            if ts <= safe {
+                return Ok(());
+            }
+        }
         self.lease(ts)
             .map(|_| ())
             .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn safe_ts(&self) -> Option<u64> {
+        self.started.get().map(|s| s.closed.get())
+    }
+
+    fn serves_fresh_reads(&self) -> bool {
+        let Some(started) = self.started.get() else {
+            return false;
+        };
+        // A renewal in progress holds the keeper: not now, as far as this
+        // answer goes (the read then takes the safe time if its bound
+        // allows, else asks for the lease and waits for the renewal).
+        let Some(keeper) = self.keeper.try_lock() else {
+            return false;
+        };
+        !keeper.released()
+            && keeper
+                .serving(started.view.get(), self.clock.now_nanos())
+                .is_some()
     }
 }
 

@@ -54,7 +54,7 @@ pub mod runtime;
 pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
-pub use commits::GroupCommits;
+pub use commits::{GroupCommits, CLOSED_LAG};
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers, Routes};
 pub use runtime::{seeded, RaftRuntime};

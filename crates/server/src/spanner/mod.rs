@@ -61,6 +61,7 @@
 //! | `reads.rs` | key-set reads (Read, StreamingRead, PartitionRead) |
 //! | `commits.rs` | Commit, Rollback, BatchWrite |
 //! | `outcomes.rs` | a forwarded Commit tagged, and its outcome looked up if the answer is lost |
+//! | `follower.rs` | on a cluster node, stale reads served by its replica instead of the leader |
 //! | `partitioned.rs` | partitioned DML statements |
 //! | `results.rs` | rows to `ResultSet`s or chunked `PartialResultSet`s, resume tokens |
 //! | `limits.rs` | the limits above, request size, the client's deadline |
@@ -81,11 +82,13 @@
 //! import cycle: `limits`, `threads`, `partitioned` and `transactions` use
 //! no other file; `sessions` builds on `transactions` and `limits`;
 //! `selectors` adds a session's methods that begin and select
-//! transactions; `results` uses `limits` and `threads` only (it knows rows,
+//! transactions; `follower` builds on `sessions`, `selectors` and
+//! `transactions`; `results` uses `limits` and `threads` only (it knows rows,
 //! not sessions); `statements`, `reads` and `commits` use those; `service`
 //! uses them all.
 
 mod commits;
+mod follower;
 mod limits;
 mod outcomes;
 mod partitioned;
@@ -101,6 +104,7 @@ mod transactions;
 #[cfg(test)]
 mod tests;
 
+pub use follower::{MAX_VERIFIED, SERVED_HERE, VERIFIED_FOR};
 pub use limits::{
     IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES,
     MAX_SESSIONS,

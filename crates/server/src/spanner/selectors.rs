@@ -68,7 +68,9 @@ pub(super) enum Selected {
 }
 
 /// The timestamp bound a read-only transaction's options ask for.
-fn bound_from_proto(ro: &pb::transaction_options::ReadOnly) -> Result<TimestampBound, Status> {
+pub(super) fn bound_from_proto(
+    ro: &pb::transaction_options::ReadOnly,
+) -> Result<TimestampBound, Status> {
     use pb::transaction_options::read_only::TimestampBound as B;
     Ok(match &ro.timestamp_bound {
         None | Some(B::Strong(_)) => TimestampBound::Strong,

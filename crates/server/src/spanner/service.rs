@@ -144,26 +144,34 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        forward!(
-            self,
-            request,
-            database_of(&request.get_ref().session),
-            execute_sql
-        );
+        let here = self.follower_read_of(&request).await;
+        if here.is_none() {
+            forward!(
+                self,
+                request,
+                database_of(&request.get_ref().session),
+                execute_sql
+            );
+        }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session_via(&r.session, via)?;
+        let follower = here.is_some();
+        let session = match here {
+            Some(session) => session,
+            None => self.session_via(&r.session, via)?,
+        };
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
         let inline = inline_snapshot(r.transaction.as_ref(), &r.resume_token)
             && !session.db.reads_may_block();
-        results::unary(inline, deadline, move |rows| {
+        let response = results::unary(inline, deadline, move |rows| {
             statements::execute(&session, &r, rows)
         })
-        .await
+        .await?;
+        Ok(self.mark_follower_read(follower, response))
     }
 
     type ExecuteStreamingSqlStream = Stream<pb::PartialResultSet>;
@@ -172,24 +180,30 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
-        forward!(
-            self,
-            request,
-            database_of(&request.get_ref().session),
-            execute_streaming_sql,
-            stream
-        );
+        let here = self.follower_read_of(&request).await;
+        if here.is_none() {
+            forward!(
+                self,
+                request,
+                database_of(&request.get_ref().session),
+                execute_streaming_sql,
+                stream
+            );
+        }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session_via(&r.session, via)?;
+        let follower = here.is_some();
+        let session = match here {
+            Some(session) => session,
+            None => self.session_via(&r.session, via)?,
+        };
         let token = r.resume_token.clone();
-        Ok(Response::new(results::stream(
-            &token,
-            deadline,
-            move |out| statements::execute(&session, &r, out),
-        )))
+        let response = Response::new(results::stream(&token, deadline, move |out| {
+            statements::execute(&session, &r, out)
+        }));
+        Ok(self.mark_follower_read(follower, response))
     }
 
     async fn execute_batch_dml(
@@ -215,21 +229,29 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        forward!(self, request, database_of(&request.get_ref().session), read);
+        let here = self.follower_read_of(&request).await;
+        if here.is_none() {
+            forward!(self, request, database_of(&request.get_ref().session), read);
+        }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session_via(&r.session, via)?;
+        let follower = here.is_some();
+        let session = match here {
+            Some(session) => session,
+            None => self.session_via(&r.session, via)?,
+        };
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
         let inline = inline_snapshot(r.transaction.as_ref(), &r.resume_token)
             && !session.db.reads_may_block();
-        results::unary(inline, deadline, move |rows| {
+        let response = results::unary(inline, deadline, move |rows| {
             reads::read_rows(&session, &r, rows)
         })
-        .await
+        .await?;
+        Ok(self.mark_follower_read(follower, response))
     }
 
     type StreamingReadStream = Stream<pb::PartialResultSet>;
@@ -238,45 +260,75 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
-        forward!(
-            self,
-            request,
-            database_of(&request.get_ref().session),
-            streaming_read,
-            stream
-        );
+        let here = self.follower_read_of(&request).await;
+        if here.is_none() {
+            forward!(
+                self,
+                request,
+                database_of(&request.get_ref().session),
+                streaming_read,
+                stream
+            );
+        }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         check_size(&r)?;
-        let session = self.session_via(&r.session, via)?;
+        let follower = here.is_some();
+        let session = match here {
+            Some(session) => session,
+            None => self.session_via(&r.session, via)?,
+        };
         let token = r.resume_token.clone();
-        Ok(Response::new(results::stream(
-            &token,
-            deadline,
-            move |out| reads::read_rows(&session, &r, out),
-        )))
+        let response = Response::new(results::stream(&token, deadline, move |out| {
+            reads::read_rows(&session, &r, out)
+        }));
+        Ok(self.mark_follower_read(follower, response))
     }
 
     async fn begin_transaction(
         &self,
         request: Request<pb::BeginTransactionRequest>,
     ) -> Result<Response<pb::Transaction>, Status> {
-        forward!(
-            self,
-            request,
-            database_of(&request.get_ref().session),
-            begin_transaction
-        );
+        // A stale read-only transaction begun here is served here, as its
+        // reads will be (its id carries its timestamp).
+        let begin = pb::TransactionSelector {
+            selector: request
+                .get_ref()
+                .options
+                .clone()
+                .map(pb::transaction_selector::Selector::Begin),
+        };
+        let here = self
+            .follower_read(
+                &request.get_ref().session,
+                Some(&begin),
+                &[],
+                request.metadata(),
+            )
+            .await;
+        if here.is_none() {
+            forward!(
+                self,
+                request,
+                database_of(&request.get_ref().session),
+                begin_transaction
+            );
+        }
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
-        let session = self.session_via(&r.session, via)?;
+        let follower = here.is_some();
+        let session = match here {
+            Some(session) => session,
+            None => self.session_via(&r.session, via)?,
+        };
         let options = r.options.unwrap_or_default();
-        blocking(move || {
+        let response = blocking(move || {
             let (_, _, txn) = session.begin(&options)?;
             Ok(Response::new(txn))
         })
-        .await
+        .await?;
+        Ok(self.mark_follower_read(follower, response))
     }
 
     async fn commit(

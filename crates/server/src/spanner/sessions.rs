@@ -37,6 +37,9 @@ pub struct SpannerService {
     /// On a cluster node: where requests for databases other nodes lead
     /// go (`forward.rs`).
     pub(super) forwarder: Option<Arc<crate::forward::Forwarder>>,
+    /// On a cluster node: the sessions of other nodes it serves follower
+    /// reads in (`follower.rs`).
+    pub(super) verified: Arc<Mutex<super::follower::Verified>>,
 }
 
 /// A live session: its name, its database, and the transactions it holds.
@@ -185,6 +188,7 @@ impl SpannerService {
             registry,
             sessions: Arc::new(Mutex::new(Sessions::default())),
             forwarder: None,
+            verified: Arc::default(),
         }
     }
 
