@@ -25,6 +25,11 @@
 //! * a commit forwarded to the leader, which dies before answering, gets
 //!   a settled answer (here: not committed, ABORTED) rather than a broken
 //!   call with its outcome unknown;
+//! * a stale read through a node that holds a replica but does not lead
+//!   is served by that node's replica below its closed timestamp (a
+//!   follower read, marked `x-rowtree-follower-read`), also while the
+//!   leader's process is paused with SIGSTOP; a strong read through it
+//!   still goes to the leader;
 //! * a node holding a replica that is removed from the cluster is
 //!   replaced by the fourth node, which gets the data and votes: the
 //!   database survives the loss of its leader afterwards.
@@ -782,5 +787,97 @@ fn removed_replica_is_replaced(the_leader: bool) {
             || write(&clients[3], &db, 41..42),
         )
         .await;
+    });
+}
+
+/// A query through `client`'s node in `session`, under `selector`: the
+/// count of T's rows, and the node that served it by a follower read, if
+/// one did (`x-rowtree-follower-read`).
+async fn count_at(
+    client: &Client,
+    session: &str,
+    selector: Selector,
+) -> rowtree_check::Result<(i64, Option<u64>)> {
+    let response = client
+        .spanner()
+        .execute_sql(Statement::new("SELECT COUNT(*) FROM T").to_request(session, &selector, 0))
+        .await?;
+    let served = response
+        .metadata()
+        .get("x-rowtree-follower-read")
+        .and_then(|v| v.to_str().ok()?.parse().ok());
+    let rows = rowtree_check::client::ResultSet::from_pb(response.into_inner())?;
+    Ok((rows.single_int()?, served))
+}
+
+/// A node that holds a replica of the database but does not lead its
+/// group serves stale reads from its replica below its closed timestamp,
+/// even while the leader cannot answer (paused with SIGSTOP), and sends
+/// strong reads to the leader.
+#[test]
+fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        // The replicas are on nodes 1 to 3 (node 1 made the database).
+        let follower = (1..=3).find(|id| *id != leader).unwrap();
+        let through = &clients[(follower - 1) as usize];
+        retry("rows 2 to 9", Duration::from_secs(10), || {
+            write(&clients[(leader - 1) as usize], &db, 2..10)
+        })
+        .await;
+        // The leader closes timestamps 1 s behind its clock, 5 times a
+        // second: a read 2 s stale is below the follower's safe time once
+        // the rows are 2 s old and a round has reached it.
+        tokio::time::sleep(Duration::from_millis(3_000)).await;
+        let session = through.create_session(&db).await.expect("session");
+        let stale = Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)));
+        let (rows, served) = count_at(through, &session, stale.clone())
+            .await
+            .expect("a stale read through the follower");
+        assert_eq!(rows, 9);
+        assert_eq!(served, Some(follower), "served by the follower's replica");
+        // A strong read needs the leader: forwarded, not marked.
+        let (rows, served) = count_at(through, &session, Selector::strong())
+            .await
+            .expect("a strong read through the follower");
+        assert_eq!((rows, served), (9, None));
+        // A read-only transaction begun stale: begun and read here.
+        let began = through
+            .begin(&session, TxnMode::ReadOnlyStale(Duration::from_secs(2)))
+            .await
+            .expect("begin a stale read-only transaction");
+        let (rows, served) = count_at(through, &session, Selector::Id(began))
+            .await
+            .expect("a read in it");
+        assert_eq!((rows, served), (9, Some(follower)));
+
+        // Pause the leader: the follower answers stale reads by itself.
+        let pid = nodes[(leader - 1) as usize].pid.to_string();
+        assert!(Command::new("kill")
+            .args(["-STOP", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let began = Instant::now();
+        let answer = tokio::time::timeout(
+            Duration::from_secs(5),
+            count_at(through, &session, stale.clone()),
+        )
+        .await;
+        let took = began.elapsed();
+        assert!(Command::new("kill")
+            .args(["-CONT", &pid])
+            .status()
+            .unwrap()
+            .success());
+        let (rows, served) = answer
+            .expect("answered while the leader is paused")
+            .expect("a stale read with the leader paused");
+        eprintln!("a stale read through node {follower} with leader {leader} paused took {took:?}");
+        assert_eq!((rows, served), (9, Some(follower)));
+        assert!(took < Duration::from_secs(1), "took {took:?}");
     });
 }

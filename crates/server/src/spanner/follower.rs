@@ -235,9 +235,8 @@ impl SpannerService {
         &self,
         request: &Request<R>,
     ) -> Option<Arc<SessionState>> {
-        if self.forwarder.is_none() {
-            return None;
-        }
+        // Alone, nothing to decide (and nothing to pay for).
+        self.forwarder.as_ref()?;
         let r = request.get_ref();
         self.follower_read(
             r.session(),
