@@ -185,6 +185,9 @@ impl Statement {
     }
 }
 
+/// The response metadata key of a query served by a follower read.
+pub const FOLLOWER_READ: &str = "x-rowtree-follower-read";
+
 /// A decoded result: rows of a query or read, or the count of a DML.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct ResultSet {
@@ -196,6 +199,10 @@ pub struct ResultSet {
     pub row_count: Option<i64>,
     /// The transaction an inline begin started.
     pub transaction_id: Option<Vec<u8>>,
+    /// The node whose replica served the query below its safe time,
+    /// without the leader (a cluster's follower read, which the response
+    /// says in `x-rowtree-follower-read`); set by [`Client::execute_sql`].
+    pub follower_read: Option<u64>,
 }
 
 impl ResultSet {
@@ -250,6 +257,7 @@ impl ResultSet {
             | pb::result_set_stats::RowCount::RowCountLowerBound(n) => n,
         });
         Ok(ResultSet {
+            follower_read: None,
             columns,
             rows,
             row_count,
@@ -605,12 +613,17 @@ impl Client {
         transaction: Selector,
         seqno: i64,
     ) -> Result<ResultSet> {
-        let rs = self
+        let response = self
             .spanner()
             .execute_sql(statement.to_request(session, &transaction, seqno))
-            .await?
-            .into_inner();
-        ResultSet::from_pb(rs)
+            .await?;
+        let follower_read = response
+            .metadata()
+            .get(FOLLOWER_READ)
+            .and_then(|v| v.to_str().ok()?.parse().ok());
+        let mut rs = ResultSet::from_pb(response.into_inner())?;
+        rs.follower_read = follower_read;
+        Ok(rs)
     }
 
     /// Runs a query through ExecuteStreamingSql and collects the stream,

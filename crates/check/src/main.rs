@@ -256,7 +256,8 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                 let c = &r.check;
                 println!(
                     "list-append: {:.0} s, {}: {} committed, {} failed, {} unknown; \
-                     {} dependency edges, {} appends checked, {} elements at the end; {} anomalies",
+                     {} dependency edges, {} appends checked, {} elements at the end, {} follower \
+                     reads; {} anomalies",
                     r.elapsed.as_secs_f64(),
                     r.strikes,
                     c.committed,
@@ -265,6 +266,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     c.edges,
                     c.appends_checked,
                     r.final_elements,
+                    r.follower_reads,
                     c.anomalies.len()
                 );
                 print_strikes(&r.strikes);
@@ -284,7 +286,8 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
             Ok(r) => {
                 println!(
                     "bank: {}: {} transfers acknowledged, {} failed, {} unknown, {} declined; \
-                     {} strong and {} stale snapshots, {} partitioned DML; final total {}; \
+                     {} strong and {} stale snapshots ({} follower reads), {} partitioned DML; \
+                     final total {}; \
                      {} bad snapshots, {} lost and {} phantom transfers, {} balance mismatches",
                     r.strikes,
                     r.acknowledged,
@@ -293,6 +296,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.declined,
                     r.strong_reads,
                     r.stale_reads,
+                    r.follower_reads,
                     r.partitioned_dml,
                     r.final_total,
                     r.bad_reads.len(),

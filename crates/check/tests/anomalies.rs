@@ -137,6 +137,13 @@ async fn list_append_on_a_cluster_stays_strictly_serializable_when_nodes_die() {
         report.check.committed
     );
     assert!(report.check.appends_checked >= 50);
+    // Stale reads through the followers' nodes were served there, and
+    // checked with the rest.
+    assert!(
+        report.follower_reads >= 5,
+        "{} follower reads",
+        report.follower_reads
+    );
     let longest = report.strikes.resumes.last().expect("strikes were timed");
     assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
 }
@@ -156,6 +163,11 @@ async fn the_bank_on_a_cluster_keeps_its_total_when_nodes_die() {
         report.acknowledged
     );
     assert!(report.strong_reads >= 10 && report.stale_reads >= 3);
+    assert!(
+        report.follower_reads >= 1,
+        "{} follower reads",
+        report.follower_reads
+    );
     let longest = report.strikes.resumes.last().expect("strikes were timed");
     assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
 }

@@ -8,7 +8,8 @@
 //! - transfers (70%): a read-write transaction reads two balances, moves
 //!   an amount the source can afford with two UPDATEs, and logs the move
 //!   in `Transfers (Id, FromId, ToId, Amount)` in the same transaction;
-//! - strong reads (20%) and stale reads (10%, up to 300 ms in the past) of
+//! - strong reads (20%) and stale reads (10%, up to 3 s in the past; on a
+//!   cluster, some served by followers: [`Report::follower_reads`]) of
 //!   every balance in one read-only transaction: the total must always be
 //!   `ACCOUNTS * INITIAL` and no balance negative (a snapshot that saw half
 //!   a transfer would show another total);
@@ -29,7 +30,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
-use super::{bounded, nemesis, Options, SessionSlot, Strikes, Target};
+use super::{bounded, nemesis, stale, Options, SessionSlot, Strikes, Target, STALEST};
 use crate::client::{pb, Client, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::wire::{insert, Value};
@@ -53,6 +54,9 @@ pub struct Report {
     pub strong_reads: usize,
     pub stale_reads: usize,
     pub bad_reads: Vec<String>,
+    /// Stale snapshots a cluster node's replica served without the leader
+    /// (follower reads).
+    pub follower_reads: usize,
     /// Partitioned DML statements that completed.
     pub partitioned_dml: usize,
     /// Acknowledged transfers missing from the log, and failed ones in it.
@@ -86,6 +90,7 @@ struct Outcomes {
     declined: usize,
     strong_reads: usize,
     stale_reads: usize,
+    follower_reads: usize,
     bad_reads: Vec<String>,
     partitioned_dml: usize,
 }
@@ -114,9 +119,9 @@ pub async fn run(options: &Options) -> Result<Report> {
             )
             .await?;
     }
-    // Stale reads go up to 300 ms into the past: start once that past
-    // holds the initial rows.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Stale reads go up to 3 s into the past: start once that past holds
+    // the initial rows.
+    tokio::time::sleep(STALEST + Duration::from_millis(100)).await;
     let until = Instant::now() + options.duration;
     let next_id = Arc::new(AtomicI64::new(1));
     let outcomes = Arc::new(Mutex::new(Outcomes::default()));
@@ -163,6 +168,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         declined: o.declined,
         strong_reads: o.strong_reads,
         stale_reads: o.stale_reads,
+        follower_reads: o.follower_reads,
         bad_reads: o.bad_reads,
         partitioned_dml: o.partitioned_dml,
         final_total: balances.values().sum(),
@@ -241,16 +247,17 @@ async fn client_loop(
                 let mode = if n < 9 {
                     TxnMode::ReadOnlyStrong
                 } else {
-                    TxnMode::ReadOnlyStale(Duration::from_millis(rng.gen_range(0..300)))
+                    TxnMode::ReadOnlyStale(stale(&mut rng))
                 };
                 match snapshot(&client, &session, &mode).await {
-                    Ok(balances) => {
+                    Ok((balances, follower)) => {
                         let total: i64 = balances.iter().sum();
                         let mut o = outcomes.lock().expect("outcomes");
                         if mode == TxnMode::ReadOnlyStrong {
                             o.strong_reads += 1;
                         } else {
                             o.stale_reads += 1;
+                            o.follower_reads += usize::from(follower);
                         }
                         if total != ACCOUNTS * INITIAL
                             || balances.len() != ACCOUNTS as usize
@@ -352,7 +359,9 @@ async fn transfer(
 }
 
 /// Every balance, in one read-only transaction of `mode`.
-async fn snapshot(client: &Client, session: &str, mode: &TxnMode) -> Result<Vec<i64>> {
+/// The balances as of `mode`'s snapshot, and whether a follower read
+/// served it.
+async fn snapshot(client: &Client, session: &str, mode: &TxnMode) -> Result<(Vec<i64>, bool)> {
     let rs = bounded(
         "snapshot",
         client.execute_sql(
@@ -362,7 +371,7 @@ async fn snapshot(client: &Client, session: &str, mode: &TxnMode) -> Result<Vec<
         ),
     )
     .await?;
-    Ok(rs.ints())
+    Ok((rs.ints(), rs.follower_read.is_some()))
 }
 
 /// Partitioned DML over every account, about once a second.

@@ -8,14 +8,18 @@
 //! - read-write (70%): reads (`SELECT Vals ... WHERE K = @k`) and appends
 //!   (`UPDATE Lists SET Vals = ARRAY_CONCAT(Vals, [@e])`) of elements that
 //!   are unique in the run, then a commit; its commit timestamp is kept;
-//! - strong read-only (20%) and stale read-only (10%, 0 to 300 ms in the
-//!   past): reads in a read-only transaction whose read timestamp is kept.
+//! - strong read-only (20%) and stale read-only (10%, 0 to 3 s in the
+//!   past, [`super::stale`]): reads in a read-only transaction whose read
+//!   timestamp is kept. On a cluster, the stale reads older than a
+//!   replica's safe time are served by that replica's node when the client
+//!   talks to one that holds a replica without leading (follower reads,
+//!   counted in [`Report::follower_reads`]), the others by the leader.
 //!
 //! After the run, with the clients stopped, every list is read once more:
 //! the final state that must hold every acknowledged append.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -23,7 +27,7 @@ use rand::rngs::StdRng;
 use rand::{Rng, SeedableRng};
 
 use super::history::{self, Elem, Key, Op, Outcome, Txn};
-use super::{bounded, nemesis, since, Options, SessionSlot, Strikes, Target};
+use super::{bounded, nemesis, since, stale, Options, SessionSlot, Strikes, Target, STALEST};
 use crate::client::{timestamp_nanos, Client, ResultSet, Selector, Statement, TxnMode};
 use crate::error::{Error, Result};
 use crate::wire::{insert, Value};
@@ -40,6 +44,9 @@ pub struct Report {
     pub strikes: Strikes,
     /// Elements in the final lists.
     pub final_elements: usize,
+    /// Reads of read-only transactions that a cluster node's replica
+    /// served without the leader (follower reads).
+    pub follower_reads: usize,
     /// How long the clients ran.
     pub elapsed: Duration,
 }
@@ -73,13 +80,14 @@ pub async fn run(options: &Options) -> Result<Report> {
             )
             .await?;
     }
-    // Stale reads go up to 300 ms into the past: start once that past
-    // holds the initial rows.
-    tokio::time::sleep(Duration::from_millis(400)).await;
+    // Stale reads go up to 3 s into the past: start once that past holds
+    // the initial rows.
+    tokio::time::sleep(STALEST + Duration::from_millis(100)).await;
     let epoch = Instant::now();
     let until = epoch + options.duration;
     let next_elem = Arc::new(AtomicI64::new(0));
     let history = Arc::new(std::sync::Mutex::new(Vec::new()));
+    let follower_reads = Arc::new(AtomicUsize::new(0));
     let nemesis = tokio::spawn(nemesis(
         target.clone(),
         options.kill_every,
@@ -89,9 +97,15 @@ pub async fn run(options: &Options) -> Result<Report> {
     let workers: Vec<_> = (0..options.clients)
         .map(|i| {
             let (target, next_elem, history) = (target.clone(), next_elem.clone(), history.clone());
+            let follower_reads = follower_reads.clone();
             let seed = options.seed.wrapping_mul(1_000_003).wrapping_add(i as u64);
             tokio::spawn(async move {
-                worker(&target, seed, epoch, until, &next_elem, &history).await;
+                let shared = Shared {
+                    next_elem: &next_elem,
+                    history: &history,
+                    follower_reads: &follower_reads,
+                };
+                worker(&target, seed, epoch, until, shared).await;
             })
         })
         .collect();
@@ -111,19 +125,26 @@ pub async fn run(options: &Options) -> Result<Report> {
         check,
         strikes: target.strikes(),
         final_elements: finals.values().map(Vec::len).sum(),
+        follower_reads: follower_reads.load(Ordering::Relaxed),
         elapsed,
     })
 }
 
+/// What the clients share: the next element to append, the history, and
+/// the count of follower reads.
+struct Shared<'a> {
+    next_elem: &'a AtomicI64,
+    history: &'a std::sync::Mutex<Vec<Txn>>,
+    follower_reads: &'a AtomicUsize,
+}
+
 /// One client: transactions until `until`, each recorded in `history`.
-async fn worker(
-    target: &Target,
-    seed: u64,
-    epoch: Instant,
-    until: Instant,
-    next_elem: &AtomicI64,
-    history: &std::sync::Mutex<Vec<Txn>>,
-) {
+async fn worker(target: &Target, seed: u64, epoch: Instant, until: Instant, shared: Shared<'_>) {
+    let Shared {
+        next_elem,
+        history,
+        follower_reads,
+    } = shared;
     let mut rng = StdRng::seed_from_u64(seed);
     let mut slot = SessionSlot::new();
     while Instant::now() < until {
@@ -134,7 +155,7 @@ async fn worker(
         let mode = match kind {
             0..=6 => TxnMode::ReadWrite,
             7 | 8 => TxnMode::ReadOnlyStrong,
-            _ => TxnMode::ReadOnlyStale(Duration::from_millis(rng.gen_range(0..300))),
+            _ => TxnMode::ReadOnlyStale(stale(&mut rng)),
         };
         let mut ops: Vec<Op> = (0..rng.gen_range(1..=4))
             .map(|_| {
@@ -150,7 +171,7 @@ async fn worker(
         let began = Instant::now();
         let result = match &mode {
             TxnMode::ReadWrite => read_write(&client, &session, &mut ops).await,
-            ro => read_only(&client, &session, ro, &mut ops).await,
+            ro => read_only(&client, &session, ro, &mut ops, follower_reads).await,
         };
         let completed = since(epoch);
         let (outcome, timestamp) = match result {
@@ -255,6 +276,7 @@ async fn read_only(
     session: &str,
     mode: &TxnMode,
     ops: &mut [Op],
+    follower_reads: &AtomicUsize,
 ) -> std::result::Result<Option<i128>, Failure> {
     let txn = bounded(
         "begin read-only",
@@ -272,7 +294,12 @@ async fn read_only(
                 client.execute_sql(session, &statement, selector.clone()),
             )
             .await
-            .and_then(|rs| list_of(&rs))
+            .and_then(|rs| {
+                if rs.follower_read.is_some() {
+                    follower_reads.fetch_add(1, Ordering::Relaxed);
+                }
+                list_of(&rs)
+            })
             .map_err(Failure::Before)?;
             *result = Some(list);
         }

@@ -115,6 +115,18 @@ impl Options {
 /// The largest cluster a check starts.
 pub const MAX_NODES: usize = 9;
 
+/// How far in the past the workloads' stale reads go, at most: past a
+/// cluster replica's safe time (its closed timestamp trails the leader's
+/// clock by a second and a little), so that about half of them are
+/// follower reads where the client talks to a replica that does not lead.
+pub const STALEST: Duration = Duration::from_secs(3);
+
+/// The staleness of one stale read: uniform in `[0, STALEST)`, by the
+/// millisecond.
+pub(crate) fn stale(rng: &mut impl rand::Rng) -> Duration {
+    Duration::from_millis(rng.gen_range(0..STALEST.as_millis() as u64))
+}
+
 /// A node of the target: its process and a client connected to it while
 /// it is up (`None` while the nemesis holds it down).
 struct NodeSlot {
