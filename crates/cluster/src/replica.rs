@@ -6,7 +6,10 @@
 //! the replica's *applied state*: the id of the last log entry applied, the
 //! closed timestamp, the split's descriptor (id, range, epoch) and its
 //! current lease (see [`crate::lease`]), which the replica also publishes
-//! in a [`LeaseView`] for the code that serves.
+//! in a [`LeaseView`] for the code that serves, as it publishes the closed
+//! timestamp in a [`ClosedView`]: the replica's *safe time*, at or below
+//! which it serves reads by itself (a follower read; see
+//! `raft::GroupCommits::close_timestamp`).
 //!
 //! [`Replica::apply`] turns one log entry into one engine batch holding
 //! both the entry's row versions and the new applied state, written with

@@ -12,9 +12,11 @@
 //! timestamp oracle over that clock. The leader of the moment takes and
 //! extends the split's lease ([`rowtree_cluster::lease`]) and, while the
 //! lease is valid by its clock, writes single-key commits at timestamps
-//! inside the lease; every node that holds a valid lease serves a strong
-//! read of every key from its replica every 10 ms, at a timestamp from
-//! its oracle. A seeded nemesis crashes and restarts nodes (one at a time, or
+//! inside the lease, and every 100 ms closes a timestamp 100 ms behind its
+//! clock (a `ClosedTs` entry); every node that holds a valid lease serves a
+//! strong read of every key from its replica every 10 ms, at a timestamp
+//! from its oracle, and every node, leaseholder or not, serves a follower
+//! read of every key at its replica's closed timestamp (its safe time). A seeded nemesis crashes and restarts nodes (one at a time, or
 //! all of them at once, as in a power failure), isolates nodes (the
 //! leader half the time, which then serves on under its lease while the
 //! others elect a new leader) and cuts single links (messages held and
@@ -42,6 +44,10 @@
 //!   at least as new as every write acknowledged before the read began;
 //!   so the commit timestamps of a new holder are above every timestamp
 //!   the old one acknowledged, in spite of the skewed clocks;
+//! * **reads do not move** (invariant 5, its follower half): a follower
+//!   read at a replica's safe time shows, for every key, the newest write
+//!   acknowledged at or below that timestamp, and no write at or below it
+//!   is acknowledged after the read was served;
 //! * no node stops on a fatal error (a replica refuses an entry that breaks
 //!   its own invariants, or a store fails).
 //!
@@ -60,7 +66,8 @@
 //! the ignored test `replay` plays what the environment names, with each
 //! seed's trace: `ROWTREE_SIM_SEED=n cargo test -p rowtree-cluster --test
 //! sim replay -- --ignored --nocapture` (or `ROWTREE_SIM_SEEDS=a..b`, and
-//! `ROWTREE_SIM_PLANT=lying-disk` or `early-lease` for a planted bug). One
+//! `ROWTREE_SIM_PLANT=lying-disk`, `early-lease` or `clock-safe-time` for a
+//! planted bug). One
 //! source of order is not seeded: tokio and `futures` choose at
 //! random among ready branches of an unbiased `select!` (tokio's choice is
 //! seeded only in a build with `--cfg tokio_unstable`), so a replayed seed
@@ -68,7 +75,7 @@
 //! of one step differently (so the leader that an isolation picks may be
 //! another node).
 //!
-//! Two planted bugs prove the checks bite (`ROWTREE_SIM_PLANT`):
+//! Three planted bugs prove the checks bite (`ROWTREE_SIM_PLANT`):
 //!
 //! * `lying-disk`: a disk that acknowledges a sync without making anything
 //!   durable (as a drive with a volatile write cache that ignores flushes
@@ -78,7 +85,12 @@
 //!   entry is applied, without waiting for its clock to reach the lease's
 //!   start, i.e. for the previous holder's lease to run out; the simulator
 //!   must find a strong read that misses an acknowledged write within 200
-//!   seeds.
+//!   seeds;
+//! * `clock-safe-time`: a replica that takes its safe time from its clock
+//!   (where the leader's closing would have put it by now) rather than
+//!   from the closed timestamp it applied; the simulator must find a
+//!   follower read that moved (invariant 5) within 32 seeds (a replica
+//!   that has not caught up, a new one or one cut off, finds it at once).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
@@ -99,7 +111,7 @@ use rowtree_cluster::raft::{
     SnapshotCounts, TypeConfig,
 };
 use rowtree_cluster::{
-    Command, Commit, Descriptor, Lease, LeaseKeeper, LeaseRules, LeaseView, Replica,
+    ClosedView, Command, Commit, Descriptor, Lease, LeaseKeeper, LeaseRules, LeaseView, Replica,
 };
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{
@@ -133,6 +145,9 @@ const LEASES: LeaseRules = LeaseRules {
     duration: Duration::from_millis(2000),
     max_offset: Duration::from_millis(20),
 };
+/// How far behind its clock a leader closes timestamps, and how often.
+const CLOSE_LAG: Duration = Duration::from_millis(100);
+const CLOSE_EVERY: Duration = Duration::from_millis(100);
 /// Where the nodes' clocks start (nanoseconds): an hour, so that a clock
 /// behind simulated time stays positive.
 const CLOCK_BASE: u64 = 3_600_000_000_000;
@@ -148,6 +163,11 @@ enum Plant {
     /// applied, before its clock reaches the lease's start (so before the
     /// previous holder's lease has run out).
     EarlyLease,
+    /// A replica that takes its safe time from its clock (the leader
+    /// closes timestamps [`CLOSE_LAG`] behind its own, on schedule) rather
+    /// than from the closed timestamp it applied, and serves follower
+    /// reads there.
+    ClockSafeTime,
 }
 
 impl Plant {
@@ -155,7 +175,10 @@ impl Plant {
         match std::env::var("ROWTREE_SIM_PLANT").as_deref() {
             Ok("lying-disk") => Plant::LyingDisk,
             Ok("early-lease") => Plant::EarlyLease,
-            Ok(other) => panic!("ROWTREE_SIM_PLANT={other}: lying-disk or early-lease"),
+            Ok("clock-safe-time") => Plant::ClockSafeTime,
+            Ok(other) => {
+                panic!("ROWTREE_SIM_PLANT={other}: lying-disk, early-lease or clock-safe-time")
+            }
             Err(_) => Plant::Nothing,
         }
     }
@@ -438,6 +461,17 @@ struct World {
     leases: BTreeMap<u64, Lease>,
     /// Strong reads served under a lease.
     lease_reads: usize,
+    /// Each node's view of its replica's closed timestamp (its safe time).
+    closed_views: BTreeMap<u64, ClosedView>,
+    /// Closed timestamps proposed and acknowledged, and follower reads
+    /// served (at a replica's safe time, on any node).
+    closes: usize,
+    follower_reads: usize,
+    /// Per key, every acknowledged commit timestamp; and what follower
+    /// reads saw: the version's timestamp (0: none), mapped to the highest
+    /// read timestamp at which a read saw it.
+    acked_ts: BTreeMap<Vec<u8>, BTreeSet<u64>>,
+    follower_seen: BTreeMap<Vec<u8>, BTreeMap<u64, u64>>,
     /// The term and timestamp acknowledged at each log index.
     acked_at: BTreeMap<u64, (u64, u64)>,
     /// Writes a leader proposed while cut off from every other node (none
@@ -513,11 +547,13 @@ async fn run_node(
     }
     .with_oracle(oracle.clone());
     let lease_view = replica.lease_view();
+    let closed_view = replica.closed_view();
     let machine = ReplicaMachine::new(replica);
     {
         let mut w = world.lock().unwrap();
         w.snapshots.push(machine.snapshot_counts());
         w.lease_views.insert(id, lease_view.clone());
+        w.closed_views.insert(id, closed_view.clone());
     }
     let raft = Raft::new(
         id,
@@ -564,9 +600,12 @@ async fn run_node(
             }
         }
     };
-    // The reader: a strong read every 10 ms while the node holds the lease.
+    // The reader: a strong read every 10 ms while the node holds the
+    // lease, and, leaseholder or not, a follower read at its replica's
+    // safe time.
     tokio::spawn({
         let (serving, world, oracle) = (serving.clone(), world.clone(), oracle.clone());
+        let (closed_view, clock) = (closed_view.clone(), clock.clone());
         async move {
             loop {
                 tokio::time::sleep(Duration::from_millis(10)).await;
@@ -576,9 +615,21 @@ async fn run_node(
                         strong_read(&world, id, &router, &lease, ts);
                     }
                 }
+                let safe = match plant {
+                    // The planted bug: the safe time the leader would have
+                    // closed by now, had everything reached this replica.
+                    Plant::ClockSafeTime => clock
+                        .now_nanos()
+                        .saturating_sub(2 * CLOSE_LAG.as_nanos() as u64),
+                    _ => closed_view.get(),
+                };
+                if safe > 0 {
+                    follower_read(&world, id, &router, safe);
+                }
             }
         }
     });
+    let mut last_close = Duration::ZERO;
     loop {
         tokio::time::sleep(Duration::from_millis(rng.random_range(5..40))).await;
         if raft.metrics().borrow_watched().state != ServerState::Leader {
@@ -630,6 +681,25 @@ async fn run_node(
         let Some(lease) = serving() else {
             continue;
         };
+        // Close a timestamp now and then (design §5): `CLOSE_LAG` behind
+        // the clock, below the lease's expiry, and above nothing this node
+        // may still write: its writes are made one at a time, each with a
+        // timestamp from the oracle, which is ahead of the clock.
+        if now() >= last_close + CLOSE_EVERY {
+            last_close = now();
+            let c = clock
+                .now_nanos()
+                .saturating_sub(CLOSE_LAG.as_nanos() as u64);
+            if c > closed_view.get() && c < lease.expiry {
+                let closed =
+                    tokio::time::timeout(WRITE_TIMEOUT, raft.client_write(Command::ClosedTs(c)))
+                        .await;
+                if let Ok(Ok(_)) = closed {
+                    world.lock().unwrap().closes += 1;
+                }
+            }
+            continue;
+        }
         if world.lock().unwrap().quiet {
             continue;
         }
@@ -682,6 +752,22 @@ async fn run_node(
         let per_key = w.acked_keys.entry(key.clone()).or_default();
         let highest = per_key.last().map_or(ts, |&(_, h)| h.max(ts));
         per_key.push((at, highest));
+        // Invariant 5: no commit lands at or below a timestamp at which a
+        // follower read has already been served without it.
+        let mut moved = Vec::new();
+        if let Some(seen) = w.follower_seen.get(&key) {
+            for (&version, &read_at) in seen.range(..ts) {
+                if ts <= read_at {
+                    moved.push(format!(
+                        "invariant 5: a write of {} at ts {ts} was acknowledged after a follower \
+                         read at ts {read_at} saw the version at ts {version}",
+                        String::from_utf8_lossy(&key)
+                    ));
+                }
+            }
+        }
+        w.violations.extend(moved);
+        w.acked_ts.entry(key.clone()).or_default().insert(ts);
         w.acks.push(Ack {
             node: id,
             key,
@@ -735,6 +821,56 @@ fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease, ts: u64)
     }
 }
 
+/// A follower read at node `id` at its replica's safe time `ts`: every key
+/// of the replica as of `ts`, served without a lease. It must show, for
+/// every key, the newest write acknowledged at or below `ts`, whenever it
+/// was acknowledged (invariant 5: reads do not move; a write acknowledged
+/// later at or below `ts` is caught when it is).
+fn follower_read(world: &Shared, id: u64, router: &Router, ts: u64) {
+    let mut w = world.lock().unwrap();
+    w.follower_reads += 1;
+    let mut found = Vec::new();
+    for k in 0..16 {
+        let key = format!("k{k:02}").into_bytes();
+        let seen = match router.get(&key, ts) {
+            Ok(Some(value)) => String::from_utf8_lossy(&value)
+                .rsplit(' ')
+                .next()
+                .and_then(|ts| ts.parse::<u64>().ok())
+                .unwrap_or(0),
+            Ok(None) => 0,
+            Err(e) => {
+                found.push(format!("node {id} could not read its replica: {e}"));
+                continue;
+            }
+        };
+        if let Some(missed) = w
+            .acked_ts
+            .get(&key)
+            .filter(|_| seen < ts)
+            .and_then(|acked| acked.range(seen + 1..=ts).next_back())
+        {
+            found.push(format!(
+                "invariant 5: node {id}'s follower read of {} at its safe time {ts} found the \
+                 version at ts {seen}, but a write at ts {missed} was acknowledged",
+                String::from_utf8_lossy(&key)
+            ));
+        }
+        let highest = w
+            .follower_seen
+            .entry(key)
+            .or_default()
+            .entry(seen)
+            .or_insert(ts);
+        *highest = (*highest).max(ts);
+    }
+    for v in found {
+        if !w.violations.contains(&v) {
+            w.violations.push(v);
+        }
+    }
+}
+
 // ---------------------------------------------------------------------
 // The harness.
 
@@ -751,6 +887,9 @@ struct Outcome {
     cuts: usize,
     /// Strong reads served under leases, and leases taken.
     lease_reads: usize,
+    /// Closed timestamps acknowledged, and follower reads served.
+    closes: usize,
+    follower_reads: usize,
     leases: usize,
     /// Leases taken over from another node's.
     lease_changes: usize,
@@ -1112,6 +1251,8 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
         crashes,
         cuts: cut_count,
         lease_reads: w.lease_reads,
+        closes: w.closes,
+        follower_reads: w.follower_reads,
         leases: w.leases.len(),
         lease_changes: w
             .leases
@@ -1288,6 +1429,7 @@ fn durability(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
 fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
     let (mut played, mut acks, mut alone, mut crashes, mut cuts) = (0, 0, 0, 0, 0);
     let (mut installed, mut reads, mut leases, mut changes) = (0, 0, 0, 0);
+    let (mut closes, mut follower_reads) = (0, 0);
     let mut failures = Vec::new();
     for seed in seeds {
         let outcome = simulate(seed, plant);
@@ -1307,6 +1449,8 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
         crashes += outcome.crashes;
         cuts += outcome.cuts;
         reads += outcome.lease_reads;
+        closes += outcome.closes;
+        follower_reads += outcome.follower_reads;
         leases += outcome.leases;
         changes += outcome.lease_changes;
         if !outcome.violations.is_empty() {
@@ -1320,7 +1464,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
         "{played} seeds: {acks} acknowledged writes, {alone} writes proposed by a leader cut \
          off from all others, {installed} snapshots installed, {crashes} crashes, {cuts} cuts, \
          {leases} leases ({changes} taken over from another node), {reads} strong reads under \
-         a lease"
+         a lease, {closes} timestamps closed, {follower_reads} follower reads"
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The runs did something: runs without acknowledged writes or faults
@@ -1334,6 +1478,11 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
         "leases changed hands only {changes} times"
     );
     assert!(reads > played * 100, "only {reads} strong reads");
+    assert!(closes > played * 20, "only {closes} timestamps closed");
+    assert!(
+        follower_reads > played * 200,
+        "only {follower_reads} follower reads"
+    );
 }
 
 // CI plays seeds 0 to 63, in four tests that the test harness runs in
@@ -1455,4 +1604,28 @@ fn the_simulator_finds_a_lease_used_before_it_starts() {
         tried.push((seed, outcome.violations));
     }
     panic!("200 seeds with leases used early found no stale strong read: {tried:?}");
+}
+
+/// The third planted bug: a replica that takes its safe time from its
+/// clock, as if every timestamp the leader closed on schedule had reached
+/// it, and serves follower reads there. A replica cut off or slowed down
+/// serves a read that misses an acknowledged write, or a write lands below
+/// a read already served (invariant 5), within the first 32 seeds (the
+/// search stops at the first).
+#[test]
+fn the_simulator_finds_a_follower_read_above_the_safe_time() {
+    let mut tried = Vec::new();
+    for seed in 0..32 {
+        let outcome = simulate(seed, Plant::ClockSafeTime);
+        if let Some(v) = outcome
+            .violations
+            .iter()
+            .find(|v| v.starts_with("invariant 5"))
+        {
+            eprintln!("with a safe time read off the clock, seed {seed} found: {v}");
+            return;
+        }
+        tried.push((seed, outcome.violations));
+    }
+    panic!("32 seeds with a safe time read off the clock found no moved read: {tried:?}");
 }

@@ -21,7 +21,10 @@
 //! and the client makes new ones.
 //!
 //! Requests that read what every replica holds (a database's metadata and
-//! schema) need a replica, not the leader ([`Need::Replica`]).
+//! schema) need a replica, not the leader ([`Need::Replica`]). So does a
+//! stale read below the safe time of a replica this node holds: the data
+//! service serves it here before asking where to forward it
+//! (`spanner/follower.rs`).
 //!
 //! With no leader known (an election) the gateway serves the request
 //! itself, which waits for the election's outcome within its bound.

@@ -37,6 +37,16 @@
 //! plus ε, so a deposed leader that has not heard of its successor
 //! stops serving before the successor starts.
 //!
+//! **Closed timestamps and follower reads** (design §5). The leader also
+//! closes timestamps ([`GroupCommits::close_timestamp`], run every 200 ms
+//! by the node's ticker): a `ClosedTs(c)` entry, `c` a second behind its
+//! clock, proposed once a read at `c` under the lease has made sure that
+//! every commit at or below `c` is applied and every later one is above
+//! it. A replica that applies it may serve any read at or below `c` from
+//! its own data: [`Replication::check_read`] accepts such a read on any
+//! node at once, leaseholder or not, which is how a follower serves stale
+//! reads without asking the leader, even while no leader can be reached.
+//!
 //! Only the group's leader can propose. On another node, or when the
 //! leader cannot reach a majority within the timeout, the commit or read
 //! fails with [`rowtree_kv::Error::Replication`] saying why (the database
