@@ -555,7 +555,7 @@ fn followers_serve_reads_below_the_closed_timestamp_even_without_a_leader() {
         TimestampBound::ReadTimestamp(tenth),
         TimestampBound::MaxStaleness(Duration::from_secs(60)),
     ] {
-        assert!(!fdb.serves_below_safe_time(&bound), "{bound:?}");
+        assert_eq!(fdb.follower_read_timestamp(&bound), None, "{bound:?}");
         let refused = ids_at(&fdb, bound).unwrap_err();
         assert_eq!(
             refused.code(),
@@ -591,17 +591,20 @@ fn followers_serve_reads_below_the_closed_timestamp_even_without_a_leader() {
     );
     // A bounded staleness read takes the safe time when the bound allows.
     let bounded = TimestampBound::MaxStaleness(Duration::from_secs(60));
-    assert!(fdb.serves_below_safe_time(&bounded));
+    assert_eq!(fdb.follower_read_timestamp(&bounded), Some(closed));
     assert_eq!(ids_at(&fdb, bounded).unwrap().0, closed);
     // Above the safe time the follower still needs the leader: rows 10 to
     // 19 were committed after `closed`.
     let fresh = TimestampBound::ReadTimestamp(closed + 1);
-    assert!(!fdb.serves_below_safe_time(&fresh));
+    assert_eq!(fdb.follower_read_timestamp(&fresh), None);
     assert_eq!(
         ids_at(&fdb, fresh).unwrap_err().code(),
         rowtree_types::Code::Unavailable
     );
-    assert!(!fdb.serves_below_safe_time(&TimestampBound::MaxStaleness(Duration::from_millis(100))));
+    assert_eq!(
+        fdb.follower_read_timestamp(&TimestampBound::MaxStaleness(Duration::from_millis(100))),
+        None
+    );
     assert_eq!(
         ids_at(&fdb, TimestampBound::Strong).unwrap_err().code(),
         rowtree_types::Code::Unavailable

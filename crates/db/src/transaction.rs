@@ -765,26 +765,32 @@ impl Database {
         ReadOnlyTransaction::new(self.clone(), bound)
     }
 
-    /// Whether a read-only transaction with `bound` would be served by
-    /// this node's replica below its safe time, without the lease (a
+    /// The timestamp at which this node's replica would serve a read-only
+    /// transaction with `bound` below its safe time, without the lease (a
     /// follower read on a cluster node; see
-    /// [`rowtree_kv::Replication::safe_ts`]): an exact timestamp or
-    /// staleness at or below the safe time, a bounded staleness the safe
-    /// time satisfies. Never a strong read, and never alone (a single
-    /// process serves every read itself anyway). A `true` stays true: the
-    /// safe time only rises.
-    pub fn serves_below_safe_time(&self, bound: &TimestampBound) -> bool {
-        let Some(safe) = self.inner.router.safe_ts() else {
-            return false;
-        };
+    /// [`rowtree_kv::Replication::safe_ts`]), if it would: an exact
+    /// timestamp or staleness at or below the safe time (the timestamp
+    /// itself), a bounded staleness or minimum timestamp the safe time
+    /// satisfies (the safe time). Never a strong read, and never alone (a
+    /// single process serves every read itself anyway). A caller that
+    /// decides by this reads at the timestamp it returns
+    /// ([`TimestampBound::ReadTimestamp`]): the bound read again a moment
+    /// later could fall above the safe time. The timestamp stays servable:
+    /// the safe time only rises.
+    pub fn follower_read_timestamp(&self, bound: &TimestampBound) -> Option<u64> {
+        let safe = self.inner.router.safe_ts()?;
         let now = self.inner.options.clock.now_nanos();
-        match *bound {
-            TimestampBound::Strong => false,
-            TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64) <= safe,
-            TimestampBound::ReadTimestamp(t) => t <= safe,
-            TimestampBound::MaxStaleness(d) => safe.saturating_add(d.as_nanos() as u64) >= now,
-            TimestampBound::MinReadTimestamp(t) => t <= safe,
-        }
+        let ts = match *bound {
+            TimestampBound::Strong => return None,
+            TimestampBound::ExactStaleness(d) => now.saturating_sub(d.as_nanos() as u64),
+            TimestampBound::ReadTimestamp(t) => t,
+            TimestampBound::MaxStaleness(d) if safe.saturating_add(d.as_nanos() as u64) >= now => {
+                safe
+            }
+            TimestampBound::MinReadTimestamp(t) if t <= safe => safe,
+            TimestampBound::MaxStaleness(_) | TimestampBound::MinReadTimestamp(_) => return None,
+        };
+        (ts <= safe).then_some(ts)
     }
 
     /// The settled outcome of the commit tagged `tag` (see

@@ -13,7 +13,10 @@
 //! much) is served by whichever replica's node the client talks to.
 //!
 //! [`SpannerService::follower_read`] decides, before a read request is
-//! forwarded to the leader, whether this node serves it instead: the
+//! forwarded to the leader, whether this node serves it instead, and at
+//! which timestamp (the request's bound is then pinned to it, [`pin`]: an
+//! exact staleness evaluated again a moment later could fall above the
+//! safe time): the
 //! request is a read-only snapshot at a timestamp this node's replica
 //! covers (a single-use or newly begun read-only transaction with a
 //! staleness bound, or a read-only transaction's id, which carries its
@@ -114,18 +117,19 @@ pub(super) fn stale_bound(selector: Option<&pb::TransactionSelector>) -> Option<
 
 impl SpannerService {
     /// The session to serve a read request with on this node, though
-    /// another node leads the database: when the request (in session
-    /// `session`, with `selector`, resuming at `resume_token`) is a stale
-    /// snapshot read at or below this node's safe time (see the module
-    /// docs). `None`: the request goes where it would go anyway (to the
-    /// leader, or it is served here because this node leads).
+    /// another node leads the database, and the timestamp to read at: when
+    /// the request (in session `session`, with `selector`, resuming at
+    /// `resume_token`) is a stale snapshot read at or below this node's
+    /// safe time (see the module docs). `None`: the request goes where it
+    /// would go anyway (to the leader, or it is served here because this
+    /// node leads).
     pub(super) async fn follower_read(
         &self,
         session: &str,
         selector: Option<&pb::TransactionSelector>,
         resume_token: &[u8],
         metadata: &MetadataMap,
-    ) -> Option<Arc<SessionState>> {
+    ) -> Option<(Arc<SessionState>, u64)> {
         let forwarder = self.forwarder.as_ref()?;
         if !resume_token.is_empty() {
             return None;
@@ -138,14 +142,12 @@ impl SpannerService {
             .next_hop(database, metadata, Need::Leader)
             .ok()??;
         let hosted = self.registry.database(database).ok()?;
-        if !hosted.db.serves_below_safe_time(&bound) {
-            return None;
-        }
+        let ts = hosted.db.follower_read_timestamp(&bound)?;
         if let Some(held) = self.sessions.lock().get(session).cloned() {
-            return Some(held);
+            return Some((held, ts));
         }
         if let Some(known) = self.verified.lock().get(session) {
-            return Some(known);
+            return Some((known, ts));
         }
         // Ask the node that holds the session whether it exists.
         let mut leader = self.forward_to(database, metadata).ok()??;
@@ -179,7 +181,7 @@ impl SpannerService {
             via: AtomicU64::new(0),
         });
         self.verified.lock().insert(state.clone());
-        Some(state)
+        Some((state, ts))
     }
 
     /// Marks `response` as served by this node's replica ([`SERVED_HERE`])
@@ -195,6 +197,25 @@ impl SpannerService {
                 .insert(SERVED_HERE, f.node_id().into());
         }
         response
+    }
+}
+
+/// Pins a read-only snapshot's bound in `selector` (single-use or begun)
+/// to the timestamp `ts` a follower read decided on; a transaction named
+/// by id reads at its own timestamp already.
+pub(super) fn pin(selector: &mut Option<pb::TransactionSelector>, ts: u64) {
+    if let Some(Selector::SingleUse(options) | Selector::Begin(options)) =
+        selector.as_mut().and_then(|s| s.selector.as_mut())
+    {
+        pin_options(options, ts);
+    }
+}
+
+/// [`pin`] for a read-only transaction's options.
+pub(super) fn pin_options(options: &mut pb::TransactionOptions, ts: u64) {
+    use pb::transaction_options::read_only::TimestampBound as B;
+    if let Some(Mode::ReadOnly(ro)) = &mut options.mode {
+        ro.timestamp_bound = Some(B::ReadTimestamp(crate::registry::timestamp_pb(ts as i64)));
     }
 }
 
@@ -234,7 +255,7 @@ impl SpannerService {
     pub(super) async fn follower_read_of<R: ReadsInSession>(
         &self,
         request: &Request<R>,
-    ) -> Option<Arc<SessionState>> {
+    ) -> Option<(Arc<SessionState>, u64)> {
         // Alone, nothing to decide (and nothing to pay for).
         self.forwarder.as_ref()?;
         let r = request.get_ref();
@@ -245,5 +266,86 @@ impl SpannerService {
             request.metadata(),
         )
         .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use pb::transaction_options::read_only::TimestampBound as B;
+    use pb::transaction_options::{ReadOnly, ReadWrite};
+
+    fn read_only(bound: B) -> pb::TransactionOptions {
+        pb::TransactionOptions {
+            mode: Some(Mode::ReadOnly(ReadOnly {
+                timestamp_bound: Some(bound),
+                return_read_timestamp: true,
+            })),
+            ..Default::default()
+        }
+    }
+
+    fn selector(s: Selector) -> Option<pb::TransactionSelector> {
+        Some(pb::TransactionSelector { selector: Some(s) })
+    }
+
+    fn stale() -> B {
+        B::ExactStaleness(prost_types::Duration {
+            seconds: 5,
+            nanos: 0,
+        })
+    }
+
+    #[test]
+    fn only_stale_snapshots_may_be_follower_reads() {
+        let five = Duration::from_secs(5);
+        let single = selector(Selector::SingleUse(read_only(stale())));
+        assert_eq!(
+            stale_bound(single.as_ref()),
+            Some(TimestampBound::ExactStaleness(five))
+        );
+        let begun = selector(Selector::Begin(read_only(stale())));
+        assert_eq!(
+            stale_bound(begun.as_ref()),
+            Some(TimestampBound::ExactStaleness(five))
+        );
+        let id = super::super::transactions::read_only_id(42);
+        assert_eq!(
+            stale_bound(selector(Selector::Id(id)).as_ref()),
+            Some(TimestampBound::ReadTimestamp(42))
+        );
+        // Strong reads, read-write transactions, held ids and no selector
+        // at all (a strong read) need the leader.
+        for s in [
+            None,
+            selector(Selector::SingleUse(read_only(B::Strong(true)))),
+            selector(Selector::Begin(pb::TransactionOptions {
+                mode: Some(Mode::ReadWrite(ReadWrite::default())),
+                ..Default::default()
+            })),
+            selector(Selector::Id(vec![0x57; 16])),
+        ] {
+            assert_eq!(stale_bound(s.as_ref()), None, "{s:?}");
+        }
+    }
+
+    #[test]
+    fn a_follower_read_is_pinned_to_the_timestamp_it_was_decided_at() {
+        let ts = 1_700_000_000_123_456_000;
+        let want = selector(Selector::SingleUse(read_only(B::ReadTimestamp(
+            crate::registry::timestamp_pb(ts as i64),
+        ))));
+        let mut single = selector(Selector::SingleUse(read_only(stale())));
+        pin(&mut single, ts);
+        assert_eq!(single, want);
+        assert_eq!(
+            stale_bound(single.as_ref()),
+            Some(TimestampBound::ReadTimestamp(ts))
+        );
+        // A transaction by id keeps its own timestamp.
+        let id = super::super::transactions::read_only_id(42);
+        let mut by_id = selector(Selector::Id(id.clone()));
+        pin(&mut by_id, ts);
+        assert_eq!(by_id, selector(Selector::Id(id)));
     }
 }

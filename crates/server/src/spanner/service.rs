@@ -15,6 +15,7 @@ use tonic::{Request, Response, Status};
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 
 use super::commits;
+use super::follower;
 use super::limits::{check_size, deadline_of};
 use super::outcomes;
 use super::reads;
@@ -155,11 +156,14 @@ impl Spanner for SpannerService {
         }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         check_size(&r)?;
         let follower = here.is_some();
         let session = match here {
-            Some(session) => session,
+            Some((session, ts)) => {
+                follower::pin(&mut r.transaction, ts);
+                session
+            }
             None => self.session_via(&r.session, via)?,
         };
         // Not on a database whose reads may wait (for simulated node
@@ -192,11 +196,14 @@ impl Spanner for SpannerService {
         }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         check_size(&r)?;
         let follower = here.is_some();
         let session = match here {
-            Some(session) => session,
+            Some((session, ts)) => {
+                follower::pin(&mut r.transaction, ts);
+                session
+            }
             None => self.session_via(&r.session, via)?,
         };
         let token = r.resume_token.clone();
@@ -235,11 +242,14 @@ impl Spanner for SpannerService {
         }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         check_size(&r)?;
         let follower = here.is_some();
         let session = match here {
-            Some(session) => session,
+            Some((session, ts)) => {
+                follower::pin(&mut r.transaction, ts);
+                session
+            }
             None => self.session_via(&r.session, via)?,
         };
         // Not on a database whose reads may wait (for simulated node
@@ -272,11 +282,14 @@ impl Spanner for SpannerService {
         }
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
-        let r = request.into_inner();
+        let mut r = request.into_inner();
         check_size(&r)?;
         let follower = here.is_some();
         let session = match here {
-            Some(session) => session,
+            Some((session, ts)) => {
+                follower::pin(&mut r.transaction, ts);
+                session
+            }
             None => self.session_via(&r.session, via)?,
         };
         let token = r.resume_token.clone();
@@ -318,11 +331,14 @@ impl Spanner for SpannerService {
         let via = crate::forward::via(request.metadata());
         let r = request.into_inner();
         let follower = here.is_some();
+        let mut options = r.options.unwrap_or_default();
         let session = match here {
-            Some(session) => session,
+            Some((session, ts)) => {
+                follower::pin_options(&mut options, ts);
+                session
+            }
             None => self.session_via(&r.session, via)?,
         };
-        let options = r.options.unwrap_or_default();
         let response = blocking(move || {
             let (_, _, txn) = session.begin(&options)?;
             Ok(Response::new(txn))
