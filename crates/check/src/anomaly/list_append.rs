@@ -9,7 +9,7 @@
 //!   (`UPDATE Lists SET Vals = ARRAY_CONCAT(Vals, [@e])`) of elements that
 //!   are unique in the run, then a commit; its commit timestamp is kept;
 //! - strong read-only (20%) and stale read-only (10%, 0 to 3 s in the
-//!   past, [`super::stale`]): reads in a read-only transaction whose read
+//!   past, [`super::STALEST`]): reads in a read-only transaction whose read
 //!   timestamp is kept. On a cluster, the stale reads older than a
 //!   replica's safe time are served by that replica's node when the client
 //!   talks to one that holds a replica without leading (follower reads,

@@ -29,9 +29,9 @@
 //! so the node serving a follower read usually does not hold the
 //! session. It asks that node once whether the session exists (a
 //! GetSession, forwarded to the leader, which also keeps the session from
-//! being reaped as idle) and remembers the answer for [`VERIFIED_FOR`]:
+//! being reaped as idle) and remembers the answer for [`VERIFIED_FOR`](super::VERIFIED_FOR):
 //! a deleted session may still be served stale reads here for that long.
-//! At most [`MAX_VERIFIED`] sessions are remembered; past that, each
+//! At most [`MAX_VERIFIED`](super::MAX_VERIFIED) sessions are remembered; past that, each
 //! follower read asks again.
 //!
 //! A response served this way carries [`SERVED_HERE`] with this node's
@@ -40,7 +40,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use parking_lot::Mutex;
@@ -59,43 +59,9 @@ use crate::forward::{database_of, onward_from, Need};
 /// the node whose replica served it.
 pub const SERVED_HERE: &str = "x-rowtree-follower-read";
 
-/// How long a session another node holds, once that node confirmed it,
-/// is served follower reads here without asking again.
-pub const VERIFIED_FOR: Duration = Duration::from_secs(10);
-
-/// The most sessions of other nodes remembered at once.
-pub const MAX_VERIFIED: usize = 10_000;
-
 /// How long asking the leader about a session may take; past it, the read
 /// is forwarded as if this node could not serve it.
 const VERIFY_TIMEOUT: Duration = Duration::from_secs(2);
-
-/// Sessions other nodes hold that this node serves follower reads for,
-/// with when they were last confirmed.
-#[derive(Default)]
-pub(super) struct Verified {
-    by_name: HashMap<String, (Arc<SessionState>, Instant)>,
-}
-
-impl Verified {
-    fn get(&self, name: &str) -> Option<Arc<SessionState>> {
-        let (session, at) = self.by_name.get(name)?;
-        (at.elapsed() < VERIFIED_FOR).then(|| session.clone())
-    }
-
-    /// Remembers `session`, dropping what expired first; when that frees
-    /// no room, it is not remembered.
-    fn insert(&mut self, session: Arc<SessionState>) {
-        if self.by_name.len() >= MAX_VERIFIED {
-            self.by_name
-                .retain(|_, (_, at)| at.elapsed() < VERIFIED_FOR);
-        }
-        if self.by_name.len() < MAX_VERIFIED {
-            self.by_name
-                .insert(session.name.clone(), (session, Instant::now()));
-        }
-    }
-}
 
 /// The timestamp bound of a request's snapshot, when the request reads in
 /// a read-only snapshot that is not strong (strong reads need the

@@ -83,7 +83,8 @@
 //! no other file; `sessions` builds on `transactions` and `limits`;
 //! `selectors` adds a session's methods that begin and select
 //! transactions; `follower` builds on `sessions`, `selectors` and
-//! `transactions`; `results` uses `limits` and `threads` only (it knows rows,
+//! `transactions` (the sessions of other nodes it serves are kept in
+//! `sessions`); `results` uses `limits` and `threads` only (it knows rows,
 //! not sessions); `statements`, `reads` and `commits` use those; `service`
 //! uses them all.
 
@@ -104,11 +105,11 @@ mod transactions;
 #[cfg(test)]
 mod tests;
 
-pub use follower::{MAX_VERIFIED, SERVED_HERE, VERIFIED_FOR};
+pub use follower::SERVED_HERE;
 pub use limits::{
     IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES,
     MAX_SESSIONS,
 };
 pub use outcomes::{COMMIT_TAG, OUTCOME_OF, OUTCOME_WINDOW};
 pub use results::CHUNK_BYTES;
-pub use sessions::SpannerService;
+pub use sessions::{SpannerService, MAX_VERIFIED, VERIFIED_FOR};

@@ -13,7 +13,7 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use googleapis_tonic_google_spanner_v1::google::spanner::v1 as pb;
 use googleapis_tonic_google_spanner_v1::google::spanner::v1::spanner_client::SpannerClient;
@@ -39,7 +39,7 @@ pub struct SpannerService {
     pub(super) forwarder: Option<Arc<crate::forward::Forwarder>>,
     /// On a cluster node: the sessions of other nodes it serves follower
     /// reads in (`follower.rs`).
-    pub(super) verified: Arc<Mutex<super::follower::Verified>>,
+    pub(super) verified: Arc<Mutex<Verified>>,
 }
 
 /// A live session: its name, its database, and the transactions it holds.
@@ -126,6 +126,40 @@ impl SessionState {
     /// Stops holding a transaction (ended, or begun by a failed request).
     pub(super) fn forget(&self, id: &[u8]) {
         self.txns.lock().remove(id);
+    }
+}
+
+/// How long a session another node holds, once that node confirmed it,
+/// is served follower reads here without asking again (`follower.rs`).
+pub const VERIFIED_FOR: Duration = Duration::from_secs(10);
+
+/// The most sessions of other nodes remembered at once.
+pub const MAX_VERIFIED: usize = 10_000;
+
+/// Sessions other nodes hold that this node serves follower reads for,
+/// with when they were last confirmed.
+#[derive(Default)]
+pub(super) struct Verified {
+    by_name: HashMap<String, (Arc<SessionState>, Instant)>,
+}
+
+impl Verified {
+    pub(super) fn get(&self, name: &str) -> Option<Arc<SessionState>> {
+        let (session, at) = self.by_name.get(name)?;
+        (at.elapsed() < VERIFIED_FOR).then(|| session.clone())
+    }
+
+    /// Remembers `session`, dropping what expired first; when that frees
+    /// no room, it is not remembered.
+    pub(super) fn insert(&mut self, session: Arc<SessionState>) {
+        if self.by_name.len() >= MAX_VERIFIED {
+            self.by_name
+                .retain(|_, (_, at)| at.elapsed() < VERIFIED_FOR);
+        }
+        if self.by_name.len() < MAX_VERIFIED {
+            self.by_name
+                .insert(session.name.clone(), (session, Instant::now()));
+        }
     }
 }
 
