@@ -158,6 +158,15 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
     }
 }
 
+/// The runtime the nodes of a test run on.
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
 /// Nodes 1 to 3 in `dir`, their group initialized by node 1 with all
 /// three voters.
 fn three_nodes(rt: &tokio::runtime::Runtime, dir: &Path) -> BTreeMap<u64, Node> {
@@ -281,11 +290,7 @@ fn last_applied(raft: &GroupRaft) -> u64 {
 
 #[test]
 fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let mut nodes = three_nodes(&rt, dir.path());
     let first = leader(&rt, &nodes, None);
@@ -436,11 +441,7 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
 /// more.
 #[test]
 fn a_leader_handing_its_group_over_ends_its_lease_for_the_next() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let nodes = three_nodes(&rt, dir.path());
     let first = leader(&rt, &nodes, None);
@@ -525,11 +526,7 @@ fn ids_at(db: &Database, bound: TimestampBound) -> rowtree_db::Result<(u64, Vec<
 
 #[test]
 fn followers_serve_reads_below_the_closed_timestamp_even_without_a_leader() {
-    let rt = tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap();
+    let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
     let mut nodes = three_nodes(&rt, dir.path());
     let first = leader(&rt, &nodes, None);

@@ -794,13 +794,8 @@ fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease, ts: u64)
         let Some(&(_, highest)) = before.checked_sub(1).and_then(|i| acked.get(i)) else {
             continue;
         };
-        let seen = match router.get(key, ts) {
-            Ok(Some(value)) => String::from_utf8_lossy(&value)
-                .rsplit(' ')
-                .next()
-                .and_then(|ts| ts.parse::<u64>().ok())
-                .unwrap_or(0),
-            Ok(None) => 0,
+        let seen = match version_ts(router, key, ts) {
+            Ok(seen) => seen,
             Err(e) => {
                 found.push(format!("node {id} could not read its replica: {e}"));
                 continue;
@@ -821,6 +816,18 @@ fn strong_read(world: &Shared, id: u64, router: &Router, lease: &Lease, ts: u64)
     }
 }
 
+/// The commit timestamp of the version of `key` a read at `ts` finds on
+/// `router` (written into every value), 0 if none.
+fn version_ts(router: &Router, key: &[u8], ts: u64) -> rowtree_kv::Result<u64> {
+    Ok(router.get(key, ts)?.map_or(0, |value| {
+        String::from_utf8_lossy(&value)
+            .rsplit(' ')
+            .next()
+            .and_then(|ts| ts.parse::<u64>().ok())
+            .unwrap_or(0)
+    }))
+}
+
 /// A follower read at node `id` at its replica's safe time `ts`: every key
 /// of the replica as of `ts`, served without a lease. It must show, for
 /// every key, the newest write acknowledged at or below `ts`, whenever it
@@ -832,13 +839,8 @@ fn follower_read(world: &Shared, id: u64, router: &Router, ts: u64) {
     let mut found = Vec::new();
     for k in 0..16 {
         let key = format!("k{k:02}").into_bytes();
-        let seen = match router.get(&key, ts) {
-            Ok(Some(value)) => String::from_utf8_lossy(&value)
-                .rsplit(' ')
-                .next()
-                .and_then(|ts| ts.parse::<u64>().ok())
-                .unwrap_or(0),
-            Ok(None) => 0,
+        let seen = match version_ts(router, &key, ts) {
+            Ok(seen) => seen,
             Err(e) => {
                 found.push(format!("node {id} could not read its replica: {e}"));
                 continue;
@@ -1536,22 +1538,27 @@ fn replay() {
 /// the check must see the loss itself.
 #[test]
 fn the_simulator_finds_a_disk_that_ignores_fsync() {
-    let lost = |v: &String| {
+    find_planted(Plant::LyingDisk, 32, "disks that ignore fsync", |v| {
         v.starts_with("invariant 6")
             || v.starts_with("invariant 16")
             || v.starts_with("invariant 9")
             || v.starts_with("log matching")
-    };
+    });
+}
+
+/// Plays seeds `0..seeds` with `plant` until one finds a violation that
+/// `found` accepts (the search stops there); fails if none does.
+fn find_planted(plant: Plant, seeds: u64, what: &str, found: impl Fn(&str) -> bool) {
     let mut tried = Vec::new();
-    for seed in 0..32 {
-        let outcome = simulate(seed, Plant::LyingDisk);
-        if let Some(v) = outcome.violations.iter().find(|v| lost(v)) {
-            eprintln!("with disks that ignore fsync, seed {seed} found: {v}");
+    for seed in 0..seeds {
+        let outcome = simulate(seed, plant);
+        if let Some(v) = outcome.violations.iter().find(|v| found(v)) {
+            eprintln!("with {what}, seed {seed} found: {v}");
             return;
         }
         tried.push((seed, outcome.violations));
     }
-    panic!("32 seeds with disks that ignore fsync lost no acknowledged write: {tried:?}");
+    panic!("{seeds} seeds with {what} found nothing of what they should: {tried:?}");
 }
 
 #[test]
@@ -1590,20 +1597,9 @@ fn a_seed_plays_the_same_faults_again() {
 /// the first 200 seeds (the search stops at the first).
 #[test]
 fn the_simulator_finds_a_lease_used_before_it_starts() {
-    let mut tried = Vec::new();
-    for seed in 0..200 {
-        let outcome = simulate(seed, Plant::EarlyLease);
-        if let Some(v) = outcome
-            .violations
-            .iter()
-            .find(|v| v.starts_with("invariant 9"))
-        {
-            eprintln!("with leases used early, seed {seed} found: {v}");
-            return;
-        }
-        tried.push((seed, outcome.violations));
-    }
-    panic!("200 seeds with leases used early found no stale strong read: {tried:?}");
+    find_planted(Plant::EarlyLease, 200, "leases used early", |v| {
+        v.starts_with("invariant 9")
+    });
 }
 
 /// The third planted bug: a replica that takes its safe time from its
@@ -1614,18 +1610,10 @@ fn the_simulator_finds_a_lease_used_before_it_starts() {
 /// search stops at the first).
 #[test]
 fn the_simulator_finds_a_follower_read_above_the_safe_time() {
-    let mut tried = Vec::new();
-    for seed in 0..32 {
-        let outcome = simulate(seed, Plant::ClockSafeTime);
-        if let Some(v) = outcome
-            .violations
-            .iter()
-            .find(|v| v.starts_with("invariant 5"))
-        {
-            eprintln!("with a safe time read off the clock, seed {seed} found: {v}");
-            return;
-        }
-        tried.push((seed, outcome.violations));
-    }
-    panic!("32 seeds with a safe time read off the clock found no moved read: {tried:?}");
+    find_planted(
+        Plant::ClockSafeTime,
+        32,
+        "a safe time read off the clock",
+        |v| v.starts_with("invariant 5"),
+    );
 }

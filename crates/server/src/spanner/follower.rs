@@ -150,6 +150,27 @@ impl SpannerService {
         Some((state, ts))
     }
 
+    /// The session a query or read runs in, and whether it is a follower
+    /// read: the one [`follower_read`](Self::follower_read) found, with
+    /// the request's bound in `selector` pinned to the timestamp it decided
+    /// on; otherwise the session `name` as every request finds it (through
+    /// node `via`, if it was forwarded).
+    pub(super) fn reading_session(
+        &self,
+        here: Option<(Arc<SessionState>, u64)>,
+        name: &str,
+        selector: &mut Option<pb::TransactionSelector>,
+        via: Option<u64>,
+    ) -> Result<(Arc<SessionState>, bool), tonic::Status> {
+        match here {
+            Some((session, ts)) => {
+                pin(selector, ts);
+                Ok((session, true))
+            }
+            None => Ok((self.session_via(name, via)?, false)),
+        }
+    }
+
     /// Marks `response` as served by this node's replica ([`SERVED_HERE`])
     /// when `follower` says it was.
     pub(super) fn mark_follower_read<T>(
@@ -192,29 +213,24 @@ pub(super) trait ReadsInSession {
     fn resume_token(&self) -> &[u8];
 }
 
-impl ReadsInSession for pb::ExecuteSqlRequest {
-    fn session(&self) -> &str {
-        &self.session
-    }
-    fn selector(&self) -> Option<&pb::TransactionSelector> {
-        self.transaction.as_ref()
-    }
-    fn resume_token(&self) -> &[u8] {
-        &self.resume_token
-    }
+/// Both read requests name their session, selector and resume token alike.
+macro_rules! reads_in_session {
+    ($($request:ty),*) => {$(
+        impl ReadsInSession for $request {
+            fn session(&self) -> &str {
+                &self.session
+            }
+            fn selector(&self) -> Option<&pb::TransactionSelector> {
+                self.transaction.as_ref()
+            }
+            fn resume_token(&self) -> &[u8] {
+                &self.resume_token
+            }
+        }
+    )*};
 }
 
-impl ReadsInSession for pb::ReadRequest {
-    fn session(&self) -> &str {
-        &self.session
-    }
-    fn selector(&self) -> Option<&pb::TransactionSelector> {
-        self.transaction.as_ref()
-    }
-    fn resume_token(&self) -> &[u8] {
-        &self.resume_token
-    }
-}
+reads_in_session!(pb::ExecuteSqlRequest, pb::ReadRequest);
 
 impl SpannerService {
     /// [`follower_read`](Self::follower_read) for a query or read request.

@@ -51,6 +51,25 @@ macro_rules! forward {
     };
 }
 
+/// For a query or read: serves it here if it is a follower read
+/// (`follower.rs`; the session found and the timestamp decided are the
+/// value), else sends it on as [`forward!`] does.
+macro_rules! forward_read {
+    ($self:ident, $request:ident, $method:ident $(, $stream:ident)?) => {{
+        let here = $self.follower_read_of(&$request).await;
+        if here.is_none() {
+            forward!(
+                $self,
+                $request,
+                database_of(&$request.get_ref().session),
+                $method
+                $(, $stream)?
+            );
+        }
+        here
+    }};
+}
+
 #[tonic::async_trait]
 impl Spanner for SpannerService {
     async fn create_session(
@@ -145,27 +164,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        let here = self.follower_read_of(&request).await;
-        if here.is_none() {
-            forward!(
-                self,
-                request,
-                database_of(&request.get_ref().session),
-                execute_sql
-            );
-        }
+        let here = forward_read!(self, request, execute_sql);
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let mut r = request.into_inner();
         check_size(&r)?;
-        let follower = here.is_some();
-        let session = match here {
-            Some((session, ts)) => {
-                follower::pin(&mut r.transaction, ts);
-                session
-            }
-            None => self.session_via(&r.session, via)?,
-        };
+        let (session, follower) =
+            self.reading_session(here, &r.session, &mut r.transaction, via)?;
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
@@ -184,28 +189,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ExecuteSqlRequest>,
     ) -> Result<Response<Self::ExecuteStreamingSqlStream>, Status> {
-        let here = self.follower_read_of(&request).await;
-        if here.is_none() {
-            forward!(
-                self,
-                request,
-                database_of(&request.get_ref().session),
-                execute_streaming_sql,
-                stream
-            );
-        }
+        let here = forward_read!(self, request, execute_streaming_sql, stream);
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let mut r = request.into_inner();
         check_size(&r)?;
-        let follower = here.is_some();
-        let session = match here {
-            Some((session, ts)) => {
-                follower::pin(&mut r.transaction, ts);
-                session
-            }
-            None => self.session_via(&r.session, via)?,
-        };
+        let (session, follower) =
+            self.reading_session(here, &r.session, &mut r.transaction, via)?;
         let token = r.resume_token.clone();
         let response = Response::new(results::stream(&token, deadline, move |out| {
             statements::execute(&session, &r, out)
@@ -236,22 +226,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<pb::ResultSet>, Status> {
-        let here = self.follower_read_of(&request).await;
-        if here.is_none() {
-            forward!(self, request, database_of(&request.get_ref().session), read);
-        }
+        let here = forward_read!(self, request, read);
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let mut r = request.into_inner();
         check_size(&r)?;
-        let follower = here.is_some();
-        let session = match here {
-            Some((session, ts)) => {
-                follower::pin(&mut r.transaction, ts);
-                session
-            }
-            None => self.session_via(&r.session, via)?,
-        };
+        let (session, follower) =
+            self.reading_session(here, &r.session, &mut r.transaction, via)?;
         // Not on a database whose reads may wait (for simulated node
         // capacity, or a flush running late): that wait would stall the
         // event loop's other connections.
@@ -270,28 +251,13 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::ReadRequest>,
     ) -> Result<Response<Self::StreamingReadStream>, Status> {
-        let here = self.follower_read_of(&request).await;
-        if here.is_none() {
-            forward!(
-                self,
-                request,
-                database_of(&request.get_ref().session),
-                streaming_read,
-                stream
-            );
-        }
+        let here = forward_read!(self, request, streaming_read, stream);
         let deadline = deadline_of(request.metadata());
         let via = crate::forward::via(request.metadata());
         let mut r = request.into_inner();
         check_size(&r)?;
-        let follower = here.is_some();
-        let session = match here {
-            Some((session, ts)) => {
-                follower::pin(&mut r.transaction, ts);
-                session
-            }
-            None => self.session_via(&r.session, via)?,
-        };
+        let (session, follower) =
+            self.reading_session(here, &r.session, &mut r.transaction, via)?;
         let token = r.resume_token.clone();
         let response = Response::new(results::stream(&token, deadline, move |out| {
             reads::read_rows(&session, &r, out)
