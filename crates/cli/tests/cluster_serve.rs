@@ -879,5 +879,44 @@ fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
         eprintln!("a stale read through node {follower} with leader {leader} paused took {took:?}");
         assert_eq!((rows, served), (9, Some(follower)));
         assert!(took < Duration::from_secs(1), "took {took:?}");
+
+        // The database dropped and made again under its name: the
+        // follower, which remembered the old session, does not serve it
+        // from the dropped database.
+        clients[0]
+            .database_admin()
+            .drop_database(rowtree_check::proto::dpb::DropDatabaseRequest {
+                database: db.clone(),
+            })
+            .await
+            .expect("drop");
+        let instance = db.split("/databases/").next().unwrap().to_string();
+        let made = clients[0]
+            .create_database(
+                &instance,
+                "db",
+                &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
+            )
+            .await
+            .expect("the database made again");
+        assert_eq!(made, db);
+        retry("a row in the new database", Duration::from_secs(20), || {
+            write(&clients[0], &db, 1..2)
+        })
+        .await;
+        // As above: the row 2 s old and a closing round past it.
+        tokio::time::sleep(Duration::from_millis(3_000)).await;
+        let fresh = through.create_session(&db).await.expect("a new session");
+        let (rows, _) = retry(
+            "a stale read of the new database",
+            Duration::from_secs(10),
+            || count_at(through, &fresh, stale.clone()),
+        )
+        .await;
+        assert_eq!(rows.0, 1, "the new database's one row");
+        let old = count_at(through, &session, stale.clone())
+            .await
+            .expect_err("the old session is gone with its database");
+        assert_eq!(old.code(), Some(tonic::Code::NotFound), "{old}");
     });
 }

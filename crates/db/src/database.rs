@@ -392,6 +392,12 @@ impl Database {
     pub fn downgrade(&self) -> WeakDatabase {
         WeakDatabase(Arc::downgrade(&self.inner))
     }
+
+    /// Whether `other` is a handle to this very database (not merely one
+    /// with the same name, dropped and created again meanwhile).
+    pub fn same_database(&self, other: &Database) -> bool {
+        Arc::ptr_eq(&self.inner, &other.inner)
+    }
 }
 
 const META_LAST_TS: &[u8] = b"commit/last_ts";

@@ -109,10 +109,16 @@ impl SpannerService {
             .ok()??;
         let hosted = self.registry.database(database).ok()?;
         let ts = hosted.db.follower_read_timestamp(&bound)?;
-        if let Some(held) = self.sessions.lock().get(session).cloned() {
-            return Some((held, ts));
-        }
-        if let Some(known) = self.verified.lock().get(session) {
+        // A session known here, of the database as it is now (not of one
+        // dropped and made again under the same name).
+        let known = self
+            .sessions
+            .lock()
+            .get(session)
+            .cloned()
+            .or_else(|| self.verified.lock().get(session))
+            .filter(|s| s.db.same_database(&hosted.db));
+        if let Some(known) = known {
             return Some((known, ts));
         }
         // Ask the node that holds the session whether it exists.
