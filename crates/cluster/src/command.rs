@@ -14,6 +14,14 @@
 //!            closed:(0 | 1 ts)  count(meta) { key  kind [value] }
 //! ClosedTs = tag 2  ts
 //! Lease    = tag 3  seq  holder  start  expiry
+//! Prepare  = tag 4  txn  ts  coordinator  count(participants) { split }
+//!            writes  pending:(0 | 1)  count(locks) { lock }
+//! Decide   = tag 5  txn  outcome  writes
+//! Resolve  = tag 6  txn  outcome  (0 | 1 writes)
+//! txn      = high:varint  low:varint  (a 128-bit id)
+//! outcome  = 0 at (abort) | 1 ts (commit)
+//! lock     = (0 key | 1 start (0 | 1 end))  exclusive:(0 | 1)
+//! writes   = count(writes) { key  kind [value] }
 //! kind     = 0 (delete) | 1 (put, a value follows)
 //! ```
 //!
@@ -23,6 +31,7 @@
 
 use crate::error::DecodeError;
 use crate::lease::Lease;
+use crate::twophase::{GlobalTxnId, Outcome, Prepare};
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
 
 /// The format version this build writes and reads.
@@ -31,6 +40,9 @@ pub const FORMAT: u8 = 1;
 const TAG_WRITE: u8 = 1;
 const TAG_CLOSED_TS: u8 = 2;
 const TAG_LEASE: u8 = 3;
+const TAG_PREPARE: u8 = 4;
+const TAG_DECIDE: u8 = 5;
+const TAG_RESOLVE: u8 = 6;
 const KIND_DELETE: u8 = 0;
 const KIND_PUT: u8 = 1;
 
@@ -74,6 +86,25 @@ pub enum Command {
     /// lease numbered one less; ignored when applied if that is no longer
     /// the current lease.
     Lease(Lease),
+    /// A participant's half of a distributed transaction, prepared: held
+    /// aside, invisible, until resolved (see [`crate::twophase`]).
+    Prepare(Prepare),
+    /// The coordinator's decision on a distributed transaction, with its
+    /// own writes when it commits; the first decision applied for a
+    /// transaction is final, a later one a no-op.
+    Decide {
+        txn: GlobalTxnId,
+        outcome: Outcome,
+        writes: Vec<Write>,
+    },
+    /// A participant told the outcome: its prepared writes written at the
+    /// commit timestamp (or `writes`, the prepared ones finished, when they
+    /// waited for it), or dropped.
+    Resolve {
+        txn: GlobalTxnId,
+        outcome: Outcome,
+        writes: Option<Vec<Write>>,
+    },
 }
 
 impl Command {
@@ -110,6 +141,36 @@ impl Command {
                 put_u8(&mut out, TAG_LEASE);
                 lease.encode_into(&mut out);
             }
+            Command::Prepare(prepare) => {
+                put_u8(&mut out, TAG_PREPARE);
+                prepare.encode_into(&mut out);
+            }
+            Command::Decide {
+                txn,
+                outcome,
+                writes,
+            } => {
+                put_u8(&mut out, TAG_DECIDE);
+                txn.encode_into(&mut out);
+                outcome.encode_into(&mut out);
+                put_writes(&mut out, writes);
+            }
+            Command::Resolve {
+                txn,
+                outcome,
+                writes,
+            } => {
+                put_u8(&mut out, TAG_RESOLVE);
+                txn.encode_into(&mut out);
+                outcome.encode_into(&mut out);
+                match writes {
+                    None => put_u8(&mut out, 0),
+                    Some(w) => {
+                        put_u8(&mut out, 1);
+                        put_writes(&mut out, w);
+                    }
+                }
+            }
         }
         out
     }
@@ -143,6 +204,21 @@ impl Command {
             }
             TAG_CLOSED_TS => Command::ClosedTs(r.varint()?),
             TAG_LEASE => Command::Lease(Lease::decode_from(&mut r)?),
+            TAG_PREPARE => Command::Prepare(Prepare::decode_from(&mut r)?),
+            TAG_DECIDE => Command::Decide {
+                txn: GlobalTxnId::decode_from(&mut r)?,
+                outcome: Outcome::decode_from(&mut r)?,
+                writes: read_writes(&mut r)?,
+            },
+            TAG_RESOLVE => Command::Resolve {
+                txn: GlobalTxnId::decode_from(&mut r)?,
+                outcome: Outcome::decode_from(&mut r)?,
+                writes: match r.u8()? {
+                    0 => None,
+                    1 => Some(read_writes(&mut r)?),
+                    other => return Err(r.error(format!("finished writes flag {other}"))),
+                },
+            },
             other => return Err(r.error(format!("command tag {other}"))),
         };
         r.finish()?;
@@ -151,7 +227,7 @@ impl Command {
 }
 
 /// `count(writes) { key  kind [value] }`.
-fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
+pub(crate) fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
     put_varint(out, writes.len() as u64);
     for (key, value) in writes {
         put_bytes(out, key);
@@ -167,7 +243,7 @@ fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
 
 /// Reads what [`put_writes`] wrote. A write is at least two bytes (key
 /// length, kind).
-fn read_writes(r: &mut Reader<'_>) -> Result<Vec<Write>, DecodeError> {
+pub(crate) fn read_writes(r: &mut Reader<'_>) -> Result<Vec<Write>, DecodeError> {
     let m = r.count(2)?;
     let mut writes = Vec::with_capacity(m);
     for _ in 0..m {
@@ -203,6 +279,20 @@ impl std::fmt::Display for Command {
             }
             Command::ClosedTs(ts) => write!(f, "closed timestamp {ts}"),
             Command::Lease(lease) => write!(f, "{lease}"),
+            Command::Prepare(p) => write!(
+                f,
+                "prepare of {} at {}, {} keys, {} locks",
+                p.txn,
+                p.ts,
+                p.writes.len(),
+                p.locks.len()
+            ),
+            Command::Decide {
+                txn,
+                outcome,
+                writes,
+            } => write!(f, "decision on {txn}: {outcome}, {} keys", writes.len()),
+            Command::Resolve { txn, outcome, .. } => write!(f, "resolution of {txn}: {outcome}"),
         }
     }
 }

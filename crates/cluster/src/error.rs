@@ -64,6 +64,17 @@ pub enum Error {
         lease: String,
         why: &'static str,
     },
+    /// A two-phase commit entry that breaks a rule (see
+    /// [`crate::twophase`]): a prepare at or below the closed timestamp,
+    /// a commit below its prepare timestamp, a closed timestamp reaching a
+    /// prepared transaction's, an abort carrying writes.
+    #[error("split {split}: log entry {index} about {txn} refused: {why}")]
+    Transaction {
+        split: SplitId,
+        index: u64,
+        txn: String,
+        why: String,
+    },
     /// A replica was created where one already exists, or opened where
     /// none exists.
     #[error("split {split}: {message}")]

@@ -19,6 +19,11 @@
 //!   local to one replica (keys inside the split's range, timestamps above
 //!   every stored version and above the closed timestamp, no gap in the
 //!   log), and which can be copied whole as a [`SnapshotImage`];
+//! * [`twophase`]: what a replica keeps of two-phase commit (the
+//!   transactions prepared on its split, the outcomes decided or resolved
+//!   there) and the rules it applies `Prepare`, `Decide` and `Resolve`
+//!   entries by, so that the first decision is final and prepared writes
+//!   stay invisible until resolved;
 //! * [`lease`]: which replica may serve a split, and when: leases
 //!   numbered in a chain in the split's log, a new holder starting only
 //!   after the old lease's expiry plus the maximum clock offset, and a
@@ -60,6 +65,7 @@ pub mod node;
 pub mod placement;
 pub mod raft;
 pub mod replica;
+pub mod twophase;
 mod wire;
 
 pub use command::{Command, Commit, LogId, Write};
@@ -68,3 +74,4 @@ pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal}
 pub use replica::{
     Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage,
 };
+pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedView};

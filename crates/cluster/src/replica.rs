@@ -44,8 +44,14 @@
 //! `Database::observe_applied`), which also makes what was applied visible
 //! to its strong reads.
 //!
+//! A replica also applies two-phase commit's entries (`Prepare`, `Decide`,
+//! `Resolve`), keeping the transactions prepared on its split and the
+//! outcomes it recorded next to the applied state; the rules and tables are
+//! in [`crate::twophase`].
+//!
 //! A replica can also be copied whole: [`Replica::image`] reads the split's
-//! stored versions and applied state into a [`SnapshotImage`], and
+//! stored versions, applied state, prepared transactions and outcomes into
+//! a [`SnapshotImage`], and
 //! [`Replica::install`] replaces a replica's range and state with one, in
 //! one engine batch. A new or lagging replica catches up this way when the
 //! log entries it misses are gone.
@@ -63,6 +69,7 @@ use rowtree_txn::timestamp::TimestampOracle;
 use crate::command::{Command, LogId, FORMAT};
 use crate::error::{DecodeError, Error, Result};
 use crate::lease::{Lease, LeaseView};
+use crate::twophase::{self, PreparedTable, TableChange};
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
 
 /// A split as its group knows it: id, key range `[start, limit)` (no
@@ -143,7 +150,7 @@ pub enum Applied {
 
 /// One node's replica of one split, applying the split's log.
 pub struct Replica {
-    router: Arc<Router>,
+    pub(crate) router: Arc<Router>,
     descriptor: Descriptor,
     state: State,
     /// The current lease, as `state` has it, for readers elsewhere.
@@ -156,6 +163,9 @@ pub struct Replica {
     /// Told the metadata keys every entry or image wrote (a database that
     /// follows the schema changes its group applies).
     meta_observer: Option<MetaObserver>,
+    /// The distributed transactions prepared here (see
+    /// [`crate::twophase`]), as the engine holds them.
+    pub(crate) prepared: PreparedTable,
 }
 
 /// What a replica records next to its data, in the same batches.
@@ -219,6 +229,7 @@ impl Replica {
             closed_view: ClosedView::default(),
             observer: None,
             meta_observer: None,
+            prepared: PreparedTable::default(),
         };
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
@@ -240,6 +251,7 @@ impl Replica {
         lease_view.set(state.lease);
         let closed_view = ClosedView::default();
         closed_view.raise(state.closed_ts);
+        let prepared = PreparedTable::load(&router, split)?;
         Ok(Replica {
             router,
             descriptor,
@@ -248,6 +260,7 @@ impl Replica {
             closed_view,
             observer: None,
             meta_observer: None,
+            prepared,
         })
     }
 
@@ -348,6 +361,7 @@ impl Replica {
         let mut batch = WriteBatch::new();
         let mut lease = self.state.lease;
         let mut newest = None;
+        let mut change = TableChange::None;
         let closed_ts = match command {
             Command::Write {
                 commits,
@@ -394,7 +408,34 @@ impl Replica {
                 }
                 self.state.closed_ts
             }
+            Command::Prepare(prepare) => {
+                change = self.stage_prepare(id, prepare, &mut batch)?;
+                self.state.closed_ts
+            }
+            Command::Decide {
+                txn,
+                outcome,
+                writes,
+            } => {
+                newest = self.stage_decide(id, *txn, *outcome, writes, &mut batch)?;
+                self.state.closed_ts
+            }
+            Command::Resolve {
+                txn,
+                outcome,
+                writes,
+            } => {
+                let (c, written) =
+                    self.stage_resolve(id, *txn, *outcome, writes.as_deref(), &mut batch)?;
+                change = c;
+                newest = written;
+                self.state.closed_ts
+            }
         };
+        if closed_ts > self.state.closed_ts {
+            self.check_close(id, closed_ts)?;
+            self.stage_outcome_purge(&mut batch, closed_ts)?;
+        }
         let state = State {
             applied: Some(id),
             closed_ts,
@@ -407,7 +448,7 @@ impl Replica {
         if closed_ts > self.state.closed_ts {
             newest = newest.max(Some(closed_ts));
         }
-        self.commit(batch, state)?;
+        self.commit(batch, state, change)?;
         if let (Some(observer), Some(ts)) = (&self.observer, newest) {
             observer(ts);
         }
@@ -439,15 +480,16 @@ impl Replica {
             },
             lease: self.state.lease,
         };
-        self.commit(WriteBatch::new(), state)?;
+        self.commit(WriteBatch::new(), state, TableChange::None)?;
         Ok(Applied::Applied)
     }
 
     /// Writes `batch` with `state` as the new applied state, then adopts
-    /// it.
-    fn commit(&mut self, mut batch: WriteBatch, state: State) -> Result<()> {
+    /// it and what the entry did to the prepared table.
+    fn commit(&mut self, mut batch: WriteBatch, state: State, change: TableChange) -> Result<()> {
         self.stage_state(&mut batch, &self.descriptor, &state);
         self.router.write(batch, Durability::Buffered)?;
+        self.prepared.adopt(change);
         self.lease_view.set(state.lease);
         self.closed_view.raise(state.closed_ts);
         self.state = state;
@@ -499,6 +541,19 @@ impl Replica {
         }
         put_varint(&mut out, count);
         out.extend_from_slice(&meta);
+        // The replica's prepared transactions and kept outcomes.
+        let mut side = Vec::new();
+        let mut count = 0u64;
+        for item in self.router.meta_scan(&twophase::side_prefix(d.split)) {
+            let (key, value) = item?;
+            if twophase::is_side_key(d.split, &key) {
+                put_bytes(&mut side, &key);
+                put_bytes(&mut side, &value);
+                count += 1;
+            }
+        }
+        put_varint(&mut out, count);
+        out.extend_from_slice(&side);
         Ok(SnapshotImage {
             applied: self.state.applied,
             bytes: out.into(),
@@ -561,6 +616,28 @@ impl Replica {
             }
             meta.push((key, value));
         }
+        // The side tables: the replica's prepared transactions and kept
+        // outcomes.
+        let n = r.count(2)?;
+        let mut side = Vec::with_capacity(n);
+        let mut prepared = Vec::new();
+        for _ in 0..n {
+            let key = r.bytes()?;
+            let value = r.bytes()?;
+            if !twophase::is_side_key(split, key) {
+                return Err(Error::Replica {
+                    split,
+                    message: format!(
+                        "the snapshot image holds the key {} among its transactions, which is not one of this split's",
+                        hex(key)
+                    ),
+                });
+            }
+            if let Some(prepare) = twophase::check_image_record(&descriptor, key, value)? {
+                prepared.push(prepare);
+            }
+            side.push((key, value));
+        }
         r.finish()?;
         // Whatever the range holds now (as this replica has it, and as the
         // image has it) and the image does not, goes.
@@ -605,9 +682,20 @@ impl Replica {
                 batch.put(Space::Meta, key, value);
             }
         }
+        let kept: HashSet<&[u8]> = side.iter().map(|(k, _)| *k).collect();
+        for item in self.router.meta_scan(&twophase::side_prefix(split)) {
+            let (key, _) = item?;
+            if twophase::is_side_key(split, &key) && !kept.contains(key.as_slice()) {
+                batch.delete(Space::Meta, key);
+            }
+        }
+        for (key, value) in side {
+            batch.put(Space::Meta, key, value);
+        }
         self.stage_state(&mut batch, &descriptor, &state);
         // Synced: the log entries the image replaces may be purged next.
         self.router.write(batch, Durability::Sync)?;
+        self.prepared.replace(prepared);
         self.descriptor = descriptor;
         self.lease_view.set(state.lease);
         self.closed_view.raise(state.closed_ts);
@@ -626,7 +714,7 @@ impl Replica {
     /// The checks of a `Write` entry: every key in the range, every
     /// version above the closed timestamp and above every version of its
     /// key stored or written earlier in the entry.
-    fn check_writes(&self, id: LogId, commits: &[crate::command::Commit]) -> Result<()> {
+    pub(crate) fn check_writes(&self, id: LogId, commits: &[crate::command::Commit]) -> Result<()> {
         let split = self.descriptor.split;
         let mut newest: HashMap<&[u8], u64> = HashMap::new();
         for commit in commits {

@@ -29,7 +29,10 @@ use openraft::{BasicNode, Config};
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
 };
-use rowtree_cluster::{ClosedView, Descriptor, LeaseRules, LeaseView, Replica};
+use rowtree_cluster::{
+    ClosedView, Command, Descriptor, GlobalTxnId, LeaseRules, LeaseView, Outcome, Prepare,
+    PreparedView, Replica,
+};
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::{Engine, FjallEngine, FjallOptions};
@@ -84,6 +87,7 @@ struct Node {
     commits: Arc<GroupCommits>,
     leases: LeaseView,
     closed: ClosedView,
+    prepared: PreparedView,
     clock: Arc<OffsetClock>,
     raft: GroupRaft,
     router: Arc<Router>,
@@ -126,6 +130,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
     let leases = replica.lease_view();
     let closed = replica.closed_view();
+    let prepared = replica.prepared_view();
     let (raft, port) = rt.block_on(async {
         let raft = GroupRaft::new(
             id,
@@ -142,7 +147,12 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         (raft, port)
     });
     commits
-        .start(raft.clone(), leases.clone(), closed.clone())
+        .start(
+            raft.clone(),
+            leases.clone(),
+            closed.clone(),
+            prepared.clone(),
+        )
         .map_err(|_| ())
         .unwrap();
     Node {
@@ -150,6 +160,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         commits,
         leases,
         closed,
+        prepared,
         clock,
         raft,
         router,
@@ -522,6 +533,90 @@ fn ids_at(db: &Database, bound: TimestampBound) -> rowtree_db::Result<(u64, Vec<
         })
         .collect();
     Ok((snapshot.read_timestamp(), ids))
+}
+
+/// Proposes `command` to the group through `node`, which must lead it.
+fn propose(rt: &tokio::runtime::Runtime, node: &Node, command: Command) {
+    rt.block_on(node.raft.client_write(command)).unwrap();
+}
+
+/// A transaction prepared in the split (as a participant of a two-phase
+/// commit whose coordinator is elsewhere) holds back what could see its
+/// writes before they are decided: a strong read waits for its outcome,
+/// and the leader closes no timestamp at or above its prepare timestamp,
+/// so no follower serves a read there either. A read below it is served
+/// at once.
+#[test]
+fn a_prepared_transaction_holds_back_strong_reads_and_the_closed_timestamp() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = three_nodes(&rt, dir.path());
+    let first = leader(&rt, &nodes, None);
+    let node = &nodes[&first];
+    let db = node.db.clone();
+    db.apply_ddl(&[TABLE_DDL]).unwrap();
+    insert(&db, 0..5).unwrap();
+    std::thread::sleep(rowtree_cluster::raft::CLOSED_LAG);
+
+    let p = node.clock.now_nanos();
+    let txn = GlobalTxnId(42);
+    propose(
+        &rt,
+        node,
+        Command::Prepare(Prepare {
+            txn,
+            ts: p,
+            coordinator: SplitId(99),
+            participants: vec![SplitId(99), descriptor().split],
+            writes: Vec::new(),
+            pending: false,
+            locks: Vec::new(),
+        }),
+    );
+    assert_eq!(node.prepared.floor(), p);
+    assert_eq!(
+        ids_at(&db, TimestampBound::ReadTimestamp(p - 1)).unwrap(),
+        (p - 1, (0..5).collect())
+    );
+    // A second of the clock later, the leader would close a second behind
+    // it, past the prepare timestamp: it closes just below it instead.
+    std::thread::sleep(rowtree_cluster::raft::CLOSED_LAG + Duration::from_millis(100));
+    assert_eq!(close(node), Some(p - 1));
+    assert_eq!(close(node), None, "nothing more to close while prepared");
+    assert_eq!(node.closed.get(), p - 1);
+
+    let reader = std::thread::spawn({
+        let db = db.clone();
+        move || {
+            let began = std::time::Instant::now();
+            let read = ids_at(&db, TimestampBound::Strong);
+            (began.elapsed(), read)
+        }
+    });
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(
+        !reader.is_finished(),
+        "a strong read did not wait for the prepared transaction"
+    );
+    propose(
+        &rt,
+        node,
+        Command::Resolve {
+            txn,
+            outcome: Outcome::Abort {
+                at: node.clock.now_nanos(),
+            },
+            writes: None,
+        },
+    );
+    let (waited, read) = reader.join().unwrap();
+    let (ts, ids) = read.unwrap();
+    assert!(waited >= Duration::from_millis(500), "{waited:?}");
+    assert!(ts > p);
+    assert_eq!(ids, (0..5).collect::<Vec<_>>());
+    assert_eq!(node.prepared.floor(), u64::MAX);
+    let closed = close(node).expect("the leader closes past the resolved transaction");
+    assert!(closed > p, "closed {closed}, prepared at {p}");
 }
 
 #[test]

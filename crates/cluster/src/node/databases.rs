@@ -361,6 +361,7 @@ impl Hosting {
             .with_meta_observer(schema_follower(&db, self.runtime.clone()));
         let leases = replica.lease_view();
         let closed = replica.closed_view();
+        let prepared = replica.prepared_view();
         let gid = GroupId(group.group);
         let network = self.shared.peers.group(gid);
         let log = self.log.group(gid);
@@ -382,7 +383,10 @@ impl Hosting {
             .commits
             .lock()
             .insert(group.group, commits.clone());
-        if commits.start(raft.clone(), leases, closed).is_err() {
+        if commits
+            .start(raft.clone(), leases, closed, prepared)
+            .is_err()
+        {
             unreachable!("a new GroupCommits is started once");
         }
         self.runtime.spawn(close_timestamps(

@@ -47,6 +47,13 @@
 //! node at once, leaseholder or not, which is how a follower serves stale
 //! reads without asking the leader, even while no leader can be reached.
 //!
+//! **Prepared transactions** (design §6). A transaction prepared in the
+//! split (a `Prepare` entry applied, see [`crate::twophase`]) may commit at
+//! or above its prepare timestamp, which is not known until it is
+//! resolved. So a read at or above the lowest prepare timestamp waits for
+//! the outcome ([`Replication::check_read`], at most the proposal
+//! timeout), and closing keeps the closed timestamp below it.
+//!
 //! Only the group's leader can propose. On another node, or when the
 //! leader cannot reach a majority within the timeout, the commit or read
 //! fails with [`rowtree_kv::Error::Replication`] saying why (the database
@@ -68,6 +75,7 @@ use crate::command::Command;
 use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView, Renewal};
 use crate::raft::{renew_lease, GroupRaft, TypeConfig};
 use crate::replica::{hex, ClosedView, Descriptor};
+use crate::twophase::PreparedView;
 
 /// The group this node runs, once started.
 struct Started {
@@ -77,6 +85,9 @@ struct Started {
     /// The split's closed timestamp, as this node's replica applied it:
     /// the node's safe time.
     closed: ClosedView,
+    /// The lowest prepare timestamp of the transactions prepared in the
+    /// split, as this node's replica applied them.
+    prepared: PreparedView,
 }
 
 /// How far behind its clock a leaseholder closes timestamps
@@ -153,18 +164,25 @@ impl GroupCommits {
     }
 
     /// Proposes to `raft` from now on, reading the split's lease from
-    /// `view` and its closed timestamp from `closed` (the replica's,
-    /// [`crate::Replica::lease_view`] and [`crate::Replica::closed_view`]).
-    /// A second call is refused: a database commits through one group
-    /// instance for its life.
+    /// `view`, its closed timestamp from `closed` and its prepared
+    /// transactions' lowest timestamp from `prepared` (the replica's,
+    /// [`crate::Replica::lease_view`], [`crate::Replica::closed_view`] and
+    /// [`crate::Replica::prepared_view`]). A second call is refused: a
+    /// database commits through one group instance for its life.
     pub fn start(
         &self,
         raft: GroupRaft,
         view: LeaseView,
         closed: ClosedView,
+        prepared: PreparedView,
     ) -> Result<(), GroupRaft> {
         self.started
-            .set(Started { raft, view, closed })
+            .set(Started {
+                raft,
+                view,
+                closed,
+                prepared,
+            })
             .map_err(|started| started.raft)
     }
 
@@ -187,8 +205,12 @@ impl GroupCommits {
     /// (after this one's expiry, or above every timestamp this node was
     /// asked to serve at, `c` included, when handed over). Each replica
     /// that applies the entry may serve reads at or below `c` by itself.
-    /// `Ok(None)`: nothing to close (not the leader, or `c` is not above
-    /// what is closed already).
+    /// A transaction prepared in the split holds the closed timestamp
+    /// below its prepare timestamp (its commit timestamp is not known yet,
+    /// and will not be below it): `c` is lowered to just under the lowest
+    /// one, before the barrier (whose read would wait for the outcome) and
+    /// again after it, when every prepare at or below `c` is applied. `Ok(None)`: nothing to close (not the leader, or `c` is not
+    /// above what is closed already).
     pub fn close_timestamp(
         &self,
         barrier: impl FnOnce(u64) -> Result<(), String>,
@@ -198,11 +220,20 @@ impl GroupCommits {
             return Ok(None);
         }
         let lag = u64::try_from(CLOSED_LAG.as_nanos()).unwrap_or(u64::MAX);
-        let c = self.clock.now_nanos().saturating_sub(lag);
+        let below_prepared = || started.prepared.floor().saturating_sub(1);
+        let c = self
+            .clock
+            .now_nanos()
+            .saturating_sub(lag)
+            .min(below_prepared());
         if c <= started.closed.get() {
             return Ok(None);
         }
         barrier(c)?;
+        let c = c.min(below_prepared());
+        if c <= started.closed.get() {
+            return Ok(None);
+        }
         let raft = started.raft.clone();
         self.block_on(async move { raft.client_write(Command::ClosedTs(c)).await })?
             .map_err(|e| refusal(self.split(), e))?;
@@ -393,6 +424,30 @@ impl GroupCommits {
         Ok(())
     }
 
+    /// Waits (at most the proposal timeout) until no transaction prepared
+    /// in the split has a prepare timestamp at or below `ts`: its commit
+    /// timestamp may be at or below `ts`, and a read there must see its
+    /// writes or know they come later.
+    fn wait_for_prepared(&self, ts: u64) -> Result<(), String> {
+        let started = self.group()?;
+        let deadline = std::time::Instant::now() + self.timeout;
+        loop {
+            let floor = started.prepared.floor();
+            if floor > ts {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "a transaction prepared at {floor} in {} was not resolved within {:?}, \
+                     and a read at {ts} must wait for its outcome",
+                    self.split(),
+                    self.timeout
+                ));
+            }
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+
     /// The checks the replicas make on an entry's keys, made before
     /// proposing (see the module docs).
     fn check(&self, group: &CommitGroup) -> Result<(), String> {
@@ -481,9 +536,15 @@ impl Replication for GroupCommits {
                 return Ok(());
             }
         }
-        self.lease(ts)
-            .map(|_| ())
-            .map_err(rowtree_kv::Error::Replication)
+        self.lease(ts).map_err(rowtree_kv::Error::Replication)?;
+        match ts {
+            Some(ts) => self
+                .wait_for_prepared(ts)
+                .map_err(rowtree_kv::Error::Replication),
+            // The latest, under locks: a prepared transaction holds its
+            // locks until it is resolved.
+            None => Ok(()),
+        }
     }
 
     fn safe_ts(&self) -> Option<u64> {

@@ -1,0 +1,751 @@
+//! Two-phase commit as a split group's log records it.
+//!
+//! A read-write transaction whose writes land in several splits commits
+//! in two phases (design §6). Each participant other than the coordinator
+//! *prepares*: its leaseholder proposes a [`Prepare`] entry holding the
+//! transaction's writes on that split, its locks there and a prepare
+//! timestamp. The coordinator then *decides*: a `Decide` entry in its own
+//! group, which commits the coordinator's own writes at the commit
+//! timestamp `s` (above every prepare timestamp) or aborts. Each
+//! participant is finally *resolved*: a `Resolve` entry writes the prepared
+//! writes at `s`, or drops them.
+//!
+//! This module is what a replica keeps of that, and the rules it checks
+//! when applying the three entries, so that every replica of a group ends
+//! in the same state whatever order retries and recoveries put the entries
+//! in:
+//!
+//! * **The first outcome is final.** A replica records the outcome of
+//!   every transaction it decided or resolved (its *outcome table*). A
+//!   `Decide` for a transaction with an outcome is a no-op, so the first
+//!   one in the coordinator's log wins; a `Resolve` after an outcome is a
+//!   no-op; a `Prepare` after an outcome (a retried prepare that lost the
+//!   race with a recovery's abort) is a no-op too, so nothing stays
+//!   prepared for a transaction that is over.
+//! * **Prepared writes are invisible** until resolved: they sit in the
+//!   replica's *prepared table*, not among the row versions.
+//! * **Timestamps.** A prepare timestamp is above the closed timestamp,
+//!   and while a transaction is prepared no closed timestamp may reach its
+//!   prepare timestamp (design invariant 5): the commit timestamp, not
+//!   known yet, will be at or above it, so a follower read at or below the
+//!   closed timestamp can never miss it. A commit timestamp is at or above
+//!   the prepare timestamp, and its writes pass the same checks as any
+//!   commit's (inside the split, above the closed timestamp, above every
+//!   stored version of their keys).
+//! * **Placeholders.** Writes may hold the placeholder of a commit
+//!   timestamp column (`PENDING_COMMIT_TIMESTAMP()`), which only the
+//!   database can fill in (it knows the schema). Such a prepare is marked
+//!   [`Prepare::pending`], and its commit must come with the finished
+//!   writes, which replace the prepared ones.
+//!
+//! The tables live in the replica's engine, in the metadata space under
+//! the replica's own prefix (`raft/<split>/prepared/<txn>`,
+//! `raft/<split>/outcome/<txn>`), written in the same batch as the entry
+//! that changes them, and travel in snapshot images. Outcomes are kept
+//! [`OUTCOME_RETENTION`] (ten minutes) past their timestamp, for lookups by
+//! participants and gateways that lost track, and purged when the closed
+//! timestamp passes that: a replica purges exactly when every other does,
+//! since the closed timestamp is part of the log.
+//!
+//! What is not here yet: the messages that carry prepares and decisions
+//! between nodes, the gateway's driver of the protocol and recovery (design
+//! §6, milestone 9). A leaseholder will rebuild a prepared transaction's
+//! locks from [`Replica::prepared`] before using a new lease.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+
+use rowtree_kv::SplitId;
+use rowtree_storage::WriteBatch;
+use rowtree_txn::lock::{KeyRange, LockMode, LockTarget};
+
+use crate::command::{Commit, LogId, Write};
+use crate::error::{DecodeError, Error, Result};
+use crate::replica::{hex, Replica};
+use crate::wire::{put_bytes, put_u8, put_varint, Reader};
+
+/// How long past its timestamp a transaction's outcome is kept: lookups
+/// come from participants whose prepare is older than a few seconds and
+/// from gateways retrying within a request's deadline, both far shorter.
+pub const OUTCOME_RETENTION: u64 = 10 * 60 * 1_000_000_000;
+
+/// A distributed transaction's id, unique in the cluster (the gateway
+/// makes it from its node id and a counter, or at random).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct GlobalTxnId(pub u128);
+
+impl fmt::Display for GlobalTxnId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "txn {:032x}", self.0)
+    }
+}
+
+impl GlobalTxnId {
+    pub(crate) fn encode_into(self, out: &mut Vec<u8>) {
+        put_varint(out, (self.0 >> 64) as u64);
+        put_varint(out, self.0 as u64);
+    }
+
+    pub(crate) fn decode_from(r: &mut Reader<'_>) -> std::result::Result<GlobalTxnId, DecodeError> {
+        let high = r.varint()?;
+        let low = r.varint()?;
+        Ok(GlobalTxnId((u128::from(high) << 64) | u128::from(low)))
+    }
+}
+
+/// How a transaction ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Committed at `ts`.
+    Commit { ts: u64 },
+    /// Aborted; `at` is a timestamp from the deciding node's clock, which
+    /// only says how long the outcome is kept.
+    Abort { at: u64 },
+}
+
+impl Outcome {
+    /// The outcome's timestamp: the commit timestamp, or when it aborted.
+    pub fn ts(self) -> u64 {
+        match self {
+            Outcome::Commit { ts } => ts,
+            Outcome::Abort { at } => at,
+        }
+    }
+
+    pub(crate) fn encode_into(self, out: &mut Vec<u8>) {
+        match self {
+            Outcome::Commit { ts } => {
+                put_u8(out, 1);
+                put_varint(out, ts);
+            }
+            Outcome::Abort { at } => {
+                put_u8(out, 0);
+                put_varint(out, at);
+            }
+        }
+    }
+
+    pub(crate) fn decode_from(r: &mut Reader<'_>) -> std::result::Result<Outcome, DecodeError> {
+        match r.u8()? {
+            1 => Ok(Outcome::Commit { ts: r.varint()? }),
+            0 => Ok(Outcome::Abort { at: r.varint()? }),
+            other => Err(r.error(format!("outcome kind {other}"))),
+        }
+    }
+}
+
+impl fmt::Display for Outcome {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Outcome::Commit { ts } => write!(f, "commit at {ts}"),
+            Outcome::Abort { at } => write!(f, "abort at {at}"),
+        }
+    }
+}
+
+/// A participant's half of a transaction, prepared: everything its new
+/// leaseholder needs to finish it, or to hold its locks until it is
+/// finished, after the old one is gone.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Prepare {
+    pub txn: GlobalTxnId,
+    /// The prepare timestamp: above every read the split served before,
+    /// and at or below the commit timestamp.
+    pub ts: u64,
+    /// The split whose group decides.
+    pub coordinator: SplitId,
+    /// Every split the transaction writes, the coordinator included.
+    pub participants: Vec<SplitId>,
+    /// The transaction's writes on this split.
+    pub writes: Vec<Write>,
+    /// Whether `writes` hold placeholders for the commit timestamp: the
+    /// commit then carries the finished writes.
+    pub pending: bool,
+    /// The locks the transaction holds on this split.
+    pub locks: Vec<(LockTarget, LockMode)>,
+}
+
+const LOCK_KEY: u8 = 0;
+const LOCK_RANGE: u8 = 1;
+
+impl Prepare {
+    pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {
+        self.txn.encode_into(out);
+        put_varint(out, self.ts);
+        put_varint(out, self.coordinator.0);
+        put_varint(out, self.participants.len() as u64);
+        for p in &self.participants {
+            put_varint(out, p.0);
+        }
+        crate::command::put_writes(out, &self.writes);
+        put_u8(out, u8::from(self.pending));
+        put_varint(out, self.locks.len() as u64);
+        for (target, mode) in &self.locks {
+            match target {
+                LockTarget::Key(key) => {
+                    put_u8(out, LOCK_KEY);
+                    put_bytes(out, key);
+                }
+                LockTarget::Range(range) => {
+                    put_u8(out, LOCK_RANGE);
+                    put_bytes(out, &range.start);
+                    put_optional_bytes(out, range.end.as_deref());
+                }
+            }
+            put_u8(out, u8::from(*mode == LockMode::Exclusive));
+        }
+    }
+
+    pub(crate) fn decode_from(r: &mut Reader<'_>) -> std::result::Result<Prepare, DecodeError> {
+        let txn = GlobalTxnId::decode_from(r)?;
+        let ts = r.varint()?;
+        let coordinator = SplitId(r.varint()?);
+        let n = r.count(1)?;
+        let mut participants = Vec::with_capacity(n);
+        for _ in 0..n {
+            participants.push(SplitId(r.varint()?));
+        }
+        let writes = crate::command::read_writes(r)?;
+        let pending = read_flag(r, "pending flag")?;
+        // A lock is at least three bytes (kind, key length, mode).
+        let n = r.count(3)?;
+        let mut locks = Vec::with_capacity(n);
+        for _ in 0..n {
+            let target = match r.u8()? {
+                LOCK_KEY => LockTarget::Key(r.bytes()?.to_vec()),
+                LOCK_RANGE => {
+                    let start = r.bytes()?.to_vec();
+                    let end = read_optional_bytes(r)?;
+                    LockTarget::Range(KeyRange::new(start, end))
+                }
+                other => return Err(r.error(format!("lock kind {other}"))),
+            };
+            let mode = if read_flag(r, "lock mode")? {
+                LockMode::Exclusive
+            } else {
+                LockMode::Shared
+            };
+            locks.push((target, mode));
+        }
+        Ok(Prepare {
+            txn,
+            ts,
+            coordinator,
+            participants,
+            writes,
+            pending,
+            locks,
+        })
+    }
+
+    /// The record's binary form in the prepared table.
+    fn record(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        put_u8(&mut out, crate::command::FORMAT);
+        self.encode_into(&mut out);
+        out
+    }
+
+    fn from_record(bytes: &[u8]) -> std::result::Result<Prepare, DecodeError> {
+        let mut r = Reader::new(bytes, "prepared transaction");
+        r.version(crate::command::FORMAT)?;
+        let prepare = Prepare::decode_from(&mut r)?;
+        r.finish()?;
+        Ok(prepare)
+    }
+}
+
+fn put_optional_bytes(out: &mut Vec<u8>, bytes: Option<&[u8]>) {
+    match bytes {
+        None => put_u8(out, 0),
+        Some(b) => {
+            put_u8(out, 1);
+            put_bytes(out, b);
+        }
+    }
+}
+
+fn read_optional_bytes(r: &mut Reader<'_>) -> std::result::Result<Option<Vec<u8>>, DecodeError> {
+    match r.u8()? {
+        0 => Ok(None),
+        1 => Ok(Some(r.bytes()?.to_vec())),
+        other => Err(r.error(format!("presence flag {other}"))),
+    }
+}
+
+fn read_flag(r: &mut Reader<'_>, what: &str) -> std::result::Result<bool, DecodeError> {
+    match r.u8()? {
+        0 => Ok(false),
+        1 => Ok(true),
+        other => Err(r.error(format!("{what} {other}"))),
+    }
+}
+
+/// The lowest prepare timestamp among a replica's prepared transactions
+/// (`u64::MAX` when there is none), readable from other threads
+/// ([`Replica::prepared_view`]). A read at or above it may have to wait
+/// for a transaction to be resolved; a read below it need not.
+#[derive(Debug, Clone)]
+pub struct PreparedView(Arc<AtomicU64>);
+
+impl Default for PreparedView {
+    fn default() -> Self {
+        PreparedView(Arc::new(AtomicU64::new(u64::MAX)))
+    }
+}
+
+impl PreparedView {
+    /// The lowest prepare timestamp, `u64::MAX` when nothing is prepared.
+    pub fn floor(&self) -> u64 {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self, floor: u64) {
+        self.0.store(floor, Ordering::Release);
+    }
+}
+
+/// A replica's prepared transactions, as its engine holds them.
+#[derive(Debug, Default)]
+pub(crate) struct PreparedTable {
+    by_txn: BTreeMap<GlobalTxnId, Prepare>,
+    view: PreparedView,
+}
+
+impl PreparedTable {
+    /// The prepared transactions `router`'s engine holds for `split`.
+    pub(crate) fn load(router: &rowtree_kv::Router, split: SplitId) -> Result<PreparedTable> {
+        let mut table = PreparedTable::default();
+        for item in router.meta_scan(&table_prefix(split, PREPARED)) {
+            let (_, value) = item?;
+            let prepare = Prepare::from_record(&value)?;
+            table.by_txn.insert(prepare.txn, prepare);
+        }
+        table.publish();
+        Ok(table)
+    }
+
+    pub(crate) fn view(&self) -> PreparedView {
+        self.view.clone()
+    }
+
+    pub(crate) fn get(&self, txn: GlobalTxnId) -> Option<&Prepare> {
+        self.by_txn.get(&txn)
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &Prepare> {
+        self.by_txn.values()
+    }
+
+    /// The lowest prepare timestamp, `u64::MAX` when empty.
+    pub(crate) fn floor(&self) -> u64 {
+        self.by_txn.values().map(|p| p.ts).min().unwrap_or(u64::MAX)
+    }
+
+    fn publish(&self) {
+        self.view.set(self.floor());
+    }
+
+    /// Adopts what an applied entry did (after its batch is written).
+    pub(crate) fn adopt(&mut self, change: TableChange) {
+        match change {
+            TableChange::None => return,
+            TableChange::Insert(p) => {
+                self.by_txn.insert(p.txn, *p);
+            }
+            TableChange::Remove(txn) => {
+                self.by_txn.remove(&txn);
+            }
+        }
+        self.publish();
+    }
+
+    /// Replaces the whole table (an installed image).
+    pub(crate) fn replace(&mut self, prepared: Vec<Prepare>) {
+        self.by_txn = prepared.into_iter().map(|p| (p.txn, p)).collect();
+        self.publish();
+    }
+}
+
+/// What applying an entry does to the prepared table, adopted once the
+/// entry's batch is written.
+#[derive(Debug)]
+pub(crate) enum TableChange {
+    None,
+    Insert(Box<Prepare>),
+    Remove(GlobalTxnId),
+}
+
+const PREPARED: &str = "prepared";
+const OUTCOME: &str = "outcome";
+const EXPIRY: &str = "expiry";
+
+/// The prefix of a split's own metadata keys besides its applied state:
+/// `raft/<split>/`.
+pub(crate) fn side_prefix(split: SplitId) -> Vec<u8> {
+    format!("raft/{:016x}/", split.0).into_bytes()
+}
+
+/// Whether `key` is one of `split`'s prepared, outcome or expiry keys.
+pub(crate) fn is_side_key(split: SplitId, key: &[u8]) -> bool {
+    let prefix = side_prefix(split);
+    [PREPARED, OUTCOME, EXPIRY].iter().any(|table| {
+        key.strip_prefix(prefix.as_slice())
+            .and_then(|rest| rest.strip_prefix(table.as_bytes()))
+            .is_some_and(|rest| rest.first() == Some(&b'/'))
+    })
+}
+
+fn table_prefix(split: SplitId, table: &str) -> Vec<u8> {
+    let mut key = side_prefix(split);
+    key.extend_from_slice(table.as_bytes());
+    key.push(b'/');
+    key
+}
+
+fn txn_key(split: SplitId, table: &str, txn: GlobalTxnId) -> Vec<u8> {
+    let mut key = table_prefix(split, table);
+    key.extend_from_slice(format!("{:032x}", txn.0).as_bytes());
+    key
+}
+
+/// The expiry index: outcomes by timestamp, so that purging reads only
+/// what it purges.
+fn expiry_key(split: SplitId, ts: u64, txn: GlobalTxnId) -> Vec<u8> {
+    let mut key = table_prefix(split, EXPIRY);
+    key.extend_from_slice(format!("{ts:016x}{:032x}", txn.0).as_bytes());
+    key
+}
+
+/// Checks a prepared record read from an image: well-formed, and its
+/// writes and locks inside `descriptor`.
+pub(crate) fn check_image_record(
+    descriptor: &crate::replica::Descriptor,
+    key: &[u8],
+    value: &[u8],
+) -> Result<Option<Prepare>> {
+    let split = descriptor.split;
+    if !key.starts_with(&table_prefix(split, PREPARED)) {
+        return Ok(None);
+    }
+    let prepare = Prepare::from_record(value)?;
+    if key != txn_key(split, PREPARED, prepare.txn).as_slice() {
+        return Err(Error::Replica {
+            split,
+            message: format!(
+                "the snapshot image holds {} under the key {}",
+                prepare.txn,
+                hex(key)
+            ),
+        });
+    }
+    if let Some(key) = outside(descriptor, &prepare) {
+        return Err(Error::OutOfRange {
+            split,
+            index: 0,
+            key: hex(&key),
+            range: descriptor.to_string(),
+        });
+    }
+    Ok(Some(prepare))
+}
+
+/// The first key of `prepare`'s writes or locks outside `descriptor`.
+fn outside(descriptor: &crate::replica::Descriptor, prepare: &Prepare) -> Option<Vec<u8>> {
+    let writes = prepare.writes.iter().map(|(k, _)| k);
+    if let Some(key) = writes.into_iter().find(|k| !descriptor.contains(k)) {
+        return Some(key.clone());
+    }
+    for (target, _) in &prepare.locks {
+        match target {
+            LockTarget::Key(key) if !descriptor.contains(key) => return Some(key.clone()),
+            LockTarget::Range(range) => {
+                if !descriptor.contains(&range.start) {
+                    return Some(range.start.clone());
+                }
+                let end_inside = match (&range.end, &descriptor.limit) {
+                    (_, None) => true,
+                    (None, Some(_)) => false,
+                    (Some(end), Some(limit)) => end <= limit,
+                };
+                if !end_inside {
+                    return Some(range.end.clone().unwrap_or_default());
+                }
+            }
+            LockTarget::Key(_) => {}
+        }
+    }
+    None
+}
+
+impl Replica {
+    /// The transactions prepared on this replica, by id.
+    pub fn prepared(&self) -> impl Iterator<Item = &Prepare> {
+        self.prepared.iter()
+    }
+
+    /// The prepared half of `txn`, if it is prepared here.
+    pub fn prepared_txn(&self, txn: GlobalTxnId) -> Option<&Prepare> {
+        self.prepared.get(txn)
+    }
+
+    /// A view of the lowest prepare timestamp that follows this replica as
+    /// it applies entries: a strong read at or above it may have to wait
+    /// for a prepared transaction's outcome.
+    pub fn prepared_view(&self) -> PreparedView {
+        self.prepared.view()
+    }
+
+    /// The recorded outcome of `txn` on this replica: decided here (the
+    /// coordinator) or resolved here (a participant), if it is still kept
+    /// (see [`OUTCOME_RETENTION`]).
+    pub fn outcome(&self, txn: GlobalTxnId) -> Result<Option<Outcome>> {
+        let split = self.descriptor().split;
+        let Some(bytes) = self.router.meta_get(&txn_key(split, OUTCOME, txn))? else {
+            return Ok(None);
+        };
+        let mut r = Reader::new(&bytes, "transaction outcome");
+        let outcome = Outcome::decode_from(&mut r)?;
+        r.finish()?;
+        Ok(Some(outcome))
+    }
+
+    /// Stages the record of `txn`'s outcome.
+    fn stage_outcome(&self, batch: &mut WriteBatch, txn: GlobalTxnId, outcome: Outcome) {
+        let split = self.descriptor().split;
+        let mut value = Vec::new();
+        outcome.encode_into(&mut value);
+        self.router
+            .stage_meta(batch, txn_key(split, OUTCOME, txn), Some(value));
+        self.router.stage_meta(
+            batch,
+            expiry_key(split, outcome.ts(), txn),
+            Some(Vec::new()),
+        );
+    }
+
+    /// Stages the deletion of every outcome kept past its retention once
+    /// the closed timestamp is `closed`.
+    pub(crate) fn stage_outcome_purge(&self, batch: &mut WriteBatch, closed: u64) -> Result<()> {
+        let Some(cutoff) = closed.checked_sub(OUTCOME_RETENTION) else {
+            return Ok(());
+        };
+        let split = self.descriptor().split;
+        let prefix = table_prefix(split, EXPIRY);
+        for item in self.router.meta_scan(&prefix) {
+            let (key, _) = item?;
+            let rest = &key[prefix.len()..];
+            let parsed = std::str::from_utf8(rest).ok().and_then(|s| {
+                let ts = u64::from_str_radix(s.get(..16)?, 16).ok()?;
+                let txn = u128::from_str_radix(s.get(16..)?, 16).ok()?;
+                Some((ts, GlobalTxnId(txn)))
+            });
+            let Some((ts, txn)) = parsed else {
+                return Err(Error::Replica {
+                    split,
+                    message: format!("a malformed outcome expiry key {}", hex(&key)),
+                });
+            };
+            if ts >= cutoff {
+                break;
+            }
+            self.router.stage_meta(batch, key, None);
+            self.router
+                .stage_meta(batch, txn_key(split, OUTCOME, txn), None);
+        }
+        Ok(())
+    }
+
+    /// The refusal of entry `id` about `txn`.
+    fn refuse_txn(&self, id: LogId, txn: GlobalTxnId, why: String) -> Error {
+        Error::Transaction {
+            split: self.descriptor().split,
+            index: id.index,
+            txn: txn.to_string(),
+            why,
+        }
+    }
+
+    /// Stages a `Prepare` entry: the record in the prepared table, nothing
+    /// visible. A no-op for a transaction already prepared or already over.
+    pub(crate) fn stage_prepare(
+        &self,
+        id: LogId,
+        prepare: &Prepare,
+        batch: &mut WriteBatch,
+    ) -> Result<TableChange> {
+        let txn = prepare.txn;
+        if self.prepared.get(txn).is_some() || self.outcome(txn)?.is_some() {
+            return Ok(TableChange::None);
+        }
+        let closed = self.closed_ts();
+        if prepare.ts <= closed {
+            return Err(self.refuse_txn(
+                id,
+                txn,
+                format!(
+                    "its prepare timestamp {} is not above the closed timestamp {closed}",
+                    prepare.ts
+                ),
+            ));
+        }
+        if let Some(key) = outside(self.descriptor(), prepare) {
+            return Err(Error::OutOfRange {
+                split: self.descriptor().split,
+                index: id.index,
+                key: hex(&key),
+                range: self.descriptor().to_string(),
+            });
+        }
+        if !prepare.participants.contains(&self.descriptor().split) {
+            return Err(self.refuse_txn(
+                id,
+                txn,
+                "it does not name this split among the participants".into(),
+            ));
+        }
+        let split = self.descriptor().split;
+        self.router
+            .stage_meta(batch, txn_key(split, PREPARED, txn), Some(prepare.record()));
+        Ok(TableChange::Insert(Box::new(prepare.clone())))
+    }
+
+    /// Stages a `Decide` entry on the coordinator: with `Commit`, the
+    /// coordinator's own writes at the commit timestamp; either way the
+    /// outcome. Returns the commit timestamp written, if any; a no-op
+    /// (`None`) for a transaction already decided.
+    pub(crate) fn stage_decide(
+        &self,
+        id: LogId,
+        txn: GlobalTxnId,
+        outcome: Outcome,
+        writes: &[Write],
+        batch: &mut WriteBatch,
+    ) -> Result<Option<u64>> {
+        if self.outcome(txn)?.is_some() {
+            return Ok(None);
+        }
+        let written = match outcome {
+            Outcome::Commit { ts } => {
+                self.stage_commit(id, ts, writes, batch)?;
+                Some(ts)
+            }
+            Outcome::Abort { .. } => {
+                if !writes.is_empty() {
+                    return Err(self.refuse_txn(id, txn, "an abort carries writes".into()));
+                }
+                None
+            }
+        };
+        self.stage_outcome(batch, txn, outcome);
+        Ok(written)
+    }
+
+    /// Stages a `Resolve` entry on a participant: with `Commit`, the
+    /// prepared writes (or `finished`, which replace them) at the commit
+    /// timestamp; either way the prepared record goes and the outcome is
+    /// kept. A no-op for a transaction already over; for one never
+    /// prepared here, only the outcome is recorded (so that a prepare
+    /// arriving later changes nothing).
+    pub(crate) fn stage_resolve(
+        &self,
+        id: LogId,
+        txn: GlobalTxnId,
+        outcome: Outcome,
+        finished: Option<&[Write]>,
+        batch: &mut WriteBatch,
+    ) -> Result<(TableChange, Option<u64>)> {
+        if self.outcome(txn)?.is_some() {
+            return Ok((TableChange::None, None));
+        }
+        let Some(prepare) = self.prepared.get(txn) else {
+            if finished.is_some_and(|w| !w.is_empty()) {
+                return Err(self.refuse_txn(
+                    id,
+                    txn,
+                    "it resolves with writes a transaction not prepared here".into(),
+                ));
+            }
+            self.stage_outcome(batch, txn, outcome);
+            return Ok((TableChange::None, None));
+        };
+        let written = match outcome {
+            Outcome::Commit { ts } => {
+                if ts < prepare.ts {
+                    return Err(self.refuse_txn(
+                        id,
+                        txn,
+                        format!(
+                            "it commits at {ts}, below its prepare timestamp {}",
+                            prepare.ts
+                        ),
+                    ));
+                }
+                let writes = match (finished, prepare.pending) {
+                    (Some(w), _) => w,
+                    (None, false) => prepare.writes.as_slice(),
+                    (None, true) => {
+                        return Err(self.refuse_txn(
+                            id,
+                            txn,
+                            "its prepared writes wait for the commit timestamp, and the commit does not carry them finished".into(),
+                        ))
+                    }
+                };
+                self.stage_commit(id, ts, writes, batch)?;
+                Some(ts)
+            }
+            Outcome::Abort { .. } => {
+                if finished.is_some() {
+                    return Err(self.refuse_txn(id, txn, "an abort carries writes".into()));
+                }
+                None
+            }
+        };
+        let split = self.descriptor().split;
+        self.router
+            .stage_meta(batch, txn_key(split, PREPARED, txn), None);
+        self.stage_outcome(batch, txn, outcome);
+        Ok((TableChange::Remove(txn), written))
+    }
+
+    /// Stages `writes` as one commit at `ts`, checked as a `Write` entry's
+    /// commits are.
+    fn stage_commit(
+        &self,
+        id: LogId,
+        ts: u64,
+        writes: &[Write],
+        batch: &mut WriteBatch,
+    ) -> Result<()> {
+        let commit = [Commit {
+            ts,
+            writes: writes.to_vec(),
+        }];
+        self.check_writes(id, &commit)?;
+        self.router.stage_writes(
+            batch,
+            ts,
+            writes.iter().map(|(k, v)| (k.as_slice(), v.as_deref())),
+        );
+        Ok(())
+    }
+
+    /// Refuses a closed timestamp at or above a prepared transaction's
+    /// prepare timestamp (design invariant 5).
+    pub(crate) fn check_close(&self, id: LogId, closed: u64) -> Result<()> {
+        if let Some(p) = self.prepared.iter().find(|p| p.ts <= closed) {
+            return Err(self.refuse_txn(
+                id,
+                p.txn,
+                format!(
+                    "it closes timestamp {closed}, at or above the prepare timestamp {} of a transaction still prepared",
+                    p.ts
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
