@@ -71,8 +71,9 @@ pub enum Command {
     ///
     /// `meta` holds the database metadata written atomically with the
     /// commits (a schema change's DDL log entry, sequence reservations, the
-    /// newest commit timestamp), applied unversioned; only the group whose
-    /// split is the whole key space carries metadata (see
+    /// newest commit timestamp), applied unversioned; only the group of the
+    /// first split (the whole key space, while a database has one group)
+    /// carries metadata (see
     /// [`crate::replica`]).
     Write {
         commits: Vec<Commit>,

@@ -32,7 +32,9 @@
 //!   (every group's log in one engine, made durable in batches),
 //!   openraft's state machine on a replica, the peer port over which
 //!   a group's replicas on different nodes talk, and [`raft::GroupCommits`],
-//!   through which a database's commits become entries of its group's log;
+//!   through which a database's commits become entries of its group's log
+//!   ([`raft::SplitGroups`] for a database cut into several groups that one
+//!   node leads, with two-phase commit across them);
 //! * [`node`] and [`placement`]: the node process (its identity, its peer
 //!   port, joining and leaving a cluster, the clock guard, the databases
 //!   it serves, [`node::databases`]) and the placement group that holds
@@ -74,4 +76,4 @@ pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal}
 pub use replica::{
     Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage,
 };
-pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedView};
+pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedSummary, PreparedView};

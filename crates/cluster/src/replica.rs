@@ -89,10 +89,12 @@ impl Descriptor {
         key >= self.start.as_slice() && self.limit.as_deref().is_none_or(|l| key < l)
     }
 
-    /// Whether the split is the whole key space: the one group of a
-    /// database that has one, which also carries the database's metadata.
-    pub fn is_whole(&self) -> bool {
-        self.start.is_empty() && self.limit.is_none()
+    /// Whether the split's group carries the database's metadata (its DDL
+    /// log, sequence reservations): the group of the first split, whose
+    /// range starts at the empty key; for a database of one group, the
+    /// group of the whole key space.
+    pub fn carries_meta(&self) -> bool {
+        self.start.is_empty()
     }
 }
 
@@ -529,7 +531,7 @@ impl Replica {
         // The database's metadata, when this replica carries it.
         let mut meta = Vec::new();
         let mut count = 0u64;
-        if d.is_whole() {
+        if d.carries_meta() {
             for item in self.router.meta_scan(b"") {
                 let (key, value) = item?;
                 if !is_replica_key(&key) {
@@ -605,7 +607,7 @@ impl Replica {
         for _ in 0..n {
             let key = r.bytes()?;
             let value = r.bytes()?;
-            if !descriptor.is_whole() || is_replica_key(key) {
+            if !descriptor.carries_meta() || is_replica_key(key) {
                 return Err(Error::Replica {
                     split,
                     message: format!(
@@ -669,7 +671,7 @@ impl Replica {
         }
         // The database's metadata likewise, when the image carries it.
         let mut meta_keys = Vec::new();
-        if descriptor.is_whole() {
+        if descriptor.carries_meta() {
             let kept: HashSet<&[u8]> = meta.iter().map(|(k, _)| *k).collect();
             for item in self.router.meta_scan(b"") {
                 let (key, _) = item?;
@@ -802,7 +804,7 @@ impl Replica {
     }
 
     /// The checks of a `Write` entry's metadata: only a replica of the
-    /// whole key space holds the database's metadata, and no key may fall
+    /// first split holds the database's metadata, and no key may fall
     /// among the replicas' own states.
     fn check_meta(&self, id: LogId, meta: &[crate::command::Write]) -> Result<()> {
         let refuse = |key: &[u8], why: &str| Error::Replica {
@@ -813,10 +815,10 @@ impl Replica {
                 hex(key)
             ),
         };
-        if let Some((key, _)) = meta.first().filter(|_| !self.descriptor.is_whole()) {
+        if let Some((key, _)) = meta.first().filter(|_| !self.descriptor.carries_meta()) {
             return Err(refuse(
                 key,
-                "only the group of a whole key space carries metadata, and this split is not one",
+                "only the group of the first split (whose range starts at the empty key) carries metadata, and this split is not one",
             ));
         }
         if let Some((key, _)) = meta.iter().find(|(k, _)| is_replica_key(k)) {

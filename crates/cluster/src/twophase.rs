@@ -283,27 +283,57 @@ fn read_flag(r: &mut Reader<'_>, what: &str) -> std::result::Result<bool, Decode
     }
 }
 
-/// The lowest prepare timestamp among a replica's prepared transactions
-/// (`u64::MAX` when there is none), readable from other threads
-/// ([`Replica::prepared_view`]). A read at or above it may have to wait
-/// for a transaction to be resolved; a read below it need not.
+/// A prepared transaction in brief: its id, prepare timestamp and
+/// coordinator.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct PreparedSummary {
+    pub txn: GlobalTxnId,
+    pub ts: u64,
+    pub coordinator: SplitId,
+}
+
+/// A replica's prepared transactions as other threads see them
+/// ([`Replica::prepared_view`]): the lowest prepare timestamp (`u64::MAX`
+/// when there is none), which a read at or above may have to wait for,
+/// and each transaction in brief, for whoever resolves them.
 #[derive(Debug, Clone)]
-pub struct PreparedView(Arc<AtomicU64>);
+pub struct PreparedView {
+    floor: Arc<AtomicU64>,
+    list: Arc<parking_lot::Mutex<Vec<PreparedSummary>>>,
+}
 
 impl Default for PreparedView {
     fn default() -> Self {
-        PreparedView(Arc::new(AtomicU64::new(u64::MAX)))
+        PreparedView {
+            floor: Arc::new(AtomicU64::new(u64::MAX)),
+            list: Arc::default(),
+        }
     }
 }
 
 impl PreparedView {
     /// The lowest prepare timestamp, `u64::MAX` when nothing is prepared.
     pub fn floor(&self) -> u64 {
-        self.0.load(Ordering::Acquire)
+        self.floor.load(Ordering::Acquire)
     }
 
-    fn set(&self, floor: u64) {
-        self.0.store(floor, Ordering::Release);
+    /// The transactions prepared, in brief.
+    pub fn list(&self) -> Vec<PreparedSummary> {
+        self.list.lock().clone()
+    }
+
+    fn set(&self, prepared: &BTreeMap<GlobalTxnId, Prepare>) {
+        let list: Vec<PreparedSummary> = prepared
+            .values()
+            .map(|p| PreparedSummary {
+                txn: p.txn,
+                ts: p.ts,
+                coordinator: p.coordinator,
+            })
+            .collect();
+        let floor = list.iter().map(|p| p.ts).min().unwrap_or(u64::MAX);
+        *self.list.lock() = list;
+        self.floor.store(floor, Ordering::Release);
     }
 }
 
@@ -339,13 +369,8 @@ impl PreparedTable {
         self.by_txn.values()
     }
 
-    /// The lowest prepare timestamp, `u64::MAX` when empty.
-    pub(crate) fn floor(&self) -> u64 {
-        self.by_txn.values().map(|p| p.ts).min().unwrap_or(u64::MAX)
-    }
-
     fn publish(&self) {
-        self.view.set(self.floor());
+        self.view.set(&self.by_txn);
     }
 
     /// Adopts what an applied entry did (after its batch is written).
@@ -417,6 +442,22 @@ fn expiry_key(split: SplitId, ts: u64, txn: GlobalTxnId) -> Vec<u8> {
     let mut key = table_prefix(split, EXPIRY);
     key.extend_from_slice(format!("{ts:016x}{:032x}", txn.0).as_bytes());
     key
+}
+
+/// The outcome of `txn` recorded by the replica of `split` that
+/// `router`'s engine holds (see [`Replica::outcome`]).
+pub fn read_outcome(
+    router: &rowtree_kv::Router,
+    split: SplitId,
+    txn: GlobalTxnId,
+) -> Result<Option<Outcome>> {
+    let Some(bytes) = router.meta_get(&txn_key(split, OUTCOME, txn))? else {
+        return Ok(None);
+    };
+    let mut r = Reader::new(&bytes, "transaction outcome");
+    let outcome = Outcome::decode_from(&mut r)?;
+    r.finish()?;
+    Ok(Some(outcome))
 }
 
 /// Checks a prepared record read from an image: well-formed, and its
@@ -502,14 +543,7 @@ impl Replica {
     /// coordinator) or resolved here (a participant), if it is still kept
     /// (see [`OUTCOME_RETENTION`]).
     pub fn outcome(&self, txn: GlobalTxnId) -> Result<Option<Outcome>> {
-        let split = self.descriptor().split;
-        let Some(bytes) = self.router.meta_get(&txn_key(split, OUTCOME, txn))? else {
-            return Ok(None);
-        };
-        let mut r = Reader::new(&bytes, "transaction outcome");
-        let outcome = Outcome::decode_from(&mut r)?;
-        r.finish()?;
-        Ok(Some(outcome))
+        read_outcome(&self.router, self.descriptor().split, txn)
     }
 
     /// Stages the record of `txn`'s outcome.

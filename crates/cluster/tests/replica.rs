@@ -840,8 +840,7 @@ fn metadata_rides_only_in_the_group_of_the_whole_key_space() {
         LogId::new(1, 2),
     );
     assert!(
-        e.to_string()
-            .contains("only the group of a whole key space"),
+        e.to_string().contains("only the group of the first split"),
         "{e}"
     );
 

@@ -12,11 +12,12 @@
 //!
 //! Before proposing, the group is checked against the split, so that a
 //! commit the replicas would refuse never reaches the log: every key
-//! inside the split's range, and metadata only in the group of the whole
-//! key space. Until split groups are cut at table starts (design
-//! milestone 6) and two-phase commit exists (milestone 9), a database in a
-//! cluster is one group over the whole key space, and every commit is a
-//! single-group commit.
+//! inside the split's range, and metadata only in the group of the first
+//! split. A database of several groups goes through
+//! [`crate::raft::SplitGroups`], which routes each commit to the instance
+//! of its split and runs two-phase commit across them; a cluster node
+//! still gives each database one group over the whole key space, whose
+//! commits are all single-group commits.
 //!
 //! **Leases and commit wait** (design §5). A node commits and serves reads
 //! only under the split's lease ([`crate::lease`]), which it takes and
@@ -462,10 +463,10 @@ impl GroupCommits {
                 ));
             }
         }
-        if !group.meta.is_empty() && !d.is_whole() {
+        if !group.meta.is_empty() && !d.carries_meta() {
             return Err(format!(
-                "a commit writes database metadata, which only the group of the whole key \
-                 space carries, and {}'s range is {d}",
+                "a commit writes database metadata, which only the group of the first split \
+                 carries, and {}'s range is {d}",
                 d.split
             ));
         }
@@ -473,6 +474,56 @@ impl GroupCommits {
     }
 
     fn replicate_group(&self, group: CommitGroup) -> Result<(), String> {
+        let newest = group.newest_ts();
+        self.propose_group(group)?;
+        self.commit_wait(newest);
+        Ok(())
+    }
+
+    /// The split this instance commits to.
+    pub fn descriptor(&self) -> &Descriptor {
+        &self.descriptor
+    }
+
+    /// The node's clock.
+    pub(crate) fn clock(&self) -> &Arc<dyn Clock> {
+        &self.clock
+    }
+
+    /// The transactions prepared in the split, as this node's replica
+    /// applied them (empty before [`GroupCommits::start`]).
+    pub(crate) fn prepared(&self) -> Vec<crate::twophase::PreparedSummary> {
+        self.started
+            .get()
+            .map(|s| s.prepared.list())
+            .unwrap_or_default()
+    }
+
+    /// Proposes `command` under the split's lease at timestamp `ts` (the
+    /// timestamp it writes at, if any, must fall inside the lease) and
+    /// waits until it is applied here.
+    pub(crate) fn propose(&self, ts: Option<u64>, command: Command) -> Result<(), String> {
+        let lease = self.lease(ts)?;
+        if let Some(ts) = ts {
+            if ts < lease.start || ts >= lease.expiry {
+                return Err(format!(
+                    "the timestamp {ts} is not inside this node's lease on {} ([{}, {})): retry",
+                    self.split(),
+                    lease.start,
+                    lease.expiry
+                ));
+            }
+        }
+        let raft = self.group()?.raft.clone();
+        self.proposed.fetch_add(1, Ordering::Relaxed);
+        self.block_on(async move { raft.client_write(command).await })?
+            .map_err(|e| refusal(self.split(), e))?;
+        Ok(())
+    }
+
+    /// Proposes a group of commits as one `Write` entry, under the lease,
+    /// and waits until it is applied here (without commit wait).
+    pub(crate) fn propose_group(&self, group: CommitGroup) -> Result<(), String> {
         self.check(&group)?;
         let oldest = group.commits.iter().map(|c| c.ts).min();
         let newest = group.newest_ts();
@@ -498,8 +549,12 @@ impl GroupCommits {
         };
         self.block_on(async move { raft.client_write(command).await })?
             .map_err(|e| refusal(self.split(), e))?;
-        // Commit wait: acknowledge only once every clock is past the
-        // newest timestamp.
+        Ok(())
+    }
+
+    /// Commit wait: returns once this node's clock is past `newest` plus
+    /// the maximum clock offset, so that every node's clock is past it.
+    pub(crate) fn commit_wait(&self, newest: Option<u64>) {
         if let Some(newest) = newest {
             let until = newest.saturating_add(
                 u64::try_from(self.rules.max_offset.as_nanos()).unwrap_or(u64::MAX),
@@ -512,7 +567,12 @@ impl GroupCommits {
                 std::thread::sleep(Duration::from_nanos(until - now));
             }
         }
-        Ok(())
+    }
+
+    /// This node's lease on the split, taken or extended if needed (see
+    /// [`Replication::ready_to_commit`]).
+    pub(crate) fn ready(&self) -> Result<(), String> {
+        self.lease(None).map(|_| ())
     }
 }
 

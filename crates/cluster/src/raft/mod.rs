@@ -47,6 +47,7 @@
 
 mod codec;
 pub mod commits;
+pub mod groups;
 pub mod log_store;
 pub mod messages;
 pub mod peer;
@@ -55,6 +56,7 @@ pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
 pub use commits::{GroupCommits, CLOSED_LAG};
+pub use groups::SplitGroups;
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers, Routes};
 pub use runtime::{seeded, RaftRuntime};

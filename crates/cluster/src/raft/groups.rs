@@ -1,0 +1,418 @@
+//! A database whose key space is cut into several split groups, all led
+//! by this node: commits routed to their groups, and two-phase commit for
+//! those that span several.
+//!
+//! [`SplitGroups`] is the [`Replication`] such a database's router hands
+//! its commit groups to. It holds one [`GroupCommits`] per split, in key
+//! order, the first split starting at the empty key (its group carries the
+//! database's metadata). A commit whose writes all fall in one split goes
+//! into that group's `Write` entry, as with a database of one group; the
+//! groups that have such commits propose in parallel. A commit whose
+//! writes span several splits is committed in two phases (design §6), at
+//! the timestamp the database's pipeline gave it:
+//!
+//! 1. every participant other than the coordinator (the split of lowest
+//!    key among those written) proposes a `Prepare` entry with its writes,
+//!    their keys as its locks, and the commit timestamp as its prepare
+//!    timestamp, in parallel;
+//! 2. once all are applied, the coordinator proposes `Decide { Commit }`
+//!    with its own writes: **the commit point**;
+//! 3. then each participant proposes `Resolve { Commit }`, in parallel.
+//!
+//! Replication returns (and the pipeline acknowledges, after commit wait)
+//! only after the decision is applied, and normally after every resolution
+//! too, so that this node's reads see the commit whole at once. If step 1
+//! fails, the transaction is aborted (`Decide { Abort }` on the
+//! coordinator, `Resolve { Abort }` on the participants that prepared) and
+//! the commit fails with nothing written. If step 2's answer is lost, the
+//! outcome is read back from the coordinator's replica here: the first
+//! decision applied is the outcome, whoever proposed it. If step 3 fails,
+//! the commit stands (its decision is durable) and a participant holds the
+//! prepared writes until it is resolved by recovery.
+//!
+//! **Recovery.** A transaction prepared in a split but not in flight on
+//! this node (its leader died between the phases, or lost its leadership)
+//! is resolved by whichever node leads next ([`SplitGroups::recover`],
+//! also run before serving a read or a commit while such a transaction
+//! exists): it proposes `Decide { Abort }` to the coordinator, a no-op if
+//! the coordinator decided already, reads the coordinator's recorded
+//! outcome from its replica on this node (its leader's replica has applied
+//! everything it answered for), and proposes `Resolve` with it to the
+//! participant. A reader waiting for a prepared transaction thus waits only
+//! as long as recovery takes.
+//!
+//! Every group of the database must be led by this node: the lock table of
+//! the transactions is this node's, and so are the reads under locks. A
+//! database whose groups are led by different nodes is the next step of the
+//! design (remote locking, milestone 9); until then a node that does not
+//! lead one of the groups refuses to commit and to serve strong reads, with
+//! the leader of that group named, as a single group's node does.
+
+use std::collections::{BTreeMap, HashSet};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use rowtree_kv::{CommitGroup, Replication, Router};
+use rowtree_txn::lock::{LockMode, LockTarget};
+
+use crate::command::{Command, Commit, Write};
+use crate::raft::GroupCommits;
+use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
+
+/// A database's commits through several split groups led by this node (see
+/// the module docs).
+pub struct SplitGroups {
+    /// One per split, in key order; the first starts at the empty key.
+    groups: Vec<Arc<GroupCommits>>,
+    /// The database's router, whose engine the replicas apply to (set once
+    /// the database is open; weak, since the router holds this).
+    router: OnceLock<Weak<Router>>,
+    /// The two-phase commits this node is running: recovery leaves them
+    /// alone.
+    in_flight: Mutex<HashSet<GlobalTxnId>>,
+    /// Recoveries run one at a time.
+    recovering: Mutex<()>,
+}
+
+impl std::fmt::Debug for SplitGroups {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SplitGroups")
+            .field(
+                "splits",
+                &self
+                    .groups
+                    .iter()
+                    .map(|g| g.descriptor().to_string())
+                    .collect::<Vec<_>>(),
+            )
+            .finish()
+    }
+}
+
+impl SplitGroups {
+    /// The database's commits through `groups`, which must cover the key
+    /// space in order without gaps or overlaps, the first from the empty
+    /// key.
+    pub fn new(mut groups: Vec<Arc<GroupCommits>>) -> Result<SplitGroups, String> {
+        groups.sort_by(|a, b| a.descriptor().start.cmp(&b.descriptor().start));
+        let Some(first) = groups.first() else {
+            return Err("a database needs at least one split group".into());
+        };
+        if !first.descriptor().start.is_empty() {
+            return Err(format!(
+                "the first split, {}, does not start at the empty key",
+                first.descriptor()
+            ));
+        }
+        for pair in groups.windows(2) {
+            let (a, b) = (pair[0].descriptor(), pair[1].descriptor());
+            if a.limit.as_deref() != Some(b.start.as_slice()) {
+                return Err(format!("the splits {a} and {b} do not meet"));
+            }
+        }
+        if let Some(last) = groups.last().filter(|g| g.descriptor().limit.is_some()) {
+            return Err(format!(
+                "the last split, {}, does not reach the end of the key space",
+                last.descriptor()
+            ));
+        }
+        Ok(SplitGroups {
+            groups,
+            router: OnceLock::new(),
+            in_flight: Mutex::new(HashSet::new()),
+            recovering: Mutex::new(()),
+        })
+    }
+
+    /// Tells the groups the database's router (once it is open): the
+    /// coordinator's recorded outcomes are read from its engine.
+    pub fn set_router(&self, router: &Arc<Router>) {
+        let _ = self.router.set(Arc::downgrade(router));
+    }
+
+    /// The groups, in key order.
+    pub fn groups(&self) -> &[Arc<GroupCommits>] {
+        &self.groups
+    }
+
+    /// The index of the group whose split holds `key`.
+    fn index_of(&self, key: &[u8]) -> usize {
+        // The first split starts at the empty key, so one always holds it.
+        self.groups
+            .partition_point(|g| g.descriptor().start.as_slice() <= key)
+            .saturating_sub(1)
+    }
+
+    fn outcome(&self, coordinator: usize, txn: GlobalTxnId) -> Result<Option<Outcome>, String> {
+        let router = self
+            .router
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or("the database's router is not open")?;
+        read_outcome(&router, self.groups[coordinator].descriptor().split, txn)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Commits `group`: single-split commits in their groups' entries,
+    /// the others in two phases; then commit wait.
+    fn replicate_all(&self, group: CommitGroup) -> Result<(), String> {
+        let newest = group.newest_ts();
+        let mut single: Vec<CommitGroup> = vec![CommitGroup::default(); self.groups.len()];
+        single[0].meta = group.meta;
+        let mut spanning = Vec::new();
+        for commit in group.commits {
+            let mut parts: BTreeMap<usize, Vec<Write>> = BTreeMap::new();
+            for (key, value) in commit.writes {
+                parts
+                    .entry(self.index_of(&key))
+                    .or_default()
+                    .push((key, value));
+            }
+            if parts.len() <= 1 {
+                let (i, writes) = parts.into_iter().next().unwrap_or_default();
+                single[i].commits.push(Commit {
+                    ts: commit.ts,
+                    writes,
+                });
+            } else {
+                spanning.push((commit.ts, parts));
+            }
+        }
+        let proposals: Vec<(usize, CommitGroup)> = single
+            .into_iter()
+            .enumerate()
+            .filter(|(_, g)| !g.commits.is_empty() || !g.meta.is_empty())
+            .collect();
+        in_parallel(proposals, |(i, g)| self.groups[i].propose_group(g))?;
+        for (ts, parts) in spanning {
+            self.two_phase(ts, parts)?;
+        }
+        self.groups[0].commit_wait(newest);
+        Ok(())
+    }
+
+    /// Commits the writes `parts` (by group) at `ts` in two phases.
+    fn two_phase(&self, ts: u64, mut parts: BTreeMap<usize, Vec<Write>>) -> Result<(), String> {
+        let txn = GlobalTxnId(rand::random());
+        self.in_flight.lock().insert(txn);
+        let result = self.two_phase_of(txn, ts, &mut parts);
+        self.in_flight.lock().remove(&txn);
+        result
+    }
+
+    fn two_phase_of(
+        &self,
+        txn: GlobalTxnId,
+        ts: u64,
+        parts: &mut BTreeMap<usize, Vec<Write>>,
+    ) -> Result<(), String> {
+        let Some((coordinator, own)) = parts.pop_first() else {
+            return Ok(());
+        };
+        let coordinator_split = self.groups[coordinator].descriptor().split;
+        let mut participants: Vec<_> = parts
+            .keys()
+            .map(|i| self.groups[*i].descriptor().split)
+            .collect();
+        participants.push(coordinator_split);
+        participants.sort_unstable();
+        // 1. Prepare.
+        let prepares: Vec<(usize, Prepare)> = std::mem::take(parts)
+            .into_iter()
+            .map(|(i, writes)| {
+                let locks = writes
+                    .iter()
+                    .map(|(k, _)| (LockTarget::key(k.clone()), LockMode::Exclusive))
+                    .collect();
+                let prepare = Prepare {
+                    txn,
+                    ts,
+                    coordinator: coordinator_split,
+                    participants: participants.clone(),
+                    writes,
+                    pending: false,
+                    locks,
+                };
+                (i, prepare)
+            })
+            .collect();
+        let indexes: Vec<usize> = prepares.iter().map(|(i, _)| *i).collect();
+        if let Err(e) = in_parallel(prepares, |(i, p)| {
+            self.groups[i].propose(Some(ts), Command::Prepare(p))
+        }) {
+            // Abort: nothing was decided, and the first decision wins.
+            let now = self.groups[0].clock().now_nanos();
+            let aborted = Outcome::Abort { at: now };
+            let decided = self.groups[coordinator].propose(
+                None,
+                Command::Decide {
+                    txn,
+                    outcome: aborted,
+                    writes: Vec::new(),
+                },
+            );
+            if decided.is_ok() {
+                let _ = in_parallel(indexes, |i| self.resolve(i, txn, aborted));
+            }
+            return Err(format!("a participant did not prepare: {e}"));
+        }
+        // 2. Decide: the commit point.
+        let decided = self.groups[coordinator].propose(
+            Some(ts),
+            Command::Decide {
+                txn,
+                outcome: Outcome::Commit { ts },
+                writes: own,
+            },
+        );
+        let outcome = match (decided, self.outcome(coordinator, txn)?) {
+            (_, Some(outcome)) => outcome,
+            (Err(e), None) => return Err(format!("the coordinator did not decide: {e}")),
+            (Ok(()), None) => {
+                return Err(format!(
+                    "the coordinator applied the decision on {txn} but records no outcome"
+                ))
+            }
+        };
+        // 3. Resolve. A failure leaves the participant to recovery: the
+        // decision stands.
+        let _ = in_parallel(indexes, |i| self.resolve(i, txn, outcome));
+        match outcome {
+            Outcome::Commit { ts: at } if at == ts => Ok(()),
+            other => Err(format!(
+                "{txn} was decided otherwise ({other}) by a recovery while it committed: retry"
+            )),
+        }
+    }
+
+    fn resolve(&self, i: usize, txn: GlobalTxnId, outcome: Outcome) -> Result<(), String> {
+        self.groups[i].propose(
+            None,
+            Command::Resolve {
+                txn,
+                outcome,
+                writes: None,
+            },
+        )
+    }
+
+    /// Resolves every transaction prepared in a split whose two-phase
+    /// commit is not in flight on this node (see the module docs). Returns
+    /// how many it resolved.
+    pub fn recover(&self) -> Result<usize, String> {
+        let _one = self.recovering.lock();
+        let mut resolved = 0;
+        for (i, group) in self.groups.iter().enumerate() {
+            for p in group.prepared() {
+                if self.in_flight.lock().contains(&p.txn) {
+                    continue;
+                }
+                let Some(coordinator) = self
+                    .groups
+                    .iter()
+                    .position(|g| g.descriptor().split == p.coordinator)
+                else {
+                    return Err(format!(
+                        "{} is prepared in {} with the coordinator {}, which is not one of \
+                         the database's splits",
+                        p.txn,
+                        group.descriptor().split,
+                        p.coordinator
+                    ));
+                };
+                let now = self.groups[0].clock().now_nanos();
+                self.groups[coordinator].propose(
+                    None,
+                    Command::Decide {
+                        txn: p.txn,
+                        outcome: Outcome::Abort { at: now },
+                        writes: Vec::new(),
+                    },
+                )?;
+                let outcome = self
+                    .outcome(coordinator, p.txn)?
+                    .ok_or_else(|| format!("the coordinator records no outcome of {}", p.txn))?;
+                self.resolve(i, p.txn, outcome)?;
+                resolved += 1;
+            }
+        }
+        Ok(resolved)
+    }
+
+    /// Recovers if a split holds a prepared transaction not in flight here.
+    fn recover_orphans(&self) -> Result<(), String> {
+        let orphaned = self.groups.iter().any(|g| {
+            g.prepared()
+                .iter()
+                .any(|p| !self.in_flight.lock().contains(&p.txn))
+        });
+        if orphaned {
+            self.recover()?;
+        }
+        Ok(())
+    }
+}
+
+/// Runs `f` on each item, on threads of its own when there are several;
+/// the first error, if any.
+fn in_parallel<T: Send, F>(items: Vec<T>, f: F) -> Result<(), String>
+where
+    F: Fn(T) -> Result<(), String> + Sync,
+{
+    if items.len() <= 1 {
+        return items.into_iter().try_for_each(f);
+    }
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = items
+            .into_iter()
+            .map(|item| scope.spawn(|| f(item)))
+            .collect();
+        let mut first = Ok(());
+        for handle in handles {
+            let result = handle
+                .join()
+                .unwrap_or_else(|_| Err("a proposal thread panicked".into()));
+            if first.is_ok() {
+                first = result;
+            }
+        }
+        first
+    })
+}
+
+impl Replication for SplitGroups {
+    fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
+        self.replicate_all(group)
+            .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
+        for group in &self.groups {
+            group.ready().map_err(rowtree_kv::Error::Replication)?;
+        }
+        self.recover_orphans()
+            .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn check_read(&self, ts: Option<u64>) -> rowtree_kv::Result<()> {
+        if let (Some(ts), Some(safe)) = (ts, self.safe_ts()) {
+            if ts <= safe {
+                return Ok(());
+            }
+        }
+        for group in &self.groups {
+            group.ready().map_err(rowtree_kv::Error::Replication)?;
+        }
+        self.recover_orphans()
+            .map_err(rowtree_kv::Error::Replication)?;
+        self.groups.iter().try_for_each(|g| g.check_read(ts))
+    }
+
+    fn safe_ts(&self) -> Option<u64> {
+        self.groups.iter().map(|g| g.safe_ts()).min().flatten()
+    }
+
+    fn serves_fresh_reads(&self) -> bool {
+        self.groups.iter().all(|g| g.serves_fresh_reads())
+    }
+}

@@ -1,0 +1,554 @@
+//! A database cut into two split groups on three nodes, both groups led by
+//! one node (`SplitGroups`): commits that write both splits go through
+//! two-phase commit, and a transaction its leader left prepared is
+//! resolved by the next one.
+//!
+//! Each node has one storage engine with the database on it; two replicas
+//! (one per split) apply their groups' logs to that engine through the
+//! database's router, and two Raft instances share the node's log store
+//! and peer port. The split falls between the two tables' keys, so the
+//! first group holds `Accounts` (and the database's metadata), the second
+//! `Transfers`.
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use openraft::type_config::async_runtime::WatchReceiver;
+use openraft::{BasicNode, Config};
+use rowtree_cluster::raft::{
+    GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
+    SplitGroups,
+};
+use rowtree_cluster::{
+    Command, Descriptor, GlobalTxnId, LeaseRules, Outcome, Prepare, PreparedView, Replica,
+};
+use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
+use rowtree_kv::{Router, SplitId};
+use rowtree_storage::mvcc::split_version_key;
+use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine};
+use rowtree_txn::SystemClock;
+
+const RULES: LeaseRules = LeaseRules {
+    duration: Duration::from_secs(2),
+    max_offset: Duration::from_millis(50),
+};
+
+const DDL: [&str; 2] = [
+    "CREATE TABLE Accounts (Id INT64 NOT NULL, Balance INT64) PRIMARY KEY (Id)",
+    "CREATE TABLE Transfers (Id INT64 NOT NULL, Amount INT64) PRIMARY KEY (Id)",
+];
+
+/// The first key of `table`'s rows, as a database with [`DDL`] stores it.
+fn first_key(table: &str, columns: &[&str], row: Vec<Value>) -> Vec<u8> {
+    let probe = Database::with_engine(Arc::new(MemoryEngine::new()), Options::default()).unwrap();
+    probe.apply_ddl(&DDL).unwrap();
+    probe
+        .write(vec![Mutation::insert(table, columns, vec![row])])
+        .unwrap();
+    let stored = probe.shared_router().scan_stored(b"", None).next().unwrap();
+    let (key, _) = stored.unwrap();
+    split_version_key(&key).unwrap().0.to_vec()
+}
+
+/// Where `Transfers` begins: the shortest prefix of its first key that
+/// sorts above every `Accounts` key.
+fn split_key() -> Vec<u8> {
+    let accounts = first_key(
+        "Accounts",
+        &["Id", "Balance"],
+        vec![Value::Int64(0), Value::Int64(0)],
+    );
+    let transfers = first_key(
+        "Transfers",
+        &["Id", "Amount"],
+        vec![Value::Int64(0), Value::Int64(0)],
+    );
+    let differ = accounts
+        .iter()
+        .zip(&transfers)
+        .position(|(a, t)| a != t)
+        .unwrap();
+    assert!(accounts[differ] < transfers[differ], "tables out of order");
+    transfers[..=differ].to_vec()
+}
+
+fn descriptors(split: &[u8]) -> [Descriptor; 2] {
+    [
+        Descriptor {
+            split: SplitId(1),
+            start: Vec::new(),
+            limit: Some(split.to_vec()),
+            epoch: 1,
+        },
+        Descriptor {
+            split: SplitId(2),
+            start: split.to_vec(),
+            limit: None,
+            epoch: 1,
+        },
+    ]
+}
+
+fn config() -> Arc<Config> {
+    Arc::new(
+        Config {
+            heartbeat_interval: 100,
+            election_timeout_min: 800,
+            election_timeout_max: 1600,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap(),
+    )
+}
+
+struct Node {
+    db: Database,
+    groups: Arc<SplitGroups>,
+    rafts: Vec<GroupRaft>,
+    prepared: Vec<PreparedView>,
+    router: Arc<Router>,
+    port: PeerPort,
+    _log: LogStore,
+}
+
+/// Starts node `id` in `dir`: its log store, engine, database (committing
+/// through both groups), replicas, Raft instances and peer port.
+fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, split: &[u8]) -> Node {
+    let log = LogStore::open(dir.join("raft")).unwrap();
+    let engine: Arc<dyn Engine> =
+        Arc::new(FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap());
+    let descriptors = descriptors(split);
+    let commits: Vec<Arc<GroupCommits>> = descriptors
+        .iter()
+        .map(|d| {
+            Arc::new(GroupCommits::new(
+                id,
+                d.clone(),
+                RULES,
+                Arc::new(SystemClock),
+                rt.handle().clone(),
+                Duration::from_secs(10),
+            ))
+        })
+        .collect();
+    let groups = Arc::new(SplitGroups::new(commits.clone()).unwrap());
+    let db = Database::with_engine(
+        engine,
+        Options {
+            replication: Some(groups.clone()),
+            ..Options::default()
+        },
+    )
+    .unwrap();
+    let router = db.shared_router();
+    groups.set_router(&router);
+    let group_ids = Groups::new();
+    let mut rafts = Vec::new();
+    let mut prepared = Vec::new();
+    for (i, d) in descriptors.iter().enumerate() {
+        let observer = db.clone();
+        let replica = Replica::create(router.clone(), d.clone())
+            .unwrap()
+            .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
+        let (leases, closed, view) = (
+            replica.lease_view(),
+            replica.closed_view(),
+            replica.prepared_view(),
+        );
+        let gid = GroupId(i as u64 + 1);
+        let raft = rt
+            .block_on(GroupRaft::new(
+                id,
+                config(),
+                Peers::new().group(gid),
+                log.group(gid),
+                ReplicaMachine::new(replica),
+            ))
+            .unwrap();
+        group_ids.insert(gid, raft.clone());
+        commits[i]
+            .start(raft.clone(), leases, closed, view.clone())
+            .map_err(|_| ())
+            .unwrap();
+        rafts.push(raft);
+        prepared.push(view);
+    }
+    let port = rt
+        .block_on(PeerPort::start(
+            SocketAddr::from(([127, 0, 0, 1], 0)),
+            group_ids,
+        ))
+        .unwrap();
+    Node {
+        db,
+        groups,
+        rafts,
+        prepared,
+        router,
+        port,
+        _log: log,
+    }
+}
+
+fn runtime() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .unwrap()
+}
+
+/// Nodes 1 to 3, both groups initialized by node 1 with all three voters.
+fn three_nodes(rt: &tokio::runtime::Runtime, dir: &Path) -> BTreeMap<u64, Node> {
+    let split = split_key();
+    let nodes: BTreeMap<u64, Node> = (1..=3)
+        .map(|id| (id, start(rt, id, &dir.join(format!("n{id}")), &split)))
+        .collect();
+    let members: BTreeMap<u64, BasicNode> = nodes
+        .iter()
+        .map(|(id, n)| {
+            let addr = n.port.local_addr.to_string();
+            (*id, BasicNode { addr })
+        })
+        .collect();
+    for raft in &nodes[&1].rafts {
+        rt.block_on(raft.initialize(members.clone())).unwrap();
+    }
+    nodes
+}
+
+/// The leader of group `g` (not `not`), by its own account.
+fn leader_of(
+    rt: &tokio::runtime::Runtime,
+    nodes: &BTreeMap<u64, Node>,
+    g: usize,
+    not: Option<u64>,
+) -> u64 {
+    rt.block_on(async {
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+        loop {
+            for (id, node) in nodes {
+                let m = node.rafts[g].metrics().borrow_watched().clone();
+                if Some(*id) != not && m.current_leader == Some(*id) && m.state.is_leader() {
+                    return *id;
+                }
+            }
+            assert!(
+                tokio::time::Instant::now() < deadline,
+                "no leader within 20 s"
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    })
+}
+
+/// Makes the leader of the first group lead the second too; returns it.
+fn colocate(rt: &tokio::runtime::Runtime, nodes: &BTreeMap<u64, Node>, not: Option<u64>) -> u64 {
+    let leader = leader_of(rt, nodes, 0, not);
+    let second = leader_of(rt, nodes, 1, not);
+    if second != leader {
+        let raft = nodes[&second].rafts[1].clone();
+        rt.block_on(async move {
+            raft.trigger().transfer_leader(leader).await.unwrap();
+        });
+    }
+    rt.block_on(
+        nodes[&leader].rafts[1]
+            .wait(Some(Duration::from_secs(20)))
+            .metrics(|m| m.current_leader == Some(leader), "colocated"),
+    )
+    .unwrap();
+    leader
+}
+
+fn column(db: &Database, table: &str, column: &str) -> Vec<i64> {
+    db.read(&ReadRequest::new(table, &[column], KeySet::all()))
+        .unwrap()
+        .into_iter()
+        .map(|row| match row[0] {
+            Value::Int64(v) => v,
+            ref other => panic!("unexpected {other:?}"),
+        })
+        .collect()
+}
+
+/// Every version the node's engine stores, raw.
+fn stored(router: &Router) -> Vec<(Vec<u8>, Vec<u8>)> {
+    router.scan_stored(b"", None).map(|r| r.unwrap()).collect()
+}
+
+/// The outcomes the coordinator's replica on this node records.
+fn outcomes(router: &Router) -> usize {
+    router.meta_scan(b"raft/0000000000000001/outcome/").count()
+}
+
+fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    while !done() {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{what}: not within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// The balances of accounts 0 to 3 (100 each at first) after the first
+/// `transfers` transfers, the `t`-th moving 10 from account `t % 4` to the
+/// next.
+fn expected(transfers: usize) -> Vec<Value> {
+    let mut balances = [100i64; 4];
+    for t in 0..transfers {
+        balances[t % 4] -= 10;
+        balances[(t + 1) % 4] += 10;
+    }
+    balances.into_iter().map(Value::Int64).collect()
+}
+
+#[test]
+fn commits_spanning_two_split_groups_are_atomic_on_every_replica() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let nodes = three_nodes(&rt, dir.path());
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    db.apply_ddl(&DDL).unwrap();
+    db.write(vec![Mutation::insert(
+        "Accounts",
+        &["Id", "Balance"],
+        (0..4)
+            .map(|id| vec![Value::Int64(id), Value::Int64(100)])
+            .collect(),
+    )])
+    .unwrap();
+    assert_eq!(
+        outcomes(&nodes[&leader].router),
+        0,
+        "one split, no two-phase commit"
+    );
+
+    // Twenty transfers, each moving 10 from one account to the next and
+    // logging it: every one writes both splits. Meanwhile a reader's
+    // snapshots must each show the balances that exactly the transfers it
+    // sees logged leave: never one split's half of a transfer.
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let reader = std::thread::spawn({
+        let (db, stop) = (db.clone(), stop.clone());
+        move || {
+            let mut snapshots = 0;
+            while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                let snapshot = db.read_only(TimestampBound::Strong).unwrap();
+                let logged = snapshot
+                    .read(&ReadRequest::new("Transfers", &["Id"], KeySet::all()))
+                    .unwrap()
+                    .len();
+                let balances: Vec<Value> = snapshot
+                    .read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
+                    .unwrap()
+                    .into_iter()
+                    .map(|row| row[0].clone())
+                    .collect();
+                assert_eq!(balances, expected(logged), "after {logged} transfers");
+                snapshots += 1;
+            }
+            snapshots
+        }
+    });
+    for t in 0..20i64 {
+        let mut txn = db.begin();
+        let from = t % 4;
+        let to = (t + 1) % 4;
+        let balances = txn
+            .read(&ReadRequest::new(
+                "Accounts",
+                &["Id", "Balance"],
+                KeySet::keys(vec![vec![Value::Int64(from)], vec![Value::Int64(to)]]),
+            ))
+            .unwrap();
+        let balance = |id: i64| {
+            balances
+                .iter()
+                .find(|r| r[0] == Value::Int64(id))
+                .map(|r| match r[1] {
+                    Value::Int64(b) => b,
+                    ref other => panic!("{other:?}"),
+                })
+                .unwrap()
+        };
+        txn.buffer_all(vec![
+            Mutation::update(
+                "Accounts",
+                &["Id", "Balance"],
+                vec![
+                    vec![Value::Int64(from), Value::Int64(balance(from) - 10)],
+                    vec![Value::Int64(to), Value::Int64(balance(to) + 10)],
+                ],
+            ),
+            Mutation::insert(
+                "Transfers",
+                &["Id", "Amount"],
+                vec![vec![Value::Int64(t), Value::Int64(10)]],
+            ),
+        ])
+        .unwrap();
+        txn.commit().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    let snapshots = reader.join().unwrap();
+    assert!(snapshots > 0);
+    assert_eq!(column(&db, "Transfers", "Id"), (0..20).collect::<Vec<_>>());
+    assert_eq!(column(&db, "Accounts", "Balance").iter().sum::<i64>(), 400);
+    // Each transfer was decided by the coordinator, the first split.
+    assert_eq!(outcomes(&nodes[&leader].router), 20);
+
+    // Every replica stores the same versions, with nothing left prepared.
+    let want = stored(&nodes[&leader].router);
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} applies both groups"), || {
+            stored(&node.router) == want
+        });
+        for view in &node.prepared {
+            assert_eq!(view.floor(), u64::MAX, "node {id}");
+        }
+        assert_eq!(outcomes(&node.router), 20, "node {id}");
+    }
+
+    // A node that does not lead refuses, naming the leader.
+    let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    // (This harness's replicas do not reload the schema as they apply it.)
+    nodes[&follower].db.reload_schema().unwrap();
+    let refused = nodes[&follower]
+        .db
+        .write(vec![Mutation::insert(
+            "Transfers",
+            &["Id", "Amount"],
+            vec![vec![Value::Int64(99), Value::Int64(1)]],
+        )])
+        .unwrap_err();
+    assert!(
+        refused.to_string().contains(&format!("node {leader}")),
+        "{refused}"
+    );
+}
+
+/// Proposes `command` through `raft`, which leads its group.
+fn propose(rt: &tokio::runtime::Runtime, raft: &GroupRaft, command: Command) {
+    rt.block_on(raft.client_write(command)).unwrap();
+}
+
+fn prepared_in_second(txn: GlobalTxnId, ts: u64) -> Command {
+    Command::Prepare(Prepare {
+        txn,
+        ts,
+        coordinator: SplitId(1),
+        participants: vec![SplitId(1), SplitId(2)],
+        writes: Vec::new(),
+        pending: false,
+        locks: Vec::new(),
+    })
+}
+
+#[test]
+fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = three_nodes(&rt, dir.path());
+    let first = colocate(&rt, &nodes, None);
+    let db = nodes[&first].db.clone();
+    db.apply_ddl(&DDL).unwrap();
+    db.write(vec![Mutation::insert(
+        "Accounts",
+        &["Id", "Balance"],
+        vec![vec![Value::Int64(1), Value::Int64(5)]],
+    )])
+    .unwrap();
+
+    // As a leader that died mid-commit leaves them: one transaction
+    // prepared in the second split and never decided, another prepared
+    // and decided (committed) by the coordinator but never resolved.
+    let (undecided, decided) = (GlobalTxnId(1), GlobalTxnId(2));
+    let now = || rowtree_txn::Clock::now_nanos(&SystemClock);
+    let rafts = nodes[&first].rafts.clone();
+    propose(&rt, &rafts[1], prepared_in_second(undecided, now()));
+    let ts = now();
+    propose(&rt, &rafts[1], prepared_in_second(decided, ts));
+    propose(
+        &rt,
+        &rafts[0],
+        Command::Decide {
+            txn: decided,
+            outcome: Outcome::Commit { ts },
+            writes: Vec::new(),
+        },
+    );
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} applies the prepares"), || {
+            node.prepared[1].list().len() == 2
+        });
+    }
+
+    // The leader dies; the survivors elect, and one leads both groups.
+    let dead = nodes.remove(&first).unwrap();
+    let Node {
+        port, rafts, db, ..
+    } = dead;
+    rt.block_on(async move {
+        port.shutdown().await;
+        for raft in &rafts {
+            raft.shutdown().await.unwrap();
+        }
+    });
+    drop(db);
+    let next = colocate(&rt, &nodes, None);
+    let survivor = &nodes[&next];
+    survivor.db.reload_schema().unwrap();
+    // A strong read on the new leader first resolves what it finds
+    // prepared (it would otherwise wait for them), and serves.
+    let began = std::time::Instant::now();
+    assert_eq!(column(&survivor.db, "Accounts", "Balance"), vec![5]);
+    assert!(began.elapsed() < Duration::from_secs(10));
+    assert_eq!(survivor.prepared[1].floor(), u64::MAX);
+    let read = |router: &Router, split: u64, txn| {
+        rowtree_cluster::twophase::read_outcome(router, SplitId(split), txn).unwrap()
+    };
+    let aborted = read(&survivor.router, 1, undecided);
+    assert!(
+        matches!(aborted, Some(Outcome::Abort { .. })),
+        "{aborted:?}"
+    );
+    assert_eq!(
+        read(&survivor.router, 1, decided),
+        Some(Outcome::Commit { ts })
+    );
+    assert_eq!(read(&survivor.router, 2, undecided), aborted);
+    assert_eq!(
+        read(&survivor.router, 2, decided),
+        Some(Outcome::Commit { ts })
+    );
+    assert_eq!(
+        survivor.groups.recover().unwrap(),
+        0,
+        "nothing left to resolve"
+    );
+    // And it commits across both splits.
+    survivor
+        .db
+        .write(vec![
+            Mutation::update(
+                "Accounts",
+                &["Id", "Balance"],
+                vec![vec![Value::Int64(1), Value::Int64(4)]],
+            ),
+            Mutation::insert(
+                "Transfers",
+                &["Id", "Amount"],
+                vec![vec![Value::Int64(1), Value::Int64(1)]],
+            ),
+        ])
+        .unwrap();
+    assert_eq!(column(&survivor.db, "Transfers", "Amount"), vec![1]);
+}
