@@ -18,6 +18,7 @@
 //!            writes  pending:(0 | 1)  count(locks) { lock }
 //! Decide   = tag 5  txn  outcome  writes
 //! Resolve  = tag 6  txn  outcome  (0 | 1 writes)
+//! SplitAt  = tag 7  at:bytes  right:varint
 //! txn      = high:varint  low:varint  (a 128-bit id)
 //! outcome  = 0 at (abort) | 1 ts (commit)
 //! lock     = (0 key | 1 start (0 | 1 end))  exclusive:(0 | 1)
@@ -33,6 +34,7 @@ use crate::error::DecodeError;
 use crate::lease::Lease;
 use crate::twophase::{GlobalTxnId, Outcome, Prepare};
 use crate::wire::{put_bytes, put_u8, put_varint, Reader};
+use rowtree_kv::SplitId;
 
 /// The format version this build writes and reads.
 pub const FORMAT: u8 = 1;
@@ -43,6 +45,7 @@ const TAG_LEASE: u8 = 3;
 const TAG_PREPARE: u8 = 4;
 const TAG_DECIDE: u8 = 5;
 const TAG_RESOLVE: u8 = 6;
+const TAG_SPLIT_AT: u8 = 7;
 const KIND_DELETE: u8 = 0;
 const KIND_PUT: u8 = 1;
 
@@ -106,6 +109,10 @@ pub enum Command {
         outcome: Outcome,
         writes: Option<Vec<Write>>,
     },
+    /// Cuts the split in two at key `at`: this group keeps the keys below
+    /// it, and a new group, split `right`, takes the rest, on the same
+    /// replicas (see [`crate::split`]).
+    SplitAt { at: Vec<u8>, right: SplitId },
 }
 
 impl Command {
@@ -172,6 +179,11 @@ impl Command {
                     }
                 }
             }
+            Command::SplitAt { at, right } => {
+                put_u8(&mut out, TAG_SPLIT_AT);
+                put_bytes(&mut out, at);
+                put_varint(&mut out, right.0);
+            }
         }
         out
     }
@@ -219,6 +231,10 @@ impl Command {
                     1 => Some(read_writes(&mut r)?),
                     other => return Err(r.error(format!("finished writes flag {other}"))),
                 },
+            },
+            TAG_SPLIT_AT => Command::SplitAt {
+                at: r.bytes()?.to_vec(),
+                right: SplitId(r.varint()?),
             },
             other => return Err(r.error(format!("command tag {other}"))),
         };
@@ -294,6 +310,9 @@ impl std::fmt::Display for Command {
                 writes,
             } => write!(f, "decision on {txn}: {outcome}, {} keys", writes.len()),
             Command::Resolve { txn, outcome, .. } => write!(f, "resolution of {txn}: {outcome}"),
+            Command::SplitAt { at, right } => {
+                write!(f, "split at {} into {right}", crate::replica::hex(at))
+            }
         }
     }
 }

@@ -24,6 +24,8 @@
 //!   there) and the rules it applies `Prepare`, `Decide` and `Resolve`
 //!   entries by, so that the first decision is final and prepared writes
 //!   stay invisible until resolved;
+//! * [`split`]: a replica cut in two by a `SplitAt` entry, the new
+//!   split's replica made on the same engine in the same batch;
 //! * [`lease`]: which replica may serve a split, and when: leases
 //!   numbered in a chain in the split's log, a new holder starting only
 //!   after the old lease's expiry plus the maximum clock offset, and a
@@ -67,6 +69,7 @@ pub mod node;
 pub mod placement;
 pub mod raft;
 pub mod replica;
+pub mod split;
 pub mod twophase;
 mod wire;
 

@@ -172,16 +172,16 @@ pub struct Replica {
 
 /// What a replica records next to its data, in the same batches.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
-struct State {
+pub(crate) struct State {
     /// The last entry applied; `None` before the first.
-    applied: Option<LogId>,
+    pub(crate) applied: Option<LogId>,
     /// The closed timestamp.
-    closed_ts: u64,
+    pub(crate) closed_ts: u64,
     /// The last membership entry applied: its id and its bytes, opaque
     /// here.
-    membership: Option<(LogId, Vec<u8>)>,
+    pub(crate) membership: Option<(LogId, Vec<u8>)>,
     /// The split's current lease.
-    lease: Option<Lease>,
+    pub(crate) lease: Option<Lease>,
 }
 
 impl State {
@@ -200,7 +200,7 @@ impl State {
 const REPLICA_PREFIX: &[u8] = b"raft/";
 
 /// The metadata key of a split's applied state.
-fn state_key(split: SplitId) -> Vec<u8> {
+pub(crate) fn state_key(split: SplitId) -> Vec<u8> {
     let mut key = REPLICA_PREFIX.to_vec();
     key.extend_from_slice(format!("{:016x}/state", split.0).as_bytes());
     key
@@ -364,6 +364,7 @@ impl Replica {
         let mut lease = self.state.lease;
         let mut newest = None;
         let mut change = TableChange::None;
+        let mut descriptor = None;
         let closed_ts = match command {
             Command::Write {
                 commits,
@@ -433,6 +434,12 @@ impl Replica {
                 newest = written;
                 self.state.closed_ts
             }
+            Command::SplitAt { at, right } => {
+                let (left, moved) = self.stage_split(id, at, *right, &mut batch)?;
+                descriptor = left;
+                change = moved;
+                self.state.closed_ts
+            }
         };
         if closed_ts > self.state.closed_ts {
             self.check_close(id, closed_ts)?;
@@ -450,7 +457,14 @@ impl Replica {
         if closed_ts > self.state.closed_ts {
             newest = newest.max(Some(closed_ts));
         }
-        self.commit(batch, state, change)?;
+        // A split: the left half's descriptor is written with the state.
+        let before = descriptor.map(|left| std::mem::replace(&mut self.descriptor, left));
+        if let Err(e) = self.commit(batch, state, change) {
+            if let Some(before) = before {
+                self.descriptor = before;
+            }
+            return Err(e);
+        }
         if let (Some(observer), Some(ts)) = (&self.observer, newest) {
             observer(ts);
         }
@@ -902,7 +916,7 @@ impl fmt::Debug for SnapshotImage {
 ///
 /// The lease came after the first nodes stored states: a state that ends
 /// before it has no lease.
-fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
+pub(crate) fn encode_state(out: &mut Vec<u8>, d: &Descriptor, state: &State) {
     put_u8(out, FORMAT);
     put_log_id(out, state.applied);
     put_varint(out, state.closed_ts);

@@ -241,7 +241,7 @@ impl Prepare {
     }
 
     /// The record's binary form in the prepared table.
-    fn record(&self) -> Vec<u8> {
+    pub(crate) fn record(&self) -> Vec<u8> {
         let mut out = Vec::new();
         put_u8(&mut out, crate::command::FORMAT);
         self.encode_into(&mut out);
@@ -383,6 +383,11 @@ impl PreparedTable {
             TableChange::Remove(txn) => {
                 self.by_txn.remove(&txn);
             }
+            TableChange::RemoveAll(txns) => {
+                for txn in txns {
+                    self.by_txn.remove(&txn);
+                }
+            }
         }
         self.publish();
     }
@@ -401,9 +406,10 @@ pub(crate) enum TableChange {
     None,
     Insert(Box<Prepare>),
     Remove(GlobalTxnId),
+    RemoveAll(Vec<GlobalTxnId>),
 }
 
-const PREPARED: &str = "prepared";
+pub(crate) const PREPARED: &str = "prepared";
 const OUTCOME: &str = "outcome";
 const EXPIRY: &str = "expiry";
 
@@ -423,14 +429,14 @@ pub(crate) fn is_side_key(split: SplitId, key: &[u8]) -> bool {
     })
 }
 
-fn table_prefix(split: SplitId, table: &str) -> Vec<u8> {
+pub(crate) fn table_prefix(split: SplitId, table: &str) -> Vec<u8> {
     let mut key = side_prefix(split);
     key.extend_from_slice(table.as_bytes());
     key.push(b'/');
     key
 }
 
-fn txn_key(split: SplitId, table: &str, txn: GlobalTxnId) -> Vec<u8> {
+pub(crate) fn txn_key(split: SplitId, table: &str, txn: GlobalTxnId) -> Vec<u8> {
     let mut key = table_prefix(split, table);
     key.extend_from_slice(format!("{:032x}", txn.0).as_bytes());
     key
@@ -494,7 +500,10 @@ pub(crate) fn check_image_record(
 }
 
 /// The first key of `prepare`'s writes or locks outside `descriptor`.
-fn outside(descriptor: &crate::replica::Descriptor, prepare: &Prepare) -> Option<Vec<u8>> {
+pub(crate) fn outside(
+    descriptor: &crate::replica::Descriptor,
+    prepare: &Prepare,
+) -> Option<Vec<u8>> {
     let writes = prepare.writes.iter().map(|(k, _)| k);
     if let Some(key) = writes.into_iter().find(|k| !descriptor.contains(k)) {
         return Some(key.clone());
