@@ -77,6 +77,6 @@ pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
 pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
 pub use replica::{
-    Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage,
+    Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage, SplitObserver,
 };
 pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedSummary, PreparedView};

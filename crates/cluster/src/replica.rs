@@ -140,6 +140,13 @@ impl ClosedView {
 /// ([`Replica::with_meta_observer`]).
 pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
 
+/// What a replica tells of a split it applied ([`Replica::with_split_observer`]):
+/// its own new descriptor (the left half), the new split's (the right
+/// half, whose replica is now on the engine), and the group's last
+/// membership applied (the `raft` module's bytes), which the new group
+/// starts with.
+pub type SplitObserver = Arc<dyn Fn(&Descriptor, &Descriptor, Option<&[u8]>) + Send + Sync>;
+
 /// What [`Replica::apply`] did with an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Applied {
@@ -165,6 +172,8 @@ pub struct Replica {
     /// Told the metadata keys every entry or image wrote (a database that
     /// follows the schema changes its group applies).
     meta_observer: Option<MetaObserver>,
+    /// Told every split applied.
+    split_observer: Option<SplitObserver>,
     /// The distributed transactions prepared here (see
     /// [`crate::twophase`]), as the engine holds them.
     pub(crate) prepared: PreparedTable,
@@ -231,6 +240,7 @@ impl Replica {
             closed_view: ClosedView::default(),
             observer: None,
             meta_observer: None,
+            split_observer: None,
             prepared: PreparedTable::default(),
         };
         let mut batch = WriteBatch::new();
@@ -262,6 +272,7 @@ impl Replica {
             closed_view,
             observer: None,
             meta_observer: None,
+            split_observer: None,
             prepared,
         })
     }
@@ -286,6 +297,14 @@ impl Replica {
     /// follower follows the schema changes its leader makes.
     pub fn with_meta_observer(mut self, observer: MetaObserver) -> Replica {
         self.meta_observer = Some(observer);
+        self
+    }
+
+    /// Calls `observer` after every `SplitAt` entry applied from now on
+    /// that split the replica (see [`SplitObserver`]): the node makes the
+    /// new split's group from it.
+    pub fn with_split_observer(mut self, observer: SplitObserver) -> Replica {
+        self.split_observer = Some(observer);
         self
     }
 
@@ -435,8 +454,8 @@ impl Replica {
                 self.state.closed_ts
             }
             Command::SplitAt { at, right } => {
-                let (left, moved) = self.stage_split(id, at, *right, &mut batch)?;
-                descriptor = left;
+                let (halves, moved) = self.stage_split(id, at, *right, &mut batch)?;
+                descriptor = halves;
                 change = moved;
                 self.state.closed_ts
             }
@@ -458,12 +477,19 @@ impl Replica {
             newest = newest.max(Some(closed_ts));
         }
         // A split: the left half's descriptor is written with the state.
-        let before = descriptor.map(|left| std::mem::replace(&mut self.descriptor, left));
+        let right = descriptor.map(|(left, right)| {
+            let before = std::mem::replace(&mut self.descriptor, left);
+            (before, right)
+        });
         if let Err(e) = self.commit(batch, state, change) {
-            if let Some(before) = before {
+            if let Some((before, _)) = right {
                 self.descriptor = before;
             }
             return Err(e);
+        }
+        if let (Some(observer), Some((_, right))) = (&self.split_observer, &right) {
+            let membership = self.state.membership.as_ref().map(|(_, m)| m.as_slice());
+            observer(&self.descriptor, right, membership);
         }
         if let (Some(observer), Some(ts)) = (&self.observer, newest) {
             observer(ts);

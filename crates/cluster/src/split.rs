@@ -43,16 +43,16 @@ use crate::twophase::{outside, txn_key, TableChange, PREPARED};
 
 impl Replica {
     /// Stages a `SplitAt { at, right }` entry (see the module docs):
-    /// returns the left half's new descriptor and the transactions that
-    /// move out of this replica's prepared table, or `None` when the split
-    /// cannot happen now.
+    /// returns the halves' descriptors (left, right) and the transactions
+    /// that move out of this replica's prepared table, or `None` when the
+    /// split cannot happen now.
     pub(crate) fn stage_split(
         &self,
         id: LogId,
         at: &[u8],
         right: SplitId,
         batch: &mut WriteBatch,
-    ) -> Result<(Option<Descriptor>, TableChange)> {
+    ) -> Result<(Option<(Descriptor, Descriptor)>, TableChange)> {
         let d = self.descriptor();
         let refuse = |why: String| Error::Replica {
             split: d.split,
@@ -113,6 +113,6 @@ impl Replica {
         encode_state(&mut bytes, &new, &state);
         self.router.stage_meta(batch, state_key(right), Some(bytes));
         let moved = moved.into_iter().map(|p| p.txn).collect();
-        Ok((Some(left), TableChange::RemoveAll(moved)))
+        Ok((Some((left, new)), TableChange::RemoveAll(moved)))
     }
 }

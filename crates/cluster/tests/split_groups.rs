@@ -18,12 +18,14 @@ use std::time::Duration;
 
 use openraft::type_config::async_runtime::WatchReceiver;
 use openraft::{BasicNode, Config};
+use rowtree_cluster::raft::decode_membership;
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
     SplitGroups,
 };
 use rowtree_cluster::{
     Command, Descriptor, GlobalTxnId, LeaseRules, Outcome, Prepare, PreparedView, Replica,
+    SplitObserver,
 };
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
 use rowtree_kv::{Router, SplitId};
@@ -108,20 +110,120 @@ fn config() -> Arc<Config> {
 struct Node {
     db: Database,
     groups: Arc<SplitGroups>,
-    rafts: Vec<GroupRaft>,
-    prepared: Vec<PreparedView>,
+    /// Every group's Raft instance here, by split id (a split adds one).
+    rafts: Arc<parking_lot::Mutex<BTreeMap<u64, GroupRaft>>>,
+    /// Every group's prepared transactions here, by split id.
+    prepared: Arc<parking_lot::Mutex<BTreeMap<u64, PreparedView>>>,
     router: Arc<Router>,
     port: PeerPort,
-    _log: LogStore,
+    _context: Arc<Context>,
 }
 
-/// Starts node `id` in `dir`: its log store, engine, database (committing
-/// through both groups), replicas, Raft instances and peer port.
-fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, split: &[u8]) -> Node {
+impl Node {
+    fn raft(&self, split: u64) -> GroupRaft {
+        self.rafts.lock()[&split].clone()
+    }
+
+    fn prepared(&self, split: u64) -> PreparedView {
+        self.prepared.lock()[&split].clone()
+    }
+}
+
+/// What a node needs to make a group's instance: at start, and when its
+/// replica applies a split.
+struct Context {
+    id: u64,
+    log: LogStore,
+    registry: Groups,
+    runtime: tokio::runtime::Handle,
+    router: Arc<Router>,
+    db: rowtree_db::WeakDatabase,
+    groups: std::sync::Weak<SplitGroups>,
+    rafts: Arc<parking_lot::Mutex<BTreeMap<u64, GroupRaft>>>,
+    prepared: Arc<parking_lot::Mutex<BTreeMap<u64, PreparedView>>>,
+}
+
+fn group_id(split: SplitId) -> GroupId {
+    GroupId(split.0)
+}
+
+/// The replica's observer of splits: shrinks the left group at once, and
+/// makes the right one on the runtime, with the group's voters.
+fn split_observer(context: Arc<Context>) -> SplitObserver {
+    Arc::new(move |left, right, membership| {
+        if let Some(groups) = context.groups.upgrade() {
+            groups.adopt_split(left);
+        }
+        let members: BTreeMap<u64, BasicNode> = membership
+            .map(|m| decode_membership(m).unwrap())
+            .map(|m| m.nodes().map(|(id, n)| (*id, n.clone())).collect())
+            .unwrap_or_default();
+        let (context, right) = (context.clone(), right.clone());
+        context.runtime.clone().spawn(async move {
+            let made = make_group(&context, &right).await;
+            // Every replica starts the new group's log the same way.
+            let _ = made.0.initialize(members).await;
+            if let Some(groups) = context.groups.upgrade() {
+                groups.add(made.1);
+            }
+        });
+    })
+}
+
+/// Makes the instance of the group of `d`, a split's right half, whose
+/// replica the engine holds: Raft instance and commits.
+async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<GroupCommits>) {
+    let replica = Replica::open(context.router.clone(), d.split).unwrap();
+    let db = context.db.clone();
+    let replica = replica
+        .with_observer(Arc::new(move |ts| {
+            if let Some(db) = db.upgrade() {
+                db.observe_applied(ts);
+            }
+        }))
+        .with_split_observer(split_observer(context.clone()));
+    let (leases, closed, view) = (
+        replica.lease_view(),
+        replica.closed_view(),
+        replica.prepared_view(),
+    );
+    let gid = group_id(d.split);
+    let raft = GroupRaft::new(
+        context.id,
+        config(),
+        Peers::new().group(gid),
+        context.log.group(gid),
+        ReplicaMachine::new(replica),
+    )
+    .await
+    .unwrap();
+    context.registry.insert(gid, raft.clone());
+    let commits = Arc::new(GroupCommits::new(
+        context.id,
+        d.clone(),
+        RULES,
+        Arc::new(SystemClock),
+        context.runtime.clone(),
+        Duration::from_secs(10),
+    ));
+    commits
+        .start(raft.clone(), leases, closed, view.clone())
+        .map_err(|_| ())
+        .unwrap();
+    context.rafts.lock().insert(d.split.0, raft.clone());
+    context.prepared.lock().insert(d.split.0, view);
+    (raft, commits)
+}
+
+/// Starts node `id` in `dir` with the groups of `descriptors`: its log
+/// store, engine, database (committing through the groups), replicas,
+/// Raft instances and peer port.
+fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, descriptors: &[Descriptor]) -> Node {
     let log = LogStore::open(dir.join("raft")).unwrap();
     let engine: Arc<dyn Engine> =
         Arc::new(FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap());
-    let descriptors = descriptors(split);
+    // A database needs its replication when it opens; the groups need
+    // the database's router: the commits are made first, unstarted.
     let commits: Vec<Arc<GroupCommits>> = descriptors
         .iter()
         .map(|d| {
@@ -146,41 +248,57 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, split: &[u8]) -> Nod
     .unwrap();
     let router = db.shared_router();
     groups.set_router(&router);
-    let group_ids = Groups::new();
-    let mut rafts = Vec::new();
-    let mut prepared = Vec::new();
-    for (i, d) in descriptors.iter().enumerate() {
-        let observer = db.clone();
-        let replica = Replica::create(router.clone(), d.clone())
-            .unwrap()
-            .with_observer(Arc::new(move |ts| observer.observe_applied(ts)));
+    let rafts: Arc<parking_lot::Mutex<BTreeMap<u64, GroupRaft>>> = Arc::default();
+    let prepared: Arc<parking_lot::Mutex<BTreeMap<u64, PreparedView>>> = Arc::default();
+    let context = Arc::new(Context {
+        id,
+        log,
+        registry: Groups::new(),
+        runtime: rt.handle().clone(),
+        router: router.clone(),
+        db: db.downgrade(),
+        groups: Arc::downgrade(&groups),
+        rafts: rafts.clone(),
+        prepared: prepared.clone(),
+    });
+    for (d, commits) in descriptors.iter().zip(&commits) {
+        // The first instances start the commits made above.
+        let replica = Replica::create(router.clone(), d.clone()).unwrap();
+        let observer = db.downgrade();
+        let replica = replica
+            .with_observer(Arc::new(move |ts| {
+                if let Some(db) = observer.upgrade() {
+                    db.observe_applied(ts);
+                }
+            }))
+            .with_split_observer(split_observer(context.clone()));
         let (leases, closed, view) = (
             replica.lease_view(),
             replica.closed_view(),
             replica.prepared_view(),
         );
-        let gid = GroupId(i as u64 + 1);
+        let gid = group_id(d.split);
         let raft = rt
             .block_on(GroupRaft::new(
                 id,
                 config(),
                 Peers::new().group(gid),
-                log.group(gid),
+                context.log.group(gid),
                 ReplicaMachine::new(replica),
             ))
             .unwrap();
-        group_ids.insert(gid, raft.clone());
-        commits[i]
+        context.registry.insert(gid, raft.clone());
+        commits
             .start(raft.clone(), leases, closed, view.clone())
             .map_err(|_| ())
             .unwrap();
-        rafts.push(raft);
-        prepared.push(view);
+        rafts.lock().insert(d.split.0, raft);
+        prepared.lock().insert(d.split.0, view);
     }
     let port = rt
         .block_on(PeerPort::start(
             SocketAddr::from(([127, 0, 0, 1], 0)),
-            group_ids,
+            context.registry.clone(),
         ))
         .unwrap();
     Node {
@@ -190,7 +308,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, split: &[u8]) -> Nod
         prepared,
         router,
         port,
-        _log: log,
+        _context: context,
     }
 }
 
@@ -202,11 +320,15 @@ fn runtime() -> tokio::runtime::Runtime {
         .unwrap()
 }
 
-/// Nodes 1 to 3, both groups initialized by node 1 with all three voters.
-fn three_nodes(rt: &tokio::runtime::Runtime, dir: &Path) -> BTreeMap<u64, Node> {
-    let split = split_key();
+/// Nodes 1 to 3 with the groups of `descriptors`, initialized by node 1
+/// with all three voters.
+fn three_nodes(
+    rt: &tokio::runtime::Runtime,
+    dir: &Path,
+    descriptors: &[Descriptor],
+) -> BTreeMap<u64, Node> {
     let nodes: BTreeMap<u64, Node> = (1..=3)
-        .map(|id| (id, start(rt, id, &dir.join(format!("n{id}")), &split)))
+        .map(|id| (id, start(rt, id, &dir.join(format!("n{id}")), descriptors)))
         .collect();
     let members: BTreeMap<u64, BasicNode> = nodes
         .iter()
@@ -215,24 +337,24 @@ fn three_nodes(rt: &tokio::runtime::Runtime, dir: &Path) -> BTreeMap<u64, Node> 
             (*id, BasicNode { addr })
         })
         .collect();
-    for raft in &nodes[&1].rafts {
+    for raft in nodes[&1].rafts.lock().values() {
         rt.block_on(raft.initialize(members.clone())).unwrap();
     }
     nodes
 }
 
-/// The leader of group `g` (not `not`), by its own account.
+/// The leader of split `g`'s group (not `not`), by its own account.
 fn leader_of(
     rt: &tokio::runtime::Runtime,
     nodes: &BTreeMap<u64, Node>,
-    g: usize,
+    g: u64,
     not: Option<u64>,
 ) -> u64 {
     rt.block_on(async {
         let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
         loop {
             for (id, node) in nodes {
-                let m = node.rafts[g].metrics().borrow_watched().clone();
+                let m = node.raft(g).metrics().borrow_watched().clone();
                 if Some(*id) != not && m.current_leader == Some(*id) && m.state.is_leader() {
                     return *id;
                 }
@@ -246,22 +368,27 @@ fn leader_of(
     })
 }
 
-/// Makes the leader of the first group lead the second too; returns it.
+/// Makes the leader of the first split's group lead the others too;
+/// returns it.
 fn colocate(rt: &tokio::runtime::Runtime, nodes: &BTreeMap<u64, Node>, not: Option<u64>) -> u64 {
-    let leader = leader_of(rt, nodes, 0, not);
-    let second = leader_of(rt, nodes, 1, not);
-    if second != leader {
-        let raft = nodes[&second].rafts[1].clone();
-        rt.block_on(async move {
-            raft.trigger().transfer_leader(leader).await.unwrap();
-        });
+    let leader = leader_of(rt, nodes, 1, not);
+    let splits: Vec<u64> = nodes[&leader].rafts.lock().keys().copied().collect();
+    for split in splits.into_iter().filter(|s| *s != 1) {
+        let current = leader_of(rt, nodes, split, not);
+        if current != leader {
+            let raft = nodes[&current].raft(split);
+            rt.block_on(async move {
+                raft.trigger().transfer_leader(leader).await.unwrap();
+            });
+        }
+        rt.block_on(
+            nodes[&leader]
+                .raft(split)
+                .wait(Some(Duration::from_secs(20)))
+                .metrics(|m| m.current_leader == Some(leader), "colocated"),
+        )
+        .unwrap();
     }
-    rt.block_on(
-        nodes[&leader].rafts[1]
-            .wait(Some(Duration::from_secs(20)))
-            .metrics(|m| m.current_leader == Some(leader), "colocated"),
-    )
-    .unwrap();
     leader
 }
 
@@ -297,6 +424,48 @@ fn wait_for(what: &str, mut done: impl FnMut() -> bool) {
     }
 }
 
+/// Transfer `t`: 10 from account `t % 4` to the next, logged as row `t`
+/// of `Transfers`, in one read-write transaction.
+fn transfer(db: &Database, t: i64) {
+    let mut txn = db.begin();
+    let from = t % 4;
+    let to = (t + 1) % 4;
+    let balances = txn
+        .read(&ReadRequest::new(
+            "Accounts",
+            &["Id", "Balance"],
+            KeySet::keys(vec![vec![Value::Int64(from)], vec![Value::Int64(to)]]),
+        ))
+        .unwrap();
+    let balance = |id: i64| {
+        balances
+            .iter()
+            .find(|r| r[0] == Value::Int64(id))
+            .map(|r| match r[1] {
+                Value::Int64(b) => b,
+                ref other => panic!("{other:?}"),
+            })
+            .unwrap()
+    };
+    txn.buffer_all(vec![
+        Mutation::update(
+            "Accounts",
+            &["Id", "Balance"],
+            vec![
+                vec![Value::Int64(from), Value::Int64(balance(from) - 10)],
+                vec![Value::Int64(to), Value::Int64(balance(to) + 10)],
+            ],
+        ),
+        Mutation::insert(
+            "Transfers",
+            &["Id", "Amount"],
+            vec![vec![Value::Int64(t), Value::Int64(10)]],
+        ),
+    ])
+    .unwrap();
+    txn.commit().unwrap();
+}
+
 /// The balances of accounts 0 to 3 (100 each at first) after the first
 /// `transfers` transfers, the `t`-th moving 10 from account `t % 4` to the
 /// next.
@@ -313,7 +482,7 @@ fn expected(transfers: usize) -> Vec<Value> {
 fn commits_spanning_two_split_groups_are_atomic_on_every_replica() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let nodes = three_nodes(&rt, dir.path());
+    let nodes = three_nodes(&rt, dir.path(), &descriptors(&split_key()));
     let leader = colocate(&rt, &nodes, None);
     let db = nodes[&leader].db.clone();
     db.apply_ddl(&DDL).unwrap();
@@ -359,43 +528,7 @@ fn commits_spanning_two_split_groups_are_atomic_on_every_replica() {
         }
     });
     for t in 0..20i64 {
-        let mut txn = db.begin();
-        let from = t % 4;
-        let to = (t + 1) % 4;
-        let balances = txn
-            .read(&ReadRequest::new(
-                "Accounts",
-                &["Id", "Balance"],
-                KeySet::keys(vec![vec![Value::Int64(from)], vec![Value::Int64(to)]]),
-            ))
-            .unwrap();
-        let balance = |id: i64| {
-            balances
-                .iter()
-                .find(|r| r[0] == Value::Int64(id))
-                .map(|r| match r[1] {
-                    Value::Int64(b) => b,
-                    ref other => panic!("{other:?}"),
-                })
-                .unwrap()
-        };
-        txn.buffer_all(vec![
-            Mutation::update(
-                "Accounts",
-                &["Id", "Balance"],
-                vec![
-                    vec![Value::Int64(from), Value::Int64(balance(from) - 10)],
-                    vec![Value::Int64(to), Value::Int64(balance(to) + 10)],
-                ],
-            ),
-            Mutation::insert(
-                "Transfers",
-                &["Id", "Amount"],
-                vec![vec![Value::Int64(t), Value::Int64(10)]],
-            ),
-        ])
-        .unwrap();
-        txn.commit().unwrap();
+        transfer(&db, t);
     }
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     let snapshots = reader.join().unwrap();
@@ -411,7 +544,7 @@ fn commits_spanning_two_split_groups_are_atomic_on_every_replica() {
         wait_for(&format!("node {id} applies both groups"), || {
             stored(&node.router) == want
         });
-        for view in &node.prepared {
+        for view in node.prepared.lock().values() {
             assert_eq!(view.floor(), u64::MAX, "node {id}");
         }
         assert_eq!(outcomes(&node.router), 20, "node {id}");
@@ -456,7 +589,7 @@ fn prepared_in_second(txn: GlobalTxnId, ts: u64) -> Command {
 fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let mut nodes = three_nodes(&rt, dir.path());
+    let mut nodes = three_nodes(&rt, dir.path(), &descriptors(&split_key()));
     let first = colocate(&rt, &nodes, None);
     let db = nodes[&first].db.clone();
     db.apply_ddl(&DDL).unwrap();
@@ -472,13 +605,13 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     // and decided (committed) by the coordinator but never resolved.
     let (undecided, decided) = (GlobalTxnId(1), GlobalTxnId(2));
     let now = || rowtree_txn::Clock::now_nanos(&SystemClock);
-    let rafts = nodes[&first].rafts.clone();
-    propose(&rt, &rafts[1], prepared_in_second(undecided, now()));
+    let (first_raft, second_raft) = (nodes[&first].raft(1), nodes[&first].raft(2));
+    propose(&rt, &second_raft, prepared_in_second(undecided, now()));
     let ts = now();
-    propose(&rt, &rafts[1], prepared_in_second(decided, ts));
+    propose(&rt, &second_raft, prepared_in_second(decided, ts));
     propose(
         &rt,
-        &rafts[0],
+        &first_raft,
         Command::Decide {
             txn: decided,
             outcome: Outcome::Commit { ts },
@@ -487,7 +620,7 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     );
     for (id, node) in &nodes {
         wait_for(&format!("node {id} applies the prepares"), || {
-            node.prepared[1].list().len() == 2
+            node.prepared(2).list().len() == 2
         });
     }
 
@@ -496,6 +629,7 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     let Node {
         port, rafts, db, ..
     } = dead;
+    let rafts: Vec<GroupRaft> = rafts.lock().values().cloned().collect();
     rt.block_on(async move {
         port.shutdown().await;
         for raft in &rafts {
@@ -511,7 +645,7 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     let began = std::time::Instant::now();
     assert_eq!(column(&survivor.db, "Accounts", "Balance"), vec![5]);
     assert!(began.elapsed() < Duration::from_secs(10));
-    assert_eq!(survivor.prepared[1].floor(), u64::MAX);
+    assert_eq!(survivor.prepared(2).floor(), u64::MAX);
     let read = |router: &Router, split: u64, txn| {
         rowtree_cluster::twophase::read_outcome(router, SplitId(split), txn).unwrap()
     };
@@ -551,4 +685,87 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
         ])
         .unwrap();
     assert_eq!(column(&survivor.db, "Transfers", "Amount"), vec![1]);
+}
+
+/// A database that starts as one group over its whole key space is cut at
+/// the start of `Transfers` while it serves: the split entry is applied on
+/// every replica, each node makes the new group with the old one's voters,
+/// and once one node leads both, transfers commit across the two groups in
+/// two phases, and every replica ends with the same versions.
+#[test]
+fn a_split_makes_a_group_on_every_replica_and_commits_then_span_both() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    };
+    let nodes = three_nodes(&rt, dir.path(), &[whole]);
+    let leader = leader_of(&rt, &nodes, 1, None);
+    let db = nodes[&leader].db.clone();
+    db.apply_ddl(&DDL).unwrap();
+    db.write(vec![Mutation::insert(
+        "Accounts",
+        &["Id", "Balance"],
+        (0..4)
+            .map(|id| vec![Value::Int64(id), Value::Int64(100)])
+            .collect(),
+    )])
+    .unwrap();
+    for t in 0..5 {
+        transfer(&db, t);
+    }
+    assert_eq!(
+        outcomes(&nodes[&leader].router),
+        0,
+        "one group, no two-phase commit"
+    );
+
+    let at = split_key();
+    assert!(nodes[&leader].groups.split(&at, SplitId(2)).unwrap());
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+        let halves: Vec<Descriptor> = node
+            .groups
+            .groups()
+            .iter()
+            .map(|g| g.descriptor())
+            .collect();
+        assert_eq!(
+            halves,
+            descriptors(&at).map(|mut d| {
+                d.epoch = 2;
+                d
+            })
+        );
+    }
+    // The cut is there: splitting there again does nothing.
+    assert!(!nodes[&leader].groups.split(&at, SplitId(3)).unwrap());
+
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+    for t in 5..15 {
+        transfer(&db, t);
+    }
+    assert_eq!(outcomes(&nodes[&leader].router), 10);
+    assert_eq!(column(&db, "Transfers", "Id"), (0..15).collect::<Vec<_>>());
+    assert_eq!(
+        db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect::<Vec<_>>(),
+        expected(15)
+    );
+    let want = stored(&nodes[&leader].router);
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} applies both groups"), || {
+            stored(&node.router) == want
+        });
+    }
 }

@@ -100,8 +100,9 @@ pub const CLOSED_LAG: Duration = Duration::from_secs(1);
 /// module docs).
 pub struct GroupCommits {
     node: u64,
-    /// The group's split, as this node knows it.
-    descriptor: Descriptor,
+    /// The group's split, as this node knows it (a split shrinks it).
+    descriptor: parking_lot::RwLock<Descriptor>,
+    split: SplitId,
     /// The group's instance on this node, once started (the database that
     /// uses this is opened first: its replica needs the database's router).
     started: OnceLock<Started>,
@@ -128,7 +129,7 @@ impl std::fmt::Debug for GroupCommits {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("GroupCommits")
             .field("node", &self.node)
-            .field("descriptor", &self.descriptor)
+            .field("descriptor", &*self.descriptor.read())
             .field("started", &self.started.get().is_some())
             .field("rules", &self.rules)
             .field("timeout", &self.timeout)
@@ -152,7 +153,8 @@ impl GroupCommits {
     ) -> GroupCommits {
         GroupCommits {
             node,
-            descriptor,
+            split: descriptor.split,
+            descriptor: parking_lot::RwLock::new(descriptor),
             started: OnceLock::new(),
             keeper: Mutex::new(LeaseKeeper::new(node, rules)),
             rules,
@@ -242,7 +244,7 @@ impl GroupCommits {
     }
 
     fn split(&self) -> SplitId {
-        self.descriptor.split
+        self.split
     }
 
     fn group(&self) -> Result<&Started, String> {
@@ -452,7 +454,7 @@ impl GroupCommits {
     /// The checks the replicas make on an entry's keys, made before
     /// proposing (see the module docs).
     fn check(&self, group: &CommitGroup) -> Result<(), String> {
-        let d = &self.descriptor;
+        let d = &*self.descriptor.read();
         for commit in &group.commits {
             if let Some((key, _)) = commit.writes.iter().find(|(k, _)| !d.contains(k)) {
                 return Err(format!(
@@ -480,9 +482,21 @@ impl GroupCommits {
         Ok(())
     }
 
-    /// The split this instance commits to.
-    pub fn descriptor(&self) -> &Descriptor {
-        &self.descriptor
+    /// The split this instance commits to, as this node knows it.
+    pub fn descriptor(&self) -> Descriptor {
+        self.descriptor.read().clone()
+    }
+
+    /// The split's id.
+    pub fn split_id(&self) -> SplitId {
+        self.split
+    }
+
+    /// Adopts the split's new descriptor (its replica here applied a
+    /// `SplitAt`): commits for keys it no longer holds are refused before
+    /// they are proposed.
+    pub fn set_descriptor(&self, descriptor: Descriptor) {
+        *self.descriptor.write() = descriptor;
     }
 
     /// The node's clock.
@@ -524,10 +538,13 @@ impl GroupCommits {
     /// Proposes a group of commits as one `Write` entry, under the lease,
     /// and waits until it is applied here (without commit wait).
     pub(crate) fn propose_group(&self, group: CommitGroup) -> Result<(), String> {
-        self.check(&group)?;
         let oldest = group.commits.iter().map(|c| c.ts).min();
         let newest = group.newest_ts();
+        // The lease first: a node holding it has applied every entry of
+        // the log before its lease's, a `SplitAt` included, so the range
+        // checked next is the one the entry will be applied against.
         let lease = self.lease(newest)?;
+        self.check(&group)?;
         if let (Some(oldest), Some(newest)) = (oldest, newest) {
             // A holder assigns timestamps only inside its lease.
             if oldest < lease.start || newest >= lease.expiry {

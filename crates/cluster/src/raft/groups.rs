@@ -41,6 +41,19 @@
 //! participant. A reader waiting for a prepared transaction thus waits only
 //! as long as recovery takes.
 //!
+//! **Splitting** ([`SplitGroups::split`], design §7). The group holding a
+//! key is cut there by a `SplitAt` entry ([`crate::split`]) while commits
+//! wait: every replica applies it, shrinking to the left half, and tells
+//! the node through its split observer ([`crate::Replica::with_split_observer`]),
+//! which shrinks the left group here at once ([`SplitGroups::adopt_split`])
+//! and makes the right half's group on the same nodes, its log started
+//! identically on every replica with the old group's voters, and adds it
+//! ([`SplitGroups::add`]). The node that proposed waits for that before
+//! letting commits through, so none is routed by the old descriptors; a
+//! commit checks its keys against its group's range only once it holds the
+//! lease, that is, once every entry before its lease's is applied, a split
+//! included.
+//!
 //! Every group of the database must be led by this node: the lock table of
 //! the transactions is this node's, and so are the reads under locks. A
 //! database whose groups are led by different nodes is the next step of the
@@ -57,13 +70,18 @@ use rowtree_txn::lock::{LockMode, LockTarget};
 
 use crate::command::{Command, Commit, Write};
 use crate::raft::GroupCommits;
+use crate::replica::Descriptor;
 use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
 
 /// A database's commits through several split groups led by this node (see
 /// the module docs).
 pub struct SplitGroups {
     /// One per split, in key order; the first starts at the empty key.
-    groups: Vec<Arc<GroupCommits>>,
+    groups: parking_lot::RwLock<Vec<Arc<GroupCommits>>>,
+    /// Held (shared) by every commit while it is proposed, and
+    /// (exclusive) by a split while it is proposed and its new group made:
+    /// no commit is routed by descriptors a split is changing.
+    gate: parking_lot::RwLock<()>,
     /// The database's router, whose engine the replicas apply to (set once
     /// the database is open; weak, since the router holds this).
     router: OnceLock<Weak<Router>>,
@@ -81,6 +99,7 @@ impl std::fmt::Debug for SplitGroups {
                 "splits",
                 &self
                     .groups
+                    .read()
                     .iter()
                     .map(|g| g.descriptor().to_string())
                     .collect::<Vec<_>>(),
@@ -117,7 +136,8 @@ impl SplitGroups {
             ));
         }
         Ok(SplitGroups {
-            groups,
+            groups: parking_lot::RwLock::new(groups),
+            gate: parking_lot::RwLock::new(()),
             router: OnceLock::new(),
             in_flight: Mutex::new(HashSet::new()),
             recovering: Mutex::new(()),
@@ -131,33 +151,104 @@ impl SplitGroups {
     }
 
     /// The groups, in key order.
-    pub fn groups(&self) -> &[Arc<GroupCommits>] {
-        &self.groups
+    pub fn groups(&self) -> Vec<Arc<GroupCommits>> {
+        self.groups.read().clone()
+    }
+
+    /// Cuts the split holding `at` in two there, the keys from `at` on
+    /// going to a new group of split `right` on the same nodes (design §7;
+    /// see [`crate::split`]): proposes the `SplitAt` entry and waits until
+    /// the new group is made here ([`SplitGroups::add`], called by the
+    /// node when its replica applies the entry). Commits wait meanwhile.
+    /// `Ok(false)`: nothing was cut (`at` starts a split already, or a
+    /// transaction prepared across `at` must be resolved first).
+    pub fn split(&self, at: &[u8], right: rowtree_kv::SplitId) -> Result<bool, String> {
+        let _gate = self.gate.write();
+        let group = self.groups()[self.index_of(at)].clone();
+        if group.descriptor().start.as_slice() == at {
+            return Ok(false);
+        }
+        group.propose(
+            None,
+            Command::SplitAt {
+                at: at.to_vec(),
+                right,
+            },
+        )?;
+        if group.descriptor().limit.as_deref() != Some(at) {
+            return Ok(false);
+        }
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while !self.groups.read().iter().any(|g| g.split_id() == right) {
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "the split at {} was applied, but its new group {right} was not made here \
+                     within 10 s",
+                    crate::replica::hex(at)
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(true)
+    }
+
+    /// Adopts a split this node's replica applied: the group of `left`'s
+    /// split shrinks to it. Called by the node from the replica's split
+    /// observer, before it makes the new group.
+    pub fn adopt_split(&self, left: &Descriptor) {
+        if let Some(group) = self
+            .groups
+            .read()
+            .iter()
+            .find(|g| g.split_id() == left.split)
+        {
+            group.set_descriptor(left.clone());
+        }
+    }
+
+    /// Adds the group of a split made by a split (see
+    /// [`SplitGroups::split`]); a group of a split already here is left
+    /// as it is.
+    pub fn add(&self, group: Arc<GroupCommits>) {
+        let mut groups = self.groups.write();
+        if groups.iter().any(|g| g.split_id() == group.split_id()) {
+            return;
+        }
+        let start = group.descriptor().start;
+        let at = groups.partition_point(|g| g.descriptor().start <= start);
+        groups.insert(at, group);
     }
 
     /// The index of the group whose split holds `key`.
     fn index_of(&self, key: &[u8]) -> usize {
         // The first split starts at the empty key, so one always holds it.
         self.groups
+            .read()
             .partition_point(|g| g.descriptor().start.as_slice() <= key)
             .saturating_sub(1)
     }
 
-    fn outcome(&self, coordinator: usize, txn: GlobalTxnId) -> Result<Option<Outcome>, String> {
+    fn outcome(
+        &self,
+        groups: &[Arc<GroupCommits>],
+        coordinator: usize,
+        txn: GlobalTxnId,
+    ) -> Result<Option<Outcome>, String> {
         let router = self
             .router
             .get()
             .and_then(Weak::upgrade)
             .ok_or("the database's router is not open")?;
-        read_outcome(&router, self.groups[coordinator].descriptor().split, txn)
-            .map_err(|e| e.to_string())
+        read_outcome(&router, groups[coordinator].split_id(), txn).map_err(|e| e.to_string())
     }
 
     /// Commits `group`: single-split commits in their groups' entries,
     /// the others in two phases; then commit wait.
     fn replicate_all(&self, group: CommitGroup) -> Result<(), String> {
+        let _gate = self.gate.read();
+        let groups = self.groups();
         let newest = group.newest_ts();
-        let mut single: Vec<CommitGroup> = vec![CommitGroup::default(); self.groups.len()];
+        let mut single: Vec<CommitGroup> = vec![CommitGroup::default(); groups.len()];
         single[0].meta = group.meta;
         let mut spanning = Vec::new();
         for commit in group.commits {
@@ -183,25 +274,31 @@ impl SplitGroups {
             .enumerate()
             .filter(|(_, g)| !g.commits.is_empty() || !g.meta.is_empty())
             .collect();
-        in_parallel(proposals, |(i, g)| self.groups[i].propose_group(g))?;
+        in_parallel(proposals, |(i, g)| groups[i].propose_group(g))?;
         for (ts, parts) in spanning {
-            self.two_phase(ts, parts)?;
+            self.two_phase(&groups, ts, parts)?;
         }
-        self.groups[0].commit_wait(newest);
+        groups[0].commit_wait(newest);
         Ok(())
     }
 
     /// Commits the writes `parts` (by group) at `ts` in two phases.
-    fn two_phase(&self, ts: u64, mut parts: BTreeMap<usize, Vec<Write>>) -> Result<(), String> {
+    fn two_phase(
+        &self,
+        groups: &[Arc<GroupCommits>],
+        ts: u64,
+        mut parts: BTreeMap<usize, Vec<Write>>,
+    ) -> Result<(), String> {
         let txn = GlobalTxnId(rand::random());
         self.in_flight.lock().insert(txn);
-        let result = self.two_phase_of(txn, ts, &mut parts);
+        let result = self.two_phase_of(groups, txn, ts, &mut parts);
         self.in_flight.lock().remove(&txn);
         result
     }
 
     fn two_phase_of(
         &self,
+        groups: &[Arc<GroupCommits>],
         txn: GlobalTxnId,
         ts: u64,
         parts: &mut BTreeMap<usize, Vec<Write>>,
@@ -209,10 +306,10 @@ impl SplitGroups {
         let Some((coordinator, own)) = parts.pop_first() else {
             return Ok(());
         };
-        let coordinator_split = self.groups[coordinator].descriptor().split;
+        let coordinator_split = groups[coordinator].descriptor().split;
         let mut participants: Vec<_> = parts
             .keys()
-            .map(|i| self.groups[*i].descriptor().split)
+            .map(|i| groups[*i].descriptor().split)
             .collect();
         participants.push(coordinator_split);
         participants.sort_unstable();
@@ -238,12 +335,12 @@ impl SplitGroups {
             .collect();
         let indexes: Vec<usize> = prepares.iter().map(|(i, _)| *i).collect();
         if let Err(e) = in_parallel(prepares, |(i, p)| {
-            self.groups[i].propose(Some(ts), Command::Prepare(p))
+            groups[i].propose(Some(ts), Command::Prepare(p))
         }) {
             // Abort: nothing was decided, and the first decision wins.
-            let now = self.groups[0].clock().now_nanos();
+            let now = groups[0].clock().now_nanos();
             let aborted = Outcome::Abort { at: now };
-            let decided = self.groups[coordinator].propose(
+            let decided = groups[coordinator].propose(
                 None,
                 Command::Decide {
                     txn,
@@ -252,12 +349,12 @@ impl SplitGroups {
                 },
             );
             if decided.is_ok() {
-                let _ = in_parallel(indexes, |i| self.resolve(i, txn, aborted));
+                let _ = in_parallel(indexes, |i| self.resolve(groups, i, txn, aborted));
             }
             return Err(format!("a participant did not prepare: {e}"));
         }
         // 2. Decide: the commit point.
-        let decided = self.groups[coordinator].propose(
+        let decided = groups[coordinator].propose(
             Some(ts),
             Command::Decide {
                 txn,
@@ -265,7 +362,7 @@ impl SplitGroups {
                 writes: own,
             },
         );
-        let outcome = match (decided, self.outcome(coordinator, txn)?) {
+        let outcome = match (decided, self.outcome(groups, coordinator, txn)?) {
             (_, Some(outcome)) => outcome,
             (Err(e), None) => return Err(format!("the coordinator did not decide: {e}")),
             (Ok(()), None) => {
@@ -276,7 +373,7 @@ impl SplitGroups {
         };
         // 3. Resolve. A failure leaves the participant to recovery: the
         // decision stands.
-        let _ = in_parallel(indexes, |i| self.resolve(i, txn, outcome));
+        let _ = in_parallel(indexes, |i| self.resolve(groups, i, txn, outcome));
         match outcome {
             Outcome::Commit { ts: at } if at == ts => Ok(()),
             other => Err(format!(
@@ -285,8 +382,14 @@ impl SplitGroups {
         }
     }
 
-    fn resolve(&self, i: usize, txn: GlobalTxnId, outcome: Outcome) -> Result<(), String> {
-        self.groups[i].propose(
+    fn resolve(
+        &self,
+        groups: &[Arc<GroupCommits>],
+        i: usize,
+        txn: GlobalTxnId,
+        outcome: Outcome,
+    ) -> Result<(), String> {
+        groups[i].propose(
             None,
             Command::Resolve {
                 txn,
@@ -301,14 +404,14 @@ impl SplitGroups {
     /// how many it resolved.
     pub fn recover(&self) -> Result<usize, String> {
         let _one = self.recovering.lock();
+        let groups = self.groups();
         let mut resolved = 0;
-        for (i, group) in self.groups.iter().enumerate() {
+        for (i, group) in groups.iter().enumerate() {
             for p in group.prepared() {
                 if self.in_flight.lock().contains(&p.txn) {
                     continue;
                 }
-                let Some(coordinator) = self
-                    .groups
+                let Some(coordinator) = groups
                     .iter()
                     .position(|g| g.descriptor().split == p.coordinator)
                 else {
@@ -320,8 +423,8 @@ impl SplitGroups {
                         p.coordinator
                     ));
                 };
-                let now = self.groups[0].clock().now_nanos();
-                self.groups[coordinator].propose(
+                let now = groups[0].clock().now_nanos();
+                groups[coordinator].propose(
                     None,
                     Command::Decide {
                         txn: p.txn,
@@ -330,9 +433,9 @@ impl SplitGroups {
                     },
                 )?;
                 let outcome = self
-                    .outcome(coordinator, p.txn)?
+                    .outcome(&groups, coordinator, p.txn)?
                     .ok_or_else(|| format!("the coordinator records no outcome of {}", p.txn))?;
-                self.resolve(i, p.txn, outcome)?;
+                self.resolve(&groups, i, p.txn, outcome)?;
                 resolved += 1;
             }
         }
@@ -341,7 +444,7 @@ impl SplitGroups {
 
     /// Recovers if a split holds a prepared transaction not in flight here.
     fn recover_orphans(&self) -> Result<(), String> {
-        let orphaned = self.groups.iter().any(|g| {
+        let orphaned = self.groups.read().iter().any(|g| {
             g.prepared()
                 .iter()
                 .any(|p| !self.in_flight.lock().contains(&p.txn))
@@ -387,7 +490,7 @@ impl Replication for SplitGroups {
     }
 
     fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
-        for group in &self.groups {
+        for group in self.groups() {
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }
         self.recover_orphans()
@@ -400,19 +503,25 @@ impl Replication for SplitGroups {
                 return Ok(());
             }
         }
-        for group in &self.groups {
+        let groups = self.groups();
+        for group in &groups {
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }
         self.recover_orphans()
             .map_err(rowtree_kv::Error::Replication)?;
-        self.groups.iter().try_for_each(|g| g.check_read(ts))
+        groups.iter().try_for_each(|g| g.check_read(ts))
     }
 
     fn safe_ts(&self) -> Option<u64> {
-        self.groups.iter().map(|g| g.safe_ts()).min().flatten()
+        self.groups
+            .read()
+            .iter()
+            .map(|g| g.safe_ts())
+            .min()
+            .flatten()
     }
 
     fn serves_fresh_reads(&self) -> bool {
-        self.groups.iter().all(|g| g.serves_fresh_reads())
+        self.groups.read().iter().all(|g| g.serves_fresh_reads())
     }
 }
