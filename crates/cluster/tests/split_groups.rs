@@ -769,3 +769,75 @@ fn a_split_makes_a_group_on_every_replica_and_commits_then_span_both() {
         });
     }
 }
+
+/// Spanner's manual split points drive group splits: a split point added
+/// through the leader's database (as AddSplitPoints does) is carried out
+/// by cutting the group there before the split manager records it, and
+/// transfers logged past it then commit in two phases, those before it in
+/// one group.
+#[test]
+fn a_manual_split_point_cuts_the_group_it_falls_in() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    };
+    let nodes = three_nodes(&rt, dir.path(), &[whole]);
+    let leader = leader_of(&rt, &nodes, 1, None);
+    let db = nodes[&leader].db.clone();
+    db.apply_ddl(&DDL).unwrap();
+    db.write(vec![Mutation::insert(
+        "Accounts",
+        &["Id", "Balance"],
+        (0..4)
+            .map(|id| vec![Value::Int64(id), Value::Int64(100)])
+            .collect(),
+    )])
+    .unwrap();
+
+    // A follower's database declines: its group's leader decides.
+    let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    nodes[&follower].db.reload_schema().unwrap();
+    assert!(!nodes[&follower]
+        .db
+        .add_split_point("Transfers", &[Value::Int64(50)])
+        .unwrap());
+    assert_eq!(nodes[&leader].groups.groups().len(), 1);
+
+    assert!(db
+        .add_split_point("Transfers", &[Value::Int64(50)])
+        .unwrap());
+    let point = nodes[&leader].groups.groups()[1].descriptor().start;
+    assert!(point > split_key(), "the point lies inside Transfers");
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+        assert_eq!(
+            node.groups.groups()[0].descriptor().limit,
+            Some(point.clone())
+        );
+    }
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+    for t in 40..45 {
+        transfer(&db, t);
+    }
+    assert_eq!(
+        outcomes(&nodes[&leader].router),
+        0,
+        "all in the first group"
+    );
+    for t in 50..55 {
+        transfer(&db, t);
+    }
+    assert_eq!(outcomes(&nodes[&leader].router), 5, "across the cut");
+    assert_eq!(
+        column(&db, "Transfers", "Id"),
+        (40..45).chain(50..55).collect::<Vec<_>>()
+    );
+}

@@ -519,6 +519,10 @@ impl Database {
             limit: options.split_policy.size_limit,
             measured: Mutex::new(std::collections::HashMap::new()),
         }));
+        let manager = match &options.replication {
+            Some(replication) => manager.with_replication(replication.clone()),
+            None => manager,
+        };
         if let Some(bytes) = router.meta_get(META_SPLIT_HISTORY)? {
             match LoadHistory::from_bytes(&bytes) {
                 Ok(history) => manager.set_history(history),

@@ -176,6 +176,9 @@ pub struct SplitManager {
     config: ManagerConfig,
     aligner: Arc<dyn KeyAligner>,
     sizes: Option<Arc<dyn SplitSizes>>,
+    /// Where the key space is replicated, if it is: cuts are carried out
+    /// there before the map records them ([`Replication::cut`]).
+    replication: Option<Arc<dyn crate::replication::Replication>>,
     state: Mutex<State>,
     history: Mutex<LoadHistory>,
     /// Changes to `manual` and `mergeable` (the map counts its own).
@@ -208,6 +211,7 @@ impl SplitManager {
             config,
             aligner,
             sizes: None,
+            replication: None,
             state: Mutex::new(State {
                 splits: HashMap::new(),
                 cold: HashMap::new(),
@@ -228,6 +232,26 @@ impl SplitManager {
     pub fn with_sizes(mut self, sizes: Arc<dyn SplitSizes>) -> SplitManager {
         self.sizes = Some(sizes);
         self
+    }
+
+    /// Carries every cut out through `replication` before recording it
+    /// (see [`crate::replication::Replication::cut`]): a cut it declines
+    /// or fails is not made.
+    pub fn with_replication(
+        mut self,
+        replication: Arc<dyn crate::replication::Replication>,
+    ) -> SplitManager {
+        self.replication = Some(replication);
+        self
+    }
+
+    /// Whether a cut at `key` may be recorded: carried out where the key
+    /// space is replicated, or nothing to carry out.
+    fn carried_out(&self, key: &[u8]) -> bool {
+        match &self.replication {
+            None => true,
+            Some(r) => r.cut(key).unwrap_or(false),
+        }
     }
 
     /// Replaces the history (e.g. one loaded with [`LoadHistory::from_bytes`]).
@@ -275,7 +299,7 @@ impl SplitManager {
             self.changed();
         }
         let parent = self.map.split_for(key);
-        if parent.start == key {
+        if parent.start == key || !self.carried_out(key) {
             return false;
         }
         match self.map.add_split_point_at(key, None, now) {
@@ -596,7 +620,7 @@ impl SplitManager {
         reason: SplitReason,
         now: u64,
     ) -> Option<SplitEvent> {
-        if !split.contains(key) || self.map.get(split.id).is_none() {
+        if !split.contains(key) || self.map.get(split.id).is_none() || !self.carried_out(key) {
             return None;
         }
         let (left, right) = self.map.add_split_point_at(key, None, now)?;

@@ -103,4 +103,17 @@ pub trait Replication: Send + Sync + 'static {
     fn serves_fresh_reads(&self) -> bool {
         true
     }
+
+    /// Carries out a cut of the key space at `key` before the split
+    /// manager records it in its map (a load or size split, or a manual
+    /// split point): a cluster splits the group that holds `key` there,
+    /// so that the split map and the groups agree. `Ok(true)`: go on and
+    /// record it (done, or nothing to do); `Ok(false)`: not now (this node
+    /// does not lead the group, or the group cannot be cut there yet);
+    /// `Err`: the cut failed. By default there is nothing to carry out.
+    /// Blocks; never called from an asynchronous task.
+    fn cut(&self, key: &[u8]) -> Result<bool> {
+        let _ = key;
+        Ok(true)
+    }
 }

@@ -492,6 +492,14 @@ impl GroupCommits {
         self.split
     }
 
+    /// Whether this node leads the group now, by its Raft instance's
+    /// account.
+    pub fn leads(&self) -> bool {
+        self.started
+            .get()
+            .is_some_and(|s| s.raft.metrics().borrow_watched().state.is_leader())
+    }
+
     /// Adopts the split's new descriptor (its replica here applied a
     /// `SplitAt`): commits for keys it no longer holds are refused before
     /// they are proposed.

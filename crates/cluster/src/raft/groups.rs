@@ -52,7 +52,9 @@
 //! letting commits through, so none is routed by the old descriptors; a
 //! commit checks its keys against its group's range only once it holds the
 //! lease, that is, once every entry before its lease's is applied, a split
-//! included.
+//! included. The database's split manager asks for its cuts (load, size,
+//! manual split points) through [`Replication::cut`], which splits the
+//! group here when this node leads it.
 //!
 //! Every group of the database must be led by this node: the lock table of
 //! the transactions is this node's, and so are the reads under locks. A
@@ -523,5 +525,29 @@ impl Replication for SplitGroups {
 
     fn serves_fresh_reads(&self) -> bool {
         self.groups.read().iter().all(|g| g.serves_fresh_reads())
+    }
+
+    /// A cut the database's split manager decided (a load or size split,
+    /// a manual split point): the group holding `key` is split there, with
+    /// a new split id drawn at random at or above 2^32 (so that, used as
+    /// the new group's id, it meets no database group's id, which the
+    /// placement group numbers from 1). A node that does not lead the group
+    /// declines quietly: its leader decides for it.
+    fn cut(&self, key: &[u8]) -> rowtree_kv::Result<bool> {
+        let group = self.groups()[self.index_of(key)].clone();
+        if group.descriptor().start.as_slice() == key {
+            return Ok(true);
+        }
+        if !group.leads() {
+            return Ok(false);
+        }
+        let right = rowtree_kv::SplitId((1 << 32) | (rand::random::<u64>() >> 2));
+        match self.split(key, right) {
+            Ok(made) => Ok(made),
+            Err(e) => {
+                tracing::warn!(split = %group.split_id(), "cutting the split's group failed: {e}");
+                Err(rowtree_kv::Error::Replication(e))
+            }
+        }
     }
 }
