@@ -295,6 +295,18 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, descriptors: &[Descr
         rafts.lock().insert(d.split.0, raft);
         prepared.lock().insert(d.split.0, view);
     }
+    // Every few hundred milliseconds, groups this node leads go to the
+    // leader of the first split's group.
+    let gatherer = Arc::downgrade(&groups);
+    rt.spawn(async move {
+        loop {
+            tokio::time::sleep(Duration::from_millis(200)).await;
+            let Some(groups) = gatherer.upgrade() else {
+                break;
+            };
+            groups.gather_leaders().await;
+        }
+    });
     let port = rt
         .block_on(PeerPort::start(
             SocketAddr::from(([127, 0, 0, 1], 0)),
@@ -368,28 +380,26 @@ fn leader_of(
     })
 }
 
-/// Makes the leader of the first split's group lead the others too;
+/// Waits until the leader of the first split's group leads the others
+/// too, as the nodes' gatherers (`SplitGroups::gather_leaders`) make it;
 /// returns it.
 fn colocate(rt: &tokio::runtime::Runtime, nodes: &BTreeMap<u64, Node>, not: Option<u64>) -> u64 {
-    let leader = leader_of(rt, nodes, 1, not);
-    let splits: Vec<u64> = nodes[&leader].rafts.lock().keys().copied().collect();
-    for split in splits.into_iter().filter(|s| *s != 1) {
-        let current = leader_of(rt, nodes, split, not);
-        if current != leader {
-            let raft = nodes[&current].raft(split);
-            rt.block_on(async move {
-                raft.trigger().transfer_leader(leader).await.unwrap();
-            });
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        let leader = leader_of(rt, nodes, 1, not);
+        let rafts: Vec<GroupRaft> = nodes[&leader].rafts.lock().values().cloned().collect();
+        if rafts
+            .iter()
+            .all(|r| r.metrics().borrow_watched().state.is_leader())
+        {
+            return leader;
         }
-        rt.block_on(
-            nodes[&leader]
-                .raft(split)
-                .wait(Some(Duration::from_secs(20)))
-                .metrics(|m| m.current_leader == Some(leader), "colocated"),
-        )
-        .unwrap();
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the groups' leaders did not come together within 20 s"
+        );
+        std::thread::sleep(Duration::from_millis(20));
     }
-    leader
 }
 
 fn column(db: &Database, table: &str, column: &str) -> Vec<i64> {
@@ -566,6 +576,23 @@ fn commits_spanning_two_split_groups_are_atomic_on_every_replica() {
         refused.to_string().contains(&format!("node {leader}")),
         "{refused}"
     );
+
+    // The second group's leadership goes elsewhere (as an election may
+    // put it): that node's gatherer hands it back to the first group's
+    // leader, and transfers commit again.
+    let raft = nodes[&leader].raft(2);
+    rt.block_on(raft.trigger().transfer_leader(follower))
+        .unwrap();
+    rt.block_on(
+        nodes[&follower]
+            .raft(2)
+            .wait(Some(Duration::from_secs(20)))
+            .metrics(|m| m.current_leader == Some(follower), "moved away"),
+    )
+    .unwrap();
+    assert_eq!(colocate(&rt, &nodes, None), leader);
+    transfer(&db, 20);
+    assert_eq!(outcomes(&nodes[&leader].router), 21);
 }
 
 /// Proposes `command` through `raft`, which leads its group.

@@ -500,6 +500,35 @@ impl GroupCommits {
             .is_some_and(|s| s.raft.metrics().borrow_watched().state.is_leader())
     }
 
+    /// The node this node's Raft instance knows as the group's leader.
+    pub fn current_leader(&self) -> Option<u64> {
+        self.started
+            .get()
+            .and_then(|s| s.raft.metrics().borrow_watched().current_leader)
+    }
+
+    /// This node's id.
+    pub fn node_id(&self) -> u64 {
+        self.node
+    }
+
+    /// Asks Raft to make node `to` the group's leader, if this node leads
+    /// it. Unlike [`GroupCommits::hand_over`], the lease is kept (the next
+    /// leader waits for it to run out) and this instance goes on serving
+    /// if it leads again later.
+    pub async fn transfer_to(&self, to: u64) -> Result<(), String> {
+        let started = self.group()?;
+        if to == self.node || !self.leads() {
+            return Ok(());
+        }
+        started
+            .raft
+            .trigger()
+            .transfer_leader(to)
+            .await
+            .map_err(|e| format!("asking node {to} to lead {}'s group: {e}", self.split))
+    }
+
     /// Adopts the split's new descriptor (its replica here applied a
     /// `SplitAt`): commits for keys it no longer holds are refused before
     /// they are proposed.

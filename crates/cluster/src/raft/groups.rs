@@ -61,7 +61,10 @@
 //! database whose groups are led by different nodes is the next step of the
 //! design (remote locking, milestone 9); until then a node that does not
 //! lead one of the groups refuses to commit and to serve strong reads, with
-//! the leader of that group named, as a single group's node does.
+//! the leader of that group named, as a single group's node does. The
+//! nodes keep the leaders together: [`SplitGroups::gather_leaders`], run
+//! periodically on every replica's node, hands every group a node leads to
+//! the leader of the first split's group.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock, Weak};
@@ -219,6 +222,29 @@ impl SplitGroups {
         let start = group.descriptor().start;
         let at = groups.partition_point(|g| g.descriptor().start <= start);
         groups.insert(at, group);
+    }
+
+    /// One round of keeping the database's groups led by one node: every
+    /// group this node leads while another node leads the first split's
+    /// group is handed to that node (the new leader serves once this
+    /// node's lease on it runs out). Run every few hundred milliseconds by
+    /// the node on every replica, it brings the leaders back together after
+    /// an election put them apart. Returns how many groups it handed over.
+    pub async fn gather_leaders(&self) -> usize {
+        let groups = self.groups();
+        let Some(leader) = groups.first().and_then(|g| g.current_leader()) else {
+            return 0;
+        };
+        let mut handed = 0;
+        for group in &groups[1..] {
+            if group.leads() && group.node_id() != leader {
+                match group.transfer_to(leader).await {
+                    Ok(()) => handed += 1,
+                    Err(e) => tracing::warn!("{e}"),
+                }
+            }
+        }
+        handed
     }
 
     /// The index of the group whose split holds `key`.
