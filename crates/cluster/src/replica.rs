@@ -277,6 +277,26 @@ impl Replica {
         })
     }
 
+    /// The splits whose replicas `router`'s engine holds (made by
+    /// [`Replica::create`] or by a split), in id order: what a node opens
+    /// again after a restart.
+    pub fn stored_splits(router: &Router) -> Result<Vec<SplitId>> {
+        let mut splits = Vec::new();
+        for item in router.meta_scan(REPLICA_PREFIX) {
+            let (key, _) = item?;
+            let id = key
+                .strip_prefix(REPLICA_PREFIX)
+                .and_then(|rest| rest.strip_suffix(b"/state"))
+                .and_then(|hex| std::str::from_utf8(hex).ok())
+                .filter(|hex| hex.len() == 16)
+                .and_then(|hex| u64::from_str_radix(hex, 16).ok());
+            if let Some(id) = id {
+                splits.push(SplitId(id));
+            }
+        }
+        Ok(splits)
+    }
+
     /// Tells `oracle` the commit timestamp of every write applied from now
     /// on (see the module docs).
     pub fn with_oracle(self, oracle: Arc<TimestampOracle>) -> Replica {

@@ -8,7 +8,10 @@
 //! database's router, and two Raft instances share the node's log store
 //! and peer port. The split falls between the two tables' keys, so the
 //! first group holds `Accounts` (and the database's metadata), the second
-//! `Transfers`.
+//! `Transfers`. Some tests start with one group and cut it while serving;
+//! a node's `SplitGroups` then learns the new group from its replica's
+//! split observer, which makes the group's instance as a node would, and
+//! a restarted node opens every group its engine holds.
 
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
@@ -28,9 +31,9 @@ use rowtree_cluster::{
     SplitObserver,
 };
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
-use rowtree_kv::{Router, SplitId};
+use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::mvcc::split_version_key;
-use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine};
+use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
 use rowtree_txn::SystemClock;
 
 const RULES: LeaseRules = LeaseRules {
@@ -219,9 +222,43 @@ async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<G
 /// store, engine, database (committing through the groups), replicas,
 /// Raft instances and peer port.
 fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, descriptors: &[Descriptor]) -> Node {
+    start_at(
+        rt,
+        id,
+        dir,
+        SocketAddr::from(([127, 0, 0, 1], 0)),
+        Some(descriptors),
+    )
+}
+
+/// Starts node `id` in `dir` with its peer port on `addr`: new replicas
+/// of the groups of `fresh`, or (`None`, a restart) every replica the
+/// engine holds, found with `Replica::stored_splits`.
+fn start_at(
+    rt: &tokio::runtime::Runtime,
+    id: u64,
+    dir: &Path,
+    addr: SocketAddr,
+    fresh: Option<&[Descriptor]>,
+) -> Node {
     let log = LogStore::open(dir.join("raft")).unwrap();
     let engine: Arc<dyn Engine> =
         Arc::new(FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap());
+    let stored: Vec<Descriptor>;
+    let descriptors = match fresh {
+        Some(d) => d,
+        None => {
+            // The database needs its groups when it opens; what they
+            // are is in its engine.
+            let look = Arc::new(Router::new(Mvcc::new(engine.clone()), SplitMap::new()));
+            stored = Replica::stored_splits(&look)
+                .unwrap()
+                .into_iter()
+                .map(|s| Replica::open(look.clone(), s).unwrap().descriptor().clone())
+                .collect();
+            &stored
+        }
+    };
     // A database needs its replication when it opens; the groups need
     // the database's router: the commits are made first, unstarted.
     let commits: Vec<Arc<GroupCommits>> = descriptors
@@ -263,7 +300,10 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, descriptors: &[Descr
     });
     for (d, commits) in descriptors.iter().zip(&commits) {
         // The first instances start the commits made above.
-        let replica = Replica::create(router.clone(), d.clone()).unwrap();
+        let replica = match fresh {
+            Some(_) => Replica::create(router.clone(), d.clone()).unwrap(),
+            None => Replica::open(router.clone(), d.split).unwrap(),
+        };
         let observer = db.downgrade();
         let replica = replica
             .with_observer(Arc::new(move |ts| {
@@ -308,10 +348,7 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, descriptors: &[Descr
         }
     });
     let port = rt
-        .block_on(PeerPort::start(
-            SocketAddr::from(([127, 0, 0, 1], 0)),
-            context.registry.clone(),
-        ))
+        .block_on(PeerPort::start(addr, context.registry.clone()))
         .unwrap();
     Node {
         db,
@@ -652,18 +689,7 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
     }
 
     // The leader dies; the survivors elect, and one leads both groups.
-    let dead = nodes.remove(&first).unwrap();
-    let Node {
-        port, rafts, db, ..
-    } = dead;
-    let rafts: Vec<GroupRaft> = rafts.lock().values().cloned().collect();
-    rt.block_on(async move {
-        port.shutdown().await;
-        for raft in &rafts {
-            raft.shutdown().await.unwrap();
-        }
-    });
-    drop(db);
+    stop(&rt, nodes.remove(&first).unwrap());
     let next = colocate(&rt, &nodes, None);
     let survivor = &nodes[&next];
     survivor.db.reload_schema().unwrap();
@@ -867,4 +893,92 @@ fn a_manual_split_point_cuts_the_group_it_falls_in() {
         column(&db, "Transfers", "Id"),
         (40..45).chain(50..55).collect::<Vec<_>>()
     );
+}
+
+/// Stops a node: its peer port and Raft instances, then its database.
+fn stop(rt: &tokio::runtime::Runtime, node: Node) {
+    let Node {
+        port, rafts, db, ..
+    } = node;
+    let rafts: Vec<GroupRaft> = rafts.lock().values().cloned().collect();
+    rt.block_on(async move {
+        port.shutdown().await;
+        for raft in &rafts {
+            raft.shutdown().await.unwrap();
+        }
+    });
+    drop(db);
+}
+
+/// A node stopped after its database's group was cut opens both groups
+/// again from its engine when it restarts, and catches up with what both
+/// committed while it was down.
+#[test]
+fn a_restarted_node_opens_every_group_its_engine_holds() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let whole = Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    };
+    let mut nodes = three_nodes(&rt, dir.path(), &[whole]);
+    let leader = leader_of(&rt, &nodes, 1, None);
+    let db = nodes[&leader].db.clone();
+    db.apply_ddl(&DDL).unwrap();
+    db.write(vec![Mutation::insert(
+        "Accounts",
+        &["Id", "Balance"],
+        (0..4)
+            .map(|id| vec![Value::Int64(id), Value::Int64(100)])
+            .collect(),
+    )])
+    .unwrap();
+    assert!(nodes[&leader]
+        .groups
+        .split(&split_key(), SplitId(2))
+        .unwrap());
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+    }
+    let leader = colocate(&rt, &nodes, None);
+    let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    let addr = nodes[&follower].port.local_addr;
+    stop(&rt, nodes.remove(&follower).unwrap());
+
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+    for t in 0..5 {
+        transfer(&db, t);
+    }
+    assert_eq!(outcomes(&nodes[&leader].router), 5);
+
+    let back = start_at(
+        &rt,
+        follower,
+        &dir.path().join(format!("n{follower}")),
+        addr,
+        None,
+    );
+    let halves: Vec<Descriptor> = back
+        .groups
+        .groups()
+        .iter()
+        .map(|g| g.descriptor())
+        .collect();
+    assert_eq!(
+        halves,
+        descriptors(&split_key()).map(|mut d| {
+            d.epoch = 2;
+            d
+        })
+    );
+    let want = stored(&nodes[&leader].router);
+    wait_for("the restarted node catches up in both groups", || {
+        stored(&back.router) == want
+    });
+    assert_eq!(outcomes(&back.router), 5);
 }
