@@ -33,7 +33,7 @@
 use crate::error::DecodeError;
 use crate::lease::Lease;
 use crate::twophase::{GlobalTxnId, Outcome, Prepare};
-use crate::wire::{put_bytes, put_u8, put_varint, Reader};
+use crate::wire::{hex, put_bytes, put_u8, put_varint, put_writes, read_writes, Reader};
 use rowtree_kv::SplitId;
 
 /// The format version this build writes and reads.
@@ -46,8 +46,6 @@ const TAG_PREPARE: u8 = 4;
 const TAG_DECIDE: u8 = 5;
 const TAG_RESOLVE: u8 = 6;
 const TAG_SPLIT_AT: u8 = 7;
-const KIND_DELETE: u8 = 0;
-const KIND_PUT: u8 = 1;
 
 /// The position of an entry in a group's log: the leader's term and the
 /// entry's index (indexes start at 0 and increase by one per entry).
@@ -243,38 +241,6 @@ impl Command {
     }
 }
 
-/// `count(writes) { key  kind [value] }`.
-pub(crate) fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
-    put_varint(out, writes.len() as u64);
-    for (key, value) in writes {
-        put_bytes(out, key);
-        match value {
-            None => put_u8(out, KIND_DELETE),
-            Some(v) => {
-                put_u8(out, KIND_PUT);
-                put_bytes(out, v);
-            }
-        }
-    }
-}
-
-/// Reads what [`put_writes`] wrote. A write is at least two bytes (key
-/// length, kind).
-pub(crate) fn read_writes(r: &mut Reader<'_>) -> Result<Vec<Write>, DecodeError> {
-    let m = r.count(2)?;
-    let mut writes = Vec::with_capacity(m);
-    for _ in 0..m {
-        let key = r.bytes()?.to_vec();
-        let value = match r.u8()? {
-            KIND_DELETE => None,
-            KIND_PUT => Some(r.bytes()?.to_vec()),
-            other => return Err(r.error(format!("write kind {other}"))),
-        };
-        writes.push((key, value));
-    }
-    Ok(writes)
-}
-
 impl std::fmt::Display for Command {
     /// A one-line summary for logs: the kind, and what it holds by count.
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -311,7 +277,7 @@ impl std::fmt::Display for Command {
             } => write!(f, "decision on {txn}: {outcome}, {} keys", writes.len()),
             Command::Resolve { txn, outcome, .. } => write!(f, "resolution of {txn}: {outcome}"),
             Command::SplitAt { at, right } => {
-                write!(f, "split at {} into {right}", crate::replica::hex(at))
+                write!(f, "split at {} into {right}", hex(at))
             }
         }
     }

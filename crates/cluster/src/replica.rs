@@ -108,13 +108,7 @@ impl fmt::Display for Descriptor {
     }
 }
 
-/// A key in hexadecimal, for messages (`''` when empty).
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    if bytes.is_empty() {
-        return "''".into();
-    }
-    bytes.iter().map(|b| format!("{b:02x}")).collect()
-}
+pub(crate) use crate::wire::hex;
 
 /// What a replica tells of the commit timestamps it applies
 /// ([`Replica::with_observer`]).
@@ -695,7 +689,7 @@ impl Replica {
                     ),
                 });
             }
-            if let Some(prepare) = twophase::check_image_record(&descriptor, key, value)? {
+            if let Some(prepare) = Self::check_image_record(&descriptor, key, value)? {
                 prepared.push(prepare);
             }
             side.push((key, value));

@@ -38,8 +38,9 @@ use rowtree_storage::WriteBatch;
 
 use crate::command::LogId;
 use crate::error::{Error, Result};
-use crate::replica::{encode_state, hex, state_key, Descriptor, Replica, State};
+use crate::replica::{encode_state, state_key, Descriptor, Replica, State};
 use crate::twophase::{outside, txn_key, TableChange, PREPARED};
+use crate::wire::hex;
 
 impl Replica {
     /// Stages a `SplitAt { at, right }` entry (see the module docs):

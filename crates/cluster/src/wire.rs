@@ -8,6 +8,7 @@
 //! writes costs nothing.
 
 use crate::error::DecodeError;
+use rowtree_kv::replication::Write;
 
 pub(crate) fn put_u8(out: &mut Vec<u8>, v: u8) {
     out.push(v);
@@ -131,6 +132,49 @@ impl<'a> Reader<'a> {
         }
         Ok(())
     }
+}
+
+/// A key in hexadecimal, for messages (`''` when empty).
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    if bytes.is_empty() {
+        return "''".into();
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+const KIND_DELETE: u8 = 0;
+const KIND_PUT: u8 = 1;
+
+/// `count(writes) { key  kind [value] }`.
+pub(crate) fn put_writes(out: &mut Vec<u8>, writes: &[Write]) {
+    put_varint(out, writes.len() as u64);
+    for (key, value) in writes {
+        put_bytes(out, key);
+        match value {
+            None => put_u8(out, KIND_DELETE),
+            Some(v) => {
+                put_u8(out, KIND_PUT);
+                put_bytes(out, v);
+            }
+        }
+    }
+}
+
+/// Reads what [`put_writes`] wrote. A write is at least two bytes (key
+/// length, kind).
+pub(crate) fn read_writes(r: &mut Reader<'_>) -> Result<Vec<Write>, DecodeError> {
+    let m = r.count(2)?;
+    let mut writes = Vec::with_capacity(m);
+    for _ in 0..m {
+        let key = r.bytes()?.to_vec();
+        let value = match r.u8()? {
+            KIND_DELETE => None,
+            KIND_PUT => Some(r.bytes()?.to_vec()),
+            other => return Err(r.error(format!("write kind {other}"))),
+        };
+        writes.push((key, value));
+    }
+    Ok(writes)
 }
 
 #[cfg(test)]
