@@ -17,6 +17,8 @@
 //! leader never hands out a value again. The nodes' clocks disagree by
 //! less than ε.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::net::SocketAddr;
 use std::path::Path;
@@ -24,8 +26,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::{config, runtime};
 use openraft::type_config::async_runtime::WatchReceiver;
-use openraft::{BasicNode, Config};
+use openraft::BasicNode;
 use rowtree_cluster::raft::{
     GroupCommits, GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
 };
@@ -54,19 +57,6 @@ fn descriptor() -> Descriptor {
         limit: None,
         epoch: 1,
     }
-}
-
-fn config() -> Arc<Config> {
-    Arc::new(
-        Config {
-            heartbeat_interval: 100,
-            election_timeout_min: 800,
-            election_timeout_max: 1600,
-            ..Config::default()
-        }
-        .validate()
-        .unwrap(),
-    )
 }
 
 /// The system clock moved by an offset a test sets: nodes whose clocks
@@ -167,15 +157,6 @@ fn start(rt: &tokio::runtime::Runtime, id: u64, dir: &Path, addr: SocketAddr) ->
         port,
         _log: log,
     }
-}
-
-/// The runtime the nodes of a test run on.
-fn runtime() -> tokio::runtime::Runtime {
-    tokio::runtime::Builder::new_multi_thread()
-        .worker_threads(2)
-        .enable_all()
-        .build()
-        .unwrap()
 }
 
 /// Nodes 1 to 3 in `dir`, their group initialized by node 1 with all

@@ -3,23 +3,16 @@
 //! engine, with the lease, closed timestamp and the prepared transactions
 //! that lie wholly on its side; each half then refuses the other's keys.
 
-use std::sync::Arc;
+mod common;
 
+use common::{memory, Log};
 use proptest::prelude::*;
 use rowtree_cluster::{
     Applied, Command, Commit, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Prepare,
     Replica,
 };
-use rowtree_kv::{Router, SplitId, SplitMap};
+use rowtree_kv::{Router, SplitId};
 use rowtree_storage::mvcc::split_version_key;
-use rowtree_storage::{MemoryEngine, Mvcc};
-
-fn memory() -> Arc<Router> {
-    Arc::new(Router::new(
-        Mvcc::new(Arc::new(MemoryEngine::new())),
-        SplitMap::new(),
-    ))
-}
 
 /// The split of keys `[b"k", b"l")`.
 fn descriptor() -> Descriptor {
@@ -74,40 +67,9 @@ fn row_keys(router: &Router) -> Vec<Vec<u8>> {
     keys
 }
 
-struct Log {
-    router: Arc<Router>,
-    replica: Replica,
-    next: u64,
-}
-
-impl Log {
-    fn new() -> Log {
-        let router = memory();
-        let replica = Replica::create(router.clone(), descriptor()).unwrap();
-        Log {
-            router,
-            replica,
-            next: 0,
-        }
-    }
-
-    fn apply(&mut self, command: Command) {
-        self.replica
-            .apply(LogId::new(1, self.next), &command)
-            .unwrap_or_else(|e| panic!("{command}: {e}"));
-        self.next += 1;
-    }
-
-    fn refuse(&mut self, command: Command) -> Error {
-        self.replica
-            .apply(LogId::new(1, self.next), &command)
-            .expect_err("applied")
-    }
-}
-
 #[test]
 fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let lease = Lease {
         seq: 1,
         holder: 2,
@@ -209,7 +171,7 @@ fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
 
 #[test]
 fn a_split_waits_for_a_transaction_prepared_on_both_sides() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     log.apply(prepare(1, 200, &[1, 5]));
     log.apply(Command::SplitAt {
         at: key(3),
@@ -231,7 +193,7 @@ fn a_split_waits_for_a_transaction_prepared_on_both_sides() {
 
 #[test]
 fn splits_that_break_a_rule_are_refused() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let other = Replica::create(log.router.clone(), {
         let mut d = descriptor();
         d.split = SplitId(9);
@@ -269,7 +231,7 @@ proptest! {
         writes in prop::collection::vec(prop::collection::vec(0u8..=255, 1..4), 1..8),
         cut in 1u8..=255,
     ) {
-        let mut log = Log::new();
+        let mut log = Log::new(descriptor());
         for (i, keys) in writes.iter().enumerate() {
             let mut keys = keys.clone();
             keys.sort_unstable();

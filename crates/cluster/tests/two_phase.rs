@@ -3,23 +3,22 @@
 //! repeated entries change nothing, the rules on timestamps hold, and the
 //! prepared table survives a restart and travels in a snapshot image.
 
+mod common;
+
 use std::sync::Arc;
 
+use common::{memory, stored, Log};
 use proptest::prelude::*;
 use rowtree_cluster::twophase::OUTCOME_RETENTION;
 use rowtree_cluster::{
     Command, Commit, Descriptor, Error, GlobalTxnId, LogId, Outcome, Prepare, Replica,
 };
 use rowtree_kv::{Router, SplitId, SplitMap};
-use rowtree_storage::{Engine, FjallEngine, FjallOptions, MemoryEngine, Mvcc};
+use rowtree_storage::{Engine, FjallEngine, FjallOptions, Mvcc};
 use rowtree_txn::lock::{LockMode, LockTarget};
 
 fn router(engine: Arc<dyn Engine>) -> Arc<Router> {
     Arc::new(Router::new(Mvcc::new(engine), SplitMap::new()))
-}
-
-fn memory() -> Arc<Router> {
-    router(Arc::new(MemoryEngine::new()))
 }
 
 const SPLIT: SplitId = SplitId(7);
@@ -41,14 +40,6 @@ fn key(i: u8) -> Vec<u8> {
 
 fn txn(i: u128) -> GlobalTxnId {
     GlobalTxnId(0xabc0_0000_0000_0000_0000_0000_0000_0000 + i)
-}
-
-/// Everything the engine stores: every version of the data space, then
-/// the metadata space.
-fn stored(router: &Router) -> Vec<(Vec<u8>, Vec<u8>)> {
-    let mut all: Vec<_> = router.scan_stored(b"", None).map(|r| r.unwrap()).collect();
-    all.extend(router.meta_scan(b"").map(|r| r.unwrap()));
-    all
 }
 
 fn prepare(id: GlobalTxnId, ts: u64, writes: Vec<(Vec<u8>, Option<Vec<u8>>)>) -> Prepare {
@@ -87,62 +78,9 @@ fn resolve(id: GlobalTxnId, outcome: Outcome) -> Command {
     }
 }
 
-/// A replica that applies entries one after the other.
-struct Log {
-    router: Arc<Router>,
-    replica: Replica,
-    next: u64,
-}
-
-impl Log {
-    fn new() -> Log {
-        let router = memory();
-        let replica = Replica::create(router.clone(), descriptor()).unwrap();
-        Log {
-            router,
-            replica,
-            next: 0,
-        }
-    }
-
-    fn apply(&mut self, command: Command) {
-        self.replica
-            .apply(LogId::new(1, self.next), &command)
-            .unwrap_or_else(|e| panic!("{command}: {e}"));
-        self.next += 1;
-    }
-
-    /// Applies `command` expecting a refusal that leaves everything as it
-    /// was.
-    fn refuse(&mut self, command: Command) -> Error {
-        let before = stored(&self.router);
-        let applied = self.replica.applied();
-        let floor = self.replica.prepared_view().floor();
-        let err = self
-            .replica
-            .apply(LogId::new(1, self.next), &command)
-            .expect_err("the entry was applied");
-        assert_eq!(
-            stored(&self.router),
-            before,
-            "a refused entry wrote something"
-        );
-        assert_eq!(self.replica.applied(), applied);
-        assert_eq!(self.replica.prepared_view().floor(), floor);
-        err
-    }
-
-    fn read(&self, k: u8, ts: u64) -> Option<String> {
-        self.router
-            .get(&key(k), ts)
-            .unwrap()
-            .map(|v| String::from_utf8(v).unwrap())
-    }
-}
-
 #[test]
 fn prepared_writes_stay_invisible_until_resolved_then_appear_at_the_commit_timestamp() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     log.apply(Command::Write {
         commits: vec![Commit {
             ts: 10,
@@ -159,8 +97,8 @@ fn prepared_writes_stay_invisible_until_resolved_then_appear_at_the_commit_times
     )));
     assert_eq!(log.replica.prepared_txn(a).unwrap().ts, 20);
     assert_eq!(log.replica.prepared_view().floor(), 20);
-    assert_eq!(log.read(1, u64::MAX - 1), Some("old".into()));
-    assert_eq!(log.read(2, u64::MAX - 1), None);
+    assert_eq!(log.read(&key(1), u64::MAX - 1), Some("old".into()));
+    assert_eq!(log.read(&key(2), u64::MAX - 1), None);
     assert_eq!(log.replica.outcome(a).unwrap(), None);
 
     // The same prepare again (a retry that reached the log twice).
@@ -169,10 +107,10 @@ fn prepared_writes_stay_invisible_until_resolved_then_appear_at_the_commit_times
     assert_eq!(log.replica.prepared_txn(a).unwrap().writes.len(), 3);
 
     log.apply(resolve(a, commit_at(25)));
-    assert_eq!(log.read(1, 24), Some("old".into()));
-    assert_eq!(log.read(2, 24), None);
-    assert_eq!(log.read(1, 25), Some("new".into()));
-    assert_eq!(log.read(2, 25), Some("two".into()));
+    assert_eq!(log.read(&key(1), 24), Some("old".into()));
+    assert_eq!(log.read(&key(2), 24), None);
+    assert_eq!(log.read(&key(1), 25), Some("new".into()));
+    assert_eq!(log.read(&key(2), 25), Some("two".into()));
     assert_eq!(log.replica.prepared().count(), 0);
     assert_eq!(log.replica.prepared_view().floor(), u64::MAX);
     assert_eq!(log.replica.outcome(a).unwrap(), Some(commit_at(25)));
@@ -198,7 +136,7 @@ fn prepared_writes_stay_invisible_until_resolved_then_appear_at_the_commit_times
     let b = txn(2);
     log.apply(Command::Prepare(prepare(b, 50, vec![put(4, "never")])));
     log.apply(resolve(b, Outcome::Abort { at: 51 }));
-    assert_eq!(log.read(4, u64::MAX - 1), None);
+    assert_eq!(log.read(&key(4), u64::MAX - 1), None);
     assert_eq!(log.replica.prepared().count(), 0);
     assert_eq!(
         log.replica.outcome(b).unwrap(),
@@ -208,7 +146,7 @@ fn prepared_writes_stay_invisible_until_resolved_then_appear_at_the_commit_times
 
 #[test]
 fn the_first_decision_is_final() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let a = txn(1);
     log.apply(Command::Decide {
         txn: a,
@@ -227,8 +165,8 @@ fn the_first_decision_is_final() {
         writes: vec![put(1, "again")],
     });
     assert_eq!(log.replica.outcome(a).unwrap(), Some(commit_at(30)));
-    assert_eq!(log.read(1, u64::MAX - 1), Some("a".into()));
-    assert_eq!(log.read(1, 29), None);
+    assert_eq!(log.read(&key(1), u64::MAX - 1), Some("a".into()));
+    assert_eq!(log.read(&key(1), 29), None);
 
     // A recovery's abort first: the gateway's late commit changes nothing.
     let b = txn(2);
@@ -246,12 +184,12 @@ fn the_first_decision_is_final() {
         log.replica.outcome(b).unwrap(),
         Some(Outcome::Abort { at: 50 })
     );
-    assert_eq!(log.read(2, u64::MAX - 1), None);
+    assert_eq!(log.read(&key(2), u64::MAX - 1), None);
 }
 
 #[test]
 fn a_prepare_after_the_outcome_changes_nothing() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let a = txn(1);
     // The coordinator aborted the transaction and resolved this participant
     // before the participant's retried prepare reached its log.
@@ -261,12 +199,12 @@ fn a_prepare_after_the_outcome_changes_nothing() {
     assert_eq!(log.replica.prepared_view().floor(), u64::MAX);
     // So a closed timestamp may pass the late prepare's timestamp.
     log.apply(Command::ClosedTs(100));
-    assert_eq!(log.read(1, u64::MAX - 1), None);
+    assert_eq!(log.read(&key(1), u64::MAX - 1), None);
 }
 
 #[test]
 fn a_pending_commit_timestamp_is_filled_in_by_the_commit() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let a = txn(1);
     let mut p = prepare(a, 20, vec![put(1, "ts=<pending>")]);
     p.pending = true;
@@ -281,12 +219,12 @@ fn a_pending_commit_timestamp_is_filled_in_by_the_commit() {
         outcome: commit_at(30),
         writes: Some(vec![put(1, "ts=30")]),
     });
-    assert_eq!(log.read(1, 30), Some("ts=30".into()));
+    assert_eq!(log.read(&key(1), 30), Some("ts=30".into()));
 }
 
 #[test]
 fn entries_that_break_two_phase_rules_are_refused_whole() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     log.apply(Command::ClosedTs(100));
     let a = txn(1);
     let err = log.refuse(Command::Prepare(prepare(a, 100, vec![put(1, "x")])));
@@ -371,12 +309,12 @@ fn entries_that_break_two_phase_rules_are_refused_whole() {
     let err = log.refuse(resolve(a, commit_at(180)));
     assert!(matches!(err, Error::TimestampOrder { .. }), "{err}");
     log.apply(resolve(a, commit_at(210)));
-    assert_eq!(log.read(1, 210), Some("x".into()));
+    assert_eq!(log.read(&key(1), 210), Some("x".into()));
 }
 
 #[test]
 fn outcomes_are_kept_until_the_closed_timestamp_passes_their_retention() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let (a, b) = (txn(1), txn(2));
     log.apply(Command::Decide {
         txn: a,
@@ -393,7 +331,7 @@ fn outcomes_are_kept_until_the_closed_timestamp_passes_their_retention() {
         Some(Outcome::Abort { at: 300 })
     );
     // The write stays; only the record of the outcome goes.
-    assert_eq!(log.read(1, u64::MAX - 1), Some("a".into()));
+    assert_eq!(log.read(&key(1), u64::MAX - 1), Some("a".into()));
     log.apply(Command::Write {
         commits: Vec::new(),
         closed_ts: Some(301 + OUTCOME_RETENTION),
@@ -453,7 +391,7 @@ fn the_prepared_table_survives_a_restart() {
 
 #[test]
 fn a_snapshot_image_carries_prepared_transactions_and_outcomes() {
-    let mut log = Log::new();
+    let mut log = Log::new(descriptor());
     let a = txn(1);
     log.apply(Command::Prepare(prepare(a, 20, vec![put(1, "a")])));
     log.apply(Command::Decide {
