@@ -167,6 +167,26 @@ fn split_observer(context: Arc<Context>) -> SplitObserver {
 /// replica the engine holds: Raft instance and commits.
 async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<GroupCommits>) {
     let replica = Replica::open(context.router.clone(), d.split).unwrap();
+    let commits = Arc::new(GroupCommits::new(
+        context.id,
+        d.clone(),
+        RULES,
+        Arc::new(SystemClock),
+        context.runtime.clone(),
+        Duration::from_secs(10),
+    ));
+    let raft = instance(context, replica, &commits).await;
+    (raft, commits)
+}
+
+/// Runs `replica` in a Raft instance of its group on this node: its
+/// observers set (commit timestamps to the database, splits to the node),
+/// registered with the peer port, and `commits` started on it.
+async fn instance(
+    context: &Arc<Context>,
+    replica: Replica,
+    commits: &Arc<GroupCommits>,
+) -> GroupRaft {
     let db = context.db.clone();
     let replica = replica
         .with_observer(Arc::new(move |ts| {
@@ -180,7 +200,8 @@ async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<G
         replica.closed_view(),
         replica.prepared_view(),
     );
-    let gid = group_id(d.split);
+    let split = replica.descriptor().split;
+    let gid = group_id(split);
     let raft = GroupRaft::new(
         context.id,
         config(),
@@ -191,21 +212,13 @@ async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<G
     .await
     .unwrap();
     context.registry.insert(gid, raft.clone());
-    let commits = Arc::new(GroupCommits::new(
-        context.id,
-        d.clone(),
-        RULES,
-        Arc::new(SystemClock),
-        context.runtime.clone(),
-        Duration::from_secs(10),
-    ));
     commits
         .start(raft.clone(), leases, closed, view.clone())
         .map_err(|_| ())
         .unwrap();
-    context.rafts.lock().insert(d.split.0, raft.clone());
-    context.prepared.lock().insert(d.split.0, view);
-    (raft, commits)
+    context.rafts.lock().insert(split.0, raft.clone());
+    context.prepared.lock().insert(split.0, view);
+    raft
 }
 
 /// Starts node `id` in `dir` with the groups of `descriptors`: its log
@@ -294,36 +307,7 @@ fn start_at(
             Some(_) => Replica::create(router.clone(), d.clone()).unwrap(),
             None => Replica::open(router.clone(), d.split).unwrap(),
         };
-        let observer = db.downgrade();
-        let replica = replica
-            .with_observer(Arc::new(move |ts| {
-                if let Some(db) = observer.upgrade() {
-                    db.observe_applied(ts);
-                }
-            }))
-            .with_split_observer(split_observer(context.clone()));
-        let (leases, closed, view) = (
-            replica.lease_view(),
-            replica.closed_view(),
-            replica.prepared_view(),
-        );
-        let gid = group_id(d.split);
-        let raft = rt
-            .block_on(GroupRaft::new(
-                id,
-                config(),
-                Peers::new().group(gid),
-                context.log.group(gid),
-                ReplicaMachine::new(replica),
-            ))
-            .unwrap();
-        context.registry.insert(gid, raft.clone());
-        commits
-            .start(raft.clone(), leases, closed, view.clone())
-            .map_err(|_| ())
-            .unwrap();
-        rafts.lock().insert(d.split.0, raft);
-        prepared.lock().insert(d.split.0, view);
+        rt.block_on(instance(&context, replica, commits));
     }
     // Every few hundred milliseconds, groups this node leads go to the
     // leader of the first split's group.
