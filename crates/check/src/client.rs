@@ -413,6 +413,36 @@ impl Client {
             .statements)
     }
 
+    /// Asks that `table` be split at each of `keys` (AddSplitPoints, a
+    /// key being the leading values of the table's primary key), with
+    /// Spanner's default expiry.
+    pub async fn add_split_points(
+        &self,
+        database: &str,
+        table: &str,
+        keys: &[Vec<Value>],
+    ) -> Result<()> {
+        let keys = keys
+            .iter()
+            .map(|k| dpb::split_points::Key {
+                key_parts: Some(wire::list(k)),
+            })
+            .collect();
+        self.database_admin()
+            .add_split_points(dpb::AddSplitPointsRequest {
+                database: database.into(),
+                split_points: vec![dpb::SplitPoints {
+                    table: table.into(),
+                    index: String::new(),
+                    keys,
+                    expire_time: None,
+                }],
+                initiator: String::new(),
+            })
+            .await?;
+        Ok(())
+    }
+
     /// Polls an operation (WaitOperation, one second at a time) until it is
     /// done; an operation that finished with an error is an
     /// [`Error::Operation`].

@@ -34,6 +34,7 @@
 //!   replaced by the fourth node, which gets the data and votes: the
 //!   database survives the loss of its leader afterwards.
 
+use std::collections::BTreeSet;
 use std::io::{BufRead, BufReader};
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
@@ -918,5 +919,215 @@ fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
             .await
             .expect_err("the old session is gone with its database");
         assert_eq!(old.code(), Some(tonic::Code::NotFound), "{old}");
+    });
+}
+
+/// The database groups `rowtree cluster status` reports (node 1 answers,
+/// with the freshest report of each group), as (group, leader, voters,
+/// split).
+fn database_groups(dir: &Path) -> Vec<(u64, Option<u64>, Vec<u64>, String)> {
+    let status = cluster_status(dir);
+    status["groups"]
+        .as_array()
+        .map(|groups| {
+            groups
+                .iter()
+                .map(|g| {
+                    let mut voters: Vec<u64> = g["members"]
+                        .as_array()
+                        .map(|a| a.iter().filter_map(|m| m.as_u64()).collect())
+                        .unwrap_or_default();
+                    voters.sort_unstable();
+                    (
+                        g["group"].as_u64().unwrap_or(0),
+                        g["leader"].as_u64(),
+                        voters,
+                        g["split"].as_str().unwrap_or("").to_string(),
+                    )
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Waits until the status shows `n` database groups with one leader (not
+/// `not`) and three voters each; returns the leader.
+fn wait_for_groups(dir: &Path, n: usize, not: Option<u64>) -> u64 {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let groups = database_groups(dir);
+        let leaders: BTreeSet<Option<u64>> = groups.iter().map(|g| g.1).collect();
+        if groups.len() == n && groups.iter().all(|g| g.2.len() == 3) && leaders.len() == 1 {
+            if let Some(Some(leader)) = leaders.into_iter().next() {
+                if Some(leader) != not {
+                    return leader;
+                }
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the status did not show {n} groups under one leader within 30 s: {groups:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// Writes ten rows of T in one commit, five on each side of Id 100
+/// (insert-or-update, so that a retried commit is harmless):
+/// Ids `2 + 5k` to `6 + 5k` and `200 + 5k` to `204 + 5k` (`k` below 19).
+async fn write_across(client: &Client, db: &str, k: i64) -> rowtree_check::Result<()> {
+    let session = client.create_session(db).await?;
+    let rows = (2 + 5 * k..7 + 5 * k)
+        .chain(200 + 5 * k..205 + 5 * k)
+        .map(|i| vec![Value::from(i), Value::from(format!("v{i}"))])
+        .collect();
+    client
+        .commit(
+            &session,
+            Selector::SingleUse(TxnMode::ReadWrite),
+            vec![insert_or_update("T", &["Id", "V"], rows)],
+        )
+        .await
+        .map(|_| ())
+}
+
+/// The command line node `node` was started with.
+fn command_of(node: &NodeLine) -> Vec<String> {
+    let cmdline = std::fs::read(format!("/proc/{}/cmdline", node.pid)).expect("the node's command");
+    cmdline
+        .split(|b| *b == 0)
+        .filter(|a| !a.is_empty())
+        .map(|a| String::from_utf8_lossy(a).into_owned())
+        .collect()
+}
+
+fn kill_9(pid: u32) {
+    let status = Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+}
+
+/// A split point cuts a cluster database's Raft group in two: its leader
+/// proposes the cut, every replica's node makes the new group with the same
+/// voters, and `cluster status` lists both, led by one node. Commits that
+/// write both halves go through two-phase commit. When the leader is killed
+/// with SIGKILL, the survivors elect leaders and bring both groups under
+/// one, which serves every acknowledged row and takes commits across both.
+/// The killed node, started again, reopens both groups from its disk and
+/// catches up: with the third replica killed next, commits across both
+/// halves need its votes in both groups, and get them.
+#[test]
+fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        assert_eq!(database_groups(&cluster).len(), 1, "one group at first");
+
+        // The split point through node 4, which holds no replica: forwarded
+        // to the leader, which cuts its group.
+        clients[3]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await
+            .expect("AddSplitPoints");
+        let leader = wait_for_groups(&cluster, 2, None);
+        let groups = database_groups(&cluster);
+        eprintln!("after the split point: {groups:?}");
+        assert!(
+            !groups[0].3.ends_with("end)") && groups[1].3.ends_with("end)"),
+            "the splits: {groups:?}"
+        );
+        assert!(
+            groups[1].0 >= 1 << 32,
+            "the new split's group id: {groups:?}"
+        );
+
+        // Commits across both halves, through every node.
+        let mut rows = 1;
+        for (k, c) in clients.iter().enumerate() {
+            retry(
+                "a commit across both splits",
+                Duration::from_secs(10),
+                || write_across(c, &db, k as i64),
+            )
+            .await;
+            rows += 10;
+        }
+        for (n, c) in nodes.iter().zip(&clients) {
+            let what = format!("a count through node {}", n.id);
+            let (seen, _) = retry(&what, Duration::from_secs(10), || count(c, &db)).await;
+            assert_eq!(seen, rows, "through node {}", n.id);
+        }
+
+        // Kill the leader; the survivors take both groups.
+        let killed = &nodes[(leader - 1) as usize];
+        let command = command_of(killed);
+        kill_9(killed.pid);
+        let killed_at = Instant::now();
+        let survivors: Vec<usize> = (0..3).filter(|i| *i != (leader - 1) as usize).collect();
+        retry(
+            "a commit across both splits after the kill",
+            Duration::from_secs(30),
+            || write_across(&clients[survivors[0]], &db, 4),
+        )
+        .await;
+        rows += 10;
+        eprintln!(
+            "commits across both splits resumed {:.2} s after the leader was killed",
+            killed_at.elapsed().as_secs_f64()
+        );
+        let new_leader = wait_for_groups(&cluster, 2, Some(leader));
+
+        // Start the killed node again; it reopens both groups.
+        let restarted = Restarted(
+            Command::new(&command[0])
+                .args(&command[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the node again"),
+        );
+        // It serves again (forwarding the commit to the leader).
+        retry(
+            "a commit through the restarted node",
+            Duration::from_secs(30),
+            || async {
+                let c = Client::connect(killed.addr).await?;
+                write_across(&c, &db, 5).await
+            },
+        )
+        .await;
+        rows += 10;
+
+        // Kill the third replica: every commit now needs the restarted
+        // node's vote in both groups.
+        let third = survivors
+            .iter()
+            .copied()
+            .find(|i| *i != (new_leader - 1) as usize)
+            .expect("a survivor that does not lead");
+        kill_9(nodes[third].pid);
+        retry(
+            "a commit across both splits with the restarted node's votes",
+            Duration::from_secs(30),
+            || write_across(&clients[(new_leader - 1) as usize], &db, 6),
+        )
+        .await;
+        rows += 10;
+        let (seen, _) = retry("a count after the kills", Duration::from_secs(10), || {
+            count(&clients[(new_leader - 1) as usize], &db)
+        })
+        .await;
+        assert_eq!(seen, rows, "every acknowledged row");
+        let (seen, _) = retry("a count through node 4", Duration::from_secs(10), || {
+            count(&clients[3], &db)
+        })
+        .await;
+        assert_eq!(seen, rows, "every acknowledged row, through node 4");
+        drop(restarted);
     });
 }

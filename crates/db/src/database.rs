@@ -428,6 +428,15 @@ impl Database {
 
     /// Opens (or creates) a durable database in `dir` with `options`.
     pub fn open_with(dir: impl AsRef<Path>, options: Options) -> Result<Database> {
+        let engine = Self::open_engine(dir, &options)?;
+        Self::with_engine(engine, options)
+    }
+
+    /// The durable engine [`Database::open_with`] opens in `dir`, sized by
+    /// `options`, for a caller that must look at what it holds before the
+    /// database opens over it ([`Database::with_engine`]): a cluster node
+    /// reads which split groups a database's replicas were cut into.
+    pub fn open_engine(dir: impl AsRef<Path>, options: &Options) -> Result<Arc<dyn Engine>> {
         let engine = FjallEngine::open(
             dir.as_ref(),
             FjallOptions {
@@ -436,7 +445,7 @@ impl Database {
                 ..FjallOptions::default()
             },
         )?;
-        Self::with_engine(Arc::new(engine), options)
+        Ok(Arc::new(engine))
     }
 
     /// A database held in memory only, for tests and experiments.

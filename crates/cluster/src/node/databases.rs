@@ -1,5 +1,6 @@
-//! The databases a node serves: each one Raft group, replicated on a few
-//! nodes, whose replica on this node is the database's own engine.
+//! The databases a node serves: each one or more Raft groups (one per
+//! split), replicated on a few nodes, whose replicas on this node apply to
+//! the database's own engine.
 //!
 //! The server's registry (instances and databases, kept as one document in
 //! the placement group, [`crate::placement::Registry`]) says which group
@@ -7,21 +8,27 @@
 //! named there opens the database with [`Hosting::open_database`]:
 //!
 //! * the database's engine, in the directory the registry names, with a
-//!   [`GroupCommits`] as its replication, so its commits go through the
-//!   group's log under the group's lease, with commit wait (design §5);
-//! * the group's replica over the database's own router (so a node that
-//!   leads reads what its replica applied), telling the database the
-//!   commit timestamps it applies (the hybrid clock's receive rule) and
-//!   the schema keys it writes (so a follower reloads its schema and
-//!   serves the new tables as soon as it leads);
-//! * the group's Raft instance, on the node's shared log store and peer
-//!   port. The node that created the database (the registry names it)
-//!   initializes the group with every replica as a voter; the others wait
-//!   to be contacted.
+//!   [`SplitGroups`] as its replication, so its commits go through their
+//!   splits' logs under the groups' leases, with commit wait (design §5),
+//!   and in two phases when they span splits (design §6);
+//! * for each split its engine holds a replica of (one over the whole key
+//!   space for a new database), the replica over the database's own router
+//!   (so a node that leads reads what its replica applied), telling the
+//!   database the commit timestamps it applies (the hybrid clock's receive
+//!   rule) and the schema keys it writes (so a follower reloads its schema
+//!   and serves the new tables as soon as it leads), and the group's Raft
+//!   instance, on the node's shared log store and peer port. The node that
+//!   created the database (the registry names it) initializes the first
+//!   group with every replica as a voter; the others wait to be contacted.
+//!   The groups a split makes later are started by every voter alike (the
+//!   `splits` module).
 //!
-//! Until split groups are cut at table starts, a database is one group
-//! over its whole key space, which therefore also carries its metadata
-//! (the DDL log, sequence reservations).
+//! The first split, which starts at the empty key, carries the database's
+//! metadata (the DDL log, sequence reservations); its group has the id the
+//! registry gave the database, and the registry's calls here
+//! ([`Hosting::leader_of`], [`Hosting::hand_over`],
+//! [`Hosting::reconcile_members`], [`Hosting::close_database`]) name the
+//! database by it.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
@@ -35,10 +42,11 @@ use rowtree_kv::SplitId;
 use rowtree_txn::Clock;
 use tonic::Status;
 
+use super::splits::{self, DatabaseGroups};
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
 use crate::placement::{NodeState, Registry};
-use crate::raft::{split_group_config, GroupCommits, GroupId, GroupRaft, LogStore, ReplicaMachine};
+use crate::raft::{GroupCommits, GroupId, GroupRaft, LogStore, SplitGroups};
 use crate::{Descriptor, Replica};
 
 /// How long a database's lease lasts; a node that takes over waits for
@@ -216,7 +224,8 @@ impl Hosting {
     }
 
     /// Hands the leadership of database group `group` to node `to`, if
-    /// this node leads it (and `to` is another node), and waits (up to
+    /// this node leads it (and `to` is another node), with every split
+    /// group of the database this node leads, and waits (up to
     /// [`HAND_OVER_TIMEOUT`]) until this node knows `to` leads: how a
     /// database's leaders are spread over the nodes. The new leader serves
     /// once it has taken the lease, which starts after this node's lease
@@ -226,11 +235,23 @@ impl Hosting {
         if to == self.shared.id || self.leader_of(group) != Some(self.shared.id) {
             return;
         }
-        let Some(raft) = self.shared.hosted.lock().get(&group).cloned() else {
-            return;
-        };
-        tracing::info!(group, to, "handing the group's leadership over");
-        let _ = self.block_on(async move { raft.trigger().transfer_leader(to).await });
+        let rafts = self.database_rafts(group);
+        tracing::info!(
+            group,
+            to,
+            groups = rafts.len(),
+            "handing the database's leadership over"
+        );
+        let me = self.shared.id;
+        let _ = self.block_on(async move {
+            let moves = rafts.into_iter().map(|(_, raft)| async move {
+                use openraft::type_config::async_runtime::WatchReceiver;
+                if raft.metrics().borrow_watched().current_leader == Some(me) {
+                    let _ = raft.trigger().transfer_leader(to).await;
+                }
+            });
+            futures_util::future::join_all(moves).await
+        });
         let deadline = std::time::Instant::now() + HAND_OVER_TIMEOUT;
         while self.leader_of(group) != Some(to) && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(10));
@@ -325,80 +346,93 @@ impl Hosting {
         dir: &Path,
         options: rowtree_db::Options,
     ) -> Result<Database, NodeError> {
-        let id = self.shared.id;
+        let cannot_open =
+            |e: rowtree_db::Error| NodeError::Config(format!("cannot open {}: {e}", dir.display()));
         let clock: Arc<dyn Clock> = Arc::new(NodeClock(self.shared.clock.clone()));
         let rules = LeaseRules {
             duration: DATABASE_LEASE,
             max_offset: self.shared.max_clock_offset,
         };
-        let commits = Arc::new(GroupCommits::new(
-            id,
-            whole_database(),
-            rules,
-            clock.clone(),
-            self.runtime.clone(),
-            GROUP_TIMEOUT,
-        ));
-        let db = Database::open_with(
-            dir,
+        // The database's commits need its groups when it opens, and what
+        // they are is in its engine.
+        let engine = Database::open_engine(dir, &options).map_err(cannot_open)?;
+        let (descriptors, fresh) = splits::stored_descriptors(&engine)?;
+        let unstarted = |d: &Descriptor| {
+            Arc::new(GroupCommits::new(
+                self.shared.id,
+                d.clone(),
+                rules,
+                clock.clone(),
+                self.runtime.clone(),
+                GROUP_TIMEOUT,
+            ))
+        };
+        let commits: Vec<Arc<GroupCommits>> = descriptors.iter().map(unstarted).collect();
+        let split_groups =
+            Arc::new(SplitGroups::new(commits.clone()).map_err(|e| {
+                NodeError::Config(format!("{} holds splits that {e}", dir.display()))
+            })?);
+        let db = Database::with_engine(
+            engine,
             rowtree_db::Options {
-                replication: Some(commits.clone()),
-                clock,
+                replication: Some(split_groups.clone()),
+                clock: clock.clone(),
                 ..options
             },
         )
-        .map_err(|e| NodeError::Config(format!("cannot open {}: {e}", dir.display())))?;
+        .map_err(cannot_open)?;
         let router = db.shared_router();
-        let split = whole_database().split;
-        let replica = match Replica::open(router.clone(), split) {
-            Ok(replica) => replica,
-            Err(crate::Error::Replica { .. }) => Replica::create(router, whole_database())?,
-            Err(e) => return Err(e.into()),
-        };
-        let observer = db.clone();
-        let replica = replica
-            .with_observer(Arc::new(move |ts| observer.observe_applied(ts)))
-            .with_meta_observer(schema_follower(&db, self.runtime.clone()));
-        let leases = replica.lease_view();
-        let closed = replica.closed_view();
-        let prepared = replica.prepared_view();
-        let gid = GroupId(group.group);
-        let network = self.shared.peers.group(gid);
-        let log = self.log.group(gid);
-        let raft = self
-            .block_on(async move {
-                GroupRaft::new(
-                    id,
-                    split_group_config(),
-                    network,
-                    log,
-                    ReplicaMachine::new(replica),
-                )
-                .await
-            })?
-            .map_err(|e| NodeError::Raft(format!("group {}: {e}", group.group)))?;
-        self.shared.groups.insert(gid, raft.clone());
-        self.shared.hosted.lock().insert(group.group, raft.clone());
+        split_groups.set_router(&router);
+        let hosted = Arc::new(DatabaseGroups {
+            shared: Arc::downgrade(&self.shared),
+            log: self.log.clone(),
+            runtime: self.runtime.clone(),
+            database: group.group,
+            rules,
+            clock,
+            router: router.clone(),
+            db: db.downgrade(),
+            groups: split_groups,
+        });
         self.shared
-            .commits
+            .databases
             .lock()
-            .insert(group.group, commits.clone());
-        if commits
-            .start(raft.clone(), leases, closed, prepared)
-            .is_err()
-        {
-            unreachable!("a new GroupCommits is started once");
+            .insert(group.group, hosted.clone());
+        for (d, commits) in descriptors.iter().zip(&commits) {
+            let replica = if fresh {
+                Replica::create(router.clone(), d.clone())?
+            } else {
+                Replica::open(router.clone(), d.split)?
+            };
+            let runner = hosted.clone();
+            let commits = commits.clone();
+            let raft = self.block_on(async move { runner.run(replica, &commits).await })??;
+            if d.split == whole_database().split && group.bootstrap == self.shared.id {
+                self.initialize(&raft, group)?;
+            }
         }
-        self.runtime.spawn(close_timestamps(
-            group.group,
-            db.downgrade(),
-            Arc::downgrade(&commits),
-        ));
-        if group.bootstrap == id {
-            self.initialize(&raft, group)?;
-        }
-        tracing::info!(group = group.group, dir = %dir.display(), "serving a database");
+        splits::tend(&self.runtime, group.group, &hosted);
+        tracing::info!(
+            group = group.group,
+            splits = descriptors.len(),
+            dir = %dir.display(),
+            "serving a database"
+        );
         Ok(db)
+    }
+
+    /// The Raft instances of the database whose registry group is `group`
+    /// on this node, by Raft group id, its first split's first.
+    fn database_rafts(&self, group: u64) -> Vec<(u64, GroupRaft)> {
+        let Some(hosted) = self.shared.databases.lock().get(&group).cloned() else {
+            return Vec::new();
+        };
+        let rafts = self.shared.hosted.lock();
+        hosted
+            .rafts()
+            .into_iter()
+            .filter_map(|(id, _)| rafts.get(&id).map(|r| (id, r.clone())))
+            .collect()
     }
 
     /// Makes `raft` the first leader of `group` with every member a voter,
@@ -450,11 +484,25 @@ impl Hosting {
         group: u64,
         members: &[u64],
     ) -> Result<Option<String>, NodeError> {
+        let mut done = Vec::new();
+        for (id, raft) in self.database_rafts(group) {
+            if let Some(what) = self.reconcile_group(id, raft, members)? {
+                done.push(what);
+            }
+        }
+        Ok((!done.is_empty()).then(|| done.join("; ")))
+    }
+
+    /// [`Hosting::reconcile_members`] for the Raft group `group`, one of
+    /// the database's split groups.
+    fn reconcile_group(
+        &self,
+        group: u64,
+        raft: GroupRaft,
+        members: &[u64],
+    ) -> Result<Option<String>, NodeError> {
         use openraft::type_config::async_runtime::WatchReceiver;
         use openraft::ChangeMembers;
-        let Some(raft) = self.shared.hosted.lock().get(&group).cloned() else {
-            return Ok(None);
-        };
         let m = raft.metrics().borrow_watched().clone();
         if m.current_leader != Some(self.shared.id) {
             return Ok(None);
@@ -524,10 +572,12 @@ impl Hosting {
     /// instance stops and the peer port forgets it. The caller drops the
     /// database and removes its files.
     pub fn close_database(&self, group: u64) {
-        self.shared.groups.remove(GroupId(group));
-        let raft = self.shared.hosted.lock().remove(&group);
-        self.shared.commits.lock().remove(&group);
-        if let Some(raft) = raft {
+        let rafts = self.database_rafts(group);
+        self.shared.databases.lock().remove(&group);
+        for (id, raft) in rafts {
+            self.shared.groups.remove(GroupId(id));
+            self.shared.hosted.lock().remove(&id);
+            self.shared.commits.lock().remove(&id);
             let _ = self.block_on(async move { raft.shutdown().await });
         }
     }
@@ -555,61 +605,26 @@ pub const CLOSE_EVERY: Duration = Duration::from_millis(200);
 /// second.
 pub const IDLE_CLOSE_EVERY: Duration = Duration::from_secs(1);
 
-/// The closed-timestamp ticker of database group `group` on this node
-/// (design §5): every [`CLOSE_EVERY`], or [`IDLE_CLOSE_EVERY`] while no
-/// commit came, [`GroupCommits::close_timestamp`] with the database's read
-/// at the timestamp to close as the barrier. It does something only while
-/// the node leads the group, and ends once the database is closed.
-async fn close_timestamps(
-    group: u64,
-    db: rowtree_db::WeakDatabase,
-    commits: std::sync::Weak<GroupCommits>,
-) {
-    let mut last_close = tokio::time::Instant::now();
-    let mut proposed_then = u64::MAX;
-    loop {
-        tokio::time::sleep(CLOSE_EVERY).await;
-        let (Some(database), Some(group_commits)) = (db.upgrade(), commits.upgrade()) else {
-            return;
-        };
-        let proposed = group_commits.proposed();
-        if proposed == proposed_then && last_close.elapsed() < IDLE_CLOSE_EVERY {
-            continue;
-        }
-        let step = tokio::task::spawn_blocking(move || {
-            group_commits.close_timestamp(|c| {
-                database
-                    .read_only(rowtree_db::TimestampBound::ReadTimestamp(c))
-                    .map(|_| ())
-                    .map_err(|e| e.to_string())
-            })
-        });
-        match step.await {
-            Ok(Ok(Some(_))) => {
-                last_close = tokio::time::Instant::now();
-                proposed_then = proposed;
-            }
-            Ok(Ok(None)) => {}
-            Ok(Err(e)) => tracing::debug!(group, error = %e, "closing a timestamp"),
-            Err(_) => return,
-        }
-    }
-}
-
 /// What a database's replica calls with the metadata keys it wrote: when
 /// they include the schema's (or an image was installed), the database
 /// reloads its schema from the DDL log, on a blocking thread (a schema
 /// change running here holds the DDL lock while its entry is applied),
 /// once for any number of changes that arrive meanwhile.
-fn schema_follower(db: &Database, runtime: tokio::runtime::Handle) -> crate::MetaObserver {
-    let db = db.clone();
+pub(super) fn schema_follower(
+    db: rowtree_db::WeakDatabase,
+    runtime: tokio::runtime::Handle,
+) -> crate::MetaObserver {
     let pending = Arc::new(AtomicBool::new(false));
     Arc::new(move |keys: &[Vec<u8>]| {
         let schema = keys.is_empty() || keys.iter().any(|k| Database::is_schema_key(k));
         if !schema || pending.swap(true, Ordering::AcqRel) {
             return;
         }
-        let (db, pending) = (db.clone(), pending.clone());
+        let Some(db) = db.upgrade() else {
+            pending.store(false, Ordering::Release);
+            return;
+        };
+        let pending = pending.clone();
         runtime.spawn_blocking(move || {
             pending.store(false, Ordering::Release);
             if let Err(e) = db.reload_schema() {

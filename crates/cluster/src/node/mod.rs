@@ -42,13 +42,15 @@
 //! the leader; the nodes themselves keep running, and a new leader is
 //! elected among the voters that remain once a majority of them can talk.
 //! A node serves the databases the registry places on it ([`databases`]):
-//! each is one Raft group over the database's whole key space until split
-//! groups come, with the next milestones of the design's build order.
+//! each is one Raft group per split, the first over the database's whole
+//! key space until the database's split manager cuts it; all of a
+//! database's groups are led by one node (`splits`).
 
 pub mod api;
 pub mod clock;
 pub mod databases;
 pub mod identity;
+mod splits;
 pub mod status;
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -217,6 +219,9 @@ struct Shared {
     hosted: parking_lot::Mutex<BTreeMap<u64, GroupRaft>>,
     /// Their commits and leases, to hand them over when the node stops.
     commits: parking_lot::Mutex<BTreeMap<u64, Arc<crate::raft::GroupCommits>>>,
+    /// The databases this node serves, by their registry group (their
+    /// first split's group), with all their split groups.
+    databases: parking_lot::Mutex<BTreeMap<u64, Arc<splits::DatabaseGroups>>>,
     /// Set when the node begins to stop on purpose; its clock heartbeat
     /// answers say so from then on ([`ClockReply::stopping`]).
     stopping: std::sync::atomic::AtomicBool,
@@ -333,6 +338,7 @@ impl Node {
             max_clock_offset: config.max_clock_offset,
             hosted: parking_lot::Mutex::new(BTreeMap::new()),
             commits: parking_lot::Mutex::new(BTreeMap::new()),
+            databases: parking_lot::Mutex::new(BTreeMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
             started_micros: config.clock.now(),
         });
@@ -1489,18 +1495,29 @@ impl Shared {
                 .or_insert_with(|| node_status(*id, &node.addr, NodeState::Joining.as_str()));
         }
         drop(clocks);
+        // Which database and split each group serves.
+        let mut splits = BTreeMap::new();
+        for (database, hosted) in self.databases.lock().iter() {
+            for (group, commits) in hosted.rafts() {
+                let d = commits.descriptor();
+                splits.insert(group, (*database, format!("{} {d}", d.split)));
+            }
+        }
         let groups = self
             .hosted
             .lock()
             .iter()
             .map(|(group, raft)| {
                 let m = raft.metrics().borrow_watched().clone();
+                let (database, split) = splits.remove(group).unzip();
                 status::GroupStatus {
                     group: *group,
                     leader: m.current_leader,
                     term: m.current_term,
                     members: m.membership_config.membership().voter_ids().collect(),
                     applied_index: m.last_applied.map(|l| l.index),
+                    database,
+                    split,
                 }
             })
             .collect();

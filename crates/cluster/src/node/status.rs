@@ -63,6 +63,14 @@ pub struct GroupStatus {
     pub members: Vec<u64>,
     /// The index of the last entry this node applied.
     pub applied_index: Option<u64>,
+    /// The registry group of the database it serves a split of (the id of
+    /// the database's first split's group); absent from a node that
+    /// reports none.
+    #[serde(default)]
+    pub database: Option<u64>,
+    /// The split it holds: its id and key range.
+    #[serde(default)]
+    pub split: Option<String>,
 }
 
 /// One node.
@@ -192,8 +200,15 @@ impl ClusterStatus {
                 .leader
                 .map_or_else(|| "none".to_string(), |l| format!("node {l}"));
             let members: Vec<String> = g.members.iter().map(u64::to_string).collect();
+            let of = match (g.database, &g.split) {
+                (Some(d), Some(split)) if d != g.group => {
+                    format!(" (database group {d}, split {split})")
+                }
+                (_, Some(split)) => format!(" (split {split})"),
+                _ => String::new(),
+            };
             out.push_str(&format!(
-                "database group {}: leader {leader}, term {}, replicas on nodes {}\n",
+                "database group {}{of}: leader {leader}, term {}, replicas on nodes {}\n",
                 g.group,
                 g.term,
                 members.join(", ")
@@ -214,6 +229,8 @@ mod tests {
             term,
             members: vec![1, 2, 3],
             applied_index: Some(applied),
+            database: None,
+            split: None,
         }
     }
 
@@ -270,13 +287,26 @@ mod tests {
                     client_addr: None,
                 },
             ],
-            groups: vec![GroupStatus {
-                group: 3,
-                leader: Some(2),
-                term: 4,
-                members: vec![1, 2],
-                applied_index: Some(7),
-            }],
+            groups: vec![
+                GroupStatus {
+                    group: 3,
+                    leader: Some(2),
+                    term: 4,
+                    members: vec![1, 2],
+                    applied_index: Some(7),
+                    database: Some(3),
+                    split: Some("split-1 [, 0a)".into()),
+                },
+                GroupStatus {
+                    group: 1 << 32,
+                    leader: Some(2),
+                    term: 1,
+                    members: vec![1, 2],
+                    applied_index: Some(2),
+                    database: Some(3),
+                    split: Some("split-4294967296 [0a, end)".into()),
+                },
+            ],
         };
         let table = status.to_table();
         assert!(table.contains("leader node 1, term 2"), "{table}");
@@ -285,7 +315,16 @@ mod tests {
             "{table}"
         );
         assert!(
-            table.contains("database group 3: leader node 2, term 4, replicas on nodes 1, 2"),
+            table.contains(
+                "database group 3 (split split-1 [, 0a)): leader node 2, term 4, replicas on nodes 1, 2"
+            ),
+            "{table}"
+        );
+        assert!(
+            table.contains(
+                "database group 4294967296 (database group 3, split split-4294967296 [0a, end)): \
+                 leader node 2, term 1"
+            ),
             "{table}"
         );
         let lines: Vec<&str> = table.lines().collect();

@@ -1,0 +1,330 @@
+//! A hosted database's split groups on this node: the groups it opens
+//! with the database, the ones a split makes while it serves, and the
+//! per-database tasks that keep them led together and their timestamps
+//! closed.
+//!
+//! A database starts as one split over its whole key space, whose Raft
+//! group has the id the registry gave the database. Its commits go through
+//! a [`SplitGroups`] (the `raft::groups` module), which routes each commit
+//! to the group of its keys and commits the ones that span groups in two
+//! phases. When the database's split manager cuts a split (a load or size
+//! split, a manual split point), the group's leader proposes a `SplitAt`
+//! entry; every replica applies it, shrinking to the left half and writing
+//! the right half's replica in the same batch, and tells this module
+//! through its split observer. Here, on every node holding a replica, the
+//! left group's commits adopt the smaller range at once, and the right
+//! half gets a group of its own: a Raft instance whose id is the new
+//! split's id (drawn at or above 2^32, so it meets no database's id), its
+//! log started identically on every voter of the old group with the same
+//! voters, so no election is needed to agree on who holds it.
+//!
+//! A node that restarts reopens every split its engine holds a replica of
+//! ([`crate::Replica::stored_splits`]): the split's descriptor and state
+//! are in the engine, written by the entry that made it, so a crash
+//! between applying a split and making its group loses nothing; the
+//! group's instance then learns its log from the other voters.
+//!
+//! Every group of a database is led by one node (see `raft::groups`):
+//! [`tend`] runs on every replica's node and hands the groups this node
+//! leads to the first split's leader, every [`GATHER_EVERY`], and closes
+//! the timestamps of the groups it leads.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
+use std::time::Duration;
+
+use openraft::BasicNode;
+use rowtree_db::{Database, WeakDatabase};
+use rowtree_kv::{Router, SplitId};
+use rowtree_txn::Clock;
+
+use super::databases::{
+    schema_follower, whole_database, CLOSE_EVERY, GROUP_TIMEOUT, IDLE_CLOSE_EVERY,
+};
+use super::{NodeError, Shared};
+use crate::lease::LeaseRules;
+use crate::raft::{
+    decode_membership, split_group_config, GroupCommits, GroupId, GroupRaft, LogStore,
+    ReplicaMachine, SplitGroups,
+};
+use crate::{Descriptor, Replica, SplitObserver};
+
+/// How often a node hands the groups it leads to the leader of their
+/// database's first split, when another node leads that one.
+pub const GATHER_EVERY: Duration = Duration::from_millis(200);
+
+/// The Raft group of split `split` of the database whose registry group is
+/// `database`: the database's own id for its first split (the one it was
+/// created with), the split's id for the splits cut from it.
+pub fn raft_group(database: u64, split: SplitId) -> GroupId {
+    if split == whole_database().split {
+        GroupId(database)
+    } else {
+        GroupId(split.0)
+    }
+}
+
+/// What this node needs to run a database's split groups: at opening, and
+/// whenever one of its replicas applies a split.
+pub(super) struct DatabaseGroups {
+    /// The node (weak: the node's tables hold this).
+    pub(super) shared: Weak<Shared>,
+    pub(super) log: Arc<LogStore>,
+    pub(super) runtime: tokio::runtime::Handle,
+    /// The database's group in the registry (its first split's group).
+    pub(super) database: u64,
+    pub(super) rules: LeaseRules,
+    pub(super) clock: Arc<dyn Clock>,
+    /// The database's router: the replicas apply to its engine.
+    pub(super) router: Arc<Router>,
+    pub(super) db: WeakDatabase,
+    /// The database's commits through its groups.
+    pub(super) groups: Arc<SplitGroups>,
+}
+
+impl DatabaseGroups {
+    /// The commits of a split's group on this node, not yet started.
+    pub(super) fn commits(&self, descriptor: Descriptor) -> Arc<GroupCommits> {
+        let shared = self.shared.upgrade();
+        let node = shared.as_ref().map_or(0, |s| s.id);
+        Arc::new(GroupCommits::new(
+            node,
+            descriptor,
+            self.rules,
+            self.clock.clone(),
+            self.runtime.clone(),
+            GROUP_TIMEOUT,
+        ))
+    }
+
+    /// The Raft ids of the database's groups, in key order, with their
+    /// commits.
+    pub(super) fn rafts(&self) -> Vec<(u64, Arc<GroupCommits>)> {
+        self.groups
+            .groups()
+            .into_iter()
+            .map(|g| (raft_group(self.database, g.split_id()).0, g))
+            .collect()
+    }
+
+    /// Runs `replica` in its group's Raft instance on this node: its
+    /// observers set (applied commit timestamps and schema changes to the
+    /// database, splits to this module), registered with the node and its
+    /// peer port, and `commits` started on it.
+    pub(super) async fn run(
+        self: &Arc<Self>,
+        replica: Replica,
+        commits: &Arc<GroupCommits>,
+    ) -> Result<GroupRaft, NodeError> {
+        let shared = self
+            .shared
+            .upgrade()
+            .ok_or_else(|| NodeError::Raft("the node is stopping".into()))?;
+        let split = replica.descriptor().split;
+        let gid = raft_group(self.database, split);
+        let db = self.db.clone();
+        let replica = replica
+            .with_observer(Arc::new(move |ts| {
+                if let Some(db) = db.upgrade() {
+                    db.observe_applied(ts);
+                }
+            }))
+            .with_meta_observer(schema_follower(self.db.clone(), self.runtime.clone()))
+            .with_split_observer(self.split_observer());
+        let (leases, closed, prepared) = (
+            replica.lease_view(),
+            replica.closed_view(),
+            replica.prepared_view(),
+        );
+        let raft = GroupRaft::new(
+            shared.id,
+            split_group_config(),
+            shared.peers.group(gid),
+            self.log.group(gid),
+            ReplicaMachine::new(replica),
+        )
+        .await
+        .map_err(|e| NodeError::Raft(format!("group {}: {e}", gid.0)))?;
+        shared.groups.insert(gid, raft.clone());
+        shared.hosted.lock().insert(gid.0, raft.clone());
+        shared.commits.lock().insert(gid.0, commits.clone());
+        commits
+            .start(raft.clone(), leases, closed, prepared)
+            .map_err(|_| NodeError::Raft(format!("group {} was started twice", gid.0)))?;
+        Ok(raft)
+    }
+
+    /// What the database's replicas call when they apply a split: the left
+    /// group's commits shrink at once, and the right half's group is made
+    /// on the node's runtime ([`DatabaseGroups::make`]).
+    fn split_observer(self: &Arc<Self>) -> SplitObserver {
+        let this = Arc::downgrade(self);
+        Arc::new(move |left, right, membership| {
+            let Some(this) = this.upgrade() else {
+                return;
+            };
+            this.groups.adopt_split(left);
+            let voters = membership
+                .and_then(|m| match decode_membership(m) {
+                    Ok(m) => Some(m),
+                    Err(e) => {
+                        tracing::warn!(error = %e, "a split's group membership");
+                        None
+                    }
+                })
+                .map(|m| {
+                    let nodes: BTreeMap<u64, BasicNode> =
+                        m.nodes().map(|(id, n)| (*id, n.clone())).collect();
+                    m.voter_ids()
+                        .filter_map(|id| nodes.get(&id).map(|n| (id, n.clone())))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let right = right.clone();
+            let runtime = this.runtime.clone();
+            runtime.spawn(async move {
+                if let Err(e) = this.make(&right, voters).await {
+                    tracing::warn!(split = %right, error = %e, "making a split's group");
+                }
+            });
+        })
+    }
+
+    /// Makes the group of `d`, the right half of a split whose replica the
+    /// engine now holds, with `voters` (the old group's): every voter
+    /// starts the new group's log the same way; a node that was only a
+    /// learner waits to be sent the log.
+    async fn make(
+        self: &Arc<Self>,
+        d: &Descriptor,
+        voters: BTreeMap<u64, BasicNode>,
+    ) -> Result<(), NodeError> {
+        if self.groups.groups().iter().any(|g| g.split_id() == d.split) {
+            return Ok(());
+        }
+        let replica = Replica::open(self.router.clone(), d.split)?;
+        let commits = self.commits(d.clone());
+        let raft = self.run(replica, &commits).await?;
+        let node = self.shared.upgrade().map_or(0, |s| s.id);
+        if voters.contains_key(&node) && !raft.is_initialized().await.unwrap_or(true) {
+            raft.initialize(voters)
+                .await
+                .map_err(|e| NodeError::Raft(format!("starting {}'s group: {e}", d.split)))?;
+        }
+        self.groups.add(commits);
+        tracing::info!(
+            database = self.database,
+            split = %d,
+            "a split of the database has a group of its own"
+        );
+        Ok(())
+    }
+}
+
+/// The descriptors of the splits whose replicas the database's engine
+/// holds, read before the database opens over it (its commits need its
+/// groups); a new database is one split over its whole key space.
+pub(super) fn stored_descriptors(
+    engine: &Arc<dyn rowtree_storage::Engine>,
+) -> Result<(Vec<Descriptor>, bool), NodeError> {
+    let look = Arc::new(Router::new(
+        rowtree_storage::Mvcc::new(engine.clone()),
+        rowtree_kv::SplitMap::new(),
+    ));
+    let stored = Replica::stored_splits(&look)?;
+    if stored.is_empty() {
+        return Ok((vec![whole_database()], true));
+    }
+    let descriptors = stored
+        .into_iter()
+        .map(|s| Replica::open(look.clone(), s).map(|r| r.descriptor().clone()))
+        .collect::<Result<Vec<_>, _>>()?;
+    Ok((descriptors, false))
+}
+
+/// The tasks a node runs for each database it hosts, until the database is
+/// closed: every [`GATHER_EVERY`], [`SplitGroups::gather_leaders`]; and
+/// every [`CLOSE_EVERY`] (or [`IDLE_CLOSE_EVERY`] while a group had no
+/// commit), [`GroupCommits::close_timestamp`] on each group this node
+/// leads, with the database's read at the timestamp to close as the
+/// barrier (design §5).
+pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc<DatabaseGroups>) {
+    let groups = Arc::downgrade(&hosted.groups);
+    runtime.spawn(async move {
+        loop {
+            tokio::time::sleep(GATHER_EVERY).await;
+            let Some(groups) = groups.upgrade() else {
+                return;
+            };
+            let handed = groups.gather_leaders().await;
+            if handed > 0 {
+                tracing::info!(database, handed, "groups handed to the database's leader");
+            }
+        }
+    });
+    runtime.spawn(close_timestamps(
+        database,
+        hosted.db.clone(),
+        Arc::downgrade(&hosted.groups),
+    ));
+}
+
+/// The closed-timestamp ticker of a database's groups on this node (see
+/// [`tend`]). It does something only for the groups this node leads, and
+/// ends once the database is closed.
+async fn close_timestamps(database: u64, db: WeakDatabase, groups: Weak<SplitGroups>) {
+    // Per split: when it last closed, and its proposals then.
+    let mut last: HashMap<SplitId, (tokio::time::Instant, u64)> = HashMap::new();
+    loop {
+        tokio::time::sleep(CLOSE_EVERY).await;
+        let (Some(database_now), Some(split_groups)) = (db.upgrade(), groups.upgrade()) else {
+            return;
+        };
+        let now = tokio::time::Instant::now();
+        let due: Vec<(SplitId, u64, Arc<GroupCommits>)> = split_groups
+            .groups()
+            .into_iter()
+            .filter(|g| g.leads())
+            .filter_map(|g| {
+                let proposed = g.proposed();
+                let idle = last.get(&g.split_id()).is_some_and(|(at, then)| {
+                    *then == proposed && now.duration_since(*at) < IDLE_CLOSE_EVERY
+                });
+                (!idle).then(|| (g.split_id(), proposed, g))
+            })
+            .collect();
+        if due.is_empty() {
+            continue;
+        }
+        let step = tokio::task::spawn_blocking(move || {
+            due.into_iter()
+                .map(|(split, proposed, g)| {
+                    let closed = g.close_timestamp(|c| close_barrier(&database_now, c));
+                    (split, proposed, closed)
+                })
+                .collect::<Vec<_>>()
+        });
+        let Ok(results) = step.await else {
+            return;
+        };
+        for (split, proposed, closed) in results {
+            match closed {
+                Ok(Some(_)) => {
+                    last.insert(split, (tokio::time::Instant::now(), proposed));
+                }
+                Ok(None) => {}
+                Err(e) => tracing::debug!(database, %split, error = %e, "closing a timestamp"),
+            }
+        }
+        let live: Vec<SplitId> = split_groups.groups().iter().map(|g| g.split_id()).collect();
+        last.retain(|split, _| live.contains(split));
+    }
+}
+
+/// The barrier before closing `c`: a read of the database at `c`, which
+/// waits for the commits below it that are still under way.
+fn close_barrier(db: &Database, c: u64) -> Result<(), String> {
+    db.read_only(rowtree_db::TimestampBound::ReadTimestamp(c))
+        .map(|_| ())
+        .map_err(|e| e.to_string())
+}
