@@ -4,8 +4,9 @@
 //! method carries one Raft message of one group in this crate's own binary
 //! form (`raft::messages`), so the gRPC layer only frames bytes. A second
 //! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
-//! cluster, takes one out, answers `rowtree cluster status`, and reads the
-//! node's clock for the others' offset guard.
+//! cluster, takes one out, answers `rowtree cluster status`, reads the
+//! node's clock for the others' offset guard, and asks a node to hold a
+//! replica of a database's split.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -41,6 +42,12 @@ fn main() {
             "ReplaceRegistry",
             "RegistryRequest",
             "RegistryReply",
+        ),
+        (
+            "host_split",
+            "HostSplit",
+            "HostSplitRequest",
+            "HostSplitReply",
         ),
     ] {
         node = node.method(

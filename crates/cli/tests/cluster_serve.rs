@@ -661,18 +661,6 @@ fn group_leader(dir: &Path) -> Option<u64> {
     cluster_status(dir)["groups"][0]["leader"].as_u64()
 }
 
-/// The voters of the database group as `rowtree cluster status` reports
-/// them (node 1 answers), sorted.
-fn group_members(dir: &Path) -> Vec<u64> {
-    let status = cluster_status(dir);
-    let mut members: Vec<u64> = status["groups"][0]["members"]
-        .as_array()
-        .map(|a| a.iter().filter_map(|m| m.as_u64()).collect())
-        .unwrap_or_default();
-    members.sort_unstable();
-    members
-}
-
 /// A node holding one of the database's three replicas is removed from
 /// the cluster: the database's leader names node 4 in its place, node 4
 /// is sent the data and becomes a voter, and the removed node leaves the
@@ -681,21 +669,31 @@ fn group_members(dir: &Path) -> Vec<u64> {
 /// serves every acknowledged row.
 #[test]
 fn a_removed_nodes_replica_is_replaced_and_the_database_keeps_three() {
-    removed_replica_is_replaced(false);
+    removed_replica_is_replaced(false, false);
 }
 
 /// As above, with the database's leader itself removed: it hands the
 /// group to another member first, which then replaces it.
 #[test]
 fn a_removed_leaders_replica_is_replaced_too() {
-    removed_replica_is_replaced(true);
+    removed_replica_is_replaced(true, false);
+}
+
+/// As above, with the database cut in two by a split point first: node 4
+/// takes the removed node's place in both splits' groups (the leader asks
+/// it to hold an empty replica of the second split and sends it a
+/// snapshot), and the two survivors must then serve both halves.
+#[test]
+fn a_split_databases_removed_replica_is_replaced_in_every_group() {
+    removed_replica_is_replaced(false, true);
 }
 
 /// Removes a node holding a replica (the leader, or the follower that is
 /// not node 1), waits for node 4 to take its place among the group's
-/// voters, writes through node 4, kills the leader of the moment, and
-/// reads every row back.
-fn removed_replica_is_replaced(the_leader: bool) {
+/// voters (every group's, the database first cut at Id 10 if `split`),
+/// writes through node 4, kills the leader of the moment, and reads every
+/// row back.
+fn removed_replica_is_replaced(the_leader: bool, split: bool) {
     let dir = tempfile::tempdir().unwrap();
     let (_up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
@@ -705,6 +703,15 @@ fn removed_replica_is_replaced(the_leader: bool) {
             write(&clients[0], &db, 2..21)
         })
         .await;
+        let (groups, leader) = if split {
+            clients[0]
+                .add_split_points(&db, "T", &[vec![Value::from(10)]])
+                .await
+                .expect("AddSplitPoints");
+            (2, wait_for_groups(&cluster, 2, Some(1)))
+        } else {
+            (1, leader)
+        };
         // Node 1 (which `cluster status` asks) stays; the leader (never
         // node 1 here) or the other follower goes.
         let gone = if the_leader {
@@ -726,15 +733,19 @@ fn removed_replica_is_replaced(the_leader: bool) {
         expected.sort_unstable();
         let mut members = Vec::new();
         while started.elapsed() < Duration::from_secs(60) {
-            members = group_members(&cluster);
-            if members == expected {
+            members = database_groups(&cluster)
+                .into_iter()
+                .map(|g| g.2)
+                .collect::<Vec<_>>();
+            if members.len() == groups && members.iter().all(|m| *m == expected) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(200));
         }
         assert_eq!(
-            members, expected,
-            "node 4 replaced node {gone} among the group's voters"
+            members,
+            vec![expected.clone(); groups],
+            "node 4 replaced node {gone} among every group's voters"
         );
         eprintln!(
             "node {gone}'s replica was replaced by node 4 in {:.2} s",
@@ -788,6 +799,16 @@ fn removed_replica_is_replaced(the_leader: bool) {
             || write(&clients[3], &db, 41..42),
         )
         .await;
+        if split {
+            // Rows on both sides of the cut in one commit: both groups
+            // serve with node 4's votes.
+            retry(
+                "a commit across both splits after the leader's kill",
+                Duration::from_secs(30),
+                || write_across(&clients[3], &db, 0),
+            )
+            .await;
+        }
     });
 }
 

@@ -51,8 +51,8 @@
 //! (checked by openraft's own storage test suite), the network, a
 //! deterministic simulator that runs a group under crashes, partitions,
 //! membership changes and skewed clocks, nodes that form a cluster, and
-//! databases, each one group over its whole key space, that nodes open
-//! for the server (`rowtree_server`'s registry and forwarding use
+//! databases, each one group per split (cut by the database's split
+//! manager, all led by one node), that nodes open for the server (`rowtree_server`'s registry and forwarding use
 //! [`node::databases::Hosting`]). The single-process database does not use
 //! this crate. Its tests feed
 //! replicas the same entries and compare what they store, run openraft's

@@ -1,6 +1,6 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
 //! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
-//! `Announce` and `ReplaceRegistry`, with their messages as
+//! `Announce`, `ReplaceRegistry` and `HostSplit`, with their messages as
 //! plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -167,6 +167,43 @@ pub struct AnnounceRequest {
 /// The address is recorded.
 #[derive(Clone, PartialEq, prost::Message)]
 pub struct AnnounceReply {}
+
+/// A database's leader asks a node it is about to add to the group of one
+/// of the database's splits (other than the first, which every replica
+/// opens with the database) to hold a replica of that split: an empty one,
+/// which the group's leader then fills with a snapshot image.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HostSplitRequest {
+    /// The database's group in the registry.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    /// The split's id.
+    #[prost(uint64, tag = "2")]
+    pub split: u64,
+    /// Its range, as the leader's replica holds it.
+    #[prost(bytes = "vec", tag = "3")]
+    pub start: Vec<u8>,
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub limit: Option<Vec<u8>>,
+    #[prost(uint64, tag = "5")]
+    pub epoch: u64,
+}
+
+/// Whether the node holds the replica now; if not, why (it does not serve
+/// the database yet, or one of its replicas still covers the range until
+/// it applies the split that cut it off).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct HostSplitReply {
+    #[prost(bool, tag = "1")]
+    pub hosted: bool,
+    #[prost(string, tag = "2")]
+    pub why: String,
+}
+
+/// The longest split boundary a `HostSplit` request may carry: far above
+/// any key the database writes (whose keys are bounded by the SQL layer's
+/// limits), and far below what would let a request hold memory hostage.
+pub const MAX_SPLIT_KEY: usize = 64 << 10;
 
 /// The largest status answer a client accepts.
 const MAX_STATUS: usize = 16 << 20;

@@ -32,17 +32,16 @@
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use openraft::BasicNode;
 use rowtree_db::Database;
-use rowtree_kv::SplitId;
 use rowtree_txn::Clock;
 use tonic::Status;
 
 use super::splits::{self, DatabaseGroups};
+pub use super::splits::{whole_database, CLOSE_EVERY, GROUP_TIMEOUT, IDLE_CLOSE_EVERY};
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
 use crate::placement::{NodeState, Registry};
@@ -52,10 +51,6 @@ use crate::{Descriptor, Replica};
 /// How long a database's lease lasts; a node that takes over waits for
 /// its predecessor's to run out (plus the clock offset).
 pub const DATABASE_LEASE: Duration = Duration::from_secs(2);
-
-/// How long a commit or read waits for the group: for a majority, or for
-/// an election's outcome.
-pub const GROUP_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How recently a node must have answered a clock heartbeat to count as
 /// answering ([`Hosting::answering`]): two and a half heartbeats.
@@ -84,16 +79,6 @@ pub struct DatabaseGroup {
     /// The node that initializes the group (the one that created the
     /// database).
     pub bootstrap: u64,
-}
-
-/// The one split of a database's group: its whole key space.
-pub fn whole_database() -> Descriptor {
-    Descriptor {
-        split: SplitId(1),
-        start: Vec::new(),
-        limit: None,
-        epoch: 1,
-    }
 }
 
 /// The node's clock as the database and its leases read it: the node's
@@ -393,6 +378,7 @@ impl Hosting {
             router: router.clone(),
             db: db.downgrade(),
             groups: split_groups,
+            making: tokio::sync::Mutex::new(()),
         });
         self.shared
             .databases
@@ -424,6 +410,14 @@ impl Hosting {
     /// The Raft instances of the database whose registry group is `group`
     /// on this node, by Raft group id, its first split's first.
     fn database_rafts(&self, group: u64) -> Vec<(u64, GroupRaft)> {
+        self.database_groups(group)
+            .into_iter()
+            .map(|(id, raft, _)| (id, raft))
+            .collect()
+    }
+
+    /// [`Hosting::database_rafts`] with each group's commits.
+    fn database_groups(&self, group: u64) -> Vec<(u64, GroupRaft, Arc<GroupCommits>)> {
         let Some(hosted) = self.shared.databases.lock().get(&group).cloned() else {
             return Vec::new();
         };
@@ -431,7 +425,7 @@ impl Hosting {
         hosted
             .rafts()
             .into_iter()
-            .filter_map(|(id, _)| rafts.get(&id).map(|r| (id, r.clone())))
+            .filter_map(|(id, commits)| rafts.get(&id).map(|r| (id, r.clone(), commits)))
             .collect()
     }
 
@@ -485,8 +479,8 @@ impl Hosting {
         members: &[u64],
     ) -> Result<Option<String>, NodeError> {
         let mut done = Vec::new();
-        for (id, raft) in self.database_rafts(group) {
-            if let Some(what) = self.reconcile_group(id, raft, members)? {
+        for (id, raft, commits) in self.database_groups(group) {
+            if let Some(what) = self.reconcile_group(group, id, raft, &commits, members)? {
                 done.push(what);
             }
         }
@@ -494,11 +488,16 @@ impl Hosting {
     }
 
     /// [`Hosting::reconcile_members`] for the Raft group `group`, one of
-    /// the database's split groups.
+    /// the split groups of the database whose registry group is
+    /// `database`. A member added to the group of a split other than the
+    /// first is first asked to hold an empty replica of the split
+    /// ([`Hosting::prepare_member`]).
     fn reconcile_group(
         &self,
+        database: u64,
         group: u64,
         raft: GroupRaft,
+        commits: &GroupCommits,
         members: &[u64],
     ) -> Result<Option<String>, NodeError> {
         use openraft::type_config::async_runtime::WatchReceiver;
@@ -523,6 +522,14 @@ impl Hosting {
                     "group {group}: node {missing} is not a member of the cluster"
                 ))
             })?;
+            if group != database {
+                let split = commits.descriptor();
+                if let Some(waiting) =
+                    self.prepare_member(database, &raft, &split, missing, &record.peer_addr)?
+                {
+                    return Ok(Some(format!("group {group}: {waiting}")));
+                }
+            }
             let node = BasicNode {
                 addr: record.peer_addr.clone(),
             };
@@ -568,6 +575,94 @@ impl Hosting {
         Ok(Some(what))
     }
 
+    /// Readies node `node` (its peer port at `peer_addr`) to join the
+    /// group of `split`, a split of `database` other than its first:
+    ///
+    /// 1. the node is asked to hold an empty replica of the split
+    ///    ([`api::HostSplitRequest`]); `Some(why)` while it cannot yet (it
+    ///    does not serve the database yet, or its replica of a split to the
+    ///    left has not applied the cut that made this one);
+    /// 2. this node (the group's leader) takes a snapshot of its replica
+    ///    and purges its log up to it, so that the new member is sent the
+    ///    snapshot's image, whose range is the split's as it is now: the
+    ///    group's log from its start may hold writes beyond it, made
+    ///    before later cuts, which the empty replica would refuse.
+    ///
+    /// [`api::HostSplitRequest`]: super::api::HostSplitRequest
+    fn prepare_member(
+        &self,
+        database: u64,
+        raft: &GroupRaft,
+        split: &Descriptor,
+        node: u64,
+        peer_addr: &str,
+    ) -> Result<Option<String>, NodeError> {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        let request = super::api::HostSplitRequest {
+            database,
+            split: split.split.0,
+            start: split.start.clone(),
+            limit: split.limit.clone(),
+            epoch: split.epoch,
+        };
+        let addr = self.dial_addr(peer_addr);
+        let reply = self
+            .block_on(async move {
+                let mut client = super::api::client(&addr, GROUP_TIMEOUT)?;
+                client
+                    .host_split(request)
+                    .await
+                    .map(tonic::Response::into_inner)
+                    .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))
+            })?
+            .map_err(|e| {
+                NodeError::Raft(format!("asking node {node} to hold {}: {e}", split.split))
+            })?;
+        if !reply.hosted {
+            return Ok(Some(format!(
+                "waiting for node {node} to hold a replica of {}: {}",
+                split.split, reply.why
+            )));
+        }
+        let applied = raft
+            .metrics()
+            .borrow_watched()
+            .last_applied
+            .map(|l| l.index);
+        let Some(applied) = applied else {
+            return Ok(None);
+        };
+        let raft = raft.clone();
+        self.block_on(async move {
+            raft.trigger().snapshot().await.map_err(|e| e.to_string())?;
+            raft.wait(Some(GROUP_TIMEOUT))
+                .metrics(
+                    |m| m.snapshot.is_some_and(|s| s.index >= applied),
+                    "the snapshot for a new member",
+                )
+                .await
+                .map_err(|e| e.to_string())?;
+            raft.trigger()
+                .purge_log(applied)
+                .await
+                .map_err(|e| e.to_string())?;
+            raft.wait(Some(GROUP_TIMEOUT))
+                .metrics(
+                    |m| m.purged.is_some_and(|p| p.index >= applied),
+                    "the log purged up to the snapshot",
+                )
+                .await
+                .map_err(|e| e.to_string())
+        })?
+        .map_err(|e| {
+            NodeError::Raft(format!(
+                "{}: snapshotting for node {node} to join: {e}",
+                split.split
+            ))
+        })?;
+        Ok(None)
+    }
+
     /// Stops serving the database of `group` on this node: its Raft
     /// instance stops and the peer port forgets it. The caller drops the
     /// database and removes its files.
@@ -594,42 +689,4 @@ impl Hosting {
         rx.recv_timeout(OPEN_TIMEOUT)
             .map_err(|_| NodeError::Raft("the node's runtime did not answer in time".into()))
     }
-}
-
-/// How often a leader closes timestamps on a database it commits to.
-pub const CLOSE_EVERY: Duration = Duration::from_millis(200);
-
-/// How often a leader closes timestamps on a database that had no commits
-/// since it last did: each round writes a log entry on every replica (and
-/// keeps the lease), which an idle database need not pay five times a
-/// second.
-pub const IDLE_CLOSE_EVERY: Duration = Duration::from_secs(1);
-
-/// What a database's replica calls with the metadata keys it wrote: when
-/// they include the schema's (or an image was installed), the database
-/// reloads its schema from the DDL log, on a blocking thread (a schema
-/// change running here holds the DDL lock while its entry is applied),
-/// once for any number of changes that arrive meanwhile.
-pub(super) fn schema_follower(
-    db: rowtree_db::WeakDatabase,
-    runtime: tokio::runtime::Handle,
-) -> crate::MetaObserver {
-    let pending = Arc::new(AtomicBool::new(false));
-    Arc::new(move |keys: &[Vec<u8>]| {
-        let schema = keys.is_empty() || keys.iter().any(|k| Database::is_schema_key(k));
-        if !schema || pending.swap(true, Ordering::AcqRel) {
-            return;
-        }
-        let Some(db) = db.upgrade() else {
-            pending.store(false, Ordering::Release);
-            return;
-        };
-        let pending = pending.clone();
-        runtime.spawn_blocking(move || {
-            pending.store(false, Ordering::Release);
-            if let Err(e) = db.reload_schema() {
-                tracing::warn!(error = %e, "reloading the schema a replica applied");
-            }
-        });
-    })
 }

@@ -70,9 +70,9 @@ use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX
 use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine, Routes};
 use crate::Replica;
 use api::{
-    AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, JoinReply, JoinRequest, NodeClient,
-    NodeServer, RegistryReply, RegistryRequest, RemoveReply, RemoveRequest, StatusReply,
-    StatusRequest,
+    AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, HostSplitReply, HostSplitRequest,
+    JoinReply, JoinRequest, NodeClient, NodeServer, RegistryReply, RegistryRequest, RemoveReply,
+    RemoveRequest, StatusReply, StatusRequest,
 };
 use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
@@ -586,9 +586,35 @@ impl Node {
                 .map(|(g, raft)| (*g, raft.clone(), commits.get(g).cloned()))
                 .collect()
         };
+        // A database's groups go to one node, its first group's choice, so
+        // that they stay led together (`node::splits`).
+        let mut first_of = BTreeMap::new();
+        for (database, hosted) in shared.databases.lock().iter() {
+            for (group, _) in hosted.rafts() {
+                first_of.insert(group, *database);
+            }
+        }
+        let rafts: BTreeMap<u64, GroupRaft> = groups
+            .iter()
+            .map(|(group, raft, _)| (*group, raft.clone()))
+            .collect();
         let mut moves = Vec::new();
         for (group, raft, commits) in groups {
-            let to = target(&raft);
+            let first = first_of.get(&group).and_then(|d| rafts.get(d));
+            let to = match first.and_then(&target) {
+                Some(to)
+                    if raft
+                        .metrics()
+                        .borrow_watched()
+                        .membership_config
+                        .membership()
+                        .voter_ids()
+                        .any(|v| v == to) =>
+                {
+                    Some(to)
+                }
+                _ => target(&raft),
+            };
             moves.push(async move {
                 let result = match &commits {
                     Some(commits) => commits.hand_over(to, HAND_OVER_WAIT).await,
@@ -1604,6 +1630,49 @@ impl api::NodeService for Handler {
             )
             .await
             .map(|version| Response::new(RegistryReply { version }))
+    }
+
+    async fn host_split(
+        &self,
+        request: Request<HostSplitRequest>,
+    ) -> Result<Response<HostSplitReply>, Status> {
+        let r = request.into_inner();
+        let longest = r.start.len().max(r.limit.as_ref().map_or(0, Vec::len));
+        if longest > api::MAX_SPLIT_KEY {
+            return Err(Status::invalid_argument(format!(
+                "a split boundary of {longest} bytes is above the limit of {}",
+                api::MAX_SPLIT_KEY
+            )));
+        }
+        if r.limit.as_ref().is_some_and(|l| *l <= r.start) {
+            return Err(Status::invalid_argument(
+                "a split's limit must sort after its start",
+            ));
+        }
+        let hosted = self.shared.databases.lock().get(&r.database).cloned();
+        let Some(hosted) = hosted else {
+            return Ok(Response::new(HostSplitReply {
+                hosted: false,
+                why: format!(
+                    "node {} does not serve database group {} yet",
+                    self.shared.id, r.database
+                ),
+            }));
+        };
+        let descriptor = crate::Descriptor {
+            split: rowtree_kv::SplitId(r.split),
+            start: r.start,
+            limit: r.limit,
+            epoch: r.epoch,
+        };
+        let reply = match hosted.host(descriptor).await {
+            Ok(()) => HostSplitReply {
+                hosted: true,
+                why: String::new(),
+            },
+            Err(why) => HostSplitReply { hosted: false, why },
+        };
+        Ok(Response::new(reply))
     }
 
     async fn clock(&self, request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {

@@ -30,6 +30,7 @@
 //! the timestamps of the groups it leads.
 
 use std::collections::{BTreeMap, HashMap};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
@@ -38,9 +39,6 @@ use rowtree_db::{Database, WeakDatabase};
 use rowtree_kv::{Router, SplitId};
 use rowtree_txn::Clock;
 
-use super::databases::{
-    schema_follower, whole_database, CLOSE_EVERY, GROUP_TIMEOUT, IDLE_CLOSE_EVERY,
-};
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
 use crate::raft::{
@@ -48,6 +46,29 @@ use crate::raft::{
     ReplicaMachine, SplitGroups,
 };
 use crate::{Descriptor, Replica, SplitObserver};
+
+/// How long a commit or read waits for the group: for a majority, or for
+/// an election's outcome.
+pub const GROUP_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The one split of a database's group: its whole key space.
+pub fn whole_database() -> Descriptor {
+    Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 1,
+    }
+}
+
+/// How often a leader closes timestamps on a database it commits to.
+pub const CLOSE_EVERY: Duration = Duration::from_millis(200);
+
+/// How often a leader closes timestamps on a database that had no commits
+/// since it last did: each round writes a log entry on every replica (and
+/// keeps the lease), which an idle database need not pay five times a
+/// second.
+pub const IDLE_CLOSE_EVERY: Duration = Duration::from_secs(1);
 
 /// How often a node hands the groups it leads to the leader of their
 /// database's first split, when another node leads that one.
@@ -80,6 +101,15 @@ pub(super) struct DatabaseGroups {
     pub(super) db: WeakDatabase,
     /// The database's commits through its groups.
     pub(super) groups: Arc<SplitGroups>,
+    /// Held while a split's group is made here.
+    pub(super) making: tokio::sync::Mutex<()>,
+}
+
+/// Whether the ranges of `a` and `b` share a key.
+fn overlaps(a: &Descriptor, b: &Descriptor) -> bool {
+    let below =
+        |start: &[u8], limit: &Option<Vec<u8>>| limit.as_ref().is_none_or(|l| start < l.as_slice());
+    below(&a.start, &b.limit) && below(&b.start, &a.limit)
 }
 
 impl DatabaseGroups {
@@ -199,10 +229,54 @@ impl DatabaseGroups {
         d: &Descriptor,
         voters: BTreeMap<u64, BasicNode>,
     ) -> Result<(), NodeError> {
+        let _one = self.making.lock().await;
         if self.groups.groups().iter().any(|g| g.split_id() == d.split) {
             return Ok(());
         }
         let replica = Replica::open(self.router.clone(), d.split)?;
+        self.make_from(replica, d, voters).await
+    }
+
+    /// Holds a replica of split `d` on this node, made empty if there is
+    /// none, for the group's leader to fill with a snapshot image: how a
+    /// node added to the database's replicas (a replacement) gets the
+    /// splits other than the first, whose group it opens with the
+    /// database. Refused while a replica here still covers part of `d`'s
+    /// range: it has not yet applied the split that cut `d` off, and will
+    /// make `d`'s replica itself when it does (or, given an image instead,
+    /// shrink). So no two replicas here ever cover one key, and an image a
+    /// replica installs clears only keys of its own.
+    pub(super) async fn host(self: &Arc<Self>, d: Descriptor) -> Result<(), String> {
+        let _one = self.making.lock().await;
+        let groups = self.groups.groups();
+        if groups.iter().any(|g| g.split_id() == d.split) {
+            return Ok(());
+        }
+        if d.split == whole_database().split {
+            return Err("the first split's replica is made with the database".into());
+        }
+        if let Some(g) = groups.iter().find(|g| overlaps(&g.descriptor(), &d)) {
+            return Err(format!(
+                "{} {} here still covers part of {} {d}: it has not applied that split yet",
+                g.split_id(),
+                g.descriptor(),
+                d.split
+            ));
+        }
+        let replica = Replica::create(self.router.clone(), d.clone()).map_err(|e| e.to_string())?;
+        self.make_from(replica, &d, BTreeMap::new())
+            .await
+            .map_err(|e| e.to_string())
+    }
+
+    /// [`DatabaseGroups::make`] and [`DatabaseGroups::host`] once the
+    /// replica is on the engine.
+    async fn make_from(
+        self: &Arc<Self>,
+        replica: Replica,
+        d: &Descriptor,
+        voters: BTreeMap<u64, BasicNode>,
+    ) -> Result<(), NodeError> {
         let commits = self.commits(d.clone());
         let raft = self.run(replica, &commits).await?;
         let node = self.shared.upgrade().map_or(0, |s| s.id);
@@ -327,4 +401,33 @@ fn close_barrier(db: &Database, c: u64) -> Result<(), String> {
     db.read_only(rowtree_db::TimestampBound::ReadTimestamp(c))
         .map(|_| ())
         .map_err(|e| e.to_string())
+}
+
+/// What a database's replica calls with the metadata keys it wrote: when
+/// they include the schema's (or an image was installed), the database
+/// reloads its schema from the DDL log, on a blocking thread (a schema
+/// change running here holds the DDL lock while its entry is applied),
+/// once for any number of changes that arrive meanwhile.
+pub(super) fn schema_follower(
+    db: rowtree_db::WeakDatabase,
+    runtime: tokio::runtime::Handle,
+) -> crate::MetaObserver {
+    let pending = Arc::new(AtomicBool::new(false));
+    Arc::new(move |keys: &[Vec<u8>]| {
+        let schema = keys.is_empty() || keys.iter().any(|k| Database::is_schema_key(k));
+        if !schema || pending.swap(true, Ordering::AcqRel) {
+            return;
+        }
+        let Some(db) = db.upgrade() else {
+            pending.store(false, Ordering::Release);
+            return;
+        };
+        let pending = pending.clone();
+        runtime.spawn_blocking(move || {
+            pending.store(false, Ordering::Release);
+            if let Err(e) = db.reload_schema() {
+                tracing::warn!(error = %e, "reloading the schema a replica applied");
+            }
+        });
+    })
 }

@@ -270,7 +270,9 @@ impl SpannerService {
     }
 
     /// The session `name`, marked used: NOT_FOUND if it is gone, or if its
-    /// database was dropped (the session goes too).
+    /// database was dropped (the session goes too), even if a database was
+    /// made again under the same name since: the session belonged to the
+    /// dropped one.
     pub(super) fn session(&self, name: &str) -> Result<Arc<SessionState>, Status> {
         let session = self
             .sessions
@@ -284,6 +286,14 @@ impl SpannerService {
                 "google.spanner.admin.database.v1.Database",
                 &session.database,
             ));
+        }
+        let current = self
+            .registry
+            .database(&session.database)
+            .is_ok_and(|hosted| hosted.db.same_database(&session.db));
+        if !current {
+            self.sessions.lock().remove(name);
+            return Err(status::not_found("google.spanner.v1.Session", name));
         }
         session.last_use.store(now_nanos(), Ordering::Relaxed);
         Ok(session)
