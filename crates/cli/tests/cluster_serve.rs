@@ -155,6 +155,17 @@ async fn count(client: &Client, db: &str) -> rowtree_check::Result<i64> {
 }
 
 async fn write(client: &Client, db: &str, ids: std::ops::Range<i64>) -> rowtree_check::Result<()> {
+    commit_rows(client, db, ids, insert).await
+}
+
+/// Commits rows `ids` of T (value `v<id>`) in one single-use read-write
+/// transaction, as the mutation `kind` (insert, insert-or-update) makes them.
+async fn commit_rows(
+    client: &Client,
+    db: &str,
+    ids: impl Iterator<Item = i64>,
+    kind: fn(&str, &[&str], Vec<Vec<Value>>) -> rowtree_check::proto::pb::Mutation,
+) -> rowtree_check::Result<()> {
     let session = client.create_session(db).await?;
     let rows = ids
         .map(|i| vec![Value::from(i), Value::from(format!("v{i}"))])
@@ -163,7 +174,7 @@ async fn write(client: &Client, db: &str, ids: std::ops::Range<i64>) -> rowtree_
         .commit(
             &session,
             Selector::SingleUse(TxnMode::ReadWrite),
-            vec![insert("T", &["Id", "V"], rows)],
+            vec![kind("T", &["Id", "V"], rows)],
         )
         .await
         .map(|_| ())
@@ -997,19 +1008,8 @@ fn wait_for_groups(dir: &Path, n: usize, not: Option<u64>) -> u64 {
 /// (insert-or-update, so that a retried commit is harmless):
 /// Ids `2 + 5k` to `6 + 5k` and `200 + 5k` to `204 + 5k` (`k` below 19).
 async fn write_across(client: &Client, db: &str, k: i64) -> rowtree_check::Result<()> {
-    let session = client.create_session(db).await?;
-    let rows = (2 + 5 * k..7 + 5 * k)
-        .chain(200 + 5 * k..205 + 5 * k)
-        .map(|i| vec![Value::from(i), Value::from(format!("v{i}"))])
-        .collect();
-    client
-        .commit(
-            &session,
-            Selector::SingleUse(TxnMode::ReadWrite),
-            vec![insert_or_update("T", &["Id", "V"], rows)],
-        )
-        .await
-        .map(|_| ())
+    let ids = (2 + 5 * k..7 + 5 * k).chain(200 + 5 * k..205 + 5 * k);
+    commit_rows(client, db, ids, insert_or_update).await
 }
 
 /// The command line node `node` was started with.
