@@ -19,6 +19,9 @@
 //! Decide   = tag 5  txn  outcome  writes
 //! Resolve  = tag 6  txn  outcome  (0 | 1 writes)
 //! SplitAt  = tag 7  at:bytes  right:varint
+//! Freeze   = tag 8  into:varint
+//! Merge    = tag 9  split:varint  start:bytes  (0 | 1 limit:bytes)  epoch
+//!            applied:(term index)
 //! txn      = high:varint  low:varint  (a 128-bit id)
 //! outcome  = 0 at (abort) | 1 ts (commit)
 //! lock     = (0 key | 1 start (0 | 1 end))  exclusive:(0 | 1)
@@ -46,6 +49,8 @@ const TAG_PREPARE: u8 = 4;
 const TAG_DECIDE: u8 = 5;
 const TAG_RESOLVE: u8 = 6;
 const TAG_SPLIT_AT: u8 = 7;
+const TAG_FREEZE: u8 = 8;
+const TAG_MERGE: u8 = 9;
 
 /// The position of an entry in a group's log: the leader's term and the
 /// entry's index (indexes start at 0 and increase by one per entry).
@@ -111,6 +116,22 @@ pub enum Command {
     /// it, and a new group, split `right`, takes the rest, on the same
     /// replicas (see [`crate::split`]).
     SplitAt { at: Vec<u8>, right: SplitId },
+    /// The first step of merging this split into its left neighbour,
+    /// split `into`: from this entry on the split takes no writes (see
+    /// [`crate::merge`]).
+    Freeze { into: SplitId },
+    /// The second step, in the left neighbour's group: this split takes
+    /// over the range `[start, limit)` of split `right` (whose descriptor
+    /// has epoch `epoch`), once the replica of `right` on the same engine
+    /// has applied its log up to `right_applied`, its `Freeze` (see
+    /// [`crate::merge`]).
+    Merge {
+        right: SplitId,
+        start: Vec<u8>,
+        limit: Option<Vec<u8>>,
+        epoch: u64,
+        right_applied: LogId,
+    },
 }
 
 impl Command {
@@ -182,6 +203,31 @@ impl Command {
                 put_bytes(&mut out, at);
                 put_varint(&mut out, right.0);
             }
+            Command::Freeze { into } => {
+                put_u8(&mut out, TAG_FREEZE);
+                put_varint(&mut out, into.0);
+            }
+            Command::Merge {
+                right,
+                start,
+                limit,
+                epoch,
+                right_applied,
+            } => {
+                put_u8(&mut out, TAG_MERGE);
+                put_varint(&mut out, right.0);
+                put_bytes(&mut out, start);
+                match limit {
+                    None => put_u8(&mut out, 0),
+                    Some(limit) => {
+                        put_u8(&mut out, 1);
+                        put_bytes(&mut out, limit);
+                    }
+                }
+                put_varint(&mut out, *epoch);
+                put_varint(&mut out, right_applied.term);
+                put_varint(&mut out, right_applied.index);
+            }
         }
         out
     }
@@ -234,6 +280,20 @@ impl Command {
                 at: r.bytes()?.to_vec(),
                 right: SplitId(r.varint()?),
             },
+            TAG_FREEZE => Command::Freeze {
+                into: SplitId(r.varint()?),
+            },
+            TAG_MERGE => Command::Merge {
+                right: SplitId(r.varint()?),
+                start: r.bytes()?.to_vec(),
+                limit: match r.u8()? {
+                    0 => None,
+                    1 => Some(r.bytes()?.to_vec()),
+                    other => return Err(r.error(format!("limit flag {other}"))),
+                },
+                epoch: r.varint()?,
+                right_applied: LogId::new(r.varint()?, r.varint()?),
+            },
             other => return Err(r.error(format!("command tag {other}"))),
         };
         r.finish()?;
@@ -279,6 +339,20 @@ impl std::fmt::Display for Command {
             Command::SplitAt { at, right } => {
                 write!(f, "split at {} into {right}", hex(at))
             }
+            Command::Freeze { into } => write!(f, "freeze for a merge into {into}"),
+            Command::Merge {
+                right,
+                start,
+                limit,
+                right_applied,
+                ..
+            } => write!(
+                f,
+                "merge of {right} [{}, {}) once applied to {}",
+                hex(start),
+                limit.as_deref().map_or_else(|| "end".to_string(), hex),
+                right_applied.index
+            ),
         }
     }
 }

@@ -26,6 +26,8 @@
 //!   stay invisible until resolved;
 //! * [`split`]: a replica cut in two by a `SplitAt` entry, the new
 //!   split's replica made on the same engine in the same batch;
+//! * [`merge`]: two neighbours joined again: the right one frozen by a
+//!   `Freeze` entry, then taken over by the left one's `Merge`;
 //! * [`lease`]: which replica may serve a split, and when: leases
 //!   numbered in a chain in the split's log, a new holder starting only
 //!   after the old lease's expiry plus the maximum clock offset, and a
@@ -65,6 +67,7 @@ pub mod command;
 pub mod error;
 pub mod lease;
 pub mod local;
+pub mod merge;
 pub mod node;
 pub mod placement;
 pub mod raft;
@@ -77,6 +80,7 @@ pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
 pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
 pub use replica::{
-    Applied, ClosedView, Descriptor, MetaObserver, Observer, Replica, SnapshotImage, SplitObserver,
+    Applied, ClosedView, Descriptor, FrozenView, MergeObserver, MetaObserver, Observer, Replica,
+    SnapshotImage, SplitObserver,
 };
 pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedSummary, PreparedView};

@@ -130,6 +130,25 @@ impl ClosedView {
     }
 }
 
+/// Whether a replica is frozen for a merge, readable from other threads
+/// ([`Replica::frozen_view`]): the split it is frozen into, if any.
+#[derive(Debug, Clone, Default)]
+pub struct FrozenView(Arc<AtomicU64>);
+
+impl FrozenView {
+    /// The split the replica is frozen into, if it is.
+    pub fn get(&self) -> Option<SplitId> {
+        match self.0.load(Ordering::Acquire) {
+            0 => None,
+            id => Some(SplitId(id)),
+        }
+    }
+
+    fn set(&self, into: Option<SplitId>) {
+        self.0.store(into.map_or(0, |s| s.0), Ordering::Release);
+    }
+}
+
 /// What a replica tells of the metadata keys it writes
 /// ([`Replica::with_meta_observer`]).
 pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
@@ -140,6 +159,12 @@ pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
 /// membership applied (the `raft` module's bytes), which the new group
 /// starts with.
 pub type SplitObserver = Arc<dyn Fn(&Descriptor, &Descriptor, Option<&[u8]>) + Send + Sync>;
+
+/// What a replica tells of a merge it applied, or of an image it installed
+/// that covers replicas merged into it ([`Replica::with_merge_observer`]):
+/// its own new descriptor, and the splits whose replicas on the engine are
+/// gone into it (see [`crate::merge`]).
+pub type MergeObserver = Arc<dyn Fn(&Descriptor, &[SplitId]) + Send + Sync>;
 
 /// What [`Replica::apply`] did with an entry.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -168,6 +193,13 @@ pub struct Replica {
     meta_observer: Option<MetaObserver>,
     /// Told every split applied.
     split_observer: Option<SplitObserver>,
+    /// Told every merge applied.
+    merge_observer: Option<MergeObserver>,
+    /// The split this one is frozen into, once a `Freeze` is applied (see
+    /// [`crate::merge`]): it takes no more writes.
+    frozen: Option<SplitId>,
+    /// `frozen`, for readers elsewhere.
+    frozen_view: FrozenView,
     /// The distributed transactions prepared here (see
     /// [`crate::twophase`]), as the engine holds them.
     pub(crate) prepared: PreparedTable,
@@ -235,6 +267,9 @@ impl Replica {
             observer: None,
             meta_observer: None,
             split_observer: None,
+            merge_observer: None,
+            frozen: None,
+            frozen_view: FrozenView::default(),
             prepared: PreparedTable::default(),
         };
         let mut batch = WriteBatch::new();
@@ -258,6 +293,9 @@ impl Replica {
         let closed_view = ClosedView::default();
         closed_view.raise(state.closed_ts);
         let prepared = PreparedTable::load(&router, split)?;
+        let frozen = twophase::stored_frozen(&router, split)?;
+        let frozen_view = FrozenView::default();
+        frozen_view.set(frozen);
         Ok(Replica {
             router,
             descriptor,
@@ -267,6 +305,9 @@ impl Replica {
             observer: None,
             meta_observer: None,
             split_observer: None,
+            merge_observer: None,
+            frozen,
+            frozen_view,
             prepared,
         })
     }
@@ -320,6 +361,26 @@ impl Replica {
     pub fn with_split_observer(mut self, observer: SplitObserver) -> Replica {
         self.split_observer = Some(observer);
         self
+    }
+
+    /// Calls `observer` after every `Merge` entry applied from now on, and
+    /// after an image installed that covers replicas merged into this one
+    /// (see [`MergeObserver`]): the node stops the merged splits' groups.
+    pub fn with_merge_observer(mut self, observer: MergeObserver) -> Replica {
+        self.merge_observer = Some(observer);
+        self
+    }
+
+    /// The split this one is frozen into for a merge, if it is (see
+    /// [`crate::merge`]).
+    pub fn frozen(&self) -> Option<SplitId> {
+        self.frozen
+    }
+
+    /// A view of [`Replica::frozen`] that follows this replica as it
+    /// applies entries (and installs images).
+    pub fn frozen_view(&self) -> FrozenView {
+        self.frozen_view.clone()
     }
 
     /// The split this replica holds.
@@ -393,11 +454,16 @@ impl Replica {
                 expected,
             });
         }
+        if let Some(into) = self.frozen {
+            return self.apply_frozen(id, command, into);
+        }
         let mut batch = WriteBatch::new();
         let mut lease = self.state.lease;
         let mut newest = None;
         let mut change = TableChange::None;
         let mut descriptor = None;
+        let mut merged = None;
+        let mut froze = None;
         let closed_ts = match command {
             Command::Write {
                 commits,
@@ -473,6 +539,31 @@ impl Replica {
                 change = moved;
                 self.state.closed_ts
             }
+            Command::Freeze { into } => {
+                if self.stage_freeze(id, *into, &mut batch)? {
+                    froze = Some(*into);
+                }
+                self.state.closed_ts
+            }
+            Command::Merge {
+                right,
+                start,
+                limit,
+                epoch,
+                right_applied,
+            } => {
+                let (wider, _) = self.stage_merge(
+                    id,
+                    *right,
+                    start,
+                    limit.as_deref(),
+                    *epoch,
+                    *right_applied,
+                    &mut batch,
+                )?;
+                merged = Some((wider, *right));
+                self.state.closed_ts
+            }
         };
         if closed_ts > self.state.closed_ts {
             self.check_close(id, closed_ts)?;
@@ -490,16 +581,31 @@ impl Replica {
         if closed_ts > self.state.closed_ts {
             newest = newest.max(Some(closed_ts));
         }
-        // A split: the left half's descriptor is written with the state.
+        // A split: the left half's descriptor is written with the state;
+        // a merge: the wider one.
         let right = descriptor.map(|(left, right)| {
             let before = std::mem::replace(&mut self.descriptor, left);
             (before, right)
+        });
+        let absorbed = merged.map(|(wider, gone)| {
+            let before = std::mem::replace(&mut self.descriptor, wider);
+            (before, gone)
         });
         if let Err(e) = self.commit(batch, state, change) {
             if let Some((before, _)) = right {
                 self.descriptor = before;
             }
+            if let Some((before, _)) = absorbed {
+                self.descriptor = before;
+            }
             return Err(e);
+        }
+        if froze.is_some() {
+            self.frozen = froze;
+            self.frozen_view.set(froze);
+        }
+        if let (Some(observer), Some((_, gone))) = (&self.merge_observer, &absorbed) {
+            observer(&self.descriptor, &[*gone]);
         }
         if let (Some(observer), Some((_, right))) = (&self.split_observer, &right) {
             let membership = self.state.membership.as_ref().map(|(_, m)| m.as_slice());
@@ -517,6 +623,26 @@ impl Replica {
         Ok(Applied::Applied)
     }
 
+    /// Applies entry `id` on a replica frozen into split `into` for a merge
+    /// (see [`crate::merge`]): an entry that would write is refused; any
+    /// other is applied in memory only, so the stored state stays as the
+    /// `Freeze` left it.
+    fn apply_frozen(&mut self, id: LogId, command: &Command, into: SplitId) -> Result<Applied> {
+        match command {
+            Command::ClosedTs(_) | Command::Lease(_) | Command::Freeze { .. } => {
+                self.state.applied = Some(id);
+                Ok(Applied::Applied)
+            }
+            other => Err(Error::Replica {
+                split: self.descriptor.split,
+                message: format!(
+                    "log entry {} ({other}) writes to a split frozen for its merge into {into}",
+                    id.index
+                ),
+            }),
+        }
+    }
+
     /// Applies an entry of the consensus library's own at `id`: a blank
     /// entry (`membership` is `None`) or a membership change (its bytes).
     /// Only the applied state changes. Such an entry carries no data, so it
@@ -526,6 +652,11 @@ impl Replica {
     pub fn apply_config(&mut self, id: LogId, membership: Option<Vec<u8>>) -> Result<Applied> {
         if self.state.covers(id) {
             return Ok(Applied::AlreadyApplied);
+        }
+        if self.frozen.is_some() {
+            // Nothing is written once frozen (see `crate::merge`).
+            self.state.applied = Some(id);
+            return Ok(Applied::Applied);
         }
         let state = State {
             applied: Some(id),
@@ -745,13 +876,56 @@ impl Replica {
                 batch.delete(Space::Meta, key);
             }
         }
+        let frozen_mark = twophase::frozen_key(split);
+        let mut frozen = None;
         for (key, value) in side {
+            if key == frozen_mark.as_slice() {
+                let into: [u8; 8] = value.try_into().map_err(|_| Error::Replica {
+                    split,
+                    message: format!(
+                        "the snapshot image holds a malformed frozen mark {}",
+                        hex(value)
+                    ),
+                })?;
+                frozen = Some(SplitId(u64::from_be_bytes(into)));
+            }
             batch.put(Space::Meta, key, value);
+        }
+        // Replicas of splits merged into this one (this replica was behind
+        // and is sent the merged image instead of the `Merge`) go, as the
+        // `Merge` would have removed them: no two replicas of an engine
+        // cover one key.
+        let mut gone = Vec::new();
+        for other in Self::stored_splits(&self.router)? {
+            if other == split {
+                continue;
+            }
+            let Some((held, _, _)) = Self::stored_state(&self.router, other)? else {
+                continue;
+            };
+            let inside = held.start >= descriptor.start
+                && match (&held.limit, &descriptor.limit) {
+                    (_, None) => true,
+                    (Some(h), Some(l)) => h <= l,
+                    (None, Some(_)) => false,
+                };
+            if inside {
+                for item in self.router.meta_scan(&twophase::side_prefix(other)) {
+                    let (key, _) = item?;
+                    if twophase::is_side_key(other, &key) {
+                        batch.delete(Space::Meta, key);
+                    }
+                }
+                batch.delete(Space::Meta, state_key(other));
+                gone.push(other);
+            }
         }
         self.stage_state(&mut batch, &descriptor, &state);
         // Synced: the log entries the image replaces may be purged next.
         self.router.write(batch, Durability::Sync)?;
         self.prepared.replace(prepared);
+        self.frozen = frozen;
+        self.frozen_view.set(frozen);
         self.descriptor = descriptor;
         self.lease_view.set(state.lease);
         self.closed_view.raise(state.closed_ts);
@@ -759,6 +933,9 @@ impl Replica {
         self.state = state;
         if let Some(observer) = &self.meta_observer {
             observer(&meta_keys);
+        }
+        if let (Some(observer), false) = (&self.merge_observer, gone.is_empty()) {
+            observer(&self.descriptor, &gone);
         }
         // Everything at or below the image's closed timestamp is in it.
         if let (Some(observer), true) = (&self.observer, closed_ts > 0) {
@@ -1002,6 +1179,14 @@ fn read_log_id(r: &mut Reader<'_>) -> std::result::Result<Option<LogId>, DecodeE
         1 => Ok(Some(LogId::new(r.varint()?, r.varint()?))),
         other => Err(r.error(format!("log id flag {other}"))),
     }
+}
+
+/// The descriptor and applied state of `split` from their stored bytes.
+pub(crate) fn decode_stored_state(split: SplitId, bytes: &[u8]) -> Result<(Descriptor, State)> {
+    Ok(decode_state(
+        split,
+        &mut Reader::new(bytes, "applied state"),
+    )?)
 }
 
 fn decode_state(

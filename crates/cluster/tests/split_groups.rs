@@ -30,8 +30,8 @@ use rowtree_cluster::raft::{
     SplitGroups,
 };
 use rowtree_cluster::{
-    Command, Descriptor, GlobalTxnId, LeaseRules, Outcome, Prepare, PreparedView, Replica,
-    SplitObserver,
+    Command, Descriptor, GlobalTxnId, LeaseRules, MergeObserver, Outcome, Prepare, PreparedView,
+    Replica, SplitObserver,
 };
 use rowtree_db::{Database, KeySet, Mutation, Options, ReadRequest, TimestampBound, Value};
 use rowtree_kv::{Router, SplitId, SplitMap};
@@ -163,6 +163,26 @@ fn split_observer(context: Arc<Context>) -> SplitObserver {
     })
 }
 
+/// The replica's observer of merges: the surviving group widens, and the
+/// merged groups are dropped and their instances stopped.
+fn merge_observer(context: Arc<Context>) -> MergeObserver {
+    Arc::new(move |merged, gone| {
+        if let Some(groups) = context.groups.upgrade() {
+            groups.adopt_merge(merged, gone);
+        }
+        for split in gone {
+            let raft = context.rafts.lock().remove(&split.0);
+            context.prepared.lock().remove(&split.0);
+            context.registry.remove(group_id(*split));
+            if let Some(raft) = raft {
+                context.runtime.spawn(async move {
+                    let _ = raft.shutdown().await;
+                });
+            }
+        }
+    })
+}
+
 /// Makes the instance of the group of `d`, a split's right half, whose
 /// replica the engine holds: Raft instance and commits.
 async fn make_group(context: &Arc<Context>, d: &Descriptor) -> (GroupRaft, Arc<GroupCommits>) {
@@ -194,7 +214,9 @@ async fn instance(
                 db.observe_applied(ts);
             }
         }))
-        .with_split_observer(split_observer(context.clone()));
+        .with_split_observer(split_observer(context.clone()))
+        .with_merge_observer(merge_observer(context.clone()));
+    commits.watch_frozen(replica.frozen_view());
     let (leases, closed, view) = (
         replica.lease_view(),
         replica.closed_view(),
@@ -972,4 +994,110 @@ fn a_restarted_node_opens_every_group_its_engine_holds() {
         stored(&back.router) == want
     });
     assert_eq!(outcomes(&back.router), 5);
+}
+
+/// A merge joins the database's two groups back into one on every
+/// replica: the right group is frozen, the left one takes over its range
+/// and its outcomes, and every node drops the right group. Transfers then
+/// commit in one group again (no two-phase commit), every engine holds the
+/// same versions, and a restarted follower opens the one group.
+#[test]
+fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut nodes, leader) = one_group_with_accounts(&rt, dir.path());
+    assert!(nodes[&leader]
+        .groups
+        .split(&split_key(), SplitId(2))
+        .unwrap());
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+    }
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+    for t in 0..5 {
+        transfer(&db, t);
+    }
+    assert_eq!(outcomes(&nodes[&leader].router), 5, "two-phase commits");
+
+    assert!(nodes[&leader].groups.merge(&split_key()).unwrap());
+    let whole = Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 3,
+    };
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} drops the merged group"), || {
+            let groups = node.groups.groups();
+            let done = groups.len() == 1 && groups[0].descriptor() == whole;
+            if !done {
+                eprintln!("node {id}: {:?}", node.groups);
+            }
+            done
+        });
+        wait_for(&format!("node {id} stops the merged group"), || {
+            !node.rafts.lock().contains_key(&2)
+        });
+        assert_eq!(
+            Replica::stored_splits(&node.router).unwrap(),
+            vec![SplitId(1)]
+        );
+    }
+    // Nothing left to merge there.
+    assert!(!nodes[&leader].groups.merge(&split_key()).unwrap());
+
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    for t in 5..10 {
+        retry_unavailable(|| {
+            transfer(&db, t);
+            Ok(())
+        });
+    }
+    assert_eq!(
+        outcomes(&nodes[&leader].router),
+        5,
+        "one group again: no more two-phase commits"
+    );
+    assert_eq!(column(&db, "Transfers", "Id"), (0..10).collect::<Vec<_>>());
+    assert_eq!(
+        db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect::<Vec<_>>(),
+        expected(10)
+    );
+    let want = stored(&nodes[&leader].router);
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} applies the merged group"), || {
+            stored(&node.router) == want
+        });
+    }
+
+    // A follower restarted after the merge opens the one group.
+    let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    let addr = nodes[&follower].port.local_addr;
+    stop(&rt, nodes.remove(&follower).unwrap());
+    let back = start_at(
+        &rt,
+        follower,
+        &dir.path().join(format!("n{follower}")),
+        addr,
+        None,
+    );
+    let groups: Vec<Descriptor> = back
+        .groups
+        .groups()
+        .iter()
+        .map(|g| g.descriptor())
+        .collect();
+    assert_eq!(groups, vec![whole]);
+    wait_for("the restarted node catches up", || {
+        stored(&back.router) == want
+    });
 }

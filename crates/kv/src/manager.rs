@@ -176,8 +176,9 @@ pub struct SplitManager {
     config: ManagerConfig,
     aligner: Arc<dyn KeyAligner>,
     sizes: Option<Arc<dyn SplitSizes>>,
-    /// Where the key space is replicated, if it is: cuts are carried out
-    /// there before the map records them ([`Replication::cut`]).
+    /// Where the key space is replicated, if it is: cuts and merges are
+    /// carried out there before the map records them
+    /// ([`Replication::cut`], [`Replication::merge`]).
     replication: Option<Arc<dyn crate::replication::Replication>>,
     state: Mutex<State>,
     history: Mutex<LoadHistory>,
@@ -234,9 +235,10 @@ impl SplitManager {
         self
     }
 
-    /// Carries every cut out through `replication` before recording it
-    /// (see [`crate::replication::Replication::cut`]): a cut it declines
-    /// or fails is not made.
+    /// Carries every cut and merge out through `replication` before
+    /// recording it (see [`crate::replication::Replication::cut`] and
+    /// [`crate::replication::Replication::merge`]): one it declines or
+    /// fails is not made.
     pub fn with_replication(
         mut self,
         replication: Arc<dyn crate::replication::Replication>,
@@ -251,6 +253,16 @@ impl SplitManager {
         match &self.replication {
             None => true,
             Some(r) => r.cut(key).unwrap_or(false),
+        }
+    }
+
+    /// Whether the merge of the split starting at `key` into its left
+    /// neighbour may be recorded: carried out where the key space is
+    /// replicated, or nothing to carry out.
+    fn merge_carried_out(&self, key: &[u8]) -> bool {
+        match &self.replication {
+            None => true,
+            Some(r) => r.merge(key).unwrap_or(false),
         }
     }
 
@@ -530,6 +542,7 @@ impl SplitManager {
                 && !merged.contains(&a.id)
                 && !changed.contains(&a.id)
                 && !changed.contains(&b.id)
+                && self.merge_carried_out(&b.start)
             {
                 if let Some(into) = self.map.merge_at(a.id, b.id, now) {
                     self.retire(&mut st, a, now);

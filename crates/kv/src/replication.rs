@@ -116,4 +116,17 @@ pub trait Replication: Send + Sync + 'static {
         let _ = key;
         Ok(true)
     }
+
+    /// Carries out the merge of the split starting at `key` into its left
+    /// neighbour before the split manager records it in its map: a
+    /// cluster merges their groups, so that the map and the groups agree.
+    /// `Ok(true)`: go on and record it (done, or nothing to do);
+    /// `Ok(false)`: not now (this node does not lead both groups, or one
+    /// holds a transaction that must be resolved first); `Err`: the merge
+    /// failed. By default there is nothing to carry out. Blocks; never
+    /// called from an asynchronous task.
+    fn merge(&self, key: &[u8]) -> Result<bool> {
+        let _ = key;
+        Ok(true)
+    }
 }

@@ -45,7 +45,7 @@ use crate::raft::{
     decode_membership, split_group_config, GroupCommits, GroupId, GroupRaft, LogStore,
     ReplicaMachine, SplitGroups,
 };
-use crate::{Descriptor, Replica, SplitObserver};
+use crate::{Descriptor, MergeObserver, Replica, SplitObserver};
 
 /// How long a commit or read waits for the group: for a majority, or for
 /// an election's outcome.
@@ -160,7 +160,9 @@ impl DatabaseGroups {
                 }
             }))
             .with_meta_observer(schema_follower(self.db.clone(), self.runtime.clone()))
-            .with_split_observer(self.split_observer());
+            .with_split_observer(self.split_observer())
+            .with_merge_observer(self.merge_observer());
+        commits.watch_frozen(replica.frozen_view());
         let (leases, closed, prepared) = (
             replica.lease_view(),
             replica.closed_view(),
@@ -218,6 +220,44 @@ impl DatabaseGroups {
                 }
             });
         })
+    }
+
+    /// What the database's replicas call when they apply a merge (or
+    /// install the image of a merged split): the surviving group's commits
+    /// widen at once and the merged groups leave the database's groups;
+    /// their Raft instances are stopped on the node's runtime.
+    fn merge_observer(self: &Arc<Self>) -> MergeObserver {
+        let this = Arc::downgrade(self);
+        Arc::new(move |merged, gone| {
+            let Some(this) = this.upgrade() else {
+                return;
+            };
+            this.groups.adopt_merge(merged, gone);
+            let gone = gone.to_vec();
+            let runtime = this.runtime.clone();
+            runtime.spawn(async move { this.stop_groups(&gone).await });
+        })
+    }
+
+    /// Stops and forgets the groups of the splits `gone` (merged away).
+    async fn stop_groups(&self, gone: &[SplitId]) {
+        let Some(shared) = self.shared.upgrade() else {
+            return;
+        };
+        for split in gone {
+            let gid = raft_group(self.database, *split);
+            shared.groups.remove(gid);
+            shared.commits.lock().remove(&gid.0);
+            let raft = shared.hosted.lock().remove(&gid.0);
+            if let Some(raft) = raft {
+                let _ = raft.shutdown().await;
+            }
+            tracing::info!(
+                database = self.database,
+                %split,
+                "a split merged into its neighbour: its group is stopped here"
+            );
+        }
     }
 
     /// Makes the group of `d`, the right half of a split whose replica the
@@ -313,7 +353,30 @@ pub(super) fn stored_descriptors(
         .into_iter()
         .map(|s| Replica::open(look.clone(), s).map(|r| r.descriptor().clone()))
         .collect::<Result<Vec<_>, _>>()?;
-    Ok((descriptors, false))
+    // A replica merged into a neighbour is normally gone with the merge; a
+    // lagging one may have written its state again before its group was
+    // stopped. The merged split's range covers it, at a later epoch.
+    let covered = |d: &Descriptor| {
+        descriptors.iter().any(|e| {
+            e.split != d.split
+                && e.epoch > d.epoch
+                && e.start <= d.start
+                && match (&e.limit, &d.limit) {
+                    (None, _) => true,
+                    (Some(el), Some(dl)) => dl <= el,
+                    (Some(_), None) => false,
+                }
+        })
+    };
+    let kept: Vec<Descriptor> = descriptors
+        .iter()
+        .filter(|d| !covered(d))
+        .cloned()
+        .collect();
+    for d in descriptors.iter().filter(|d| covered(d)) {
+        tracing::warn!(split = %d.split, range = %d, "a replica merged into a neighbour is left over: not opened");
+    }
+    Ok((kept, false))
 }
 
 /// The tasks a node runs for each database it hosts, until the database is

@@ -75,7 +75,7 @@ use rowtree_txn::Clock;
 use crate::command::Command;
 use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView, Renewal};
 use crate::raft::{renew_lease, GroupRaft, TypeConfig};
-use crate::replica::{hex, ClosedView, Descriptor};
+use crate::replica::{hex, ClosedView, Descriptor, FrozenView};
 use crate::twophase::PreparedView;
 
 /// The group this node runs, once started.
@@ -123,6 +123,9 @@ pub struct GroupCommits {
     /// for on the calling thread.
     runtime: tokio::runtime::Handle,
     timeout: Duration,
+    /// Whether the split is frozen for a merge, as this node's replica
+    /// applied it, if told ([`GroupCommits::watch_frozen`]).
+    frozen: OnceLock<FrozenView>,
 }
 
 impl std::fmt::Debug for GroupCommits {
@@ -163,6 +166,50 @@ impl GroupCommits {
             proposed: AtomicU64::new(0),
             runtime,
             timeout,
+            frozen: OnceLock::new(),
+        }
+    }
+
+    /// Refuses proposals once `view` (the replica's,
+    /// [`crate::Replica::frozen_view`]) says the split is frozen for a
+    /// merge: a frozen replica refuses every entry that writes (see
+    /// [`crate::merge`]), and such an entry would stop the group.
+    pub fn watch_frozen(&self, view: FrozenView) {
+        let _ = self.frozen.set(view);
+    }
+
+    /// The split this one is frozen into for a merge, as this node's
+    /// replica applied it.
+    pub fn frozen(&self) -> Option<SplitId> {
+        self.frozen.get().and_then(FrozenView::get)
+    }
+
+    /// The group's voters, as this node's instance knows them.
+    pub fn voters(&self) -> std::collections::BTreeSet<u64> {
+        self.started.get().map_or_else(Default::default, |s| {
+            s.raft
+                .metrics()
+                .borrow_watched()
+                .membership_config
+                .membership()
+                .voter_ids()
+                .collect()
+        })
+    }
+
+    /// Refuses what a frozen split would refuse (checked under the lease,
+    /// when every entry before it, a `Freeze` included, is applied here).
+    fn check_frozen(&self, command: Option<&Command>) -> Result<(), String> {
+        let allowed = matches!(
+            command,
+            Some(Command::ClosedTs(_) | Command::Lease(_) | Command::Freeze { .. })
+        );
+        match self.frozen() {
+            Some(into) if !allowed => Err(format!(
+                "{} is frozen for its merge into {into}: retry once the merge is done",
+                self.split
+            )),
+            _ => Ok(()),
         }
     }
 
@@ -555,6 +602,7 @@ impl GroupCommits {
     /// waits until it is applied here.
     pub(crate) fn propose(&self, ts: Option<u64>, command: Command) -> Result<(), String> {
         let lease = self.lease(ts)?;
+        self.check_frozen(Some(&command))?;
         if let Some(ts) = ts {
             if ts < lease.start || ts >= lease.expiry {
                 return Err(format!(
@@ -581,6 +629,7 @@ impl GroupCommits {
         // the log before its lease's, a `SplitAt` included, so the range
         // checked next is the one the entry will be applied against.
         let lease = self.lease(newest)?;
+        self.check_frozen(None)?;
         self.check(&group)?;
         if let (Some(oldest), Some(newest)) = (oldest, newest) {
             // A holder assigns timestamps only inside its lease.

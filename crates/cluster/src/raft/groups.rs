@@ -75,7 +75,7 @@ use rowtree_txn::lock::{LockMode, LockTarget};
 
 use crate::command::{Command, Commit, Write};
 use crate::raft::GroupCommits;
-use crate::replica::Descriptor;
+use crate::replica::{Descriptor, Replica};
 use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
 
 /// A database's commits through several split groups led by this node (see
@@ -224,6 +224,97 @@ impl SplitGroups {
         groups.insert(at, group);
     }
 
+    /// Merges the split starting at `start` into its left neighbour
+    /// (design §7, "Merge of neighbours"; see [`crate::merge`]): proposes
+    /// `Freeze` to the right group, then `Merge` to the left one, and waits
+    /// until the node has dropped the right group ([`SplitGroups::adopt_merge`],
+    /// called from the left replica's merge observer). Commits wait
+    /// meanwhile. `Ok(false)`: nothing was merged (no split starts at
+    /// `start`, this node does not lead both groups, their voters differ,
+    /// or the right split holds prepared transactions, which must be
+    /// resolved first).
+    pub fn merge(&self, start: &[u8]) -> Result<bool, String> {
+        let _gate = self.gate.write();
+        let _one = self.recovering.lock();
+        let groups = self.groups();
+        let Some(i) = groups
+            .iter()
+            .position(|g| g.descriptor().start.as_slice() == start)
+            .filter(|i| *i > 0)
+        else {
+            return Ok(false);
+        };
+        let (left, right) = (groups[i - 1].clone(), groups[i].clone());
+        if !left.leads() || !right.leads() || left.voters() != right.voters() {
+            return Ok(false);
+        }
+        if right.frozen().is_none() {
+            if !right.prepared().is_empty() {
+                return Ok(false);
+            }
+            right.propose(
+                None,
+                Command::Freeze {
+                    into: left.split_id(),
+                },
+            )?;
+        }
+        if right.frozen() != Some(left.split_id()) {
+            return Ok(false);
+        }
+        self.finish_merge(&left, &right)?;
+        Ok(true)
+    }
+
+    /// The second step of a merge whose right split is frozen into the
+    /// left: the `Merge` entry, naming the right split as this node's
+    /// replica of it stored its freeze; then waits until the right group is
+    /// gone here.
+    fn finish_merge(&self, left: &GroupCommits, right: &GroupCommits) -> Result<(), String> {
+        let router = self.router()?;
+        let split = right.split_id();
+        let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
+        let Some((d, Some(applied), Some(_))) = stored else {
+            return Err(format!(
+                "{split} is frozen, but its replica here holds no applied freeze"
+            ));
+        };
+        left.propose(
+            None,
+            Command::Merge {
+                right: split,
+                start: d.start,
+                limit: d.limit,
+                epoch: d.epoch,
+                right_applied: applied,
+            },
+        )?;
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+        while self.groups.read().iter().any(|g| g.split_id() == split) {
+            if std::time::Instant::now() > deadline {
+                return Err(format!(
+                    "the merge of {split} was applied, but its group was not dropped here \
+                     within 10 s"
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(2));
+        }
+        Ok(())
+    }
+
+    /// Adopts a merge this node's replica applied (or an image of a merged
+    /// split it installed): the group of `merged`'s split widens to it,
+    /// and the groups of `gone` leave the database's groups. Called by the
+    /// node from the replica's merge observer; the node stops their Raft
+    /// instances.
+    pub fn adopt_merge(&self, merged: &Descriptor, gone: &[rowtree_kv::SplitId]) {
+        let mut groups = self.groups.write();
+        groups.retain(|g| !gone.contains(&g.split_id()));
+        if let Some(group) = groups.iter().find(|g| g.split_id() == merged.split) {
+            group.set_descriptor(merged.clone());
+        }
+    }
+
     /// One round of keeping the database's groups led by one node: every
     /// group this node leads while another node leads the first split's
     /// group is handed to that node (the new leader serves once this
@@ -256,17 +347,21 @@ impl SplitGroups {
             .saturating_sub(1)
     }
 
+    /// The database's router (set once it is open).
+    fn router(&self) -> Result<Arc<Router>, String> {
+        self.router
+            .get()
+            .and_then(Weak::upgrade)
+            .ok_or_else(|| "the database's router is not open".to_string())
+    }
+
     fn outcome(
         &self,
         groups: &[Arc<GroupCommits>],
         coordinator: usize,
         txn: GlobalTxnId,
     ) -> Result<Option<Outcome>, String> {
-        let router = self
-            .router
-            .get()
-            .and_then(Weak::upgrade)
-            .ok_or("the database's router is not open")?;
+        let router = self.router()?;
         read_outcome(&router, groups[coordinator].split_id(), txn).map_err(|e| e.to_string())
     }
 
@@ -439,17 +534,18 @@ impl SplitGroups {
                 if self.in_flight.lock().contains(&p.txn) {
                     continue;
                 }
-                let Some(coordinator) = groups
+                // A coordinator merged away left its outcomes to the split
+                // it merged into: the group recording the outcome answers
+                // for it; with none recorded, the first split's group
+                // decides, the same one for every participant.
+                let coordinator = match groups
                     .iter()
                     .position(|g| g.descriptor().split == p.coordinator)
-                else {
-                    return Err(format!(
-                        "{} is prepared in {} with the coordinator {}, which is not one of \
-                         the database's splits",
-                        p.txn,
-                        group.descriptor().split,
-                        p.coordinator
-                    ));
+                {
+                    Some(c) => c,
+                    None => (0..groups.len())
+                        .find(|c| matches!(self.outcome(&groups, *c, p.txn), Ok(Some(_))))
+                        .unwrap_or(0),
                 };
                 let now = groups[0].clock().now_nanos();
                 groups[coordinator].propose(
@@ -470,8 +566,40 @@ impl SplitGroups {
         Ok(resolved)
     }
 
+    /// Finishes the merges a leader froze the right split of and did not
+    /// complete (it died, or lost a group between the two entries).
+    fn finish_frozen(&self) -> Result<(), String> {
+        let frozen: Vec<_> = self
+            .groups()
+            .into_iter()
+            .filter(|g| g.frozen().is_some())
+            .collect();
+        if frozen.is_empty() {
+            return Ok(());
+        }
+        let _gate = self.gate.write();
+        let _one = self.recovering.lock();
+        for right in frozen {
+            let groups = self.groups();
+            let into = right.frozen();
+            let left = groups.iter().find(|g| Some(g.split_id()) == into).cloned();
+            let Some(left) = left else {
+                return Err(format!(
+                    "{} is frozen into {}, which is not one of the database's splits here",
+                    right.split_id(),
+                    into.map_or_else(String::new, |s| s.to_string())
+                ));
+            };
+            if groups.iter().any(|g| g.split_id() == right.split_id()) {
+                self.finish_merge(&left, &right)?;
+            }
+        }
+        Ok(())
+    }
+
     /// Recovers if a split holds a prepared transaction not in flight here.
     fn recover_orphans(&self) -> Result<(), String> {
+        self.finish_frozen()?;
         let orphaned = self.groups.read().iter().any(|g| {
             g.prepared()
                 .iter()
@@ -559,6 +687,31 @@ impl Replication for SplitGroups {
     /// the new group's id, it meets no database group's id, which the
     /// placement group numbers from 1). A node that does not lead the group
     /// declines quietly: its leader decides for it.
+    /// A merge the database's split manager decided (cold neighbours): the
+    /// group of the split starting at `key` is merged into its left
+    /// neighbour's. A boundary that is no group's (a split of the map only)
+    /// has nothing to carry out; a node that does not lead both groups
+    /// declines quietly.
+    fn merge(&self, key: &[u8]) -> rowtree_kv::Result<bool> {
+        let groups = self.groups();
+        let Some(right) = groups
+            .iter()
+            .find(|g| g.descriptor().start.as_slice() == key)
+        else {
+            return Ok(true);
+        };
+        if !right.leads() {
+            return Ok(false);
+        }
+        match SplitGroups::merge(self, key) {
+            Ok(merged) => Ok(merged),
+            Err(e) => {
+                tracing::warn!(split = %right.split_id(), "merging the split's group failed: {e}");
+                Err(rowtree_kv::Error::Replication(e))
+            }
+        }
+    }
+
     fn cut(&self, key: &[u8]) -> rowtree_kv::Result<bool> {
         let group = self.groups()[self.index_of(key)].clone();
         if group.descriptor().start.as_slice() == key {

@@ -26,7 +26,9 @@ use parking_lot::Mutex;
 
 use super::codec;
 use super::{to_log_id, to_raft_log_id, RaftLogId, StoredMembership, TypeConfig};
+use crate::command::{Command, LogId};
 use crate::replica::{Replica, SnapshotImage};
+use rowtree_kv::SplitId;
 
 /// A snapshot as openraft carries it: metadata and the image.
 type Snapshot = openraft::Snapshot<
@@ -107,6 +109,47 @@ impl ReplicaMachine {
     }
 }
 
+impl ReplicaMachine {
+    /// Waits until the replica of `right` on this engine has applied its
+    /// log up to `applied` (its `Freeze`) and is frozen, before a `Merge`
+    /// of it is applied (see [`crate::merge`]): its group applies on its
+    /// own schedule. Returns at once if the engine holds no replica of
+    /// `right` (the `Merge` is then refused).
+    async fn wait_for_freeze(&self, right: SplitId, applied: LogId) -> Result<(), io::Error> {
+        let started = std::time::Instant::now();
+        let mut warned = started;
+        loop {
+            let stored =
+                Replica::stored_state(&self.replica.router, right).map_err(replica_error)?;
+            match stored {
+                None => return Ok(()),
+                Some((_, done, frozen))
+                    if frozen.is_some() && done.is_some_and(|d| d.index >= applied.index) =>
+                {
+                    return Ok(());
+                }
+                Some(_) => {}
+            }
+            if warned.elapsed() >= MERGE_WAIT_WARNING {
+                warned = std::time::Instant::now();
+                tracing::warn!(
+                    split = %self.replica.descriptor().split,
+                    %right,
+                    waited_s = started.elapsed().as_secs(),
+                    "a merge waits for the merged split's replica here to apply its freeze"
+                );
+            }
+            tokio::time::sleep(MERGE_POLL).await;
+        }
+    }
+}
+
+/// How often a `Merge` waiting for the merged split's replica looks again.
+const MERGE_POLL: std::time::Duration = std::time::Duration::from_millis(2);
+
+/// How long a `Merge` waits between warnings that it still waits.
+const MERGE_WAIT_WARNING: std::time::Duration = std::time::Duration::from_secs(10);
+
 fn replica_error(e: crate::Error) -> io::Error {
     io::Error::other(e)
 }
@@ -126,6 +169,16 @@ impl RaftStateMachine<TypeConfig> for ReplicaMachine {
         while let Some(item) = entries.next().await {
             let (entry, responder) = item?;
             let id = to_log_id(&entry.log_id);
+            if let EntryPayload::Normal(Command::Merge {
+                right,
+                right_applied,
+                ..
+            }) = &entry.payload
+            {
+                if self.replica.applied().is_none_or(|a| a.index < id.index) {
+                    self.wait_for_freeze(*right, *right_applied).await?;
+                }
+            }
             match &entry.payload {
                 EntryPayload::Blank => self.replica.apply_config(id, None),
                 EntryPayload::Normal(command) => self.replica.apply(id, command),

@@ -420,6 +420,11 @@ pub(crate) enum TableChange {
 pub(crate) const PREPARED: &str = "prepared";
 const OUTCOME: &str = "outcome";
 const EXPIRY: &str = "expiry";
+/// A split's frozen mark (see [`crate::merge`]): one key, the table's
+/// prefix itself.
+pub(crate) const FROZEN: &str = "frozen";
+/// The tables whose records a merge moves to the surviving split.
+pub(crate) const OUTCOME_TABLES: [&str; 2] = [OUTCOME, EXPIRY];
 
 /// The prefix of a split's own metadata keys besides its applied state:
 /// `raft/<split>/`.
@@ -427,10 +432,11 @@ pub(crate) fn side_prefix(split: SplitId) -> Vec<u8> {
     format!("raft/{:016x}/", split.0).into_bytes()
 }
 
-/// Whether `key` is one of `split`'s prepared, outcome or expiry keys.
+/// Whether `key` is one of `split`'s prepared, outcome or expiry keys, or
+/// its frozen mark.
 pub(crate) fn is_side_key(split: SplitId, key: &[u8]) -> bool {
     let prefix = side_prefix(split);
-    [PREPARED, OUTCOME, EXPIRY].iter().any(|table| {
+    [PREPARED, OUTCOME, EXPIRY, FROZEN].iter().any(|table| {
         key.strip_prefix(prefix.as_slice())
             .and_then(|rest| rest.strip_prefix(table.as_bytes()))
             .is_some_and(|rest| rest.first() == Some(&b'/'))
@@ -472,4 +478,31 @@ pub fn read_outcome(
     let outcome = Outcome::decode_from(&mut r)?;
     r.finish()?;
     Ok(Some(outcome))
+}
+
+/// The key of a split's frozen mark.
+pub(crate) fn frozen_key(split: SplitId) -> Vec<u8> {
+    table_prefix(split, FROZEN)
+}
+
+/// The split a replica of `split` on `router`'s engine is frozen into, if
+/// it is frozen.
+pub(crate) fn stored_frozen(
+    router: &rowtree_kv::Router,
+    split: SplitId,
+) -> Result<Option<SplitId>> {
+    match router.meta_get(&frozen_key(split))? {
+        None => Ok(None),
+        Some(bytes) => {
+            let bytes: [u8; 8] =
+                bytes
+                    .as_slice()
+                    .try_into()
+                    .map_err(|_| crate::Error::Replica {
+                        split,
+                        message: format!("a malformed frozen mark {}", crate::wire::hex(&bytes)),
+                    })?;
+            Ok(Some(SplitId(u64::from_be_bytes(bytes))))
+        }
+    }
 }

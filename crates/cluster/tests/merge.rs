@@ -1,0 +1,349 @@
+//! `Freeze` and `Merge` on the replica state machine: a split frozen into
+//! its left neighbour takes no more writes, and the neighbour then takes
+//! over its range, its kept outcomes and nothing else, on the same engine;
+//! a replica that gets the merged image instead drops the merged replica.
+
+mod common;
+
+use std::sync::Arc;
+
+use common::{memory, stored, Log};
+use parking_lot::Mutex;
+use proptest::prelude::*;
+use rowtree_cluster::{
+    Command, Commit, Descriptor, Error, GlobalTxnId, LogId, Outcome, Prepare, Replica,
+};
+use rowtree_kv::{Router, SplitId};
+use rowtree_storage::mvcc::split_version_key;
+
+/// The split of keys `[b"k", b"l")`, id 7.
+fn descriptor() -> Descriptor {
+    Descriptor {
+        split: SplitId(7),
+        start: b"k".to_vec(),
+        limit: Some(b"l".to_vec()),
+        epoch: 3,
+    }
+}
+
+fn key(i: u8) -> Vec<u8> {
+    vec![b'k', i]
+}
+
+fn write(ts: u64, keys: &[u8]) -> Command {
+    Command::Write {
+        commits: vec![Commit {
+            ts,
+            writes: keys
+                .iter()
+                .map(|k| (key(*k), Some(format!("v{ts}").into_bytes())))
+                .collect(),
+        }],
+        closed_ts: None,
+        meta: Vec::new(),
+    }
+}
+
+fn prepare(txn: u128, ts: u64, keys: &[u8]) -> Command {
+    Command::Prepare(Prepare {
+        txn: GlobalTxnId(txn),
+        ts,
+        coordinator: SplitId(1),
+        participants: vec![SplitId(1), SplitId(8)],
+        writes: keys
+            .iter()
+            .map(|k| (key(*k), Some(format!("p{txn}").into_bytes())))
+            .collect(),
+        pending: false,
+        locks: Vec::new(),
+    })
+}
+
+/// The row keys of the versions `router` stores.
+fn row_keys(router: &Router) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = router
+        .scan_stored(b"", None)
+        .map(|r| split_version_key(&r.unwrap().0).unwrap().0.to_vec())
+        .collect();
+    keys.dedup();
+    keys
+}
+
+/// The right half of `log`'s split at `key(cut)` (split 8), opened from
+/// the engine, and the next index of its own log.
+fn split_at(log: &mut Log, cut: u8) -> Replica {
+    log.apply(Command::SplitAt {
+        at: key(cut),
+        right: SplitId(8),
+    });
+    Replica::open(log.router.clone(), SplitId(8)).unwrap()
+}
+
+/// The `Merge` of `right` (frozen at `frozen`) into its left neighbour.
+fn merge_of(right: &Replica, frozen: LogId) -> Command {
+    let d = right.descriptor();
+    Command::Merge {
+        right: d.split,
+        start: d.start.clone(),
+        limit: d.limit.clone(),
+        epoch: d.epoch,
+        right_applied: frozen,
+    }
+}
+
+#[test]
+fn a_merge_joins_the_halves_of_a_split_again() {
+    let mut log = Log::new(descriptor());
+    log.apply(write(100, &[1, 2, 4, 5]));
+    log.apply(Command::ClosedTs(150));
+    let mut right = split_at(&mut log, 3);
+    // The right half writes, and decides a transaction as a coordinator.
+    right.apply(LogId::new(1, 0), &write(200, &[4, 6])).unwrap();
+    right
+        .apply(
+            LogId::new(1, 1),
+            &Command::Decide {
+                txn: GlobalTxnId(9),
+                outcome: Outcome::Commit { ts: 210 },
+                writes: vec![(key(7), Some(b"d9".to_vec()))],
+            },
+        )
+        .unwrap();
+    // Frozen into the left half: no more writes; other entries change
+    // nothing stored.
+    let frozen = LogId::new(1, 2);
+    right
+        .apply(frozen, &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    assert_eq!(right.frozen(), Some(SplitId(7)));
+    let e = right
+        .apply(LogId::new(1, 3), &write(300, &[4]))
+        .unwrap_err();
+    assert!(e.to_string().contains("frozen"), "{e}");
+    let before = stored(&log.router);
+    right
+        .apply(LogId::new(1, 3), &Command::ClosedTs(250))
+        .unwrap();
+    right.apply_config(LogId::new(1, 4), None).unwrap();
+    assert_eq!(
+        stored(&log.router),
+        before,
+        "a frozen replica writes nothing"
+    );
+    assert_eq!(right.applied(), Some(LogId::new(1, 4)));
+    // A reopened frozen replica is frozen, at its freeze.
+    let reopened = Replica::open(log.router.clone(), SplitId(8)).unwrap();
+    assert_eq!(reopened.frozen(), Some(SplitId(7)));
+    assert_eq!(reopened.applied(), Some(frozen));
+
+    // The left half takes the range back.
+    let seen: Arc<Mutex<Vec<(Descriptor, Vec<SplitId>)>>> = Arc::default();
+    let observed = seen.clone();
+    let mut left = Replica::open(log.router.clone(), SplitId(7))
+        .unwrap()
+        .with_merge_observer(Arc::new(move |d, gone| {
+            observed.lock().push((d.clone(), gone.to_vec()))
+        }));
+    left.apply(LogId::new(1, log.next), &merge_of(&right, frozen))
+        .unwrap();
+    log.next += 1;
+    let merged = Descriptor {
+        split: SplitId(7),
+        start: b"k".to_vec(),
+        limit: Some(b"l".to_vec()),
+        epoch: 5,
+    };
+    assert_eq!(left.descriptor(), &merged);
+    assert_eq!(
+        seen.lock().clone(),
+        vec![(merged.clone(), vec![SplitId(8)])]
+    );
+    assert_eq!(
+        Replica::stored_splits(&log.router).unwrap(),
+        vec![SplitId(7)],
+        "the merged split's replica is gone"
+    );
+    assert!(Replica::open(log.router.clone(), SplitId(8)).is_err());
+    assert_eq!(
+        left.outcome(GlobalTxnId(9)).unwrap(),
+        Some(Outcome::Commit { ts: 210 }),
+        "the merged split's outcomes are the survivor's"
+    );
+    assert_eq!(left.closed_ts(), 150);
+    // It takes writes on the whole range, and its image holds every key.
+    left.apply(LogId::new(1, log.next), &write(400, &[2, 4]))
+        .unwrap();
+    let target = memory();
+    let mut copy = Replica::create(target.clone(), merged.clone()).unwrap();
+    copy.install(&left.image().unwrap()).unwrap();
+    assert_eq!(
+        row_keys(&target),
+        vec![key(1), key(2), key(4), key(5), key(6), key(7)]
+    );
+    assert_eq!(target.get(&key(4), 400).unwrap(), Some(b"v400".to_vec()));
+    let reopened = Replica::open(log.router.clone(), SplitId(7)).unwrap();
+    assert_eq!(reopened.descriptor(), &merged);
+}
+
+#[test]
+fn a_split_holding_prepared_transactions_is_not_frozen() {
+    let mut log = Log::new(descriptor());
+    let mut right = split_at(&mut log, 3);
+    right
+        .apply(LogId::new(1, 0), &prepare(1, 200, &[5]))
+        .unwrap();
+    right
+        .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    assert_eq!(
+        right.frozen(),
+        None,
+        "a no-op while a transaction is prepared"
+    );
+    right
+        .apply(
+            LogId::new(1, 2),
+            &Command::Resolve {
+                txn: GlobalTxnId(1),
+                outcome: Outcome::Commit { ts: 220 },
+                writes: None,
+            },
+        )
+        .unwrap();
+    right
+        .apply(LogId::new(1, 3), &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    assert_eq!(right.frozen(), Some(SplitId(7)));
+    let e = right
+        .apply(LogId::new(1, 4), &prepare(2, 300, &[5]))
+        .unwrap_err();
+    assert!(e.to_string().contains("frozen"), "{e}");
+}
+
+#[test]
+fn merges_that_break_a_rule_are_refused() {
+    let mut log = Log::new(descriptor());
+    let mut right = split_at(&mut log, 3);
+    let good = merge_of(&right, LogId::new(1, 0));
+    // Not frozen yet.
+    let e = log.refuse(good.clone());
+    assert!(e.to_string().contains("not frozen"), "{e}");
+    right
+        .apply(LogId::new(1, 0), &Command::Freeze { into: SplitId(9) })
+        .unwrap();
+    let e = log.refuse(good.clone());
+    assert!(e.to_string().contains("not frozen into split-7"), "{e}");
+
+    let mut log = Log::new(descriptor());
+    let mut right = split_at(&mut log, 3);
+    right.apply(LogId::new(1, 0), &write(200, &[4])).unwrap();
+    right
+        .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    let d = right.descriptor().clone();
+    let bad = |right_id: u64, start: Vec<u8>, epoch: u64, applied: u64| Command::Merge {
+        right: SplitId(right_id),
+        start,
+        limit: d.limit.clone(),
+        epoch,
+        right_applied: LogId::new(1, applied),
+    };
+    for (command, why) in [
+        (bad(7, key(3), d.epoch, 1), "it is this split"),
+        (bad(8, key(4), d.epoch, 1), "does not end there"),
+        (bad(8, key(3), d.epoch + 1, 1), "at epoch"),
+        (bad(8, key(3), d.epoch, 2), "not yet its freeze"),
+        (bad(6, key(3), d.epoch, 1), "holds no replica"),
+    ] {
+        let e = log.refuse(command);
+        assert!(e.to_string().contains(why), "{why}: {e}");
+    }
+    assert!(matches!(
+        log.refuse(bad(7, key(3), d.epoch, 1)),
+        Error::Replica { .. }
+    ));
+    log.apply(bad(8, key(3), d.epoch, 1));
+    assert_eq!(log.replica.descriptor().limit, Some(b"l".to_vec()));
+}
+
+#[test]
+fn a_replica_sent_the_merged_image_drops_the_merged_replica() {
+    // Node A merges; node B is behind, with both halves' replicas, and is
+    // sent A's image of the merged split.
+    let mut a = Log::new(descriptor());
+    a.apply(write(100, &[1, 5]));
+    let mut b = Log::new(descriptor());
+    b.apply(write(100, &[1, 5]));
+    let mut a_right = split_at(&mut a, 3);
+    let _b_right = split_at(&mut b, 3);
+    a_right.apply(LogId::new(1, 0), &write(200, &[6])).unwrap();
+    a_right
+        .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    a.apply(merge_of(&a_right, LogId::new(1, 1)));
+    let seen: Arc<Mutex<Vec<Vec<SplitId>>>> = Arc::default();
+    let observed = seen.clone();
+    let mut b_left = Replica::open(b.router.clone(), SplitId(7))
+        .unwrap()
+        .with_merge_observer(Arc::new(move |_, gone| observed.lock().push(gone.to_vec())));
+    b_left.install(&a.replica.image().unwrap()).unwrap();
+    assert_eq!(b_left.descriptor(), a.replica.descriptor());
+    assert_eq!(seen.lock().clone(), vec![vec![SplitId(8)]]);
+    assert_eq!(Replica::stored_splits(&b.router).unwrap(), vec![SplitId(7)]);
+    assert_eq!(row_keys(&b.router), vec![key(1), key(5), key(6)]);
+    assert_eq!(stored(&b.router), stored(&a.router));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// Wherever the cut falls and whatever each half writes after it, the
+    /// merged split holds exactly what both halves held, its image says so,
+    /// and the entries survive their binary form.
+    #[test]
+    fn a_merged_split_holds_exactly_what_its_halves_held(
+        writes in prop::collection::vec(prop::collection::vec(0u8..=255, 1..4), 1..6),
+        later in prop::collection::vec(prop::collection::vec(0u8..=255, 1..4), 0..6),
+        cut in 1u8..=255,
+    ) {
+        let mut log = Log::new(descriptor());
+        let mut ts = 100;
+        for keys in &writes {
+            let mut keys = keys.clone();
+            keys.sort_unstable();
+            keys.dedup();
+            log.apply(write(ts, &keys));
+            ts += 1;
+        }
+        let mut right = split_at(&mut log, cut);
+        let mut next = 0;
+        for keys in &later {
+            let mut keys = keys.clone();
+            keys.sort_unstable();
+            keys.dedup();
+            let (l, r): (Vec<u8>, Vec<u8>) = keys.iter().partition(|k| **k < cut);
+            if !l.is_empty() {
+                log.apply(write(ts, &l));
+            }
+            if !r.is_empty() {
+                right.apply(LogId::new(1, next), &write(ts, &r)).unwrap();
+                next += 1;
+            }
+            ts += 1;
+        }
+        let before = row_keys(&log.router);
+        let freeze = Command::Freeze { into: SplitId(7) };
+        prop_assert_eq!(Command::decode(&freeze.encode()).unwrap(), freeze.clone());
+        let frozen = LogId::new(1, next);
+        right.apply(frozen, &freeze).unwrap();
+        let merge = merge_of(&right, frozen);
+        prop_assert_eq!(Command::decode(&merge.encode()).unwrap(), merge.clone());
+        log.apply(merge);
+        prop_assert_eq!(row_keys(&log.router), before.clone());
+        let target = memory();
+        let mut copy = Replica::create(target.clone(), log.replica.descriptor().clone()).unwrap();
+        copy.install(&log.replica.image().unwrap()).unwrap();
+        prop_assert_eq!(row_keys(&target), before);
+        prop_assert_eq!(Replica::stored_splits(&log.router).unwrap(), vec![SplitId(7)]);
+    }
+}
