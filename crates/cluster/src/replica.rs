@@ -626,10 +626,34 @@ impl Replica {
     /// Applies entry `id` on a replica frozen into split `into` for a merge
     /// (see [`crate::merge`]): an entry that would write is refused; any
     /// other is applied in memory only, so the stored state stays as the
-    /// `Freeze` left it.
+    /// `Freeze` left it. A lease taken is served (the leader of a frozen
+    /// split keeps answering reads and proposing until the merge), and a
+    /// closed timestamp raised is visible to reads here; after a restart
+    /// both are learned again from the log, whose entries after the
+    /// `Freeze` are applied again.
     fn apply_frozen(&mut self, id: LogId, command: &Command, into: SplitId) -> Result<Applied> {
         match command {
-            Command::ClosedTs(_) | Command::Lease(_) | Command::Freeze { .. } => {
+            Command::ClosedTs(ts) => {
+                if *ts > self.state.closed_ts {
+                    self.check_close(id, *ts)?;
+                    self.state.closed_ts = *ts;
+                    self.closed_view.raise(*ts);
+                    if let Some(observer) = &self.observer {
+                        observer(*ts);
+                    }
+                }
+                self.state.applied = Some(id);
+                Ok(Applied::Applied)
+            }
+            Command::Lease(new) => {
+                if self.check_lease(id, new)? {
+                    self.state.lease = Some(*new);
+                    self.lease_view.set(self.state.lease);
+                }
+                self.state.applied = Some(id);
+                Ok(Applied::Applied)
+            }
+            Command::Freeze { .. } => {
                 self.state.applied = Some(id);
                 Ok(Applied::Applied)
             }

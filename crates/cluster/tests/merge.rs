@@ -11,7 +11,7 @@ use common::{memory, stored, Log};
 use parking_lot::Mutex;
 use proptest::prelude::*;
 use rowtree_cluster::{
-    Command, Commit, Descriptor, Error, GlobalTxnId, LogId, Outcome, Prepare, Replica,
+    Command, Commit, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Prepare, Replica,
 };
 use rowtree_kv::{Router, SplitId};
 use rowtree_storage::mvcc::split_version_key;
@@ -125,12 +125,24 @@ fn a_merge_joins_the_halves_of_a_split_again() {
         .apply(LogId::new(1, 3), &Command::ClosedTs(250))
         .unwrap();
     right.apply_config(LogId::new(1, 4), None).unwrap();
+    // Its leader keeps a lease until the merge: taken in memory.
+    let lease = Lease {
+        seq: 1,
+        holder: 1,
+        start: 260,
+        expiry: 2_000,
+    };
+    right
+        .apply(LogId::new(1, 5), &Command::Lease(lease))
+        .unwrap();
     assert_eq!(
         stored(&log.router),
         before,
         "a frozen replica writes nothing"
     );
-    assert_eq!(right.applied(), Some(LogId::new(1, 4)));
+    assert_eq!(right.applied(), Some(LogId::new(1, 5)));
+    assert_eq!(right.closed_ts(), 250, "closed in memory");
+    assert_eq!(right.lease_view().get(), Some(lease), "served in memory");
     // A reopened frozen replica is frozen, at its freeze.
     let reopened = Replica::open(log.router.clone(), SplitId(8)).unwrap();
     assert_eq!(reopened.frozen(), Some(SplitId(7)));

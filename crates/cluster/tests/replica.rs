@@ -474,8 +474,8 @@ fn decode_errors_say_where_and_why() {
     let e = Command::decode(&[2, 1]).unwrap_err();
     assert_eq!(e.offset, 0);
     assert!(e.to_string().contains("format version 2"), "{e}");
-    let e = Command::decode(&[1, 9]).unwrap_err();
-    assert!(e.to_string().contains("command tag 9"), "{e}");
+    let e = Command::decode(&[1, 10]).unwrap_err();
+    assert!(e.to_string().contains("command tag 10"), "{e}");
     // A write entry claiming 2^40 commits in three bytes.
     let e = Command::decode(&[1, 1, 0x80, 0x80, 0x80, 0x80, 0x80, 0x20]).unwrap_err();
     assert!(e.to_string().contains("does not fit"), "{e}");

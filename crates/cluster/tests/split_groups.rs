@@ -243,6 +243,27 @@ async fn instance(
     raft
 }
 
+/// Every running node's router, by its peer address: what
+/// [`applied_probe`] reads, as a node would ask the node at that address.
+fn routers() -> &'static parking_lot::Mutex<BTreeMap<String, std::sync::Weak<Router>>> {
+    static ROUTERS: std::sync::OnceLock<
+        parking_lot::Mutex<BTreeMap<String, std::sync::Weak<Router>>>,
+    > = std::sync::OnceLock::new();
+    ROUTERS.get_or_init(Default::default)
+}
+
+/// How far the node at `addr` applied its replica of `split`: the
+/// applied state its engine stores (a node asks the other node's status).
+fn applied_probe(split: SplitId, _node: u64, addr: &str) -> Result<Option<u64>, String> {
+    let router = routers()
+        .lock()
+        .get(addr)
+        .and_then(std::sync::Weak::upgrade)
+        .ok_or_else(|| format!("no node runs at {addr}"))?;
+    let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
+    Ok(stored.and_then(|(_, applied, _)| applied.map(|a| a.index)))
+}
+
 /// Starts node `id` in `dir` with the groups of `descriptors`: its log
 /// store, engine, database (committing through the groups), replicas,
 /// Raft instances and peer port.
@@ -310,6 +331,7 @@ fn start_at(
     .unwrap();
     let router = db.shared_router();
     groups.set_router(&router);
+    groups.set_applied_probe(Arc::new(applied_probe));
     let rafts: Arc<parking_lot::Mutex<BTreeMap<u64, GroupRaft>>> = Arc::default();
     let prepared: Arc<parking_lot::Mutex<BTreeMap<u64, PreparedView>>> = Arc::default();
     let context = Arc::new(Context {
@@ -346,6 +368,9 @@ fn start_at(
     let port = rt
         .block_on(PeerPort::start(addr, context.registry.clone()))
         .unwrap();
+    routers()
+        .lock()
+        .insert(port.local_addr.to_string(), Arc::downgrade(&router));
     Node {
         db,
         groups,
@@ -1100,4 +1125,117 @@ fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
     wait_for("the restarted node catches up", || {
         stored(&back.router) == want
     });
+}
+
+/// A merge waits for every member of the merged split's group to apply its
+/// freeze: a node stops that group as soon as it applies the `Merge`, so a
+/// member still behind the freeze would otherwise never get it, and its
+/// replica of the left split would wait for it forever. Here one follower
+/// hears nothing of the right group (its peer port no longer routes to
+/// it): the merge gives up after its wait with that node named, the right
+/// split stays frozen and refuses writes while the left one serves, and
+/// once the follower hears the group again the next commits finish the
+/// merge on every node.
+#[test]
+fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, leader) = one_group_with_accounts(&rt, dir.path());
+    assert!(nodes[&leader]
+        .groups
+        .split(&split_key(), SplitId(2))
+        .unwrap());
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+    }
+    let leader = colocate(&rt, &nodes, None);
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+    for t in 0..3 {
+        transfer(&db, t);
+    }
+
+    // The follower behind: its peer port drops the right group's messages.
+    let behind = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    let right = group_id(SplitId(2));
+    let cut_off = nodes[&behind]._context.registry.remove(right).unwrap();
+    let tried = std::time::Instant::now();
+    let refused = nodes[&leader].groups.merge(&split_key()).unwrap_err();
+    assert!(
+        refused.contains(&format!("waits for nodes [{behind}] to apply its freeze")),
+        "{refused}"
+    );
+    assert!(tried.elapsed() >= Duration::from_secs(9), "it waited");
+    let frozen = |node: &Node| Replica::stored_state(&node.router, SplitId(2)).unwrap();
+    assert_eq!(frozen(&nodes[&leader]).unwrap().2, Some(SplitId(1)));
+    assert_eq!(
+        frozen(&nodes[&behind]).unwrap().2,
+        None,
+        "it missed the freeze"
+    );
+    for node in nodes.values() {
+        assert_eq!(node.groups.groups().len(), 2, "no node merged");
+    }
+
+    // Frozen, the right split refuses writes; the left one takes them.
+    let write = |table: &str, id: i64| {
+        db.write(vec![Mutation::insert_or_update(
+            table,
+            &[
+                "Id",
+                if table == "Accounts" {
+                    "Balance"
+                } else {
+                    "Amount"
+                },
+            ],
+            vec![vec![Value::Int64(id), Value::Int64(1)]],
+        )])
+    };
+    let e = write("Transfers", 100).unwrap_err();
+    assert!(e.to_string().contains("frozen for its merge"), "{e}");
+    write("Accounts", 100).unwrap();
+
+    // The follower hears the group again: commits finish the merge.
+    nodes[&behind]._context.registry.insert(right, cut_off);
+    let whole = Descriptor {
+        split: SplitId(1),
+        start: Vec::new(),
+        limit: None,
+        epoch: 3,
+    };
+    wait_for("commits finish the merge on every node", || {
+        let _ = write("Accounts", 101);
+        nodes.values().all(|n| {
+            n.groups
+                .groups()
+                .iter()
+                .map(|g| g.descriptor())
+                .eq([whole.clone()])
+        })
+    });
+    for node in nodes.values() {
+        wait_for("the merged group is stopped", || {
+            !node.rafts.lock().contains_key(&2)
+        });
+        assert_eq!(
+            Replica::stored_splits(&node.router).unwrap(),
+            vec![SplitId(1)]
+        );
+    }
+    for t in 3..6 {
+        retry_unavailable(|| {
+            transfer(&db, t);
+            Ok(())
+        });
+    }
+    assert_eq!(column(&db, "Transfers", "Id"), (0..6).collect::<Vec<_>>());
+    let want = stored(&nodes[&leader].router);
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} applies the merged group"), || {
+            stored(&node.router) == want
+        });
+    }
 }

@@ -368,6 +368,11 @@ impl Hosting {
         .map_err(cannot_open)?;
         let router = db.shared_router();
         split_groups.set_router(&router);
+        split_groups.set_applied_probe(splits::applied_probe(
+            Arc::downgrade(&self.shared),
+            group.group,
+            self.runtime.clone(),
+        ));
         let hosted = Arc::new(DatabaseGroups {
             shared: Arc::downgrade(&self.shared),
             log: self.log.clone(),

@@ -39,11 +39,13 @@ use rowtree_db::{Database, WeakDatabase};
 use rowtree_kv::{Router, SplitId};
 use rowtree_txn::Clock;
 
+use super::api::{NodeClient, StatusRequest};
+use super::status::ClusterStatus;
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
 use crate::raft::{
-    decode_membership, split_group_config, GroupCommits, GroupId, GroupRaft, LogStore,
-    ReplicaMachine, SplitGroups,
+    decode_membership, split_group_config, AppliedProbe, GroupCommits, GroupId, GroupRaft,
+    LogStore, ReplicaMachine, SplitGroups,
 };
 use crate::{Descriptor, MergeObserver, Replica, SplitObserver};
 
@@ -333,6 +335,52 @@ impl DatabaseGroups {
         );
         Ok(())
     }
+}
+
+/// How long a merge's leader waits for one node's answer to how far its
+/// replica of a split applied.
+const PROBE_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// How this node asks another how far its replica of one of `database`'s
+/// splits applied (what a merge waits on, [`crate::raft::AppliedProbe`]):
+/// the other node's status of its groups, over the peer port.
+pub(super) fn applied_probe(
+    shared: Weak<Shared>,
+    database: u64,
+    runtime: tokio::runtime::Handle,
+) -> AppliedProbe {
+    Arc::new(move |split, node, addr| {
+        let shared = shared.upgrade().ok_or("the node is stopping")?;
+        let group = raft_group(database, split).0;
+        let channel = shared
+            .peers
+            .channel(addr)
+            .map_err(|e| format!("node {node} at {addr}: {e}"))?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        runtime.spawn(async move {
+            let mut client = NodeClient::new(channel);
+            let mut request = tonic::Request::new(StatusRequest {
+                forwarded: true,
+                groups_only: true,
+            });
+            request.set_timeout(PROBE_TIMEOUT);
+            let answer = match client.status(request).await {
+                Ok(reply) => serde_json::from_str::<ClusterStatus>(&reply.into_inner().json)
+                    .map_err(|e| format!("its status does not parse: {e}"))
+                    .map(|status| {
+                        status
+                            .groups
+                            .iter()
+                            .find(|g| g.group == group)
+                            .and_then(|g| g.applied_index)
+                    }),
+                Err(e) => Err(e.message().to_string()),
+            };
+            let _ = tx.send(answer);
+        });
+        rx.recv_timeout(PROBE_TIMEOUT + Duration::from_millis(100))
+            .map_err(|_| format!("node {node} did not answer within {PROBE_TIMEOUT:?}"))?
+    })
 }
 
 /// The descriptors of the splits whose replicas the database's engine

@@ -184,16 +184,24 @@ impl GroupCommits {
         self.frozen.get().and_then(FrozenView::get)
     }
 
-    /// The group's voters, as this node's instance knows them.
-    pub fn voters(&self) -> std::collections::BTreeSet<u64> {
+    /// The group's members as this node's instance knows them: its voters,
+    /// and every member (voters and learners) with its peer address.
+    pub fn members(
+        &self,
+    ) -> (
+        std::collections::BTreeSet<u64>,
+        std::collections::BTreeMap<u64, String>,
+    ) {
         self.started.get().map_or_else(Default::default, |s| {
-            s.raft
-                .metrics()
-                .borrow_watched()
-                .membership_config
-                .membership()
-                .voter_ids()
-                .collect()
+            let metrics = s.raft.metrics().borrow_watched().clone();
+            let membership = metrics.membership_config.membership();
+            (
+                membership.voter_ids().collect(),
+                membership
+                    .nodes()
+                    .map(|(id, node)| (*id, node.addr.clone()))
+                    .collect(),
+            )
         })
     }
 

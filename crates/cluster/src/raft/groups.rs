@@ -95,7 +95,26 @@ pub struct SplitGroups {
     in_flight: Mutex<HashSet<GlobalTxnId>>,
     /// Recoveries run one at a time.
     recovering: Mutex<()>,
+    /// How this node asks another how far its replica of a split applied
+    /// its group's log (set by the node; a merge needs it).
+    probe: OnceLock<AppliedProbe>,
+    /// When commits last tried to finish a merge left frozen
+    /// ([`SplitGroups::finish_frozen`]): at most once a second.
+    frozen_tried: Mutex<Option<std::time::Instant>>,
 }
+
+/// How a node learns how far another node's replica of a split has
+/// applied its group's log: called with the split, the other node's id and
+/// its peer address; answers the index of the last entry applied there
+/// (`None`: the node holds no such group, or it did not answer). It may
+/// block for a short while (a call to the node), and is called from
+/// threads outside the node's async runtime.
+pub type AppliedProbe =
+    Arc<dyn Fn(rowtree_kv::SplitId, u64, &str) -> Result<Option<u64>, String> + Send + Sync>;
+
+/// How long [`SplitGroups::merge`] waits for every replica of the right
+/// split to apply its freeze.
+const FREEZE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 impl std::fmt::Debug for SplitGroups {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -146,6 +165,8 @@ impl SplitGroups {
             router: OnceLock::new(),
             in_flight: Mutex::new(HashSet::new()),
             recovering: Mutex::new(()),
+            probe: OnceLock::new(),
+            frozen_tried: Mutex::new(None),
         })
     }
 
@@ -153,6 +174,12 @@ impl SplitGroups {
     /// coordinator's recorded outcomes are read from its engine.
     pub fn set_router(&self, router: &Arc<Router>) {
         let _ = self.router.set(Arc::downgrade(router));
+    }
+
+    /// Tells the groups how to ask other nodes how far their replicas
+    /// applied (see [`AppliedProbe`]); without it, nothing is merged.
+    pub fn set_applied_probe(&self, probe: AppliedProbe) {
+        let _ = self.probe.set(probe);
     }
 
     /// The groups, in key order.
@@ -226,13 +253,26 @@ impl SplitGroups {
 
     /// Merges the split starting at `start` into its left neighbour
     /// (design §7, "Merge of neighbours"; see [`crate::merge`]): proposes
-    /// `Freeze` to the right group, then `Merge` to the left one, and waits
-    /// until the node has dropped the right group ([`SplitGroups::adopt_merge`],
-    /// called from the left replica's merge observer). Commits wait
-    /// meanwhile. `Ok(false)`: nothing was merged (no split starts at
-    /// `start`, this node does not lead both groups, their voters differ,
-    /// or the right split holds prepared transactions, which must be
-    /// resolved first).
+    /// `Freeze` to the right group; waits until every member of the right
+    /// group has applied it (asking the other nodes, [`AppliedProbe`]),
+    /// for at most [`FREEZE_WAIT`]; then proposes `Merge` to the left
+    /// group and waits until the node has dropped the right group
+    /// ([`SplitGroups::adopt_merge`], called from the left replica's merge
+    /// observer). Commits wait meanwhile.
+    ///
+    /// Why wait for every member: a node stops the right group's Raft
+    /// instance as soon as its replica of the left split applies the
+    /// `Merge`, and a replica of the left split applies it only after the
+    /// replica of the right split beside it applied the `Freeze`. A member
+    /// still behind the `Freeze` when the others stopped the right group
+    /// would wait for it forever.
+    ///
+    /// `Ok(false)`: nothing was merged (no split starts at `start`, this
+    /// node does not lead both groups, their members differ, or the right
+    /// split holds prepared transactions, which must be resolved first).
+    /// An error after the freeze leaves the right split frozen, refusing
+    /// writes; commits finish the merge later
+    /// ([`SplitGroups::finish_frozen`]).
     pub fn merge(&self, start: &[u8]) -> Result<bool, String> {
         let _gate = self.gate.write();
         let _one = self.recovering.lock();
@@ -245,8 +285,15 @@ impl SplitGroups {
             return Ok(false);
         };
         let (left, right) = (groups[i - 1].clone(), groups[i].clone());
-        if !left.leads() || !right.leads() || left.voters() != right.voters() {
+        if !left.leads() || !right.leads() || left.members() != right.members() {
             return Ok(false);
+        }
+        if self.probe.get().is_none() {
+            return Err(
+                "this node cannot ask the other replicas how far they applied: \
+                        no merge"
+                    .into(),
+            );
         }
         if right.frozen().is_none() {
             if !right.prepared().is_empty() {
@@ -262,15 +309,21 @@ impl SplitGroups {
         if right.frozen() != Some(left.split_id()) {
             return Ok(false);
         }
-        self.finish_merge(&left, &right)?;
-        Ok(true)
+        self.finish_merge(&left, &right, FREEZE_WAIT)
     }
 
     /// The second step of a merge whose right split is frozen into the
-    /// left: the `Merge` entry, naming the right split as this node's
-    /// replica of it stored its freeze; then waits until the right group is
-    /// gone here.
-    fn finish_merge(&self, left: &GroupCommits, right: &GroupCommits) -> Result<(), String> {
+    /// left: once every member of the right group applied the freeze
+    /// (waiting at most `wait`), the `Merge` entry, naming the right split
+    /// as this node's replica of it stored its freeze; then waits until
+    /// the right group is gone here. `Ok(false)`: the groups' members
+    /// differ.
+    fn finish_merge(
+        &self,
+        left: &GroupCommits,
+        right: &GroupCommits,
+        wait: std::time::Duration,
+    ) -> Result<bool, String> {
         let router = self.router()?;
         let split = right.split_id();
         let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
@@ -279,6 +332,11 @@ impl SplitGroups {
                 "{split} is frozen, but its replica here holds no applied freeze"
             ));
         };
+        let members = right.members();
+        if left.members() != members {
+            return Ok(false);
+        }
+        self.wait_for_members(split, &members.1, applied.index, wait)?;
         left.propose(
             None,
             Command::Merge {
@@ -299,7 +357,55 @@ impl SplitGroups {
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
-        Ok(())
+        Ok(true)
+    }
+
+    /// Waits until every one of `members` other than this node reports its
+    /// replica of `split` applied up to `index`, for at most `wait` (one
+    /// round of asking if `wait` is zero).
+    fn wait_for_members(
+        &self,
+        split: rowtree_kv::SplitId,
+        members: &BTreeMap<u64, String>,
+        index: u64,
+        wait: std::time::Duration,
+    ) -> Result<(), String> {
+        let probe = self
+            .probe
+            .get()
+            .ok_or("this node cannot ask the other replicas how far they applied")?;
+        let me = self.groups()[0].node_id();
+        let mut behind: Vec<(u64, &str)> = members
+            .iter()
+            .filter(|(id, _)| **id != me)
+            .map(|(id, addr)| (*id, addr.as_str()))
+            .collect();
+        let deadline = std::time::Instant::now() + wait;
+        let mut last = String::new();
+        loop {
+            behind.retain(|(id, addr)| match probe(split, *id, addr) {
+                Ok(Some(applied)) if applied >= index => false,
+                Ok(answer) => {
+                    last = format!("node {id} has applied {answer:?}");
+                    true
+                }
+                Err(e) => {
+                    last = format!("node {id} did not answer: {e}");
+                    true
+                }
+            });
+            if behind.is_empty() {
+                return Ok(());
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(format!(
+                    "the merge of {split} waits for nodes {:?} to apply its freeze at {index} \
+                     ({last}); it is finished once they have",
+                    behind.iter().map(|(id, _)| *id).collect::<Vec<_>>()
+                ));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
     }
 
     /// Adopts a merge this node's replica applied (or an image of a merged
@@ -567,15 +673,26 @@ impl SplitGroups {
     }
 
     /// Finishes the merges a leader froze the right split of and did not
-    /// complete (it died, or lost a group between the two entries).
+    /// complete (it died, lost a group between the two entries, or a
+    /// member had not applied the freeze in time). Run before commits, at
+    /// most once a second, with one round of asking the members: a
+    /// member still behind leaves the right split frozen (its writes are
+    /// refused) and the other splits' commits go on.
     fn finish_frozen(&self) -> Result<(), String> {
         let frozen: Vec<_> = self
             .groups()
             .into_iter()
-            .filter(|g| g.frozen().is_some())
+            .filter(|g| g.frozen().is_some() && g.leads())
             .collect();
         if frozen.is_empty() {
             return Ok(());
+        }
+        {
+            let mut tried = self.frozen_tried.lock();
+            if tried.is_some_and(|t| t.elapsed() < std::time::Duration::from_secs(1)) {
+                return Ok(());
+            }
+            *tried = Some(std::time::Instant::now());
         }
         let _gate = self.gate.write();
         let _one = self.recovering.lock();
@@ -590,8 +707,11 @@ impl SplitGroups {
                     into.map_or_else(String::new, |s| s.to_string())
                 ));
             };
-            if groups.iter().any(|g| g.split_id() == right.split_id()) {
-                self.finish_merge(&left, &right)?;
+            if !left.leads() || !groups.iter().any(|g| g.split_id() == right.split_id()) {
+                continue;
+            }
+            if let Err(e) = self.finish_merge(&left, &right, std::time::Duration::ZERO) {
+                tracing::info!(split = %right.split_id(), "a frozen split is not merged yet: {e}");
             }
         }
         Ok(())
