@@ -422,6 +422,28 @@ impl Client {
         table: &str,
         keys: &[Vec<Value>],
     ) -> Result<()> {
+        self.add_split_points_until(database, table, keys, None)
+            .await
+    }
+
+    /// [`Client::add_split_points`] with an expiry: after `expire_time`
+    /// the split points may be merged away (`None`: Spanner's default).
+    pub async fn add_split_points_until(
+        &self,
+        database: &str,
+        table: &str,
+        keys: &[Vec<Value>],
+        expire_time: Option<std::time::SystemTime>,
+    ) -> Result<()> {
+        let expire_time = expire_time.map(|t| {
+            let since = t
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap_or_default();
+            prost_types::Timestamp {
+                seconds: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
+                nanos: i32::try_from(since.subsec_nanos()).unwrap_or(0),
+            }
+        });
         let keys = keys
             .iter()
             .map(|k| dpb::split_points::Key {
@@ -435,7 +457,7 @@ impl Client {
                     table: table.into(),
                     index: String::new(),
                     keys,
-                    expire_time: None,
+                    expire_time,
                 }],
                 initiator: String::new(),
             })

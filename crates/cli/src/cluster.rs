@@ -98,6 +98,10 @@ pub struct UpArgs {
     /// Give up if the nodes are not all live after this many seconds.
     #[arg(long, value_name = "SECS", default_value_t = 60)]
     timeout: u64,
+    /// More `rowtree serve` flags for every node, after `--`; for
+    /// experiments, e.g. `-- --merge-after 5 --split-hot-for 10`.
+    #[arg(last = true, value_name = "SERVE FLAGS")]
+    serve_flags: Vec<String>,
 }
 
 #[derive(Debug, Args)]
@@ -375,7 +379,7 @@ fn write_cluster_file(dir: &Path, file: &ClusterFile) -> Result<(), String> {
 }
 
 /// Starts one node process.
-fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
+fn spawn_node(entry: &NodeEntry, join: Option<&str>, flags: &[String]) -> Result<Child, String> {
     std::fs::create_dir_all(&entry.data_dir)
         .map_err(|e| format!("{}: {e}", entry.data_dir.display()))?;
     let log = std::fs::OpenOptions::new()
@@ -411,6 +415,7 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>) -> Result<Child, String> {
     if let Some(join) = join {
         command.args(["--join", join]);
     }
+    command.args(flags);
     command
         .spawn()
         .map_err(|e| format!("cannot start node {}: {e}", entry.id))
@@ -466,7 +471,7 @@ async fn up(args: UpArgs) -> Result<(), String> {
     let mut children = Vec::new();
     for entry in &mut file.nodes {
         let join = (entry.id != 1).then_some(first.as_str());
-        let child = spawn_node(entry, join)?;
+        let child = spawn_node(entry, join, &args.serve_flags)?;
         entry.pid = child.id();
         children.push((entry.id, Some(child)));
     }

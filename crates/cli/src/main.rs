@@ -221,6 +221,12 @@ struct ServeArgs {
     /// seconds. Default 60.
     #[arg(long, value_name = "SECS")]
     split_cooldown: Option<f64>,
+    /// For experiments: seconds two neighbouring splits must stay cold
+    /// together (their combined score under half --split-threshold) before
+    /// they are merged, if the boundary between them came from a load or
+    /// size split or an expired split point. Default 300.
+    #[arg(long, value_name = "SECS")]
+    merge_after: Option<f64>,
     /// For experiments: the CPU usage score (percent of a node) at which a
     /// split is hot. Default 50. Scores are host CPU (a written row counts
     /// 10 µs), so with a small --node-capacity scale this down: half a
@@ -420,6 +426,9 @@ fn splitting_config(
     }
     if let Some(d) = secs("split-cooldown", args.split_cooldown)? {
         policy.cooldown = d;
+    }
+    if let Some(d) = secs("merge-after", args.merge_after)? {
+        policy.merge_after = d;
     }
     if let Some(d) = secs("balance-after", args.balance_after)? {
         balancer.move_after = d;

@@ -30,6 +30,9 @@
 //!   follower read, marked `x-rowtree-follower-read`), also while the
 //!   leader's process is paused with SIGSTOP; a strong read through it
 //!   still goes to the leader;
+//! * a split point cuts the database's group in two on every replica's
+//!   node, and once it expires the two groups are merged back into one on
+//!   every node (`--merge-after`), with every row kept;
 //! * a node holding a replica that is removed from the cluster is
 //!   replaced by the fourth node, which gets the data and votes: the
 //!   database survives the loss of its leader afterwards.
@@ -74,12 +77,19 @@ struct NodeLine {
 /// one first; a start that ends early is tried again (its error printed),
 /// up to three times.
 fn up(dir: &Path) -> (Up, Vec<NodeLine>, PathBuf) {
+    up_with(dir, &[])
+}
+
+/// [`up`] with more `rowtree serve` flags for every node.
+fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
     for attempt in 1..=3 {
         let log = dir.join(format!("cluster-up-{attempt}.log"));
         let cluster = dir.join(format!("cluster-{attempt}"));
         let mut child = Command::new(ROWTREE)
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
+            .arg("--")
+            .args(serve_flags)
             .stdout(Stdio::piped())
             .stderr(std::fs::File::create(&log).expect("cluster up's log"))
             .spawn()
@@ -1150,5 +1160,81 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
         .await;
         assert_eq!(seen, rows, "every acknowledged row, through node 4");
         drop(restarted);
+    });
+}
+
+/// An expired split point is merged away on a cluster too: the leader
+/// freezes the right split's group, waits until every replica applied the
+/// freeze, and merges it into the left one; every node then drops the
+/// right group (`cluster status` lists one group over the whole key
+/// space, with all three voters), every row is kept, and the merged group
+/// survives the kill of its leader.
+#[test]
+fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--merge-after", "1"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        let expires = std::time::SystemTime::now() + Duration::from_secs(4);
+        clients[0]
+            .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
+            .await
+            .expect("AddSplitPoints");
+        wait_for_groups(&cluster, 2, None);
+        let mut rows = 1;
+        for (k, c) in clients.iter().enumerate() {
+            retry(
+                "a commit across both splits",
+                Duration::from_secs(10),
+                || write_across(c, &db, k as i64),
+            )
+            .await;
+            rows += 10;
+        }
+
+        // Expired and cold for a second: merged on every node.
+        let began = Instant::now();
+        let leader = wait_for_groups(&cluster, 1, None);
+        eprintln!(
+            "the groups were merged {:.2} s after the split point expired",
+            std::time::SystemTime::now()
+                .duration_since(expires)
+                .unwrap_or_default()
+                .as_secs_f64()
+        );
+        assert!(began.elapsed() < Duration::from_secs(30));
+        let groups = database_groups(&cluster);
+        assert!(
+            groups[0].3.ends_with("['', end)"),
+            "one split over the whole key space: {groups:?}"
+        );
+        for (n, c) in nodes.iter().zip(&clients) {
+            let what = format!("a count through node {}", n.id);
+            let (seen, _) = retry(&what, Duration::from_secs(10), || count(c, &db)).await;
+            assert_eq!(seen, rows, "every row, through node {}", n.id);
+        }
+
+        // The merged group takes commits across the old boundary and
+        // survives the kill of its leader.
+        kill_9(nodes[(leader - 1) as usize].pid);
+        let survivor = (0..3).find(|i| *i != (leader - 1) as usize).unwrap();
+        let (_, resumed) = retry(
+            "a commit across the old boundary after the kill",
+            Duration::from_secs(30),
+            || write_across(&clients[survivor], &db, 4),
+        )
+        .await;
+        eprintln!(
+            "commits resumed {:.2} s after the merged group's leader was killed",
+            resumed.as_secs_f64()
+        );
+        rows += 10;
+        wait_for_groups(&cluster, 1, Some(leader));
+        let (seen, _) = retry("a count after the kill", Duration::from_secs(10), || {
+            count(&clients[survivor], &db)
+        })
+        .await;
+        assert_eq!(seen, rows, "every acknowledged row");
     });
 }
