@@ -436,9 +436,7 @@ impl Client {
         expire_time: Option<std::time::SystemTime>,
     ) -> Result<()> {
         let expire_time = expire_time.map(|t| {
-            let since = t
-                .duration_since(std::time::UNIX_EPOCH)
-                .unwrap_or_default();
+            let since = t.duration_since(std::time::UNIX_EPOCH).unwrap_or_default();
             prost_types::Timestamp {
                 seconds: i64::try_from(since.as_secs()).unwrap_or(i64::MAX),
                 nanos: i32::try_from(since.subsec_nanos()).unwrap_or(0),

@@ -79,6 +79,7 @@ mod wire;
 pub use command::{Command, Commit, LogId, Write};
 pub use error::{DecodeError, Error, Result};
 pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
+pub use merge::StoredReplica;
 pub use replica::{
     Applied, ClosedView, Descriptor, FrozenView, MergeObserver, MetaObserver, Observer, Replica,
     SnapshotImage, SplitObserver,

@@ -56,23 +56,37 @@ use crate::twophase::{
 };
 use crate::wire::hex;
 
+/// What an engine stores of one of its replicas, read without opening it
+/// ([`Replica::stored_state`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredReplica {
+    /// Its split and range.
+    pub descriptor: Descriptor,
+    /// The last entry of its group's log it applied (a frozen replica
+    /// stores the `Freeze`: what it applies later changes nothing stored).
+    pub applied: Option<LogId>,
+    /// The split it is frozen into for a merge, if it is.
+    pub frozen: Option<SplitId>,
+}
+
 impl Replica {
     /// The applied state of the replica of `split` that `router`'s engine
-    /// holds, as stored: its range and the last entry it applied. What a
-    /// node waits on before applying a `Merge` of `split`.
+    /// holds, as stored: its range, the last entry it applied, and whether
+    /// it is frozen. What a node waits on before applying a `Merge` of
+    /// `split`.
     pub fn stored_state(
         router: &rowtree_kv::Router,
         split: SplitId,
-    ) -> Result<Option<(Descriptor, Option<LogId>, Option<SplitId>)>> {
+    ) -> Result<Option<StoredReplica>> {
         let Some(bytes) = router.meta_get(&state_key(split))? else {
             return Ok(None);
         };
         let (descriptor, state) = decode_stored_state(split, &bytes)?;
-        Ok(Some((
+        Ok(Some(StoredReplica {
             descriptor,
-            state.applied,
-            stored_frozen(router, split)?,
-        )))
+            applied: state.applied,
+            frozen: stored_frozen(router, split)?,
+        }))
     }
 
     /// Stages a `Freeze { into }` entry (see the module docs): whether the

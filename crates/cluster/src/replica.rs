@@ -924,9 +924,10 @@ impl Replica {
             if other == split {
                 continue;
             }
-            let Some((held, _, _)) = Self::stored_state(&self.router, other)? else {
+            let Some(held) = Self::stored_state(&self.router, other)? else {
                 continue;
             };
+            let held = held.descriptor;
             let inside = held.start >= descriptor.start
                 && match (&held.limit, &descriptor.limit) {
                     (_, None) => true,

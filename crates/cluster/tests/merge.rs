@@ -69,6 +69,9 @@ fn row_keys(router: &Router) -> Vec<Vec<u8>> {
     keys
 }
 
+/// What a merge observer was told: the wider split and the splits gone.
+type Merged = (Descriptor, Vec<SplitId>);
+
 /// The right half of `log`'s split at `key(cut)` (split 8), opened from
 /// the engine, and the next index of its own log.
 fn split_at(log: &mut Log, cut: u8) -> Replica {
@@ -149,7 +152,7 @@ fn a_merge_joins_the_halves_of_a_split_again() {
     assert_eq!(reopened.applied(), Some(frozen));
 
     // The left half takes the range back.
-    let seen: Arc<Mutex<Vec<(Descriptor, Vec<SplitId>)>>> = Arc::default();
+    let seen: Arc<Mutex<Vec<Merged>>> = Arc::default();
     let observed = seen.clone();
     let mut left = Replica::open(log.router.clone(), SplitId(7))
         .unwrap()

@@ -261,7 +261,7 @@ fn applied_probe(split: SplitId, _node: u64, addr: &str) -> Result<Option<u64>, 
         .and_then(std::sync::Weak::upgrade)
         .ok_or_else(|| format!("no node runs at {addr}"))?;
     let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
-    Ok(stored.and_then(|(_, applied, _)| applied.map(|a| a.index)))
+    Ok(stored.and_then(|s| s.applied.map(|a| a.index)))
 }
 
 /// Starts node `id` in `dir` with the groups of `descriptors`: its log
@@ -1169,9 +1169,9 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     );
     assert!(tried.elapsed() >= Duration::from_secs(9), "it waited");
     let frozen = |node: &Node| Replica::stored_state(&node.router, SplitId(2)).unwrap();
-    assert_eq!(frozen(&nodes[&leader]).unwrap().2, Some(SplitId(1)));
+    assert_eq!(frozen(&nodes[&leader]).unwrap().frozen, Some(SplitId(1)));
     assert_eq!(
-        frozen(&nodes[&behind]).unwrap().2,
+        frozen(&nodes[&behind]).unwrap().frozen,
         None,
         "it missed the freeze"
     );

@@ -255,7 +255,7 @@ impl SplitGroups {
     /// (design §7, "Merge of neighbours"; see [`crate::merge`]): proposes
     /// `Freeze` to the right group; waits until every member of the right
     /// group has applied it (asking the other nodes, [`AppliedProbe`]),
-    /// for at most [`FREEZE_WAIT`]; then proposes `Merge` to the left
+    /// for at most 10 s; then proposes `Merge` to the left
     /// group and waits until the node has dropped the right group
     /// ([`SplitGroups::adopt_merge`], called from the left replica's merge
     /// observer). Commits wait meanwhile.
@@ -272,7 +272,7 @@ impl SplitGroups {
     /// split holds prepared transactions, which must be resolved first).
     /// An error after the freeze leaves the right split frozen, refusing
     /// writes; commits finish the merge later
-    /// ([`SplitGroups::finish_frozen`]).
+    /// (`finish_frozen`).
     pub fn merge(&self, start: &[u8]) -> Result<bool, String> {
         let _gate = self.gate.write();
         let _one = self.recovering.lock();
@@ -327,7 +327,10 @@ impl SplitGroups {
         let router = self.router()?;
         let split = right.split_id();
         let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
-        let Some((d, Some(applied), Some(_))) = stored else {
+        let Some((d, applied)) = stored
+            .filter(|s| s.frozen.is_some())
+            .and_then(|s| Some((s.descriptor, s.applied?)))
+        else {
             return Err(format!(
                 "{split} is frozen, but its replica here holds no applied freeze"
             ));

@@ -123,8 +123,9 @@ impl ReplicaMachine {
                 Replica::stored_state(&self.replica.router, right).map_err(replica_error)?;
             match stored {
                 None => return Ok(()),
-                Some((_, done, frozen))
-                    if frozen.is_some() && done.is_some_and(|d| d.index >= applied.index) =>
+                Some(held)
+                    if held.frozen.is_some()
+                        && held.applied.is_some_and(|d| d.index >= applied.index) =>
                 {
                     return Ok(());
                 }
