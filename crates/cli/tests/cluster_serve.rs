@@ -16,7 +16,7 @@
 //!   one, which serves every acknowledged row and takes new commits
 //!   (the time until the first commit succeeds is printed);
 //! * dropping the database through one node removes its files on the
-//!   others;
+//!   others, and its group's log from their log stores;
 //! * a node stopped on purpose (SIGTERM) has the idle read-write
 //!   transactions of the clients it brought in rolled back at once, so a
 //!   request of its own waiting for their locks finishes its drain;
@@ -221,9 +221,9 @@ fn databases_on(node: &NodeLine) -> usize {
 #[test]
 fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes, cluster) = up(dir.path());
+    let (up, nodes, cluster) = up(dir.path());
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
+    let (group, survivors) = rt.block_on(async {
         let mut clients = Vec::new();
         for n in &nodes {
             clients.push(Client::connect(n.addr).await.expect("connect"));
@@ -336,6 +336,7 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
         assert_eq!(count(&clients[3], &db).await.unwrap(), 30);
 
         // Dropping the database through one survivor removes it on the other.
+        let group = database_groups(&cluster)[0].0;
         let other = &nodes[survivors[1]];
         assert!(databases_on(other) >= 1);
         a.database_admin()
@@ -354,7 +355,37 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
         .await;
         let gone = count(b, &db).await.expect_err("the database is gone");
         assert_eq!(gone.code(), Some(tonic::Code::NotFound), "{gone}");
+        (
+            group,
+            survivors
+                .iter()
+                .map(|i| nodes[*i].clone())
+                .collect::<Vec<_>>(),
+        )
     });
+    // And its group's log: the survivors' log stores hold nothing of it.
+    drop(up);
+    no_log_of(group, &survivors);
+}
+
+/// Waits until `nodes` have stopped, then checks that their log stores
+/// hold nothing of `group`.
+fn no_log_of(group: u64, nodes: &[NodeLine]) {
+    for node in nodes {
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while running(node.pid) {
+            assert!(Instant::now() < deadline, "node {} did not stop", node.id);
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let store = rowtree_cluster::raft::LogStore::open(node.data.join("raft")).unwrap();
+        assert!(
+            !store
+                .holds_group(rowtree_cluster::raft::GroupId(group))
+                .unwrap(),
+            "node {} still holds the log of group {group}",
+            node.id
+        );
+    }
 }
 
 /// Clients of every node, and a database made through node 1 with row 1
@@ -1032,6 +1063,23 @@ fn command_of(node: &NodeLine) -> Vec<String> {
         .collect()
 }
 
+/// Whether process `pid` still runs (a zombie does not: it has exited,
+/// and a parent that is gone may leave it unreaped).
+fn running(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .ok()
+        .and_then(|stat| {
+            let state = stat
+                .rsplit_once(')')?
+                .1
+                .split_whitespace()
+                .next()?
+                .to_string();
+            Some(state != "Z" && state != "X")
+        })
+        .unwrap_or(false)
+}
+
 fn kill_9(pid: u32) {
     let status = Command::new("kill")
         .args(["-9", &pid.to_string()])
@@ -1168,13 +1216,14 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
 /// freeze, and merges it into the left one; every node then drops the
 /// right group (`cluster status` lists one group over the whole key
 /// space, with all three voters), every row is kept, and the merged group
-/// survives the kill of its leader.
+/// survives the kill of its leader. Once the nodes are stopped, their log
+/// stores hold nothing of the merged group.
 #[test]
 fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
     let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes, cluster) = up_with(dir.path(), &["--merge-after", "1"]);
+    let (up, nodes, cluster) = up_with(dir.path(), &["--merge-after", "1"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
+    let (first, right, survivors) = rt.block_on(async {
         let (clients, db, _) = one_row_database(&nodes, &cluster).await;
         let expires = std::time::SystemTime::now() + Duration::from_secs(4);
         clients[0]
@@ -1182,6 +1231,10 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
             .await
             .expect("AddSplitPoints");
         wait_for_groups(&cluster, 2, None);
+        let (first, right) = match database_groups(&cluster).as_slice() {
+            [a, b] => (a.0, b.0),
+            other => panic!("two groups: {other:?}"),
+        };
         let mut rows = 1;
         for (k, c) in clients.iter().enumerate() {
             retry(
@@ -1236,5 +1289,20 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
         })
         .await;
         assert_eq!(seen, rows, "every acknowledged row");
+        let survivors: Vec<NodeLine> = (0..3)
+            .filter(|i| *i != (leader - 1) as usize)
+            .map(|i| nodes[i].clone())
+            .collect();
+        (first, right, survivors)
     });
+
+    // Stopped, the survivors' log stores hold the merged group's log no
+    // more (the first group's is there: the place looked at is right).
+    drop(up);
+    no_log_of(right, &survivors);
+    for node in &survivors {
+        let store = rowtree_cluster::raft::LogStore::open(node.data.join("raft")).unwrap();
+        let first = rowtree_cluster::raft::GroupId(first);
+        assert!(store.holds_group(first).unwrap(), "node {}", node.id);
+    }
 }

@@ -554,3 +554,45 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
         .unwrap();
     assert_eq!(other.synced_writes.load(SeqCst), 1);
 }
+
+/// A group gone for good (merged away, its database dropped) has its whole
+/// log removed: entries in batches, then vote, committed and purged ids;
+/// after a restart nothing of it is left, and its neighbours keep theirs.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_removed_groups_log_is_gone_and_its_neighbours_stay() {
+    let dir = tempfile::tempdir().unwrap();
+    let n = rowtree_cluster::raft::REMOVE_BATCH as u64 * 2 + 17;
+    let vote = openraft::Vote {
+        leader_id: openraft::impls::leader_id_std::LeaderId {
+            term: 1,
+            voted_for: 1,
+        },
+        committed: true,
+    };
+    {
+        let store = LogStore::open(dir.path()).unwrap();
+        for g in [4u64, 5, 6] {
+            let mut log = store.group(GroupId(g));
+            log.save_vote(&vote).await.unwrap();
+            append(&mut log, (0..n).map(|i| blank(1, i)).collect()).await;
+            log.save_committed(Some(id(1, n - 1))).await.unwrap();
+        }
+        store.group(GroupId(5)).purge(id(1, 9)).await.unwrap();
+        assert!(store.holds_group(GroupId(5)).unwrap());
+        assert_eq!(store.remove_group(GroupId(5)).unwrap(), (n - 10) as usize);
+        assert!(!store.holds_group(GroupId(5)).unwrap());
+        assert_eq!(store.remove_group(GroupId(5)).unwrap(), 0, "nothing left");
+    }
+    let store = LogStore::open(dir.path()).unwrap();
+    assert!(!store.holds_group(GroupId(5)).unwrap());
+    let mut five = store.group(GroupId(5));
+    assert_eq!(five.read_vote().await.unwrap(), None);
+    assert_eq!(five.read_committed().await.unwrap(), None);
+    let state = five.get_log_state().await.unwrap();
+    assert_eq!((state.last_purged_log_id, state.last_log_id), (None, None));
+    for g in [4u64, 6] {
+        let mut log = store.group(GroupId(g));
+        assert_eq!(log.try_get_log_entries(..).await.unwrap().len() as u64, n);
+        assert_eq!(log.read_vote().await.unwrap(), Some(vote));
+    }
+}

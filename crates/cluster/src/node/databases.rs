@@ -668,9 +668,12 @@ impl Hosting {
         Ok(None)
     }
 
-    /// Stops serving the database of `group` on this node: its Raft
-    /// instance stops and the peer port forgets it. The caller drops the
-    /// database and removes its files.
+    /// Stops serving the database of `group` on this node, for good (it
+    /// was dropped, or its replicas moved off this node): every group's
+    /// Raft instance stops, the peer port forgets it, and its log is
+    /// removed from the node's log store (a replica placed here again
+    /// later starts from an empty log, as from an empty engine). The
+    /// caller drops the database and removes its files.
     pub fn close_database(&self, group: u64) {
         let rafts = self.database_rafts(group);
         self.shared.databases.lock().remove(&group);
@@ -679,6 +682,12 @@ impl Hosting {
             self.shared.hosted.lock().remove(&id);
             self.shared.commits.lock().remove(&id);
             let _ = self.block_on(async move { raft.shutdown().await });
+            if let Err(e) = self.log.remove_group(GroupId(id)) {
+                tracing::warn!(
+                    group = id,
+                    "the log of a closed group could not be removed: {e}"
+                );
+            }
         }
     }
 

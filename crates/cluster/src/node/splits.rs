@@ -254,11 +254,24 @@ impl DatabaseGroups {
             if let Some(raft) = raft {
                 let _ = raft.shutdown().await;
             }
-            tracing::info!(
-                database = self.database,
-                %split,
-                "a split merged into its neighbour: its group is stopped here"
-            );
+            // Stopped, the group is gone for good: so is its log.
+            let log = self.log.clone();
+            let removed = tokio::task::spawn_blocking(move || log.remove_group(gid)).await;
+            match removed {
+                Ok(Ok(entries)) => tracing::info!(
+                    database = self.database,
+                    %split,
+                    entries,
+                    "a split merged into its neighbour: its group is stopped here and its log \
+                     removed"
+                ),
+                Ok(Err(e)) => tracing::warn!(
+                    database = self.database,
+                    %split,
+                    "a split merged into its neighbour, but its log could not be removed: {e}"
+                ),
+                Err(e) => tracing::warn!(%split, "removing a merged split's log failed: {e}"),
+            }
         }
     }
 

@@ -71,6 +71,9 @@ const VOTE: u8 = b'v';
 const COMMITTED: u8 = b'c';
 const PURGED: u8 = b'p';
 
+/// How many entries [`LogStore::remove_group`] deletes per batch.
+pub const REMOVE_BATCH: usize = 1_000;
+
 fn entry_key(group: GroupId, index: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(16);
     key.extend_from_slice(&group.0.to_be_bytes());
@@ -264,6 +267,72 @@ impl LogStore {
             shared: Arc::clone(&self.shared),
             group,
         }
+    }
+
+    /// Deletes everything stored of `group`: its entries, vote, committed
+    /// and purged log ids; returns how many entries there were. For a
+    /// group that is gone for good (its split merged into a neighbour, its
+    /// database dropped or moved off this node), once its Raft instance
+    /// has stopped: an instance still running would find its log gone.
+    /// The entries go in batches of [`REMOVE_BATCH`], the metadata last,
+    /// so a crash midway leaves a shorter log that is removed again the
+    /// same way; the deletions are synced before it returns.
+    pub fn remove_group(&self, group: GroupId) -> io::Result<usize> {
+        let log = self.group(group);
+        let mut removed = 0;
+        loop {
+            let mut batch = WriteBatch::new();
+            let mut n = 0;
+            for item in self.shared.engine.scan(
+                Space::Data,
+                log.entries((Bound::Unbounded, Bound::Unbounded)),
+                false,
+            ) {
+                let (key, _) = item.map_err(io::Error::other)?;
+                batch.delete(Space::Data, key);
+                n += 1;
+                if n == REMOVE_BATCH {
+                    break;
+                }
+            }
+            if n == 0 {
+                break;
+            }
+            self.shared.write(batch)?;
+            removed += n;
+        }
+        let mut batch = WriteBatch::new();
+        for what in [VOTE, COMMITTED, PURGED] {
+            batch.delete(Space::Meta, meta_key(group, what));
+        }
+        self.shared.write(batch)?;
+        self.shared.engine.sync().map_err(io::Error::other)?;
+        Ok(removed)
+    }
+
+    /// Whether anything of `group` is stored: an entry, or its vote,
+    /// committed or purged log id.
+    pub fn holds_group(&self, group: GroupId) -> io::Result<bool> {
+        let log = self.group(group);
+        if let Some(item) = self
+            .shared
+            .engine
+            .scan(
+                Space::Data,
+                log.entries((Bound::Unbounded, Bound::Unbounded)),
+                false,
+            )
+            .next()
+        {
+            item.map_err(io::Error::other)?;
+            return Ok(true);
+        }
+        for what in [VOTE, COMMITTED, PURGED] {
+            if log.meta(what)?.is_some() {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The flusher's counts so far.
