@@ -1053,6 +1053,20 @@ async fn write_across(client: &Client, db: &str, k: i64) -> rowtree_check::Resul
     commit_rows(client, db, ids, insert_or_update).await
 }
 
+/// One commit across both halves of T (see [`write_across`]) through each
+/// of `clients`, retried while the cluster settles: the rows written.
+async fn across_through_each(clients: &[Client], db: &str) -> i64 {
+    for (k, c) in clients.iter().enumerate() {
+        retry(
+            "a commit across both splits",
+            Duration::from_secs(10),
+            || write_across(c, db, k as i64),
+        )
+        .await;
+    }
+    10 * clients.len() as i64
+}
+
 /// The command line node `node` was started with.
 fn command_of(node: &NodeLine) -> Vec<String> {
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", node.pid)).expect("the node's command");
@@ -1125,16 +1139,7 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
         );
 
         // Commits across both halves, through every node.
-        let mut rows = 1;
-        for (k, c) in clients.iter().enumerate() {
-            retry(
-                "a commit across both splits",
-                Duration::from_secs(10),
-                || write_across(c, &db, k as i64),
-            )
-            .await;
-            rows += 10;
-        }
+        let mut rows = 1 + across_through_each(&clients, &db).await;
         for (n, c) in nodes.iter().zip(&clients) {
             let what = format!("a count through node {}", n.id);
             let (seen, _) = retry(&what, Duration::from_secs(10), || count(c, &db)).await;
@@ -1235,16 +1240,7 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
             [a, b] => (a.0, b.0),
             other => panic!("two groups: {other:?}"),
         };
-        let mut rows = 1;
-        for (k, c) in clients.iter().enumerate() {
-            retry(
-                "a commit across both splits",
-                Duration::from_secs(10),
-                || write_across(c, &db, k as i64),
-            )
-            .await;
-            rows += 10;
-        }
+        let mut rows = 1 + across_through_each(&clients, &db).await;
 
         // Expired and cold for a second: merged on every node.
         let began = Instant::now();

@@ -7,67 +7,11 @@ mod common;
 
 use std::sync::Arc;
 
-use common::{memory, stored, Log};
+use common::{key, memory, prepare_keys, row_keys, split_k, stored, write_keys, Log};
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use rowtree_cluster::{
-    Command, Commit, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Prepare, Replica,
-};
-use rowtree_kv::{Router, SplitId};
-use rowtree_storage::mvcc::split_version_key;
-
-/// The split of keys `[b"k", b"l")`, id 7.
-fn descriptor() -> Descriptor {
-    Descriptor {
-        split: SplitId(7),
-        start: b"k".to_vec(),
-        limit: Some(b"l".to_vec()),
-        epoch: 3,
-    }
-}
-
-fn key(i: u8) -> Vec<u8> {
-    vec![b'k', i]
-}
-
-fn write(ts: u64, keys: &[u8]) -> Command {
-    Command::Write {
-        commits: vec![Commit {
-            ts,
-            writes: keys
-                .iter()
-                .map(|k| (key(*k), Some(format!("v{ts}").into_bytes())))
-                .collect(),
-        }],
-        closed_ts: None,
-        meta: Vec::new(),
-    }
-}
-
-fn prepare(txn: u128, ts: u64, keys: &[u8]) -> Command {
-    Command::Prepare(Prepare {
-        txn: GlobalTxnId(txn),
-        ts,
-        coordinator: SplitId(1),
-        participants: vec![SplitId(1), SplitId(8)],
-        writes: keys
-            .iter()
-            .map(|k| (key(*k), Some(format!("p{txn}").into_bytes())))
-            .collect(),
-        pending: false,
-        locks: Vec::new(),
-    })
-}
-
-/// The row keys of the versions `router` stores.
-fn row_keys(router: &Router) -> Vec<Vec<u8>> {
-    let mut keys: Vec<Vec<u8>> = router
-        .scan_stored(b"", None)
-        .map(|r| split_version_key(&r.unwrap().0).unwrap().0.to_vec())
-        .collect();
-    keys.dedup();
-    keys
-}
+use rowtree_cluster::{Command, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Replica};
+use rowtree_kv::SplitId;
 
 /// What a merge observer was told: the wider split and the splits gone.
 type Merged = (Descriptor, Vec<SplitId>);
@@ -96,12 +40,14 @@ fn merge_of(right: &Replica, frozen: LogId) -> Command {
 
 #[test]
 fn a_merge_joins_the_halves_of_a_split_again() {
-    let mut log = Log::new(descriptor());
-    log.apply(write(100, &[1, 2, 4, 5]));
+    let mut log = Log::new(split_k());
+    log.apply(write_keys(100, &[1, 2, 4, 5]));
     log.apply(Command::ClosedTs(150));
     let mut right = split_at(&mut log, 3);
     // The right half writes, and decides a transaction as a coordinator.
-    right.apply(LogId::new(1, 0), &write(200, &[4, 6])).unwrap();
+    right
+        .apply(LogId::new(1, 0), &write_keys(200, &[4, 6]))
+        .unwrap();
     right
         .apply(
             LogId::new(1, 1),
@@ -120,7 +66,7 @@ fn a_merge_joins_the_halves_of_a_split_again() {
         .unwrap();
     assert_eq!(right.frozen(), Some(SplitId(7)));
     let e = right
-        .apply(LogId::new(1, 3), &write(300, &[4]))
+        .apply(LogId::new(1, 3), &write_keys(300, &[4]))
         .unwrap_err();
     assert!(e.to_string().contains("frozen"), "{e}");
     let before = stored(&log.router);
@@ -186,7 +132,7 @@ fn a_merge_joins_the_halves_of_a_split_again() {
     );
     assert_eq!(left.closed_ts(), 150);
     // It takes writes on the whole range, and its image holds every key.
-    left.apply(LogId::new(1, log.next), &write(400, &[2, 4]))
+    left.apply(LogId::new(1, log.next), &write_keys(400, &[2, 4]))
         .unwrap();
     let target = memory();
     let mut copy = Replica::create(target.clone(), merged.clone()).unwrap();
@@ -202,10 +148,10 @@ fn a_merge_joins_the_halves_of_a_split_again() {
 
 #[test]
 fn a_split_holding_prepared_transactions_is_not_frozen() {
-    let mut log = Log::new(descriptor());
+    let mut log = Log::new(split_k());
     let mut right = split_at(&mut log, 3);
     right
-        .apply(LogId::new(1, 0), &prepare(1, 200, &[5]))
+        .apply(LogId::new(1, 0), &prepare_keys(1, 200, &[5], SplitId(8)))
         .unwrap();
     right
         .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
@@ -230,14 +176,14 @@ fn a_split_holding_prepared_transactions_is_not_frozen() {
         .unwrap();
     assert_eq!(right.frozen(), Some(SplitId(7)));
     let e = right
-        .apply(LogId::new(1, 4), &prepare(2, 300, &[5]))
+        .apply(LogId::new(1, 4), &prepare_keys(2, 300, &[5], SplitId(8)))
         .unwrap_err();
     assert!(e.to_string().contains("frozen"), "{e}");
 }
 
 #[test]
 fn merges_that_break_a_rule_are_refused() {
-    let mut log = Log::new(descriptor());
+    let mut log = Log::new(split_k());
     let mut right = split_at(&mut log, 3);
     let good = merge_of(&right, LogId::new(1, 0));
     // Not frozen yet.
@@ -249,9 +195,11 @@ fn merges_that_break_a_rule_are_refused() {
     let e = log.refuse(good.clone());
     assert!(e.to_string().contains("not frozen into split-7"), "{e}");
 
-    let mut log = Log::new(descriptor());
+    let mut log = Log::new(split_k());
     let mut right = split_at(&mut log, 3);
-    right.apply(LogId::new(1, 0), &write(200, &[4])).unwrap();
+    right
+        .apply(LogId::new(1, 0), &write_keys(200, &[4]))
+        .unwrap();
     right
         .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
         .unwrap();
@@ -285,13 +233,15 @@ fn merges_that_break_a_rule_are_refused() {
 fn a_replica_sent_the_merged_image_drops_the_merged_replica() {
     // Node A merges; node B is behind, with both halves' replicas, and is
     // sent A's image of the merged split.
-    let mut a = Log::new(descriptor());
-    a.apply(write(100, &[1, 5]));
-    let mut b = Log::new(descriptor());
-    b.apply(write(100, &[1, 5]));
+    let mut a = Log::new(split_k());
+    a.apply(write_keys(100, &[1, 5]));
+    let mut b = Log::new(split_k());
+    b.apply(write_keys(100, &[1, 5]));
     let mut a_right = split_at(&mut a, 3);
     let _b_right = split_at(&mut b, 3);
-    a_right.apply(LogId::new(1, 0), &write(200, &[6])).unwrap();
+    a_right
+        .apply(LogId::new(1, 0), &write_keys(200, &[6]))
+        .unwrap();
     a_right
         .apply(LogId::new(1, 1), &Command::Freeze { into: SplitId(7) })
         .unwrap();
@@ -321,13 +271,13 @@ proptest! {
         later in prop::collection::vec(prop::collection::vec(0u8..=255, 1..4), 0..6),
         cut in 1u8..=255,
     ) {
-        let mut log = Log::new(descriptor());
+        let mut log = Log::new(split_k());
         let mut ts = 100;
         for keys in &writes {
             let mut keys = keys.clone();
             keys.sort_unstable();
             keys.dedup();
-            log.apply(write(ts, &keys));
+            log.apply(write_keys(ts, &keys));
             ts += 1;
         }
         let mut right = split_at(&mut log, cut);
@@ -338,10 +288,10 @@ proptest! {
             keys.dedup();
             let (l, r): (Vec<u8>, Vec<u8>) = keys.iter().partition(|k| **k < cut);
             if !l.is_empty() {
-                log.apply(write(ts, &l));
+                log.apply(write_keys(ts, &l));
             }
             if !r.is_empty() {
-                right.apply(LogId::new(1, next), &write(ts, &r)).unwrap();
+                right.apply(LogId::new(1, next), &write_keys(ts, &r)).unwrap();
                 next += 1;
             }
             ts += 1;

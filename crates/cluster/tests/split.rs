@@ -5,71 +5,16 @@
 
 mod common;
 
-use common::{memory, Log};
+use common::{key, memory, prepare_keys, row_keys, split_k, write_keys, Log};
 use proptest::prelude::*;
 use rowtree_cluster::{
-    Applied, Command, Commit, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Prepare,
-    Replica,
+    Applied, Command, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Replica,
 };
-use rowtree_kv::{Router, SplitId};
-use rowtree_storage::mvcc::split_version_key;
-
-/// The split of keys `[b"k", b"l")`.
-fn descriptor() -> Descriptor {
-    Descriptor {
-        split: SplitId(7),
-        start: b"k".to_vec(),
-        limit: Some(b"l".to_vec()),
-        epoch: 3,
-    }
-}
-
-fn key(i: u8) -> Vec<u8> {
-    vec![b'k', i]
-}
-
-fn write(ts: u64, keys: &[u8]) -> Command {
-    Command::Write {
-        commits: vec![Commit {
-            ts,
-            writes: keys
-                .iter()
-                .map(|k| (key(*k), Some(format!("v{ts}").into_bytes())))
-                .collect(),
-        }],
-        closed_ts: None,
-        meta: Vec::new(),
-    }
-}
-
-fn prepare(txn: u128, ts: u64, keys: &[u8]) -> Command {
-    Command::Prepare(Prepare {
-        txn: GlobalTxnId(txn),
-        ts,
-        coordinator: SplitId(1),
-        participants: vec![SplitId(1), SplitId(7)],
-        writes: keys
-            .iter()
-            .map(|k| (key(*k), Some(format!("p{txn}").into_bytes())))
-            .collect(),
-        pending: false,
-        locks: Vec::new(),
-    })
-}
-
-/// The row keys of the versions `router` stores.
-fn row_keys(router: &Router) -> Vec<Vec<u8>> {
-    let mut keys: Vec<Vec<u8>> = router
-        .scan_stored(b"", None)
-        .map(|r| split_version_key(&r.unwrap().0).unwrap().0.to_vec())
-        .collect();
-    keys.dedup();
-    keys
-}
+use rowtree_kv::SplitId;
 
 #[test]
 fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
-    let mut log = Log::new(descriptor());
+    let mut log = Log::new(split_k());
     let lease = Lease {
         seq: 1,
         holder: 2,
@@ -77,11 +22,11 @@ fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
         expiry: 5_000,
     };
     log.apply(Command::Lease(lease));
-    log.apply(write(100, &[1, 2, 4, 5]));
+    log.apply(write_keys(100, &[1, 2, 4, 5]));
     log.apply(Command::ClosedTs(150));
     // One transaction prepared on each side of the cut to come.
-    log.apply(prepare(1, 200, &[1]));
-    log.apply(prepare(2, 210, &[5]));
+    log.apply(prepare_keys(1, 200, &[1], SplitId(7)));
+    log.apply(prepare_keys(2, 210, &[5], SplitId(7)));
     log.apply(Command::SplitAt {
         at: key(3),
         right: SplitId(8),
@@ -122,14 +67,16 @@ fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
     assert_eq!(log.replica.prepared_view().floor(), 200);
 
     // Each half refuses the other's keys.
-    let e = log.refuse(write(300, &[4]));
+    let e = log.refuse(write_keys(300, &[4]));
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
-    log.apply(write(300, &[2]));
+    log.apply(write_keys(300, &[2]));
     let e = right
-        .apply(LogId::new(1, 0), &write(300, &[2]))
+        .apply(LogId::new(1, 0), &write_keys(300, &[2]))
         .unwrap_err();
     assert!(matches!(e, Error::OutOfRange { .. }), "{e}");
-    right.apply(LogId::new(1, 0), &write(300, &[4])).unwrap();
+    right
+        .apply(LogId::new(1, 0), &write_keys(300, &[4]))
+        .unwrap();
     // The moved transaction is resolved in the new split.
     right
         .apply(
@@ -171,13 +118,13 @@ fn a_split_gives_the_keys_from_the_cut_on_to_a_replica_of_the_new_split() {
 
 #[test]
 fn a_split_waits_for_a_transaction_prepared_on_both_sides() {
-    let mut log = Log::new(descriptor());
-    log.apply(prepare(1, 200, &[1, 5]));
+    let mut log = Log::new(split_k());
+    log.apply(prepare_keys(1, 200, &[1, 5], SplitId(7)));
     log.apply(Command::SplitAt {
         at: key(3),
         right: SplitId(8),
     });
-    assert_eq!(log.replica.descriptor(), &descriptor());
+    assert_eq!(log.replica.descriptor(), &split_k());
     assert!(Replica::open(log.router.clone(), SplitId(8)).is_err());
     log.apply(Command::Resolve {
         txn: GlobalTxnId(1),
@@ -193,9 +140,9 @@ fn a_split_waits_for_a_transaction_prepared_on_both_sides() {
 
 #[test]
 fn splits_that_break_a_rule_are_refused() {
-    let mut log = Log::new(descriptor());
+    let mut log = Log::new(split_k());
     let other = Replica::create(log.router.clone(), {
-        let mut d = descriptor();
+        let mut d = split_k();
         d.split = SplitId(9);
         d.start = b"m".to_vec();
         d.limit = None;
@@ -215,7 +162,7 @@ fn splits_that_break_a_rule_are_refused() {
             right: SplitId(right),
         });
         assert!(e.to_string().contains(why), "{e}");
-        assert_eq!(log.replica.descriptor(), &descriptor());
+        assert_eq!(log.replica.descriptor(), &split_k());
         assert_eq!(log.replica.applied(), None);
     }
 }
@@ -231,12 +178,12 @@ proptest! {
         writes in prop::collection::vec(prop::collection::vec(0u8..=255, 1..4), 1..8),
         cut in 1u8..=255,
     ) {
-        let mut log = Log::new(descriptor());
+        let mut log = Log::new(split_k());
         for (i, keys) in writes.iter().enumerate() {
             let mut keys = keys.clone();
             keys.sort_unstable();
             keys.dedup();
-            log.apply(write(100 + i as u64, &keys));
+            log.apply(write_keys(100 + i as u64, &keys));
         }
         let before = row_keys(&log.router);
         let split = Command::SplitAt { at: key(cut), right: SplitId(8) };

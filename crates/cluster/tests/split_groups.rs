@@ -382,6 +382,12 @@ fn start_at(
     }
 }
 
+/// Node `id` of a cluster in `dir` started again, on its old peer
+/// address `addr`, with every group its engine holds.
+fn restart(rt: &tokio::runtime::Runtime, dir: &Path, id: u64, addr: SocketAddr) -> Node {
+    start_at(rt, id, &dir.join(format!("n{id}")), addr, None)
+}
+
 /// Nodes 1 to 3 with the groups of `descriptors`, initialized by node 1
 /// with all three voters.
 fn three_nodes(
@@ -486,6 +492,41 @@ fn retry_unavailable<T>(mut f: impl FnMut() -> rowtree_db::Result<T>) -> T {
     }
 }
 
+/// `db` holds transfers 0 to `n - 1` and the balances they leave.
+fn assert_transfers(db: &Database, n: usize) {
+    assert_eq!(
+        column(db, "Transfers", "Id"),
+        (0..n as i64).collect::<Vec<_>>()
+    );
+    assert_eq!(
+        db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
+            .unwrap()
+            .into_iter()
+            .map(|r| r[0].clone())
+            .collect::<Vec<_>>(),
+        expected(n)
+    );
+}
+
+/// The splits of `node`'s groups, in key order.
+fn splits_of(node: &Node) -> Vec<Descriptor> {
+    node.groups
+        .groups()
+        .iter()
+        .map(|g| g.descriptor())
+        .collect()
+}
+
+/// Waits until every node's engine stores what the leader's does.
+fn same_everywhere(nodes: &BTreeMap<u64, Node>, leader: u64) {
+    let want = stored(&nodes[&leader].router);
+    for (id, node) in nodes {
+        wait_for(&format!("node {id} applies what the leader did"), || {
+            stored(&node.router) == want
+        });
+    }
+}
+
 fn column(db: &Database, table: &str, column: &str) -> Vec<i64> {
     db.read(&ReadRequest::new(table, &[column], KeySet::all()))
         .unwrap()
@@ -543,6 +584,24 @@ fn one_group_with_accounts(rt: &tokio::runtime::Runtime, dir: &Path) -> (BTreeMa
     let nodes = three_nodes(rt, dir, &[whole]);
     let leader = leader_of(rt, &nodes, 1, None);
     open_accounts(&nodes[&leader].db);
+    (nodes, leader)
+}
+
+/// [`one_group_with_accounts`], then the group cut at [`split_key`] (split
+/// 2 the right half) through its leader: once every node made the new
+/// group and one node leads both, that node.
+fn cut_in_two(rt: &tokio::runtime::Runtime, dir: &Path) -> (BTreeMap<u64, Node>, u64) {
+    let (nodes, leader) = one_group_with_accounts(rt, dir);
+    assert!(nodes[&leader]
+        .groups
+        .split(&split_key(), SplitId(2))
+        .unwrap());
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes the new group"), || {
+            node.groups.groups().len() == 2
+        });
+    }
+    let leader = colocate(rt, &nodes, None);
     (nodes, leader)
 }
 
@@ -877,21 +936,8 @@ fn a_split_makes_a_group_on_every_replica_and_commits_then_span_both() {
         one_group, two_groups
     );
     assert_eq!(outcomes(&nodes[&leader].router), 10);
-    assert_eq!(column(&db, "Transfers", "Id"), (0..15).collect::<Vec<_>>());
-    assert_eq!(
-        db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
-            .unwrap()
-            .into_iter()
-            .map(|r| r[0].clone())
-            .collect::<Vec<_>>(),
-        expected(15)
-    );
-    let want = stored(&nodes[&leader].router);
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} applies both groups"), || {
-            stored(&node.router) == want
-        });
-    }
+    assert_transfers(&db, 15);
+    same_everywhere(&nodes, leader);
 }
 
 /// Spanner's manual split points drive group splits: a split point added
@@ -972,17 +1018,7 @@ fn stop(rt: &tokio::runtime::Runtime, node: Node) {
 fn a_restarted_node_opens_every_group_its_engine_holds() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let (mut nodes, leader) = one_group_with_accounts(&rt, dir.path());
-    assert!(nodes[&leader]
-        .groups
-        .split(&split_key(), SplitId(2))
-        .unwrap());
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} makes the new group"), || {
-            node.groups.groups().len() == 2
-        });
-    }
-    let leader = colocate(&rt, &nodes, None);
+    let (mut nodes, leader) = cut_in_two(&rt, dir.path());
     let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
     let addr = nodes[&follower].port.local_addr;
     stop(&rt, nodes.remove(&follower).unwrap());
@@ -994,19 +1030,8 @@ fn a_restarted_node_opens_every_group_its_engine_holds() {
     }
     assert_eq!(outcomes(&nodes[&leader].router), 5);
 
-    let back = start_at(
-        &rt,
-        follower,
-        &dir.path().join(format!("n{follower}")),
-        addr,
-        None,
-    );
-    let halves: Vec<Descriptor> = back
-        .groups
-        .groups()
-        .iter()
-        .map(|g| g.descriptor())
-        .collect();
+    let back = restart(&rt, dir.path(), follower, addr);
+    let halves = splits_of(&back);
     assert_eq!(
         halves,
         descriptors(&split_key()).map(|mut d| {
@@ -1030,17 +1055,7 @@ fn a_restarted_node_opens_every_group_its_engine_holds() {
 fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let (mut nodes, leader) = one_group_with_accounts(&rt, dir.path());
-    assert!(nodes[&leader]
-        .groups
-        .split(&split_key(), SplitId(2))
-        .unwrap());
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} makes the new group"), || {
-            node.groups.groups().len() == 2
-        });
-    }
-    let leader = colocate(&rt, &nodes, None);
+    let (mut nodes, leader) = cut_in_two(&rt, dir.path());
     let db = nodes[&leader].db.clone();
     db.reload_schema().unwrap();
     for t in 0..5 {
@@ -1088,40 +1103,16 @@ fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
         5,
         "one group again: no more two-phase commits"
     );
-    assert_eq!(column(&db, "Transfers", "Id"), (0..10).collect::<Vec<_>>());
-    assert_eq!(
-        db.read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
-            .unwrap()
-            .into_iter()
-            .map(|r| r[0].clone())
-            .collect::<Vec<_>>(),
-        expected(10)
-    );
-    let want = stored(&nodes[&leader].router);
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} applies the merged group"), || {
-            stored(&node.router) == want
-        });
-    }
+    assert_transfers(&db, 10);
+    same_everywhere(&nodes, leader);
 
     // A follower restarted after the merge opens the one group.
     let follower = nodes.keys().copied().find(|id| *id != leader).unwrap();
     let addr = nodes[&follower].port.local_addr;
     stop(&rt, nodes.remove(&follower).unwrap());
-    let back = start_at(
-        &rt,
-        follower,
-        &dir.path().join(format!("n{follower}")),
-        addr,
-        None,
-    );
-    let groups: Vec<Descriptor> = back
-        .groups
-        .groups()
-        .iter()
-        .map(|g| g.descriptor())
-        .collect();
-    assert_eq!(groups, vec![whole]);
+    let back = restart(&rt, dir.path(), follower, addr);
+    assert_eq!(splits_of(&back), vec![whole]);
+    let want = stored(&nodes[&leader].router);
     wait_for("the restarted node catches up", || {
         stored(&back.router) == want
     });
@@ -1140,17 +1131,7 @@ fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
 fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     let rt = runtime();
     let dir = tempfile::tempdir().unwrap();
-    let (nodes, leader) = one_group_with_accounts(&rt, dir.path());
-    assert!(nodes[&leader]
-        .groups
-        .split(&split_key(), SplitId(2))
-        .unwrap());
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} makes the new group"), || {
-            node.groups.groups().len() == 2
-        });
-    }
-    let leader = colocate(&rt, &nodes, None);
+    let (nodes, leader) = cut_in_two(&rt, dir.path());
     let db = nodes[&leader].db.clone();
     db.reload_schema().unwrap();
     for t in 0..3 {
@@ -1232,10 +1213,5 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
         });
     }
     assert_eq!(column(&db, "Transfers", "Id"), (0..6).collect::<Vec<_>>());
-    let want = stored(&nodes[&leader].router);
-    for (id, node) in &nodes {
-        wait_for(&format!("node {id} applies the merged group"), || {
-            stored(&node.router) == want
-        });
-    }
+    same_everywhere(&nodes, leader);
 }

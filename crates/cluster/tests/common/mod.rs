@@ -1,14 +1,16 @@
 //! Helpers the cluster crate's test files share: replicas on in-memory
 //! engines fed one entry after another, and the Raft settings and runtime
-//! of tests that run groups on loopback. (Each test file uses some.)
+//! of tests that run groups on loopback, and the split `[k, l)` that the
+//! split and merge tests cut and join. (Each test file uses some.)
 
 #![allow(dead_code)]
 
 use std::sync::Arc;
 
 use openraft::Config;
-use rowtree_cluster::{Command, Descriptor, Error, LogId, Replica};
-use rowtree_kv::{Router, SplitMap};
+use rowtree_cluster::{Command, Commit, Descriptor, Error, GlobalTxnId, LogId, Prepare, Replica};
+use rowtree_kv::{Router, SplitId, SplitMap};
+use rowtree_storage::mvcc::split_version_key;
 use rowtree_storage::{MemoryEngine, Mvcc};
 
 /// A router over a new in-memory engine.
@@ -109,4 +111,62 @@ pub fn runtime() -> tokio::runtime::Runtime {
         .enable_all()
         .build()
         .unwrap()
+}
+
+/// The split of keys `[b"k", b"l")`, id 7, at epoch 3: what the split and
+/// merge tests cut and join.
+pub fn split_k() -> Descriptor {
+    Descriptor {
+        split: SplitId(7),
+        start: b"k".to_vec(),
+        limit: Some(b"l".to_vec()),
+        epoch: 3,
+    }
+}
+
+/// Key `i` of [`split_k`]'s range.
+pub fn key(i: u8) -> Vec<u8> {
+    vec![b'k', i]
+}
+
+/// A write entry: one commit at `ts` writing `v{ts}` to each of `keys`.
+pub fn write_keys(ts: u64, keys: &[u8]) -> Command {
+    Command::Write {
+        commits: vec![Commit {
+            ts,
+            writes: keys
+                .iter()
+                .map(|k| (key(*k), Some(format!("v{ts}").into_bytes())))
+                .collect(),
+        }],
+        closed_ts: None,
+        meta: Vec::new(),
+    }
+}
+
+/// Transaction `txn` prepared at `ts`, writing `p{txn}` to each of
+/// `keys`, coordinated by split 1 with `other` the second participant.
+pub fn prepare_keys(txn: u128, ts: u64, keys: &[u8], other: SplitId) -> Command {
+    Command::Prepare(Prepare {
+        txn: GlobalTxnId(txn),
+        ts,
+        coordinator: SplitId(1),
+        participants: vec![SplitId(1), other],
+        writes: keys
+            .iter()
+            .map(|k| (key(*k), Some(format!("p{txn}").into_bytes())))
+            .collect(),
+        pending: false,
+        locks: Vec::new(),
+    })
+}
+
+/// The row keys of the versions `router` stores, each once.
+pub fn row_keys(router: &Router) -> Vec<Vec<u8>> {
+    let mut keys: Vec<Vec<u8>> = router
+        .scan_stored(b"", None)
+        .map(|r| split_version_key(&r.unwrap().0).unwrap().0.to_vec())
+        .collect();
+    keys.dedup();
+    keys
 }
