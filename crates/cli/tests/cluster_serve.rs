@@ -929,12 +929,8 @@ fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
         assert_eq!((rows, served), (9, Some(follower)));
 
         // Pause the leader: the follower answers stale reads by itself.
-        let pid = nodes[(leader - 1) as usize].pid.to_string();
-        assert!(Command::new("kill")
-            .args(["-STOP", &pid])
-            .status()
-            .unwrap()
-            .success());
+        let pid = nodes[(leader - 1) as usize].pid;
+        signal(pid, "-STOP");
         let began = Instant::now();
         let answer = tokio::time::timeout(
             Duration::from_secs(5),
@@ -942,11 +938,7 @@ fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
         )
         .await;
         let took = began.elapsed();
-        assert!(Command::new("kill")
-            .args(["-CONT", &pid])
-            .status()
-            .unwrap()
-            .success());
+        signal(pid, "-CONT");
         let (rows, served) = answer
             .expect("answered while the leader is paused")
             .expect("a stale read with the leader paused");
@@ -1095,11 +1087,16 @@ fn running(pid: u32) -> bool {
 }
 
 fn kill_9(pid: u32) {
+    signal(pid, "-9");
+}
+
+/// Sends `signal` (`-9`, `-STOP`, `-CONT`) to process `pid`.
+fn signal(pid: u32, signal: &str) {
     let status = Command::new("kill")
-        .args(["-9", &pid.to_string()])
+        .args([signal, &pid.to_string()])
         .status()
         .unwrap();
-    assert!(status.success());
+    assert!(status.success(), "kill {signal} {pid}");
 }
 
 /// A split point cuts a cluster database's Raft group in two: its leader
@@ -1218,7 +1215,9 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
 
 /// An expired split point is merged away on a cluster too: the leader
 /// freezes the right split's group, waits until every replica applied the
-/// freeze, and merges it into the left one; every node then drops the
+/// freeze (here one is paused with SIGSTOP for a while: `cluster status`
+/// shows the group frozen, and it is not merged until the node runs
+/// again), and merges it into the left one; every node then drops the
 /// right group (`cluster status` lists one group over the whole key
 /// space, with all three voters), every row is kept, and the merged group
 /// survives the kill of its leader. Once the nodes are stopped, their log
@@ -1235,22 +1234,49 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
             .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
             .await
             .expect("AddSplitPoints");
-        wait_for_groups(&cluster, 2, None);
+        let leader = wait_for_groups(&cluster, 2, None);
         let (first, right) = match database_groups(&cluster).as_slice() {
             [a, b] => (a.0, b.0),
             other => panic!("two groups: {other:?}"),
         };
         let mut rows = 1 + across_through_each(&clients, &db).await;
 
-        // Expired and cold for a second: merged on every node.
+        // A replica paused before the point expires: the leader freezes
+        // the right group, then waits for the paused node to apply the
+        // freeze too; meanwhile the status shows the group frozen.
+        let paused = if leader == 2 { 3 } else { 2 };
+        signal(nodes[paused - 1].pid, "-STOP");
+        let deadline = Instant::now() + Duration::from_secs(40);
+        let frozen = loop {
+            let status = cluster_status(&cluster);
+            let frozen: Vec<(u64, String)> = status["groups"]
+                .as_array()
+                .into_iter()
+                .flatten()
+                .filter_map(|g| Some((g["group"].as_u64()?, g["frozen_into"].as_str()?.into())))
+                .collect();
+            if !frozen.is_empty() {
+                break frozen;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no group frozen within 40 s: {status}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        assert_eq!(frozen, vec![(right, "split-1".to_string())]);
+        // Held frozen while the node is paused: past the leader's 10 s wait.
+        std::thread::sleep(Duration::from_secs(12));
+        assert_eq!(database_groups(&cluster).len(), 2, "not merged yet");
+
+        // Expired, cold, and every replica applied the freeze once the node
+        // runs again: merged on every node.
+        signal(nodes[paused - 1].pid, "-CONT");
         let began = Instant::now();
         let leader = wait_for_groups(&cluster, 1, None);
         eprintln!(
-            "the groups were merged {:.2} s after the split point expired",
-            std::time::SystemTime::now()
-                .duration_since(expires)
-                .unwrap_or_default()
-                .as_secs_f64()
+            "the groups were merged {:.2} s after the paused replica ran again",
+            began.elapsed().as_secs_f64()
         );
         assert!(began.elapsed() < Duration::from_secs(30));
         let groups = database_groups(&cluster);

@@ -22,10 +22,10 @@
 //!    engine has applied its log up to there (the Raft state machine waits
 //!    for it before applying, `raft::ReplicaMachine`): then everything `R`
 //!    will ever write is in the engine. In one batch, `L` takes over `[b,
-//!    c)`; its epoch becomes one more than the larger of the two; its
-//!    closed timestamp the larger of the two (no write at or below either
-//!    can come any more: `R` is frozen, and the node leading both issues
-//!    later timestamps above both); `R`'s kept outcomes move to `L`'s
+//!    c)`; its epoch becomes one more than the larger of the two; it keeps
+//!    its own closed timestamp (a read of `[b, c)` at or below it is safe:
+//!    everything `R` wrote is applied, and every later write there comes
+//!    through `L`, above `L`'s closed timestamp); `R`'s kept outcomes move to `L`'s
 //!    outcome table (a participant asking `R`'s coordinator record finds
 //!    it in `L`, which answers for `R` from now on); and `R`'s applied state
 //!    and side keys are deleted, so `R` is no longer among the engine's
@@ -118,7 +118,7 @@ impl Replica {
 
     /// Stages a `Merge` of split `right`, `[start, limit)` at `epoch`,
     /// frozen at `right_applied` (see the module docs): returns this
-    /// replica's new descriptor and the larger closed timestamp.
+    /// replica's new descriptor.
     #[allow(clippy::too_many_arguments)]
     pub(crate) fn stage_merge(
         &self,
@@ -129,7 +129,7 @@ impl Replica {
         epoch: u64,
         right_applied: LogId,
         batch: &mut WriteBatch,
-    ) -> Result<(Descriptor, u64)> {
+    ) -> Result<Descriptor> {
         let d = self.descriptor();
         let refuse = |why: String| Error::Replica {
             split: d.split,
@@ -202,6 +202,6 @@ impl Replica {
             limit: limit.map(<[u8]>::to_vec),
             epoch: d.epoch.max(epoch) + 1,
         };
-        Ok((merged, state.closed_ts))
+        Ok(merged)
     }
 }

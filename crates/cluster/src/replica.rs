@@ -552,7 +552,7 @@ impl Replica {
                 epoch,
                 right_applied,
             } => {
-                let (wider, _) = self.stage_merge(
+                let wider = self.stage_merge(
                     id,
                     *right,
                     start,

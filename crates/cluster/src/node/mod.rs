@@ -1526,7 +1526,8 @@ impl Shared {
         for (database, hosted) in self.databases.lock().iter() {
             for (group, commits) in hosted.rafts() {
                 let d = commits.descriptor();
-                splits.insert(group, (*database, format!("{} {d}", d.split)));
+                let frozen = commits.frozen().map(|into| into.to_string());
+                splits.insert(group, (*database, format!("{} {d}", d.split), frozen));
             }
         }
         let groups = self
@@ -1535,7 +1536,10 @@ impl Shared {
             .iter()
             .map(|(group, raft)| {
                 let m = raft.metrics().borrow_watched().clone();
-                let (database, split) = splits.remove(group).unzip();
+                let (database, split, frozen_into) = match splits.remove(group) {
+                    Some((d, s, f)) => (Some(d), Some(s), f),
+                    None => (None, None, None),
+                };
                 status::GroupStatus {
                     group: *group,
                     leader: m.current_leader,
@@ -1544,6 +1548,7 @@ impl Shared {
                     applied_index: m.last_applied.map(|l| l.index),
                     database,
                     split,
+                    frozen_into,
                 }
             })
             .collect();

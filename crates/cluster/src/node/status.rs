@@ -71,6 +71,10 @@ pub struct GroupStatus {
     /// The split it holds: its id and key range.
     #[serde(default)]
     pub split: Option<String>,
+    /// The split it is frozen into for a merge, while the merge waits
+    /// (for a replica behind the freeze, say); absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frozen_into: Option<String>,
 }
 
 /// One node.
@@ -207,8 +211,11 @@ impl ClusterStatus {
                 (_, Some(split)) => format!(" (split {split})"),
                 _ => String::new(),
             };
+            let frozen = g.frozen_into.as_ref().map_or_else(String::new, |into| {
+                format!(", frozen for its merge into {into}")
+            });
             out.push_str(&format!(
-                "database group {}{of}: leader {leader}, term {}, replicas on nodes {}\n",
+                "database group {}{of}: leader {leader}, term {}, replicas on nodes {}{frozen}\n",
                 g.group,
                 g.term,
                 members.join(", ")
@@ -231,6 +238,7 @@ mod tests {
             applied_index: Some(applied),
             database: None,
             split: None,
+            frozen_into: None,
         }
     }
 
@@ -296,6 +304,7 @@ mod tests {
                     applied_index: Some(7),
                     database: Some(3),
                     split: Some("split-1 [, 0a)".into()),
+                    frozen_into: None,
                 },
                 GroupStatus {
                     group: 1 << 32,
@@ -305,6 +314,7 @@ mod tests {
                     applied_index: Some(2),
                     database: Some(3),
                     split: Some("split-4294967296 [0a, end)".into()),
+                    frozen_into: Some("split-1".into()),
                 },
             ],
         };
@@ -323,7 +333,7 @@ mod tests {
         assert!(
             table.contains(
                 "database group 4294967296 (database group 3, split split-4294967296 [0a, end)): \
-                 leader node 2, term 1"
+                 leader node 2, term 1, replicas on nodes 1, 2, frozen for its merge into split-1"
             ),
             "{table}"
         );
