@@ -1123,8 +1123,9 @@ fn a_merge_joins_two_groups_back_into_one_on_every_replica() {
 /// member still behind the freeze would otherwise never get it, and its
 /// replica of the left split would wait for it forever. Here one follower
 /// hears nothing of the right group (its peer port no longer routes to
-/// it): the merge gives up after its wait with that node named, the right
-/// split stays frozen and refuses writes while the left one serves, and
+/// it): the merge gives up after its wait with that node named (commits to
+/// the left split go on while it waits), the right split stays frozen and
+/// refuses writes while the left one serves, and
 /// once the follower hears the group again the next commits finish the
 /// merge on every node.
 #[test]
@@ -1142,14 +1143,41 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     let behind = nodes.keys().copied().find(|id| *id != leader).unwrap();
     let right = group_id(SplitId(2));
     let cut_off = nodes[&behind]._context.registry.remove(right).unwrap();
+    let write = |table: &str, id: i64| {
+        let other = if table == "Accounts" {
+            "Balance"
+        } else {
+            "Amount"
+        };
+        db.write(vec![Mutation::insert_or_update(
+            table,
+            &["Id", other],
+            vec![vec![Value::Int64(id), Value::Int64(1)]],
+        )])
+    };
+    let frozen = |node: &Node| Replica::stored_state(&node.router, SplitId(2)).unwrap();
+    let groups = nodes[&leader].groups.clone();
     let tried = std::time::Instant::now();
-    let refused = nodes[&leader].groups.merge(&split_key()).unwrap_err();
+    let refused = std::thread::scope(|scope| {
+        let merging = scope.spawn(|| groups.merge(&split_key()));
+        // While the merge waits, the left split takes commits.
+        wait_for("the leader's replica is frozen", || {
+            frozen(&nodes[&leader]).unwrap().frozen.is_some()
+        });
+        let began = std::time::Instant::now();
+        write("Accounts", 50).unwrap();
+        assert!(
+            began.elapsed() < Duration::from_secs(3) && !merging.is_finished(),
+            "a commit to the left split waited for the merge: {:?}",
+            began.elapsed()
+        );
+        merging.join().unwrap().unwrap_err()
+    });
     assert!(
         refused.contains(&format!("waits for nodes [{behind}] to apply its freeze")),
         "{refused}"
     );
     assert!(tried.elapsed() >= Duration::from_secs(9), "it waited");
-    let frozen = |node: &Node| Replica::stored_state(&node.router, SplitId(2)).unwrap();
     assert_eq!(frozen(&nodes[&leader]).unwrap().frozen, Some(SplitId(1)));
     assert_eq!(
         frozen(&nodes[&behind]).unwrap().frozen,
@@ -1161,20 +1189,6 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     }
 
     // Frozen, the right split refuses writes; the left one takes them.
-    let write = |table: &str, id: i64| {
-        db.write(vec![Mutation::insert_or_update(
-            table,
-            &[
-                "Id",
-                if table == "Accounts" {
-                    "Balance"
-                } else {
-                    "Amount"
-                },
-            ],
-            vec![vec![Value::Int64(id), Value::Int64(1)]],
-        )])
-    };
     let e = write("Transfers", 100).unwrap_err();
     assert!(e.to_string().contains("frozen for its merge"), "{e}");
     write("Accounts", 100).unwrap();

@@ -112,6 +112,18 @@ pub struct SplitGroups {
 pub type AppliedProbe =
     Arc<dyn Fn(rowtree_kv::SplitId, u64, &str) -> Result<Option<u64>, String> + Send + Sync>;
 
+/// A right split frozen into its left neighbour, as the `Merge` entry
+/// needs it ([`SplitGroups::merge`]).
+struct Frozen {
+    /// Its range and epoch, as this node's replica stored the freeze.
+    descriptor: Descriptor,
+    /// The freeze's log id (the replica's applied id since).
+    applied: crate::command::LogId,
+    /// The right group's members (the left's are the same): voters, and
+    /// every member with its peer address.
+    members: (std::collections::BTreeSet<u64>, BTreeMap<u64, String>),
+}
+
 /// How long [`SplitGroups::merge`] waits for every replica of the right
 /// split to apply its freeze.
 const FREEZE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
@@ -258,7 +270,9 @@ impl SplitGroups {
     /// for at most 10 s; then proposes `Merge` to the left
     /// group and waits until the node has dropped the right group
     /// ([`SplitGroups::adopt_merge`], called from the left replica's merge
-    /// observer). Commits wait meanwhile.
+    /// observer). Commits wait while an entry is proposed (the commit
+    /// gate); while the members are asked, commits to the other splits go
+    /// on, and the frozen split refuses its own.
     ///
     /// Why wait for every member: a node stops the right group's Raft
     /// instance as soon as its replica of the left split applies the
@@ -274,80 +288,118 @@ impl SplitGroups {
     /// writes; commits finish the merge later
     /// (`finish_frozen`).
     pub fn merge(&self, start: &[u8]) -> Result<bool, String> {
-        let _gate = self.gate.write();
-        let _one = self.recovering.lock();
-        let groups = self.groups();
-        let Some(i) = groups
-            .iter()
-            .position(|g| g.descriptor().start.as_slice() == start)
-            .filter(|i| *i > 0)
-        else {
-            return Ok(false);
-        };
-        let (left, right) = (groups[i - 1].clone(), groups[i].clone());
-        if !left.leads() || !right.leads() || left.members() != right.members() {
-            return Ok(false);
-        }
         if self.probe.get().is_none() {
             return Err(
-                "this node cannot ask the other replicas how far they applied: \
-                        no merge"
-                    .into(),
+                "this node cannot ask the other replicas how far they applied: no merge".into(),
             );
         }
-        if right.frozen().is_none() {
-            if !right.prepared().is_empty() {
+        let (left, right) = {
+            let _gate = self.gate.write();
+            let _one = self.recovering.lock();
+            let groups = self.groups();
+            let Some(i) = groups
+                .iter()
+                .position(|g| g.descriptor().start.as_slice() == start)
+                .filter(|i| *i > 0)
+            else {
+                return Ok(false);
+            };
+            let (left, right) = (groups[i - 1].clone(), groups[i].clone());
+            if !left.leads() || !right.leads() || left.members() != right.members() {
                 return Ok(false);
             }
-            right.propose(
-                None,
-                Command::Freeze {
-                    into: left.split_id(),
-                },
-            )?;
-        }
-        if right.frozen() != Some(left.split_id()) {
+            if right.frozen().is_none() {
+                if !right.prepared().is_empty() {
+                    return Ok(false);
+                }
+                right.propose(
+                    None,
+                    Command::Freeze {
+                        into: left.split_id(),
+                    },
+                )?;
+            }
+            if right.frozen() != Some(left.split_id()) {
+                return Ok(false);
+            }
+            (left, right)
+        };
+        // The wait for the members runs outside the gate: commits to the
+        // other splits go on meanwhile (the frozen one refuses its own).
+        let Some(frozen) = self.frozen_state(&left, &right)? else {
             return Ok(false);
-        }
-        self.finish_merge(&left, &right, FREEZE_WAIT)
+        };
+        self.wait_for_members(
+            right.split_id(),
+            &frozen.members.1,
+            frozen.applied.index,
+            FREEZE_WAIT,
+        )?;
+        let _gate = self.gate.write();
+        let _one = self.recovering.lock();
+        self.propose_merge(&left, &right, frozen)
     }
 
-    /// The second step of a merge whose right split is frozen into the
-    /// left: once every member of the right group applied the freeze
-    /// (waiting at most `wait`), the `Merge` entry, naming the right split
-    /// as this node's replica of it stored its freeze; then waits until
-    /// the right group is gone here. `Ok(false)`: the groups' members
-    /// differ.
-    fn finish_merge(
+    /// What the `Merge` of `right`, frozen into `left`, is made of: the
+    /// right split as this node's replica of it stored its freeze, and the
+    /// members that must all have applied the freeze first. `None`: the
+    /// groups' members differ (no merge).
+    fn frozen_state(
         &self,
         left: &GroupCommits,
         right: &GroupCommits,
-        wait: std::time::Duration,
-    ) -> Result<bool, String> {
+    ) -> Result<Option<Frozen>, String> {
         let router = self.router()?;
         let split = right.split_id();
         let stored = Replica::stored_state(&router, split).map_err(|e| e.to_string())?;
-        let Some((d, applied)) = stored
-            .filter(|s| s.frozen.is_some())
+        let Some((descriptor, applied)) = stored
+            .filter(|s| s.frozen == Some(left.split_id()))
             .and_then(|s| Some((s.descriptor, s.applied?)))
         else {
             return Err(format!(
-                "{split} is frozen, but its replica here holds no applied freeze"
+                "{split} is frozen, but its replica here holds no applied freeze into {}",
+                left.split_id()
             ));
         };
         let members = right.members();
         if left.members() != members {
+            return Ok(None);
+        }
+        Ok(Some(Frozen {
+            descriptor,
+            applied,
+            members,
+        }))
+    }
+
+    /// The second step of a merge, under the commit gate, once every
+    /// member applied the freeze: the `Merge` entry in `left`'s group, if
+    /// both groups are still this node's and their members those waited
+    /// for; then waits until the right group is gone here. `Ok(false)`:
+    /// something changed meanwhile (a later try merges).
+    fn propose_merge(
+        &self,
+        left: &GroupCommits,
+        right: &GroupCommits,
+        frozen: Frozen,
+    ) -> Result<bool, String> {
+        let split = right.split_id();
+        let here = self.groups.read().iter().any(|g| g.split_id() == split);
+        if !here
+            || !left.leads()
+            || right.members() != frozen.members
+            || left.members() != frozen.members
+        {
             return Ok(false);
         }
-        self.wait_for_members(split, &members.1, applied.index, wait)?;
         left.propose(
             None,
             Command::Merge {
                 right: split,
-                start: d.start,
-                limit: d.limit,
-                epoch: d.epoch,
-                right_applied: applied,
+                start: frozen.descriptor.start,
+                limit: frozen.descriptor.limit,
+                epoch: frozen.descriptor.epoch,
+                right_applied: frozen.applied,
             },
         )?;
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
@@ -682,10 +734,11 @@ impl SplitGroups {
     /// member still behind leaves the right split frozen (its writes are
     /// refused) and the other splits' commits go on.
     fn finish_frozen(&self) -> Result<(), String> {
-        let frozen: Vec<_> = self
-            .groups()
-            .into_iter()
+        let groups = self.groups();
+        let frozen: Vec<_> = groups
+            .iter()
             .filter(|g| g.frozen().is_some() && g.leads())
+            .cloned()
             .collect();
         if frozen.is_empty() {
             return Ok(());
@@ -697,10 +750,7 @@ impl SplitGroups {
             }
             *tried = Some(std::time::Instant::now());
         }
-        let _gate = self.gate.write();
-        let _one = self.recovering.lock();
         for right in frozen {
-            let groups = self.groups();
             let into = right.frozen();
             let left = groups.iter().find(|g| Some(g.split_id()) == into).cloned();
             let Some(left) = left else {
@@ -710,10 +760,22 @@ impl SplitGroups {
                     into.map_or_else(String::new, |s| s.to_string())
                 ));
             };
-            if !left.leads() || !groups.iter().any(|g| g.split_id() == right.split_id()) {
+            if !left.leads() {
                 continue;
             }
-            if let Err(e) = self.finish_merge(&left, &right, std::time::Duration::ZERO) {
+            // One round of asking, outside the gate; the entry under it.
+            let finished = self.frozen_state(&left, &right).and_then(|frozen| {
+                let Some(frozen) = frozen else {
+                    return Ok(false);
+                };
+                let split = right.split_id();
+                let index = frozen.applied.index;
+                self.wait_for_members(split, &frozen.members.1, index, std::time::Duration::ZERO)?;
+                let _gate = self.gate.write();
+                let _one = self.recovering.lock();
+                self.propose_merge(&left, &right, frozen)
+            });
+            if let Err(e) = finished {
                 tracing::info!(split = %right.split_id(), "a frozen split is not merged yet: {e}");
             }
         }
