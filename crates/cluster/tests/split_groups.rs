@@ -109,6 +109,9 @@ struct Node {
     prepared: Arc<parking_lot::Mutex<BTreeMap<u64, PreparedView>>>,
     router: Arc<Router>,
     port: PeerPort,
+    /// Whether the node's gatherer runs (a test turns it off to keep one
+    /// database's groups led by different nodes).
+    gathering: Arc<std::sync::atomic::AtomicBool>,
     _context: Arc<Context>,
 }
 
@@ -356,13 +359,35 @@ fn start_at(
     // Every few hundred milliseconds, groups this node leads go to the
     // leader of the first split's group.
     let gatherer = Arc::downgrade(&groups);
+    let gathering = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let on = gathering.clone();
+    let closer = db.downgrade();
     rt.spawn(async move {
         loop {
             tokio::time::sleep(Duration::from_millis(200)).await;
             let Some(groups) = gatherer.upgrade() else {
                 break;
             };
-            groups.gather_leaders().await;
+            if on.load(std::sync::atomic::Ordering::Relaxed) {
+                groups.gather_leaders().await;
+            }
+            // Timestamps closed as a node's ticker closes them, so that
+            // followers serve reads (a database's read as the barrier).
+            let Some(db) = closer.upgrade() else {
+                break;
+            };
+            let _ = tokio::task::spawn_blocking(move || {
+                for g in groups.groups().into_iter().filter(|g| g.leads()) {
+                    let _ = g.close_timestamp(|c| {
+                        db.read_only(rowtree_db::TimestampBound::ReadTimestamp(c))
+                            .map(|_| ())
+                            .map_err(|e| e.to_string())?;
+                        rowtree_kv::Replication::check_read(g.as_ref(), Some(c))
+                            .map_err(|e| e.to_string())
+                    });
+                }
+            })
+            .await;
         }
     });
     let port = rt
@@ -378,6 +403,7 @@ fn start_at(
         prepared,
         router,
         port,
+        gathering,
         _context: context,
     }
 }
@@ -1227,5 +1253,159 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
         });
     }
     assert_eq!(column(&db, "Transfers", "Id"), (0..6).collect::<Vec<_>>());
+    same_everywhere(&nodes, leader);
+}
+
+/// Runs `f` until it does not fail UNAVAILABLE or ABORTED (a lease
+/// changing hands), for at most 20 s; its last answer.
+fn retry_until_served<T>(mut f: impl FnMut() -> rowtree_db::Result<T>) -> rowtree_db::Result<T> {
+    let deadline = std::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        match f() {
+            Err(e)
+                if matches!(
+                    e.code(),
+                    rowtree_types::Code::Unavailable | rowtree_types::Code::Aborted
+                ) && std::time::Instant::now() < deadline =>
+            {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            other => return other,
+        }
+    }
+}
+
+fn insert_transfer(db: &Database, t: i64) -> rowtree_db::Result<()> {
+    db.write(vec![Mutation::insert(
+        "Transfers",
+        &["Id", "Amount"],
+        vec![vec![Value::Int64(t), Value::Int64(10)]],
+    )])
+    .map(|_| ())
+}
+
+fn deposit(db: &Database, id: i64, balance: i64) -> rowtree_db::Result<()> {
+    db.write(vec![Mutation::update(
+        "Accounts",
+        &["Id", "Balance"],
+        vec![vec![Value::Int64(id), Value::Int64(balance)]],
+    )])
+    .map(|_| ())
+}
+
+#[test]
+fn a_database_whose_splits_are_led_by_different_nodes_commits_each_split_where_it_is_led() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, left) = cut_in_two(&rt, dir.path());
+    for node in nodes.values() {
+        node.gathering
+            .store(false, std::sync::atomic::Ordering::Relaxed);
+    }
+    // The right split (Transfers) goes to another node.
+    let right = *nodes.keys().find(|id| **id != left).unwrap();
+    let handed = nodes[&left].groups.groups()[1].clone();
+    rt.block_on(handed.transfer_to(right)).unwrap();
+    wait_for("the right split's new leader", || {
+        leader_of(&rt, &nodes, 2, None) == right
+    });
+    assert_eq!(
+        leader_of(&rt, &nodes, 1, None),
+        left,
+        "the left split stays"
+    );
+    // (A node reloads its schema as its replica applies it; this harness's
+    // replicas do not tell it.)
+    wait_for("the right node's schema", || {
+        nodes[&right].db.reload_schema().unwrap();
+        nodes[&right].db.catalog().table("Transfers").is_some()
+    });
+
+    // Each node commits to the split it leads.
+    retry_until_served(|| insert_transfer(&nodes[&right].db, 100)).unwrap();
+    retry_until_served(|| deposit(&nodes[&left].db, 0, 500)).unwrap();
+
+    // A write to the split led elsewhere is refused, naming its leader,
+    // and nothing of it is written.
+    let refused = insert_transfer(&nodes[&left].db, 101).unwrap_err();
+    assert_eq!(
+        refused.code(),
+        rowtree_types::Code::Unavailable,
+        "{refused}"
+    );
+    assert!(
+        refused.to_string().contains(&format!("node {right} leads")),
+        "{refused}"
+    );
+    let refused = deposit(&nodes[&right].db, 1, 500).unwrap_err();
+    assert_eq!(
+        refused.code(),
+        rowtree_types::Code::Unavailable,
+        "{refused}"
+    );
+    // So is a transaction spanning both, and a read under locks of the
+    // split led elsewhere.
+    let mut txn = nodes[&left].db.begin();
+    txn.buffer_all(vec![
+        Mutation::update(
+            "Accounts",
+            &["Id", "Balance"],
+            vec![vec![Value::Int64(2), Value::Int64(0)]],
+        ),
+        Mutation::insert(
+            "Transfers",
+            &["Id", "Amount"],
+            vec![vec![Value::Int64(102), Value::Int64(10)]],
+        ),
+    ])
+    .unwrap();
+    let spanning = txn.commit().unwrap_err();
+    assert_eq!(
+        spanning.code(),
+        rowtree_types::Code::Unavailable,
+        "{spanning}"
+    );
+    let mut txn = nodes[&left].db.begin();
+    let locked = txn
+        .read(&ReadRequest::new("Transfers", &["Id"], KeySet::all()))
+        .unwrap_err();
+    assert_eq!(locked.code(), rowtree_types::Code::Unavailable, "{locked}");
+    txn.rollback();
+
+    // A strong read of both splits through either node sees both commits:
+    // the split led elsewhere is read from the local replica once its
+    // closed timestamp passes the read's.
+    for id in [left, right] {
+        let db = &nodes[&id].db;
+        assert_eq!(column(db, "Transfers", "Id"), vec![100], "node {id}");
+        let balances = db
+            .read(&ReadRequest::new("Accounts", &["Balance"], KeySet::all()))
+            .unwrap();
+        assert_eq!(balances[0][0], Value::Int64(500), "node {id}");
+    }
+
+    // Gathered again, one node commits across both.
+    for node in nodes.values() {
+        node.gathering
+            .store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+    let leader = colocate(&rt, &nodes, None);
+    retry_until_served(|| {
+        let mut txn = nodes[&leader].db.begin();
+        txn.buffer_all(vec![
+            Mutation::update(
+                "Accounts",
+                &["Id", "Balance"],
+                vec![vec![Value::Int64(2), Value::Int64(0)]],
+            ),
+            Mutation::insert(
+                "Transfers",
+                &["Id", "Amount"],
+                vec![vec![Value::Int64(102), Value::Int64(10)]],
+            ),
+        ])?;
+        txn.commit().map(|_| ())
+    })
+    .unwrap();
     same_everywhere(&nodes, leader);
 }

@@ -400,7 +400,12 @@ impl Database {
     }
 }
 
-const META_LAST_TS: &[u8] = b"commit/last_ts";
+/// The metadata key of the newest commit timestamp, written with every
+/// group of commits: a database reopened resumes its timestamps above it.
+/// Only a hint on a cluster node, whose hybrid clock is fed every applied
+/// commit's timestamp, so a node that commits without leading the split
+/// that carries the metadata may leave it out.
+pub const META_LAST_TS: &[u8] = b"commit/last_ts";
 /// The split manager's load history (JSON, [`LoadHistory::to_bytes`]).
 const META_SPLIT_HISTORY: &[u8] = b"splits/history";
 /// The split map with the manager's manual split points and mergeable

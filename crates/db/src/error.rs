@@ -139,6 +139,10 @@ impl From<rowtree_kv::Error> for Error {
         match e {
             rowtree_kv::Error::Storage(e) => e.into(),
             rowtree_kv::Error::Replication(message) => Error::Unavailable { message },
+            // Not ABORTED: retrying here (as `Database::write` does with
+            // an abort) would meet the same leader; the client retries
+            // through a node the split's leader serves.
+            rowtree_kv::Error::LedElsewhere(message) => Error::Unavailable { message },
             other => Error::internal(format!("kv: {other}")),
         }
     }

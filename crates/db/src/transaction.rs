@@ -450,6 +450,10 @@ impl ReadWriteTransaction {
             }
             Err(e) => return Err(e),
         };
+        // In a cluster, this node must lead every split written.
+        inner
+            .router
+            .check_writes(resolved.writes.iter().map(|w| w.for_accounting().0))?;
         inner.locks.mark_committing(&self.handle)?;
         let mutation_count = resolved.mutation_count;
         let Submitted(ticket) = resolved.submit(inner, to_lead, self.outcome_tag);

@@ -18,6 +18,12 @@ pub enum Error {
     /// still be committed later.
     #[error("replication: {0}")]
     Replication(String),
+    /// Another node serves the split a read under locks or a write
+    /// touches (a cluster database whose splits are led by different
+    /// nodes); the message names the split and its leader. Retrying the
+    /// transaction where that split is led succeeds.
+    #[error("{0}")]
+    LedElsewhere(String),
 }
 
 /// Result alias for this crate.

@@ -96,6 +96,35 @@ pub trait Replication: Send + Sync + 'static {
         None
     }
 
+    /// Whether this node may read the keys in `[start, end)` (`end`
+    /// `None`: to the end of the key space) at `ts` (`None`: the latest,
+    /// under locks, as a read-write transaction reads) from the router's
+    /// engine now. [`check_read`](Self::check_read) answers for the
+    /// database as a whole; this answers for the splits a read touches,
+    /// which a cluster whose splits are led by different nodes needs: a
+    /// read under locks is served only by the node leading every split it
+    /// touches (it holds those keys' locks), a read at a timestamp by any
+    /// replica once its safe time reaches it. `Err`
+    /// ([`Error::LedElsewhere`](crate::Error::LedElsewhere) when another
+    /// node serves it) says why not. The router asks before reading each
+    /// split. May block for a short while; never called from an
+    /// asynchronous task.
+    fn check_range(&self, ts: Option<u64>, start: &[u8], end: Option<&[u8]>) -> Result<()> {
+        let _ = (ts, start, end);
+        Ok(())
+    }
+
+    /// Whether this node may commit writes to `keys` now: a cluster node
+    /// must lead (and hold the lease of) every split they fall in. Asked
+    /// once per commit, before it is queued for its timestamp, so that a
+    /// commit another node must make fails alone, with
+    /// [`Error::LedElsewhere`](crate::Error::LedElsewhere), rather than
+    /// with the group of commits it would have joined.
+    fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Result<()> {
+        let _ = keys;
+        Ok(())
+    }
+
     /// Whether this node serves reads at any timestamp it is asked for
     /// (a cluster node holding the split's lease, now), rather than only
     /// at or below its [`safe_ts`](Self::safe_ts) unless it first takes

@@ -236,6 +236,10 @@ impl Router {
     /// [`Router::get`], also saying which split served the key (a reader
     /// that counts the splits it touched needs no second lookup).
     pub fn get_from(&self, key: &[u8], ts: u64) -> Result<(SplitId, Option<Vec<u8>>)> {
+        if let Some(replication) = &self.replication {
+            let end = [key, &[0]].concat();
+            replication.check_range(latest_as_none(ts), key, Some(&end))?;
+        }
         let split = self.splits.split_for(key);
         if let Some(gate) = &self.gate {
             gate.admit(split.node(), READ_COST);
@@ -442,6 +446,16 @@ impl Router {
         }
     }
 
+    /// Whether this node may commit writes to `keys` now: always, alone;
+    /// with a [`Replication`], as it says
+    /// ([`Replication::check_writes`]).
+    pub fn check_writes<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> Result<()> {
+        match &self.replication {
+            None => Ok(()),
+            Some(replication) => replication.check_writes(&mut { keys }),
+        }
+    }
+
     /// This node's safe time, if its [`Replication`] promises one
     /// ([`Replication::safe_ts`]); `None` alone.
     pub fn safe_ts(&self) -> Option<u64> {
@@ -636,6 +650,14 @@ impl Iterator for RouterScan<'_> {
                     Bound::Included(k) => Some([k, &[0]].concat()),
                     Bound::Unbounded => None,
                 };
+                if let Some(replication) = &self.router.replication {
+                    let checked =
+                        replication.check_range(latest_as_none(self.ts), &first, last.as_deref());
+                    if let Err(e) = checked {
+                        self.done = true;
+                        return Some(Err(e));
+                    }
+                }
                 let scan = self.router.mvcc.scan_at(start, end, self.ts, self.reverse);
                 self.current = Some(SplitReader::new(
                     split,
@@ -772,4 +794,10 @@ impl Drop for SplitReader<'_> {
         );
         self.split.load.lock().record((self.clock)(), &access);
     }
+}
+
+/// A read timestamp as [`Replication::check_range`] takes it: `u64::MAX`
+/// (the latest, under locks) as `None`.
+fn latest_as_none(ts: u64) -> Option<u64> {
+    (ts != u64::MAX).then_some(ts)
 }

@@ -36,7 +36,7 @@ use std::time::Duration;
 
 use openraft::BasicNode;
 use rowtree_db::{Database, WeakDatabase};
-use rowtree_kv::{Router, SplitId};
+use rowtree_kv::{Replication, Router, SplitId};
 use rowtree_txn::Clock;
 
 use super::api::{NodeClient, StatusRequest};
@@ -497,7 +497,14 @@ async fn close_timestamps(database: u64, db: WeakDatabase, groups: Weak<SplitGro
         let step = tokio::task::spawn_blocking(move || {
             due.into_iter()
                 .map(|(split, proposed, g)| {
-                    let closed = g.close_timestamp(|c| close_barrier(&database_now, c));
+                    let closed = g.close_timestamp(|c| {
+                        close_barrier(&database_now, c)?;
+                        // This group's own rules: its lease, its prepared
+                        // transactions (the database's read checks only
+                        // the groups the node leads, maybe not this one by
+                        // now).
+                        Replication::check_read(g.as_ref(), Some(c)).map_err(|e| e.to_string())
+                    });
                     (split, proposed, closed)
                 })
                 .collect::<Vec<_>>()

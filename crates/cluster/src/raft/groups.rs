@@ -128,6 +128,12 @@ struct Frozen {
 /// split to apply its freeze.
 const FREEZE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long a read at a timestamp of a split led by another node waits
+/// for this node's replica to close that timestamp (see
+/// [`SplitGroups::check_group_read`]): closed timestamps trail the
+/// leader's clock by a second and are proposed every 200 ms.
+pub const FOLLOWER_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
+
 impl std::fmt::Debug for SplitGroups {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("SplitGroups")
@@ -501,11 +507,59 @@ impl SplitGroups {
 
     /// The index of the group whose split holds `key`.
     fn index_of(&self, key: &[u8]) -> usize {
-        // The first split starts at the empty key, so one always holds it.
-        self.groups
-            .read()
-            .partition_point(|g| g.descriptor().start.as_slice() <= key)
-            .saturating_sub(1)
+        index_in(&self.groups.read(), key)
+    }
+
+    /// The groups whose splits hold keys in `[start, end)` (`end` `None`:
+    /// to the end of the key space), in key order.
+    fn overlapping(&self, start: &[u8], end: Option<&[u8]>) -> Vec<Arc<GroupCommits>> {
+        let groups = self.groups.read();
+        let first = index_in(&groups, start);
+        groups[first..]
+            .iter()
+            .take_while(|g| end.is_none_or(|end| g.descriptor().start.as_slice() < end))
+            .cloned()
+            .collect()
+    }
+
+    /// Whether this node may read `group`'s split at `ts` (see
+    /// [`Replication::check_range`]): at or below the replica's safe time
+    /// at once; under its lease if this node leads the group; else, for a
+    /// read at a timestamp, once the replica's safe time reaches it
+    /// (waiting at most [`FOLLOWER_READ_WAIT`]: closed timestamps trail
+    /// the leader's clock by about a second); a read under locks of a
+    /// split led elsewhere is refused.
+    fn check_group_read(&self, group: &GroupCommits, ts: Option<u64>) -> rowtree_kv::Result<()> {
+        if let (Some(ts), Some(safe)) = (ts, group.safe_ts()) {
+            if ts <= safe {
+                return Ok(());
+            }
+        }
+        if group.leads() {
+            return group.check_read(ts);
+        }
+        let Some(ts) = ts else {
+            return Err(led_elsewhere(group, "read under locks"));
+        };
+        let deadline = std::time::Instant::now() + FOLLOWER_READ_WAIT;
+        loop {
+            if group.safe_ts().is_some_and(|safe| ts <= safe) {
+                return Ok(());
+            }
+            if group.leads() {
+                return group.check_read(Some(ts));
+            }
+            if std::time::Instant::now() >= deadline {
+                return Err(rowtree_kv::Error::Replication(format!(
+                    "{} is led by {}, and this node's replica of it has not reached the read's \
+                     timestamp within {} ms; retry",
+                    group.split_id(),
+                    leader_name(group),
+                    FOLLOWER_READ_WAIT.as_millis()
+                )));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(5));
+        }
     }
 
     /// The database's router (set once it is open).
@@ -534,6 +588,13 @@ impl SplitGroups {
         let newest = group.newest_ts();
         let mut single: Vec<CommitGroup> = vec![CommitGroup::default(); groups.len()];
         single[0].meta = group.meta;
+        if !groups[0].leads() {
+            // The newest timestamp is a hint (see `META_LAST_TS`); another
+            // node leads the split that carries the metadata.
+            single[0]
+                .meta
+                .retain(|(key, _)| key.as_slice() != rowtree_db::database::META_LAST_TS);
+        }
         let mut spanning = Vec::new();
         for commit in group.commits {
             let mut parts: BTreeMap<usize, Vec<Write>> = BTreeMap::new();
@@ -558,6 +619,15 @@ impl SplitGroups {
             .enumerate()
             .filter(|(_, g)| !g.commits.is_empty() || !g.meta.is_empty())
             .collect();
+        // Nothing is proposed unless this node leads every group written:
+        // a commit refused whole, not in part.
+        if let Some((i, _)) = proposals.iter().find(|(i, _)| !groups[*i].leads()) {
+            return Err(format!(
+                "this node no longer leads {} (its leader is {}): retry",
+                groups[*i].split_id(),
+                leader_name(&groups[*i])
+            ));
+        }
         in_parallel(proposals, |(i, g)| groups[i].propose_group(g))?;
         for (ts, parts) in spanning {
             self.two_phase(&groups, ts, parts)?;
@@ -690,7 +760,9 @@ impl SplitGroups {
         let _one = self.recovering.lock();
         let groups = self.groups();
         let mut resolved = 0;
-        for (i, group) in groups.iter().enumerate() {
+        // Only the participants this node leads: another leader resolves
+        // its own.
+        for (i, group) in groups.iter().enumerate().filter(|(_, g)| g.leads()) {
             for p in group.prepared() {
                 if self.in_flight.lock().contains(&p.txn) {
                     continue;
@@ -708,6 +780,16 @@ impl SplitGroups {
                         .find(|c| matches!(self.outcome(&groups, *c, p.txn), Ok(Some(_))))
                         .unwrap_or(0),
                 };
+                if !groups[coordinator].leads() {
+                    // Another node leads the coordinator: its decision, once
+                    // this replica has applied it, is the outcome; until
+                    // then the transaction stays prepared.
+                    if let Some(outcome) = self.outcome(&groups, coordinator, p.txn)? {
+                        self.resolve(&groups, i, p.txn, outcome)?;
+                        resolved += 1;
+                    }
+                    continue;
+                }
                 let now = groups[0].clock().now_nanos();
                 groups[coordinator].propose(
                     None,
@@ -785,7 +867,7 @@ impl SplitGroups {
     /// Recovers if a split holds a prepared transaction not in flight here.
     fn recover_orphans(&self) -> Result<(), String> {
         self.finish_frozen()?;
-        let orphaned = self.groups.read().iter().any(|g| {
+        let orphaned = self.groups.read().iter().filter(|g| g.leads()).any(|g| {
             g.prepared()
                 .iter()
                 .any(|p| !self.in_flight.lock().contains(&p.txn))
@@ -795,6 +877,34 @@ impl SplitGroups {
         }
         Ok(())
     }
+}
+
+/// The index of the group of `groups` (in key order, the first from the
+/// empty key) whose split holds `key`.
+fn index_in(groups: &[Arc<GroupCommits>], key: &[u8]) -> usize {
+    // The first split starts at the empty key, so one always holds it.
+    groups
+        .partition_point(|g| g.descriptor().start.as_slice() <= key)
+        .saturating_sub(1)
+}
+
+/// The group's leader, as this node knows it, in words.
+fn leader_name(group: &GroupCommits) -> String {
+    match group.current_leader() {
+        Some(node) => format!("node {node}"),
+        None => "no node at the moment".into(),
+    }
+}
+
+/// The refusal of a read under locks or a write of a split this node does
+/// not lead.
+fn led_elsewhere(group: &GroupCommits, what: &str) -> rowtree_kv::Error {
+    rowtree_kv::Error::LedElsewhere(format!(
+        "this node was asked to {what} {} of the database, which {} leads: a transaction is \
+         served by the node leading every split it touches; retry",
+        group.split_id(),
+        leader_name(group)
+    ))
 }
 
 /// Runs `f` on each item, on threads of its own when there are several;
@@ -830,27 +940,68 @@ impl Replication for SplitGroups {
             .map_err(rowtree_kv::Error::Replication)
     }
 
+    /// The leases of the groups this node leads, taken or extended: the
+    /// timestamps the pipeline issues next fall inside them. A commit to
+    /// a group led elsewhere was refused before it was queued
+    /// ([`Replication::check_writes`]). If this node leads no group, the
+    /// first one's answer says who does.
     fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
-        for group in self.groups() {
+        let groups = self.groups();
+        let led: Vec<_> = groups.iter().filter(|g| g.leads()).collect();
+        if led.is_empty() {
+            groups[0].ready().map_err(rowtree_kv::Error::Replication)?;
+        }
+        for group in led {
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }
         self.recover_orphans()
             .map_err(rowtree_kv::Error::Replication)
     }
 
+    /// Recovery first, then the groups this node leads (under their
+    /// leases, after their prepared transactions); the splits a read
+    /// touches are checked again as it reads them
+    /// ([`Replication::check_range`]), those led elsewhere included.
     fn check_read(&self, ts: Option<u64>) -> rowtree_kv::Result<()> {
         if let (Some(ts), Some(safe)) = (ts, self.safe_ts()) {
             if ts <= safe {
                 return Ok(());
             }
         }
-        let groups = self.groups();
-        for group in &groups {
-            group.ready().map_err(rowtree_kv::Error::Replication)?;
-        }
         self.recover_orphans()
             .map_err(rowtree_kv::Error::Replication)?;
-        groups.iter().try_for_each(|g| g.check_read(ts))
+        self.groups()
+            .iter()
+            .filter(|g| g.leads())
+            .try_for_each(|g| g.check_read(ts))
+    }
+
+    fn check_range(
+        &self,
+        ts: Option<u64>,
+        start: &[u8],
+        end: Option<&[u8]>,
+    ) -> rowtree_kv::Result<()> {
+        for group in self.overlapping(start, end) {
+            self.check_group_read(&group, ts)?;
+        }
+        Ok(())
+    }
+
+    fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {
+        let groups = self.groups();
+        let mut touched = std::collections::BTreeSet::new();
+        for key in keys {
+            touched.insert(index_in(&groups, key));
+        }
+        for i in touched {
+            let group = &groups[i];
+            if !group.leads() {
+                return Err(led_elsewhere(group, "write to"));
+            }
+            group.ready().map_err(rowtree_kv::Error::Replication)?;
+        }
+        Ok(())
     }
 
     fn safe_ts(&self) -> Option<u64> {
