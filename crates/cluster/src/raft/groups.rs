@@ -1,6 +1,6 @@
-//! A database whose key space is cut into several split groups, all led
-//! by this node: commits routed to their groups, and two-phase commit for
-//! those that span several.
+//! A database whose key space is cut into several split groups: commits
+//! routed to their groups, and two-phase commit for those that span
+//! several.
 //!
 //! [`SplitGroups`] is the [`Replication`] such a database's router hands
 //! its commit groups to. It holds one [`GroupCommits`] per split, in key
@@ -56,15 +56,24 @@
 //! manual split points) through [`Replication::cut`], which splits the
 //! group here when this node leads it.
 //!
-//! Every group of the database must be led by this node: the lock table of
-//! the transactions is this node's, and so are the reads under locks. A
-//! database whose groups are led by different nodes is the next step of the
-//! design (remote locking, milestone 9); until then a node that does not
-//! lead one of the groups refuses to commit and to serve strong reads, with
-//! the leader of that group named, as a single group's node does. The
-//! nodes keep the leaders together: [`SplitGroups::gather_leaders`], run
-//! periodically on every replica's node, hands every group a node leads to
-//! the leader of the first split's group.
+//! **Whose lock table.** A split's keys are locked only in the lock table
+//! of the node leading the split's group. So a node commits, and reads
+//! under locks, only what falls in the splits it leads
+//! ([`Replication::check_writes`], asked before a commit is queued, and
+//! [`Replication::check_range`], asked by the router before it reads each
+//! split); anything else is refused with
+//! [`rowtree_kv::Error::LedElsewhere`], naming the split's leader (the
+//! client sees UNAVAILABLE and retries where that split is led). A read
+//! at a timestamp of a split led elsewhere is served from this node's
+//! replica once its closed timestamp reaches the read's
+//! ([`FOLLOWER_READ_WAIT`] at most). A transaction that touches splits
+//! led by different nodes cannot commit until one node leads them all:
+//! remote locking (design §6, step 2) is not built. The nodes keep a
+//! database's leaders together for that reason:
+//! [`SplitGroups::gather_leaders`], run periodically on every replica's
+//! node, hands every group a node leads to the leader of the first
+//! split's group. Recovery resolves only the prepared transactions of the
+//! groups this node leads.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock, Weak};
@@ -78,8 +87,7 @@ use crate::raft::GroupCommits;
 use crate::replica::{Descriptor, Replica};
 use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
 
-/// A database's commits through several split groups led by this node (see
-/// the module docs).
+/// A database's commits through its split groups (see the module docs).
 pub struct SplitGroups {
     /// One per split, in key order; the first starts at the empty key.
     groups: parking_lot::RwLock<Vec<Arc<GroupCommits>>>,
@@ -130,7 +138,7 @@ const FREEZE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
 /// How long a read at a timestamp of a split led by another node waits
 /// for this node's replica to close that timestamp (see
-/// [`SplitGroups::check_group_read`]): closed timestamps trail the
+/// [`Replication::check_range`]): closed timestamps trail the
 /// leader's clock by a second and are proposed every 200 ms.
 pub const FOLLOWER_READ_WAIT: std::time::Duration = std::time::Duration::from_secs(3);
 

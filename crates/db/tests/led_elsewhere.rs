@@ -1,0 +1,199 @@
+//! A database whose replication serves only part of its key space here
+//! (a cluster node leading some of its splits): the checks the database
+//! makes before it reads a split and before it queues a commit
+//! (`Replication::check_range`, `Replication::check_writes`), and what a
+//! client is told when another node serves the keys.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock, Weak};
+
+use parking_lot::Mutex;
+use rowtree_db::{Code, Database, KeySet, Mutation, Options, ReadRequest, Value};
+use rowtree_kv::{CommitGroup, Replication, Router};
+use rowtree_storage::mvcc::split_version_key;
+use rowtree_storage::{Durability, WriteBatch};
+
+const DDL: [&str; 2] = [
+    "CREATE TABLE A (K INT64 NOT NULL, V INT64) PRIMARY KEY (K)",
+    "CREATE TABLE B (K INT64 NOT NULL, V INT64) PRIMARY KEY (K)",
+];
+
+/// A replication that writes to the router's own engine, and refuses the
+/// keys from `fence` on as a node refuses the splits another node leads:
+/// reads under locks and writes always, reads at a timestamp while
+/// `fence_snapshots` is set.
+#[derive(Default)]
+struct Fenced {
+    router: OnceLock<Weak<Router>>,
+    fence: Mutex<Option<Vec<u8>>>,
+    fence_snapshots: AtomicBool,
+    /// Reads under locks of fenced keys are let through (a check of the
+    /// writes alone).
+    open_locked_reads: AtomicBool,
+    /// Every range asked about under locks, and every write set.
+    asked: Mutex<Vec<String>>,
+}
+
+impl Fenced {
+    fn fenced(&self, start: &[u8], end: Option<&[u8]>) -> bool {
+        match &*self.fence.lock() {
+            None => false,
+            Some(fence) => {
+                end.is_none_or(|end| end > fence.as_slice()) || start >= fence.as_slice()
+            }
+        }
+    }
+
+    fn refusal() -> rowtree_kv::Error {
+        rowtree_kv::Error::LedElsewhere("split-2 is led by node 2".into())
+    }
+}
+
+impl Replication for Fenced {
+    fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
+        let router = self.router.get().and_then(Weak::upgrade).expect("router");
+        let mut batch = WriteBatch::new();
+        for commit in group.commits {
+            router.stage_writes(&mut batch, commit.ts, commit.writes);
+        }
+        for (key, value) in group.meta {
+            router.stage_meta(&mut batch, key, value);
+        }
+        router.write(batch, Durability::Sync)
+    }
+
+    fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
+        Ok(())
+    }
+
+    fn check_read(&self, _ts: Option<u64>) -> rowtree_kv::Result<()> {
+        Ok(())
+    }
+
+    fn check_range(
+        &self,
+        ts: Option<u64>,
+        start: &[u8],
+        end: Option<&[u8]>,
+    ) -> rowtree_kv::Result<()> {
+        if ts.is_none() {
+            self.asked.lock().push("read under locks".into());
+        }
+        let refused = match ts {
+            None => !self.open_locked_reads.load(Ordering::Relaxed),
+            Some(_) => self.fence_snapshots.load(Ordering::Relaxed),
+        } && self.fenced(start, end);
+        if refused {
+            return Err(Fenced::refusal());
+        }
+        Ok(())
+    }
+
+    fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {
+        self.asked.lock().push("writes".into());
+        for key in keys {
+            if self.fenced(key, Some(&[key, &[0]].concat())) {
+                return Err(Fenced::refusal());
+            }
+        }
+        Ok(())
+    }
+}
+
+/// A database on a [`Fenced`] replication, with [`DDL`]'s tables, and
+/// where table B's keys begin.
+fn database() -> (Database, Arc<Fenced>, Vec<u8>) {
+    let fenced = Arc::new(Fenced::default());
+    let db = Database::in_memory_with(Options {
+        replication: Some(fenced.clone()),
+        ..Options::default()
+    });
+    let set = fenced.router.set(Arc::downgrade(&db.shared_router()));
+    assert!(set.is_ok(), "the router is set once");
+    db.apply_ddl(&DDL).expect("schema");
+    db.write(vec![put("B", 0)]).expect("a first B row");
+    let first_b = db
+        .shared_router()
+        .scan_stored(b"", None)
+        .map(|r| {
+            split_version_key(&r.expect("stored").0)
+                .expect("versioned")
+                .0
+                .to_vec()
+        })
+        .max()
+        .expect("one row");
+    (db, fenced, first_b)
+}
+
+fn put(table: &str, k: i64) -> Mutation {
+    Mutation::insert_or_update(
+        table,
+        &["K", "V"],
+        vec![vec![Value::Int64(k), Value::Int64(k)]],
+    )
+}
+
+fn keys(db: &Database, table: &str) -> rowtree_db::Result<Vec<Value>> {
+    Ok(db
+        .read(&ReadRequest::new(table, &["K"], KeySet::all()))?
+        .into_iter()
+        .map(|row| row[0].clone())
+        .collect())
+}
+
+#[test]
+fn keys_served_elsewhere_are_neither_written_nor_read_under_locks_here() {
+    let (db, fenced, first_b) = database();
+    *fenced.fence.lock() = Some(first_b);
+
+    // The keys still served here take writes and locking reads.
+    db.write(vec![put("A", 1)]).expect("A is served here");
+    let mut txn = db.begin();
+    txn.read(&ReadRequest::new("A", &["K"], KeySet::all()))
+        .expect("a locking read of A");
+    txn.rollback();
+
+    // A write to B is refused whole, naming the leader, and the commit
+    // that writes both tables writes neither.
+    let refused = db.write(vec![put("B", 1)]).unwrap_err();
+    assert_eq!(refused.code(), Code::Unavailable, "{refused}");
+    assert!(refused.to_string().contains("led by node 2"), "{refused}");
+    let both = db.write(vec![put("A", 2), put("B", 2)]).unwrap_err();
+    assert_eq!(both.code(), Code::Unavailable, "{both}");
+    // A read of B under locks is refused too.
+    let mut txn = db.begin();
+    let locked = txn
+        .read(&ReadRequest::new("B", &["K"], KeySet::all()))
+        .unwrap_err();
+    assert_eq!(locked.code(), Code::Unavailable, "{locked}");
+    txn.rollback();
+    // The writes are checked on their own, before the commit is queued:
+    // with the reads under locks let through, the write is still refused.
+    fenced.open_locked_reads.store(true, Ordering::Relaxed);
+    let refused = db.write(vec![put("B", 3)]).unwrap_err();
+    assert_eq!(refused.code(), Code::Unavailable, "{refused}");
+    fenced.open_locked_reads.store(false, Ordering::Relaxed);
+    let asked = fenced.asked.lock().clone();
+    assert!(asked.iter().any(|a| a == "writes"), "{asked:?}");
+    assert!(asked.iter().any(|a| a == "read under locks"), "{asked:?}");
+
+    // A read at a timestamp is the replication's to allow: served while
+    // it allows it, refused per split when it does not.
+    assert_eq!(keys(&db, "B").unwrap(), vec![Value::Int64(0)]);
+    fenced.fence_snapshots.store(true, Ordering::Relaxed);
+    let stale = keys(&db, "B").unwrap_err();
+    assert_eq!(stale.code(), Code::Unavailable, "{stale}");
+    assert_eq!(keys(&db, "A").unwrap(), vec![Value::Int64(1)]);
+
+    // Unfenced, nothing of the refused commits is there.
+    *fenced.fence.lock() = None;
+    assert_eq!(keys(&db, "A").unwrap(), vec![Value::Int64(1)]);
+    assert_eq!(keys(&db, "B").unwrap(), vec![Value::Int64(0)]);
+    db.write(vec![put("A", 2), put("B", 2)])
+        .expect("served here again");
+    assert_eq!(
+        keys(&db, "B").unwrap(),
+        vec![Value::Int64(0), Value::Int64(2)]
+    );
+}
