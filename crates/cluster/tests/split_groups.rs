@@ -1293,6 +1293,25 @@ fn deposit(db: &Database, id: i64, balance: i64) -> rowtree_db::Result<()> {
     .map(|_| ())
 }
 
+/// One transaction writing both splits: account 2 emptied, transfer 102
+/// logged.
+fn spanning_commit(db: &Database) -> rowtree_db::Result<()> {
+    let mut txn = db.begin();
+    txn.buffer_all(vec![
+        Mutation::update(
+            "Accounts",
+            &["Id", "Balance"],
+            vec![vec![Value::Int64(2), Value::Int64(0)]],
+        ),
+        Mutation::insert(
+            "Transfers",
+            &["Id", "Amount"],
+            vec![vec![Value::Int64(102), Value::Int64(10)]],
+        ),
+    ])?;
+    txn.commit().map(|_| ())
+}
+
 #[test]
 fn a_database_whose_splits_are_led_by_different_nodes_commits_each_split_where_it_is_led() {
     let rt = runtime();
@@ -1345,21 +1364,7 @@ fn a_database_whose_splits_are_led_by_different_nodes_commits_each_split_where_i
     );
     // So is a transaction spanning both, and a read under locks of the
     // split led elsewhere.
-    let mut txn = nodes[&left].db.begin();
-    txn.buffer_all(vec![
-        Mutation::update(
-            "Accounts",
-            &["Id", "Balance"],
-            vec![vec![Value::Int64(2), Value::Int64(0)]],
-        ),
-        Mutation::insert(
-            "Transfers",
-            &["Id", "Amount"],
-            vec![vec![Value::Int64(102), Value::Int64(10)]],
-        ),
-    ])
-    .unwrap();
-    let spanning = txn.commit().unwrap_err();
+    let spanning = spanning_commit(&nodes[&left].db).unwrap_err();
     assert_eq!(
         spanning.code(),
         rowtree_types::Code::Unavailable,
@@ -1390,22 +1395,15 @@ fn a_database_whose_splits_are_led_by_different_nodes_commits_each_split_where_i
             .store(true, std::sync::atomic::Ordering::Relaxed);
     }
     let leader = colocate(&rt, &nodes, None);
-    retry_until_served(|| {
-        let mut txn = nodes[&leader].db.begin();
-        txn.buffer_all(vec![
-            Mutation::update(
-                "Accounts",
-                &["Id", "Balance"],
-                vec![vec![Value::Int64(2), Value::Int64(0)]],
-            ),
-            Mutation::insert(
-                "Transfers",
-                &["Id", "Amount"],
-                vec![vec![Value::Int64(102), Value::Int64(10)]],
-            ),
-        ])?;
-        txn.commit().map(|_| ())
-    })
-    .unwrap();
+    retry_until_served(|| spanning_commit(&nodes[&leader].db)).unwrap();
     same_everywhere(&nodes, leader);
+    // Nothing of the refused commits was written.
+    assert_eq!(
+        column(&nodes[&leader].db, "Transfers", "Id"),
+        vec![100, 102]
+    );
+    assert_eq!(
+        column(&nodes[&leader].db, "Accounts", "Balance"),
+        vec![500, 100, 0, 100]
+    );
 }
