@@ -229,6 +229,14 @@ impl LeaseKeeper {
         })
     }
 
+    /// Takes leases again after a [`LeaseKeeper::release`] that did not
+    /// hand the split over for good (a lease moved by load: if this node
+    /// leads again later, it serves again). The lease given up stays
+    /// given up: a new one is proposed when needed.
+    pub fn resume(&mut self) {
+        self.released = false;
+    }
+
     /// Whether [`LeaseKeeper::release`] was called.
     pub fn released(&self) -> bool {
         self.released

@@ -1353,7 +1353,9 @@ fn a_database_whose_splits_are_led_by_different_nodes_commits_each_split_where_i
         "{refused}"
     );
     assert!(
-        refused.to_string().contains(&format!("node {right} leads")),
+        refused
+            .to_string()
+            .contains(&format!("led by node {right}")),
         "{refused}"
     );
     let refused = deposit(&nodes[&right].db, 1, 500).unwrap_err();

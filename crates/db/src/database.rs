@@ -95,11 +95,13 @@ fn write_group(router: &Router, groups: Vec<CommitWrites>) -> rowtree_txn::Resul
 }
 
 /// A failure of the router's commit path as the commit pipeline reports it:
-/// a replicated log's refusal is `Unavailable`, anything else a storage
+/// a replicated log's failure is `Unavailable`, its refusal to propose
+/// writes to a split led elsewhere `Refused`, anything else a storage
 /// failure.
 fn commit_error(e: rowtree_kv::Error) -> rowtree_txn::Error {
     match e {
         rowtree_kv::Error::Replication(message) => rowtree_txn::Error::Unavailable(message),
+        rowtree_kv::Error::LedElsewhere(message) => rowtree_txn::Error::Refused(message),
         other => rowtree_txn::Error::Storage(other.to_string()),
     }
 }

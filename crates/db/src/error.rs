@@ -47,6 +47,13 @@ pub enum Error {
     /// the node the message names) may succeed.
     #[error("unavailable: {message}")]
     Unavailable { message: String },
+    /// In a cluster: the request needs splits another node leads (their
+    /// keys are locked only there), and was refused before anything of it
+    /// was done, so sending it again, to the node the message names, is
+    /// always safe. The client sees UNAVAILABLE, as for
+    /// [`Error::Unavailable`].
+    #[error("unavailable: {message}")]
+    LedElsewhere { message: String },
     /// Storage failed (the database stops accepting writes after a failed
     /// write or fsync, until it is reopened) or an invariant broke. Not the
     /// client's fault.
@@ -87,7 +94,7 @@ impl Error {
             Error::Aborted { .. } => Code::Aborted,
             Error::DeadlineExceeded { .. } => Code::DeadlineExceeded,
             Error::ResourceExhausted { .. } => Code::ResourceExhausted,
-            Error::Unavailable { .. } => Code::Unavailable,
+            Error::Unavailable { .. } | Error::LedElsewhere { .. } => Code::Unavailable,
             Error::Internal { .. } => Code::Internal,
             Error::DataLoss { .. } => Code::DataLoss,
             Error::UnsupportedFormat { .. } => Code::FailedPrecondition,
@@ -142,7 +149,7 @@ impl From<rowtree_kv::Error> for Error {
             // Not ABORTED: retrying here (as `Database::write` does with
             // an abort) would meet the same leader; the client retries
             // through a node the split's leader serves.
-            rowtree_kv::Error::LedElsewhere(message) => Error::Unavailable { message },
+            rowtree_kv::Error::LedElsewhere(message) => Error::LedElsewhere { message },
             other => Error::internal(format!("kv: {other}")),
         }
     }
@@ -169,6 +176,7 @@ impl From<rowtree_txn::Error> for Error {
                 // error's own (a stopped engine says to reopen).
                 rowtree_txn::Error::Storage(message) => Error::internal(message),
                 rowtree_txn::Error::Unavailable(message) => Error::Unavailable { message },
+                rowtree_txn::Error::Refused(message) => Error::LedElsewhere { message },
                 other => Error::internal(other.to_string()),
             }
         }

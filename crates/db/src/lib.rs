@@ -42,6 +42,7 @@ pub mod observer;
 pub mod outcome;
 mod overlay;
 pub mod read;
+mod route;
 mod row;
 mod sequences;
 pub mod stream;

@@ -32,6 +32,10 @@ struct Fenced {
     open_locked_reads: AtomicBool,
     /// Every range asked about under locks, and every write set.
     asked: Mutex<Vec<String>>,
+    /// The keys of the latest question of where to commit, and of the
+    /// latest commit checked.
+    placed: Mutex<Vec<Vec<u8>>>,
+    written: Mutex<Vec<Vec<u8>>>,
 }
 
 impl Fenced {
@@ -89,9 +93,27 @@ impl Replication for Fenced {
         Ok(())
     }
 
+    /// Node 2 leads the fenced keys, node 1 the others.
+    fn leader_of_keys(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Option<u64> {
+        let keys: Vec<Vec<u8>> = keys.map(<[u8]>::to_vec).collect();
+        let fenced: Vec<bool> = keys
+            .iter()
+            .map(|k| self.fenced(k, Some(&[k.as_slice(), &[0]].concat())))
+            .collect();
+        *self.placed.lock() = keys;
+        match (fenced.iter().all(|f| *f), fenced.iter().any(|f| *f)) {
+            _ if fenced.is_empty() => None,
+            (true, _) => Some(2),
+            (false, false) => Some(1),
+            (false, true) => None,
+        }
+    }
+
     fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {
         self.asked.lock().push("writes".into());
-        for key in keys {
+        let keys: Vec<Vec<u8>> = keys.map(<[u8]>::to_vec).collect();
+        *self.written.lock() = keys.clone();
+        for key in keys.iter().map(Vec::as_slice) {
             if self.fenced(key, Some(&[key, &[0]].concat())) {
                 return Err(Fenced::refusal());
             }
@@ -196,4 +218,89 @@ fn keys_served_elsewhere_are_neither_written_nor_read_under_locks_here() {
         keys(&db, "B").unwrap(),
         vec![Value::Int64(0), Value::Int64(2)]
     );
+}
+
+/// What `Database::commit_leader` asks the replication: the keys the
+/// mutations will write, computed as the commit computes them (a
+/// generated hash-shard key column, index entries of a row written
+/// whole), and no answer when a key is known only at commit.
+#[test]
+fn a_commit_is_placed_by_the_keys_it_will_write() {
+    let (db, fenced, first_b) = database();
+    db.apply_ddl(&[
+        "CREATE TABLE C (Shard INT64 NOT NULL AS (MOD(FARM_FINGERPRINT(CAST(Ts AS STRING)), 16)) STORED, \
+         Ts TIMESTAMP NOT NULL, V STRING(MAX)) PRIMARY KEY (Shard, Ts)",
+        "CREATE INDEX CByV ON C (V)",
+        "CREATE TABLE D (Id STRING(36) NOT NULL DEFAULT (GENERATE_UUID()), V INT64) PRIMARY KEY (Id)",
+    ])
+    .expect("more tables");
+    let sorted = |mut keys: Vec<Vec<u8>>| {
+        keys.sort();
+        keys.dedup();
+        keys
+    };
+
+    // A row with a generated key and an index entry: the keys asked about
+    // are the keys the commit writes.
+    let at =
+        Value::Timestamp(rowtree_db::Timestamp::from_nanos(1_700_000_000_000_000_000).unwrap());
+    let insert = Mutation::insert(
+        "C",
+        &["Ts", "V"],
+        vec![vec![at.clone(), Value::String("x".into())]],
+    );
+    assert_eq!(db.commit_leader(std::slice::from_ref(&insert)), Some(1));
+    let placed = sorted(fenced.placed.lock().clone());
+    db.write(vec![insert]).expect("the C row");
+    let written = sorted(fenced.written.lock().clone());
+    assert_eq!(placed.len(), 2, "the row and its index entry");
+    assert_eq!(placed, written, "the keys placed are the keys written");
+
+    // An update of some columns: its row key (the old index entry is read
+    // at commit, so it cannot be known before).
+    let update = Mutation::update("C", &["Ts", "V"], vec![vec![at, Value::String("y".into())]]);
+    db.commit_leader(std::slice::from_ref(&update));
+    let placed = sorted(fenced.placed.lock().clone());
+    db.write(vec![update]).expect("the update");
+    let written = sorted(fenced.written.lock().clone());
+    assert!(
+        placed.iter().all(|k| written.contains(k)) && !placed.is_empty(),
+        "{placed:?} within {written:?}"
+    );
+
+    // Fenced from B on: node 1 leads A, node 2 the rest.
+    *fenced.fence.lock() = Some(first_b);
+    assert_eq!(db.commit_leader(&[put("A", 1)]), Some(1));
+    assert_eq!(db.commit_leader(&[put("B", 1)]), Some(2));
+    assert_eq!(
+        db.commit_leader(&[put("A", 1), put("B", 1)]),
+        None,
+        "split between leaders"
+    );
+    let point = Mutation::Delete {
+        table: "A".into(),
+        key_set: KeySet::keys([vec![Value::Int64(1)]]),
+    };
+    assert_eq!(db.commit_leader(&[point]), Some(1));
+    let range = Mutation::Delete {
+        table: "A".into(),
+        key_set: KeySet::all(),
+    };
+    assert_eq!(
+        db.commit_leader(&[range]),
+        None,
+        "a range's rows are found at commit"
+    );
+    let defaulted = Mutation::insert("D", &["V"], vec![vec![Value::Int64(1)]]);
+    assert_eq!(
+        db.commit_leader(&[defaulted]),
+        None,
+        "a DEFAULT key is made at commit"
+    );
+    let given = Mutation::insert(
+        "D",
+        &["Id", "V"],
+        vec![vec![Value::String("a".into()), Value::Int64(1)]],
+    );
+    assert_eq!(db.commit_leader(&[given]), Some(2));
 }

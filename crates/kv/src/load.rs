@@ -617,6 +617,22 @@ impl LoadTracker {
         }
     }
 
+    /// The CPU rate (node-seconds per second) of the last `secs` whole
+    /// seconds before `now` (at most [`WINDOW_SECS`]; the current second,
+    /// still filling, left out): a short view for decisions that must see
+    /// a load move soon after it moved, as a cluster's lease balancer.
+    pub fn recent_cpu(&self, now: u64, secs: u64) -> f64 {
+        let secs = secs.clamp(1, WINDOW_SECS);
+        let current = now / NANOS;
+        let cpu: u64 = self
+            .buckets
+            .iter()
+            .filter(|b| b.second < current && current - b.second <= secs)
+            .map(|b| b.totals.cpu_nanos)
+            .sum();
+        cpu as f64 / NANOS as f64 / secs as f64
+    }
+
     /// Spanner's CPU_USAGE_SCORE: `rate().cpu * 100.0` (percent of a node).
     pub fn score(&self, now: u64) -> f64 {
         self.rate(now).cpu * 100.0
@@ -659,6 +675,25 @@ mod tests {
         // Old buckets fall out of the window.
         assert_eq!(t.rate(500 * S).requests, 0.0);
         assert_eq!(t.totals().requests, 1200);
+    }
+
+    #[test]
+    fn recent_cpu_sees_only_the_last_whole_seconds() {
+        let mut t = LoadTracker::starting_at(0);
+        // A quarter of a node for 30 s, then nothing.
+        for sec in 0..30u64 {
+            t.record(sec * S, &Access::write(b"k", 1, 1, S / 4));
+        }
+        assert!((t.recent_cpu(30 * S, 10) - 0.25).abs() < 1e-9);
+        // Five quiet seconds halve the ten-second view; the sixty-second
+        // rate has hardly moved.
+        assert!((t.recent_cpu(35 * S, 10) - 0.125).abs() < 1e-9);
+        assert!(t.rate(35 * S).cpu > 0.12);
+        assert_eq!(t.recent_cpu(45 * S, 10), 0.0);
+        // The second still filling is left out.
+        t.record(45 * S + S / 2, &Access::write(b"k", 1, 1, S));
+        assert_eq!(t.recent_cpu(45 * S + S / 2, 10), 0.0);
+        assert!((t.recent_cpu(46 * S, 10) - 0.1).abs() < 1e-9);
     }
 
     #[test]

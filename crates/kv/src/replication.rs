@@ -125,6 +125,18 @@ pub trait Replication: Send + Sync + 'static {
         Ok(())
     }
 
+    /// The one node leading every split `keys` fall in, as this node
+    /// knows it: where a commit of writes to them is made. `None` when the
+    /// splits are led by different nodes, a leader is not known (an
+    /// election), or nothing is replicated (the single-process path, where
+    /// this node makes every commit). A hint, read without waiting: the
+    /// node it names checks again ([`check_writes`](Self::check_writes))
+    /// before it commits.
+    fn leader_of_keys(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Option<u64> {
+        let _ = keys;
+        None
+    }
+
     /// Whether this node serves reads at any timestamp it is asked for
     /// (a cluster node holding the split's lease, now), rather than only
     /// at or below its [`safe_ts`](Self::safe_ts) unless it first takes

@@ -456,6 +456,15 @@ impl Router {
         }
     }
 
+    /// The one node leading every split `keys` fall in, if a
+    /// [`Replication`] knows one ([`Replication::leader_of_keys`]); `None`
+    /// alone.
+    pub fn leader_of_keys<'k>(&self, keys: impl Iterator<Item = &'k [u8]>) -> Option<u64> {
+        self.replication
+            .as_ref()
+            .and_then(|replication| replication.leader_of_keys(&mut { keys }))
+    }
+
     /// This node's safe time, if its [`Replication`] promises one
     /// ([`Replication::safe_ts`]); `None` alone.
     pub fn safe_ts(&self) -> Option<u64> {

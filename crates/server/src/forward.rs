@@ -66,7 +66,7 @@ pub(crate) enum Need {
 }
 
 /// How many times the request was sent on already.
-fn hops(metadata: &MetadataMap) -> u32 {
+pub(crate) fn hops(metadata: &MetadataMap) -> u32 {
     metadata
         .get(FORWARDED)
         .and_then(|v| v.to_str().ok()?.parse().ok())
@@ -201,6 +201,14 @@ impl Forwarder {
             .connect_lazy();
         channels.insert(addr, channel.clone());
         Ok(channel)
+    }
+
+    /// The node leading `database`'s group (its first split's), as this
+    /// node knows it: where its sessions live. `None` for a database this
+    /// node holds no replica of, or during an election.
+    pub(crate) fn database_leader(&self, database: &str) -> Option<u64> {
+        let hosted = self.registry.database(database).ok()?;
+        self.hosting.leader_of(hosted.meta.group.as_ref()?.id)
     }
 
     /// Whether node `id` settles the outcome of a tagged commit (see

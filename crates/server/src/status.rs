@@ -184,8 +184,19 @@ pub fn rpc_ok() -> rpc::Status {
 }
 
 /// Converts errors of the layers below.
+///
+/// A refusal to commit to or lock splits another node leads
+/// ([`rowtree_db::Error::LedElsewhere`]) carries the
+/// `x-rowtree-led-elsewhere` trailer: nothing of the request was done, so
+/// a gateway may send it on elsewhere (`spanner/routed.rs`).
 pub fn from_db(e: rowtree_db::Error) -> Status {
-    status(e.code(), e.to_string())
+    let refused = matches!(e, rowtree_db::Error::LedElsewhere { .. });
+    let mut s = status(e.code(), e.to_string());
+    if refused {
+        s.metadata_mut()
+            .insert(crate::spanner::REFUSED, "1".parse().expect("ascii"));
+    }
+    s
 }
 
 /// Converts a SQL error (its message carries `[at line:col]`).

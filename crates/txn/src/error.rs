@@ -31,6 +31,12 @@ pub enum Error {
     /// it).
     #[error("unavailable: {0}")]
     Unavailable(String),
+    /// The commit was refused before anything of it was proposed: in a
+    /// cluster, another node leads a split it writes (the lease moved
+    /// after the commit was checked). Nothing was written, so sending it
+    /// again, to that node, is safe.
+    #[error("unavailable: {0}")]
+    Refused(String),
     /// The commit pipeline has shut down; nothing was committed.
     #[error("commit pipeline is shut down")]
     Shutdown,

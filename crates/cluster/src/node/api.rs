@@ -126,6 +126,10 @@ pub struct ClockReply {
     /// an outcome it did not record.
     #[prost(bool, tag = "4")]
     pub settles_outcomes: bool,
+    /// The node's utilization: the share of a node the splits it leads
+    /// used lately (`node::leases`). Absent from an older node: zero.
+    #[prost(double, tag = "5")]
+    pub utilization: f64,
 }
 
 /// A gateway replaces the registry's document (compare and set): the

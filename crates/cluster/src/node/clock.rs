@@ -108,6 +108,9 @@ pub struct Clocks {
     /// The peers whose latest answer said they settle commit outcomes
     /// ([`ClockReply::settles_outcomes`](super::api::ClockReply::settles_outcomes)).
     settles_outcomes: BTreeSet<u64>,
+    /// Each peer's utilization as its latest answer said
+    /// ([`ClockReply::utilization`](super::api::ClockReply::utilization)).
+    utilization: BTreeMap<u64, f64>,
 }
 
 /// How long a sample counts: a peer not measured for this long is not
@@ -170,6 +173,29 @@ impl Clocks {
         } else {
             self.settles_outcomes.remove(&peer);
         }
+    }
+
+    /// Records `peer`'s utilization from its latest answer.
+    pub fn record_utilization(&mut self, peer: u64, utilization: f64) {
+        if utilization.is_finite() && utilization >= 0.0 {
+            self.utilization.insert(peer, utilization);
+        }
+    }
+
+    /// The utilization of every peer measured within [`SAMPLE_FRESH_FOR`]
+    /// that is not stopping, as its latest answer said.
+    pub fn live_utilization(&self, now: Instant) -> BTreeMap<u64, f64> {
+        self.utilization
+            .iter()
+            .filter(|(peer, _)| {
+                !self.stopping.contains_key(peer)
+                    && self
+                        .samples
+                        .get(peer)
+                        .is_some_and(|s| now.duration_since(s.at) <= SAMPLE_FRESH_FOR)
+            })
+            .map(|(peer, u)| (*peer, *u))
+            .collect()
     }
 
     /// Whether `peer`'s latest answer said it settles commit outcomes.

@@ -50,6 +50,7 @@ pub mod api;
 pub mod clock;
 pub mod databases;
 pub mod identity;
+pub mod leases;
 mod splits;
 pub mod status;
 
@@ -722,6 +723,31 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Shared {
+    /// This node's utilization: the share of a node the splits it leads
+    /// used over the last [`leases::WINDOW_SECS`] seconds, summed over
+    /// the databases it hosts.
+    fn utilization(&self) -> f64 {
+        let databases: Vec<Arc<splits::DatabaseGroups>> =
+            self.databases.lock().values().cloned().collect();
+        databases
+            .iter()
+            .flat_map(|d| d.groups.led_loads(leases::WINDOW_SECS))
+            .map(|(_, _, load)| load)
+            .sum()
+    }
+
+    /// What this node knows of the cluster's load (see `leases`).
+    fn load_view(&self) -> leases::LoadView {
+        leases::LoadView {
+            me: self.id,
+            mine: self.utilization(),
+            others: self
+                .clocks
+                .lock()
+                .live_utilization(std::time::Instant::now()),
+        }
+    }
+
     fn metrics(&self) -> Metrics {
         self.raft.metrics().borrow_watched().clone()
     }
@@ -792,6 +818,7 @@ impl Shared {
                             reply.stopping,
                             reply.started_micros,
                             reply.settles_outcomes,
+                            reply.utilization,
                         )),
                     )
                 }
@@ -804,13 +831,14 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok((sample, stopping, started, settles_outcomes)) => {
+                Ok((sample, stopping, started, settles_outcomes, utilization)) => {
                     if stopping {
                         clocks.record_stopping(id, sample, started);
                     } else {
                         clocks.record(id, sample, started);
                     }
                     clocks.record_settles_outcomes(id, settles_outcomes);
+                    clocks.record_utilization(id, utilization);
                 }
                 Err(at) => clocks.record_refusal(id, at),
             }
@@ -1696,6 +1724,7 @@ impl api::NodeService for Handler {
                 .load(std::sync::atomic::Ordering::Relaxed),
             started_micros: self.shared.started_micros,
             settles_outcomes: true,
+            utilization: self.shared.utilization(),
         }))
     }
 

@@ -40,6 +40,7 @@ use rowtree_kv::{Replication, Router, SplitId};
 use rowtree_txn::Clock;
 
 use super::api::{NodeClient, StatusRequest};
+use super::leases::{Done, LeaseBalancer};
 use super::status::ClusterStatus;
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
@@ -448,15 +449,33 @@ pub(super) fn stored_descriptors(
 /// barrier (design §5).
 pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc<DatabaseGroups>) {
     let groups = Arc::downgrade(&hosted.groups);
+    let shared = hosted.shared.clone();
     runtime.spawn(async move {
+        let mut balancer = LeaseBalancer::default();
         loop {
             tokio::time::sleep(GATHER_EVERY).await;
-            let Some(groups) = groups.upgrade() else {
+            let (Some(groups), Some(shared)) = (groups.upgrade(), shared.upgrade()) else {
                 return;
             };
-            let handed = groups.gather_leaders().await;
-            if handed > 0 {
-                tracing::info!(database, handed, "groups handed to the database's leader");
+            let view = shared.load_view();
+            drop(shared);
+            match balancer.round(&groups, &view).await {
+                Done::Moved { split, to, share } => tracing::info!(
+                    database,
+                    %split,
+                    to,
+                    share,
+                    utilization = view.mine,
+                    "a hot split's group handed to a less loaded node"
+                ),
+                Done::Gathered(handed) if handed > 0 => {
+                    tracing::info!(
+                        database,
+                        handed,
+                        "cold groups handed to the database's leader"
+                    )
+                }
+                _ => {}
             }
         }
     });
@@ -482,7 +501,7 @@ async fn close_timestamps(database: u64, db: WeakDatabase, groups: Weak<SplitGro
         let due: Vec<(SplitId, u64, Arc<GroupCommits>)> = split_groups
             .groups()
             .into_iter()
-            .filter(|g| g.leads())
+            .filter(|g| g.serves())
             .filter_map(|g| {
                 let proposed = g.proposed();
                 let idle = last.get(&g.split_id()).is_some_and(|(at, then)| {

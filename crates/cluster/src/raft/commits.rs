@@ -126,6 +126,8 @@ pub struct GroupCommits {
     /// Whether the split is frozen for a merge, as this node's replica
     /// applied it, if told ([`GroupCommits::watch_frozen`]).
     frozen: OnceLock<FrozenView>,
+    /// Set while [`GroupCommits::move_to`] hands the group to another node.
+    moving: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for GroupCommits {
@@ -162,6 +164,7 @@ impl GroupCommits {
             keeper: Mutex::new(LeaseKeeper::new(node, rules)),
             rules,
             highest: AtomicU64::new(0),
+            moving: std::sync::atomic::AtomicBool::new(false),
             clock,
             proposed: AtomicU64::new(0),
             runtime,
@@ -482,6 +485,64 @@ impl GroupCommits {
         Ok(())
     }
 
+    /// Moves the group's lease to node `to` while this node goes on
+    /// serving its other groups (a move by load, `node::leases`): as
+    /// [`GroupCommits::hand_over`], gives up the lease now (so that `to`
+    /// takes it after ε, not after the rest of it) and asks Raft to make
+    /// `to` the leader, waiting at most `wait` for each step; meanwhile
+    /// [`GroupCommits::serves`] is false, so commits and reads under locks
+    /// of the split are refused here having done nothing, and are sent to
+    /// the new leader. Unlike `hand_over`, this instance serves again if
+    /// it leads again later (a failed move leaves it leading: it takes a
+    /// new lease).
+    pub async fn move_to(self: &Arc<Self>, to: u64, wait: Duration) -> Result<(), String> {
+        let started = self.group()?;
+        if to == self.node || !self.leads() {
+            return Ok(());
+        }
+        self.moving.store(true, Ordering::SeqCst);
+        let (raft, view) = (started.raft.clone(), started.view.clone());
+        let split = self.split();
+        let commits = self.clone();
+        let result = async {
+            let lease_view = view.clone();
+            let moving = commits.clone();
+            let released = tokio::task::spawn_blocking(move || {
+                let mut keeper = moving.keeper.lock();
+                let until = moving
+                    .clock
+                    .now_nanos()
+                    .max(moving.highest.load(Ordering::SeqCst).saturating_add(1));
+                keeper.release(lease_view.get(), until)
+            })
+            .await
+            .map_err(|e| format!("giving up the lease: {e}"))?;
+            if let Some(lease) = released {
+                tokio::time::timeout(wait, raft.client_write(Command::Lease(lease)))
+                    .await
+                    .map_err(|_| format!("giving up the lease on {split} took over {wait:?}"))?
+                    .map_err(|e| refusal(split, e))?;
+                commits.keeper.lock().applied(lease, view.get());
+            }
+            tokio::time::timeout(wait, raft.trigger().transfer_leader(to))
+                .await
+                .map_err(|_| {
+                    format!("asking node {to} to lead {split}'s group took over {wait:?}")
+                })?
+                .map_err(|e| format!("asking node {to} to lead {split}'s group: {e}"))?;
+            raft.wait(Some(wait))
+                .metrics(|m| m.current_leader == Some(to), "the new leader leads")
+                .await
+                .map_err(|e| format!("node {to} did not take {split}'s group over: {e}"))?;
+            Ok::<(), String>(())
+        }
+        .await;
+        let resumed = self.clone();
+        let _ = tokio::task::spawn_blocking(move || resumed.keeper.lock().resume()).await;
+        self.moving.store(false, Ordering::SeqCst);
+        result
+    }
+
     /// Waits (at most the proposal timeout) until no transaction prepared
     /// in the split has a prepare timestamp at or below `ts`: its commit
     /// timestamp may be at or below `ts`, and a read there must see its
@@ -553,6 +614,13 @@ impl GroupCommits {
         self.started
             .get()
             .is_some_and(|s| s.raft.metrics().borrow_watched().state.is_leader())
+    }
+
+    /// Whether this node serves the group's commits and reads under locks:
+    /// it leads the group and is not handing it to another node
+    /// ([`GroupCommits::move_to`]).
+    pub fn serves(&self) -> bool {
+        self.leads() && !self.moving.load(Ordering::SeqCst)
     }
 
     /// The node this node's Raft instance knows as the group's leader.
@@ -691,6 +759,11 @@ impl Replication for GroupCommits {
     fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
         self.replicate_group(group)
             .map_err(rowtree_kv::Error::Replication)
+    }
+
+    fn leader_of_keys(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Option<u64> {
+        keys.next()?;
+        self.current_leader()
     }
 
     fn ready_to_commit(&self) -> rowtree_kv::Result<()> {

@@ -513,6 +513,34 @@ impl SplitGroups {
         handed
     }
 
+    /// The groups this node leads, each with its index and its recent
+    /// load: the CPU rate of the last `secs` seconds (node-seconds per
+    /// second, so a share of a node) of the database's splits within the
+    /// group's range, as this node's router recorded them (a split's
+    /// commits and locking reads are made by its leader, so a group's load
+    /// is measured where it is led). The lease balancer's input (design
+    /// §6, step 3; `node::leases`).
+    pub fn led_loads(&self, secs: u64) -> Vec<(usize, Arc<GroupCommits>, f64)> {
+        let groups = self.groups();
+        let mut loads: Vec<f64> = vec![0.0; groups.len()];
+        if let Ok(router) = self.router() {
+            let now = router.now();
+            for split in router.splits().splits() {
+                let i = index_in(&groups, &split.start);
+                if groups[i].leads() {
+                    loads[i] += split.load.lock().recent_cpu(now, secs);
+                }
+            }
+        }
+        groups
+            .into_iter()
+            .zip(loads)
+            .enumerate()
+            .filter(|(_, (g, _))| g.leads())
+            .map(|(i, (g, load))| (i, g, load))
+            .collect()
+    }
+
     /// The index of the group whose split holds `key`.
     fn index_of(&self, key: &[u8]) -> usize {
         index_in(&self.groups.read(), key)
@@ -543,7 +571,7 @@ impl SplitGroups {
                 return Ok(());
             }
         }
-        if group.leads() {
+        if group.serves() {
             return group.check_read(ts);
         }
         let Some(ts) = ts else {
@@ -554,7 +582,7 @@ impl SplitGroups {
             if group.safe_ts().is_some_and(|safe| ts <= safe) {
                 return Ok(());
             }
-            if group.leads() {
+            if group.serves() {
                 return group.check_read(Some(ts));
             }
             if std::time::Instant::now() >= deadline {
@@ -589,8 +617,11 @@ impl SplitGroups {
     }
 
     /// Commits `group`: single-split commits in their groups' entries,
-    /// the others in two phases; then commit wait.
-    fn replicate_all(&self, group: CommitGroup) -> Result<(), String> {
+    /// the others in two phases; then commit wait. Refused with
+    /// [`rowtree_kv::Error::LedElsewhere`], nothing proposed, if this node
+    /// no longer leads a group a single-split commit writes (its lease
+    /// moved since the commit was checked).
+    fn replicate_all(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
         let _gate = self.gate.read();
         let groups = self.groups();
         let newest = group.newest_ts();
@@ -629,16 +660,18 @@ impl SplitGroups {
             .collect();
         // Nothing is proposed unless this node leads every group written:
         // a commit refused whole, not in part.
-        if let Some((i, _)) = proposals.iter().find(|(i, _)| !groups[*i].leads()) {
-            return Err(format!(
-                "this node no longer leads {} (its leader is {}): retry",
+        if let Some((i, _)) = proposals.iter().find(|(i, _)| !groups[*i].serves()) {
+            return Err(rowtree_kv::Error::LedElsewhere(format!(
+                "this node no longer serves {} (led by {}): retry",
                 groups[*i].split_id(),
                 leader_name(&groups[*i])
-            ));
+            )));
         }
-        in_parallel(proposals, |(i, g)| groups[i].propose_group(g))?;
+        in_parallel(proposals, |(i, g)| groups[i].propose_group(g))
+            .map_err(rowtree_kv::Error::Replication)?;
         for (ts, parts) in spanning {
-            self.two_phase(&groups, ts, parts)?;
+            self.two_phase(&groups, ts, parts)
+                .map_err(rowtree_kv::Error::Replication)?;
         }
         groups[0].commit_wait(newest);
         Ok(())
@@ -898,6 +931,9 @@ fn index_in(groups: &[Arc<GroupCommits>], key: &[u8]) -> usize {
 
 /// The group's leader, as this node knows it, in words.
 fn leader_name(group: &GroupCommits) -> String {
+    if group.leads() && !group.serves() {
+        return "another node, as this node is handing it over".into();
+    }
     match group.current_leader() {
         Some(node) => format!("node {node}"),
         None => "no node at the moment".into(),
@@ -908,7 +944,7 @@ fn leader_name(group: &GroupCommits) -> String {
 /// not lead.
 fn led_elsewhere(group: &GroupCommits, what: &str) -> rowtree_kv::Error {
     rowtree_kv::Error::LedElsewhere(format!(
-        "this node was asked to {what} {} of the database, which {} leads: a transaction is \
+        "this node was asked to {what} {} of the database, led by {}: a transaction is \
          served by the node leading every split it touches; retry",
         group.split_id(),
         leader_name(group)
@@ -945,7 +981,6 @@ where
 impl Replication for SplitGroups {
     fn replicate(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
         self.replicate_all(group)
-            .map_err(rowtree_kv::Error::Replication)
     }
 
     /// The leases of the groups this node leads, taken or extended: the
@@ -955,7 +990,7 @@ impl Replication for SplitGroups {
     /// first one's answer says who does.
     fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
         let groups = self.groups();
-        let led: Vec<_> = groups.iter().filter(|g| g.leads()).collect();
+        let led: Vec<_> = groups.iter().filter(|g| g.serves()).collect();
         if led.is_empty() {
             groups[0].ready().map_err(rowtree_kv::Error::Replication)?;
         }
@@ -980,7 +1015,7 @@ impl Replication for SplitGroups {
             .map_err(rowtree_kv::Error::Replication)?;
         self.groups()
             .iter()
-            .filter(|g| g.leads())
+            .filter(|g| g.serves())
             .try_for_each(|g| g.check_read(ts))
     }
 
@@ -1004,12 +1039,25 @@ impl Replication for SplitGroups {
         }
         for i in touched {
             let group = &groups[i];
-            if !group.leads() {
+            if !group.serves() {
                 return Err(led_elsewhere(group, "write to"));
             }
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }
         Ok(())
+    }
+
+    fn leader_of_keys(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Option<u64> {
+        let groups = self.groups.read();
+        let mut leader = None;
+        for key in keys {
+            let node = groups[index_in(&groups, key)].current_leader()?;
+            if leader.is_some_and(|l| l != node) {
+                return None;
+            }
+            leader = Some(node);
+        }
+        leader
     }
 
     fn safe_ts(&self) -> Option<u64> {

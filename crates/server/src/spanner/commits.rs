@@ -132,7 +132,7 @@ async fn commit_txn(txn: ReadWriteTransaction) -> Result<rowtree_db::Result<Comm
 ///
 /// A tagged commit ([`OutcomeTag`]) is retried only until its `not_after`:
 /// past it, it could no longer commit.
-async fn write(
+pub(super) async fn write(
     db: &Database,
     mutations: Vec<Mutation>,
     tag: Option<OutcomeTag>,
@@ -203,7 +203,7 @@ fn commit_blocking(
 }
 
 /// The answer to a successful Commit.
-fn response(r: &pb::CommitRequest, result: CommitResult) -> pb::CommitResponse {
+pub(super) fn response(r: &pb::CommitRequest, result: CommitResult) -> pb::CommitResponse {
     pb::CommitResponse {
         commit_timestamp: Some(crate::registry::timestamp_pb(
             result.commit_timestamp as i64,

@@ -61,6 +61,7 @@
 //! | `reads.rs` | key-set reads (Read, StreamingRead, PartitionRead) |
 //! | `commits.rs` | Commit, Rollback, BatchWrite |
 //! | `outcomes.rs` | a forwarded Commit tagged, and its outcome looked up if the answer is lost |
+//! | `routed.rs` | on a cluster node, a single-use Commit made by the node leading its keys |
 //! | `follower.rs` | on a cluster node, stale reads served by its replica instead of the leader |
 //! | `partitioned.rs` | partitioned DML statements |
 //! | `results.rs` | rows to `ResultSet`s or chunked `PartialResultSet`s, resume tokens |
@@ -95,6 +96,7 @@ mod outcomes;
 mod partitioned;
 mod reads;
 mod results;
+mod routed;
 mod selectors;
 mod service;
 mod sessions;
@@ -112,4 +114,5 @@ pub use limits::{
 };
 pub use outcomes::{COMMIT_TAG, OUTCOME_OF, OUTCOME_WINDOW};
 pub use results::CHUNK_BYTES;
+pub use routed::{REFUSED, ROUTED};
 pub use sessions::{SpannerService, MAX_VERIFIED, VERIFIED_FOR};

@@ -242,7 +242,8 @@ impl SpannerService {
             .await
         {
             Ok(response) => return Ok(response.into_inner()),
-            Err(e) if !outcome_unknown(&e) => return Err(e),
+            // A refusal did nothing: no outcome to look up.
+            Err(e) if !outcome_unknown(&e) || super::routed::refused(&e) => return Err(e),
             Err(e) => e,
         };
         let lookup = Lookup {
@@ -368,7 +369,9 @@ impl SpannerService {
     }
 }
 
-fn client(channel: tonic::transport::Channel) -> SpannerClient<tonic::transport::Channel> {
+pub(super) fn client(
+    channel: tonic::transport::Channel,
+) -> SpannerClient<tonic::transport::Channel> {
     SpannerClient::new(channel)
         .max_decoding_message_size(crate::MAX_MESSAGE)
         .max_encoding_message_size(crate::MAX_REQUEST)

@@ -20,6 +20,7 @@ use super::limits::{check_size, deadline_of};
 use super::outcomes;
 use super::reads;
 use super::results::{self, Stream};
+use super::routed;
 use super::selectors::inline_snapshot;
 use super::sessions::SpannerService;
 use super::statements;
@@ -317,43 +318,18 @@ impl Spanner for SpannerService {
         &self,
         request: Request<pb::CommitRequest>,
     ) -> Result<Response<pb::CommitResponse>, Status> {
-        // A client's Commit for a database another node leads goes there
-        // tagged, so that its outcome can be looked up if the answer is
-        // lost (`outcomes.rs`).
-        if let Some(f) = &self.forwarder {
-            if outcomes::untagged(request.metadata()) {
-                let database = database_of(&request.get_ref().session).to_owned();
-                if let Some(hop) = f.next_hop(&database, request.metadata(), Need::Leader)? {
-                    if hop.leader && f.settles_outcomes(hop.node) {
-                        let f = f.clone();
-                        return self
-                            .commit_at_leader(&f, &database, hop.node, request)
-                            .await
-                            .map(Response::new);
-                    }
-                }
+        if self.forwarder.is_some() {
+            // A single-use Commit goes where its keys' splits are led, and
+            // is sent again if refused there, having done nothing
+            // (`routed.rs`).
+            if routed::is_routed(request.metadata()) {
+                return self.commit_routed(request).await.map(Response::new);
+            }
+            if routed::sent_again_if_refused(&request) {
+                return self.commit_until_placed(request).await.map(Response::new);
             }
         }
-        forward!(
-            self,
-            request,
-            database_of(&request.get_ref().session),
-            commit
-        );
-        if let Some(lookup) = outcomes::lookup_of(request.metadata())? {
-            let database = database_of(&request.get_ref().session).to_owned();
-            return self
-                .answer_lookup(&database, lookup, None)
-                .await
-                .map(Response::new);
-        }
-        let tag = outcomes::tag_of(request.metadata())?;
-        let via = crate::forward::via(request.metadata());
-        let r = request.into_inner();
-        let session = self.session_via(&r.session, via)?;
-        guarded(commits::commit(session, r, tag))
-            .await
-            .map(Response::new)
+        self.commit_once(request).await
     }
 
     async fn rollback(
@@ -432,5 +408,54 @@ impl Spanner for SpannerService {
         check_size(&r)?;
         let session = self.session_via(&r.session, via)?;
         Ok(Response::new(commits::batch_write(session, r)))
+    }
+}
+
+impl SpannerService {
+    /// One attempt at a Commit: by key (`routed.rs`), else at the leader
+    /// of the database's first split, where the session lives (tagged,
+    /// when sent there, so that its outcome can be looked up if the answer
+    /// is lost: `outcomes.rs`), else here.
+    pub(super) async fn commit_once(
+        &self,
+        request: Request<pb::CommitRequest>,
+    ) -> Result<Response<pb::CommitResponse>, Status> {
+        if let Some(f) = &self.forwarder {
+            if let Some(answer) = self.commit_by_key(f, &request).await? {
+                return Ok(Response::new(answer));
+            }
+            if outcomes::untagged(request.metadata()) {
+                let database = database_of(&request.get_ref().session).to_owned();
+                if let Some(hop) = f.next_hop(&database, request.metadata(), Need::Leader)? {
+                    if hop.leader && f.settles_outcomes(hop.node) {
+                        let f = f.clone();
+                        return self
+                            .commit_at_leader(&f, &database, hop.node, request)
+                            .await
+                            .map(Response::new);
+                    }
+                }
+            }
+        }
+        forward!(
+            self,
+            request,
+            database_of(&request.get_ref().session),
+            commit
+        );
+        if let Some(lookup) = outcomes::lookup_of(request.metadata())? {
+            let database = database_of(&request.get_ref().session).to_owned();
+            return self
+                .answer_lookup(&database, lookup, None)
+                .await
+                .map(Response::new);
+        }
+        let tag = outcomes::tag_of(request.metadata())?;
+        let via = crate::forward::via(request.metadata());
+        let r = request.into_inner();
+        let session = self.session_via(&r.session, via)?;
+        guarded(commits::commit(session, r, tag))
+            .await
+            .map(Response::new)
     }
 }

@@ -1,0 +1,365 @@
+//! Leases that follow the load (design §6, step 3): which node leads each
+//! of a database's split groups, decided by every node for the groups it
+//! leads, without a central scheduler.
+//!
+//! A split's commits, and its reads under locks, are made by the node
+//! leading its group, so a database whose load falls on several splits
+//! uses several nodes only if their groups are led by different nodes.
+//! Each node measures its **utilization**: the share of a node its led
+//! splits used over the last [`WINDOW_SECS`] seconds (the splits' CPU
+//! rates as the router records them: with `--node-capacity`, the share of
+//! that capacity). Its clock heartbeat answers carry it, so every node
+//! knows every other's within a second or two.
+//!
+//! Every [`GATHER_EVERY`](super::splits::GATHER_EVERY), for each database,
+//! a node decides ([`decide`]):
+//!
+//! 1. **Move the hottest group that helps.** A node at least [`BUSY`] and
+//!    more than [`MARGIN`] above the cluster's mean hands one group to the
+//!    least loaded voter of that group, the hottest group whose move does
+//!    not overshoot: with `s` the group's share, only if the receiver's
+//!    utilization plus `s` stays at or below the sender's minus `s`. A single
+//!    split that saturates its node (a timestamp-first key) therefore stays
+//!    where it is instead of hopping from node to node: it has to be split
+//!    first. After a move the node waits [`PAUSE`] for the loads to be
+//!    measured again. The first split's group is not moved by load: the
+//!    database's sessions live on its leader, and moving it would make
+//!    every client make its sessions again.
+//! 2. **Gather the cold groups.** A group below [`COLD`] is handed to the
+//!    node leading the database's first split, so that a database with
+//!    little load is led by one node again and its transactions spanning
+//!    splits commit (they need one node leading every split they touch).
+//!    While any node of the cluster is busy, a group this node leads since
+//!    less than [`SETTLE`] is left alone: one that just arrived by a move
+//!    has not been measured here yet.
+//!
+//! A cluster with no load at all moves nothing and gathers everything,
+//! which is how a database's groups were always led before.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rowtree_kv::SplitId;
+
+use crate::raft::{GroupCommits, SplitGroups};
+
+/// The seconds of load a decision looks at: short, so that a move shows
+/// within the [`PAUSE`] after it.
+pub const WINDOW_SECS: u64 = 10;
+
+/// Below this share of a node a group is cold.
+pub const COLD: f64 = 0.02;
+
+/// A node moves leases away only at or above this share of a node.
+pub const BUSY: f64 = 0.5;
+
+/// ... and only when more than this above the cluster's mean.
+pub const MARGIN: f64 = 0.15;
+
+/// How long a node waits after a move before it moves again.
+pub const PAUSE: Duration = Duration::from_secs(WINDOW_SECS + 2);
+
+/// While the cluster is busy, a group led here for less than this is not
+/// gathered back as cold (see the module docs).
+pub const SETTLE: Duration = Duration::from_secs(3 * WINDOW_SECS);
+
+/// How long each step of a move may take (giving up the lease, the
+/// leader change).
+pub const MOVE_WAIT: Duration = Duration::from_secs(5);
+
+/// What a node knows of the cluster's load when it decides.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct LoadView {
+    /// This node's id.
+    pub me: u64,
+    /// This node's utilization (a share of a node).
+    pub mine: f64,
+    /// Every other live node's, as its latest heartbeat answer said.
+    pub others: BTreeMap<u64, f64>,
+}
+
+impl LoadView {
+    /// The mean utilization of the nodes in view, this one included.
+    pub fn mean(&self) -> f64 {
+        (self.mine + self.others.values().sum::<f64>()) / (1 + self.others.len()) as f64
+    }
+
+    /// Whether any node in view is at least half [`BUSY`].
+    pub fn busy(&self) -> bool {
+        std::iter::once(&self.mine)
+            .chain(self.others.values())
+            .any(|u| *u >= BUSY / 2.0)
+    }
+}
+
+/// A group this node leads, as [`decide`] sees it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Led {
+    /// Its place in the database's groups (0: the first split's).
+    pub index: usize,
+    /// Its share of a node lately.
+    pub share: f64,
+    /// Its voters (who may lead it).
+    pub voters: BTreeSet<u64>,
+    /// Whether this node has led it for [`SETTLE`] at least.
+    pub settled: bool,
+}
+
+/// What a node does with a database's leases this round.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Decision {
+    /// Hand group `index` to node `to` (a move by load).
+    Move { index: usize, to: u64, share: f64 },
+    /// Hand these cold groups to node `to`, the first split's leader.
+    Gather { indexes: Vec<usize>, to: u64 },
+    /// Nothing to do.
+    Stay,
+}
+
+/// The round's decision for the groups `led` of one database (see the
+/// module docs). `first_leader` is the first split's leader as this node
+/// knows it; `may_move` is false during the [`PAUSE`] after a move.
+pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move: bool) -> Decision {
+    if may_move && view.mine >= BUSY && view.mine > view.mean() + MARGIN {
+        // Not the first split's group: the database's sessions live on
+        // its leader, and a client would have to make them again.
+        let mut hottest: Vec<&Led> = led
+            .iter()
+            .filter(|g| g.index != 0 && g.share >= COLD)
+            .collect();
+        hottest.sort_by(|a, b| b.share.total_cmp(&a.share));
+        for g in hottest {
+            let receiver = g
+                .voters
+                .iter()
+                .filter(|v| **v != view.me)
+                .filter_map(|v| view.others.get(v).map(|u| (*v, *u)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            if let Some((to, load)) = receiver {
+                if load + g.share <= view.mine - g.share {
+                    return Decision::Move {
+                        index: g.index,
+                        to,
+                        share: g.share,
+                    };
+                }
+            }
+        }
+    }
+    let Some(to) = first_leader.filter(|l| *l != view.me) else {
+        return Decision::Stay;
+    };
+    let busy = view.busy();
+    let indexes: Vec<usize> = led
+        .iter()
+        .filter(|g| g.index != 0 && g.share < COLD && (g.settled || !busy))
+        .map(|g| g.index)
+        .collect();
+    if indexes.is_empty() {
+        Decision::Stay
+    } else {
+        Decision::Gather { indexes, to }
+    }
+}
+
+/// One database's lease balancing on this node: [`decide`] with the
+/// memory it needs (when each group came to be led here, when this node
+/// last moved one), carried out.
+#[derive(Debug, Default)]
+pub struct LeaseBalancer {
+    led_since: HashMap<SplitId, Instant>,
+    last_move: Option<Instant>,
+}
+
+/// What a round did, for the node's log.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Done {
+    /// A group moved by load.
+    Moved { split: SplitId, to: u64, share: f64 },
+    /// Cold groups gathered on the first split's leader.
+    Gathered(usize),
+    /// Nothing.
+    Nothing,
+}
+
+impl LeaseBalancer {
+    /// One round for `groups` with the cluster's loads `view`.
+    pub async fn round(&mut self, groups: &SplitGroups, view: &LoadView) -> Done {
+        let now = Instant::now();
+        let loads = groups.led_loads(WINDOW_SECS);
+        self.led_since
+            .retain(|split, _| loads.iter().any(|(_, g, _)| g.split_id() == *split));
+        let led: Vec<Led> = loads
+            .iter()
+            .map(|(index, g, share)| {
+                let since = *self.led_since.entry(g.split_id()).or_insert(now);
+                Led {
+                    index: *index,
+                    share: *share,
+                    voters: g.members().0,
+                    settled: now.duration_since(since) >= SETTLE,
+                }
+            })
+            .collect();
+        let first_leader = groups.groups().first().and_then(|g| g.current_leader());
+        let may_move = self
+            .last_move
+            .is_none_or(|at| now.duration_since(at) >= PAUSE);
+        let by_index = |i: usize| -> Option<&Arc<GroupCommits>> {
+            loads
+                .iter()
+                .find(|(index, ..)| *index == i)
+                .map(|(_, g, _)| g)
+        };
+        match decide(view, &led, first_leader, may_move) {
+            Decision::Move { index, to, share } => {
+                let Some(group) = by_index(index) else {
+                    return Done::Nothing;
+                };
+                self.last_move = Some(now);
+                match group.move_to(to, MOVE_WAIT).await {
+                    Ok(()) => Done::Moved {
+                        split: group.split_id(),
+                        to,
+                        share,
+                    },
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        Done::Nothing
+                    }
+                }
+            }
+            Decision::Gather { indexes, to } => {
+                let mut handed = 0;
+                for i in indexes {
+                    if let Some(group) = by_index(i) {
+                        match group.move_to(to, MOVE_WAIT).await {
+                            Ok(()) => handed += 1,
+                            Err(e) => tracing::warn!("{e}"),
+                        }
+                    }
+                }
+                Done::Gathered(handed)
+            }
+            Decision::Stay => Done::Nothing,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn view(mine: f64, others: &[(u64, f64)]) -> LoadView {
+        LoadView {
+            me: 1,
+            mine,
+            others: others.iter().copied().collect(),
+        }
+    }
+
+    fn led(index: usize, share: f64, settled: bool) -> Led {
+        Led {
+            index,
+            share,
+            voters: [1, 2, 3, 4].into_iter().collect(),
+            settled,
+        }
+    }
+
+    #[test]
+    fn a_busy_node_hands_its_hottest_helpful_group_to_the_least_loaded_voter() {
+        let v = view(1.0, &[(2, 0.3), (3, 0.0), (4, 0.6)]);
+        let groups = [led(0, 0.9, true), led(1, 0.5, true), led(2, 0.3, true)];
+        assert_eq!(
+            decide(&v, &groups, Some(1), true),
+            Decision::Move {
+                index: 1,
+                to: 3,
+                share: 0.5
+            }
+        );
+        // During the pause after a move, nothing moves by load.
+        assert_eq!(decide(&v, &groups, Some(1), false), Decision::Stay);
+    }
+
+    #[test]
+    fn a_group_whose_move_would_only_shift_the_hot_spot_stays() {
+        // One split saturating its node: moving it makes another node hot.
+        let v = view(1.0, &[(2, 0.0), (3, 0.0)]);
+        assert_eq!(
+            decide(&v, &[led(1, 1.0, true)], Some(1), true),
+            Decision::Stay
+        );
+        // With a smaller group beside it, that one moves instead.
+        let groups = [led(1, 0.8, true), led(2, 0.2, true)];
+        assert_eq!(
+            decide(&v, &groups, Some(1), true),
+            Decision::Move {
+                index: 2,
+                to: 2,
+                share: 0.2
+            }
+        );
+        // The first split's group stays, however hot.
+        let groups = [led(0, 0.5, true), led(1, 0.1, true)];
+        assert_eq!(
+            decide(&v, &groups, Some(1), true),
+            Decision::Move {
+                index: 1,
+                to: 2,
+                share: 0.1
+            }
+        );
+    }
+
+    #[test]
+    fn nothing_moves_below_busy_or_near_the_mean() {
+        let groups = [led(1, 0.2, true), led(2, 0.2, true)];
+        assert_eq!(
+            decide(&view(0.4, &[(2, 0.0)]), &groups, Some(1), true),
+            Decision::Stay
+        );
+        assert_eq!(
+            decide(&view(0.9, &[(2, 0.8), (3, 0.85)]), &groups, Some(1), true),
+            Decision::Stay
+        );
+    }
+
+    #[test]
+    fn only_a_voter_that_answers_receives() {
+        let v = view(1.0, &[(5, 0.0)]);
+        assert_eq!(
+            decide(&v, &[led(1, 0.5, true), led(2, 0.5, true)], Some(1), true),
+            Decision::Stay
+        );
+    }
+
+    #[test]
+    fn cold_groups_gather_on_the_first_splits_leader_once_settled_while_the_cluster_is_busy() {
+        let groups = [led(1, 0.0, true), led(2, 0.01, false), led(3, 0.3, true)];
+        // An idle cluster gathers every cold group at once.
+        assert_eq!(
+            decide(&view(0.1, &[(2, 0.0)]), &groups, Some(2), true),
+            Decision::Gather {
+                indexes: vec![1, 2],
+                to: 2
+            }
+        );
+        // A busy one leaves the group that just arrived.
+        assert_eq!(
+            decide(&view(0.3, &[(2, 0.9)]), &groups, Some(2), true),
+            Decision::Gather {
+                indexes: vec![1],
+                to: 2
+            }
+        );
+        // This node leads the first split: nothing to gather.
+        assert_eq!(
+            decide(&view(0.3, &[]), &groups, Some(1), true),
+            Decision::Stay
+        );
+        assert_eq!(decide(&view(0.3, &[]), &groups, None, true), Decision::Stay);
+    }
+}
