@@ -185,6 +185,16 @@ pub fn rpc_ok() -> rpc::Status {
 
 /// Converts errors of the layers below.
 ///
+/// The metadata key (a trailer) of a refusal to commit to or lock splits
+/// another node leads (`rowtree_db::Error::LedElsewhere`): nothing of the
+/// request was done, so sending it elsewhere is safe.
+pub const REFUSED: &str = "x-rowtree-led-elsewhere";
+
+/// Whether a failure is a refusal marked [`REFUSED`].
+pub fn refused(status: &Status) -> bool {
+    status.metadata().contains_key(REFUSED)
+}
+
 /// A refusal to commit to or lock splits another node leads
 /// ([`rowtree_db::Error::LedElsewhere`]) carries the
 /// `x-rowtree-led-elsewhere` trailer: nothing of the request was done, so
@@ -194,7 +204,7 @@ pub fn from_db(e: rowtree_db::Error) -> Status {
     let mut s = status(e.code(), e.to_string());
     if refused {
         s.metadata_mut()
-            .insert(crate::spanner::REFUSED, "1".parse().expect("ascii"));
+            .insert(REFUSED, "1".parse().expect("ascii"));
     }
     s
 }

@@ -11,7 +11,7 @@
 //! that capacity). Its clock heartbeat answers carry it, so every node
 //! knows every other's within a second or two.
 //!
-//! Every [`GATHER_EVERY`](super::splits::GATHER_EVERY), for each database,
+//! Every 200 ms (the node's `GATHER_EVERY`), for each database,
 //! a node decides ([`decide`]):
 //!
 //! 1. **Move the hottest group that helps.** A node at least [`BUSY`] and

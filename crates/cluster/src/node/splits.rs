@@ -24,10 +24,11 @@
 //! between applying a split and making its group loses nothing; the
 //! group's instance then learns its log from the other voters.
 //!
-//! Every group of a database is led by one node (see `raft::groups`):
-//! [`tend`] runs on every replica's node and hands the groups this node
-//! leads to the first split's leader, every [`GATHER_EVERY`], and closes
-//! the timestamps of the groups it leads.
+//! A database's cold groups are led by one node, its hot ones spread by
+//! load (see `raft::groups` and `node::leases`): [`tend`] runs on every
+//! replica's node, balances the leases of the groups this node leads
+//! every [`GATHER_EVERY`], and closes the timestamps of the groups it
+//! leads.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -73,8 +74,9 @@ pub const CLOSE_EVERY: Duration = Duration::from_millis(200);
 /// second.
 pub const IDLE_CLOSE_EVERY: Duration = Duration::from_secs(1);
 
-/// How often a node hands the groups it leads to the leader of their
-/// database's first split, when another node leads that one.
+/// How often a node balances the leases of the groups it leads (hot ones
+/// to less loaded nodes, cold ones to the database's first split's
+/// leader; `node::leases`).
 pub const GATHER_EVERY: Duration = Duration::from_millis(200);
 
 /// The Raft group of split `split` of the database whose registry group is
@@ -442,7 +444,8 @@ pub(super) fn stored_descriptors(
 }
 
 /// The tasks a node runs for each database it hosts, until the database is
-/// closed: every [`GATHER_EVERY`], [`SplitGroups::gather_leaders`]; and
+/// closed: every [`GATHER_EVERY`], a round of the lease balancer
+/// ([`LeaseBalancer::round`]); and
 /// every [`CLOSE_EVERY`] (or [`IDLE_CLOSE_EVERY`] while a group had no
 /// commit), [`GroupCommits::close_timestamp`] on each group this node
 /// leads, with the database's read at the timestamp to close as the

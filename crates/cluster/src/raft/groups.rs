@@ -69,11 +69,15 @@
 //! ([`FOLLOWER_READ_WAIT`] at most). A transaction that touches splits
 //! led by different nodes cannot commit until one node leads them all:
 //! remote locking (design §6, step 2) is not built. The nodes keep a
-//! database's leaders together for that reason:
-//! [`SplitGroups::gather_leaders`], run periodically on every replica's
-//! node, hands every group a node leads to the leader of the first
-//! split's group. Recovery resolves only the prepared transactions of the
-//! groups this node leads.
+//! database's cold groups led together for that reason, and spread only
+//! the hot ones (the node's lease balancer, `node::leases`, over
+//! [`SplitGroups::led_loads`] and [`GroupCommits::move_to`]; while a group
+//! moves, [`GroupCommits::serves`] is false and its commits are refused
+//! here having done nothing). [`SplitGroups::gather_leaders`] hands every
+//! group a node leads to the leader of the first split's group, as the
+//! nodes did before. [`Replication::leader_of_keys`] tells a gateway which
+//! node leads all of a commit's keys. Recovery resolves only the prepared
+//! transactions of the groups this node leads.
 
 use std::collections::{BTreeMap, HashSet};
 use std::sync::{Arc, OnceLock, Weak};

@@ -107,6 +107,7 @@ mod transactions;
 #[cfg(test)]
 mod tests;
 
+pub use crate::status::REFUSED;
 pub use follower::SERVED_HERE;
 pub use limits::{
     IDLE_OTHER, IDLE_READ_WRITE, IDLE_SESSION, MAX_HELD_TRANSACTIONS, MAX_REQUEST_BYTES,
@@ -114,5 +115,5 @@ pub use limits::{
 };
 pub use outcomes::{COMMIT_TAG, OUTCOME_OF, OUTCOME_WINDOW};
 pub use results::CHUNK_BYTES;
-pub use routed::{REFUSED, ROUTED};
+pub use routed::ROUTED;
 pub use sessions::{SpannerService, MAX_VERIFIED, VERIFIED_FOR};

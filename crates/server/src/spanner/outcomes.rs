@@ -243,7 +243,7 @@ impl SpannerService {
         {
             Ok(response) => return Ok(response.into_inner()),
             // A refusal did nothing: no outcome to look up.
-            Err(e) if !outcome_unknown(&e) || super::routed::refused(&e) => return Err(e),
+            Err(e) if !outcome_unknown(&e) || crate::status::refused(&e) => return Err(e),
             Err(e) => e,
         };
         let lookup = Lookup {

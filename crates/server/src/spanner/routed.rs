@@ -20,7 +20,7 @@
 //! The node that commits checks every key again before the commit is
 //! queued, and once more before it proposes it. If it does not lead them
 //! all after all (an update's old index entries, a lease moved meanwhile),
-//! it refuses with UNAVAILABLE marked [`REFUSED`], having done nothing, and
+//! it refuses with UNAVAILABLE marked [`REFUSED`](crate::status::REFUSED), having done nothing, and
 //! the gateway sends the Commit the session's way instead. The client's
 //! own gateway sends a refused single-use Commit again, a few times with a
 //! growing pause, looking the leaders up afresh each time, so a lease that
@@ -40,15 +40,11 @@ use super::outcomes::{self, client};
 use super::sessions::SpannerService;
 use crate::convert;
 use crate::forward::{database_of, onward_from, Forwarder, MAX_HOPS};
+use crate::status::refused;
 
 /// The metadata key of a Commit a gateway sent to the node leading its
 /// keys: commit it without the session.
 pub const ROUTED: &str = "x-rowtree-routed";
-
-/// The metadata key of a refusal to commit writes to splits another node
-/// leads (`rowtree_db::Error::LedElsewhere`): nothing of the request was
-/// done, so sending it elsewhere is safe.
-pub const REFUSED: &str = "x-rowtree-led-elsewhere";
 
 /// Whether a Commit was routed here by key.
 pub(super) fn is_routed(metadata: &MetadataMap) -> bool {
@@ -61,11 +57,6 @@ const REFUSED_RETRIES: u32 = 4;
 
 /// The pause before the first of those, doubled each time.
 const REFUSED_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);
-
-/// Whether a failure is a refusal marked [`REFUSED`].
-pub(super) fn refused(status: &Status) -> bool {
-    status.metadata().contains_key(REFUSED)
-}
 
 /// Whether `r` is a Commit of mutations in a single-use read-write
 /// transaction.
