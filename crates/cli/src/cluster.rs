@@ -140,7 +140,7 @@ pub struct NodeEntry {
 }
 
 /// A multi-threaded tokio runtime, or the error printed for the user.
-fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
     tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         // A node serves requests on these threads: the stack size Rowtree's
@@ -421,70 +421,176 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>, flags: &[String]) -> Result
         .map_err(|e| format!("cannot start node {}: {e}", entry.id))
 }
 
-/// `rowtree cluster up`.
-async fn up(args: UpArgs) -> Result<(), String> {
-    let dir = &args.dir;
-    std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-    let dir = dir
-        .canonicalize()
-        .map_err(|e| format!("{}: {e}", dir.display()))?;
-    let existing = read_cluster_file(&dir)?;
-    let mut ports = FreePorts::new();
-    let mut file = match existing {
-        Some(file) => {
-            if file.nodes.len() as u64 != args.nodes {
-                return Err(format!(
-                    "{} holds a cluster of {} nodes; start it with --nodes {} (adding and \
-                     removing nodes is not supported by `cluster up`)",
-                    dir.display(),
-                    file.nodes.len(),
-                    file.nodes.len()
+/// A local cluster of node processes, children of this process (`cluster
+/// up`, and `demo hotspots --cluster`): started by [`LocalCluster::start`],
+/// stopped when dropped.
+pub struct LocalCluster {
+    /// Where the nodes are.
+    pub file: ClusterFile,
+    /// The cluster's directory (canonical).
+    pub dir: PathBuf,
+    children: Vec<(u64, Option<Child>)>,
+}
+
+impl LocalCluster {
+    /// Starts `nodes` node processes in `dir` (the same cluster again if
+    /// `dir` holds one), each with `serve_flags` more, and waits at most
+    /// `timeout` until every node is live and serves Spanner's API,
+    /// printing its progress on standard error. Returns the cluster and
+    /// its status once up; on failure the nodes started are stopped.
+    pub async fn start(
+        dir: &Path,
+        nodes: u64,
+        serve_flags: &[String],
+        timeout: Duration,
+    ) -> Result<(LocalCluster, ClusterStatus), String> {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+        let dir = dir
+            .canonicalize()
+            .map_err(|e| format!("{}: {e}", dir.display()))?;
+        let existing = read_cluster_file(&dir)?;
+        let mut ports = FreePorts::new();
+        let mut file = match existing {
+            Some(file) => {
+                if file.nodes.len() as u64 != nodes {
+                    return Err(format!(
+                        "{} holds a cluster of {} nodes; start it with --nodes {} (adding and \
+                         removing nodes is not supported by `cluster up`)",
+                        dir.display(),
+                        file.nodes.len(),
+                        file.nodes.len()
+                    ));
+                }
+                eprintln!("rowtree: starting the cluster in {} again", dir.display());
+                file
+            }
+            None => {
+                let mut entries = Vec::new();
+                for id in 1..=nodes {
+                    let data_dir = dir.join(format!("node-{id}"));
+                    entries.push(NodeEntry {
+                        id,
+                        peer_addr: format!("127.0.0.1:{}", ports.next()?),
+                        client_addr: format!("127.0.0.1:{}", ports.next()?),
+                        log: data_dir.join("node.log"),
+                        data_dir,
+                        pid: 0,
+                    });
+                }
+                ClusterFile { nodes: entries }
+            }
+        };
+        for entry in &mut file.nodes {
+            if entry.client_addr.is_empty() {
+                entry.client_addr = format!("127.0.0.1:{}", ports.next()?);
+            }
+        }
+        // Released for the nodes to bind.
+        drop(ports);
+        let first = file.nodes[0].peer_addr.clone();
+        let mut cluster = LocalCluster {
+            file,
+            dir,
+            children: Vec::new(),
+        };
+        for i in 0..cluster.file.nodes.len() {
+            let entry = &mut cluster.file.nodes[i];
+            let join = (entry.id != 1).then_some(first.as_str());
+            let child = spawn_node(entry, join, serve_flags)?;
+            entry.pid = child.id();
+            let id = entry.id;
+            cluster.children.push((id, Some(child)));
+        }
+        write_cluster_file(&cluster.dir, &cluster.file)?;
+        let status = cluster.wait_until_up(nodes, timeout).await?;
+        Ok((cluster, status))
+    }
+
+    /// Waits until every node is live and serves Spanner's API, with a
+    /// line of progress.
+    async fn wait_until_up(
+        &mut self,
+        nodes: u64,
+        timeout: Duration,
+    ) -> Result<ClusterStatus, String> {
+        let started = Instant::now();
+        let deadline = started + timeout;
+        let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
+        let mut last_line = String::new();
+        let ready = loop {
+            let status = ask_any(&self.file, Duration::from_secs(2)).await;
+            let live = status
+                .as_ref()
+                .map_or(0, |s| s.nodes.iter().filter(|n| n.state == "live").count());
+            let line = format!(
+                "waiting for the nodes: {live}/{nodes} live ({} s)",
+                started.elapsed().as_secs()
+            );
+            if tty {
+                eprint!("\r{line}");
+            } else if line != last_line && live as u64 != nodes {
+                eprintln!("{line}");
+            }
+            last_line = line;
+            if let Ok(s) = &status {
+                // Every node live, and serving Spanner's API.
+                let serving = self.file.nodes.iter().all(|n| {
+                    n.client_addr
+                        .parse::<std::net::SocketAddr>()
+                        .is_ok_and(|addr| {
+                            std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200))
+                                .is_ok()
+                        })
+                }) && s.nodes.iter().all(|n| n.client_addr.is_some());
+                if s.from_leader && live as u64 == nodes && serving {
+                    break Ok(s.clone());
+                }
+            }
+            if let Some((id, exit)) = exited(&mut self.children) {
+                break Err(format!(
+                    "node {id} exited ({exit}) before the cluster was up; its log: {}",
+                    self.file.nodes[(id - 1) as usize].log.display()
                 ));
             }
-            eprintln!("rowtree: starting the cluster in {} again", dir.display());
-            file
-        }
-        None => {
-            let mut nodes = Vec::new();
-            for id in 1..=args.nodes {
-                let data_dir = dir.join(format!("node-{id}"));
-                nodes.push(NodeEntry {
-                    id,
-                    peer_addr: format!("127.0.0.1:{}", ports.next()?),
-                    client_addr: format!("127.0.0.1:{}", ports.next()?),
-                    log: data_dir.join("node.log"),
-                    data_dir,
-                    pid: 0,
-                });
+            if Instant::now() > deadline {
+                break Err(format!(
+                    "the nodes were not all live after {} s (last: {}); logs in {}/node-*/node.log",
+                    timeout.as_secs(),
+                    match &status {
+                        Ok(s) => format!("{} of {} live", live, s.nodes.len()),
+                        Err(e) => e.clone(),
+                    },
+                    self.dir.display()
+                ));
             }
-            ClusterFile { nodes }
+            tokio::time::sleep(Duration::from_millis(200)).await;
+        };
+        if tty {
+            eprintln!();
         }
-    };
-    for entry in &mut file.nodes {
-        if entry.client_addr.is_empty() {
-            entry.client_addr = format!("127.0.0.1:{}", ports.next()?);
-        }
+        ready
     }
-    // Released for the nodes to bind.
-    drop(ports);
-    let first = file.nodes[0].peer_addr.clone();
-    let mut children = Vec::new();
-    for entry in &mut file.nodes {
-        let join = (entry.id != 1).then_some(first.as_str());
-        let child = spawn_node(entry, join, &args.serve_flags)?;
-        entry.pid = child.id();
-        children.push((entry.id, Some(child)));
+
+    /// The cluster's status, from the first node that answers.
+    pub async fn status(&self) -> Result<ClusterStatus, String> {
+        ask_any(&self.file, Duration::from_secs(2)).await
     }
-    write_cluster_file(&dir, &file)?;
-    let stop_all = |children: &mut Vec<(u64, Option<Child>)>| {
-        // Closing a node's standard input stops it; kill what lingers.
-        for (_, child) in children.iter_mut() {
+
+    /// A node that exited since the last look, with how.
+    pub fn exited(&mut self) -> Option<(u64, String)> {
+        exited(&mut self.children)
+    }
+
+    /// Stops every node: closes its standard input (a node stops when it
+    /// closes), then kills what lingers after 5 s.
+    pub fn stop(&mut self) {
+        for (_, child) in self.children.iter_mut() {
             if let Some(c) = child.as_mut() {
                 drop(c.stdin.take());
             }
         }
         let deadline = Instant::now() + Duration::from_secs(5);
-        for (_, child) in children.iter_mut() {
+        for (_, child) in self.children.iter_mut() {
             if let Some(mut c) = child.take() {
                 while Instant::now() < deadline {
                     if let Ok(Some(_)) = c.try_wait() {
@@ -496,71 +602,24 @@ async fn up(args: UpArgs) -> Result<(), String> {
                 let _ = c.wait();
             }
         }
-    };
-    // Wait for every node to be live, with a line of progress.
-    let started = Instant::now();
-    let deadline = started + Duration::from_secs(args.timeout);
-    let tty = std::io::IsTerminal::is_terminal(&std::io::stderr());
-    let mut last_line = String::new();
-    let ready = loop {
-        let status = ask_any(&file, Duration::from_secs(2)).await;
-        let live = status
-            .as_ref()
-            .map_or(0, |s| s.nodes.iter().filter(|n| n.state == "live").count());
-        let line = format!(
-            "waiting for the nodes: {live}/{} live ({} s)",
-            args.nodes,
-            started.elapsed().as_secs()
-        );
-        if tty {
-            eprint!("\r{line}");
-        } else if line != last_line && live as u64 != args.nodes {
-            eprintln!("{line}");
-        }
-        last_line = line;
-        if let Ok(s) = &status {
-            // Every node live, and serving Spanner's API.
-            let serving = file.nodes.iter().all(|n| {
-                n.client_addr
-                    .parse::<std::net::SocketAddr>()
-                    .is_ok_and(|addr| {
-                        std::net::TcpStream::connect_timeout(&addr, Duration::from_millis(200))
-                            .is_ok()
-                    })
-            }) && s.nodes.iter().all(|n| n.client_addr.is_some());
-            if s.from_leader && live as u64 == args.nodes && serving {
-                break Ok(s.clone());
-            }
-        }
-        if let Some((id, exit)) = exited(&mut children) {
-            break Err(format!(
-                "node {id} exited ({exit}) before the cluster was up; its log: {}",
-                file.nodes[(id - 1) as usize].log.display()
-            ));
-        }
-        if Instant::now() > deadline {
-            break Err(format!(
-                "the nodes were not all live after {} s (last: {}); logs in {}/node-*/node.log",
-                args.timeout,
-                match &status {
-                    Ok(s) => format!("{} of {} live", live, s.nodes.len()),
-                    Err(e) => e.clone(),
-                },
-                dir.display()
-            ));
-        }
-        tokio::time::sleep(Duration::from_millis(200)).await;
-    };
-    if tty {
-        eprintln!();
     }
-    let status = match ready {
-        Ok(s) => s,
-        Err(e) => {
-            stop_all(&mut children);
-            return Err(e);
-        }
-    };
+}
+
+impl Drop for LocalCluster {
+    fn drop(&mut self) {
+        self.stop();
+    }
+}
+
+/// `rowtree cluster up`.
+async fn up(args: UpArgs) -> Result<(), String> {
+    let (mut cluster, status) = LocalCluster::start(
+        &args.dir,
+        args.nodes,
+        &args.serve_flags,
+        Duration::from_secs(args.timeout),
+    )
+    .await?;
     let mut out = std::io::stdout().lock();
     let _ = writeln!(
         out,
@@ -569,7 +628,7 @@ async fn up(args: UpArgs) -> Result<(), String> {
         args.nodes,
         status.leader.unwrap_or(0)
     );
-    for entry in &file.nodes {
+    for entry in &cluster.file.nodes {
         let _ = writeln!(
             out,
             "  node {}: SPANNER_EMULATOR_HOST={}  peer port {}  pid {}  data {}  log {}",
@@ -584,7 +643,7 @@ async fn up(args: UpArgs) -> Result<(), String> {
     let _ = writeln!(
         out,
         "rowtree cluster status --dir {} shows it; Ctrl-C stops it",
-        dir.display()
+        cluster.dir.display()
     );
     let _ = out.flush();
     drop(out);
@@ -595,14 +654,14 @@ async fn up(args: UpArgs) -> Result<(), String> {
             _ = tokio::signal::ctrl_c() => break,
             _ = term.recv() => break,
             _ = tokio::time::sleep(Duration::from_millis(500)) => {
-                if let Some((id, exit)) = exited(&mut children) {
+                if let Some((id, exit)) = cluster.exited() {
                     eprintln!("rowtree: node {id} exited ({exit})");
                 }
             }
         }
     }
     eprintln!("rowtree: stopping the cluster");
-    tokio::task::block_in_place(|| stop_all(&mut children));
+    tokio::task::block_in_place(|| cluster.stop());
     Ok(())
 }
 

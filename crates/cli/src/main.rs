@@ -13,6 +13,7 @@ mod advise_live;
 mod bench;
 mod cluster;
 mod demo;
+mod demo_cluster;
 mod format;
 mod keyviz;
 mod params;

@@ -260,3 +260,35 @@ fn simulate_keyviz_names_the_schema_and_counts_time_from_the_start() {
     assert!(!html.contains("1970-01-01"));
     assert!(html.contains("\"id\":\"row-Logs-0\""));
 }
+
+#[test]
+fn the_cluster_hotspot_demo_checks_its_arguments_before_starting_nodes() {
+    let out = rowtree(&[
+        "demo",
+        "hotspots",
+        "--cluster",
+        "--designs",
+        "uuid,no-such-design",
+    ]);
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("no design \"no-such-design\"") && err.contains("hash-sharded"),
+        "{err}"
+    );
+    let out = rowtree(&["demo", "hotspots", "--cluster", "--duration", "5s"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("at least 15s"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // Cluster options need --cluster.
+    let out = rowtree(&["demo", "hotspots", "--node-capacity", "100"]);
+    assert!(!out.status.success());
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("--cluster"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -61,7 +61,15 @@ pub struct NodeGate {
     sleep: Sleeper,
     waited_nanos: Mutex<Vec<u64>>,
     admitted: AtomicU64,
+    /// The work admitted, per second of the clock at which it is served
+    /// (its reservation plus its wait), in shares of a node: a ring of
+    /// [`USE_SECONDS`] seconds, each `(second, share)`.
+    used: Mutex<Vec<(u64, f64)>>,
 }
+
+/// The seconds [`NodeGate::recent_use`] can look back over, and ahead
+/// (work queued behind a saturated node is served later).
+pub const USE_SECONDS: usize = 64;
 
 impl std::fmt::Debug for NodeGate {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -94,7 +102,38 @@ impl NodeGate {
             sleep,
             waited_nanos: Mutex::new(Vec::new()),
             admitted: AtomicU64::new(0),
+            used: Mutex::new(vec![(u64::MAX, 0.0); USE_SECONDS]),
         }
+    }
+
+    /// The share of a node the work admitted (on all of this gate's
+    /// nodes) used per second, over the last `secs` whole seconds before
+    /// now (at most half of [`USE_SECONDS`]), counting each request in the
+    /// second it is served: 1.0 is a node saturated throughout. A cluster
+    /// node, whose gate has one node, reports this as its utilization
+    /// (what its lease balancer compares); unlike the per-split load, it
+    /// does not start again from nothing when a split is cut.
+    pub fn recent_use(&self, secs: u64) -> f64 {
+        let secs = secs.clamp(1, (USE_SECONDS / 2) as u64);
+        let current = (self.clock)() / 1_000_000_000;
+        let used = self.used.lock();
+        let total: f64 = used
+            .iter()
+            .filter(|(second, _)| *second < current && current - second <= secs)
+            .map(|(_, share)| share)
+            .sum();
+        total / secs as f64
+    }
+
+    /// Records `share` of a node used in the second of `at` (nanoseconds).
+    fn record_use(&self, at: u64, share: f64) {
+        let second = at / 1_000_000_000;
+        let mut used = self.used.lock();
+        let slot = &mut used[(second % USE_SECONDS as u64) as usize];
+        if slot.0 != second {
+            *slot = (second, 0.0);
+        }
+        slot.1 += share;
     }
 
     /// How long a request of `cost` (full-speed node-seconds) occupies a
@@ -139,7 +178,12 @@ impl NodeGate {
     /// the clock's time and waits (sleeps) as long as the node needs.
     /// Returns the time waited.
     pub fn admit(&self, node: NodeId, cost: f64) -> Duration {
-        let wait = self.reserve(node, cost, (self.clock)());
+        let now = (self.clock)();
+        let wait = self.reserve(node, cost, now);
+        self.record_use(
+            now.saturating_add(u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX)),
+            cost.max(0.0) / self.speed,
+        );
         self.admitted.fetch_add(1, Ordering::Relaxed);
         if !wait.is_zero() {
             {
@@ -194,6 +238,31 @@ mod tests {
         assert!((w.as_secs_f64() - 0.001).abs() < 1e-6, "{w:?}");
         // Time repays the debt.
         assert_eq!(g.reserve(NodeId(0), 0.0, 2 * MS), Duration::ZERO);
+    }
+
+    #[test]
+    fn recent_use_counts_work_in_the_second_it_is_served() {
+        let now = Arc::new(AtomicU64::new(10 * 1_000 * MS));
+        let clock = now.clone();
+        // 1,000 reads/s: a read is a thousandth of the node.
+        let g = NodeGate::with_time(
+            1_000.0,
+            Arc::new(move || clock.load(Ordering::Relaxed)),
+            Arc::new(|_| {}),
+        );
+        // 1,500 reads offered in second 10: a saturated node serves 1,000
+        // of them (and the 10 ms burst) that second, the rest in the next.
+        for _ in 0..1_500 {
+            g.admit(NodeId(0), READ_COST);
+        }
+        now.store(12 * 1_000 * MS, Ordering::Relaxed);
+        let two = g.recent_use(2);
+        assert!((two - 0.75).abs() < 1e-9, "{two}");
+        let one = g.recent_use(1);
+        assert!((one - 0.49).abs() < 0.02, "second 11: {one}");
+        // Ten quiet seconds later nothing is left in view.
+        now.store(23 * 1_000 * MS, Ordering::Relaxed);
+        assert_eq!(g.recent_use(10), 0.0);
     }
 
     #[test]

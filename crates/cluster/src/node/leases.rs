@@ -5,11 +5,12 @@
 //! A split's commits, and its reads under locks, are made by the node
 //! leading its group, so a database whose load falls on several splits
 //! uses several nodes only if their groups are led by different nodes.
-//! Each node measures its **utilization**: the share of a node its led
-//! splits used over the last [`WINDOW_SECS`] seconds (the splits' CPU
-//! rates as the router records them: with `--node-capacity`, the share of
-//! that capacity). Its clock heartbeat answers carry it, so every node
-//! knows every other's within a second or two.
+//! Each node measures its **utilization**: the share of a node its
+//! databases used over the last [`WINDOW_SECS`] seconds (with
+//! `--node-capacity`, the node gate's use of that capacity; without, the
+//! CPU rates of the splits it leads as the router records them). Its
+//! clock heartbeat answers carry it, so every node knows every other's
+//! within a second or two. A group's share is the load of its splits.
 //!
 //! Every 200 ms (the node's `GATHER_EVERY`), for each database,
 //! a node decides ([`decide`]):
@@ -30,8 +31,9 @@
 //!    little load is led by one node again and its transactions spanning
 //!    splits commit (they need one node leading every split they touch).
 //!    While any node of the cluster is busy, a group this node leads since
-//!    less than [`SETTLE`] is left alone: one that just arrived by a move
-//!    has not been measured here yet.
+//!    less than [`SETTLE`], or has seen cold for less than [`COLD_FOR`],
+//!    is left alone: one that just arrived by a move, or was just cut from
+//!    a hot split, has not been measured here yet.
 //!
 //! A cluster with no load at all moves nothing and gathers everything,
 //! which is how a database's groups were always led before.
@@ -63,6 +65,11 @@ pub const PAUSE: Duration = Duration::from_secs(WINDOW_SECS + 2);
 /// While the cluster is busy, a group led here for less than this is not
 /// gathered back as cold (see the module docs).
 pub const SETTLE: Duration = Duration::from_secs(3 * WINDOW_SECS);
+
+/// While the cluster is busy, a group must have been cold this long before
+/// it is gathered back: a split's halves start their load measures from
+/// nothing.
+pub const COLD_FOR: Duration = Duration::from_secs(WINDOW_SECS);
 
 /// How long each step of a move may take (giving up the lease, the
 /// leader change).
@@ -102,7 +109,8 @@ pub struct Led {
     pub share: f64,
     /// Its voters (who may lead it).
     pub voters: BTreeSet<u64>,
-    /// Whether this node has led it for [`SETTLE`] at least.
+    /// Whether it may be gathered while the cluster is busy: this node has
+    /// led it for [`SETTLE`] and seen it cold for [`COLD_FOR`].
     pub settled: bool,
 }
 
@@ -169,6 +177,7 @@ pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move:
 #[derive(Debug, Default)]
 pub struct LeaseBalancer {
     led_since: HashMap<SplitId, Instant>,
+    cold_since: HashMap<SplitId, Instant>,
     last_move: Option<Instant>,
 }
 
@@ -190,15 +199,23 @@ impl LeaseBalancer {
         let loads = groups.led_loads(WINDOW_SECS);
         self.led_since
             .retain(|split, _| loads.iter().any(|(_, g, _)| g.split_id() == *split));
+        self.cold_since.retain(|split, _| {
+            loads
+                .iter()
+                .any(|(_, g, share)| g.split_id() == *split && *share < COLD)
+        });
         let led: Vec<Led> = loads
             .iter()
             .map(|(index, g, share)| {
                 let since = *self.led_since.entry(g.split_id()).or_insert(now);
+                let cold =
+                    (*share < COLD).then(|| *self.cold_since.entry(g.split_id()).or_insert(now));
                 Led {
                     index: *index,
                     share: *share,
                     voters: g.members().0,
-                    settled: now.duration_since(since) >= SETTLE,
+                    settled: now.duration_since(since) >= SETTLE
+                        && cold.is_some_and(|c| now.duration_since(c) >= COLD_FOR),
                 }
             })
             .collect();

@@ -723,16 +723,25 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Shared {
-    /// This node's utilization: the share of a node the splits it leads
-    /// used over the last [`leases::WINDOW_SECS`] seconds, summed over
-    /// the databases it hosts.
+    /// This node's utilization: the share of a node its databases used
+    /// over the last [`leases::WINDOW_SECS`] seconds, summed over the
+    /// databases it hosts. A database capped by a node gate
+    /// (`--node-capacity`) reports the gate's use (which a split does not
+    /// reset); one without, the load of the splits this node leads.
     fn utilization(&self) -> f64 {
         let databases: Vec<Arc<splits::DatabaseGroups>> =
             self.databases.lock().values().cloned().collect();
         databases
             .iter()
-            .flat_map(|d| d.groups.led_loads(leases::WINDOW_SECS))
-            .map(|(_, _, load)| load)
+            .map(|d| match d.router.gate() {
+                Some(gate) => gate.recent_use(leases::WINDOW_SECS),
+                None => d
+                    .groups
+                    .led_loads(leases::WINDOW_SECS)
+                    .into_iter()
+                    .map(|(_, _, load)| load)
+                    .sum(),
+            })
             .sum()
     }
 
@@ -1509,6 +1518,8 @@ impl Shared {
                 "none"
             }
         };
+        // Before the clocks' lock: this takes the databases'.
+        let mine = self.utilization();
         let clocks = self.clocks.lock();
         let now = std::time::Instant::now();
         let offset = |id: u64| -> (Option<f64>, Option<f64>) {
@@ -1523,6 +1534,7 @@ impl Shared {
                 None => (None, None),
             }
         };
+        let utilization = clocks.live_utilization(now);
         let node_status = |id: u64, peer_addr: &str, state: &str| {
             let (clock_offset_ms, clock_error_ms) = offset(id);
             NodeStatus {
@@ -1538,6 +1550,11 @@ impl Shared {
                     .ok()
                     .flatten()
                     .map(|b| String::from_utf8_lossy(&b).into_owned()),
+                utilization: if id == self.id {
+                    Some(mine)
+                } else {
+                    utilization.get(&id).copied()
+                },
             }
         };
         for r in records.values() {

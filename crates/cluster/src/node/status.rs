@@ -101,6 +101,12 @@ pub struct NodeStatus {
     /// Where it serves Spanner's API, as it announced (`None` before).
     #[serde(default)]
     pub client_addr: Option<String>,
+    /// Its utilization: the share of a node the splits it leads used over
+    /// the last 10 s (from its latest clock heartbeat answer; the
+    /// answering node's own, measured), which the lease balancer moves
+    /// groups by. `None` without a recent answer.
+    #[serde(default)]
+    pub utilization: Option<f64>,
 }
 
 /// How long a node may stay silent before status calls it unreachable:
@@ -141,7 +147,7 @@ impl ClusterStatus {
                 self.answered_by
             ));
         }
-        let rows: Vec<[String; 7]> = self
+        let rows: Vec<[String; 8]> = self
             .nodes
             .iter()
             .map(|n| {
@@ -162,6 +168,8 @@ impl ClusterStatus {
                         (Some(o), None) => format!("{o:+.1} ms"),
                         _ => "-".to_string(),
                     },
+                    n.utilization
+                        .map_or_else(|| "-".to_string(), |u| format!("{:.0}%", u * 100.0)),
                 ]
             })
             .collect();
@@ -173,6 +181,7 @@ impl ClusterStatus {
             "contact",
             "last heard",
             "clock",
+            "load",
         ];
         let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
         for row in &rows {
@@ -283,6 +292,7 @@ mod tests {
                     clock_offset_ms: Some(0.0),
                     clock_error_ms: Some(0.0),
                     client_addr: Some("127.0.0.1:9010".into()),
+                    utilization: Some(0.625),
                 },
                 NodeStatus {
                     id: 2,
@@ -293,6 +303,7 @@ mod tests {
                     clock_offset_ms: Some(-12.25),
                     clock_error_ms: Some(0.5),
                     client_addr: None,
+                    utilization: None,
                 },
             ],
             groups: vec![
@@ -320,6 +331,7 @@ mod tests {
         };
         let table = status.to_table();
         assert!(table.contains("leader node 1, term 2"), "{table}");
+        assert!(table.contains("ms ±0.0  62%"), "{table}");
         assert!(
             table.contains("node 1 serves Spanner's API on 127.0.0.1:9010"),
             "{table}"

@@ -53,7 +53,7 @@ pub(super) fn is_routed(metadata: &MetadataMap) -> bool {
 
 /// How many times a gateway sends a single-use Commit again after a
 /// refusal (a lease moved between the gateway's look and the commit).
-const REFUSED_RETRIES: u32 = 4;
+const REFUSED_RETRIES: u32 = 6;
 
 /// The pause before the first of those, doubled each time.
 const REFUSED_PAUSE: std::time::Duration = std::time::Duration::from_millis(25);

@@ -1,0 +1,621 @@
+//! `rowtree demo hotspots --cluster`: the six seed designs of the hotspot
+//! scenario on real node processes, not the simulator.
+//!
+//! The command starts a local cluster of N node processes (`cluster up`'s
+//! [`LocalCluster`]), every node capped by the node gate at a small
+//! capacity (`--node-capacity`, 300 reads per second by default, so that
+//! N saturated nodes fit in two cores), with a replica of every database
+//! on every node (so any node may lead any split) and load-based
+//! splitting quickened for a demo (a split hot for 5 s is split, at most
+//! one split per split per 5 s). Then, for each design in turn, it
+//! creates the design's database from its seed schema and offers it N x C
+//! single-row commits per second for `--duration`, spread over every
+//! node's Spanner port, where C is what one node serves of the design's
+//! commits under the node gate's cost model (a commit reads its row once,
+//! and writes it and its index entries: 1/22,500 of a node per read,
+//! 1/3,500 per row written). Each commit is what a client library's
+//! `insert_or_update` sends: a single-use Commit of one mutation.
+//!
+//! What makes the difference is what the cluster does by itself: a hot
+//! split is split by load, its new group is handed by the lease balancer
+//! to a less loaded node (if that helps, and only then), and every node
+//! sends each commit to the node leading its key. A design whose load
+//! spreads over many splits (a UUID or a hash shard first, the user
+//! first, an interleaved index) ends up using every node; one whose
+//! writes all go to the newest key (a timestamp first, an index on the
+//! timestamp) keeps one node busy however often that split is cut: the
+//! split manager reports it as a moving hot spot.
+//!
+//! Every ten seconds a line shows the design's commits per second, its
+//! splits and which node leads how many of them. The report gives, per
+//! design, the commits per second achieved over the last third of the run
+//! and that as a multiple of C, against the targets (good designs at
+//! least 3.2 x C on four nodes, bad ones at most 1.2 x C), the splits and
+//! lease moves seen, and the reasons the hottest split could not be split
+//! (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use rand::Rng;
+use rowtree_check::client::{Client, Selector, Statement, TxnMode};
+use rowtree_check::wire::{insert_or_update, Value};
+use rowtree_kv::nodes::{FULL_NODE_READS_PER_SECOND, READ_COST, WRITE_ROW_COST};
+use rowtree_sim::demo::{Design, DESIGNS};
+use serde::Serialize;
+
+use crate::cluster::LocalCluster;
+
+/// What `demo hotspots --cluster` runs.
+#[derive(Debug, Clone)]
+pub struct ClusterDemo {
+    /// Node processes.
+    pub nodes: u64,
+    /// Each node's capacity, reads per second (`--node-capacity`).
+    pub capacity: f64,
+    /// How long each design runs.
+    pub duration: Duration,
+    /// Offered load per node, in units of C.
+    pub load_per_node: f64,
+    /// The designs, by name (empty: all six).
+    pub designs: Vec<String>,
+    /// The cluster's directory (`None`: a temporary one, removed after).
+    pub dir: Option<PathBuf>,
+}
+
+/// One design's outcome.
+#[derive(Debug, Clone, Serialize)]
+pub struct DesignOutcome {
+    pub name: String,
+    /// Whether the design should spread (the target it is held to).
+    pub good: bool,
+    /// One node's commits per second for the design (C).
+    pub capacity_per_node: f64,
+    /// Commits per second offered.
+    pub offered: f64,
+    /// Commits per second acknowledged over the last third of the run.
+    pub achieved: f64,
+    /// `achieved / capacity_per_node`.
+    pub times_c: f64,
+    /// Commits that failed (any error), over the whole run.
+    pub failed: u64,
+    /// Offered commits not sent because too many were in flight.
+    pub shed: u64,
+    /// The database's splits at the end.
+    pub splits: usize,
+    /// Lease moves seen (a split's leader changing between two looks).
+    pub moves: usize,
+    /// How many of the splits each node led at the end.
+    pub leaders: BTreeMap<u64, usize>,
+    /// Why the hottest splits could not be split, as the split manager
+    /// reported them.
+    pub unsplittable_reasons: Vec<String>,
+    /// Whether the design met its target.
+    pub met: bool,
+}
+
+/// The demo's report.
+#[derive(Debug, Clone, Serialize)]
+pub struct ClusterDemoReport {
+    pub nodes: u64,
+    pub node_capacity_reads_per_sec: f64,
+    pub duration_secs: u64,
+    pub designs: Vec<DesignOutcome>,
+}
+
+/// Good designs must reach this many C on four nodes (scaled by nodes / 4).
+pub const GOOD_TARGET: f64 = 3.2;
+/// Bad designs must stay at or below this many C.
+pub const BAD_TARGET: f64 = 1.2;
+
+/// The most commits in flight at once: beyond it the driver sheds offered
+/// load rather than queueing without bound.
+const MAX_IN_FLIGHT: usize = 256;
+
+/// The serve flags every node gets.
+fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
+    [
+        "--node-capacity",
+        &demo.capacity.to_string(),
+        "--replicas",
+        &demo.nodes.to_string(),
+        "--split-hot-for",
+        "5",
+        "--split-cooldown",
+        "5",
+        "--merge-after",
+        "3600",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
+
+/// The design's statements: its seed file without comments, split at `;`.
+fn statements(schema: &str) -> Vec<String> {
+    let text: String = schema
+        .lines()
+        .filter(|l| !l.trim_start().starts_with("--"))
+        .collect::<Vec<_>>()
+        .join("\n");
+    text.split(';')
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_string)
+        .collect()
+}
+
+/// One node's commits per second for `design` under the node gate's
+/// model: each commit reads its row once and writes the row, plus for an
+/// insert every index entry, for an update of `LastAccess` the old and new
+/// entries of every index on it.
+pub fn capacity_per_node(design: &Design, reads_per_sec: f64) -> Result<f64, String> {
+    let catalog = rowtree_sim::catalog_from_sql(design.schema).map_err(|e| e.to_string())?;
+    let table = catalog
+        .table(design.table)
+        .ok_or_else(|| format!("{}: no table {}", design.name, design.table))?;
+    let indexes = catalog.indexes_of(table.id);
+    let rows = if design.inserts {
+        1 + indexes.len()
+    } else {
+        let last_access = table.column("LastAccess").map(|(p, _)| p);
+        let changed = indexes
+            .iter()
+            .filter(|ix| ix.keys.iter().any(|k| Some(k.column) == last_access))
+            .count();
+        1 + 2 * changed
+    };
+    let cost = READ_COST + WRITE_ROW_COST * rows as f64;
+    Ok(reads_per_sec / FULL_NODE_READS_PER_SECOND / cost)
+}
+
+/// A commit of one row of `design`'s table: an access-log row (a new
+/// timestamp, a random user; a UUID first for the uuid design) or a user's
+/// `LastAccess` set to now.
+fn mutation(design: &Design) -> rowtree_check::proto::pb::Mutation {
+    let mut rng = rand::thread_rng();
+    let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+    let user: i64 = rng.gen_range(1..=1_000_000);
+    match design.name {
+        "timestamp-first" => insert_or_update(
+            design.table,
+            &["LastAccess", "UserId"],
+            vec![vec![Value::Timestamp(now), Value::String(user.to_string())]],
+        ),
+        "uuid" => insert_or_update(
+            design.table,
+            &["LogEntryId", "LastAccess", "UserId"],
+            vec![vec![
+                Value::String(uuid::Uuid::new_v4().to_string()),
+                Value::Timestamp(now),
+                Value::String(user.to_string()),
+            ]],
+        ),
+        _ => insert_or_update(
+            design.table,
+            &["UserId", "LastAccess"],
+            vec![vec![Value::Int64(user), Value::Timestamp(now)]],
+        ),
+    }
+}
+
+/// Counts of one design's run, shared with the commit tasks.
+#[derive(Default)]
+struct Counts {
+    /// Acknowledged commits per second of the run.
+    per_second: parking_lot::Mutex<Vec<u64>>,
+    failed: AtomicU64,
+    shed: AtomicU64,
+    first_error: parking_lot::Mutex<Option<String>>,
+}
+
+impl Counts {
+    fn acked(&self, second: usize) {
+        let mut v = self.per_second.lock();
+        if v.len() <= second {
+            v.resize(second + 1, 0);
+        }
+        v[second] += 1;
+    }
+}
+
+/// The splits of the database whose group is not among `before`, with
+/// their leaders: (split, leader).
+fn splits_of(
+    status: &rowtree_cluster::node::status::ClusterStatus,
+    before: &BTreeSet<u64>,
+) -> Vec<(String, Option<u64>)> {
+    status
+        .groups
+        .iter()
+        .filter(|g| g.database.is_some_and(|d| !before.contains(&d)))
+        .map(|g| (g.split.clone().unwrap_or_default(), g.leader))
+        .collect()
+}
+
+/// The databases the cluster's groups serve.
+fn databases(status: &rowtree_cluster::node::status::ClusterStatus) -> BTreeSet<u64> {
+    status.groups.iter().filter_map(|g| g.database).collect()
+}
+
+/// Runs the demo (see the module docs).
+pub async fn run(demo: &ClusterDemo) -> Result<ClusterDemoReport, String> {
+    let designs: Vec<&Design> = if demo.designs.is_empty() {
+        DESIGNS.iter().collect()
+    } else {
+        demo.designs
+            .iter()
+            .map(|name| {
+                DESIGNS.iter().find(|d| d.name == name).ok_or_else(|| {
+                    format!(
+                        "no design {name:?}; the designs: {}",
+                        DESIGNS
+                            .iter()
+                            .map(|d| d.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    )
+                })
+            })
+            .collect::<Result<_, _>>()?
+    };
+    let temp;
+    let dir = match &demo.dir {
+        Some(dir) => dir.clone(),
+        None => {
+            temp = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+            temp.path().to_path_buf()
+        }
+    };
+    eprintln!(
+        "demo hotspots --cluster: starting {} nodes in {} (each capped at {} reads/s)",
+        demo.nodes,
+        dir.display(),
+        demo.capacity
+    );
+    let (cluster, _) = LocalCluster::start(
+        &dir,
+        demo.nodes,
+        &serve_flags(demo),
+        Duration::from_secs(60),
+    )
+    .await?;
+    let mut clients = Vec::new();
+    for node in &cluster.file.nodes {
+        let addr = node
+            .client_addr
+            .parse()
+            .map_err(|e| format!("node {}'s address {}: {e}", node.id, node.client_addr))?;
+        clients.push(
+            Client::connect(addr)
+                .await
+                .map_err(|e| format!("connecting to node {}: {e}", node.id))?,
+        );
+    }
+    let instance = clients[0]
+        .create_instance("hotspots")
+        .await
+        .map_err(|e| format!("creating the instance: {e}"))?;
+    let mut outcomes = Vec::new();
+    for design in designs {
+        outcomes.push(run_design(demo, &cluster, &clients, &instance, design).await?);
+    }
+    drop(cluster);
+    Ok(ClusterDemoReport {
+        nodes: demo.nodes,
+        node_capacity_reads_per_sec: demo.capacity,
+        duration_secs: demo.duration.as_secs(),
+        designs: outcomes,
+    })
+}
+
+async fn run_design(
+    demo: &ClusterDemo,
+    cluster: &LocalCluster,
+    clients: &[Client],
+    instance: &str,
+    design: &'static Design,
+) -> Result<DesignOutcome, String> {
+    let before = databases(&cluster.status().await?);
+    let ddl = statements(design.schema);
+    let ddl: Vec<&str> = ddl.iter().map(String::as_str).collect();
+    let database = clients[0]
+        .create_database(instance, &design.name.replace('_', "-"), &ddl)
+        .await
+        .map_err(|e| format!("creating the {} database: {e}", design.name))?;
+    let c = capacity_per_node(design, demo.capacity)?;
+    let rate = c * demo.nodes as f64 * demo.load_per_node;
+    eprintln!(
+        "demo hotspots --cluster: {}: C = {c:.1} commits/s per node, offering {rate:.1}/s for {} s",
+        design.name,
+        demo.duration.as_secs()
+    );
+    // One session per node, made through it (sessions live on the node
+    // leading the database's first split).
+    let mut sessions = Vec::new();
+    for client in clients {
+        let mut tries = 0;
+        let session = loop {
+            match client.create_session(&database).await {
+                Ok(s) => break s,
+                Err(e) if tries < 50 => {
+                    tries += 1;
+                    let _ = e;
+                    tokio::time::sleep(Duration::from_millis(200)).await;
+                }
+                Err(e) => return Err(format!("a session of {}: {e}", design.name)),
+            }
+        };
+        sessions.push(Arc::new(parking_lot::Mutex::new(session)));
+    }
+    let counts = Arc::new(Counts::default());
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    let started = Instant::now();
+    let end = started + demo.duration;
+    let interval = Duration::from_secs_f64(1.0 / rate);
+    let mut next = tokio::time::Instant::now();
+    let mut sent: u64 = 0;
+    let mut leaders_seen: BTreeMap<String, Option<u64>> = BTreeMap::new();
+    let mut moves = 0;
+    let mut next_report = started + Duration::from_secs(10);
+    let mut last_count = 0u64;
+    while Instant::now() < end {
+        next += interval;
+        tokio::time::sleep_until(next).await;
+        let Ok(permit) = in_flight.clone().try_acquire_owned() else {
+            counts.shed.fetch_add(1, Ordering::Relaxed);
+            continue;
+        };
+        let i = (sent % clients.len() as u64) as usize;
+        sent += 1;
+        let client = clients[i].clone();
+        let session = sessions[i].clone();
+        let task_counts = counts.clone();
+        let database = database.clone();
+        tokio::spawn(async move {
+            let counts = task_counts;
+            let name = session.lock().clone();
+            let result = client
+                .commit(
+                    &name,
+                    Selector::SingleUse(TxnMode::ReadWrite),
+                    vec![mutation(design)],
+                )
+                .await;
+            match result {
+                Ok(_) => counts.acked(started.elapsed().as_secs() as usize),
+                Err(e) => {
+                    counts.failed.fetch_add(1, Ordering::Relaxed);
+                    if e.code() == Some(tonic::Code::NotFound) {
+                        // The session's node stopped leading: a new one.
+                        if let Ok(s) = client.create_session(&database).await {
+                            *session.lock() = s;
+                        }
+                    }
+                    counts
+                        .first_error
+                        .lock()
+                        .get_or_insert_with(|| e.to_string());
+                }
+            }
+            drop(permit);
+        });
+        if Instant::now() >= next_report {
+            next_report += Duration::from_secs(10);
+            let status = cluster.status().await?;
+            let splits = splits_of(&status, &before);
+            for (split, leader) in &splits {
+                if let Some(old) = leaders_seen.insert(split.clone(), *leader) {
+                    if old.is_some() && *leader != old {
+                        moves += 1;
+                    }
+                }
+            }
+            let acked: u64 = counts.per_second.lock().iter().sum();
+            let mut by_node: BTreeMap<u64, usize> = BTreeMap::new();
+            for (_, leader) in &splits {
+                if let Some(l) = leader {
+                    *by_node.entry(*l).or_default() += 1;
+                }
+            }
+            let load: Vec<String> = status
+                .nodes
+                .iter()
+                .map(|n| {
+                    format!(
+                        "{}:{}",
+                        n.id,
+                        n.utilization
+                            .map_or_else(|| "-".into(), |u| format!("{:.0}%", u * 100.0))
+                    )
+                })
+                .collect();
+            eprintln!(
+                "  {}: {:>3} s  {:>6.1} commits/s ({:.2} x C)  {} splits, leaders {:?}, load {}",
+                design.name,
+                started.elapsed().as_secs(),
+                (acked - last_count) as f64 / 10.0,
+                (acked - last_count) as f64 / 10.0 / c,
+                splits.len(),
+                by_node,
+                load.join(" ")
+            );
+            last_count = acked;
+        }
+    }
+    // Let the commits in flight finish.
+    let _ = tokio::time::timeout(
+        Duration::from_secs(15),
+        in_flight.acquire_many(MAX_IN_FLIGHT as u32),
+    )
+    .await;
+    let secs = demo.duration.as_secs().max(3) as usize;
+    let per_second = counts.per_second.lock().clone();
+    let last_third: u64 = per_second.iter().skip(secs - secs / 3).take(secs / 3).sum();
+    let achieved = last_third as f64 / (secs / 3) as f64;
+    let status = cluster.status().await?;
+    let splits = splits_of(&status, &before);
+    let mut leaders: BTreeMap<u64, usize> = BTreeMap::new();
+    for (split, leader) in &splits {
+        if let Some(l) = leader {
+            *leaders.entry(*l).or_default() += 1;
+        }
+        if let Some(Some(old)) = leaders_seen.get(split) {
+            if *leader != Some(*old) && leader.is_some() {
+                moves += 1;
+            }
+        }
+    }
+    let unsplittable_reasons = hot_split_reasons(&clients[0], &database).await;
+    let times_c = achieved / c;
+    let good_target = GOOD_TARGET * demo.nodes as f64 / 4.0;
+    let met = if design.good {
+        times_c >= good_target
+    } else {
+        times_c <= BAD_TARGET
+    };
+    if let Some(e) = counts.first_error.lock().as_ref() {
+        eprintln!("  {}: first failed commit: {e}", design.name);
+    }
+    Ok(DesignOutcome {
+        name: design.name.to_string(),
+        good: design.good,
+        capacity_per_node: c,
+        offered: rate,
+        achieved,
+        times_c,
+        failed: counts.failed.load(Ordering::Relaxed),
+        shed: counts.shed.load(Ordering::Relaxed),
+        splits: splits.len(),
+        moves,
+        leaders,
+        unsplittable_reasons,
+        met,
+    })
+}
+
+/// The reasons the split manager gave for not splitting the database's
+/// hot splits in the last minutes (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`,
+/// as the node leading the first split sees them).
+async fn hot_split_reasons(client: &Client, database: &str) -> Vec<String> {
+    let Ok(session) = client.create_session(database).await else {
+        return Vec::new();
+    };
+    let Ok(rows) = client
+        .execute_sql(
+            &session,
+            &Statement::new(
+                "SELECT UNSPLITTABLE_REASONS FROM SPANNER_SYS.SPLIT_STATS_TOP_MINUTE \
+                 ORDER BY INTERVAL_END DESC LIMIT 20",
+            ),
+            Selector::strong(),
+        )
+        .await
+    else {
+        return Vec::new();
+    };
+    let mut reasons = BTreeSet::new();
+    for row in &rows.rows {
+        if let Some(Value::Array(items)) = row.first() {
+            for item in items {
+                if let Some(s) = item.as_str() {
+                    reasons.insert(s.to_string());
+                }
+            }
+        }
+    }
+    reasons.into_iter().collect()
+}
+
+/// The report as text.
+pub fn render_text(report: &ClusterDemoReport) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::new();
+    let _ = writeln!(
+        out,
+        "Hotspot demo on {} node processes (each capped at {} reads/s), offered {} x C for {} s per design\n(C = one node's commits/s for the design; achieved = acknowledged commits/s over the last third)\n",
+        report.nodes, report.node_capacity_reads_per_sec, report.nodes, report.duration_secs
+    );
+    let _ = writeln!(
+        out,
+        "{:<22} {:>7} {:>9} {:>6} {:>7} {:>6} {:>6}  {:<18} {:<7} unsplittable reasons",
+        "design", "C/s", "achieved", "xC", "target", "splits", "moves", "splits led by node", "met"
+    );
+    for d in &report.designs {
+        let target = if d.good {
+            format!(">={:.1}", GOOD_TARGET * report.nodes as f64 / 4.0)
+        } else {
+            format!("<={BAD_TARGET:.1}")
+        };
+        let led: Vec<String> = d.leaders.iter().map(|(n, k)| format!("{n}:{k}")).collect();
+        let _ = writeln!(
+            out,
+            "{:<22} {:>7.1} {:>9.1} {:>6.2} {:>7} {:>6} {:>6}  {:<18} {:<7} {}",
+            d.name,
+            d.capacity_per_node,
+            d.achieved,
+            d.times_c,
+            target,
+            d.splits,
+            d.moves,
+            led.join(" "),
+            if d.met { "yes" } else { "NO" },
+            if d.unsplittable_reasons.is_empty() {
+                "-".to_string()
+            } else {
+                d.unsplittable_reasons.join(", ")
+            }
+        );
+    }
+    let failed: u64 = report.designs.iter().map(|d| d.failed).sum();
+    let shed: u64 = report.designs.iter().map(|d| d.shed).sum();
+    let _ = writeln!(
+        out,
+        "\n{failed} commits failed and {shed} offered commits were shed (too many in flight) over the run"
+    );
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn design(name: &str) -> &'static Design {
+        DESIGNS.iter().find(|d| d.name == name).expect("a design")
+    }
+
+    #[test]
+    fn one_nodes_capacity_follows_the_rows_each_commit_writes() {
+        // An access-log row: one read (its existence), one row written.
+        let one_row = 300.0 / (1.0 + 22_500.0 / 3_500.0);
+        let c = capacity_per_node(design("timestamp-first"), 300.0).unwrap();
+        assert!((c - one_row).abs() < 1e-9, "{c}");
+        // A user's LastAccess under an index on it: the row, the old entry
+        // and the new one.
+        let three_rows = 300.0 / (1.0 + 3.0 * 22_500.0 / 3_500.0);
+        for name in ["index-non-interleaved", "index-interleaved"] {
+            let c = capacity_per_node(design(name), 300.0).unwrap();
+            assert!((c - three_rows).abs() < 1e-9, "{name}: {c}");
+        }
+        // Twice the capacity, twice the commits.
+        let c2 = capacity_per_node(design("uuid"), 600.0).unwrap();
+        assert!((c2 - 2.0 * one_row).abs() < 1e-9, "{c2}");
+    }
+
+    #[test]
+    fn a_seed_schema_becomes_its_statements_without_comments() {
+        let s = statements(design("hash-sharded").schema);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s[0].starts_with("CREATE TABLE UserAccessLogs ("), "{s:?}");
+        assert!(
+            s.iter().all(|s| !s.contains("--") && !s.ends_with(';')),
+            "{s:?}"
+        );
+        let s = statements(design("index-non-interleaved").schema);
+        assert_eq!(s.len(), 2, "{s:?}");
+        assert!(s[1].starts_with("CREATE NULL_FILTERED INDEX"), "{s:?}");
+    }
+}
