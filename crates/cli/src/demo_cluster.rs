@@ -6,8 +6,9 @@
 //! capacity (`--node-capacity`, 300 reads per second by default, so that
 //! N saturated nodes fit in two cores), with a replica of every database
 //! on every node (so any node may lead any split) and load-based
-//! splitting quickened for a demo (a split hot for 5 s is split, at most
-//! one split per split per 5 s). Then, for each design in turn, it
+//! splitting quickened for a demo (a split using a quarter of its node
+//! for 5 s is split, at most one split per split per 5 s: four saturated
+//! nodes need a few splits each before their load can be shared out). Then, for each design in turn, it
 //! creates the design's database from its seed schema and offers it N x C
 //! single-row commits per second for `--duration`, spread over every
 //! node's Spanner port, where C is what one node serves of the design's
@@ -64,6 +65,8 @@ pub struct ClusterDemo {
     pub designs: Vec<String>,
     /// The cluster's directory (`None`: a temporary one, removed after).
     pub dir: Option<PathBuf>,
+    /// More `rowtree serve` flags for every node (after the demo's own).
+    pub serve_flags: Vec<String>,
 }
 
 /// One design's outcome.
@@ -126,11 +129,14 @@ fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
         "5",
         "--split-cooldown",
         "5",
+        "--split-threshold",
+        "25",
         "--merge-after",
         "3600",
     ]
     .iter()
     .map(|s| s.to_string())
+    .chain(demo.serve_flags.iter().cloned())
     .collect()
 }
 

@@ -110,6 +110,11 @@ pub struct HotspotsArgs {
     /// temporary directory, removed after.
     #[arg(long, value_name = "DIR", requires = "cluster")]
     dir: Option<PathBuf>,
+    /// With --cluster: more `rowtree serve` flags for every node, after
+    /// `--`, for experiments (e.g. `-- --split-threshold 25`); they come
+    /// after the demo's own, so they override them.
+    #[arg(last = true, value_name = "SERVE FLAGS", requires = "cluster")]
+    serve_flags: Vec<String>,
 }
 
 fn fail(msg: impl std::fmt::Display) -> ExitCode {
@@ -295,6 +300,7 @@ fn demo_cluster(args: HotspotsArgs) -> ExitCode {
         load_per_node: args.load,
         designs: args.designs,
         dir: args.dir,
+        serve_flags: args.serve_flags,
     };
     let runtime = match crate::cluster::runtime() {
         Ok(r) => r,

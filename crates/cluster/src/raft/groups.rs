@@ -113,7 +113,15 @@ pub struct SplitGroups {
     /// When commits last tried to finish a merge left frozen
     /// ([`SplitGroups::finish_frozen`]): at most once a second.
     frozen_tried: Mutex<Option<std::time::Instant>>,
+    /// Keys written per group per second, as this node's commits were
+    /// checked ([`Replication::check_writes`]): how the node's load is
+    /// shared among the groups it leads ([`SplitGroups::led_loads`]). Kept
+    /// by the group's split id, so a cut does not clear the left half's.
+    written: Mutex<BTreeMap<rowtree_kv::SplitId, [(u64, u64); WRITTEN_SECONDS]>>,
 }
+
+/// The seconds of written keys a group's count keeps.
+const WRITTEN_SECONDS: usize = 16;
 
 /// How a node learns how far another node's replica of a split has
 /// applied its group's log: called with the split, the other node's id and
@@ -197,6 +205,7 @@ impl SplitGroups {
             recovering: Mutex::new(()),
             probe: OnceLock::new(),
             frozen_tried: Mutex::new(None),
+            written: Mutex::new(BTreeMap::new()),
         })
     }
 
@@ -517,22 +526,76 @@ impl SplitGroups {
         handed
     }
 
+    /// Counts the keys a commit checked here writes, per group.
+    fn count_written(&self, groups: &[Arc<GroupCommits>], touched: &BTreeMap<usize, u64>) {
+        let Ok(router) = self.router() else { return };
+        let second = router.now() / 1_000_000_000;
+        let mut written = self.written.lock();
+        if written.len() > 2 * groups.len() + 8 {
+            // Groups merged away or dropped.
+            written.retain(|split, _| groups.iter().any(|g| g.split_id() == *split));
+        }
+        for (i, keys) in touched {
+            let ring = written
+                .entry(groups[*i].split_id())
+                .or_insert([(u64::MAX, 0); WRITTEN_SECONDS]);
+            let slot = &mut ring[(second % WRITTEN_SECONDS as u64) as usize];
+            if slot.0 != second {
+                *slot = (second, 0);
+            }
+            slot.1 += keys;
+        }
+    }
+
     /// The groups this node leads, each with its index and its recent
-    /// load: the CPU rate of the last `secs` seconds (node-seconds per
-    /// second, so a share of a node) of the database's splits within the
-    /// group's range, as this node's router recorded them (a split's
-    /// commits and locking reads are made by its leader, so a group's load
-    /// is measured where it is led). The lease balancer's input (design
-    /// §6, step 3; `node::leases`).
+    /// load, a share of a node over the last `secs` seconds (design §6,
+    /// step 3; `node::leases`). With a node gate (`--node-capacity`), the
+    /// gate's use is shared among the led groups by the keys this node's
+    /// commits wrote to each; without, it is the CPU rate of the
+    /// database's splits within each group's range, as this node's router
+    /// recorded them. Either way a group's load is measured where it is
+    /// led (its commits are made there).
     pub fn led_loads(&self, secs: u64) -> Vec<(usize, Arc<GroupCommits>, f64)> {
         let groups = self.groups();
         let mut loads: Vec<f64> = vec![0.0; groups.len()];
         if let Ok(router) = self.router() {
             let now = router.now();
-            for split in router.splits().splits() {
-                let i = index_in(&groups, &split.start);
-                if groups[i].leads() {
-                    loads[i] += split.load.lock().recent_cpu(now, secs);
+            match router.gate() {
+                Some(gate) => {
+                    let current = now / 1_000_000_000;
+                    let secs = secs.clamp(1, WRITTEN_SECONDS as u64 - 2);
+                    let written = self.written.lock();
+                    let rows: Vec<u64> = groups
+                        .iter()
+                        .map(|g| {
+                            written.get(&g.split_id()).map_or(0, |ring| {
+                                ring.iter()
+                                    .filter(|(s, _)| *s < current && current - s <= secs)
+                                    .map(|(_, n)| n)
+                                    .sum()
+                            })
+                        })
+                        .collect();
+                    let led_rows: u64 = groups
+                        .iter()
+                        .zip(&rows)
+                        .filter(|(g, _)| g.leads())
+                        .map(|(_, n)| n)
+                        .sum();
+                    if led_rows > 0 {
+                        let used = gate.recent_use(secs);
+                        for (i, n) in rows.iter().enumerate() {
+                            loads[i] = used * *n as f64 / led_rows as f64;
+                        }
+                    }
+                }
+                None => {
+                    for split in router.splits().splits() {
+                        let i = index_in(&groups, &split.start);
+                        if groups[i].leads() {
+                            loads[i] += split.load.lock().recent_cpu(now, secs);
+                        }
+                    }
                 }
             }
         }
@@ -1037,17 +1100,18 @@ impl Replication for SplitGroups {
 
     fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {
         let groups = self.groups();
-        let mut touched = std::collections::BTreeSet::new();
+        let mut touched: BTreeMap<usize, u64> = BTreeMap::new();
         for key in keys {
-            touched.insert(index_in(&groups, key));
+            *touched.entry(index_in(&groups, key)).or_default() += 1;
         }
-        for i in touched {
-            let group = &groups[i];
+        for i in touched.keys() {
+            let group = &groups[*i];
             if !group.serves() {
                 return Err(led_elsewhere(group, "write to"));
             }
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }
+        self.count_written(&groups, &touched);
         Ok(())
     }
 
