@@ -49,6 +49,12 @@ fn main() {
             "HostSplitRequest",
             "HostSplitReply",
         ),
+        (
+            "split_history",
+            "SplitHistory",
+            "SplitHistoryRequest",
+            "SplitHistoryReply",
+        ),
     ] {
         node = node.method(
             Method::builder()

@@ -114,9 +114,14 @@ pub const GOOD_TARGET: f64 = 3.2;
 /// Bad designs must stay at or below this many C.
 pub const BAD_TARGET: f64 = 1.2;
 
-/// The most commits in flight at once: beyond it the driver sheds offered
-/// load rather than queueing without bound.
-const MAX_IN_FLIGHT: usize = 256;
+/// The most commits in flight at once, in seconds of the offered load
+/// (at least 16, at most 256): beyond it the driver sheds offered load
+/// rather than queueing without bound, as a client's session pool would.
+/// Half a second of the cluster's offered load queued on one saturated
+/// node is about two seconds of its work, within the split manager's
+/// frontier ([`rowtree_kv::FRONTIER_LAG_SECS`]), so a hot tail's keys,
+/// stamped in order by the driver, still reach it as a sequence.
+const IN_FLIGHT_SECS: f64 = 0.5;
 
 /// The serve flags every node gets.
 fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
@@ -358,7 +363,8 @@ async fn run_design(
         sessions.push(Arc::new(parking_lot::Mutex::new(session)));
     }
     let counts = Arc::new(Counts::default());
-    let in_flight = Arc::new(tokio::sync::Semaphore::new(MAX_IN_FLIGHT));
+    let max_in_flight = ((rate * IN_FLIGHT_SECS).ceil() as usize).clamp(16, 256);
+    let in_flight = Arc::new(tokio::sync::Semaphore::new(max_in_flight));
     let started = Instant::now();
     let end = started + demo.duration;
     let interval = Duration::from_secs_f64(1.0 / rate);
@@ -455,7 +461,7 @@ async fn run_design(
     // Let the commits in flight finish.
     let _ = tokio::time::timeout(
         Duration::from_secs(15),
-        in_flight.acquire_many(MAX_IN_FLIGHT as u32),
+        in_flight.acquire_many(max_in_flight as u32),
     )
     .await;
     let secs = demo.duration.as_secs().max(3) as usize;
@@ -475,7 +481,12 @@ async fn run_design(
             }
         }
     }
-    let unsplittable_reasons = hot_split_reasons(&clients[0], &database).await;
+    // Every node keeps the statistics of the splits it led: ask them all.
+    let mut unsplittable_reasons = BTreeSet::new();
+    for client in clients {
+        unsplittable_reasons.extend(hot_split_reasons(client, &database).await);
+    }
+    let unsplittable_reasons: Vec<String> = unsplittable_reasons.into_iter().collect();
     let times_c = achieved / c;
     let good_target = GOOD_TARGET * demo.nodes as f64 / 4.0;
     let met = if design.good {
@@ -503,14 +514,18 @@ async fn run_design(
     })
 }
 
-/// The reasons the split manager gave for not splitting the database's
-/// hot splits in the last minutes (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`,
-/// as the node leading the first split sees them).
+/// The reasons a node's split manager gave for not splitting the
+/// database's hot splits it led in the last minutes
+/// (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` as that node sees them).
 async fn hot_split_reasons(client: &Client, database: &str) -> Vec<String> {
-    let Ok(session) = client.create_session(database).await else {
-        return Vec::new();
+    let session = match client.create_session(database).await {
+        Ok(session) => session,
+        Err(e) => {
+            eprintln!("  the split statistics are out of reach: {e}");
+            return Vec::new();
+        }
     };
-    let Ok(rows) = client
+    let rows = match client
         .execute_sql(
             &session,
             &Statement::new(
@@ -520,9 +535,17 @@ async fn hot_split_reasons(client: &Client, database: &str) -> Vec<String> {
             Selector::strong(),
         )
         .await
-    else {
-        return Vec::new();
+    {
+        Ok(rows) => rows,
+        Err(e) => {
+            eprintln!("  reading SPANNER_SYS.SPLIT_STATS_TOP_MINUTE: {e}");
+            return Vec::new();
+        }
     };
+    eprintln!(
+        "  SPANNER_SYS.SPLIT_STATS_TOP_MINUTE: {} rows",
+        rows.rows.len()
+    );
     let mut reasons = BTreeSet::new();
     for row in &rows.rows {
         if let Some(Value::Array(items)) = row.first() {

@@ -25,8 +25,8 @@ use std::time::Duration;
 
 use parking_lot::{Mutex, RwLock};
 use rowtree_kv::{
-    BalancerConfig, CommitGroup, KeyAligner, LoadHistory, ManagerConfig, NodeGate, Replication,
-    Router, SplitEvent, SplitManager, SplitMap, SplitPolicy,
+    BalancerConfig, CommitGroup, KeyAligner, LoadHistory, ManagerConfig, NodeGate, NodeId,
+    Replication, Router, SplitEvent, SplitManager, SplitMap, SplitPolicy,
 };
 use rowtree_schema::{Catalog, ViewAnalyzer};
 
@@ -258,6 +258,10 @@ impl std::fmt::Debug for Options {
     }
 }
 
+/// A cluster node's id, and the other nodes' split load histories of the
+/// database, each with its node.
+type PeerHistories = (NodeId, Vec<(NodeId, LoadHistory)>);
+
 pub(crate) struct Inner {
     /// The one door to storage: row reads and writes, metadata, maintenance.
     pub router: Arc<Router>,
@@ -281,6 +285,10 @@ pub(crate) struct Inner {
     aligner: Arc<CatalogAligner>,
     /// When the load history was last persisted (nanoseconds).
     history_saved_at: std::sync::atomic::AtomicU64,
+    /// On a cluster node serving the database's sessions: this node's id
+    /// and the other nodes' latest split load histories
+    /// ([`Database::set_peer_histories`]).
+    peer_histories: Mutex<Option<PeerHistories>>,
     /// The split manager's [`SplitManager::generation`] when the split map
     /// was last saved (held while saving, so saves never reorder).
     split_map_saved: Mutex<u64>,
@@ -583,6 +591,7 @@ impl Database {
             splits: manager,
             aligner,
             history_saved_at: std::sync::atomic::AtomicU64::new(opened_at),
+            peer_histories: Mutex::new(None),
             split_map_saved: Mutex::new(split_map_saved),
             stop: stop.clone(),
             gc_thread: Mutex::new(None),
@@ -857,9 +866,33 @@ impl Database {
         &self.inner.splits
     }
 
-    /// A copy of the split load history (`SPANNER_SYS.SPLIT_STATS_TOP_*`).
+    /// The split load history (`SPANNER_SYS.SPLIT_STATS_TOP_*`, the key
+    /// visualizer): this database's own, or on a cluster node that was
+    /// given the other nodes' ([`Database::set_peer_histories`]), all of
+    /// them side by side, each row labelled with the node that served it.
     pub fn split_history(&self) -> LoadHistory {
+        let local = self.inner.splits.history().clone();
+        match &*self.inner.peer_histories.lock() {
+            None => local,
+            Some((me, peers)) => LoadHistory::merged(
+                std::iter::once((*me, &local)).chain(peers.iter().map(|(n, h)| (*n, h))),
+            ),
+        }
+    }
+
+    /// The history of the requests this database served itself (on a
+    /// cluster node: of the splits it led), what a node hands to the one
+    /// that gathers them.
+    pub fn local_split_history(&self) -> LoadHistory {
         self.inner.splits.history().clone()
+    }
+
+    /// Tells the database, on a cluster node, its node's id and the latest
+    /// split load histories of the other nodes serving it (each from
+    /// their [`Database::local_split_history`]), which
+    /// [`Database::split_history`] then includes.
+    pub fn set_peer_histories(&self, me: NodeId, peers: Vec<(NodeId, LoadHistory)>) {
+        *self.inner.peer_histories.lock() = Some((me, peers));
     }
 
     /// Every split event so far (the last 10,000), oldest first.
@@ -891,7 +924,9 @@ impl Database {
     fn start_split_manager(&self) {
         let handle =
             self.spawn_periodic("rowtree-splits", self.inner.options.split_interval, |db| {
-                db.tick_splits();
+                for event in db.tick_splits() {
+                    log_split_event(&event);
+                }
             });
         *self.inner.split_thread.lock() = handle;
     }
@@ -1187,4 +1222,37 @@ impl Database {
         }
         Ok(out)
     }
+}
+
+/// Logs what the split manager's background pass changed or found (the
+/// operator's view of load splits; `SPANNER_SYS.SPLIT_STATS_TOP_*` keeps
+/// the numbers).
+fn log_split_event(event: &SplitEvent) {
+    match event {
+        SplitEvent::Split {
+            parent,
+            key,
+            reason,
+            ..
+        } => tracing::info!(
+            split = %parent,
+            at = %hex_key(key),
+            reason = ?reason,
+            "split cut in two"
+        ),
+        SplitEvent::Merge { left, right, .. } => {
+            tracing::info!(%left, %right, "cold neighbouring splits merged")
+        }
+        SplitEvent::Unsplittable { split, reason, .. } => tracing::info!(
+            %split,
+            %reason,
+            "a hot split cannot be usefully cut"
+        ),
+        _ => {}
+    }
+}
+
+/// A key in lowercase hex, for logs.
+fn hex_key(key: &[u8]) -> String {
+    key.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -18,6 +18,11 @@
 //! kept only as long as the key visualizer shows the granularity (minute
 //! rows 6 hours, 10-minute rows 4 days, hour rows 28 days); older rows keep
 //! their counters without buckets.
+//!
+//! On a cluster, each node keeps the history of the requests it served,
+//! so of the splits it led; [`LoadHistory::merged`] puts several nodes'
+//! histories side by side, each row labelled with the node it came from
+//! (a split whose leader changed within an interval has a row from each).
 
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 
@@ -215,6 +220,37 @@ impl LoadHistory {
             .max()
     }
 
+    /// The histories of several nodes as one: every interval of any of
+    /// them, with the rows of each, their `node` set to the node they
+    /// came from (see the module docs). Retention is each history's own.
+    pub fn merged<'a>(
+        histories: impl IntoIterator<Item = (NodeId, &'a LoadHistory)>,
+    ) -> LoadHistory {
+        type Sets = BTreeMap<u64, Vec<IntervalStat>>;
+        let (mut minute, mut ten_minutes, mut hour) = (Sets::new(), Sets::new(), Sets::new());
+        for (node, history) in histories {
+            for (into, from) in [
+                (&mut minute, &history.minute),
+                (&mut ten_minutes, &history.ten_minutes),
+                (&mut hour, &history.hour),
+            ] {
+                for (end, rows) in from {
+                    into.entry(*end)
+                        .or_default()
+                        .extend(rows.iter().cloned().map(|mut row| {
+                            row.node = node;
+                            row
+                        }));
+                }
+            }
+        }
+        LoadHistory {
+            minute: minute.into_iter().collect(),
+            ten_minutes: ten_minutes.into_iter().collect(),
+            hour: hour.into_iter().collect(),
+        }
+    }
+
     /// JSON, for persistence.
     pub fn to_bytes(&self) -> Vec<u8> {
         serde_json::to_vec(self).expect("history serialises")
@@ -353,6 +389,37 @@ mod tests {
                 MAX_BUCKETS,
             ),
         }
+    }
+
+    #[test]
+    fn merged_histories_keep_every_nodes_rows_labelled_with_it() {
+        // Node 1 served split 3 in minutes 1 and 2; node 2 served split 5
+        // in minute 2 and split 3 in minute 3 (its leader changed).
+        let mut one = LoadHistory::new();
+        one.add_minute(MINUTE, vec![stat(3, 10, &[1])]);
+        one.add_minute(2 * MINUTE, vec![stat(3, 10, &[2])]);
+        let mut two = LoadHistory::new();
+        two.add_minute(2 * MINUTE, vec![stat(5, 20, &[3])]);
+        two.add_minute(3 * MINUTE, vec![stat(3, 30, &[4])]);
+        let merged = LoadHistory::merged([(NodeId(1), &one), (NodeId(2), &two)]);
+        let minutes: Vec<(u64, Vec<(u8, u32)>)> = merged
+            .intervals(Granularity::Minute)
+            .into_iter()
+            .map(|(end, rows)| {
+                let rows = rows.iter().map(|r| (r.start[0], r.node.0)).collect();
+                (end / MINUTE, rows)
+            })
+            .collect();
+        assert_eq!(
+            minutes,
+            vec![
+                (1, vec![(3, 1)]),
+                (2, vec![(3, 1), (5, 2)]),
+                (3, vec![(3, 2)])
+            ]
+        );
+        // Nothing to merge: nothing.
+        assert_eq!(LoadHistory::merged([]), LoadHistory::new());
     }
 
     #[test]

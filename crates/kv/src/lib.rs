@@ -87,7 +87,10 @@ pub use clock::{system_clock, RouterClock};
 pub use error::{Error, Result};
 pub use gc_watch::GcWatch;
 pub use history::{Granularity, IntervalStat, LoadHistory};
-pub use load::{Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot};
+pub use load::{
+    Access, AccessKind, KeySample, LoadRate, LoadTotals, LoadTracker, SampleSnapshot,
+    FRONTIER_LAG_SECS,
+};
 pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSizes};
 pub use nodes::NodeGate;
 pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};

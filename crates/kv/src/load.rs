@@ -22,12 +22,17 @@
 //!   for twenty samples rather than twenty, and the counters are then
 //!   bumped without comparing.
 //! * **Monotonicity counters**: point accesses whose key is beyond the
-//!   largest (or below the smallest) key seen before the current second.
-//!   Sequential keys make almost every access beyond that frontier; random
-//!   keys almost none. Comparing with the frontier of the previous second
-//!   rather than the running maximum keeps keys that arrive a little out of
-//!   order (concurrent writers stamping the same instant, `(timestamp, id)`
-//!   keys) counted as the sequence they are.
+//!   largest (or below the smallest) key seen up to [`FRONTIER_LAG_SECS`]
+//!   seconds before the current second began. Sequential keys make almost
+//!   every access beyond that frontier; random keys almost none (the
+//!   largest of many random keys is near the top already). Comparing with
+//!   a frontier a few seconds old rather than the running maximum keeps
+//!   keys that arrive out of order counted as the sequence they are:
+//!   concurrent writers stamping the same instant (`(timestamp, id)`
+//!   keys), and keys stamped by clients and then queued behind a saturated
+//!   node for a second or two, served in no particular order. The accesses
+//!   of the first seconds, with no frontier that old yet, are not compared
+//!   ([`SampleSnapshot::compared`] counts the ones that were).
 //!
 //! * **An interval sample** for the key visualizer: up to
 //!   [`INTERVAL_SAMPLE_SIZE`] keys drawn from the accesses since the last
@@ -52,6 +57,10 @@ pub const WINDOW_SECS: u64 = 60;
 pub const SAMPLE_SIZE: usize = 20;
 /// The most keys in the interval sample (see the module docs).
 pub const INTERVAL_SAMPLE_SIZE: usize = 128;
+/// How old the frontier the monotonicity counters compare with is: an
+/// access in second `s` is compared with the largest and smallest keys
+/// seen by the end of second `s - FRONTIER_LAG_SECS` (see the module docs).
+pub const FRONTIER_LAG_SECS: u64 = 3;
 
 const NANOS: u64 = 1_000_000_000;
 /// Buckets in the ring: the window plus the current second.
@@ -264,9 +273,12 @@ pub struct SampleSnapshot {
     pub scans: u64,
     /// Point accesses (reads and writes) since the reset.
     pub points: u64,
-    /// Point accesses beyond the largest key seen before them.
+    /// Of those, the ones compared with a frontier (all but the first
+    /// [`FRONTIER_LAG_SECS`] seconds' worth).
+    pub compared: u64,
+    /// Compared point accesses beyond the frontier's largest key.
     pub beyond_max: u64,
-    /// Point accesses below the smallest key seen before them.
+    /// Compared point accesses below the frontier's smallest key.
     pub below_min: u64,
 }
 
@@ -286,17 +298,19 @@ pub struct LoadTracker {
     seen: u64,
     scans: u64,
     points: u64,
+    compared: u64,
     beyond_max: u64,
     below_min: u64,
     max_key: Vec<u8>,
     min_key: Vec<u8>,
-    /// `max_key` / `min_key` as they were at the end of the previous second.
-    frontier_max: Vec<u8>,
-    frontier_min: Vec<u8>,
-    /// The second of the first point access; `frontier_second` is
-    /// `u64::MAX` until a later second begins.
-    first_second: u64,
-    frontier_second: u64,
+    /// The second of the latest point access (`u64::MAX`: none yet).
+    current_second: u64,
+    /// `(second, max_key, min_key)` as they were at the end of each of the
+    /// last seconds with point accesses, oldest first (at most
+    /// `FRONTIER_LAG_SECS + 1`; the key buffers are reused).
+    ends: std::collections::VecDeque<(u64, Vec<u8>, Vec<u8>)>,
+    /// Key buffers of `ends` entries dropped by a reset, for reuse.
+    spare_ends: Vec<(Vec<u8>, Vec<u8>)>,
     rng: u64,
     /// The interval sample: the first `interval_live` slots are in use.
     interval_keys: Vec<Vec<u8>>,
@@ -335,14 +349,14 @@ impl LoadTracker {
             seen: 0,
             scans: 0,
             points: 0,
+            compared: 0,
             beyond_max: 0,
             below_min: 0,
             max_key: Vec::new(),
             min_key: Vec::new(),
-            frontier_max: Vec::new(),
-            frontier_min: Vec::new(),
-            first_second: 0,
-            frontier_second: u64::MAX,
+            current_second: u64::MAX,
+            ends: std::collections::VecDeque::new(),
+            spare_ends: Vec::new(),
             rng: 0x9E37_79B9_7F4A_7C15 ^ now,
             interval_keys: Vec::new(),
             interval_live: 0,
@@ -426,22 +440,22 @@ impl LoadTracker {
             if self.points == 0 {
                 self.max_key.extend_from_slice(key);
                 self.min_key.extend_from_slice(key);
-                self.first_second = second;
-                self.frontier_second = u64::MAX;
+                self.current_second = second;
             } else {
-                if second != self.first_second && second != self.frontier_second {
-                    // A new second: the frontier moves to what was seen so far
-                    // (`clone_from` reuses the buffers).
-                    self.frontier_max.clone_from(&self.max_key);
-                    self.frontier_min.clone_from(&self.min_key);
-                    self.frontier_second = second;
-                }
-                // In the first second there is no frontier yet: nothing counts.
-                if self.frontier_second == u64::MAX {
-                } else if key > self.frontier_max.as_slice() {
-                    self.beyond_max += 1;
-                } else if key < self.frontier_min.as_slice() {
-                    self.below_min += 1;
+                self.end_seconds_before(second);
+                // The frontier: the keys seen by the end of the latest
+                // second at least FRONTIER_LAG_SECS back (none yet in the
+                // first seconds: nothing is compared).
+                let frontier = second
+                    .checked_sub(FRONTIER_LAG_SECS)
+                    .and_then(|horizon| self.ends.iter().rev().find(|(s, ..)| *s <= horizon));
+                if let Some((_, max, min)) = frontier {
+                    self.compared += 1;
+                    if key > max.as_slice() {
+                        self.beyond_max += 1;
+                    } else if key < min.as_slice() {
+                        self.below_min += 1;
+                    }
                 }
                 if key > self.max_key.as_slice() {
                     self.max_key.clear();
@@ -542,6 +556,29 @@ impl LoadTracker {
         xorshift(&mut self.rng)
     }
 
+    /// Records the end of the seconds before `second` that had point
+    /// accesses (only the latest one can be unrecorded): the keys seen by
+    /// then become a frontier for later seconds. A second earlier than the
+    /// current one (a thread that read the clock before another) counts as
+    /// the current one.
+    fn end_seconds_before(&mut self, second: u64) {
+        if second <= self.current_second || self.current_second == u64::MAX {
+            return;
+        }
+        let ended = self.current_second;
+        self.current_second = second;
+        // Reuse the oldest entry's buffers once there are enough.
+        let (mut max, mut min) = if self.ends.len() > FRONTIER_LAG_SECS as usize {
+            let (_, max, min) = self.ends.pop_front().unwrap_or_default();
+            (max, min)
+        } else {
+            self.spare_ends.pop().unwrap_or_default()
+        };
+        max.clone_from(&self.max_key);
+        min.clone_from(&self.min_key);
+        self.ends.push_back((ended, max, min));
+    }
+
     /// Forgets the key sample and the monotonicity counters (not the rates).
     pub fn reset_sample(&mut self) {
         self.live = 0;
@@ -549,13 +586,15 @@ impl LoadTracker {
         self.seen = 0;
         self.scans = 0;
         self.points = 0;
+        self.compared = 0;
         self.beyond_max = 0;
         self.below_min = 0;
         self.max_key.clear();
         self.min_key.clear();
-        self.frontier_max.clear();
-        self.frontier_min.clear();
-        self.frontier_second = u64::MAX;
+        self.current_second = u64::MAX;
+        while let Some((_, max, min)) = self.ends.pop_front() {
+            self.spare_ends.push((max, min));
+        }
     }
 
     /// The sample and counters since the last reset.
@@ -565,6 +604,7 @@ impl LoadTracker {
             accesses: self.seen,
             scans: self.scans,
             points: self.points,
+            compared: self.compared,
             beyond_max: self.beyond_max,
             below_min: self.below_min,
         }
@@ -701,14 +741,21 @@ mod tests {
         let mut t = LoadTracker::new();
         t.record(0, &Access::read(b"m", 1, 1, 1));
         t.record(0, &Access::read(b"a", 1, 1, 1));
-        // In the first second there is no frontier: nothing is "beyond" yet.
-        t.record(S, &Access::read(b"z", 1, 1, 1));
-        t.record(S, &Access::read(b"0", 1, 1, 1));
-        t.record(S, &Access::scan(b"b", Some(b"x"), 1, 1, 1));
-        t.record(S, &Access::scan(b"b", Some(b"c"), 1, 1, 1));
+        // Until FRONTIER_LAG_SECS have passed there is no frontier: nothing
+        // is compared, so nothing is "beyond" yet.
+        t.record(S, &Access::read(b"y", 1, 1, 1));
+        assert_eq!(t.sample_snapshot().compared, 0);
+        let later = FRONTIER_LAG_SECS * S;
+        t.record(later, &Access::read(b"z", 1, 1, 1));
+        t.record(later, &Access::read(b"0", 1, 1, 1));
+        t.record(later, &Access::scan(b"b", Some(b"x"), 1, 1, 1));
+        t.record(later, &Access::scan(b"b", Some(b"c"), 1, 1, 1));
         let snap = t.sample_snapshot();
         let m = &snap.samples[0];
-        assert_eq!((m.left, m.right, m.spanning), (3, 1, 1));
+        assert_eq!((m.left, m.right, m.spanning), (3, 2, 1));
+        // Compared with the keys seen by the end of second 0 ("a" to "m"):
+        // "z" is beyond, "0" below.
+        assert_eq!((snap.points, snap.compared), (5, 2));
         assert_eq!(snap.beyond_max, 1);
         assert_eq!(snap.below_min, 1);
         assert_eq!(snap.scans, 2);
@@ -751,8 +798,49 @@ mod tests {
             }
         }
         let snap = t.sample_snapshot();
-        // All 900 accesses after the first second are beyond the frontier.
-        assert_eq!(snap.beyond_max, 900);
+        // All 700 accesses compared (from second FRONTIER_LAG_SECS on) are
+        // beyond the frontier.
+        assert_eq!(FRONTIER_LAG_SECS, 3);
+        assert_eq!((snap.compared, snap.beyond_max), (700, 700));
+    }
+
+    /// Keys stamped by clients in order, then served out of order after
+    /// waiting up to two seconds behind a saturated node, against random
+    /// keys served the same way.
+    #[test]
+    fn a_queued_sequence_is_still_a_sequence_and_random_keys_are_not() {
+        let mut rng = 777u64;
+        let mut draw = move |n: u64| {
+            rng = rng
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            (rng >> 33) % n
+        };
+        // (served at, key): 50 keys stamped per second for 60 s, each
+        // served 0 to 2 s after it was stamped.
+        let mut sequence = Vec::new();
+        let mut random = Vec::new();
+        for i in 0..3000u64 {
+            let stamped = i * S / 50;
+            let served = stamped + draw(2 * S);
+            sequence.push((served, stamped.to_be_bytes()));
+            random.push((served, draw(u64::MAX).to_be_bytes()));
+        }
+        for (accesses, moving) in [(sequence, true), (random, false)] {
+            let mut accesses = accesses;
+            accesses.sort();
+            let mut t = LoadTracker::new();
+            for (at, key) in &accesses {
+                t.record(*at, &Access::write(key, 1, 1, 1));
+            }
+            let snap = t.sample_snapshot();
+            let share = snap.beyond_max as f64 / snap.compared as f64;
+            if moving {
+                assert!(share > 0.95, "{share}");
+            } else {
+                assert!(share < 0.05, "{share}");
+            }
+        }
     }
 
     /// How one access moves a sample's counters, by the rules in the

@@ -5,9 +5,11 @@
 //! key sample of its [`LoadTracker`](crate::LoadTracker), in this order:
 //!
 //! 1. **Moving hot spot**: at least [`MOVING_FRACTION`] of the point accesses
-//!    went beyond the largest (or below the smallest) key seen before them:
-//!    sequential keys. Any boundary would be behind the next access, so the
-//!    split is not cut.
+//!    went beyond the largest (or below the smallest) key seen a few seconds
+//!    before them (the tracker's frontier): sequential keys. Any boundary
+//!    would be behind the next access, so the split is not cut. While too
+//!    few point accesses have been compared with a frontier to tell (a
+//!    split's first seconds), the decision waits.
 //! 2. **Split key**: among the sampled keys with at least `min_samples`
 //!    observations, left/right imbalance under `max_imbalance` and spanning
 //!    fraction under `max_spanning`, the most balanced one, aligned by the
@@ -27,6 +29,8 @@
 //! 6. Otherwise `UNSPECIFIED`.
 //!
 //! Until enough has been observed the decision is [`LoadDecision::Wait`].
+//! The fractions of steps 1 and 5 are of the point accesses compared with
+//! a frontier ([`SampleSnapshot::compared`]).
 
 use std::fmt;
 use std::time::Duration;
@@ -232,9 +236,13 @@ impl SplitPolicy {
         if sample.accesses < self.min_samples {
             return LoadDecision::Wait;
         }
-        // 1. Sequential keys.
-        if sample.points >= self.min_samples {
-            let points = sample.points as f64;
+        // 1. Sequential keys. A split with many point accesses but too few
+        // compared yet (its first seconds) might be one: wait.
+        if sample.points >= self.min_samples && sample.compared < self.min_samples {
+            return LoadDecision::Wait;
+        }
+        if sample.compared >= self.min_samples {
+            let points = sample.compared as f64;
             if sample.beyond_max as f64 >= MOVING_FRACTION * points
                 || sample.below_min as f64 >= MOVING_FRACTION * points
             {
@@ -298,8 +306,8 @@ impl SplitPolicy {
         // everything seen before: a sequence mixed with other work (say the
         // tail of an index on a timestamp, which also takes deletes of recent
         // entries) is still a moving hot spot.
-        if sample.points >= self.min_samples {
-            let points = sample.points as f64;
+        if sample.compared >= self.min_samples {
+            let points = sample.compared as f64;
             if sample.beyond_max.max(sample.below_min) as f64 >= MOSTLY_MOVING_FRACTION * points {
                 return LoadDecision::Unsplittable(UnsplittableReason::MovingHotSpot);
             }

@@ -40,9 +40,10 @@ fn record_does_not_allocate_once_warm() {
             .wrapping_add(1442695040888963407);
         x.to_be_bytes()
     };
-    // Warm: more than one second of accesses, so every buffer (samples,
-    // the running and the previous second's extreme keys) has been used.
-    for i in 0..2500u64 {
+    // Warm: several seconds of accesses, so every buffer (samples, the
+    // running extreme keys and those at the end of each of the seconds the
+    // frontier looks back over) has been used.
+    for i in 0..6000u64 {
         t.record(i * 1_000_000, &Access::read(&next_key(), 1, 10, 100));
     }
     t.reset_sample();

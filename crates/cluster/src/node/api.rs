@@ -1,7 +1,7 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
 //! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
-//! `Announce`, `ReplaceRegistry` and `HostSplit`, with their messages as
-//! plain prost structs, and the calls a client makes.
+//! `Announce`, `ReplaceRegistry`, `HostSplit` and `SplitHistory`, with
+//! their messages as plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
 
@@ -202,6 +202,26 @@ pub struct HostSplitReply {
     pub hosted: bool,
     #[prost(string, tag = "2")]
     pub why: String,
+}
+
+/// The node serving a database's sessions asks another node for the split
+/// load history of the requests that node served for the database (the
+/// splits it led), to answer `SPANNER_SYS.SPLIT_STATS_TOP_*` and the key
+/// visualizer for the whole cluster.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SplitHistoryRequest {
+    /// The database's group in the registry.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+}
+
+/// The node's history of the database, as `rowtree_kv::LoadHistory`
+/// encodes it for its data directory; empty if the node does not serve
+/// the database.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SplitHistoryReply {
+    #[prost(bytes = "vec", tag = "1")]
+    pub history: Vec<u8>,
 }
 
 /// The longest split boundary a `HostSplit` request may carry: far above

@@ -73,7 +73,7 @@ use crate::Replica;
 use api::{
     AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, HostSplitReply, HostSplitRequest,
     JoinReply, JoinRequest, NodeClient, NodeServer, RegistryReply, RegistryRequest, RemoveReply,
-    RemoveRequest, StatusReply, StatusRequest,
+    RemoveRequest, SplitHistoryReply, SplitHistoryRequest, StatusReply, StatusRequest,
 };
 use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
@@ -1723,6 +1723,19 @@ impl api::NodeService for Handler {
             Err(why) => HostSplitReply { hosted: false, why },
         };
         Ok(Response::new(reply))
+    }
+
+    async fn split_history(
+        &self,
+        request: Request<SplitHistoryRequest>,
+    ) -> Result<Response<SplitHistoryReply>, Status> {
+        let database = request.into_inner().database;
+        let hosted = self.shared.databases.lock().get(&database).cloned();
+        let history = hosted
+            .and_then(|hosted| hosted.db.upgrade())
+            .map(|db| db.local_split_history().to_bytes())
+            .unwrap_or_default();
+        Ok(Response::new(SplitHistoryReply { history }))
     }
 
     async fn clock(&self, request: Request<ClockRequest>) -> Result<Response<ClockReply>, Status> {

@@ -28,7 +28,9 @@
 //! load (see `raft::groups` and `node::leases`): [`tend`] runs on every
 //! replica's node, balances the leases of the groups this node leads
 //! every [`GATHER_EVERY`], and closes the timestamps of the groups it
-//! leads.
+//! leads. Each node keeps the load history of the splits it led; on the
+//! node leading the first split, which answers `SPANNER_SYS` and the key
+//! visualizer, [`tend`] also gathers the other nodes' histories.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -487,6 +489,88 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
         hosted.db.clone(),
         Arc::downgrade(&hosted.groups),
     ));
+    runtime.spawn(gather_histories(
+        database,
+        hosted.db.clone(),
+        Arc::downgrade(&hosted.groups),
+        hosted.shared.clone(),
+    ));
+}
+
+/// How often the node leading a database's first split gathers the other
+/// nodes' split load histories of it (their minute rows change once a
+/// minute).
+pub const GATHER_HISTORIES_EVERY: Duration = Duration::from_secs(15);
+
+/// Each node keeps the load history of the splits it led; the node leading
+/// the database's first split, which serves its sessions (and so
+/// `SPANNER_SYS` and the key visualizer), asks every other node holding
+/// one of its groups for theirs every [`GATHER_HISTORIES_EVERY`] and hands
+/// them to the database ([`Database::set_peer_histories`]). A node that
+/// does not answer keeps the history it last sent. Ends once the database
+/// is closed.
+async fn gather_histories(
+    database: u64,
+    db: WeakDatabase,
+    groups: Weak<SplitGroups>,
+    shared: Weak<Shared>,
+) {
+    let mut last: BTreeMap<u64, rowtree_kv::LoadHistory> = BTreeMap::new();
+    loop {
+        tokio::time::sleep(GATHER_HISTORIES_EVERY).await;
+        let (Some(split_groups), Some(node)) = (groups.upgrade(), shared.upgrade()) else {
+            return;
+        };
+        let all = split_groups.groups();
+        drop(split_groups);
+        if !all.first().is_some_and(|g| g.serves()) {
+            last.clear();
+            continue;
+        }
+        let me = node.id;
+        let mut peers: BTreeMap<u64, String> = BTreeMap::new();
+        for group in &all {
+            for (id, addr) in group.members().1 {
+                if id != me {
+                    peers.insert(id, node.peers.routes().dial(&addr).to_string());
+                }
+            }
+        }
+        drop((all, node));
+        last.retain(|id, _| peers.contains_key(id));
+        for (id, addr) in peers {
+            match fetch_history(&addr, database).await {
+                Ok(history) => {
+                    last.insert(id, history);
+                }
+                Err(e) => {
+                    tracing::debug!(database, node = id, error = %e, "a node's split history")
+                }
+            }
+        }
+        let Some(database_now) = db.upgrade() else {
+            return;
+        };
+        let label = |id: u64| rowtree_kv::NodeId(u32::try_from(id).unwrap_or(u32::MAX));
+        database_now.set_peer_histories(
+            label(me),
+            last.iter().map(|(id, h)| (label(*id), h.clone())).collect(),
+        );
+    }
+}
+
+/// The split load history of `database` kept by the node at `addr`.
+async fn fetch_history(addr: &str, database: u64) -> Result<rowtree_kv::LoadHistory, String> {
+    let mut client = super::api::client(addr, GROUP_TIMEOUT)?;
+    let reply = client
+        .split_history(super::api::SplitHistoryRequest { database })
+        .await
+        .map_err(|s| format!("node at {addr}: {:?}: {}", s.code(), s.message()))?
+        .into_inner();
+    if reply.history.is_empty() {
+        return Ok(rowtree_kv::LoadHistory::new());
+    }
+    rowtree_kv::LoadHistory::from_bytes(&reply.history).map_err(|e| e.to_string())
 }
 
 /// The closed-timestamp ticker of a database's groups on this node (see
