@@ -133,6 +133,10 @@ pub struct NodeEntry {
     /// nodes served databases: a port is chosen on the next start).
     #[serde(default)]
     pub client_addr: String,
+    /// Where it serves the key visualizer over HTTP (empty in a file
+    /// written before nodes did: a port is chosen on the next start).
+    #[serde(default)]
+    pub http_addr: String,
     pub data_dir: PathBuf,
     pub log: PathBuf,
     /// The process id of its last start.
@@ -409,6 +413,7 @@ fn spawn_node(entry: &NodeEntry, join: Option<&str>, flags: &[String]) -> Result
         .arg(&entry.data_dir)
         .args(["--peer-port", &port])
         .args(["--port", &port_of(&entry.client_addr)])
+        .args(["--http-port", &port_of(&entry.http_addr)])
         .stdin(Stdio::piped())
         .stdout(log.try_clone().map_err(|e| e.to_string())?)
         .stderr(log);
@@ -472,6 +477,7 @@ impl LocalCluster {
                         id,
                         peer_addr: format!("127.0.0.1:{}", ports.next()?),
                         client_addr: format!("127.0.0.1:{}", ports.next()?),
+                        http_addr: format!("127.0.0.1:{}", ports.next()?),
                         log: data_dir.join("node.log"),
                         data_dir,
                         pid: 0,
@@ -483,6 +489,9 @@ impl LocalCluster {
         for entry in &mut file.nodes {
             if entry.client_addr.is_empty() {
                 entry.client_addr = format!("127.0.0.1:{}", ports.next()?);
+            }
+            if entry.http_addr.is_empty() {
+                entry.http_addr = format!("127.0.0.1:{}", ports.next()?);
             }
         }
         // Released for the nodes to bind.
@@ -631,10 +640,11 @@ async fn up(args: UpArgs) -> Result<(), String> {
     for entry in &cluster.file.nodes {
         let _ = writeln!(
             out,
-            "  node {}: SPANNER_EMULATOR_HOST={}  peer port {}  pid {}  data {}  log {}",
+            "  node {}: SPANNER_EMULATOR_HOST={}  peer port {}  key visualizer http://{}/  pid {}  data {}  log {}",
             entry.id,
             entry.client_addr,
             entry.peer_addr,
+            entry.http_addr,
             entry.pid,
             entry.data_dir.display(),
             entry.log.display()

@@ -32,8 +32,18 @@
 //! design, the commits per second achieved over the last third of the run
 //! and that as a multiple of C, against the targets (good designs at
 //! least 3.2 x C on four nodes, bad ones at most 1.2 x C), the splits and
-//! lease moves seen, and the reasons the hottest split could not be split
-//! (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`).
+//! lease moves seen, the reasons the hottest split could not be split
+//! (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`), and the nodes the key
+//! visualizer shows serving the design's keys. Both come from the node
+//! leading the database's first split, which gathers every node's split
+//! load history; the key visualizer page of each design is saved in the
+//! cluster's directory (`keyviz-<design>.html`), and each node serves its
+//! own on the port `cluster.json` lists while the demo runs.
+//!
+//! The driver sheds offered commits beyond half a second of them in
+//! flight, as a client's session pool would: a deeper queue on a saturated
+//! node would serve the keys it stamped in order so far out of order that
+//! a timestamp-first tail would no longer look like the sequence it is.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
@@ -96,6 +106,12 @@ pub struct DesignOutcome {
     /// Why the hottest splits could not be split, as the split manager
     /// reported them.
     pub unsplittable_reasons: Vec<String>,
+    /// The nodes the key visualizer of the node serving the database's
+    /// sessions shows serving its key ranges over the run.
+    pub keyviz_nodes: Vec<u32>,
+    /// Where that key visualizer page was saved (empty if it could not be
+    /// fetched; the reason was printed).
+    pub keyviz_page: String,
     /// Whether the design met its target.
     pub met: bool,
 }
@@ -481,12 +497,17 @@ async fn run_design(
             }
         }
     }
-    // Every node keeps the statistics of the splits it led: ask them all.
-    let mut unsplittable_reasons = BTreeSet::new();
-    for client in clients {
-        unsplittable_reasons.extend(hot_split_reasons(client, &database).await);
-    }
-    let unsplittable_reasons: Vec<String> = unsplittable_reasons.into_iter().collect();
+    // Each node keeps the statistics of the splits it led, and the node
+    // serving the database's sessions gathers them: one query sees all.
+    let unsplittable_reasons = hot_split_reasons(&clients[0], &database).await;
+    let (keyviz_nodes, keyviz_page) =
+        match key_visualizer(cluster, &status, &before, &database, design.name).await {
+            Ok(seen) => seen,
+            Err(e) => {
+                eprintln!("  {}: the key visualizer: {e}", design.name);
+                (Vec::new(), String::new())
+            }
+        };
     let times_c = achieved / c;
     let good_target = GOOD_TARGET * demo.nodes as f64 / 4.0;
     let met = if design.good {
@@ -510,13 +531,121 @@ async fn run_design(
         moves,
         leaders,
         unsplittable_reasons,
+        keyviz_nodes,
+        keyviz_page,
         met,
     })
 }
 
-/// The reasons a node's split manager gave for not splitting the
-/// database's hot splits it led in the last minutes
-/// (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` as that node sees them).
+/// The largest key visualizer answer read.
+const MAX_PAGE: u64 = 64 << 20;
+
+/// Saves the key visualizer page of `database` (as the node leading its
+/// first split, which gathers every node's split history, draws it) as
+/// `keyviz-<design>.html` in the cluster's directory, and returns the
+/// nodes its cells show serving the database's keys, with the page's path.
+async fn key_visualizer(
+    cluster: &LocalCluster,
+    status: &rowtree_cluster::node::status::ClusterStatus,
+    before: &BTreeSet<u64>,
+    database: &str,
+    design: &str,
+) -> Result<(Vec<u32>, String), String> {
+    let group = databases(status)
+        .difference(before)
+        .next()
+        .copied()
+        .ok_or("the database's group is not in the cluster's status")?;
+    let leader = status
+        .groups
+        .iter()
+        .find(|g| g.group == group)
+        .and_then(|g| g.leader)
+        .ok_or("the database's first split has no leader")?;
+    let node = cluster
+        .file
+        .nodes
+        .iter()
+        .find(|n| n.id == leader)
+        .ok_or_else(|| format!("node {leader} is not in cluster.json"))?;
+    let data = http_get(&node.http_addr, &format!("/keyviz/{database}/data.json")).await?;
+    let data: serde_json::Value =
+        serde_json::from_slice(&data).map_err(|e| format!("a malformed data.json: {e}"))?;
+    let nodes: BTreeSet<u32> = data["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|n| n.as_u64().and_then(|n| u32::try_from(n).ok()))
+        .collect();
+    let page = http_get(&node.http_addr, &format!("/keyviz/{database}")).await?;
+    let path = cluster.dir.join(format!("keyviz-{design}.html"));
+    std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
+    Ok((nodes.into_iter().collect(), path.display().to_string()))
+}
+
+/// The body of a `200 OK` answer to `GET path` from the HTTP server at
+/// `addr` (a node's key visualizer, on loopback), at most [`MAX_PAGE`]
+/// bytes, within 20 s.
+async fn http_get(addr: &str, path: &str) -> Result<Vec<u8>, String> {
+    use tokio::io::{AsyncReadExt, AsyncWriteExt};
+    let exchange = async {
+        let mut stream = tokio::net::TcpStream::connect(addr)
+            .await
+            .map_err(|e| format!("{addr}: {e}"))?;
+        stream
+            .write_all(
+                format!("GET {path} HTTP/1.1\r\nHost: {addr}\r\nConnection: close\r\n\r\n")
+                    .as_bytes(),
+            )
+            .await
+            .map_err(|e| format!("{addr}: {e}"))?;
+        let mut answer = Vec::new();
+        stream
+            .take(MAX_PAGE)
+            .read_to_end(&mut answer)
+            .await
+            .map_err(|e| format!("{addr}: {e}"))?;
+        Ok::<_, String>(answer)
+    };
+    let answer = tokio::time::timeout(Duration::from_secs(20), exchange)
+        .await
+        .map_err(|_| format!("{addr} did not answer within 20 s"))??;
+    let split = answer
+        .windows(4)
+        .position(|w| w == b"\r\n\r\n")
+        .ok_or_else(|| format!("{addr} answered without a header"))?;
+    let head = String::from_utf8_lossy(&answer[..split]).to_ascii_lowercase();
+    let body = &answer[split + 4..];
+    let status_line = head.lines().next().unwrap_or_default();
+    if !status_line.contains(" 200") {
+        return Err(format!("{addr}{path}: {status_line}"));
+    }
+    if head.contains("transfer-encoding: chunked") {
+        dechunk(body).ok_or_else(|| format!("{addr}{path}: a malformed chunked body"))
+    } else {
+        Ok(body.to_vec())
+    }
+}
+
+/// A chunked HTTP body's content.
+fn dechunk(mut body: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    loop {
+        let line_end = body.windows(2).position(|w| w == b"\r\n")?;
+        let size_text = std::str::from_utf8(&body[..line_end]).ok()?;
+        let size = usize::from_str_radix(size_text.split(';').next()?.trim(), 16).ok()?;
+        body = &body[line_end + 2..];
+        if size == 0 {
+            return Some(out);
+        }
+        out.extend_from_slice(body.get(..size)?);
+        body = body.get(size + 2..)?;
+    }
+}
+
+/// The reasons the nodes' split managers gave for not splitting the
+/// database's hot splits in the last minutes
+/// (`SPANNER_SYS.SPLIT_STATS_TOP_MINUTE`).
 async fn hot_split_reasons(client: &Client, database: &str) -> Vec<String> {
     let session = match client.create_session(database).await {
         Ok(session) => session,
@@ -542,10 +671,6 @@ async fn hot_split_reasons(client: &Client, database: &str) -> Vec<String> {
             return Vec::new();
         }
     };
-    eprintln!(
-        "  SPANNER_SYS.SPLIT_STATS_TOP_MINUTE: {} rows",
-        rows.rows.len()
-    );
     let mut reasons = BTreeSet::new();
     for row in &rows.rows {
         if let Some(Value::Array(items)) = row.first() {
@@ -570,8 +695,17 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<22} {:>7} {:>9} {:>6} {:>7} {:>6} {:>6}  {:<18} {:<7} unsplittable reasons",
-        "design", "C/s", "achieved", "xC", "target", "splits", "moves", "splits led by node", "met"
+        "{:<22} {:>7} {:>9} {:>6} {:>7} {:>6} {:>6}  {:<18} {:<8} {:<7} unsplittable reasons",
+        "design",
+        "C/s",
+        "achieved",
+        "xC",
+        "target",
+        "splits",
+        "moves",
+        "splits led by node",
+        "keyviz",
+        "met"
     );
     for d in &report.designs {
         let target = if d.good {
@@ -582,7 +716,7 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
         let led: Vec<String> = d.leaders.iter().map(|(n, k)| format!("{n}:{k}")).collect();
         let _ = writeln!(
             out,
-            "{:<22} {:>7.1} {:>9.1} {:>6.2} {:>7} {:>6} {:>6}  {:<18} {:<7} {}",
+            "{:<22} {:>7.1} {:>9.1} {:>6.2} {:>7} {:>6} {:>6}  {:<18} {:<8} {:<7} {}",
             d.name,
             d.capacity_per_node,
             d.achieved,
@@ -591,6 +725,15 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
             d.splits,
             d.moves,
             led.join(" "),
+            if d.keyviz_nodes.is_empty() {
+                "-".to_string()
+            } else {
+                d.keyviz_nodes
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            },
             if d.met { "yes" } else { "NO" },
             if d.unsplittable_reasons.is_empty() {
                 "-".to_string()
@@ -604,6 +747,17 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
     let _ = writeln!(
         out,
         "\n{failed} commits failed and {shed} offered commits were shed (too many in flight) over the run"
+    );
+    let _ = writeln!(
+        out,
+        "keyviz: the nodes the key visualizer shows serving the design's keys; its pages: {}",
+        report
+            .designs
+            .iter()
+            .filter(|d| !d.keyviz_page.is_empty())
+            .map(|d| d.keyviz_page.as_str())
+            .collect::<Vec<_>>()
+            .join(" ")
     );
     out
 }

@@ -67,6 +67,8 @@ impl Drop for Up {
 struct NodeLine {
     id: u64,
     addr: SocketAddr,
+    /// Its key visualizer's HTTP address.
+    keyviz: SocketAddr,
     pid: u32,
     data: PathBuf,
 }
@@ -116,7 +118,8 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
     panic!("cluster up ended before the cluster was up, three times");
 }
 
-/// `  node 2: SPANNER_EMULATOR_HOST=127.0.0.1:P  peer port ...  pid N  data D  log L`.
+/// `  node 2: SPANNER_EMULATOR_HOST=127.0.0.1:P  peer port ...  key visualizer
+/// http://127.0.0.1:H/  pid N  data D  log L`.
 fn parse_node(line: &str) -> Option<NodeLine> {
     let rest = line.trim_start().strip_prefix("node ")?;
     let (id, rest) = rest.split_once(':')?;
@@ -127,6 +130,10 @@ fn parse_node(line: &str) -> Option<NodeLine> {
     Some(NodeLine {
         id: id.parse().ok()?,
         addr: field("SPANNER_EMULATOR_HOST=")?.parse().ok()?,
+        keyviz: field("key visualizer http://")?
+            .trim_end_matches('/')
+            .parse()
+            .ok()?,
         pid: field("pid ")?.parse().ok()?,
         data: PathBuf::from(field("data ")?),
     })
@@ -1387,6 +1394,39 @@ async fn hot_writer(
     (acked, tried, failures)
 }
 
+/// The nodes the key visualizer at `addr` labels the cells of database
+/// `db` with (empty until it answers).
+fn keyviz_nodes(addr: SocketAddr, db: &str) -> BTreeSet<u64> {
+    use std::io::{Read, Write};
+    let Ok(mut stream) = std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)) else {
+        return BTreeSet::new();
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = format!("GET /keyviz/{db}/data.json HTTP/1.0\r\nHost: {addr}\r\n\r\n");
+    if stream.write_all(request.as_bytes()).is_err() {
+        return BTreeSet::new();
+    }
+    let mut answer = Vec::new();
+    let _ = stream.take(64 << 20).read_to_end(&mut answer);
+    let text = String::from_utf8_lossy(&answer);
+    let Some((head, body)) = text.split_once("\r\n\r\n") else {
+        return BTreeSet::new();
+    };
+    assert!(
+        !head.contains("chunked"),
+        "the key visualizer answered HTTP/1.0 in chunks: {head}"
+    );
+    let Ok(data) = serde_json::from_str::<serde_json::Value>(body) else {
+        return BTreeSet::new();
+    };
+    data["nodes"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(serde_json::Value::as_u64)
+        .collect()
+}
+
 /// The leaders of the database's groups, as `cluster status` shows them.
 fn group_leaders(dir: &Path) -> Vec<Option<u64>> {
     database_groups(dir).iter().map(|g| g.1).collect()
@@ -1478,6 +1518,33 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
             spread,
             "still spread after the commits through every node"
         );
+
+        // The first split's leader gathers every node's split history: once
+        // a minute's statistics are in, its key visualizer shows the hot
+        // right split served by the node it was handed to.
+        let other = spread[1].expect("the right split's leader");
+        let keyviz = nodes
+            .iter()
+            .find(|n| n.id == first_leader)
+            .expect("the first split's leader")
+            .keyviz;
+        let waited = Instant::now();
+        loop {
+            let shown = keyviz_nodes(keyviz, &db);
+            if shown.contains(&other) {
+                eprintln!(
+                    "the key visualizer shows nodes {shown:?} after {:.1} s more",
+                    waited.elapsed().as_secs_f64()
+                );
+                break;
+            }
+            assert!(
+                waited.elapsed() < Duration::from_secs(150),
+                "node {first_leader}'s key visualizer shows only nodes {shown:?} after 150 s, \
+                 not node {other}, which leads the hot split"
+            );
+            tokio::time::sleep(Duration::from_secs(2)).await;
+        }
 
         // Stop the load: the cold group goes back to the first split's
         // leader.
