@@ -38,7 +38,9 @@
 //! leading the database's first split, which gathers every node's split
 //! load history; the key visualizer page of each design is saved in the
 //! cluster's directory (`keyviz-<design>.html`), and each node serves its
-//! own on the port `cluster.json` lists while the demo runs.
+//! own on the port `cluster.json` lists while the demo runs. After a bad
+//! design's run the demo waits for the minute then running to be rolled
+//! up and gathered (up to 77 s), since its reason is often found late.
 //!
 //! The driver sheds offered commits beyond half a second of them in
 //! flight, as a client's session pool would: a deeper queue on a saturated
@@ -499,6 +501,21 @@ async fn run_design(
     }
     // Each node keeps the statistics of the splits it led, and the node
     // serving the database's sessions gathers them: one query sees all.
+    // A bad design's reason may have been found in the minute still
+    // running: wait for that minute's statistics to be rolled up and
+    // gathered.
+    if !design.good {
+        let wall = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let wait = 60 - wall % 60 + STATS_GATHERED_SECS;
+        eprintln!(
+            "  {}: waiting {wait} s for this minute's split statistics",
+            design.name
+        );
+        tokio::time::sleep(Duration::from_secs(wait)).await;
+    }
     let unsplittable_reasons = hot_split_reasons(&clients[0], &database).await;
     let (keyviz_nodes, keyviz_page) =
         match key_visualizer(cluster, &status, &before, &database, design.name).await {
@@ -536,6 +553,12 @@ async fn run_design(
         met,
     })
 }
+
+/// How long after a minute ends its split statistics are, at the latest,
+/// on the node serving the database's sessions: each node rolls the
+/// minute up within a second, and that node gathers them every 15 s
+/// (`rowtree_cluster`'s `GATHER_HISTORIES_EVERY`).
+const STATS_GATHERED_SECS: u64 = 17;
 
 /// The largest key visualizer answer read.
 const MAX_PAGE: u64 = 64 << 20;

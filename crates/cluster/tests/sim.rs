@@ -650,7 +650,20 @@ async fn run_node(
             }
         }
         let admin = world.lock().unwrap().admin.front().cloned();
-        if let Some(op) = admin {
+        // Only a leader still leading after the lease's round trip, and
+        // one of the voters of the latest configuration, changes the
+        // membership: openraft's debug builds assert that a node which has
+        // stopped leading (one a committed configuration left out) makes
+        // no change, and a call racing that step-down trips the assertion.
+        let may_change = {
+            let m = raft.metrics().borrow_watched().clone();
+            m.state == ServerState::Leader
+                && m.membership_config
+                    .membership()
+                    .voter_ids()
+                    .any(|v| v == id)
+        };
+        if let Some(op) = admin.filter(|_| may_change) {
             let result = match &op {
                 Admin::AddLearner(learner) => {
                     tokio::time::timeout(
