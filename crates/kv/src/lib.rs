@@ -96,6 +96,9 @@ pub use nodes::NodeGate;
 pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
 pub use replication::{Commit, CommitGroup, Replication};
-pub use router::{Router, RouterScan, SplitSnapshot, SplitsTouched, WRITE_CPU_NANOS_PER_ROW};
+pub use router::{
+    Router, RouterScan, SplitSnapshot, SplitsTouched, SAMPLED_WRITES_PER_SPLIT,
+    WRITE_CPU_NANOS_PER_ROW,
+};
 pub use split::{NodeId, Split, SplitCounters, SplitId, SplitStats};
 pub use split_map::SplitMap;

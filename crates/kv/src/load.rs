@@ -21,6 +21,12 @@
 //!   its place among them with a binary search, about five key comparisons
 //!   for twenty samples rather than twenty, and the counters are then
 //!   bumped without comparing.
+//!   A commit writing several rows of a split is one access, charged at
+//!   its first key, and its other keys (up to
+//!   [`SAMPLED_WRITES_PER_SPLIT`](crate::SAMPLED_WRITES_PER_SPLIT)) join
+//!   the sample as point accesses of their own
+//!   ([`LoadTracker::sample_write`]): the tail of a timestamp index is
+//!   written by commits whose first key there is the entry they delete.
 //! * **Monotonicity counters**: point accesses whose key is beyond the
 //!   largest (or below the smallest) key seen up to [`FRONTIER_LAG_SECS`]
 //!   seconds before the current second began. Sequential keys make almost
@@ -71,7 +77,8 @@ const BUCKETS: usize = WINDOW_SECS as usize + 1;
 pub enum AccessKind {
     /// A point read.
     Read,
-    /// A write of one or more rows (charged at its first key).
+    /// A write of one or more rows (charged at its first key; the others
+    /// join the key sample through [`LoadTracker::sample_write`]).
     Write,
     /// A range read.
     Scan,
@@ -370,6 +377,15 @@ impl LoadTracker {
     /// When the tracker was created.
     pub fn created(&self) -> u64 {
         self.created
+    }
+
+    /// Counts one more key written by a write already charged with
+    /// [`LoadTracker::record`] at `now` (a commit writing several rows of
+    /// the split): the key joins the key sample and the sequence counters,
+    /// as its own point access, but adds nothing to the totals, which the
+    /// recorded access already carries.
+    pub fn sample_write(&mut self, now: u64, key: &[u8]) {
+        self.sample(now / NANOS, &Access::write(key, 0, 0, 0));
     }
 
     /// Charges `access` at `now`.

@@ -91,6 +91,19 @@ const MAX_BATCH: usize = 256;
 /// commit bookkeeping on the local engine): 10 µs.
 pub const WRITE_CPU_NANOS_PER_ROW: u64 = 10_000;
 
+/// At most this many of a commit's writes in one split join the split's key
+/// sample ([`Router::charge_writes`]).
+pub const SAMPLED_WRITES_PER_SPLIT: u64 = 8;
+
+/// Whether the `j`-th of a commit's `rows` writes in one split (from 0)
+/// joins the key sample: all of them up to [`SAMPLED_WRITES_PER_SPLIT`],
+/// else the first of each of that many equal runs.
+fn sampled_write(j: u64, rows: u64) -> bool {
+    rows <= SAMPLED_WRITES_PER_SPLIT
+        || j == 0
+        || j * SAMPLED_WRITES_PER_SPLIT / rows != (j - 1) * SAMPLED_WRITES_PER_SPLIT / rows
+}
+
 /// The splits a set of writes touched, in id order.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SplitsTouched(BTreeSet<SplitId>);
@@ -308,55 +321,74 @@ impl Router {
     /// Charges each written key (`None`: a delete) to its split: one write
     /// request per split touched, and one row plus key and value bytes per
     /// key. Returns the splits touched.
+    ///
+    /// Every written key joins its split's key sample, up to
+    /// [`SAMPLED_WRITES_PER_SPLIT`] per split, evenly spaced among the
+    /// commit's writes there beyond that: a split's sample must see the row
+    /// a commit appends at the tail of an index as well as the entry it
+    /// deletes from the middle, or a moving hot spot hides behind the
+    /// commit's first key.
     pub fn charge_writes<K, V>(&self, writes: &[(K, Option<V>)]) -> SplitsTouched
     where
         K: AsRef<[u8]>,
         V: AsRef<[u8]>,
     {
-        // Per split: the split, rows, bytes, and the index of its first key.
-        let mut per_split: Vec<(Arc<Split>, u64, u64, usize)> = Vec::new();
-        for (i, (key, value)) in writes.iter().enumerate() {
+        // Per split: the split, rows, bytes. Per write: its split's place
+        // in `per_split`.
+        let mut per_split: Vec<(Arc<Split>, u64, u64)> = Vec::new();
+        let mut slot_of: Vec<u32> = Vec::with_capacity(writes.len());
+        for (key, value) in writes {
             let key = key.as_ref();
             let bytes = (key.len() + value.as_ref().map_or(0, |v| v.as_ref().len())) as u64;
             // Writes of one commit are usually sorted or clustered: check the
             // last split before routing again.
-            match per_split.last_mut() {
-                Some((split, rows, total, _)) if split.contains(key) => {
-                    *rows += 1;
-                    *total += bytes;
-                }
+            let slot = match per_split.last() {
+                Some((split, ..)) if split.contains(key) => per_split.len() - 1,
                 _ => {
                     let split = self.splits.split_for(key);
-                    match per_split.iter_mut().find(|(s, ..)| s.id == split.id) {
-                        Some((_, rows, total, _)) => {
-                            *rows += 1;
-                            *total += bytes;
+                    match per_split.iter().position(|(s, ..)| s.id == split.id) {
+                        Some(slot) => slot,
+                        None => {
+                            per_split.push((split, 0, 0));
+                            per_split.len() - 1
                         }
-                        None => per_split.push((split, 1, bytes, i)),
                     }
                 }
-            }
+            };
+            let (_, rows, total) = &mut per_split[slot];
+            *rows += 1;
+            *total += bytes;
+            slot_of.push(slot as u32);
         }
         let mut touched = BTreeSet::new();
         let now = if per_split.is_empty() { 0 } else { self.now() };
         if let Some(gate) = &self.gate {
-            for (split, rows, ..) in &per_split {
+            for (split, rows, _) in &per_split {
                 gate.admit(split.node(), *rows as f64 * WRITE_ROW_COST);
             }
         }
-        for (split, rows, bytes, first) in per_split {
-            let cpu_nanos = match &self.gate {
-                Some(gate) => gate.node_nanos(rows as f64 * WRITE_ROW_COST),
-                None => rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW),
-            };
-            split.stats.record_write(1, rows, bytes);
-            split.stats.record_cpu(Duration::from_nanos(cpu_nanos));
-            let key = writes[first].0.as_ref();
-            split
-                .load
-                .lock()
-                .record(now, &Access::write(key, rows, bytes, cpu_nanos));
-            touched.insert(split.id);
+        // The writes seen so far in each split.
+        let mut seen = vec![0u64; per_split.len()];
+        for ((key, _), &slot) in writes.iter().zip(&slot_of) {
+            let (split, rows, bytes) = &per_split[slot as usize];
+            let j = seen[slot as usize];
+            seen[slot as usize] += 1;
+            if j == 0 {
+                // The first key carries the whole access's totals.
+                let cpu_nanos = match &self.gate {
+                    Some(gate) => gate.node_nanos(*rows as f64 * WRITE_ROW_COST),
+                    None => rows.saturating_mul(WRITE_CPU_NANOS_PER_ROW),
+                };
+                split.stats.record_write(1, *rows, *bytes);
+                split.stats.record_cpu(Duration::from_nanos(cpu_nanos));
+                split
+                    .load
+                    .lock()
+                    .record(now, &Access::write(key.as_ref(), *rows, *bytes, cpu_nanos));
+                touched.insert(split.id);
+            } else if sampled_write(j, *rows) {
+                split.load.lock().sample_write(now, key.as_ref());
+            }
         }
         SplitsTouched(touched)
     }

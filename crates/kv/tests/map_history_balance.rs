@@ -264,6 +264,61 @@ fn router_records_accesses_with_its_clock() {
     assert_eq!((right.requests, right.rows_read), (2, 10));
 }
 
+/// A commit updating a timestamp index deletes the row's old entry (a key in
+/// the middle) and inserts its new one at the tail, in that key order. Both
+/// must join the split's sample: were only a commit's first key sampled, the
+/// tail's sequence would be invisible.
+#[test]
+fn every_key_a_commit_writes_in_a_split_joins_its_sample() {
+    let now = Arc::new(AtomicU64::new(S));
+    let clock = now.clone();
+    let router = Router::with_clock(
+        Mvcc::new(Arc::new(MemoryEngine::new())),
+        Arc::new(SplitMap::new()),
+        Arc::new(move || clock.load(Ordering::Relaxed)),
+    );
+    let mut rng = 7u64;
+    let mut tail = 1_000u64;
+    for sec in 1..=20u64 {
+        now.store(sec * S, Ordering::Relaxed);
+        for _ in 0..50 {
+            rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1);
+            let old = (rng >> 11) % tail;
+            tail += 1;
+            let writes = [
+                (old.to_be_bytes().to_vec(), None),
+                (tail.to_be_bytes().to_vec(), Some(vec![1u8])),
+            ];
+            router.charge_writes(&writes);
+        }
+    }
+    let split = router.splits().split_for(b"");
+    let tracker = split.load.lock();
+    // One request per commit, both rows in the totals.
+    let totals = tracker.totals();
+    assert_eq!((totals.requests, totals.rows_written), (1000, 2000));
+    let sample = tracker.sample_snapshot();
+    assert_eq!(sample.points, 2000);
+    // The inserts (half the keys) all go beyond the frontier.
+    assert!(
+        sample.beyond_max as f64 >= 0.45 * sample.compared as f64,
+        "{sample:?}"
+    );
+
+    // A bulk write of 100 rows in one split: 8 of its keys are sampled.
+    let router = Router::new(Mvcc::new(Arc::new(MemoryEngine::new())), SplitMap::new());
+    let writes: Vec<(Vec<u8>, Option<Vec<u8>>)> =
+        (0..100u8).map(|i| (vec![i], Some(vec![i]))).collect();
+    router.charge_writes(&writes);
+    let split = router.splits().split_for(b"");
+    let tracker = split.load.lock();
+    assert_eq!(tracker.totals().rows_written, 100);
+    assert_eq!(
+        tracker.sample_snapshot().points,
+        rowtree_kv::SAMPLED_WRITES_PER_SPLIT
+    );
+}
+
 /// The tail of an index on a timestamp: most accesses insert beyond
 /// everything before, a third delete older entries in the middle. No key
 /// divides that load, and it is still a moving hot spot.

@@ -243,6 +243,37 @@ impl Hosting {
         }
     }
 
+    /// Asks openraft to hand every group of the database whose registry
+    /// group is `group` that this node leads to node `to`, without waiting
+    /// for the new leaders: how a node whose replica is moved elsewhere
+    /// stops leading before it closes the replica
+    /// ([`Hosting::may_release`] waits for it). Blocks while the transfers
+    /// are asked for.
+    pub fn give_up_leadership(&self, group: u64, to: u64) {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        let me = self.shared.id;
+        let led: Vec<GroupRaft> = self
+            .database_rafts(group)
+            .into_iter()
+            .map(|(_, raft)| raft)
+            .filter(|raft| raft.metrics().borrow_watched().current_leader == Some(me))
+            .collect();
+        if to == me || led.is_empty() {
+            return;
+        }
+        tracing::info!(
+            group,
+            to,
+            groups = led.len(),
+            "moving off: handing the groups over"
+        );
+        let _ = self.block_on(async move {
+            for raft in led {
+                let _ = raft.trigger().transfer_leader(to).await;
+            }
+        });
+    }
+
     /// Whether node `id` answered this node's clock heartbeat (once a
     /// second) within the last [`ANSWERED_WITHIN`], has not refused one
     /// since, and did not say it is stopping: a node to send requests to. A
@@ -578,6 +609,46 @@ impl Hosting {
         })?
         .map_err(|e| NodeError::Raft(format!("{what}: {e}")))?;
         Ok(Some(what))
+    }
+
+    /// Whether every group of the database whose registry group is
+    /// `group` has, as this node's replicas know it, exactly `members` as
+    /// its voters and nodes: no membership change of the database is
+    /// pending or under way. False if this node holds no replica of it.
+    pub fn members_settled(&self, group: u64, members: &[u64]) -> bool {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        let wanted: BTreeSet<u64> = members.iter().copied().collect();
+        let groups = self.database_groups(group);
+        !groups.is_empty()
+            && groups.iter().all(|(_, raft, _)| {
+                let m = raft.metrics().borrow_watched().clone();
+                let membership = m.membership_config.membership();
+                membership.voter_ids().collect::<BTreeSet<u64>>() == wanted
+                    && membership
+                        .nodes()
+                        .map(|(id, _)| *id)
+                        .collect::<BTreeSet<u64>>()
+                        == wanted
+            })
+    }
+
+    /// Whether this node, no longer listed among the replicas of the
+    /// database whose registry group is `group` (whose members are now
+    /// `members`), may close its replica: it leads none of the database's
+    /// groups, and in every one of them, as its replica knows it, all of
+    /// `members` vote (the change that takes this node out is committed or
+    /// under way, so the group's majority no longer needs it). False if
+    /// this node holds no replica of it.
+    pub fn may_release(&self, group: u64, members: &[u64]) -> bool {
+        use openraft::type_config::async_runtime::WatchReceiver;
+        let groups = self.database_groups(group);
+        !groups.is_empty()
+            && groups.iter().all(|(_, raft, _)| {
+                let m = raft.metrics().borrow_watched().clone();
+                let voters: BTreeSet<u64> = m.membership_config.membership().voter_ids().collect();
+                m.current_leader != Some(self.shared.id)
+                    && members.iter().all(|id| voters.contains(id))
+            })
     }
 
     /// Readies node `node` (its peer port at `peer_addr`) to join the

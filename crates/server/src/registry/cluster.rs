@@ -45,6 +45,22 @@
 //! document, closes and deletes its copy). A removed node that leads a
 //! group hands it to another member first.
 //!
+//! **Balance.** The same leader also keeps the replica counts of the
+//! nodes within one of each other ([`Registry::repair_replicas`] once the
+//! group's membership matches the document): if a member other than
+//! itself holds at least two replicas more than the live node holding the
+//! fewest (a node that just joined holds none), it names that node in the
+//! member's place, one move per node every [`BALANCE_PAUSE`]. The group's
+//! membership then follows as for a repair. The member moved off, still
+//! serving and voting, hands any group it leads to a listed member and
+//! keeps its replica until every listed member votes in each of the
+//! database's groups as its replica sees them (or [`RELEASE_TIMEOUT`]
+//! passed); then it closes the replica and deletes its files
+//! ([`Registry::follow`]). A moved database no longer names a node to
+//! start its group (the group exists), so a replica that later comes back
+//! to the node that made it starts empty and is sent the data like any
+//! other.
+//!
 //! A node that holds no replica of a database (with three replicas, one
 //! of a cluster of four nodes or more) lists it from the document and
 //! forwards its requests to a node that does (`forward.rs`).
@@ -65,6 +81,16 @@ use crate::status;
 /// How long a change keeps retrying when other nodes' changes come first.
 pub const CHANGE_TIMEOUT: Duration = Duration::from_secs(30);
 
+/// How long a replica moved off this node stays open at most, waiting for
+/// its group to say that the replicas listed in its place vote
+/// ([`Registry::follow`]).
+pub const RELEASE_TIMEOUT: Duration = Duration::from_secs(120);
+
+/// How long a node waits after moving a replica to balance the nodes
+/// before it moves another: one snapshot at a time, and time for the
+/// other leaders to see the new counts.
+pub const BALANCE_PAUSE: Duration = Duration::from_secs(10);
+
 /// How often the server brings its state to the placement group's
 /// document.
 pub const FOLLOW_EVERY: Duration = Duration::from_millis(200);
@@ -79,6 +105,11 @@ pub(super) struct Replicated {
     replicas: usize,
     /// The version of the document the state follows (0: none yet).
     followed: parking_lot::Mutex<u64>,
+    /// Replicas moved off this node and still open, by directory: since
+    /// when (see [`Registry::follow`]).
+    leaving: parking_lot::Mutex<BTreeMap<String, Instant>>,
+    /// When this node last moved a replica to balance the nodes.
+    last_balance: parking_lot::Mutex<Option<Instant>>,
 }
 
 impl Registry {
@@ -107,6 +138,8 @@ impl Registry {
                 hosting,
                 replicas: replicas.max(1),
                 followed: parking_lot::Mutex::new(0),
+                leaving: Default::default(),
+                last_balance: Default::default(),
             }),
         };
         registry
@@ -140,12 +173,25 @@ impl Registry {
         };
         let node = c.hosting.node_id();
         let mut failed = None;
+        // Whether a replica moved off this node is still open: followed
+        // again next time, until it is closed.
+        let mut leaving = false;
         for meta in doc.databases {
             let open = current
                 .databases
                 .get(&meta.name)
                 .filter(|h| h.meta.dir == meta.dir);
             let db = match (open, &meta.group) {
+                // Moved off this node: served until the group no longer
+                // needs this replica, then closed and removed (below).
+                (Some(hosted), Some(group)) if !group.members.contains(&node) => {
+                    if self.release(c, &meta.name, &meta.dir, group) {
+                        next.elsewhere.insert(meta.name.clone(), meta);
+                        continue;
+                    }
+                    leaving = true;
+                    hosted.db.clone()
+                }
                 (Some(hosted), _) => hosted.db.clone(),
                 (None, Some(group)) if group.members.contains(&node) => {
                     match self.open_replica(c, &meta, group) {
@@ -187,7 +233,9 @@ impl Registry {
         }
         match failed {
             None => {
-                *c.followed.lock() = stored.version;
+                if !leaving {
+                    *c.followed.lock() = stored.version;
+                }
                 Ok(())
             }
             Some(e) => Err(Status::unavailable(e)),
@@ -241,6 +289,11 @@ impl Registry {
             }
             return Ok(());
         }
+        let may_balance = c
+            .last_balance
+            .lock()
+            .is_none_or(|at| at.elapsed() >= BALANCE_PAUSE);
+        let mut balanced = false;
         for hosted in led {
             let Some(group) = &hosted.meta.group else {
                 continue;
@@ -249,17 +302,122 @@ impl Registry {
                 self.replace_member(c, &hosted.meta.name, gone)?;
                 continue;
             }
+            if !group.members.contains(&node) {
+                // Moved off this node: following the document, it hands
+                // the group to a member ([`Registry::follow`]).
+                continue;
+            }
             match c.hosting.reconcile_members(group.id, &group.members) {
                 Ok(Some(what)) => {
                     tracing::info!(database = %hosted.meta.name, "replicas: {what}")
                 }
-                Ok(None) => {}
+                Ok(None) => {
+                    if may_balance
+                        && !balanced
+                        && c.hosting.members_settled(group.id, &group.members)
+                        && self.balance(c, &hosted.meta.name)?
+                    {
+                        balanced = true;
+                        *c.last_balance.lock() = Some(Instant::now());
+                    }
+                }
                 Err(e) => {
                     tracing::warn!(database = %hosted.meta.name, error = %e, "replicas")
                 }
             }
         }
         Ok(())
+    }
+
+    /// For a replica of `database` (in `dir`) that the document no longer
+    /// places on this node (`group` lists its members now): whether to
+    /// close it now. Until then this node hands the groups it leads to a
+    /// listed member and keeps serving as a voter; it closes the replica
+    /// once every listed member votes in each of the database's groups
+    /// ([`Hosting::may_release`]), or after [`RELEASE_TIMEOUT`] (a node
+    /// taken out of a group may never hear of it: the group no longer
+    /// sends it anything).
+    fn release(&self, c: &Replicated, database: &str, dir: &str, group: &GroupMeta) -> bool {
+        let since = *c
+            .leaving
+            .lock()
+            .entry(dir.to_string())
+            .or_insert_with(Instant::now);
+        if let Some(to) = group.members.first() {
+            c.hosting.give_up_leadership(group.id, *to);
+        }
+        let ready = c.hosting.may_release(group.id, &group.members);
+        if !ready && since.elapsed() < RELEASE_TIMEOUT {
+            return false;
+        }
+        c.leaving.lock().remove(dir);
+        if ready {
+            tracing::info!(database, members = ?group.members, "the replica moved off this node: closing it");
+        } else {
+            tracing::warn!(database, members = ?group.members, "the replica moved off this node; its group did not say so in time: closing it");
+        }
+        true
+    }
+
+    /// Moves one replica of `database`, which this node leads, from the
+    /// member holding the most replicas to the live node holding the
+    /// fewest, if they differ by two or more (see the module docs);
+    /// whether it did. The leader itself is not moved.
+    fn balance(&self, c: &Replicated, database: &str) -> Result<bool, Status> {
+        let node = c.hosting.node_id();
+        let live: Vec<u64> = c
+            .hosting
+            .live_nodes()?
+            .into_iter()
+            .filter(|n| c.hosting.answering(*n))
+            .collect();
+        // Decided on the stored document first, so that the placement
+        // group is written only when a replica moves; then again on the
+        // copy being changed.
+        let doc = parse(&c.hosting.registry()?.document)?;
+        let wanted = doc
+            .databases
+            .iter()
+            .find(|d| d.name == database)
+            .and_then(|d| d.group.as_ref())
+            .and_then(|g| balancing_move(&g.members, node, &replicas_held(&doc, &live)));
+        if wanted.is_none() {
+            return Ok(false);
+        }
+        let moved = c.change(self, |doc| {
+            let held = replicas_held(doc, &live);
+            let Some(group) = doc
+                .databases
+                .iter_mut()
+                .find(|d| d.name == database)
+                .and_then(|d| d.group.as_mut())
+            else {
+                return Ok(None);
+            };
+            let Some((donor, receiver)) = balancing_move(&group.members, node, &held) else {
+                return Ok(None);
+            };
+            for m in group.members.iter_mut() {
+                if *m == donor {
+                    *m = receiver;
+                }
+            }
+            // The group exists: no node starts it again, even the one that
+            // did if the replica comes back to it with an empty directory.
+            if group.bootstrap == donor {
+                group.bootstrap = 0;
+            }
+            Ok(Some((donor, receiver)))
+        })?;
+        if let Some((donor, receiver)) = moved {
+            tracing::info!(
+                database,
+                from = donor,
+                to = receiver,
+                "a replica moves to balance the nodes"
+            );
+        }
+        Ok(moved.is_some())
     }
 
     /// Names, in the document, a live node that holds no replica of
@@ -353,6 +511,29 @@ fn replicas_held(doc: &Document, live: &[u64]) -> BTreeMap<u64, usize> {
         }
     }
     held
+}
+
+/// The replica move that balances a database whose replicas are on
+/// `members` and whose group `leader` leads, with `held` the replicas each
+/// live node holds: `(donor, receiver)`, the member (not the leader)
+/// holding the most replicas and the live non-member holding the fewest
+/// (the lowest id among equals), if the donor holds at least two more.
+/// None while a member is not live (its replacement comes first).
+fn balancing_move(members: &[u64], leader: u64, held: &BTreeMap<u64, usize>) -> Option<(u64, u64)> {
+    if members.iter().any(|m| !held.contains_key(m)) {
+        return None;
+    }
+    let receiver = held
+        .iter()
+        .filter(|(n, _)| !members.contains(n))
+        .min_by_key(|(n, count)| (**count, **n))
+        .map(|(n, count)| (*n, *count))?;
+    let donor = members
+        .iter()
+        .filter(|m| **m != leader)
+        .map(|m| (*m, held[m]))
+        .max_by_key(|(m, count)| (*count, std::cmp::Reverse(*m)))?;
+    (donor.1 >= receiver.1 + 2).then_some((donor.0, receiver.0))
 }
 
 /// The nodes that hold a new database's `replicas` replicas: `node`, the
@@ -655,6 +836,47 @@ mod tests {
         );
         let held = replicas_held(&doc, &live);
         assert!(held.values().all(|n| *n >= 2), "{held:?}");
+    }
+
+    #[test]
+    fn a_joining_node_receives_replicas_until_counts_are_within_one() {
+        // Three nodes, three databases on all of them; nodes 4 and 5 join.
+        let mut doc = Document::default();
+        for _ in 0..3 {
+            doc.databases.push(database(&[1, 2, 3]));
+        }
+        let live = [1, 2, 3, 4, 5];
+        let mut moves = Vec::new();
+        // Database i is led by node i + 1 (leaders spread over the nodes);
+        // each leader balances, one move at a time.
+        let leader = |i: usize| i as u64 + 1;
+        while let Some(i) = (0..doc.databases.len()).find(|i| {
+            let held = replicas_held(&doc, &live);
+            let members = &doc.databases[*i].group.as_ref().unwrap().members;
+            balancing_move(members, leader(*i), &held).is_some()
+        }) {
+            let held = replicas_held(&doc, &live);
+            let group = doc.databases[i].group.as_mut().unwrap();
+            let (from, to) = balancing_move(&group.members, leader(i), &held).unwrap();
+            assert_ne!(from, leader(i), "the leader is not moved");
+            for m in group.members.iter_mut() {
+                if *m == from {
+                    *m = to;
+                }
+            }
+            moves.push((i, from, to));
+            assert!(moves.len() <= 9, "balancing ends: {moves:?}");
+        }
+        let held = replicas_held(&doc, &live);
+        let (min, max) = (held.values().min(), held.values().max());
+        assert!(max.unwrap() - min.unwrap() <= 1, "{held:?} after {moves:?}");
+        assert_eq!(held.values().sum::<usize>(), 9);
+        assert!(held[&4] >= 1 && held[&5] >= 1, "{held:?}");
+        // Already within one: nothing moves.
+        assert!(balancing_move(&[1, 2, 4], 1, &held).is_none());
+        // A member not live: its repair comes first.
+        let without_3 = BTreeMap::from([(1, 3), (2, 3), (4, 0)]);
+        assert_eq!(balancing_move(&[1, 2, 3], 1, &without_3), None);
     }
 
     #[test]
