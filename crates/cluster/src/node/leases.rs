@@ -23,7 +23,12 @@
 //!    split that saturates its node (a timestamp-first key) therefore stays
 //!    where it is instead of hopping from node to node: it has to be split
 //!    first. After a move the node waits [`PAUSE`] for the loads to be
-//!    measured again. The first split's group is not moved by load: the
+//!    measured again. A group at least [`TIED`] of whose commits also
+//!    write another group this node leads is not moved either: a commit
+//!    across groups led by different nodes is refused until remote locking
+//!    is built (design §6, step 2), so moving it would refuse most of its
+//!    work (a table and its non-interleaved index, written by every
+//!    update, stay together). The first split's group is not moved by load: the
 //!    database's sessions live on its leader, and moving it would make
 //!    every client make its sessions again.
 //! 2. **Gather the cold groups.** A group below [`COLD`] is handed to the
@@ -71,6 +76,10 @@ pub const SETTLE: Duration = Duration::from_secs(3 * WINDOW_SECS);
 /// nothing.
 pub const COLD_FOR: Duration = Duration::from_secs(WINDOW_SECS);
 
+/// A group at least this share of whose commits also write another group
+/// is not moved by load (see the module docs).
+pub const TIED: f64 = 0.5;
+
 /// How long each step of a move may take (giving up the lease, the
 /// leader change).
 pub const MOVE_WAIT: Duration = Duration::from_secs(5);
@@ -107,6 +116,8 @@ pub struct Led {
     pub index: usize,
     /// Its share of a node lately.
     pub share: f64,
+    /// The share of its recent commits that also wrote another group.
+    pub spanning: f64,
     /// Its voters (who may lead it).
     pub voters: BTreeSet<u64>,
     /// Whether it may be gathered while the cluster is busy: this node has
@@ -134,7 +145,7 @@ pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move:
         // its leader, and a client would have to make them again.
         let mut hottest: Vec<&Led> = led
             .iter()
-            .filter(|g| g.index != 0 && g.share >= COLD)
+            .filter(|g| g.index != 0 && g.share >= COLD && g.spanning < TIED)
             .collect();
         hottest.sort_by(|a, b| b.share.total_cmp(&a.share));
         for g in hottest {
@@ -213,6 +224,7 @@ impl LeaseBalancer {
                 Led {
                     index: *index,
                     share: *share,
+                    spanning: groups.spanning_share(g.split_id(), WINDOW_SECS),
                     voters: g.members().0,
                     settled: now.duration_since(since) >= SETTLE
                         && cold.is_some_and(|c| now.duration_since(c) >= COLD_FOR),
@@ -280,9 +292,33 @@ mod tests {
         Led {
             index,
             share,
+            spanning: 0.0,
             voters: [1, 2, 3, 4].into_iter().collect(),
             settled,
         }
+    }
+
+    #[test]
+    fn a_group_whose_commits_mostly_write_another_group_stays() {
+        // A table's split and its index's, written together by every
+        // update: moving either would refuse those commits.
+        let v = view(1.0, &[(2, 0.0), (3, 0.0)]);
+        let tied = |index, share, spanning| Led {
+            spanning,
+            ..led(index, share, true)
+        };
+        let groups = [led(0, 0.1, true), tied(1, 0.4, 0.9), tied(2, 0.3, 0.6)];
+        assert_eq!(decide(&v, &groups, Some(1), true), Decision::Stay);
+        // A group written alone most of the time still moves.
+        let groups = [led(0, 0.1, true), tied(1, 0.4, 0.9), tied(2, 0.3, 0.2)];
+        assert_eq!(
+            decide(&v, &groups, Some(1), true),
+            Decision::Move {
+                index: 2,
+                to: 2,
+                share: 0.3
+            }
+        );
     }
 
     #[test]

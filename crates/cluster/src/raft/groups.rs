@@ -117,7 +117,29 @@ pub struct SplitGroups {
     /// checked ([`Replication::check_writes`]): how the node's load is
     /// shared among the groups it leads ([`SplitGroups::led_loads`]). Kept
     /// by the group's split id, so a cut does not clear the left half's.
-    written: Mutex<BTreeMap<rowtree_kv::SplitId, [(u64, u64); WRITTEN_SECONDS]>>,
+    written: Mutex<BTreeMap<rowtree_kv::SplitId, [Written; WRITTEN_SECONDS]>>,
+}
+
+/// One second of a group's writes, as this node's commits were checked.
+#[derive(Debug, Clone, Copy)]
+struct Written {
+    /// The second (`u64::MAX`: never used).
+    second: u64,
+    /// Keys written to the group.
+    keys: u64,
+    /// Commits that wrote to it.
+    commits: u64,
+    /// Of those, the ones that also wrote to another group.
+    spanning: u64,
+}
+
+impl Written {
+    const UNUSED: Written = Written {
+        second: u64::MAX,
+        keys: 0,
+        commits: 0,
+        spanning: 0,
+    };
 }
 
 /// The seconds of written keys a group's count keeps.
@@ -535,15 +557,47 @@ impl SplitGroups {
             // Groups merged away or dropped.
             written.retain(|split, _| groups.iter().any(|g| g.split_id() == *split));
         }
+        let spanning = u64::from(touched.len() > 1);
         for (i, keys) in touched {
             let ring = written
                 .entry(groups[*i].split_id())
-                .or_insert([(u64::MAX, 0); WRITTEN_SECONDS]);
+                .or_insert([Written::UNUSED; WRITTEN_SECONDS]);
             let slot = &mut ring[(second % WRITTEN_SECONDS as u64) as usize];
-            if slot.0 != second {
-                *slot = (second, 0);
+            if slot.second != second {
+                *slot = Written {
+                    second,
+                    ..Written::UNUSED
+                };
             }
-            slot.1 += keys;
+            slot.keys += keys;
+            slot.commits += 1;
+            slot.spanning += spanning;
+        }
+    }
+
+    /// Of the commits this node checked over the last `secs` seconds that
+    /// wrote to the group of split `split`, the share that also wrote to
+    /// another group (0 with none): how much of the group's work would be
+    /// refused if it were led elsewhere, while commits across groups led
+    /// by different nodes are (design §6, step 2; `node::leases`).
+    pub fn spanning_share(&self, split: rowtree_kv::SplitId, secs: u64) -> f64 {
+        let Ok(router) = self.router() else {
+            return 0.0;
+        };
+        let current = router.now() / 1_000_000_000;
+        let secs = secs.clamp(1, WRITTEN_SECONDS as u64 - 2);
+        let written = self.written.lock();
+        let Some(ring) = written.get(&split) else {
+            return 0.0;
+        };
+        let (commits, spanning) = ring
+            .iter()
+            .filter(|w| w.second < current && current - w.second <= secs)
+            .fold((0, 0), |(c, s), w| (c + w.commits, s + w.spanning));
+        if commits == 0 {
+            0.0
+        } else {
+            spanning as f64 / commits as f64
         }
     }
 
@@ -570,8 +624,8 @@ impl SplitGroups {
                         .map(|g| {
                             written.get(&g.split_id()).map_or(0, |ring| {
                                 ring.iter()
-                                    .filter(|(s, _)| *s < current && current - s <= secs)
-                                    .map(|(_, n)| n)
+                                    .filter(|w| w.second < current && current - w.second <= secs)
+                                    .map(|w| w.keys)
                                     .sum()
                             })
                         })
