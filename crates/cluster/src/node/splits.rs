@@ -202,6 +202,13 @@ impl DatabaseGroups {
             let Some(this) = this.upgrade() else {
                 return;
             };
+            // The node leading the split being cut: it asks for the new
+            // group's leadership at once (below).
+            let cutter = this
+                .groups
+                .groups()
+                .iter()
+                .any(|g| g.split_id() == left.split && g.leads());
             this.groups.adopt_split(left);
             let voters = membership
                 .and_then(|m| match decode_membership(m) {
@@ -222,7 +229,7 @@ impl DatabaseGroups {
             let right = right.clone();
             let runtime = this.runtime.clone();
             runtime.spawn(async move {
-                if let Err(e) = this.make(&right, voters).await {
+                if let Err(e) = this.make(&right, voters, cutter).await {
                     tracing::warn!(split = %right, error = %e, "making a split's group");
                 }
             });
@@ -283,18 +290,35 @@ impl DatabaseGroups {
     /// Makes the group of `d`, the right half of a split whose replica the
     /// engine now holds, with `voters` (the old group's): every voter
     /// starts the new group's log the same way; a node that was only a
-    /// learner waits to be sent the log.
+    /// learner waits to be sent the log. The node that led the split
+    /// being cut (`cutter`) then asks for the new group's leadership at
+    /// once, before any other voter's election timeout: both halves stay
+    /// led by the node that led the whole, so the commits spanning them
+    /// still commit (an election left to chance would put the halves on
+    /// different nodes about two times in three, and such commits are
+    /// refused until remote locking is built); the lease balancer moves
+    /// them apart only if the load says so.
     async fn make(
         self: &Arc<Self>,
         d: &Descriptor,
         voters: BTreeMap<u64, BasicNode>,
+        cutter: bool,
     ) -> Result<(), NodeError> {
         let _one = self.making.lock().await;
         if self.groups.groups().iter().any(|g| g.split_id() == d.split) {
             return Ok(());
         }
         let replica = Replica::open(self.router.clone(), d.split)?;
-        self.make_from(replica, d, voters).await
+        let node = self.shared.upgrade().map_or(0, |s| s.id);
+        let elect = cutter && voters.contains_key(&node);
+        let raft = self.make_from(replica, d, voters).await?;
+        if elect {
+            // With a pre-vote: a leader already elected keeps its term.
+            if let Err(e) = raft.trigger().elect(true).await {
+                tracing::warn!(split = %d, error = %e, "asking to lead a new split's group");
+            }
+        }
+        Ok(())
     }
 
     /// Holds a replica of split `d` on this node, made empty if there is
@@ -326,17 +350,18 @@ impl DatabaseGroups {
         let replica = Replica::create(self.router.clone(), d.clone()).map_err(|e| e.to_string())?;
         self.make_from(replica, &d, BTreeMap::new())
             .await
+            .map(|_| ())
             .map_err(|e| e.to_string())
     }
 
     /// [`DatabaseGroups::make`] and [`DatabaseGroups::host`] once the
-    /// replica is on the engine.
+    /// replica is on the engine; the group's Raft instance.
     async fn make_from(
         self: &Arc<Self>,
         replica: Replica,
         d: &Descriptor,
         voters: BTreeMap<u64, BasicNode>,
-    ) -> Result<(), NodeError> {
+    ) -> Result<GroupRaft, NodeError> {
         let commits = self.commits(d.clone());
         let raft = self.run(replica, &commits).await?;
         let node = self.shared.upgrade().map_or(0, |s| s.id);
@@ -351,7 +376,7 @@ impl DatabaseGroups {
             split = %d,
             "a split of the database has a group of its own"
         );
-        Ok(())
+        Ok(raft)
     }
 }
 
