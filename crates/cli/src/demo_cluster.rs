@@ -180,7 +180,8 @@ fn statements(schema: &str) -> Vec<String> {
 /// One node's commits per second for `design` under the node gate's
 /// model: each commit reads its row once and writes the row, plus for an
 /// insert every index entry, for an update of `LastAccess` the old and new
-/// entries of every index on it.
+/// entries of every index on it (the updated users are made beforehand
+/// with a `LastAccess`, [`PRELOADED_USERS`], so the old entry exists).
 pub fn capacity_per_node(design: &Design, reads_per_sec: f64) -> Result<f64, String> {
     let catalog = rowtree_sim::catalog_from_sql(design.schema).map_err(|e| e.to_string())?;
     let table = catalog
@@ -201,13 +202,94 @@ pub fn capacity_per_node(design: &Design, reads_per_sec: f64) -> Result<f64, Str
     Ok(reads_per_sec / FULL_NODE_READS_PER_SECOND / cost)
 }
 
+/// The users the Users designs update, made before their run with a
+/// `LastAccess` in the last 30 days, so that every update replaces an
+/// index entry (deletes the old, inserts the new), as
+/// [`capacity_per_node`] counts it: 4,000 rows, about 85 s on one node
+/// capped at 300 reads per second.
+pub const PRELOADED_USERS: i64 = 2_000;
+
+/// Users per commit of the preload.
+const PRELOAD_BATCH: i64 = 100;
+
+/// Makes users 1 to [`PRELOADED_USERS`] of a Users design, each with a
+/// `LastAccess` at a random time of the last 30 days, through `client` in
+/// `session`, a commit of [`PRELOAD_BATCH`] users at a time (each retried
+/// a few times).
+async fn preload_users(
+    design: &Design,
+    client: &Client,
+    session: &parking_lot::Mutex<String>,
+) -> Result<(), String> {
+    let began = Instant::now();
+    eprintln!(
+        "  {}: making {PRELOADED_USERS} users with a past LastAccess (each update then replaces an index entry)",
+        design.name
+    );
+    for first in (1..=PRELOADED_USERS).step_by(PRELOAD_BATCH as usize) {
+        let mut rng = rand::thread_rng();
+        let rows: Vec<Vec<Value>> = (first..(first + PRELOAD_BATCH).min(PRELOADED_USERS + 1))
+            .map(|user| {
+                let ago = chrono::Duration::seconds(rng.gen_range(60..30 * 86_400));
+                let at =
+                    (chrono::Utc::now() - ago).to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
+                vec![Value::Int64(user), Value::Timestamp(at)]
+            })
+            .collect();
+        drop(rng);
+        let mut tries = 0;
+        loop {
+            let name = session.lock().clone();
+            let result = client
+                .commit(
+                    &name,
+                    Selector::SingleUse(TxnMode::ReadWrite),
+                    vec![insert_or_update(
+                        design.table,
+                        &["UserId", "LastAccess"],
+                        rows.clone(),
+                    )],
+                )
+                .await;
+            match result {
+                Ok(_) => break,
+                Err(e) if tries < 20 => {
+                    tries += 1;
+                    if e.code() == Some(tonic::Code::NotFound) {
+                        let database = name
+                            .split("/sessions/")
+                            .next()
+                            .unwrap_or_default()
+                            .to_string();
+                        if let Ok(s) = client.create_session(&database).await {
+                            *session.lock() = s;
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(500)).await;
+                }
+                Err(e) => return Err(format!("{}: making users: {e}", design.name)),
+            }
+        }
+    }
+    eprintln!(
+        "  {}: {PRELOADED_USERS} users made in {:.0} s",
+        design.name,
+        began.elapsed().as_secs_f64()
+    );
+    Ok(())
+}
+
 /// A commit of one row of `design`'s table: an access-log row (a new
-/// timestamp, a random user; a UUID first for the uuid design) or a user's
-/// `LastAccess` set to now.
+/// timestamp, a random user; a UUID first for the uuid design) or a
+/// preloaded user's `LastAccess` set to now.
 fn mutation(design: &Design) -> rowtree_check::proto::pb::Mutation {
     let mut rng = rand::thread_rng();
     let now = chrono::Utc::now().to_rfc3339_opts(chrono::SecondsFormat::Nanos, true);
-    let user: i64 = rng.gen_range(1..=1_000_000);
+    let user: i64 = if design.inserts {
+        rng.gen_range(1..=1_000_000)
+    } else {
+        rng.gen_range(1..=PRELOADED_USERS)
+    };
     match design.name {
         "timestamp-first" => insert_or_update(
             design.table,
@@ -379,6 +461,9 @@ async fn run_design(
             }
         };
         sessions.push(Arc::new(parking_lot::Mutex::new(session)));
+    }
+    if !design.inserts {
+        preload_users(design, &clients[0], &sessions[0]).await?;
     }
     let counts = Arc::new(Counts::default());
     let max_in_flight = ((rate * IN_FLIGHT_SECS).ceil() as usize).clamp(16, 256);

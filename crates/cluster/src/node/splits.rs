@@ -53,6 +53,11 @@ use crate::raft::{
 };
 use crate::{Descriptor, MergeObserver, Replica, SplitObserver};
 
+/// How long a voter that won the election of a new split's group waits to
+/// take its lease before handing the group to the node that cut the split
+/// ([`DatabaseGroups::make`]).
+const CUTTER_WAIT: Duration = Duration::from_secs(5);
+
 /// How long a commit or read waits for the group: for a majority, or for
 /// an election's outcome.
 pub const GROUP_TIMEOUT: Duration = Duration::from_secs(10);
@@ -202,13 +207,14 @@ impl DatabaseGroups {
             let Some(this) = this.upgrade() else {
                 return;
             };
-            // The node leading the split being cut: it asks for the new
-            // group's leadership at once (below).
+            // The node leading the split being cut: the new group's
+            // leadership goes to it (below).
             let cutter = this
                 .groups
                 .groups()
                 .iter()
-                .any(|g| g.split_id() == left.split && g.leads());
+                .find(|g| g.split_id() == left.split)
+                .and_then(|g| g.current_leader());
             this.groups.adopt_split(left);
             let voters = membership
                 .and_then(|m| match decode_membership(m) {
@@ -290,19 +296,21 @@ impl DatabaseGroups {
     /// Makes the group of `d`, the right half of a split whose replica the
     /// engine now holds, with `voters` (the old group's): every voter
     /// starts the new group's log the same way; a node that was only a
-    /// learner waits to be sent the log. The node that led the split
-    /// being cut (`cutter`) then asks for the new group's leadership at
-    /// once, before any other voter's election timeout: both halves stay
-    /// led by the node that led the whole, so the commits spanning them
-    /// still commit (an election left to chance would put the halves on
-    /// different nodes about two times in three, and such commits are
-    /// refused until remote locking is built); the lease balancer moves
-    /// them apart only if the load says so.
+    /// learner waits to be sent the log. The new group's leadership then
+    /// goes to `cutter`, the node that led the split being cut: it asks
+    /// for it at once, before any other voter's election timeout, and a
+    /// voter that wins the election anyway hands it over
+    /// ([`CUTTER_WAIT`]). So both halves stay led by the node that led the
+    /// whole, and the commits spanning them still commit (an election left
+    /// to chance would put the halves on different nodes about two times
+    /// in three, and such commits are refused until remote locking is
+    /// built); the lease balancer moves them apart only if the load says
+    /// so.
     async fn make(
         self: &Arc<Self>,
         d: &Descriptor,
         voters: BTreeMap<u64, BasicNode>,
-        cutter: bool,
+        cutter: Option<u64>,
     ) -> Result<(), NodeError> {
         let _one = self.making.lock().await;
         if self.groups.groups().iter().any(|g| g.split_id() == d.split) {
@@ -310,13 +318,42 @@ impl DatabaseGroups {
         }
         let replica = Replica::open(self.router.clone(), d.split)?;
         let node = self.shared.upgrade().map_or(0, |s| s.id);
-        let elect = cutter && voters.contains_key(&node);
+        let voter = voters.contains_key(&node);
+        let cutter = cutter.filter(|c| voters.contains_key(c));
         let raft = self.make_from(replica, d, voters).await?;
-        if elect {
-            // With a pre-vote: a leader already elected keeps its term.
-            if let Err(e) = raft.trigger().elect(true).await {
-                tracing::warn!(split = %d, error = %e, "asking to lead a new split's group");
+        match cutter {
+            Some(c) if c == node => {
+                // With a pre-vote: a leader already elected keeps its term.
+                if let Err(e) = raft.trigger().elect(true).await {
+                    tracing::warn!(split = %d, error = %e, "asking to lead a new split's group");
+                }
             }
+            Some(c) if voter => {
+                let commits = self
+                    .groups
+                    .groups()
+                    .into_iter()
+                    .find(|g| g.split_id() == d.split);
+                if let Some(commits) = commits {
+                    let d = d.clone();
+                    tokio::spawn(async move {
+                        let deadline = tokio::time::Instant::now() + CUTTER_WAIT;
+                        while tokio::time::Instant::now() < deadline {
+                            match commits.current_leader() {
+                                Some(l) if l == node && commits.leads() => {
+                                    if let Err(e) = commits.transfer_to(c).await {
+                                        tracing::warn!(split = %d, error = %e, "handing a new split's group to the node that cut it");
+                                    }
+                                    return;
+                                }
+                                Some(l) if l != node => return,
+                                _ => tokio::time::sleep(Duration::from_millis(20)).await,
+                            }
+                        }
+                    });
+                }
+            }
+            _ => {}
         }
         Ok(())
     }
