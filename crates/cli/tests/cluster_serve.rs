@@ -1025,13 +1025,17 @@ fn database_groups(dir: &Path) -> Vec<(u64, Option<u64>, Vec<u64>, String)> {
 }
 
 /// Waits until the status shows `n` database groups with one leader (not
-/// `not`) and three voters each; returns the leader.
+/// `not`), three voters and a split each (a cut's new group is listed
+/// with its split once a node holding it has made it); returns the leader.
 fn wait_for_groups(dir: &Path, n: usize, not: Option<u64>) -> u64 {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let groups = database_groups(dir);
         let leaders: BTreeSet<Option<u64>> = groups.iter().map(|g| g.1).collect();
-        if groups.len() == n && groups.iter().all(|g| g.2.len() == 3) && leaders.len() == 1 {
+        if groups.len() == n
+            && groups.iter().all(|g| g.2.len() == 3 && !g.3.is_empty())
+            && leaders.len() == 1
+        {
             if let Some(Some(leader)) = leaders.into_iter().next() {
                 if Some(leader) != not {
                     return leader;

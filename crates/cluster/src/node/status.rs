@@ -37,11 +37,20 @@ pub struct ClusterStatus {
 
 /// Per group, the freshest of several nodes' reports, by id: the highest
 /// term, then one that names a leader, then the highest applied index
-/// (the leader's own report is normally the one kept).
+/// (the leader's own report is normally the one kept). A kept report
+/// that names no database or split (its node had started the group's Raft
+/// instance but not yet listed it with the database's splits, as while a
+/// cut's new group is being made) takes them from another report.
 pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<GroupStatus> {
     let mut best: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
+    let mut named: std::collections::BTreeMap<u64, (u64, String)> = Default::default();
     let rank = |g: &GroupStatus| (g.term, g.leader.is_some(), g.applied_index);
     for g in reports {
+        if let (Some(database), Some(split)) = (g.database, &g.split) {
+            named
+                .entry(g.group)
+                .or_insert_with(|| (database, split.clone()));
+        }
         match best.get(&g.group) {
             Some(kept) if rank(kept) >= rank(&g) => {}
             _ => {
@@ -49,7 +58,17 @@ pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<Group
             }
         }
     }
-    best.into_values().collect()
+    best.into_values()
+        .map(|mut g| {
+            if g.split.is_none() {
+                if let Some((database, split)) = named.remove(&g.group) {
+                    g.database = Some(database);
+                    g.split = Some(split);
+                }
+            }
+            g
+        })
+        .collect()
 }
 
 /// One database group, as a node holding a replica of it sees it.
@@ -271,6 +290,18 @@ mod tests {
                 group(6, Some(3), 1, 7)
             ]
         );
+    }
+
+    #[test]
+    fn a_kept_report_without_its_split_takes_it_from_another() {
+        let mut named = group(7, None, 1, 3);
+        named.database = Some(1);
+        named.split = Some("split-9 [0a, end)".into());
+        let merged = merge_groups([group(7, Some(2), 2, 5), named]);
+        assert_eq!(merged.len(), 1);
+        assert_eq!(merged[0].leader, Some(2), "the freshest report is kept");
+        assert_eq!(merged[0].split.as_deref(), Some("split-9 [0a, end)"));
+        assert_eq!(merged[0].database, Some(1));
     }
 
     #[test]
