@@ -338,9 +338,12 @@ struct ServeArgs {
     /// With --cluster --join: seconds to keep asking before giving up.
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60)]
     join_timeout: u64,
-    /// With --cluster: seconds a voter of the placement group may stay
-    /// silent before the leader replaces it with a reachable learner (the
-    /// silent node stays a member, as a learner).
+    /// With --cluster: seconds a node may stay silent before it counts as
+    /// dead. A dead voter of the placement group is replaced by a
+    /// reachable learner (it stays a member, as a learner); each database
+    /// replica on a dead node is replaced by one on a live node (while the
+    /// database's other replicas are a majority), and a dead node that
+    /// comes back deletes those copies.
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60,
           value_parser = clap::value_parser!(u64).range(1..))]
     dead_after: u64,

@@ -873,6 +873,120 @@ fn removed_replica_is_replaced(the_leader: bool, split: bool) {
     });
 }
 
+/// A node holding one of the database's three replicas is killed with
+/// SIGKILL and stays down: once it has been silent for `--dead-after`
+/// (4 s here) the database's leader names node 4 in its place, node 4 is
+/// sent the data and votes, and the group survives the kill of a second
+/// original replica. The dead node, started again, serves the rows through
+/// the group (not from its stale copy), and deletes its copy once the
+/// database's groups say it is out.
+#[test]
+fn a_dead_nodes_replica_is_replaced_after_dead_after() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--dead-after", "4"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        retry("rows 2 to 20", Duration::from_secs(10), || {
+            write(&clients[0], &db, 2..21)
+        })
+        .await;
+        // The leader (never node 1, which `cluster status` asks) dies: a
+        // survivor leads, and replaces it once it has been silent long
+        // enough.
+        let gone = leader;
+        let stays = (2..=3).find(|id| *id != gone).expect("the third replica");
+        let dead = &nodes[(gone - 1) as usize];
+        let command = command_of(dead);
+        kill_9(dead.pid);
+        let killed_at = Instant::now();
+        let mut expected = vec![1, stays, 4];
+        expected.sort_unstable();
+        let mut members = Vec::new();
+        while killed_at.elapsed() < Duration::from_secs(60) {
+            members = database_groups(&cluster)
+                .into_iter()
+                .map(|g| g.2)
+                .collect::<Vec<_>>();
+            if members == [expected.clone()] {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert_eq!(
+            members,
+            vec![expected.clone()],
+            "node 4 replaced the dead node {gone} among the group's voters"
+        );
+        let replaced_after = killed_at.elapsed();
+        eprintln!(
+            "node {gone}'s replica was replaced by node 4 {:.2} s after its kill",
+            replaced_after.as_secs_f64()
+        );
+        assert!(
+            replaced_after >= Duration::from_secs(4),
+            "not before --dead-after: {replaced_after:?}"
+        );
+        retry(
+            "rows 21 to 40 through node 4",
+            Duration::from_secs(20),
+            || write(&clients[3], &db, 21..41),
+        )
+        .await;
+
+        // The dead node comes back. It is no longer listed: what it serves
+        // comes from the group, with every row, and its copy goes.
+        let restarted = Restarted(
+            Command::new(&command[0])
+                .args(&command[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the dead node again"),
+        );
+        let (n, _) = retry(
+            "the rows through the node that came back",
+            Duration::from_secs(30),
+            || async {
+                let c = Client::connect(dead.addr).await?;
+                count(&c, &db).await
+            },
+        )
+        .await;
+        assert_eq!(n, 40, "every acknowledged row through node {gone}");
+        let back_at = Instant::now();
+        // Well before the 120 s after which a copy moved off goes anyway.
+        while databases_on(dead) > 0 && back_at.elapsed() < Duration::from_secs(30) {
+            std::thread::sleep(Duration::from_millis(500));
+        }
+        assert_eq!(databases_on(dead), 0, "node {gone} deleted its copy");
+        eprintln!(
+            "node {gone} deleted its copy {:.2} s after it served again",
+            back_at.elapsed().as_secs_f64()
+        );
+
+        // Node 4's vote counts: with the other original replica killed,
+        // node 1 and node 4 hold the majority.
+        let victim = &nodes[(stays - 1) as usize];
+        kill_9(victim.pid);
+        retry(
+            "a commit after a second kill",
+            Duration::from_secs(30),
+            || write(&clients[3], &db, 41..42),
+        )
+        .await;
+        let (n, _) = retry(
+            "the rows after a second kill",
+            Duration::from_secs(30),
+            || count(&clients[0], &db),
+        )
+        .await;
+        assert_eq!(n, 41, "every acknowledged row after the second kill");
+        drop(restarted);
+    });
+}
+
 /// A query through `client`'s node in `session`, under `selector`: the
 /// count of T's rows, and the node that served it by a follower read, if
 /// one did (`x-rowtree-follower-read`).

@@ -235,6 +235,11 @@ impl Clocks {
         }
     }
 
+    /// When `peer` last answered a heartbeat, however long ago.
+    pub fn last_answer(&self, peer: u64) -> Option<Instant> {
+        self.samples.get(&peer).map(|s| s.at)
+    }
+
     /// The latest sample of `peer`, if fresh.
     pub fn get(&self, peer: u64, now: Instant) -> Option<Sample> {
         self.samples

@@ -56,6 +56,10 @@ pub const DATABASE_LEASE: Duration = Duration::from_secs(2);
 /// answering ([`Hosting::answering`]): two and a half heartbeats.
 pub const ANSWERED_WITHIN: Duration = Duration::from_millis(2_500);
 
+/// How long [`Hosting::members_say_released`] waits for one member's
+/// answer.
+pub const MEMBERS_ASKED_WITHIN: Duration = Duration::from_millis(500);
+
 /// How long [`Hosting::hand_over`] waits for the new leader.
 pub const HAND_OVER_TIMEOUT: Duration = Duration::from_secs(5);
 
@@ -293,6 +297,33 @@ impl Hosting {
             && clocks
                 .get(id, now)
                 .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
+    }
+
+    /// How long node `id` has gone without answering this node's clock
+    /// heartbeats: zero while it [answers](Self::answering); otherwise
+    /// the time since its last answer, or since this process started if
+    /// it never answered it. A node silent for longer than
+    /// [`Hosting::dead_after`] is dead as far as placement goes: the
+    /// databases' leaders replace its replicas (as the placement group's
+    /// leader replaces it as a voter).
+    pub fn silent_for(&self, id: u64) -> Duration {
+        if self.answering(id) {
+            return Duration::ZERO;
+        }
+        let since = self
+            .shared
+            .clocks
+            .lock()
+            .last_answer(id)
+            .unwrap_or(self.shared.started_at)
+            .max(self.shared.started_at);
+        since.elapsed()
+    }
+
+    /// How long a node may stay silent before its replicas are replaced
+    /// (`--dead-after`).
+    pub fn dead_after(&self) -> Duration {
+        self.shared.dead_after
     }
 
     /// Whether node `id`'s process started after `wall_nanos` (a time of
@@ -649,6 +680,66 @@ impl Hosting {
                 m.current_leader != Some(self.shared.id)
                     && members.iter().all(|id| voters.contains(id))
             })
+    }
+
+    /// Whether a listed member of the database whose registry group is
+    /// `group` (whose members are now `members`, this node not among
+    /// them) says, for every one of the database's groups this node holds
+    /// a replica of, that exactly `members` vote in it: the change that
+    /// took this node out is done. What a node goes by that was away while
+    /// it was taken out: its own replicas never hear of the change, since
+    /// the groups no longer send them anything ([`Hosting::may_release`]
+    /// would wait forever). Asks each answering member in turn for the
+    /// status of its groups over the peer port, each within
+    /// [`MEMBERS_ASKED_WITHIN`]; false if none says so (a group it does
+    /// not report, one merged away say, does not count). Blocks; call it
+    /// from a thread that may.
+    pub fn members_say_released(&self, group: u64, members: &[u64]) -> bool {
+        let mine: Vec<u64> = self
+            .database_groups(group)
+            .into_iter()
+            .map(|(id, _, _)| id)
+            .collect();
+        if mine.is_empty() || members.contains(&self.shared.id) {
+            return false;
+        }
+        let Ok(records) = self.shared.records() else {
+            return false;
+        };
+        let wanted: BTreeSet<u64> = members.iter().copied().collect();
+        for member in members {
+            if !self.answering(*member) {
+                continue;
+            }
+            let Some(channel) = records
+                .get(member)
+                .and_then(|r| self.shared.peers.channel(&r.peer_addr).ok())
+            else {
+                continue;
+            };
+            let asked = self.block_on(async move {
+                let mut client = super::api::NodeClient::new(channel);
+                let mut request = tonic::Request::new(super::api::StatusRequest {
+                    forwarded: true,
+                    groups_only: true,
+                });
+                request.set_timeout(MEMBERS_ASKED_WITHIN);
+                let reply = client.status(request).await.ok()?;
+                serde_json::from_str::<super::status::ClusterStatus>(&reply.into_inner().json).ok()
+            });
+            let Ok(Some(status)) = asked else {
+                continue;
+            };
+            let released = mine.iter().all(|id| {
+                status.groups.iter().any(|g| {
+                    g.group == *id && g.members.iter().copied().collect::<BTreeSet<u64>>() == wanted
+                })
+            });
+            if released {
+                return true;
+            }
+        }
+        false
     }
 
     /// Readies node `node` (its peer port at `peer_addr`) to join the

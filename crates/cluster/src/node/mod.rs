@@ -229,6 +229,9 @@ struct Shared {
     /// When this process started (its wall clock, microseconds), which
     /// its clock heartbeat answers carry ([`ClockReply::started_micros`]).
     started_micros: u64,
+    /// When this process started, to measure the silence of a node that
+    /// has not answered it once ([`databases::Hosting::silent_for`]).
+    started_at: std::time::Instant,
 }
 
 /// openraft's settings for the placement group.
@@ -342,6 +345,7 @@ impl Node {
             databases: parking_lot::Mutex::new(BTreeMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
             started_micros: config.clock.now(),
+            started_at: std::time::Instant::now(),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);

@@ -37,13 +37,19 @@
 //! **Repair.** The node leading a database's group keeps it replicated
 //! ([`Registry::repair_replicas`], after each follow): when a node holding
 //! one of its replicas is taken out of the cluster (`rowtree cluster
-//! remove`), it names another live node in the document in its place (the
+//! remove`), or has not answered the leader's node for longer than
+//! `--dead-after` while the other members are a majority (a dead node:
+//! killed, its machine gone, cut off), it names another live node that
+//! answers in the document in its place (the
 //! one holding the fewest replicas); that node opens an empty replica as it
 //! follows the document, the leader adds it to the group as a learner,
 //! which is sent the log or a snapshot, makes it a voter once it has
 //! caught up, and the removed node leaves the group (and, following the
 //! document, closes and deletes its copy). A removed node that leads a
-//! group hands it to another member first.
+//! group hands it to another member first. A dead node that comes back
+//! finds itself no longer listed and deletes its copy once a listed
+//! member says the database's groups took it out (a group that took it out
+//! while it was away never tells it so itself).
 //!
 //! **Balance.** The same leader also keeps the replica counts of the
 //! nodes within one of each other ([`Registry::repair_replicas`] once the
@@ -98,6 +104,20 @@ pub const FOLLOW_EVERY: Duration = Duration::from_millis(200);
 const INSTANCE: &str = "google.spanner.admin.instance.v1.Instance";
 const DATABASE: &str = "google.spanner.admin.database.v1.Database";
 
+/// A replica moved off this node and still open.
+#[derive(Debug, Clone, Copy)]
+struct Leaving {
+    /// Since when the document no longer places it here.
+    since: Instant,
+    /// When this node last asked the listed members whether it is out of
+    /// the database's groups ([`Hosting::members_say_released`]).
+    asked: Option<Instant>,
+}
+
+/// How often a node whose replica moved off asks the listed members
+/// whether the database's groups took it out.
+pub const ASK_MEMBERS_EVERY: Duration = Duration::from_secs(1);
+
 /// A cluster node's registry backing (see the module docs).
 pub(super) struct Replicated {
     hosting: Hosting,
@@ -105,9 +125,9 @@ pub(super) struct Replicated {
     replicas: usize,
     /// The version of the document the state follows (0: none yet).
     followed: parking_lot::Mutex<u64>,
-    /// Replicas moved off this node and still open, by directory: since
-    /// when (see [`Registry::follow`]).
-    leaving: parking_lot::Mutex<BTreeMap<String, Instant>>,
+    /// Replicas moved off this node and still open, by directory (see
+    /// [`Registry::follow`]).
+    leaving: parking_lot::Mutex<BTreeMap<String, Leaving>>,
     /// When this node last moved a replica to balance the nodes.
     last_balance: parking_lot::Mutex<Option<Instant>>,
 }
@@ -299,7 +319,15 @@ impl Registry {
                 continue;
             };
             if let Some(gone) = group.members.iter().copied().find(|m| removed.contains(m)) {
-                self.replace_member(c, &hosted.meta.name, gone)?;
+                self.replace_member(c, &hosted.meta.name, gone, Gone::Removed)?;
+                continue;
+            }
+            if let Some((gone, silent)) = dead_member(&group.members, |m| {
+                (m != node)
+                    .then(|| c.hosting.silent_for(m))
+                    .filter(|silent| *silent > c.hosting.dead_after())
+            }) {
+                self.replace_member(c, &hosted.meta.name, gone, Gone::Silent(silent))?;
                 continue;
             }
             if !group.members.contains(&node) {
@@ -333,20 +361,31 @@ impl Registry {
     /// places on this node (`group` lists its members now): whether to
     /// close it now. Until then this node hands the groups it leads to a
     /// listed member and keeps serving as a voter; it closes the replica
-    /// once every listed member votes in each of the database's groups
-    /// ([`Hosting::may_release`]), or after [`RELEASE_TIMEOUT`] (a node
-    /// taken out of a group may never hear of it: the group no longer
-    /// sends it anything).
+    /// once every listed member votes in each of the database's groups,
+    /// as its own replicas see them ([`Hosting::may_release`]) or as a
+    /// listed member says ([`Hosting::members_say_released`], asked every
+    /// [`ASK_MEMBERS_EVERY`]: a node taken out of a group while it was
+    /// away never hears of it, the group no longer sending it anything),
+    /// or after [`RELEASE_TIMEOUT`].
     fn release(&self, c: &Replicated, database: &str, dir: &str, group: &GroupMeta) -> bool {
-        let since = *c
-            .leaving
-            .lock()
-            .entry(dir.to_string())
-            .or_insert_with(Instant::now);
+        let Leaving { since, asked } =
+            *c.leaving
+                .lock()
+                .entry(dir.to_string())
+                .or_insert_with(|| Leaving {
+                    since: Instant::now(),
+                    asked: None,
+                });
         if let Some(to) = group.members.first() {
             c.hosting.give_up_leadership(group.id, *to);
         }
-        let ready = c.hosting.may_release(group.id, &group.members);
+        let mut ready = c.hosting.may_release(group.id, &group.members);
+        if !ready && asked.is_none_or(|at| at.elapsed() >= ASK_MEMBERS_EVERY) {
+            if let Some(leaving) = c.leaving.lock().get_mut(dir) {
+                leaving.asked = Some(Instant::now());
+            }
+            ready = c.hosting.members_say_released(group.id, &group.members);
+        }
         if !ready && since.elapsed() < RELEASE_TIMEOUT {
             return false;
         }
@@ -421,9 +460,21 @@ impl Registry {
     }
 
     /// Names, in the document, a live node that holds no replica of
-    /// `database` in place of `gone`, a node taken out of the cluster.
-    fn replace_member(&self, c: &Replicated, database: &str, gone: u64) -> Result<(), Status> {
-        let live = c.hosting.live_nodes()?;
+    /// `database` and answers in place of `gone`, a node taken out of the
+    /// cluster or silent for too long.
+    fn replace_member(
+        &self,
+        c: &Replicated,
+        database: &str,
+        gone: u64,
+        why: Gone,
+    ) -> Result<(), Status> {
+        let live: Vec<u64> = c
+            .hosting
+            .live_nodes()?
+            .into_iter()
+            .filter(|n| c.hosting.answering(*n))
+            .collect();
         let replaced = c.change(self, |doc| {
             let held = replicas_held(doc, &live);
             let Some(meta) = doc.databases.iter_mut().find(|d| d.name == database) else {
@@ -450,13 +501,21 @@ impl Registry {
                 None => Ok(None),
             }
         })?;
-        if let Some(spare) = replaced {
-            tracing::info!(
+        match (replaced, why) {
+            (Some(spare), Gone::Removed) => tracing::info!(
                 database,
                 removed = gone,
                 replacement = spare,
                 "a replica on a removed node is replaced"
-            );
+            ),
+            (Some(spare), Gone::Silent(silent)) => tracing::warn!(
+                database,
+                silent = gone,
+                for_secs = silent.as_secs(),
+                replacement = spare,
+                "a replica on a node silent for longer than --dead-after is replaced"
+            ),
+            (None, _) => {}
         }
         Ok(())
     }
@@ -495,6 +554,36 @@ impl Registry {
         tracing::info!(database = %meta.name, group = group.id, "opened");
         Ok(db)
     }
+}
+
+/// Why a member of a database's group is replaced.
+#[derive(Debug, Clone, Copy)]
+enum Gone {
+    /// Taken out of the cluster (`rowtree cluster remove`).
+    Removed,
+    /// Silent for this long, longer than `--dead-after`.
+    Silent(Duration),
+}
+
+/// The member of a group on `members` to replace as dead, with how long it
+/// has been silent (`silent` says it of each member: `None` while it
+/// answers or has been silent for no longer than `--dead-after`): the
+/// first such member, provided the members that are not dead are a
+/// majority. Otherwise none: the group could not commit the change, and
+/// replacing a majority at once would take the data away from the only
+/// replicas that hold it.
+fn dead_member(
+    members: &[u64],
+    silent: impl Fn(u64) -> Option<Duration>,
+) -> Option<(u64, Duration)> {
+    let dead: Vec<(u64, Duration)> = members
+        .iter()
+        .filter_map(|m| silent(*m).map(|d| (*m, d)))
+        .collect();
+    let alive = members.len() - dead.len();
+    (2 * alive > members.len())
+        .then(|| dead.first().copied())
+        .flatten()
 }
 
 /// How many database replicas each live node holds in `doc` (a live node
@@ -877,6 +966,29 @@ mod tests {
         // A member not live: its repair comes first.
         let without_3 = BTreeMap::from([(1, 3), (2, 3), (4, 0)]);
         assert_eq!(balancing_move(&[1, 2, 3], 1, &without_3), None);
+    }
+
+    #[test]
+    fn a_dead_member_is_replaced_only_while_the_others_are_a_majority() {
+        let silent = |dead: &'static [u64]| {
+            move |m: u64| dead.contains(&m).then_some(Duration::from_secs(70))
+        };
+        assert_eq!(dead_member(&[1, 2, 3], silent(&[])), None);
+        assert_eq!(
+            dead_member(&[1, 2, 3], silent(&[3])),
+            Some((3, Duration::from_secs(70)))
+        );
+        assert_eq!(
+            dead_member(&[1, 2, 3], silent(&[2, 3])),
+            None,
+            "no majority left"
+        );
+        assert_eq!(
+            dead_member(&[1, 2, 3, 4, 5], silent(&[2, 4])),
+            Some((2, Duration::from_secs(70)))
+        );
+        assert_eq!(dead_member(&[1, 2, 3, 4], silent(&[2, 4])), None);
+        assert_eq!(dead_member(&[1], silent(&[])), None);
     }
 
     #[test]
