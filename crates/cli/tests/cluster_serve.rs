@@ -989,6 +989,78 @@ fn a_dead_nodes_replica_is_replaced_after_dead_after() {
     });
 }
 
+/// A session outlives the death of the node leading its database: the
+/// new leader adopts it the first time a request names it. A read-write
+/// transaction the session held on the dead leader answers ABORTED (the
+/// client retries it); the session takes new ones. A session deleted
+/// through the new leader stays deleted, and a name whose code does not
+/// check out is NOT_FOUND.
+#[test]
+fn a_session_outlives_the_death_of_its_databases_leader() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up(dir.path());
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        // Through node 4, which holds no replica: the leader makes them.
+        let via = &clients[3];
+        let session = via.create_session(&db).await.expect("a session");
+        let doomed = via.create_session(&db).await.expect("another session");
+        let txn = hold_row_one(via, &session, "held").await;
+        kill_9(nodes[(leader - 1) as usize].pid);
+        let killed_at = Instant::now();
+        let count_in = |s: String| async move {
+            via.execute_sql(
+                &s,
+                &Statement::new("SELECT COUNT(*) FROM T"),
+                Selector::strong(),
+            )
+            .await?
+            .single_int()
+        };
+        let (n, took) = retry(
+            "a query in the old session",
+            Duration::from_secs(30),
+            || count_in(session.clone()),
+        )
+        .await;
+        assert_eq!(n, 1);
+        eprintln!(
+            "the session served again {:.2} s after its leader was killed ({took:?} of retries)",
+            killed_at.elapsed().as_secs_f64()
+        );
+        let lost = via
+            .commit(&session, Selector::Id(txn), Vec::new())
+            .await
+            .expect_err("the transaction went with the old leader");
+        assert_eq!(lost.code(), Some(tonic::Code::Aborted), "{lost}");
+        via.commit(
+            &session,
+            Selector::SingleUse(TxnMode::ReadWrite),
+            vec![insert(
+                "T",
+                &["Id", "V"],
+                vec![vec![Value::from(2), Value::from("v2")]],
+            )],
+        )
+        .await
+        .expect("a new transaction in the old session");
+        assert_eq!(count_in(session.clone()).await.expect("a count"), 2);
+
+        via.delete_session(&doomed)
+            .await
+            .expect("delete the other old session");
+        let gone = count_in(doomed.clone()).await.expect_err("deleted");
+        assert_eq!(gone.code(), Some(tonic::Code::NotFound), "{gone}");
+        let mut forged = session.clone().into_bytes();
+        let last = forged.len() - 1;
+        forged[last] = if forged[last] == b'0' { b'1' } else { b'0' };
+        let forged = String::from_utf8(forged).unwrap();
+        let refused = count_in(forged).await.expect_err("a forged name");
+        assert_eq!(refused.code(), Some(tonic::Code::NotFound), "{refused}");
+    });
+}
+
 /// A query through `client`'s node in `session`, under `selector`: the
 /// count of T's rows, and the node that served it by a follower read, if
 /// one did (`x-rowtree-follower-read`).

@@ -17,8 +17,7 @@
 //! [`MAX_HOPS`]: a node that stopped leading meanwhile answers it itself,
 //! with UNAVAILABLE naming the leader, and the client retries. So sessions
 //! live on the node that led their database when they were made; after a
-//! leader change the new leader does not know them and answers NOT_FOUND,
-//! and the client makes new ones.
+//! leader change the new leader adopts them (`spanner/sessions.rs`).
 //!
 //! Requests that read what every replica holds (a database's metadata and
 //! schema) need a replica, not the leader ([`Need::Replica`]). So does a

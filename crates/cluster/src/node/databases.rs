@@ -120,6 +120,11 @@ impl Hosting {
         self.shared.id
     }
 
+    /// The cluster's id (empty until the node knows its cluster).
+    pub fn cluster_id(&self) -> String {
+        self.shared.cluster_id.lock().clone()
+    }
+
     /// The registry's document as this node's replica of the placement
     /// group holds it (possibly a moment behind the leader's).
     pub fn registry(&self) -> Result<Registry, Status> {

@@ -851,6 +851,11 @@ impl Replicated {
 
     /// An instance in the stored document (made through another node, and
     /// not yet followed here).
+    /// The cluster's id (empty until the node knows its cluster).
+    pub(super) fn cluster_id(&self) -> String {
+        self.hosting.cluster_id()
+    }
+
     pub(super) fn stored_instance(&self, name: &str) -> Result<Option<InstanceMeta>, Status> {
         let doc = parse(&self.hosting.registry()?.document)?;
         Ok(doc.instances.into_iter().find(|i| i.name == name))

@@ -508,6 +508,34 @@ impl Registry {
         self.state.lock().databases.contains_key(name)
     }
 
+    /// On a cluster node, for a database this node holds: what names its
+    /// sessions ([`crate::spanner`]'s session names carry a code made
+    /// with it), the cluster's id and the database's group, so that any
+    /// node serving the database knows a session another node made, and
+    /// not one of a database dropped since (a database made again under
+    /// the same name has another group). `None` on a single process, and
+    /// for a database this node does not hold.
+    pub(crate) fn session_key(&self, name: &str) -> Option<Vec<u8>> {
+        let c = self.cluster.as_ref()?;
+        let group = self
+            .state
+            .lock()
+            .databases
+            .get(name)?
+            .meta
+            .group
+            .as_ref()?
+            .id;
+        let cluster_id = c.cluster_id();
+        if cluster_id.is_empty() {
+            return None;
+        }
+        let mut key = cluster_id.into_bytes();
+        key.push(0);
+        key.extend_from_slice(&group.to_be_bytes());
+        Some(key)
+    }
+
     pub fn database(&self, name: &str) -> Result<Hosted, Status> {
         let found = self.state.lock().databases.get(name).cloned();
         match (found, &self.cluster) {

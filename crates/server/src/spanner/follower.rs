@@ -151,6 +151,7 @@ impl SpannerService {
             last_use: AtomicI64::new(now),
             txns: Mutex::new(HashMap::new()),
             via: AtomicU64::new(0),
+            adopted: false,
         });
         self.verified.lock().insert(state.clone());
         Some((state, ts))

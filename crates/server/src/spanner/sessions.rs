@@ -9,8 +9,30 @@
 //! run every few seconds by the server, deletes sessions and rolls back
 //! transactions left idle. The session RPCs (create, get, list, delete)
 //! are answered here; the service only hands them over.
+//!
+//! **Sessions on a cluster.** Sessions live in memory on the node that
+//! leads their database, and that leadership moves: a leader dies, a
+//! node joins and takes a replica, a stopping node hands its groups over.
+//! So that a client's sessions outlive such a move, as they do on Spanner,
+//! a session made on a cluster node has a name any node serving the
+//! database can check ([`issued_id`]): its id holds the session's creation
+//! time and whether it is multiplexed, and a code made from those, the
+//! database's name, the cluster's id and the database's group with
+//! HMAC-SHA256. A node that is asked for a session it does not hold
+//! *adopts* it if the code checks out ([`SpannerService::session`]): it
+//! makes the session under that name, with no transactions. A transaction
+//! the session held on the old leader is gone with that leader's locks: a
+//! request naming it is answered ABORTED, and the client retries it, as
+//! after any abort. A session deleted on this node (by DeleteSession, or
+//! for being idle) stays deleted here ([`MAX_DELETED`] remembered); one
+//! deleted on a node that has since stopped leading may come back if the
+//! leadership moves again. A session with a creator role is not adopted
+//! (its name does not say the role): after a move it is NOT_FOUND, as every
+//! session was before. A database dropped and made again under the same
+//! name has another group, so its old sessions stay NOT_FOUND. ListSessions
+//! lists the sessions this node holds.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -56,6 +78,10 @@ pub(super) struct SessionState {
     /// through (`forward::VIA`), 0 if this one. A transaction begun here
     /// keeps the value of the request that began it ([`TxnSlot::via`]).
     pub(super) via: AtomicU64,
+    /// Made on another node and adopted here (see the module docs): a
+    /// read-write transaction id it does not hold is one the other node
+    /// held, and is answered ABORTED.
+    pub(super) adopted: bool,
 }
 
 impl SessionState {
@@ -84,6 +110,13 @@ impl SessionState {
             return Ok(TxnSlot::new(TxnState::ReadOnly(snapshot)));
         }
         let slot = self.txns.lock().get(id).cloned().ok_or_else(|| {
+            if self.adopted && id.first() == Some(&HELD_TAG) {
+                return status::aborted(format!(
+                    "Transaction was aborted: {} was begun on the node that led the database \
+                     before its leadership moved, and ended with it; retry the transaction",
+                    hex(id)
+                ));
+            }
             Status::not_found(format!(
                 "Transaction not found: {} (it ended, or was never begun in session {})",
                 hex(id),
@@ -168,12 +201,80 @@ fn hex(bytes: &[u8]) -> String {
     bytes.iter().map(|b| format!("{b:02x}")).collect()
 }
 
+/// The most deleted session names a cluster node remembers, so as not
+/// to adopt them again (see the module docs); the oldest are forgotten.
+pub const MAX_DELETED: usize = 10_000;
+
+/// The flag bit of an issued session id (see [`issued_id`]) that says
+/// the session is multiplexed.
+const MULTIPLEXED: u8 = 1;
+
+/// How many hexadecimal digits an issued session id has: 32 of a random
+/// UUID, 1 of flags, 16 of the creation time (nanoseconds since the Unix
+/// epoch), 16 of the code (the first 8 bytes of the HMAC).
+const ISSUED_LEN: usize = 32 + 1 + 16 + 16;
+
+/// The id of a new session of `database` on a cluster node, whose session
+/// key (`Registry::session_key`) is `key`: a random UUID, the flags
+/// (whether it is `multiplexed`), the `create_time`, and the code:
+/// HMAC-SHA256 under `key` of the database's name and everything before
+/// the code, its first 8 bytes; all in lowercase hexadecimal.
+pub(super) fn issued_id(key: &[u8], database: &str, multiplexed: bool, create_time: i64) -> String {
+    let flags = if multiplexed { MULTIPLEXED } else { 0 };
+    let body = format!(
+        "{}{flags:x}{:016x}",
+        uuid::Uuid::new_v4().simple(),
+        create_time as u64
+    );
+    let code = session_code(key, database, &body);
+    format!("{body}{code}")
+}
+
+/// The code [`issued_id`] ends with, for the id's `body`.
+fn session_code(key: &[u8], database: &str, body: &str) -> String {
+    let key = ring::hmac::Key::new(ring::hmac::HMAC_SHA256, key);
+    let mut context = ring::hmac::Context::with_key(&key);
+    context.update(database.as_bytes());
+    context.update(&[0]);
+    context.update(body.as_bytes());
+    hex(&context.sign().as_ref()[..8])
+}
+
+/// What an issued session id says, if its code checks out under `key`
+/// for `database`: whether the session is multiplexed, and its creation
+/// time. `None` for any other id (a UUID alone, a forged or mangled one,
+/// one issued for another database or cluster).
+pub(super) fn read_issued(key: &[u8], database: &str, id: &str) -> Option<(bool, i64)> {
+    if id.len() != ISSUED_LEN
+        || !id
+            .bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+    {
+        return None;
+    }
+    let (body, code) = id.split_at(ISSUED_LEN - 16);
+    let expected = session_code(key, database, body);
+    if !bool::from(subtle::ConstantTimeEq::ct_eq(
+        expected.as_bytes(),
+        code.as_bytes(),
+    )) {
+        return None;
+    }
+    let flags = u8::from_str_radix(&body[32..33], 16).ok()?;
+    let create_time = u64::from_str_radix(&body[33..], 16).ok()? as i64;
+    Some((flags & MULTIPLEXED != 0, create_time))
+}
+
 /// Every live session by name, and how many each database holds (kept
-/// beside the map so that the [`MAX_SESSIONS`] check costs nothing).
+/// beside the map so that the [`MAX_SESSIONS`] check costs nothing); on
+/// a cluster node, also the names of the sessions deleted here, newest
+/// last, at most [`MAX_DELETED`].
 #[derive(Default)]
 pub(super) struct Sessions {
     pub(super) by_name: HashMap<String, Arc<SessionState>>,
     per_database: HashMap<String, usize>,
+    deleted: HashSet<String>,
+    deleted_order: VecDeque<String>,
 }
 
 impl Sessions {
@@ -201,6 +302,23 @@ impl Sessions {
         *count += 1;
         self.by_name.insert(session.name.clone(), session);
         Ok(())
+    }
+
+    /// Remembers that session `name` was deleted here, forgetting the
+    /// oldest such name beyond [`MAX_DELETED`].
+    fn mark_deleted(&mut self, name: &str) {
+        if self.deleted.insert(name.to_string()) {
+            self.deleted_order.push_back(name.to_string());
+            while self.deleted_order.len() > MAX_DELETED {
+                if let Some(oldest) = self.deleted_order.pop_front() {
+                    self.deleted.remove(&oldest);
+                }
+            }
+        }
+    }
+
+    fn was_deleted(&self, name: &str) -> bool {
+        self.deleted.contains(name)
     }
 
     fn remove(&mut self, name: &str) -> Option<Arc<SessionState>> {
@@ -274,12 +392,11 @@ impl SpannerService {
     /// made again under the same name since: the session belonged to the
     /// dropped one.
     pub(super) fn session(&self, name: &str) -> Result<Arc<SessionState>, Status> {
-        let session = self
-            .sessions
-            .lock()
-            .get(name)
-            .cloned()
-            .ok_or_else(|| status::not_found("google.spanner.v1.Session", name))?;
+        let held = self.sessions.lock().get(name).cloned();
+        let session = match held {
+            Some(session) => session,
+            None => self.adopt(name)?,
+        };
         if !self.registry.has_database(&session.database) {
             self.sessions.lock().remove(name);
             return Err(status::not_found(
@@ -292,11 +409,55 @@ impl SpannerService {
             .database(&session.database)
             .is_ok_and(|hosted| hosted.db.same_database(&session.db));
         if !current {
+            // Made over a replica of the database this node has closed
+            // since (moved away and back): adopted again over the one open
+            // now, if it may be.
             self.sessions.lock().remove(name);
-            return Err(status::not_found("google.spanner.v1.Session", name));
+            return self.adopt(name);
         }
         session.last_use.store(now_nanos(), Ordering::Relaxed);
         Ok(session)
+    }
+
+    /// The session `name`, which this node does not hold, made here as a
+    /// session another node made (see the module docs): on a cluster node,
+    /// if its id is one issued for its database under the database's
+    /// session key and it was not deleted here. NOT_FOUND otherwise.
+    fn adopt(&self, name: &str) -> Result<Arc<SessionState>, Status> {
+        let not_found = || status::not_found("google.spanner.v1.Session", name);
+        let Some((database, id)) = name.split_once("/sessions/") else {
+            return Err(not_found());
+        };
+        let Some(key) = self.registry.session_key(database) else {
+            return Err(not_found());
+        };
+        let Some((multiplexed, create_time)) = read_issued(&key, database, id) else {
+            return Err(not_found());
+        };
+        let hosted = self.registry.database(database)?;
+        let state = Arc::new(SessionState {
+            name: name.to_string(),
+            database: database.to_string(),
+            db: hosted.db,
+            create_time,
+            multiplexed,
+            creator_role: String::new(),
+            last_use: AtomicI64::new(now_nanos()),
+            txns: Mutex::new(HashMap::new()),
+            via: AtomicU64::new(0),
+            adopted: true,
+        });
+        let mut sessions = self.sessions.lock();
+        if sessions.was_deleted(name) {
+            return Err(not_found());
+        }
+        if let Some(raced) = sessions.get(name) {
+            return Ok(raced.clone());
+        }
+        sessions.insert(state.clone())?;
+        drop(sessions);
+        tracing::debug!(session = name, "a session made on another node is adopted");
+        Ok(state)
     }
 
     /// [`create_via`](Self::create_via) for a client of this node.
@@ -319,18 +480,27 @@ impl SpannerService {
         via: Option<u64>,
     ) -> Result<pb::Session, Status> {
         let hosted = self.registry.database(database)?;
-        let name = format!("{database}/sessions/{}", uuid::Uuid::new_v4().simple());
         let now = now_nanos();
+        let multiplexed = template.is_some_and(|t| t.multiplexed);
+        let creator_role = template.map(|t| t.creator_role.clone()).unwrap_or_default();
+        // On a cluster, a name other nodes can adopt (see the module docs),
+        // unless it has a role the name cannot carry.
+        let id = match self.registry.session_key(database) {
+            Some(key) if creator_role.is_empty() => issued_id(&key, database, multiplexed, now),
+            _ => uuid::Uuid::new_v4().simple().to_string(),
+        };
+        let name = format!("{database}/sessions/{id}");
         let state = Arc::new(SessionState {
             name: name.clone(),
             database: database.to_string(),
             db: hosted.db,
             create_time: now,
-            multiplexed: template.is_some_and(|t| t.multiplexed),
-            creator_role: template.map(|t| t.creator_role.clone()).unwrap_or_default(),
+            multiplexed,
+            creator_role,
             last_use: AtomicI64::new(now),
             txns: Mutex::new(HashMap::new()),
             via: AtomicU64::new(via.unwrap_or(0)),
+            adopted: false,
         });
         let out = state.to_pb();
         self.sessions.lock().insert(state)?;
@@ -395,7 +565,18 @@ impl SpannerService {
     /// held, for the caller to drop on a blocking thread (dropping a
     /// read-write transaction rolls it back).
     pub(super) fn delete(&self, name: &str) -> Result<Vec<Arc<TxnSlot>>, Status> {
-        let removed = self.sessions.lock().remove(name);
+        // One another node made is adopted first (NOT_FOUND if it may not
+        // be), so that deleting it here keeps it deleted here.
+        let held = self.sessions.lock().get(name).is_some();
+        if !held {
+            self.adopt(name)?;
+        }
+        let mut sessions = self.sessions.lock();
+        let removed = sessions.remove(name);
+        if self.forwarder.is_some() {
+            sessions.mark_deleted(name);
+        }
+        drop(sessions);
         match removed {
             Some(s) => Ok(s.txns.lock().drain().map(|(_, v)| v).collect()),
             None => Err(status::not_found("google.spanner.v1.Session", name)),
@@ -441,6 +622,11 @@ impl SpannerService {
                 })
                 .map(|s| s.name.clone())
                 .collect();
+            if self.forwarder.is_some() {
+                for n in &names {
+                    sessions.mark_deleted(n);
+                }
+            }
             names.iter().filter_map(|n| sessions.remove(n)).collect()
         };
         for s in expired {

@@ -237,3 +237,39 @@ fn long_strings_are_chunked_with_resume_tokens_on_row_boundaries() {
     // `last` stays unset: see the results module's docs.
     assert!(messages.iter().all(|m| !m.last));
 }
+
+#[test]
+fn an_issued_session_id_is_read_back_only_under_its_key_and_database() {
+    use super::sessions::{issued_id, read_issued};
+    let key = b"cluster-a\0\0\0\0\0\0\0\0\x07".to_vec();
+    let db = "projects/p/instances/i/databases/d";
+    let id = issued_id(&key, db, true, 1_764_000_000_123_456_789);
+    assert_eq!(id.len(), 65);
+    assert_eq!(
+        read_issued(&key, db, &id),
+        Some((true, 1_764_000_000_123_456_789))
+    );
+    let plain = issued_id(&key, db, false, 5);
+    assert_eq!(read_issued(&key, db, &plain), Some((false, 5)));
+    // Another database, another cluster or group, a changed digit, a
+    // changed case, a plain UUID: none reads.
+    assert_eq!(
+        read_issued(&key, "projects/p/instances/i/databases/e", &id),
+        None
+    );
+    let mut other = key.clone();
+    *other.last_mut().unwrap() = 8;
+    assert_eq!(read_issued(&other, db, &id), None);
+    for at in [0, 32, 40, 64] {
+        let mut changed = id.clone().into_bytes();
+        changed[at] = if changed[at] == b'0' { b'1' } else { b'0' };
+        let changed = String::from_utf8(changed).unwrap();
+        assert_eq!(read_issued(&key, db, &changed), None, "digit {at} changed");
+    }
+    assert_eq!(read_issued(&key, db, &id.to_uppercase()), None);
+    assert_eq!(read_issued(&key, db, &id[..64]), None);
+    let uuid = uuid::Uuid::new_v4().simple().to_string();
+    assert_eq!(read_issued(&key, db, &uuid), None);
+    assert_eq!(read_issued(&key, db, &"g".repeat(65)), None);
+    assert_eq!(read_issued(&key, db, &format!("{}a", "é".repeat(32))), None);
+}
