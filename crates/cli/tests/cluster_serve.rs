@@ -792,21 +792,11 @@ fn removed_replica_is_replaced(the_leader: bool, split: bool) {
         let started = Instant::now();
         let mut expected = vec![1, stays, 4];
         expected.sort_unstable();
-        let mut members = Vec::new();
-        while started.elapsed() < Duration::from_secs(60) {
-            members = database_groups(&cluster)
-                .into_iter()
-                .map(|g| g.2)
-                .collect::<Vec<_>>();
-            if members.len() == groups && members.iter().all(|m| *m == expected) {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        assert_eq!(
-            members,
-            vec![expected.clone(); groups],
-            "node 4 replaced node {gone} among every group's voters"
+        wait_for_voters(
+            &cluster,
+            &expected,
+            groups,
+            &format!("node 4 replacing node {gone}"),
         );
         eprintln!(
             "node {gone}'s replica was replaced by node 4 in {:.2} s",
@@ -902,21 +892,11 @@ fn a_dead_nodes_replica_is_replaced_after_dead_after() {
         let killed_at = Instant::now();
         let mut expected = vec![1, stays, 4];
         expected.sort_unstable();
-        let mut members = Vec::new();
-        while killed_at.elapsed() < Duration::from_secs(60) {
-            members = database_groups(&cluster)
-                .into_iter()
-                .map(|g| g.2)
-                .collect::<Vec<_>>();
-            if members == [expected.clone()] {
-                break;
-            }
-            std::thread::sleep(Duration::from_millis(200));
-        }
-        assert_eq!(
-            members,
-            vec![expected.clone()],
-            "node 4 replaced the dead node {gone} among the group's voters"
+        wait_for_voters(
+            &cluster,
+            &expected,
+            1,
+            &format!("node 4 replacing the dead node {gone}"),
         );
         let replaced_after = killed_at.elapsed();
         eprintln!(
@@ -1210,6 +1190,29 @@ fn database_groups(dir: &Path) -> Vec<(u64, Option<u64>, Vec<u64>, String)> {
                 .collect()
         })
         .unwrap_or_default()
+}
+
+/// Waits (at most 60 s) until the status shows exactly `groups` database
+/// groups, each with `voters` (sorted) as its voters; `what` names the
+/// change awaited in the failure.
+fn wait_for_voters(dir: &Path, voters: &[u64], groups: usize, what: &str) {
+    let started = Instant::now();
+    let mut members = Vec::new();
+    while started.elapsed() < Duration::from_secs(60) {
+        members = database_groups(dir)
+            .into_iter()
+            .map(|g| g.2)
+            .collect::<Vec<_>>();
+        if members.len() == groups && members.iter().all(|m| m == voters) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    assert_eq!(
+        members,
+        vec![voters.to_vec(); groups],
+        "{what}: every group's voters"
+    );
 }
 
 /// Waits until the status shows `n` database groups with one leader (not

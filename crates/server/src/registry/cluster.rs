@@ -404,12 +404,7 @@ impl Registry {
     /// whether it did. The leader itself is not moved.
     fn balance(&self, c: &Replicated, database: &str) -> Result<bool, Status> {
         let node = c.hosting.node_id();
-        let live: Vec<u64> = c
-            .hosting
-            .live_nodes()?
-            .into_iter()
-            .filter(|n| c.hosting.answering(*n))
-            .collect();
+        let live = c.answering_live_nodes()?;
         // Decided on the stored document first, so that the placement
         // group is written only when a replica moves; then again on the
         // copy being changed.
@@ -469,12 +464,7 @@ impl Registry {
         gone: u64,
         why: Gone,
     ) -> Result<(), Status> {
-        let live: Vec<u64> = c
-            .hosting
-            .live_nodes()?
-            .into_iter()
-            .filter(|n| c.hosting.answering(*n))
-            .collect();
+        let live = c.answering_live_nodes()?;
         let replaced = c.change(self, |doc| {
             let held = replicas_held(doc, &live);
             let Some(meta) = doc.databases.iter_mut().find(|d| d.name == database) else {
@@ -851,6 +841,17 @@ impl Replicated {
 
     /// An instance in the stored document (made through another node, and
     /// not yet followed here).
+    /// The live nodes that answer this node's clock heartbeats: those a
+    /// replica may be placed on.
+    fn answering_live_nodes(&self) -> Result<Vec<u64>, Status> {
+        Ok(self
+            .hosting
+            .live_nodes()?
+            .into_iter()
+            .filter(|n| self.hosting.answering(*n))
+            .collect())
+    }
+
     /// The cluster's id (empty until the node knows its cluster).
     pub(super) fn cluster_id(&self) -> String {
         self.hosting.cluster_id()
