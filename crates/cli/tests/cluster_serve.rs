@@ -531,6 +531,22 @@ fn a_stopping_gateway_has_its_clients_idle_transactions_rolled_back_at_once() {
 /// (its standard input closed, then killed) when dropped.
 struct Restarted(Child);
 
+impl Restarted {
+    /// Starts a node again from the command line it ran with
+    /// (`command[0]` is the program).
+    fn spawn(command: &[String]) -> Restarted {
+        Restarted(
+            Command::new(&command[0])
+                .args(&command[1..])
+                .stdin(Stdio::piped())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .spawn()
+                .expect("start the node again"),
+        )
+    }
+}
+
 impl Drop for Restarted {
     fn drop(&mut self) {
         drop(self.0.stdin.take());
@@ -543,26 +559,13 @@ impl Drop for Restarted {
 /// command line.
 fn kill_and_restart(node: &NodeLine) -> Restarted {
     let pid = node.pid;
-    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).expect("the node's command");
-    let args: Vec<String> = cmdline
-        .split(|b| *b == 0)
-        .filter(|a| !a.is_empty())
-        .map(|a| String::from_utf8_lossy(a).into_owned())
-        .collect();
+    let args = command_of(node);
     let status = Command::new("kill")
         .args(["-9", &pid.to_string()])
         .status()
         .unwrap();
     assert!(status.success());
-    Restarted(
-        Command::new(&args[0])
-            .args(&args[1..])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("start the node again"),
-    )
+    Restarted::spawn(&args)
 }
 
 /// A gateway killed with SIGKILL and started again at once may come back
@@ -918,15 +921,7 @@ fn a_dead_nodes_replica_is_replaced_after_dead_after() {
 
         // The dead node comes back. It is no longer listed: what it serves
         // comes from the group, with every row, and its copy goes.
-        let restarted = Restarted(
-            Command::new(&command[0])
-                .args(&command[1..])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start the dead node again"),
-        );
+        let restarted = Restarted::spawn(&command);
         let (n, _) = retry(
             "the rows through the node that came back",
             Duration::from_secs(30),
@@ -1367,15 +1362,7 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
         let new_leader = wait_for_groups(&cluster, 2, Some(leader));
 
         // Start the killed node again; it reopens both groups.
-        let restarted = Restarted(
-            Command::new(&command[0])
-                .args(&command[1..])
-                .stdin(Stdio::piped())
-                .stdout(Stdio::null())
-                .stderr(Stdio::null())
-                .spawn()
-                .expect("start the node again"),
-        );
+        let restarted = Restarted::spawn(&command);
         // It serves again (forwarding the commit to the leader).
         retry(
             "a commit through the restarted node",
