@@ -56,7 +56,7 @@ pub enum DemoCommand {
     /// spread by the nodes' balancer, and commits sent to the node leading
     /// their key. Progress every 10 s; the report says which designs met
     /// their targets (good ones at least 3.2 x C on four nodes, bad ones at
-    /// most 1.2 x C).
+    /// most 1.2 x C with a split found to be a MOVING_HOT_SPOT).
     Hotspots(HotspotsArgs),
 }
 
