@@ -255,6 +255,18 @@ impl Network {
         }
     }
 
+    /// Cuts the links between nodes `i` and `j` alone, both ways, in the
+    /// manner of `state`: each still reaches every other node, as when
+    /// one route between two machines fails.
+    pub fn cut_pair(&self, i: usize, j: usize, state: LinkState) {
+        for (from, to) in [(i, j), (j, i)] {
+            if let Some(Some((peer, api))) = self.links.get(from).and_then(|row| row.get(to)) {
+                peer.set(state);
+                api.set(state);
+            }
+        }
+    }
+
     /// Opens every link.
     pub fn heal(&self) {
         for (peer, api) in self.links.iter().flatten().flatten() {
@@ -348,5 +360,16 @@ mod tests {
         assert_eq!(state(1, 2), LinkState::Open, "the majority still talks");
         net.heal();
         assert_eq!(state(0, 1), LinkState::Open);
+
+        // One pair cut: both directions, and nothing else.
+        net.cut_pair(0, 2, LinkState::Silent);
+        assert_eq!(state(0, 2), LinkState::Silent);
+        assert_eq!(state(2, 0), LinkState::Silent);
+        assert_eq!(state(0, 1), LinkState::Open);
+        assert_eq!(state(1, 2), LinkState::Open);
+        assert_eq!(
+            net.links[2][0].as_ref().unwrap().1.state(),
+            LinkState::Silent
+        );
     }
 }

@@ -409,7 +409,7 @@ impl Drop for Server {
 
 /// A port nothing listens on now (bound to port 0 and released; the server
 /// binds it moments later, and [`Server`] retries if someone was faster).
-pub(crate) fn free_port() -> Result<u16> {
+pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     Ok(listener.local_addr()?.port())
 }

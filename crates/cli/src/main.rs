@@ -339,7 +339,9 @@ struct ServeArgs {
     #[arg(long, value_name = "SECS", requires = "cluster", default_value_t = 60)]
     join_timeout: u64,
     /// With --cluster: seconds a node may stay silent before it counts as
-    /// dead. A dead voter of the placement group is replaced by a
+    /// dead (silent to the judging leader and to a majority of the other
+    /// members: a node cut off from the leader alone is not dead). A dead
+    /// voter of the placement group is replaced by a
     /// reachable learner (it stays a member, as a learner); each database
     /// replica on a dead node is replaced by one on a live node (while the
     /// database's other replicas are a majority), and a dead node that

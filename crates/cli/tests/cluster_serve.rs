@@ -1941,3 +1941,227 @@ fn a_joining_node_receives_a_replica_from_the_node_holding_the_most() {
         assert_eq!(n, 20, "every acknowledged row");
     });
 }
+
+/// Four `rowtree serve --cluster` processes that reach each other only
+/// through proxies, one per link ([`rowtree_check::proxy::Network`]), so
+/// that a test can cut some links and not others. Dropping it kills the
+/// nodes and stops the proxies.
+struct Proxied {
+    network: rowtree_check::proxy::Network,
+    servers: Vec<rowtree_check::server::Server>,
+    /// Each node's peer address.
+    peers: Vec<SocketAddr>,
+}
+
+impl Proxied {
+    /// Starts four nodes in `dir`, each with `serve_flags` too, node 1
+    /// first and the others joining it. Ports are picked by binding and
+    /// releasing them, so a proxy or a test running beside may take one
+    /// first: a start that fails is tried again, up to three times.
+    async fn start(dir: &Path, serve_flags: &[&str]) -> Proxied {
+        for attempt in 1..=3 {
+            match Proxied::try_start(&dir.join(format!("try-{attempt}")), serve_flags).await {
+                Ok(cluster) => return cluster,
+                Err(e) if attempt < 3 => eprintln!("starting the proxied cluster: {e}; again"),
+                Err(e) => panic!("starting the proxied cluster: {e}"),
+            }
+        }
+        unreachable!("the last attempt returns or panics")
+    }
+
+    async fn try_start(dir: &Path, serve_flags: &[&str]) -> rowtree_check::Result<Proxied> {
+        use rowtree_check::server::{free_port, Options, Server};
+        let local = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
+        let ports = |n| {
+            (0..n)
+                .map(|_| free_port())
+                .collect::<rowtree_check::Result<Vec<u16>>>()
+        };
+        let (peer_ports, api_ports) = (ports(4)?, ports(4)?);
+        let ends: Vec<(SocketAddr, SocketAddr)> = peer_ports
+            .iter()
+            .zip(&api_ports)
+            .map(|(peer, api)| (local(*peer), local(*api)))
+            .collect();
+        let network = rowtree_check::proxy::Network::start(&ends).await?;
+        let mut servers = Vec::new();
+        for i in 0..4 {
+            let mut args: Vec<String> = vec![
+                "--cluster".into(),
+                "--node-id".into(),
+                (i + 1).to_string(),
+                "--peer-port".into(),
+                peer_ports[i].to_string(),
+            ];
+            if i > 0 {
+                args.push("--join".into());
+                args.push(format!("127.0.0.1:{}", peer_ports[0]));
+            }
+            args.extend(network.route_args(i));
+            args.extend(serve_flags.iter().map(|f| f.to_string()));
+            let data = dir.join(format!("node-{}", i + 1)).join("data");
+            let mut options = Options::new(ROWTREE, data).args(args);
+            options.port = Some(api_ports[i]);
+            options.log_filter = "info,openraft=error".into();
+            servers.push(Server::start(options).await?);
+        }
+        Ok(Proxied {
+            network,
+            servers,
+            peers: ends.iter().map(|(peer, _)| *peer).collect(),
+        })
+    }
+
+    /// `rowtree cluster status --format json` as node `id` answers it
+    /// (asked directly, not through a proxy).
+    fn status(&self, id: u64) -> serde_json::Value {
+        let out = Command::new(ROWTREE)
+            .args(["cluster", "status", "--format", "json", "--node"])
+            .arg(self.peers[(id - 1) as usize].to_string())
+            .output()
+            .expect("run rowtree cluster status");
+        serde_json::from_slice(&out.stdout).unwrap_or(serde_json::Value::Null)
+    }
+
+    /// The first database group's leader and voters (sorted), as node
+    /// `id` answers.
+    fn group(&self, id: u64) -> (Option<u64>, Vec<u64>) {
+        let status = self.status(id);
+        let group = &status["groups"][0];
+        let mut voters: Vec<u64> = group["members"]
+            .as_array()
+            .map(|a| a.iter().filter_map(|m| m.as_u64()).collect())
+            .unwrap_or_default();
+        voters.sort_unstable();
+        (group["leader"].as_u64(), voters)
+    }
+}
+
+/// A database's leader replaces a member it has not heard from for
+/// `--dead-after` only if a majority of the other members do not hear it
+/// either. With the links between the leader and one follower cut (both
+/// ways, every other link open) for three times `--dead-after`, the
+/// follower stays a voter: it still answers the third member, whose clock
+/// heartbeat answers say so. Cut off from every node, it is replaced by
+/// the spare node within seconds of `--dead-after`.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_member_cut_off_from_its_leader_alone_is_not_replaced_but_one_cut_off_from_all_is() {
+    use rowtree_check::proxy::LinkState;
+    let dir = tempfile::tempdir().unwrap();
+    let cluster = Proxied::start(dir.path(), &["--dead-after", "4"]).await;
+    let client = cluster.servers[0].client().await.expect("connect");
+    let instance = client.create_instance("inst").await.expect("instance");
+    let db = client
+        .create_database(
+            &instance,
+            "db",
+            &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
+        )
+        .await
+        .expect("database");
+    retry("the first rows", Duration::from_secs(30), || {
+        write(&client, &db, 1..11)
+    })
+    .await;
+    let started = Instant::now();
+    let (leader, members) = loop {
+        if let (Some(leader), members) = cluster.group(1) {
+            if members.len() == 3 {
+                break (leader, members);
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "a database group with three voters and a leader"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    };
+    // The follower cut off must not lead the placement group: the leader
+    // changes the registry through it, and could not reach it.
+    let placement = cluster.status(1)["leader"].as_u64();
+    let cut = members
+        .iter()
+        .copied()
+        .find(|m| *m != leader && Some(*m) != placement)
+        .unwrap();
+    let third = members
+        .iter()
+        .copied()
+        .find(|m| *m != leader && *m != cut)
+        .unwrap();
+    let spare = (1..=4).find(|n| !members.contains(n)).unwrap();
+    eprintln!(
+        "voters {members:?}, leader {leader}, placement leader {placement:?}: \
+         cutting {leader} <-> {cut} only"
+    );
+
+    cluster.network.cut_pair(
+        (leader - 1) as usize,
+        (cut - 1) as usize,
+        LinkState::Dropped,
+    );
+    let cut_at = Instant::now();
+    // The leader and the third member commit; the cut follower forwards to
+    // the leader over a cut link, so a commit through it fails.
+    let through = |id: u64| cluster.servers[(id - 1) as usize].client();
+    let leaders_client = through(leader).await.expect("connect");
+    retry("commits beside the cut", Duration::from_secs(20), || {
+        write(&leaders_client, &db, 11..21)
+    })
+    .await;
+    let cut_client = through(cut).await.expect("connect");
+    assert!(
+        write(&cut_client, &db, 100..101).await.is_err(),
+        "node {cut} reached its leader {leader} over the cut link"
+    );
+    // Three times --dead-after: the follower stays a voter throughout.
+    while cut_at.elapsed() < Duration::from_secs(12) {
+        let (_, now) = cluster.group(third);
+        assert!(
+            now.is_empty() || now == members,
+            "node {cut}, heard by node {third}, was replaced: voters {now:?} after {:?}",
+            cut_at.elapsed()
+        );
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+    assert_eq!(cluster.group(third).1, members, "the voters after the cut");
+
+    // Now cut off from everyone: dead to every member, and replaced.
+    cluster.network.heal();
+    cluster
+        .network
+        .partition(&[(cut - 1) as usize], LinkState::Dropped);
+    let isolated_at = Instant::now();
+    let mut expected = vec![leader, third, spare];
+    expected.sort_unstable();
+    loop {
+        let (_, now) = cluster.group(third);
+        if now == expected {
+            break;
+        }
+        assert!(
+            isolated_at.elapsed() < Duration::from_secs(40),
+            "node {spare} replacing the isolated node {cut}: voters {now:?}"
+        );
+        tokio::time::sleep(Duration::from_millis(200)).await;
+    }
+    eprintln!(
+        "node {cut}, cut off from every node, was replaced by node {spare} {:.2} s later",
+        isolated_at.elapsed().as_secs_f64()
+    );
+    assert!(
+        isolated_at.elapsed() >= Duration::from_millis(4_000 - 2_500),
+        "not before --dead-after"
+    );
+    cluster.network.heal();
+    let (n, _) = retry(
+        "the rows through the spare",
+        Duration::from_secs(30),
+        || async {
+            let c = through(spare).await?;
+            count(&c, &db).await
+        },
+    )
+    .await;
+    assert_eq!(n, 20, "every acknowledged row");
+}

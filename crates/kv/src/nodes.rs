@@ -117,11 +117,12 @@ impl NodeGate {
         let secs = secs.clamp(1, (USE_SECONDS / 2) as u64);
         let current = (self.clock)() / 1_000_000_000;
         let used = self.used.lock();
-        let total: f64 = used
+        // Folded from +0.0: an empty `sum` of floats is -0.0, which an
+        // idle node's load would show as "-0%".
+        let total = used
             .iter()
             .filter(|(second, _)| *second < current && current - second <= secs)
-            .map(|(_, share)| share)
-            .sum();
+            .fold(0.0, |total, (_, share)| total + share);
         total / secs as f64
     }
 
@@ -262,7 +263,11 @@ mod tests {
         assert!((one - 0.49).abs() < 0.02, "second 11: {one}");
         // Ten quiet seconds later nothing is left in view.
         now.store(23 * 1_000 * MS, Ordering::Relaxed);
-        assert_eq!(g.recent_use(10), 0.0);
+        let idle = g.recent_use(10);
+        assert_eq!(idle, 0.0);
+        // Positive zero: shown as "0%", not "-0%".
+        assert!(idle.is_sign_positive(), "{idle}");
+        assert_eq!(format!("{:.0}%", idle * 100.0), "0%");
     }
 
     #[test]

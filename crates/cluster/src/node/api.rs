@@ -130,6 +130,28 @@ pub struct ClockReply {
     /// used lately (`node::leases`). Absent from an older node: zero.
     #[prost(double, tag = "5")]
     pub utilization: f64,
+    /// The members this node has not heard from lately (they did not
+    /// answer its own heartbeats), each with how long: a database's leader
+    /// replaces a silent member only if a majority of the other members
+    /// find it silent too, not when only the link between the leader and
+    /// it is broken.
+    #[prost(message, repeated, tag = "6")]
+    pub silent: Vec<SilentPeer>,
+    /// The node reports silent peers ([`ClockReply::silent`]): an empty
+    /// list from it means it hears every member. An older node does not
+    /// say, and defers to the leader's view.
+    #[prost(bool, tag = "7")]
+    pub reports_silence: bool,
+}
+
+/// A member a node has not heard from lately ([`ClockReply::silent`]).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SilentPeer {
+    #[prost(uint64, tag = "1")]
+    pub node_id: u64,
+    /// How long it has been silent, in milliseconds.
+    #[prost(uint64, tag = "2")]
+    pub silent_ms: u64,
 }
 
 /// A gateway replaces the registry's document (compare and set): the

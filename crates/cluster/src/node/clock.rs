@@ -111,7 +111,39 @@ pub struct Clocks {
     /// Each peer's utilization as its latest answer said
     /// ([`ClockReply::utilization`](super::api::ClockReply::utilization)).
     utilization: BTreeMap<u64, f64>,
+    /// What each peer's latest answer said of the members it does not
+    /// hear ([`ClockReply::silent`](super::api::ClockReply::silent)).
+    silences: BTreeMap<u64, Silences>,
 }
+
+/// What one peer's latest answer said of the members it does not hear.
+#[derive(Debug, Clone)]
+struct Silences {
+    /// When the answer came (this node's monotonic clock).
+    at: Instant,
+    /// Each silent member with how long it had been silent then; `None`
+    /// from a peer that does not report silences (an older version).
+    reported: Option<BTreeMap<u64, Duration>>,
+}
+
+/// What a peer's latest answer said of another member
+/// ([`Clocks::heard_of`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Heard {
+    /// No answer within [`SAMPLE_FRESH_FOR`]: the peer is not heard itself.
+    Unknown,
+    /// The peer does not report silences (an older version).
+    NotSaid,
+    /// The peer hears the member.
+    Answering,
+    /// The member has been silent to the peer for this long (counted to
+    /// now: what the answer said plus the time since).
+    Silent(Duration),
+}
+
+/// The most silent members kept of one answer: more than any cluster has
+/// members, so that a malformed answer cannot grow the table unbounded.
+pub const MAX_SILENCES_KEPT: usize = 1_024;
 
 /// How long a sample counts: a peer not measured for this long is not
 /// live as far as the guard is concerned.
@@ -180,6 +212,72 @@ impl Clocks {
         if utilization.is_finite() && utilization >= 0.0 {
             self.utilization.insert(peer, utilization);
         }
+    }
+
+    /// Records what `peer`'s answer, come at `at`, said of the members it
+    /// does not hear: `None` if it does not report them (an older
+    /// version), else each silent member with how long (at most
+    /// [`MAX_SILENCES_KEPT`] of them).
+    pub fn record_silences(
+        &mut self,
+        peer: u64,
+        at: Instant,
+        reported: Option<impl IntoIterator<Item = (u64, Duration)>>,
+    ) {
+        let reported = reported.map(|r| r.into_iter().take(MAX_SILENCES_KEPT).collect());
+        self.silences.insert(peer, Silences { at, reported });
+    }
+
+    /// What `peer`'s latest answer, if fresh, said of `member`.
+    pub fn heard_of(&self, peer: u64, member: u64, now: Instant) -> Heard {
+        let Some(s) = self.silences.get(&peer) else {
+            return Heard::Unknown;
+        };
+        let age = now.saturating_duration_since(s.at);
+        if age > SAMPLE_FRESH_FOR {
+            return Heard::Unknown;
+        }
+        match &s.reported {
+            None => Heard::NotSaid,
+            Some(silent) => match silent.get(&member) {
+                Some(d) => Heard::Silent(d.saturating_add(age)),
+                None => Heard::Answering,
+            },
+        }
+    }
+
+    /// Whether `member`, which this node (`me`) has not heard for longer
+    /// than `dead_after`, is silent to a majority of the group whose
+    /// members are `members`, not counting `member` itself: this node, and
+    /// each other member whose fresh answer says the same of it (or does
+    /// not report silences, deferring to this node). A member cut off from
+    /// this node alone is heard by the others, and is not dead: a
+    /// database's leader that replaced it would copy a replica for
+    /// nothing.
+    pub fn silent_to_majority(
+        &self,
+        me: u64,
+        member: u64,
+        members: &[u64],
+        dead_after: Duration,
+        now: Instant,
+    ) -> bool {
+        let mut judges: Vec<u64> = members.iter().copied().filter(|m| *m != member).collect();
+        if !judges.contains(&me) {
+            judges.push(me);
+        }
+        let agree = judges
+            .iter()
+            .filter(|judge| {
+                **judge == me
+                    || match self.heard_of(**judge, member, now) {
+                        Heard::NotSaid => true,
+                        Heard::Silent(d) => d > dead_after,
+                        Heard::Unknown | Heard::Answering => false,
+                    }
+            })
+            .count();
+        2 * agree > judges.len()
     }
 
     /// The utilization of every peer measured within [`SAMPLE_FRESH_FOR`]
@@ -308,6 +406,60 @@ mod tests {
         // A clock that went backwards between t0 and t1 counts as no time.
         let s = Sample::of(5_000, 5_000, 4_000, now);
         assert_eq!((s.offset_us, s.error_us), (0, 0));
+    }
+
+    #[test]
+    fn a_member_is_dead_only_if_a_majority_of_the_others_find_it_silent() {
+        let t = Instant::now();
+        let secs = Duration::from_secs;
+        let dead_after = secs(6);
+        let silent = |d: u64| Some(vec![(3u64, secs(d))]);
+        let hears_all: Option<Vec<(u64, Duration)>> = Some(vec![]);
+        // Node 1 judges member 3 of {1, 2, 3}.
+        let mut clocks = Clocks::default();
+        assert!(
+            !clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, t),
+            "nothing heard from node 2: it does not agree"
+        );
+        clocks.record_silences(2, t, hears_all.clone());
+        assert_eq!(clocks.heard_of(2, 3, t), Heard::Answering);
+        assert!(
+            !clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, t),
+            "node 2 hears node 3: only the link from node 1 is cut"
+        );
+        clocks.record_silences(2, t, silent(4));
+        assert!(
+            !clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, t),
+            "silent to node 2 for 4 s only"
+        );
+        // A second later node 2's report counts as 5 s; then it says 7 s.
+        assert_eq!(clocks.heard_of(2, 3, t + secs(1)), Heard::Silent(secs(5)));
+        clocks.record_silences(2, t + secs(3), silent(7));
+        assert!(clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, t + secs(3)));
+        // A report older than SAMPLE_FRESH_FOR no longer counts.
+        let stale = t + secs(3) + SAMPLE_FRESH_FOR + secs(1);
+        assert_eq!(clocks.heard_of(2, 3, stale), Heard::Unknown);
+        assert!(!clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, stale));
+        // An older node that does not report silences defers to node 1.
+        clocks.record_silences(2, t, None::<Vec<(u64, Duration)>>);
+        assert_eq!(clocks.heard_of(2, 3, t), Heard::NotSaid);
+        assert!(clocks.silent_to_majority(1, 3, &[1, 2, 3], dead_after, t));
+        // Of five members, node 1 and two of the other three must agree.
+        let mut clocks = Clocks::default();
+        clocks.record_silences(2, t, silent(10));
+        clocks.record_silences(4, t, hears_all.clone());
+        clocks.record_silences(5, t, hears_all.clone());
+        let five = [1, 2, 3, 4, 5];
+        assert!(!clocks.silent_to_majority(1, 3, &five, dead_after, t));
+        clocks.record_silences(4, t, silent(8));
+        assert!(clocks.silent_to_majority(1, 3, &five, dead_after, t));
+        // Of two members, the judge's view is enough.
+        assert!(Clocks::default().silent_to_majority(1, 3, &[1, 3], dead_after, t));
+        // A malformed answer keeps at most MAX_SILENCES_KEPT members.
+        let mut clocks = Clocks::default();
+        clocks.record_silences(2, t, Some((0..1_000_000u64).map(|n| (n, secs(1)))));
+        let kept = clocks.silences[&2].reported.as_ref().unwrap().len();
+        assert_eq!(kept, MAX_SILENCES_KEPT);
     }
 
     #[test]

@@ -292,37 +292,37 @@ impl Hosting {
     /// overloaded one, after [`ANSWERED_WITHIN`]. This node itself always
     /// answers.
     pub fn answering(&self, id: u64) -> bool {
-        if id == self.shared.id {
-            return true;
-        }
-        let now = std::time::Instant::now();
-        let clocks = self.shared.clocks.lock();
-        !clocks.refused(id)
-            && !clocks.stopping(id)
-            && clocks
-                .get(id, now)
-                .is_some_and(|s| now.duration_since(s.at) <= ANSWERED_WITHIN)
+        self.shared.answering(id)
     }
 
     /// How long node `id` has gone without answering this node's clock
     /// heartbeats: zero while it [answers](Self::answering); otherwise
     /// the time since its last answer, or since this process started if
-    /// it never answered it. A node silent for longer than
-    /// [`Hosting::dead_after`] is dead as far as placement goes: the
-    /// databases' leaders replace its replicas (as the placement group's
-    /// leader replaces it as a voter).
+    /// it never answered it.
     pub fn silent_for(&self, id: u64) -> Duration {
-        if self.answering(id) {
-            return Duration::ZERO;
-        }
-        let since = self
-            .shared
-            .clocks
-            .lock()
-            .last_answer(id)
-            .unwrap_or(self.shared.started_at)
-            .max(self.shared.started_at);
-        since.elapsed()
+        self.shared.unanswered_for(id)
+    }
+
+    /// Whether `member` of a group whose members are `members` is dead as
+    /// far as placement goes, and if so for how long it has been silent
+    /// here: it has not answered this node for longer than
+    /// [`Hosting::dead_after`], and a majority of the other members, this
+    /// node included, say the same of it in their heartbeat answers
+    /// ([`Clocks::silent_to_majority`](super::clock::Clocks::silent_to_majority)).
+    /// A member cut off from this node alone is not dead. The databases'
+    /// leaders replace a dead member's replicas (as the placement group's
+    /// leader replaces it as a voter).
+    pub fn dead_for(&self, member: u64, members: &[u64]) -> Option<Duration> {
+        let silent = self.silent_for(member);
+        (silent > self.shared.dead_after
+            && self.shared.clocks.lock().silent_to_majority(
+                self.shared.id,
+                member,
+                members,
+                self.shared.dead_after,
+                std::time::Instant::now(),
+            ))
+        .then_some(silent)
     }
 
     /// How long a node may stay silent before its replicas are replaced

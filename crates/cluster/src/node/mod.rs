@@ -34,7 +34,12 @@
 //! is taken out again, a voter silent
 //! for longer than [`NodeConfig::dead_after`] is replaced by a reachable
 //! learner (and stays a member, as a learner, in case it returns), and
-//! reachable learners are promoted while voters are missing. Every change
+//! reachable learners are promoted while voters are missing. A voter is
+//! silent only if a majority of the voters find it so: each node's clock
+//! heartbeat answers list the members it does not hear
+//! ([`clock::Clocks::silent_to_majority`]), so a voter cut off from the
+//! leader alone is not replaced (nor, by a database's leader, is a
+//! database replica: `databases::Hosting::dead_for`). Every change
 //! is evaluated after a linearizable read and proposed by the leader alone,
 //! one at a time (see [`crate::placement`]).
 //!
@@ -727,6 +732,58 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Shared {
+    /// Whether node `id` answers this node's clock heartbeats
+    /// ([`databases::Hosting::answering`]).
+    fn answering(&self, id: u64) -> bool {
+        if id == self.id {
+            return true;
+        }
+        let now = std::time::Instant::now();
+        let clocks = self.clocks.lock();
+        !clocks.refused(id)
+            && !clocks.stopping(id)
+            && clocks
+                .get(id, now)
+                .is_some_and(|s| now.duration_since(s.at) <= databases::ANSWERED_WITHIN)
+    }
+
+    /// How long node `id` has gone without answering this node's clock
+    /// heartbeats ([`databases::Hosting::silent_for`]).
+    fn unanswered_for(&self, id: u64) -> Duration {
+        if self.answering(id) {
+            return Duration::ZERO;
+        }
+        let since = self
+            .clocks
+            .lock()
+            .last_answer(id)
+            .unwrap_or(self.started_at)
+            .max(self.started_at);
+        since.elapsed()
+    }
+
+    /// The members of the placement group this node does not hear, each
+    /// with how long it has been silent, as its clock answers report them
+    /// ([`ClockReply::silent`]).
+    fn silent_peers(&self) -> Vec<api::SilentPeer> {
+        let members: Vec<u64> = self
+            .metrics()
+            .membership_config
+            .membership()
+            .nodes()
+            .map(|(id, _)| *id)
+            .filter(|id| *id != self.id)
+            .collect();
+        members
+            .into_iter()
+            .filter(|id| !self.answering(*id))
+            .map(|id| api::SilentPeer {
+                node_id: id,
+                silent_ms: u64::try_from(self.unanswered_for(id).as_millis()).unwrap_or(u64::MAX),
+            })
+            .collect()
+    }
+
     /// This node's utilization: the share of a node its databases used
     /// over the last [`leases::WINDOW_SECS`] seconds, summed over the
     /// databases it hosts. A database capped by a node gate
@@ -743,10 +800,10 @@ impl Shared {
                     .groups
                     .led_loads(leases::WINDOW_SECS)
                     .into_iter()
-                    .map(|(_, _, load)| load)
-                    .sum(),
+                    .fold(0.0, |total, (_, _, load)| total + load),
             })
-            .sum()
+            // From +0.0: an empty float `sum` is -0.0 ("-0%" in status).
+            .fold(0.0, |total, load| total + load)
     }
 
     /// What this node knows of the cluster's load (see `leases`).
@@ -824,6 +881,14 @@ impl Shared {
                     let t1 = self.clock.now();
                     let reply = reply.into_inner();
                     let sample = Sample::of(t0, reply.micros, t1, at);
+                    let silences = reply.reports_silence.then(|| {
+                        reply
+                            .silent
+                            .iter()
+                            .map(|p| (p.node_id, Duration::from_millis(p.silent_ms)))
+                            .take(clock::MAX_SILENCES_KEPT)
+                            .collect::<Vec<_>>()
+                    });
                     (
                         id,
                         Ok((
@@ -832,6 +897,7 @@ impl Shared {
                             reply.started_micros,
                             reply.settles_outcomes,
                             reply.utilization,
+                            silences,
                         )),
                     )
                 }
@@ -844,7 +910,8 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok((sample, stopping, started, settles_outcomes, utilization)) => {
+                Ok((sample, stopping, started, settles_outcomes, utilization, silences)) => {
+                    clocks.record_silences(id, sample.at, silences);
                     if stopping {
                         clocks.record_stopping(id, sample, started);
                     } else {
@@ -1192,11 +1259,20 @@ impl Shared {
                 )
                 .await;
         }
-        // A voter silent for longer than `dead_after`, replaced by a spare.
-        let dead = voters
-            .iter()
-            .copied()
-            .find(|v| self.silent_for(&m, *v).is_some_and(|d| d > self.dead_after));
+        // A voter silent for longer than `dead_after`, replaced by a spare:
+        // silent to a majority of the voters, not only to this one (a
+        // voter cut off from the leader alone still votes for the others).
+        let voter_list: Vec<u64> = voters.iter().copied().collect();
+        let dead = voters.iter().copied().find(|v| {
+            self.silent_for(&m, *v).is_some_and(|d| d > self.dead_after)
+                && self.clocks.lock().silent_to_majority(
+                    self.id,
+                    *v,
+                    &voter_list,
+                    self.dead_after,
+                    std::time::Instant::now(),
+                )
+        });
         if let (Some(dead), Some(spare)) = (dead, spare.first()) {
             let next: BTreeSet<u64> = voters
                 .iter()
@@ -1759,6 +1835,8 @@ impl api::NodeService for Handler {
             started_micros: self.shared.started_micros,
             settles_outcomes: true,
             utilization: self.shared.utilization(),
+            silent: self.shared.silent_peers(),
+            reports_silence: true,
         }))
     }
 

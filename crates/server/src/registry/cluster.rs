@@ -324,8 +324,8 @@ impl Registry {
             }
             if let Some((gone, silent)) = dead_member(&group.members, |m| {
                 (m != node)
-                    .then(|| c.hosting.silent_for(m))
-                    .filter(|silent| *silent > c.hosting.dead_after())
+                    .then(|| c.hosting.dead_for(m, &group.members))
+                    .flatten()
             }) {
                 self.replace_member(c, &hosted.meta.name, gone, Gone::Silent(silent))?;
                 continue;
@@ -556,8 +556,9 @@ enum Gone {
 }
 
 /// The member of a group on `members` to replace as dead, with how long it
-/// has been silent (`silent` says it of each member: `None` while it
-/// answers or has been silent for no longer than `--dead-after`): the
+/// has been silent (`silent` says it of each member: `None` unless it is
+/// dead, silent for longer than `--dead-after` to this node and to a
+/// majority of the other members, `Hosting::dead_for`): the
 /// first such member, provided the members that are not dead are a
 /// majority. Otherwise none: the group could not commit the change, and
 /// replacing a majority at once would take the data away from the only
