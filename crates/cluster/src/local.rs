@@ -96,6 +96,7 @@ impl LocalCluster {
         }
         let group = DatabaseGroup {
             group: GROUP,
+            name: "local".into(),
             members: (1..=replicas as u64).collect(),
             bootstrap: 1,
         };

@@ -78,6 +78,9 @@ const OPEN_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct DatabaseGroup {
     /// The group's id (1 and up; 0 is the placement group).
     pub group: u64,
+    /// The database's name (`projects/p/instances/i/databases/d`), as
+    /// `rowtree cluster status` shows it.
+    pub name: String,
     /// The nodes that hold a replica, each a voter.
     pub members: Vec<u64>,
     /// The node that initializes the group (the one that created the
@@ -445,6 +448,7 @@ impl Hosting {
             log: self.log.clone(),
             runtime: self.runtime.clone(),
             database: group.group,
+            name: group.name.clone(),
             rules,
             clock,
             router: router.clone(),

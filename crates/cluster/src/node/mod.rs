@@ -1646,13 +1646,43 @@ impl Shared {
                 .or_insert_with(|| node_status(*id, &node.addr, NodeState::Joining.as_str()));
         }
         drop(clocks);
-        // Which database and split each group serves.
+        // Which database and split each group serves, its range as the
+        // schema reads it, and the load of those this node leads.
+        let hosted: Vec<Arc<splits::DatabaseGroups>> =
+            self.databases.lock().values().cloned().collect();
         let mut splits = BTreeMap::new();
-        for (database, hosted) in self.databases.lock().iter() {
+        for hosted in &hosted {
+            let catalog = hosted.db.upgrade().map(|db| db.catalog());
+            let loads: Vec<(Arc<crate::raft::GroupCommits>, f64)> = hosted
+                .groups
+                .led_loads(leases::WINDOW_SECS)
+                .into_iter()
+                .map(|(_, commits, load)| (commits, load))
+                .collect();
             for (group, commits) in hosted.rafts() {
                 let d = commits.descriptor();
-                let frozen = commits.frozen().map(|into| into.to_string());
-                splits.insert(group, (*database, format!("{} {d}", d.split), frozen));
+                let range = catalog.as_ref().map(|catalog| {
+                    format!(
+                        "{} .. {}",
+                        rowtree_db::keys::describe_start(catalog, &d.start),
+                        rowtree_db::keys::describe_limit(catalog, &d.start, d.limit.as_deref())
+                    )
+                });
+                let load = loads
+                    .iter()
+                    .find(|(led, _)| Arc::ptr_eq(led, &commits))
+                    .map(|(_, load)| *load);
+                splits.insert(
+                    group,
+                    SplitReport {
+                        database: hosted.database,
+                        name: hosted.name.clone(),
+                        split: format!("{} {d}", d.split),
+                        frozen: commits.frozen().map(|into| into.to_string()),
+                        range,
+                        load,
+                    },
+                );
             }
         }
         let groups = self
@@ -1661,19 +1691,19 @@ impl Shared {
             .iter()
             .map(|(group, raft)| {
                 let m = raft.metrics().borrow_watched().clone();
-                let (database, split, frozen_into) = match splits.remove(group) {
-                    Some((d, s, f)) => (Some(d), Some(s), f),
-                    None => (None, None, None),
-                };
+                let report = splits.remove(group);
                 status::GroupStatus {
                     group: *group,
                     leader: m.current_leader,
                     term: m.current_term,
                     members: m.membership_config.membership().voter_ids().collect(),
                     applied_index: m.last_applied.map(|l| l.index),
-                    database,
-                    split,
-                    frozen_into,
+                    database: report.as_ref().map(|r| r.database),
+                    split: report.as_ref().map(|r| r.split.clone()),
+                    frozen_into: report.as_ref().and_then(|r| r.frozen.clone()),
+                    database_name: report.as_ref().map(|r| r.name.clone()),
+                    range: report.as_ref().and_then(|r| r.range.clone()),
+                    load: report.and_then(|r| r.load),
                 }
             })
             .collect();
@@ -1688,6 +1718,17 @@ impl Shared {
             nodes: nodes.into_values().collect(),
         }
     }
+}
+
+/// What a node reports of one split group it holds
+/// ([`status::GroupStatus`]).
+struct SplitReport {
+    database: u64,
+    name: String,
+    split: String,
+    frozen: Option<String>,
+    range: Option<String>,
+    load: Option<f64>,
 }
 
 /// The node service on the peer port.

@@ -106,6 +106,8 @@ pub(super) struct DatabaseGroups {
     pub(super) runtime: tokio::runtime::Handle,
     /// The database's group in the registry (its first split's group).
     pub(super) database: u64,
+    /// The database's name, for the status.
+    pub(super) name: String,
     pub(super) rules: LeaseRules,
     pub(super) clock: Arc<dyn Clock>,
     /// The database's router: the replicas apply to its engine.

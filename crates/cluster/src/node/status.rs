@@ -40,16 +40,15 @@ pub struct ClusterStatus {
 /// (the leader's own report is normally the one kept). A kept report
 /// that names no database or split (its node had started the group's Raft
 /// instance but not yet listed it with the database's splits, as while a
-/// cut's new group is being made) takes them from another report.
+/// cut's new group is being made) takes them from another report, with
+/// the database's name and the range; the load is only ever the leader's.
 pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<GroupStatus> {
     let mut best: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
-    let mut named: std::collections::BTreeMap<u64, (u64, String)> = Default::default();
+    let mut named: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
     let rank = |g: &GroupStatus| (g.term, g.leader.is_some(), g.applied_index);
     for g in reports {
-        if let (Some(database), Some(split)) = (g.database, &g.split) {
-            named
-                .entry(g.group)
-                .or_insert_with(|| (database, split.clone()));
+        if g.database.is_some() && g.split.is_some() {
+            named.entry(g.group).or_insert_with(|| g.clone());
         }
         match best.get(&g.group) {
             Some(kept) if rank(kept) >= rank(&g) => {}
@@ -61,9 +60,11 @@ pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<Group
     best.into_values()
         .map(|mut g| {
             if g.split.is_none() {
-                if let Some((database, split)) = named.remove(&g.group) {
-                    g.database = Some(database);
-                    g.split = Some(split);
+                if let Some(other) = named.remove(&g.group) {
+                    g.database = other.database;
+                    g.split = other.split;
+                    g.database_name = g.database_name.or(other.database_name);
+                    g.range = g.range.or(other.range);
                 }
             }
             g
@@ -94,6 +95,18 @@ pub struct GroupStatus {
     /// (for a replica behind the freeze, say); absent otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub frozen_into: Option<String>,
+    /// The name of the database it serves a split of.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub database_name: Option<String>,
+    /// Its key range in human terms, as the database's schema reads it
+    /// (`Users(601) .. UsersByLastAccess(<begin>)`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub range: Option<String>,
+    /// Its recent load, a share of its leader's node, as the leader
+    /// measures it (`node::leases`); absent from a report by a node that
+    /// does not lead it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub load: Option<f64>,
 }
 
 /// One node.
@@ -202,55 +215,142 @@ impl ClusterStatus {
             "clock",
             "load",
         ];
-        let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
-        for row in &rows {
-            for (w, cell) in widths.iter_mut().zip(row) {
-                *w = (*w).max(cell.len());
-            }
-        }
-        let line = |cells: Vec<&str>| {
-            let mut s = String::new();
-            for (i, (cell, w)) in cells.iter().zip(&widths).enumerate() {
-                if i > 0 {
-                    s.push_str("  ");
-                }
-                s.push_str(&format!("{cell:<w$}"));
-            }
-            s.trim_end().to_string() + "\n"
-        };
-        out.push_str(&line(header.to_vec()));
-        for row in &rows {
-            out.push_str(&line(row.iter().map(String::as_str).collect()));
-        }
+        out.push_str(&columns(&header, &rows));
         for n in &self.nodes {
             if let Some(addr) = &n.client_addr {
                 out.push_str(&format!("node {} serves Spanner's API on {addr}\n", n.id));
             }
         }
+        // The groups by database (their first split's group), each
+        // database's in key order; groups whose database no report named
+        // come last.
+        let mut by_database: std::collections::BTreeMap<Option<u64>, Vec<&GroupStatus>> =
+            Default::default();
         for g in &self.groups {
-            let leader = g
-                .leader
-                .map_or_else(|| "none".to_string(), |l| format!("node {l}"));
-            let members: Vec<String> = g.members.iter().map(u64::to_string).collect();
-            let of = match (g.database, &g.split) {
-                (Some(d), Some(split)) if d != g.group => {
-                    format!(" (database group {d}, split {split})")
-                }
-                (_, Some(split)) => format!(" (split {split})"),
-                _ => String::new(),
+            by_database.entry(g.database).or_default().push(g);
+        }
+        for (database, groups) in by_database.iter_mut() {
+            let Some(database) = database else {
+                continue;
             };
-            let frozen = g.frozen_into.as_ref().map_or_else(String::new, |into| {
-                format!(", frozen for its merge into {into}")
+            // In key order: the split's start, in hex in its description
+            // (`split-7 [0a0b, 0c)`), sorts as the key does.
+            groups.sort_by_key(|g| {
+                let start = g
+                    .split
+                    .as_deref()
+                    .and_then(|s| s.split_once('['))
+                    .and_then(|(_, r)| r.split_once(','))
+                    .map(|(start, _)| start.to_string());
+                (start, g.group)
             });
+            let name = groups
+                .iter()
+                .find_map(|g| g.database_name.clone())
+                .unwrap_or_else(|| format!("of group {database}"));
+            let mut led: std::collections::BTreeMap<u64, usize> = Default::default();
+            for g in groups.iter() {
+                if let Some(l) = g.leader {
+                    *led.entry(l).or_default() += 1;
+                }
+            }
+            let led: Vec<String> = led.iter().map(|(n, k)| format!("{n}:{k}")).collect();
             out.push_str(&format!(
-                "database group {}{of}: leader {leader}, term {}, replicas on nodes {}{frozen}\n",
-                g.group,
-                g.term,
-                members.join(", ")
+                "\ndatabase {name}: {} split{}, led by node {}\n",
+                groups.len(),
+                if groups.len() == 1 { "" } else { "s" },
+                if led.is_empty() {
+                    "none".to_string()
+                } else {
+                    led.join(" ")
+                }
             ));
+            let rows: Vec<[String; 7]> = groups
+                .iter()
+                .map(|g| {
+                    let split = g
+                        .split
+                        .as_deref()
+                        .and_then(|s| s.split_whitespace().next())
+                        .unwrap_or("?");
+                    let range = g.range.clone().unwrap_or_else(|| {
+                        // Without the schema: the raw range after the id.
+                        g.split
+                            .as_deref()
+                            .and_then(|s| s.split_once(' '))
+                            .map_or_else(String::new, |(_, r)| r.to_string())
+                    });
+                    let frozen = g
+                        .frozen_into
+                        .as_ref()
+                        .map_or_else(String::new, |into| format!(" (frozen into {into})"));
+                    [
+                        g.group.to_string(),
+                        format!("{split}{frozen}"),
+                        g.leader
+                            .map_or_else(|| "none".to_string(), |l| format!("node {l}")),
+                        g.members
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        g.load
+                            .map_or_else(|| "-".to_string(), |l| format!("{:.0}%", l * 100.0)),
+                        g.term.to_string(),
+                        range,
+                    ]
+                })
+                .collect();
+            out.push_str(&columns(
+                &[
+                    "group", "split", "leader", "replicas", "load", "term", "range",
+                ],
+                &rows,
+            ));
+        }
+        if let Some(groups) = by_database.get(&None) {
+            out.push('\n');
+            for g in groups {
+                let leader = g
+                    .leader
+                    .map_or_else(|| "none".to_string(), |l| format!("node {l}"));
+                let members: Vec<String> = g.members.iter().map(u64::to_string).collect();
+                out.push_str(&format!(
+                    "group {} (no database named yet): leader {leader}, term {}, replicas on nodes {}\n",
+                    g.group,
+                    g.term,
+                    members.join(", ")
+                ));
+            }
         }
         out
     }
+}
+
+/// `rows` under `header`, each column as wide as its widest cell, two
+/// spaces apart.
+fn columns<const N: usize>(header: &[&str; N], rows: &[[String; N]]) -> String {
+    let mut widths: Vec<usize> = header.iter().map(|h| h.len()).collect();
+    for row in rows {
+        for (w, cell) in widths.iter_mut().zip(row) {
+            *w = (*w).max(cell.chars().count());
+        }
+    }
+    let line = |cells: &mut dyn Iterator<Item = &str>| {
+        let mut s = String::new();
+        for (i, (cell, w)) in cells.zip(&widths).enumerate() {
+            if i > 0 {
+                s.push_str("  ");
+            }
+            s.push_str(&format!("{cell:<w$}"));
+        }
+        s.trim_end().to_string() + "\n"
+    };
+    let mut out = line(&mut header.iter().copied());
+    for row in rows {
+        out.push_str(&line(&mut row.iter().map(String::as_str)));
+    }
+    out
 }
 
 #[cfg(test)]
@@ -267,6 +367,9 @@ mod tests {
             database: None,
             split: None,
             frozen_into: None,
+            database_name: None,
+            range: None,
+            load: None,
         }
     }
 
@@ -297,11 +400,20 @@ mod tests {
         let mut named = group(7, None, 1, 3);
         named.database = Some(1);
         named.split = Some("split-9 [0a, end)".into());
+        named.database_name = Some("projects/p/instances/i/databases/d".into());
+        named.range = Some("T(10) .. <end>".into());
+        named.load = Some(0.5);
         let merged = merge_groups([group(7, Some(2), 2, 5), named]);
         assert_eq!(merged.len(), 1);
         assert_eq!(merged[0].leader, Some(2), "the freshest report is kept");
         assert_eq!(merged[0].split.as_deref(), Some("split-9 [0a, end)"));
         assert_eq!(merged[0].database, Some(1));
+        assert_eq!(
+            merged[0].database_name.as_deref(),
+            Some("projects/p/instances/i/databases/d")
+        );
+        assert_eq!(merged[0].range.as_deref(), Some("T(10) .. <end>"));
+        assert_eq!(merged[0].load, None, "a load is only the leader's");
     }
 
     #[test]
@@ -347,6 +459,9 @@ mod tests {
                     database: Some(3),
                     split: Some("split-1 [, 0a)".into()),
                     frozen_into: None,
+                    database_name: Some("projects/p/instances/i/databases/d".into()),
+                    range: Some("<begin> .. T(10)".into()),
+                    load: Some(0.25),
                 },
                 GroupStatus {
                     group: 1 << 32,
@@ -357,6 +472,14 @@ mod tests {
                     database: Some(3),
                     split: Some("split-4294967296 [0a, end)".into()),
                     frozen_into: Some("split-1".into()),
+                    database_name: None,
+                    range: None,
+                    load: None,
+                },
+                GroupStatus {
+                    database: None,
+                    split: None,
+                    ..group(9, None, 1, 0)
                 },
             ],
         };
@@ -375,16 +498,52 @@ mod tests {
             table.contains("node 1 serves Spanner's API on 127.0.0.1:9010"),
             "{table}"
         );
+        // Each database's groups under its name, in key order.
         assert!(
             table.contains(
-                "database group 3 (split split-1 [, 0a)): leader node 2, term 4, replicas on nodes 1, 2"
+                "database projects/p/instances/i/databases/d: 2 splits, led by node 2:2\n"
             ),
+            "{table}"
+        );
+        let words = |first: &str| -> Vec<String> {
+            let line = table
+                .lines()
+                .find(|line| line.starts_with(first))
+                .unwrap_or_default();
+            line.split_whitespace().map(str::to_string).collect()
+        };
+        assert_eq!(
+            words("group "),
+            ["group", "split", "leader", "replicas", "load", "term", "range"],
+            "{table}"
+        );
+        assert_eq!(
+            words("3 "),
+            ["3", "split-1", "node", "2", "1,2", "25%", "4", "<begin>", "..", "T(10)"],
+            "{table}"
+        );
+        // Without the schema's range, the raw one; no load from a follower.
+        assert_eq!(
+            words("4294967296 "),
+            [
+                "4294967296",
+                "split-4294967296",
+                "(frozen",
+                "into",
+                "split-1)",
+                "node",
+                "2",
+                "1,2",
+                "-",
+                "1",
+                "[0a,",
+                "end)"
+            ],
             "{table}"
         );
         assert!(
             table.contains(
-                "database group 4294967296 (database group 3, split split-4294967296 [0a, end)): \
-                 leader node 2, term 1, replicas on nodes 1, 2, frozen for its merge into split-1"
+                "group 9 (no database named yet): leader none, term 1, replicas on nodes 1, 2, 3"
             ),
             "{table}"
         );

@@ -534,6 +534,7 @@ impl Registry {
             .open_database(
                 &DatabaseGroup {
                     group: group.id,
+                    name: meta.name.clone(),
                     members: group.members.clone(),
                     bootstrap: group.bootstrap,
                 },
