@@ -41,14 +41,23 @@ pub struct ClusterStatus {
 /// that names no database or split (its node had started the group's Raft
 /// instance but not yet listed it with the database's splits, as while a
 /// cut's new group is being made) takes them from another report, with
-/// the database's name and the range; the load is only ever the leader's.
+/// the database's name and the range. Only a leader reports a group's
+/// load: the kept report takes the load of the report of the highest term
+/// that has one (a follower's report is as fresh when it applied as far).
 pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<GroupStatus> {
     let mut best: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
     let mut named: std::collections::BTreeMap<u64, GroupStatus> = Default::default();
+    let mut loads: std::collections::BTreeMap<u64, (u64, f64)> = Default::default();
     let rank = |g: &GroupStatus| (g.term, g.leader.is_some(), g.applied_index);
     for g in reports {
         if g.database.is_some() && g.split.is_some() {
             named.entry(g.group).or_insert_with(|| g.clone());
+        }
+        if let Some(load) = g.load {
+            let known = loads.entry(g.group).or_insert((g.term, load));
+            if g.term > known.0 {
+                *known = (g.term, load);
+            }
         }
         match best.get(&g.group) {
             Some(kept) if rank(kept) >= rank(&g) => {}
@@ -66,6 +75,9 @@ pub fn merge_groups(reports: impl IntoIterator<Item = GroupStatus>) -> Vec<Group
                     g.database_name = g.database_name.or(other.database_name);
                     g.range = g.range.or(other.range);
                 }
+            }
+            if g.load.is_none() {
+                g.load = loads.remove(&g.group).map(|(_, load)| load);
             }
             g
         })
@@ -413,7 +425,15 @@ mod tests {
             Some("projects/p/instances/i/databases/d")
         );
         assert_eq!(merged[0].range.as_deref(), Some("T(10) .. <end>"));
-        assert_eq!(merged[0].load, None, "a load is only the leader's");
+        assert_eq!(merged[0].load, Some(0.5), "the only load reported");
+        // The leader's report need not be the one kept (a follower applied
+        // as far); its load is. A load of an older term loses.
+        let mut led = group(8, Some(1), 3, 9);
+        led.load = Some(0.25);
+        let mut stale = group(8, Some(2), 2, 9);
+        stale.load = Some(0.75);
+        let merged = merge_groups([group(8, Some(1), 3, 9), stale, led]);
+        assert_eq!(merged[0].load, Some(0.25));
     }
 
     #[test]
