@@ -2125,6 +2125,19 @@ async fn a_member_cut_off_from_its_leader_alone_is_not_replaced_but_one_cut_off_
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
     assert_eq!(cluster.group(third).1, members, "the voters after the cut");
+    // The status shows the failed link: each end unheard by the other.
+    let status = cluster.status(third);
+    let unheard_by = |id: u64| -> Vec<u64> {
+        status["nodes"]
+            .as_array()
+            .and_then(|nodes| nodes.iter().find(|n| n["id"].as_u64() == Some(id)))
+            .and_then(|n| n["unheard_by"].as_array())
+            .map(|by| by.iter().filter_map(|b| b.as_u64()).collect())
+            .unwrap_or_default()
+    };
+    assert_eq!(unheard_by(cut), [leader], "{status}");
+    assert_eq!(unheard_by(leader), [cut], "{status}");
+    assert!(unheard_by(third).is_empty(), "{status}");
 
     // Now cut off from everyone: dead to every member, and replaced.
     cluster.network.heal();

@@ -246,6 +246,22 @@ impl Clocks {
         }
     }
 
+    /// The peers among `peers` whose fresh answer says they do not hear
+    /// `member` (each once, in order).
+    pub fn unheard_by(
+        &self,
+        member: u64,
+        peers: impl IntoIterator<Item = u64>,
+        now: Instant,
+    ) -> Vec<u64> {
+        let by: BTreeSet<u64> = peers
+            .into_iter()
+            .filter(|p| *p != member)
+            .filter(|p| matches!(self.heard_of(*p, member, now), Heard::Silent(_)))
+            .collect();
+        by.into_iter().collect()
+    }
+
     /// Whether `member`, which this node (`me`) has not heard for longer
     /// than `dead_after`, is silent to a majority of the group whose
     /// members are `members`, not counting `member` itself: this node, and
@@ -453,6 +469,12 @@ mod tests {
         assert!(!clocks.silent_to_majority(1, 3, &five, dead_after, t));
         clocks.record_silences(4, t, silent(8));
         assert!(clocks.silent_to_majority(1, 3, &five, dead_after, t));
+        assert_eq!(
+            clocks.unheard_by(3, five, t),
+            [2, 4],
+            "as the status shows it"
+        );
+        assert!(clocks.unheard_by(3, five, t + secs(6)).is_empty(), "stale");
         // Of two members, the judge's view is enough.
         assert!(Clocks::default().silent_to_majority(1, 3, &[1, 3], dead_after, t));
         // A malformed answer keeps at most MAX_SILENCES_KEPT members.

@@ -1600,6 +1600,18 @@ impl Shared {
         };
         // Before the clocks' lock: this takes the databases'.
         let mine = self.utilization();
+        // Which nodes this one does not hear (before the lock: `answering`
+        // takes it).
+        let ids: BTreeSet<u64> = records
+            .keys()
+            .copied()
+            .chain(membership.nodes().map(|(id, _)| *id))
+            .collect();
+        let unheard_here: BTreeSet<u64> = ids
+            .iter()
+            .copied()
+            .filter(|id| !self.answering(*id))
+            .collect();
         let clocks = self.clocks.lock();
         let now = std::time::Instant::now();
         let offset = |id: u64| -> (Option<f64>, Option<f64>) {
@@ -1634,6 +1646,14 @@ impl Shared {
                     Some(mine)
                 } else {
                     utilization.get(&id).copied()
+                },
+                unheard_by: {
+                    let mut by = clocks.unheard_by(id, ids.iter().copied(), now);
+                    if unheard_here.contains(&id) {
+                        by.push(self.id);
+                        by.sort_unstable();
+                    }
+                    by
                 },
             }
         };

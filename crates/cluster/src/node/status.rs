@@ -124,6 +124,13 @@ pub struct GroupStatus {
 /// One node.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NodeStatus {
+    /// The nodes that do not hear it lately: the answering node, if its
+    /// clock heartbeats go unanswered, and each node whose latest clock
+    /// heartbeat answer (within 5 s) lists it as silent. A node cut off
+    /// from everyone is unheard by all; one behind a failed link, by the
+    /// node at its other end only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unheard_by: Vec<u64>,
     pub id: u64,
     pub peer_addr: String,
     /// `joining` or `live` (the placement group's record).
@@ -191,7 +198,7 @@ impl ClusterStatus {
                 self.answered_by
             ));
         }
-        let rows: Vec<[String; 8]> = self
+        let rows: Vec<[String; 9]> = self
             .nodes
             .iter()
             .map(|n| {
@@ -214,6 +221,15 @@ impl ClusterStatus {
                     },
                     n.utilization
                         .map_or_else(|| "-".to_string(), |u| format!("{:.0}%", u * 100.0)),
+                    if n.unheard_by.is_empty() {
+                        "-".to_string()
+                    } else {
+                        n.unheard_by
+                            .iter()
+                            .map(u64::to_string)
+                            .collect::<Vec<_>>()
+                            .join(",")
+                    },
                 ]
             })
             .collect();
@@ -226,6 +242,7 @@ impl ClusterStatus {
             "last heard",
             "clock",
             "load",
+            "unheard by",
         ];
         out.push_str(&columns(&header, &rows));
         for n in &self.nodes {
@@ -456,6 +473,7 @@ mod tests {
                     clock_error_ms: Some(0.0),
                     client_addr: Some("127.0.0.1:9010".into()),
                     utilization: Some(0.625),
+                    unheard_by: Vec::new(),
                 },
                 NodeStatus {
                     id: 2,
@@ -467,6 +485,7 @@ mod tests {
                     clock_error_ms: Some(0.5),
                     client_addr: None,
                     utilization: None,
+                    unheard_by: vec![1, 3],
                 },
             ],
             groups: vec![
@@ -512,8 +531,8 @@ mod tests {
                 .unwrap_or_default()
                 .to_owned()
         };
-        assert!(row("1 ").ends_with(" 62%"), "{table}");
-        assert!(row("2 ").ends_with(" -"), "{table}");
+        assert!(row("1 ").ends_with(" 62%   -"), "{table}");
+        assert!(row("2 ").ends_with(" -     1,3"), "{table}");
         assert!(
             table.contains("node 1 serves Spanner's API on 127.0.0.1:9010"),
             "{table}"
