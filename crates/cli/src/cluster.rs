@@ -42,10 +42,12 @@ pub enum ClusterCommand {
     /// Show the cluster's nodes as one node sees them: the placement
     /// group's leader and term, and per node its peer address, state
     /// (joining, live, removed), part in the placement group (voter,
-    /// learner), when the leader last heard from it, and its clock's offset
-    /// from the answering node's; then every database group with its
-    /// leader, Raft term and replicas (the leader asks each node for the
-    /// groups it holds).
+    /// learner), when the leader last heard from it, its clock's offset
+    /// from the answering node's, its load, and the nodes that do not hear
+    /// it; then, per database by name, its split groups in key order, each
+    /// with its leader, replicas, load (a share of its leader's node), Raft
+    /// term and key range in the schema's terms (the leader asks each node
+    /// for the groups it holds).
     ///
     /// Any node answers; one that is not the leader asks the leader. If no
     /// leader can be reached (no quorum), the node answers from its own
