@@ -246,12 +246,7 @@ fn a_database_is_served_through_every_node_and_survives_the_kill_of_its_leader()
             .create_instance("inst")
             .await
             .expect("create instance through node 3");
-        let db = clients[0]
-            .create_database(
-                &instance,
-                "db",
-                &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-            )
+        let db = table_t(&clients[0], &instance, "db")
             .await
             .expect("create database through node 1");
 
@@ -406,12 +401,7 @@ async fn one_row_database(nodes: &[NodeLine], dir: &Path) -> (Vec<Client>, Strin
         clients.push(Client::connect(n.addr).await.expect("connect"));
     }
     let instance = clients[0].create_instance("inst").await.expect("instance");
-    let db = clients[0]
-        .create_database(
-            &instance,
-            "db",
-            &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-        )
+    let db = table_t(&clients[0], &instance, "db")
         .await
         .expect("database");
     let leader = wait_for_leader(dir);
@@ -420,6 +410,18 @@ async fn one_row_database(nodes: &[NodeLine], dir: &Path) -> (Vec<Client>, Strin
     })
     .await;
     (clients, db, leader)
+}
+
+/// Creates database `name` in `instance` through `client`, with the table
+/// the tests write (`T`: an id and a string); returns its name.
+async fn table_t(client: &Client, instance: &str, name: &str) -> rowtree_check::Result<String> {
+    client
+        .create_database(
+            instance,
+            name,
+            &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
+        )
+        .await
 }
 
 /// Begins a read-write transaction in `session` through `client` that sets
@@ -1129,12 +1131,7 @@ fn stale_reads_are_served_by_a_followers_replica_even_with_the_leader_paused() {
             .await
             .expect("drop");
         let instance = db.split("/databases/").next().unwrap().to_string();
-        let made = clients[0]
-            .create_database(
-                &instance,
-                "db",
-                &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-            )
+        let made = table_t(&clients[0], &instance, "db")
             .await
             .expect("the database made again");
         assert_eq!(made, db);
@@ -1863,14 +1860,9 @@ fn a_joining_node_receives_a_replica_from_the_node_holding_the_most() {
         let instance = c1.create_instance("inst").await.expect("instance");
         let mut dbs = Vec::new();
         for name in ["db-a", "db-b", "db-c"] {
-            let db = c1
-                .create_database(
-                    &instance,
-                    name,
-                    &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-                )
-                .await
-                .expect("database");
+            let db = table_t(&c1, &instance, name)
+            .await
+            .expect("database");
             retry("ten rows", Duration::from_secs(20), || {
                 write(&c1, &db, 1..11)
             })
@@ -2051,14 +2043,7 @@ async fn a_member_cut_off_from_its_leader_alone_is_not_replaced_but_one_cut_off_
     let cluster = Proxied::start(dir.path(), &["--dead-after", "4"]).await;
     let client = cluster.servers[0].client().await.expect("connect");
     let instance = client.create_instance("inst").await.expect("instance");
-    let db = client
-        .create_database(
-            &instance,
-            "db",
-            &["CREATE TABLE T (Id INT64 NOT NULL, V STRING(MAX)) PRIMARY KEY (Id)"],
-        )
-        .await
-        .expect("database");
+    let db = table_t(&client, &instance, "db").await.expect("database");
     retry("the first rows", Duration::from_secs(30), || {
         write(&client, &db, 1..11)
     })
