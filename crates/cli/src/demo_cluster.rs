@@ -35,10 +35,11 @@
 //! hot spot), the splits and
 //! lease moves seen, the reasons the design's hot splits could not be
 //! split (of the splits `SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` lists, those
-//! scoring at least 50, and of the hottest split in the key visualizer's
-//! list of hot and unsplittable splits, which lists every split given a
-//! reason: on a saturated node an index's tail shares the node with the
-//! rows it indexes and can score less), and the nodes the key visualizer shows
+//! scoring at least 50, and of the splits in the key visualizer's list of
+//! hot and unsplittable splits that scored at least the split threshold,
+//! 25, over a minute: on a saturated node an index's tail shares the node
+//! with the rows it indexes and can score less than 50), and the nodes the
+//! key visualizer shows
 //! serving the design's keys. A bad design meets its target only if a
 //! split was found to be a `MOVING_HOT_SPOT`. Both come from the node
 //! leading the database's first split, which gathers every node's split
@@ -114,10 +115,10 @@ pub struct DesignOutcome {
     /// Why the design's hot splits could not be split, as the split
     /// managers reported them: for the splits in
     /// `SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` (scoring at least 50), and for
-    /// the hottest split in the key visualizer's list of hot and
-    /// unsplittable splits (whatever its score: on a saturated node the
-    /// tail of an index shares the node with the rows it indexes and may
-    /// score less than 50).
+    /// the splits in the key visualizer's list of hot and unsplittable
+    /// splits that scored at least [`SPLIT_THRESHOLD`] over a minute (on a
+    /// saturated node the tail of an index shares the node with the rows
+    /// it indexes and may score less than 50).
     pub unsplittable_reasons: Vec<String>,
     /// The nodes the key visualizer of the node serving the database's
     /// sessions shows serving its key ranges over the run.
@@ -155,6 +156,12 @@ pub const MOVING_HOT_SPOT: &str = "MOVING_HOT_SPOT";
 /// stamped in order by the driver, still reach it as a sequence.
 const IN_FLIGHT_SECS: f64 = 0.5;
 
+/// The CPU score from which the nodes' split managers count a split as hot
+/// (`--split-threshold`): a quarter of a node. The report takes the
+/// unsplittable reasons of the splits in the key visualizer's list whose
+/// score reached it over a minute ([`hot_list_reasons`]).
+const SPLIT_THRESHOLD: u32 = 25;
+
 /// The serve flags every node gets.
 fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
     [
@@ -167,7 +174,7 @@ fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
         "--split-cooldown",
         "5",
         "--split-threshold",
-        "25",
+        &SPLIT_THRESHOLD.to_string(),
         "--merge-after",
         "3600",
     ]
@@ -724,7 +731,7 @@ async fn key_visualizer(
         .flatten()
         .filter_map(|n| n.as_u64().and_then(|n| u32::try_from(n).ok()))
         .collect();
-    let reasons = hot_list_reasons(&data);
+    let reasons = hot_list_reasons(&data, f64::from(SPLIT_THRESHOLD));
     let page = http_get(&node.http_addr, &format!("/keyviz/{database}")).await?;
     let path = cluster.dir.join(format!("keyviz-{design}.html"));
     std::fs::write(&path, page).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -735,16 +742,24 @@ async fn key_visualizer(
     })
 }
 
-/// The unsplittable reasons of the hottest split in a key visualizer
-/// `data.json`'s list of hot and unsplittable splits (`hot[0].reasons`:
-/// the list is hottest first), each once, sorted. Cooler splits are left
-/// out: a good design's split may be marked for a moment before it is cut,
-/// and the report is about what holds the design back.
-fn hot_list_reasons(data: &serde_json::Value) -> Vec<String> {
-    let reasons: BTreeSet<String> = data["hot"][0]["reasons"]
+/// The unsplittable reasons, each once and sorted, of the splits in a key
+/// visualizer `data.json`'s list of hot and unsplittable splits (`hot`)
+/// whose peak CPU score over a minute (`max_cpu_score`) reached
+/// `min_score`. Cooler splits are left out: a good design's split may be
+/// marked for a moment before it is cut, and the report is about what
+/// holds the design back. Not only the hottest: an index's tail (a moving
+/// hot spot) may peak a point below the whole index's first minute.
+fn hot_list_reasons(data: &serde_json::Value, min_score: f64) -> Vec<String> {
+    let reasons: BTreeSet<String> = data["hot"]
         .as_array()
         .into_iter()
         .flatten()
+        .filter(|split| {
+            split["max_cpu_score"]
+                .as_f64()
+                .is_some_and(|s| s >= min_score)
+        })
+        .flat_map(|split| split["reasons"].as_array().into_iter().flatten())
         .filter_map(|r| r.as_str().map(str::to_string))
         .collect();
     reasons.into_iter().collect()
@@ -971,8 +986,9 @@ mod tests {
 
     /// A split the manager found to be a moving hot spot is in the key
     /// visualizer's list even when it scores under 50 (the index tail on a
-    /// saturated node), and the demo reads the reasons of the hottest
-    /// split there, not those of cooler ones.
+    /// saturated node), and the demo reads the reasons of the splits there
+    /// that reached the split threshold, not those of cooler ones, even when
+    /// the moving hot spot is not the hottest.
     #[test]
     fn a_reason_below_the_hot_score_is_read_from_the_key_visualizers_list() {
         use rowtree_kv::{IntervalStat, NodeId, SplitId, UnsplittableReason};
@@ -1015,13 +1031,46 @@ mod tests {
                 ],
             ),
         ];
-        let heatmap = rowtree_keyviz::heatmap_from_history(&history, |k| {
-            String::from_utf8_lossy(k).into_owned()
-        });
-        let data: serde_json::Value =
-            serde_json::from_str(&rowtree_keyviz::render_json(&heatmap)).unwrap();
-        assert_eq!(data["hot"].as_array().map(Vec::len), Some(2), "{data}");
-        assert_eq!(hot_list_reasons(&data), vec![MOVING_HOT_SPOT.to_string()]);
-        assert!(hot_list_reasons(&serde_json::json!({})).is_empty());
+        let data = |history: &[(u64, Vec<IntervalStat>)]| -> serde_json::Value {
+            let heatmap = rowtree_keyviz::heatmap_from_history(history, |k| {
+                String::from_utf8_lossy(k).into_owned()
+            });
+            serde_json::from_str(&rowtree_keyviz::render_json(&heatmap)).unwrap()
+        };
+        let threshold = f64::from(SPLIT_THRESHOLD);
+        let seen = data(&history);
+        assert_eq!(seen["hot"].as_array().map(Vec::len), Some(2), "{seen}");
+        assert_eq!(
+            hot_list_reasons(&seen, threshold),
+            vec![MOVING_HOT_SPOT.to_string()],
+            "the split scoring 20 is left out"
+        );
+        // The whole index, hot in its first minute before it was cut,
+        // peaks a point above its tail: both count.
+        let history = vec![
+            (
+                t0 + MINUTE,
+                vec![stat(
+                    b"a",
+                    None,
+                    46.4,
+                    vec![UnsplittableReason::Unspecified],
+                )],
+            ),
+            (
+                t0 + 2 * MINUTE,
+                vec![
+                    stat(b"a", Some(b"m"), 5.0, vec![]),
+                    stat(b"m", None, 45.2, vec![UnsplittableReason::MovingHotSpot]),
+                ],
+            ),
+        ];
+        let seen = data(&history);
+        assert_eq!(
+            hot_list_reasons(&seen, threshold),
+            vec![MOVING_HOT_SPOT.to_string(), "UNSPECIFIED".to_string()],
+            "{seen}"
+        );
+        assert!(hot_list_reasons(&serde_json::json!({}), threshold).is_empty());
     }
 }
