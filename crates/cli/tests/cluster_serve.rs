@@ -1203,8 +1203,34 @@ fn wait_for_voters(dir: &Path, voters: &[u64], groups: usize, what: &str) {
     assert_eq!(
         members,
         vec![voters.to_vec(); groups],
-        "{what}: every group's voters"
+        "{what}: every group's voters\n{}",
+        node_log_tails(dir, 40)
     );
+}
+
+/// The last `lines` lines of each node's log in the cluster directory
+/// `dir` (`node-N/node.log`), for a failure message: the directory is
+/// deleted with the test, and a stall is diagnosed from the logs.
+fn node_log_tails(dir: &Path, lines: usize) -> String {
+    let mut out = String::new();
+    for n in 1..=8 {
+        let path = dir.join(format!("node-{n}")).join("node.log");
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        let all: Vec<&str> = text.lines().collect();
+        let tail = &all[all.len().saturating_sub(lines)..];
+        out.push_str(&format!(
+            "--- {} (last {} lines)\n",
+            path.display(),
+            tail.len()
+        ));
+        for line in tail {
+            out.push_str(line);
+            out.push('\n');
+        }
+    }
+    out
 }
 
 /// Waits until the status shows `n` database groups with one leader (not
