@@ -95,7 +95,7 @@ pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSiz
 pub use nodes::NodeGate;
 pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
-pub use replication::{Commit, CommitGroup, Replication};
+pub use replication::{Commit, CommitGroup, KeySpan, RemoteBatch, RemoteRead, Replication};
 pub use router::{
     Router, RouterScan, SplitSnapshot, SplitsTouched, SAMPLED_WRITES_PER_SPLIT,
     WRITE_CPU_NANOS_PER_ROW,

@@ -60,6 +60,41 @@ impl CommitGroup {
     }
 }
 
+/// A read of rows this node holds no replica of, sent to a node that
+/// holds them ([`Replication::read_elsewhere`]): the rows of
+/// `[start, end)` visible at `ts`, in key order (descending if `reverse`),
+/// at most `max_rows` of them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RemoteRead {
+    /// The first key wanted (in key order, whatever the direction).
+    pub start: std::ops::Bound<Vec<u8>>,
+    /// The end of the range (in key order).
+    pub end: std::ops::Bound<Vec<u8>>,
+    /// The read timestamp (`u64::MAX` is never sent: a read under locks is
+    /// served only where the keys are locked, by their leader).
+    pub ts: u64,
+    /// Descending key order.
+    pub reverse: bool,
+    /// The most rows wanted in this batch (at least one).
+    pub max_rows: usize,
+}
+
+/// One batch of a [`RemoteRead`]'s rows, and where the read goes on.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct RemoteBatch {
+    /// `(key, value)` rows in the read's order.
+    pub rows: Vec<(Vec<u8>, Vec<u8>)>,
+    /// `None`: the range is read to its end. Else the bound to read on
+    /// from: the new `start` of a forward read, the new `end` of a reverse
+    /// one (a batch may stop short of `max_rows` where the node that
+    /// served it stops holding the range, or at its byte limit).
+    pub resume: Option<std::ops::Bound<Vec<u8>>>,
+}
+
+/// A key range `(start, limit)`, `limit` `None` for the end of the key
+/// space.
+pub type KeySpan = (Vec<u8>, Option<Vec<u8>>);
+
 /// A replicated log that commit groups go through instead of the local
 /// engine (see the module docs).
 pub trait Replication: Send + Sync + 'static {
@@ -135,6 +170,30 @@ pub trait Replication: Send + Sync + 'static {
     fn leader_of_keys(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> Option<u64> {
         let _ = keys;
         None
+    }
+
+    /// The parts of `[start, end)` (`end` `None`: to the end of the key
+    /// space) that this node holds no replica of, in key order, each as
+    /// `(start, limit)`: a cluster whose splits are placed on some of its
+    /// nodes reads them from a node that holds them
+    /// ([`read_elsewhere`](Self::read_elsewhere)). By default every key is
+    /// held here. Answers at once.
+    fn held_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<KeySpan> {
+        let _ = (start, end);
+        Vec::new()
+    }
+
+    /// One batch of rows of a range this node holds no replica of
+    /// ([`held_elsewhere`](Self::held_elsewhere)), read at a node that
+    /// holds them, which charges them to its own splits. Only reads at a
+    /// timestamp come here: a read under locks is refused by
+    /// [`check_range`](Self::check_range) first. Blocks; never called
+    /// from an asynchronous task.
+    fn read_elsewhere(&self, read: &RemoteRead) -> Result<RemoteBatch> {
+        let _ = read;
+        Err(crate::Error::Replication(
+            "this node holds every key; nothing is read elsewhere".into(),
+        ))
     }
 
     /// Whether this node serves reads at any timestamp it is asked for

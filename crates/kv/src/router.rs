@@ -21,6 +21,12 @@
 //!   them. Rows are read from storage in small batches, and time is measured
 //!   per batch (not per row) to keep the overhead low; the counters are
 //!   updated once, when the scan leaves the split or is dropped;
+//! * a range this node holds **no replica** of (a cluster whose splits are
+//!   placed on some of its nodes, [`Replication::held_elsewhere`]) is read
+//!   from a node that does, in batches of the same sizes
+//!   ([`Replication::read_elsewhere`]); the scan cuts the split's part into
+//!   local and remote pieces and reads them in order, and the serving node
+//!   charges the rows to its own splits, not this one;
 //! * a **commit** is charged with [`Router::charge_writes`]: one write request
 //!   per split it writes to, and each key's row and bytes. The set of splits
 //!   touched tells the commit path whether it needs two-phase commit.
@@ -64,7 +70,7 @@
 //! timestamps (see [`Mvcc`]).
 
 use std::collections::{BTreeSet, VecDeque};
-use std::ops::Bound;
+use std::ops::{Bound, RangeBounds};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -75,7 +81,7 @@ use crate::clock::{system_clock, RouterClock};
 use crate::gc_watch::GcWatch;
 use crate::load::Access;
 use crate::nodes::{NodeGate, READ_COST, WRITE_ROW_COST};
-use crate::replication::{CommitGroup, Replication};
+use crate::replication::{CommitGroup, RemoteBatch, RemoteRead, Replication};
 use crate::split::{NodeId, Split, SplitCounters, SplitId};
 use crate::split_map::{range_is_empty, SplitMap};
 use crate::Result;
@@ -252,6 +258,10 @@ impl Router {
         if let Some(replication) = &self.replication {
             let end = [key, &[0]].concat();
             replication.check_range(latest_as_none(ts), key, Some(&end))?;
+            if !replication.held_elsewhere(key, Some(&end)).is_empty() {
+                let row = get_elsewhere(replication.as_ref(), key, ts)?;
+                return Ok((self.splits.split_for(key).id, row));
+            }
         }
         let split = self.splits.split_for(key);
         if let Some(gate) = &self.gate {
@@ -312,6 +322,7 @@ impl Router {
             ts,
             reverse,
             splits: splits.into(),
+            pieces: VecDeque::new(),
             current: None,
             remaining: usize::MAX,
             done: range_is_empty(start, end),
@@ -635,7 +646,10 @@ pub struct RouterScan<'a> {
     reverse: bool,
     /// Splits still to read, in scan order.
     splits: VecDeque<Arc<Split>>,
-    current: Option<SplitReader<'a>>,
+    /// What is left of the split being read when parts of it are held by
+    /// other nodes: its local and remote pieces, in scan order.
+    pieces: VecDeque<Piece>,
+    current: Option<Reader<'a>>,
     /// Rows the caller still wants ([`RouterScan::limit`]).
     remaining: usize,
     done: bool,
@@ -649,6 +663,45 @@ impl RouterScan<'_> {
     pub fn limit(mut self, rows: usize) -> Self {
         self.remaining = rows;
         self
+    }
+
+    /// The reader of one piece of a split partly held elsewhere.
+    fn piece_reader<'a>(router: &'a Router, ts: u64, reverse: bool, piece: Piece) -> Reader<'a> {
+        if piece.elsewhere {
+            let replication = router
+                .replication
+                .as_deref()
+                .expect("pieces held elsewhere come from a replication");
+            return Reader::Remote(RemoteReader {
+                replication,
+                read: RemoteRead {
+                    start: piece.start,
+                    end: piece.end,
+                    ts,
+                    reverse,
+                    max_rows: FIRST_BATCH,
+                },
+                buffer: VecDeque::new(),
+                exhausted: false,
+            });
+        }
+        let range = (
+            bound_key(piece.start.as_ref()),
+            bound_limit(piece.end.as_ref()),
+        );
+        let scan = router.mvcc.scan_at(
+            piece.start.as_ref().map(Vec::as_slice),
+            piece.end.as_ref().map(Vec::as_slice),
+            ts,
+            reverse,
+        );
+        Reader::Local(SplitReader::new(
+            piece.split,
+            scan,
+            &router.clock,
+            router.gate.as_deref(),
+            (range.0.unwrap_or_default(), range.1),
+        ))
     }
 
     /// The part of the scan's range inside `split`.
@@ -677,6 +730,15 @@ impl Iterator for RouterScan<'_> {
                 return None;
             }
             if self.current.is_none() {
+                if let Some(piece) = self.pieces.pop_front() {
+                    self.current = Some(Self::piece_reader(
+                        self.router,
+                        self.ts,
+                        self.reverse,
+                        piece,
+                    ));
+                    continue;
+                }
                 let Some(split) = self.splits.pop_front() else {
                     self.done = true;
                     return None;
@@ -698,19 +760,28 @@ impl Iterator for RouterScan<'_> {
                         self.done = true;
                         return Some(Err(e));
                     }
+                    let elsewhere = replication.held_elsewhere(&first, last.as_deref());
+                    if !elsewhere.is_empty() {
+                        let pieces = pieces(&split, start, end, &elsewhere);
+                        self.pieces = if self.reverse {
+                            pieces.into_iter().rev().collect()
+                        } else {
+                            pieces.into()
+                        };
+                        continue;
+                    }
                 }
                 let scan = self.router.mvcc.scan_at(start, end, self.ts, self.reverse);
-                self.current = Some(SplitReader::new(
+                self.current = Some(Reader::Local(SplitReader::new(
                     split,
                     scan,
                     &self.router.clock,
                     self.router.gate.as_deref(),
                     (first, last),
-                ));
+                )));
             }
             if let Some(reader) = self.current.as_mut() {
-                reader.cap = self.remaining;
-                match reader.next_row() {
+                match reader.next_row(self.remaining) {
                     Some(Ok(row)) => {
                         self.remaining -= 1;
                         return Some(Ok(row));
@@ -725,6 +796,234 @@ impl Iterator for RouterScan<'_> {
                 }
             }
         }
+    }
+}
+
+/// A piece of one split's part of a scan: held here, or read from a node
+/// that holds it.
+struct Piece {
+    split: Arc<Split>,
+    start: Bound<Vec<u8>>,
+    end: Bound<Vec<u8>>,
+    elsewhere: bool,
+}
+
+/// Cuts a split's part of a scan, `[start, end)`, into pieces at the edges
+/// of the spans held elsewhere (in key order, as
+/// [`Replication::held_elsewhere`] gives them), in key order; empty pieces
+/// are left out.
+fn pieces(
+    split: &Arc<Split>,
+    start: Bound<&[u8]>,
+    end: Bound<&[u8]>,
+    elsewhere: &[crate::KeySpan],
+) -> Vec<Piece> {
+    let mut out = Vec::new();
+    let mut push = |from: Bound<Vec<u8>>, to: Bound<Vec<u8>>, elsewhere: bool| {
+        let empty = range_is_empty(
+            from.as_ref().map(Vec::as_slice),
+            to.as_ref().map(Vec::as_slice),
+        );
+        if !empty {
+            out.push(Piece {
+                split: split.clone(),
+                start: from,
+                end: to,
+                elsewhere,
+            });
+        }
+    };
+    let mut from: Bound<Vec<u8>> = start.map(<[u8]>::to_vec);
+    let end: Bound<Vec<u8>> = end.map(<[u8]>::to_vec);
+    for (span_start, span_limit) in elsewhere {
+        // The local piece before the span, then the span (clipped to the
+        // scan's end).
+        let before = Bound::Excluded(span_start.clone());
+        push(from.clone(), min_end(&end, before), false);
+        let span_from = max_start(&from, Bound::Included(span_start.clone()));
+        let span_to = match span_limit {
+            Some(limit) => min_end(&end, Bound::Excluded(limit.clone())),
+            None => end.clone(),
+        };
+        push(span_from, span_to, true);
+        match span_limit {
+            Some(limit) => from = max_start(&from, Bound::Included(limit.clone())),
+            None => return out,
+        }
+    }
+    push(from, end, false);
+    out
+}
+
+/// The later of two start bounds.
+fn max_start(a: &Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    let later = match (a, &b) {
+        (Bound::Unbounded, _) => false,
+        (_, Bound::Unbounded) => true,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            x > y || (x == y && matches!(a, Bound::Excluded(_)))
+        }
+    };
+    if later {
+        a.clone()
+    } else {
+        b
+    }
+}
+
+/// The earlier of two end bounds.
+fn min_end(a: &Bound<Vec<u8>>, b: Bound<Vec<u8>>) -> Bound<Vec<u8>> {
+    let earlier = match (a, &b) {
+        (Bound::Unbounded, _) => false,
+        (_, Bound::Unbounded) => true,
+        (Bound::Included(x) | Bound::Excluded(x), Bound::Included(y) | Bound::Excluded(y)) => {
+            x < y || (x == y && matches!(a, Bound::Excluded(_)))
+        }
+    };
+    if earlier {
+        a.clone()
+    } else {
+        b
+    }
+}
+
+/// The first key a start bound lets in, as far as a load record needs it.
+fn bound_key(start: Bound<&Vec<u8>>) -> Option<Vec<u8>> {
+    match start {
+        Bound::Included(k) | Bound::Excluded(k) => Some(k.clone()),
+        Bound::Unbounded => None,
+    }
+}
+
+/// The exclusive limit of an end bound.
+fn bound_limit(end: Bound<&Vec<u8>>) -> Option<Vec<u8>> {
+    match end {
+        Bound::Excluded(k) => Some(k.clone()),
+        Bound::Included(k) => Some([k.as_slice(), &[0]].concat()),
+        Bound::Unbounded => None,
+    }
+}
+
+/// Whatever reads a piece of a scan.
+// The local reader, the common case, is the large variant: boxing it would
+// allocate for every split a scan visits.
+#[allow(clippy::large_enum_variant)]
+enum Reader<'a> {
+    /// From this node's engine, charged to the split.
+    Local(SplitReader<'a>),
+    /// From another node, which charges its own split.
+    Remote(RemoteReader<'a>),
+}
+
+impl Reader<'_> {
+    /// The next row; `cap` is how many rows the scan still wants.
+    fn next_row(&mut self, cap: usize) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        match self {
+            Reader::Local(reader) => {
+                reader.cap = cap;
+                reader.next_row()
+            }
+            Reader::Remote(reader) => reader.next_row(cap),
+        }
+    }
+}
+
+/// Reads a piece held by other nodes in batches
+/// ([`Replication::read_elsewhere`]), doubling from [`FIRST_BATCH`] to
+/// [`MAX_BATCH`] rows as the scan goes on.
+struct RemoteReader<'a> {
+    replication: &'a dyn Replication,
+    /// What is still to read: its bounds move past each batch.
+    read: RemoteRead,
+    buffer: VecDeque<(Vec<u8>, Vec<u8>)>,
+    exhausted: bool,
+}
+
+/// The most batches in a row that may come back empty, each resuming
+/// further on (a range held by many groups, each empty there), before a
+/// remote read gives up as making no progress.
+const MAX_EMPTY_BATCHES: usize = 1024;
+
+impl RemoteReader<'_> {
+    fn next_row(&mut self, cap: usize) -> Option<Result<(Vec<u8>, Vec<u8>)>> {
+        let mut empty = 0;
+        while self.buffer.is_empty() && !self.exhausted {
+            self.read.max_rows = self.read.max_rows.min(cap.max(1)).max(1);
+            let batch = match self.replication.read_elsewhere(&self.read) {
+                Ok(batch) => batch,
+                Err(e) => {
+                    self.exhausted = true;
+                    return Some(Err(e));
+                }
+            };
+            if let Err(e) = self.advance(batch) {
+                self.exhausted = true;
+                return Some(Err(e));
+            }
+            if self.buffer.is_empty() {
+                empty += 1;
+                if empty > MAX_EMPTY_BATCHES {
+                    self.exhausted = true;
+                    return Some(Err(crate::Error::Replication(
+                        "a read of rows held by another node made no progress".into(),
+                    )));
+                }
+            }
+        }
+        self.buffer.pop_front().map(Ok)
+    }
+
+    /// Takes a batch: its rows, checked to lie in the range still to read
+    /// and in order, and the bound to resume from.
+    fn advance(&mut self, batch: RemoteBatch) -> Result<()> {
+        let read = &self.read;
+        let mut previous: Option<&[u8]> = None;
+        for (key, _) in &batch.rows {
+            let inside = (
+                read.start.as_ref().map(Vec::as_slice),
+                read.end.as_ref().map(Vec::as_slice),
+            )
+                .contains(key.as_slice());
+            let ordered = previous.is_none_or(|p| {
+                if read.reverse {
+                    key.as_slice() < p
+                } else {
+                    key.as_slice() > p
+                }
+            });
+            if !inside || !ordered || batch.rows.len() > read.max_rows {
+                return Err(crate::Error::Replication(
+                    "another node answered a read with rows outside the range or out of order"
+                        .into(),
+                ));
+            }
+            previous = Some(key);
+        }
+        match batch.resume {
+            None => self.exhausted = true,
+            Some(resume) => {
+                // A resume bound must lie within the range still to read,
+                // past every row returned.
+                let moved = if read.reverse {
+                    min_end(&read.end, resume.clone()) == resume
+                } else {
+                    max_start(&read.start, resume.clone()) == resume
+                };
+                if !moved {
+                    return Err(crate::Error::Replication(
+                        "another node answered a read with a resume point behind it".into(),
+                    ));
+                }
+                if read.reverse {
+                    self.read.end = resume;
+                } else {
+                    self.read.start = resume;
+                }
+            }
+        }
+        self.read.max_rows = (self.read.max_rows * 2).min(MAX_BATCH);
+        self.buffer.extend(batch.rows);
+        Ok(())
     }
 }
 
@@ -834,6 +1133,29 @@ impl Drop for SplitReader<'_> {
             cpu_nanos,
         );
         self.split.load.lock().record((self.clock)(), &access);
+    }
+}
+
+/// The row `key` at `ts`, read from a node holding it.
+fn get_elsewhere(replication: &dyn Replication, key: &[u8], ts: u64) -> Result<Option<Vec<u8>>> {
+    // An inclusive end: a scan's end bound must not have a stored key as a
+    // proper prefix (`Mvcc::scan_at`), which `key` followed by 0 would.
+    let mut reader = RemoteReader {
+        replication,
+        read: RemoteRead {
+            start: Bound::Included(key.to_vec()),
+            end: Bound::Included(key.to_vec()),
+            ts,
+            reverse: false,
+            max_rows: 1,
+        },
+        buffer: VecDeque::new(),
+        exhausted: false,
+    };
+    match reader.next_row(1) {
+        Some(Ok((k, value))) if k == key => Ok(Some(value)),
+        Some(Ok(_)) | None => Ok(None),
+        Some(Err(e)) => Err(e),
     }
 }
 
