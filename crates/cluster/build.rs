@@ -5,8 +5,9 @@
 //! form (`raft::messages`), so the gRPC layer only frames bytes. A second
 //! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
 //! cluster, takes one out, answers `rowtree cluster status`, reads the
-//! node's clock for the others' offset guard, and asks a node to hold a
-//! replica of a database's split.
+//! node's clock for the others' offset guard, asks a node to hold a
+//! replica of a database's split, and reads the splits a node holds no
+//! replica of from one that does.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -54,6 +55,13 @@ fn main() {
             "SplitHistory",
             "SplitHistoryRequest",
             "SplitHistoryReply",
+        ),
+        ("locate", "Locate", "LocateRequest", "LocateReply"),
+        (
+            "read_range",
+            "ReadRange",
+            "ReadRangeRequest",
+            "ReadRangeReply",
         ),
     ] {
         node = node.method(

@@ -194,6 +194,9 @@ pub struct ServeNode {
     pub exit_on_stdin_eof: bool,
     /// How many nodes hold a replica of each new database.
     pub replicas: usize,
+    /// How many of a database's hosts hold a replica of each split other
+    /// than its first (`None`: all of them).
+    pub split_replicas: Option<usize>,
     /// The Spanner API server the node runs once it is a member.
     pub server: rowtree_server::Config,
 }
@@ -239,6 +242,8 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             node.cluster_id(),
             node.peer_addr()
         );
+        node.hosting()
+            .set_split_replicas(settings.split_replicas.unwrap_or(0));
         let server = rowtree_server::Server::start(rowtree_server::Config {
             cluster: Some(rowtree_server::ClusterConfig {
                 hosting: node.hosting(),

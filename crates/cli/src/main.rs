@@ -364,6 +364,16 @@ struct ServeArgs {
     #[arg(long, value_name = "N", requires = "cluster", default_value_t = 3,
           value_parser = clap::value_parser!(u64).range(1..=7))]
     replicas: u64,
+    /// With --cluster: how many of a database's --replicas nodes hold a
+    /// replica of each of its splits other than the first (which every one
+    /// of them holds: it carries the database's schema). Default: all of
+    /// them. Fewer lets a database's load spread over more nodes than any
+    /// one split is on: each split group's leader places its replicas on
+    /// the least loaded nodes, and a node without a replica of a split
+    /// reads it from one that has one. Give every node the same value.
+    #[arg(long, value_name = "N", requires = "cluster",
+          value_parser = clap::value_parser!(u64).range(1..=7))]
+    split_replicas: Option<u64>,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -585,6 +595,7 @@ fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCo
         max_clock_offset: std::time::Duration::from_millis(args.max_clock_offset),
         exit_on_stdin_eof: args.exit_on_stdin_eof,
         replicas: args.replicas as usize,
+        split_replicas: args.split_replicas.map(|n| n as usize),
         server: config,
     })
 }

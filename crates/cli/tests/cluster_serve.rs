@@ -1427,6 +1427,119 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
     });
 }
 
+/// With `--split-replicas 3` on four hosts, a split cut off the first
+/// keeps three replicas: its group starts on all four (the voters of the
+/// group it was cut from) and its leader takes the busiest other voter
+/// out. That node releases its replica (the group stops there, and the
+/// split's rows are deleted from its engine), keeps the first split, and
+/// still serves every row: a stale read through it reads the split it no
+/// longer holds from a node that does, and commits through it reach the
+/// split's leader. The status lists the first group on four nodes and the
+/// second on three.
+#[test]
+fn a_split_kept_on_three_of_four_hosts_is_read_through_the_host_without_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--replicas", "4", "--split-replicas", "3"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        retry("rows 2 to 299", Duration::from_secs(10), || {
+            write(&clients[0], &db, 2..300)
+        })
+        .await;
+        clients[0]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await
+            .expect("AddSplitPoints");
+        // Two groups: the first on all four nodes, the second on three.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let out = loop {
+            let groups = database_groups(&cluster);
+            if let [first, second] = groups.as_slice() {
+                if first.2 == vec![1, 2, 3, 4] && second.2.len() == 3 && !second.3.is_empty() {
+                    eprintln!("groups: {groups:?}");
+                    break (1..=4).find(|id| !second.2.contains(id)).unwrap();
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the status did not show a second group on three nodes: {groups:?}\n{}",
+                node_log_tails(&cluster, 30)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        // The node taken out releases its replica and deletes its rows.
+        let log = cluster.join(format!("node-{out}")).join("node.log");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("a released replica's rows are deleted")
+        {
+            assert!(
+                Instant::now() < deadline,
+                "node {out} did not delete its released replica's rows:\n{}",
+                node_log_tails(&cluster, 40)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        let through = &clients[(out - 1) as usize];
+        // Commits through it to both halves.
+        retry(
+            "a commit across both splits through the node without one",
+            Duration::from_secs(20),
+            || write_across(through, &db, 30),
+        )
+        .await;
+        // Rows 1 to 299, and the commit's: Ids 152 to 156 were there, 350
+        // to 354 are new.
+        let rows = 299 + 5;
+        // A stale read served by this node (it holds the first split): the
+        // rows of the second split come from a node that holds them.
+        tokio::time::sleep(Duration::from_millis(3_000)).await;
+        let session = through.create_session(&db).await.expect("session");
+        let stale = Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)));
+        let ((seen, served), _) = retry(
+            "a stale count through the node without the split",
+            Duration::from_secs(20),
+            || count_at(through, &session, stale.clone()),
+        )
+        .await;
+        assert_eq!(served, Some(out), "served by node {out}, not forwarded");
+        assert_eq!(
+            seen, rows,
+            "every row, those of the split held elsewhere included"
+        );
+        let read = |sql: &'static str| {
+            let session = session.clone();
+            let stale = stale.clone();
+            async move {
+                through
+                    .execute_sql(&session, &Statement::new(sql), stale)
+                    .await?
+                    .single_int()
+            }
+        };
+        let (max, _) = retry("the largest Id", Duration::from_secs(10), || {
+            read("SELECT MAX(Id) FROM T")
+        })
+        .await;
+        assert_eq!(max, 354);
+        let (above, _) = retry(
+            "the rows of the second split",
+            Duration::from_secs(10),
+            || read("SELECT COUNT(*) FROM T WHERE Id >= 100"),
+        )
+        .await;
+        assert_eq!(above, 200 + 5);
+        // A strong count, wherever it is served, sees the same.
+        let (strong, _) = retry("a strong count", Duration::from_secs(10), || {
+            count(through, &db)
+        })
+        .await;
+        assert_eq!(strong, rows);
+    });
+}
+
 /// An expired split point is merged away on a cluster too: the leader
 /// freezes the right split's group, waits until every replica applied the
 /// freeze (here one is paused with SIGSTOP for a while: `cluster status`

@@ -241,6 +241,9 @@ pub(crate) fn state_key(split: SplitId) -> Vec<u8> {
     key
 }
 
+/// How many stored keys [`Replica::discard`] deletes per batch.
+pub const DISCARD_BATCH: usize = 10_000;
+
 /// Whether a metadata key is a replica's own (not the database's).
 fn is_replica_key(key: &[u8]) -> bool {
     key.starts_with(REPLICA_PREFIX)
@@ -310,6 +313,55 @@ impl Replica {
             frozen_view,
             prepared,
         })
+    }
+
+    /// Deletes the replica of `split` from `router`'s engine: its applied
+    /// state and side tables first, in one synced batch (from then on the
+    /// engine holds no replica of it, and a restart does not open one),
+    /// then the row versions of its range, [`DISCARD_BATCH`] stored keys
+    /// at a time, so that a large split does not become one large batch.
+    /// A crash before the end leaves versions in a range no replica here
+    /// holds: nothing reads them, and a replica placed here again installs
+    /// its image over them, which clears them. Returns how many stored
+    /// keys were deleted; a split with no replica here deletes nothing.
+    pub fn discard(router: &Router, split: SplitId) -> Result<u64> {
+        let Some(bytes) = router.meta_get(&state_key(split))? else {
+            return Ok(0);
+        };
+        let (descriptor, _) = decode_state(split, &mut Reader::new(&bytes, "applied state"))?;
+        let mut batch = WriteBatch::new();
+        for item in router.meta_scan(&twophase::side_prefix(split)) {
+            let (key, _) = item?;
+            if twophase::is_side_key(split, &key) {
+                router.stage_meta(&mut batch, key, None);
+            }
+        }
+        router.stage_meta(&mut batch, state_key(split), None);
+        router.write(batch, Durability::Sync)?;
+        let limit = descriptor.limit.as_deref();
+        let mut deleted = 0;
+        loop {
+            let mut batch = WriteBatch::new();
+            let mut last = None;
+            for item in router
+                .scan_stored(&descriptor.start, limit)
+                .take(DISCARD_BATCH)
+            {
+                let (key, _) = item?;
+                batch.delete(Space::Data, key.clone());
+                deleted += 1;
+                last = Some(key);
+            }
+            let Some(last) = last else { break };
+            // The heads of the rows deleted so far (on an engine keeping
+            // them): every row up to the last one this batch touched.
+            let (user, _) = split_version_key(&last)?;
+            let through = [user, &[0]].concat();
+            router.stage_heads(&mut batch, &[(&descriptor.start, Some(&through))], [])?;
+            router.write(batch, Durability::Buffered)?;
+        }
+        router.sync()?;
+        Ok(deleted)
     }
 
     /// The splits whose replicas `router`'s engine holds (made by

@@ -1,6 +1,7 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
 //! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
-//! `Announce`, `ReplaceRegistry`, `HostSplit` and `SplitHistory`, with
+//! `Announce`, `ReplaceRegistry`, `HostSplit`, `SplitHistory`, `Locate`
+//! and `ReadRange`, with
 //! their messages as plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -245,6 +246,90 @@ pub struct SplitHistoryReply {
     #[prost(bytes = "vec", tag = "1")]
     pub history: Vec<u8>,
 }
+
+/// Which group of a database holds a key: asked of the nodes serving the
+/// database by one that holds no replica of it (`Locate`).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LocateRequest {
+    /// The database, by its registry group.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub key: Vec<u8>,
+    /// The group holding the keys just below `key` instead (what a reverse
+    /// scan ending at `key` reads first).
+    #[prost(bool, tag = "3")]
+    pub before: bool,
+}
+
+/// The answer: the split this node holds that covers the key, if any.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LocateReply {
+    /// Whether this node holds a replica covering the key; if not, the
+    /// rest is empty.
+    #[prost(bool, tag = "1")]
+    pub found: bool,
+    #[prost(uint64, tag = "2")]
+    pub split: u64,
+    #[prost(bytes = "vec", tag = "3")]
+    pub start: Vec<u8>,
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub limit: Option<Vec<u8>>,
+    /// The group's voters, as this node's replica knows them.
+    #[prost(uint64, repeated, tag = "5")]
+    pub voters: Vec<u64>,
+    /// Its leader as this node knows it (0: none known).
+    #[prost(uint64, tag = "6")]
+    pub leader: u64,
+}
+
+/// Rows a node holds, read at a timestamp for a node that holds no replica
+/// of them (`ReadRange`): the range must lie within the splits this node
+/// holds.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ReadRangeRequest {
+    /// The database, by its registry group.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub start: Vec<u8>,
+    /// Whether `start` itself is excluded.
+    #[prost(bool, tag = "3")]
+    pub start_excluded: bool,
+    /// No end: to the end of the key space.
+    #[prost(bytes = "vec", optional, tag = "4")]
+    pub end: Option<Vec<u8>>,
+    /// Whether `end` itself is included.
+    #[prost(bool, tag = "5")]
+    pub end_included: bool,
+    #[prost(uint64, tag = "6")]
+    pub ts: u64,
+    #[prost(bool, tag = "7")]
+    pub reverse: bool,
+    /// At most this many rows (the node caps it at [`MAX_READ_ROWS`]).
+    #[prost(uint64, tag = "8")]
+    pub max_rows: u64,
+}
+
+/// One batch of rows, in the read's order.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ReadRangeReply {
+    #[prost(bytes = "vec", repeated, tag = "1")]
+    pub keys: Vec<Vec<u8>>,
+    #[prost(bytes = "vec", repeated, tag = "2")]
+    pub values: Vec<Vec<u8>>,
+    /// The range has more rows after the last one returned (the batch
+    /// stopped at its row or byte limit).
+    #[prost(bool, tag = "3")]
+    pub more: bool,
+}
+
+/// The most rows one `ReadRange` answer carries.
+pub const MAX_READ_ROWS: u64 = 256;
+
+/// A `ReadRange` answer stops adding rows once it holds this many bytes
+/// (it always carries at least one row, if there is one).
+pub const MAX_READ_BYTES: usize = 1 << 20;
 
 /// The longest split boundary a `HostSplit` request may carry: far above
 /// any key the database writes (whose keys are bounded by the SQL layer's

@@ -118,6 +118,19 @@ impl std::fmt::Debug for Hosting {
 }
 
 impl Hosting {
+    /// How many voters each split group of a database other than its
+    /// first keeps, chosen among the database's hosts (the first split's
+    /// voters, the registry's members): `0` (the default) for all of them,
+    /// every host holding every split; fewer spreads the splits' replicas
+    /// over the hosts, each group's leader placing them by load
+    /// (`node::replicas`). Set before databases are opened; every node of
+    /// a cluster should have the same.
+    pub fn set_split_replicas(&self, replicas: usize) {
+        self.shared
+            .split_replicas
+            .store(replicas, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> u64 {
         self.shared.id
@@ -443,6 +456,11 @@ impl Hosting {
             group.group,
             self.runtime.clone(),
         ));
+        split_groups.set_elsewhere(Arc::new(super::remote::RemoteSplits::new(
+            Arc::downgrade(&self.shared),
+            self.runtime.clone(),
+            group.group,
+        )));
         let hosted = Arc::new(DatabaseGroups {
             shared: Arc::downgrade(&self.shared),
             log: self.log.clone(),
@@ -474,6 +492,7 @@ impl Hosting {
             }
         }
         splits::tend(&self.runtime, group.group, &hosted);
+        super::replicas::tend_replicas(&self.runtime, &hosted);
         tracing::info!(
             group = group.group,
             splits = descriptors.len(),
@@ -542,8 +561,10 @@ impl Hosting {
     }
 
     /// One step of bringing the Raft membership of database group `group`
-    /// to `members` (the registry's list of its replicas), if this node
-    /// leads the group; what it did, if anything. In order: a member the
+    /// (the database's first split's group) to `members` (the registry's
+    /// list of its hosts), if this node leads the group; what it did, if
+    /// anything. The database's other split groups follow the first's
+    /// voters on their own leaders (`node::replicas`). In order: a member the
     /// group lacks is added as a learner (it is sent the log, or a
     /// snapshot); once every learner among `members` has caught up
     /// (within [`CAUGHT_UP_WITHIN`] entries of the leader's log), the
@@ -554,13 +575,10 @@ impl Hosting {
         group: u64,
         members: &[u64],
     ) -> Result<Option<String>, NodeError> {
-        let mut done = Vec::new();
-        for (id, raft, commits) in self.database_groups(group) {
-            if let Some(what) = self.reconcile_group(group, id, raft, &commits, members)? {
-                done.push(what);
-            }
-        }
-        Ok((!done.is_empty()).then(|| done.join("; ")))
+        let Some((id, raft, commits)) = self.database_groups(group).into_iter().next() else {
+            return Ok(None);
+        };
+        self.reconcile_group(group, id, raft, &commits, members)
     }
 
     /// [`Hosting::reconcile_members`] for the Raft group `group`, one of
@@ -568,7 +586,7 @@ impl Hosting {
     /// `database`. A member added to the group of a split other than the
     /// first is first asked to hold an empty replica of the split
     /// ([`Hosting::prepare_member`]).
-    fn reconcile_group(
+    pub(super) fn reconcile_group(
         &self,
         database: u64,
         group: u64,
@@ -651,51 +669,66 @@ impl Hosting {
         Ok(Some(what))
     }
 
-    /// Whether every group of the database whose registry group is
-    /// `group` has, as this node's replicas know it, exactly `members` as
-    /// its voters and nodes: no membership change of the database is
-    /// pending or under way. False if this node holds no replica of it.
+    /// Whether the database whose registry group is `group` has, as this
+    /// node's replicas know it, exactly `members` as its first group's
+    /// voters and nodes, and every other group it holds here has its
+    /// voters among them, with no change under way: no membership change
+    /// of the database is pending or under way. False if this node holds
+    /// no replica of it.
     pub fn members_settled(&self, group: u64, members: &[u64]) -> bool {
         use openraft::type_config::async_runtime::WatchReceiver;
         let wanted: BTreeSet<u64> = members.iter().copied().collect();
         let groups = self.database_groups(group);
         !groups.is_empty()
-            && groups.iter().all(|(_, raft, _)| {
+            && groups.iter().enumerate().all(|(i, (_, raft, _))| {
                 let m = raft.metrics().borrow_watched().clone();
                 let membership = m.membership_config.membership();
-                membership.voter_ids().collect::<BTreeSet<u64>>() == wanted
-                    && membership
-                        .nodes()
-                        .map(|(id, _)| *id)
-                        .collect::<BTreeSet<u64>>()
-                        == wanted
+                let voters: BTreeSet<u64> = membership.voter_ids().collect();
+                let nodes: BTreeSet<u64> = membership.nodes().map(|(id, _)| *id).collect();
+                if i == 0 {
+                    voters == wanted && nodes == wanted
+                } else {
+                    membership.get_joint_config().len() == 1
+                        && nodes == voters
+                        && voters.is_subset(&wanted)
+                }
             })
     }
 
-    /// Whether this node, no longer listed among the replicas of the
+    /// Whether this node, no longer listed among the hosts of the
     /// database whose registry group is `group` (whose members are now
     /// `members`), may close its replica: it leads none of the database's
-    /// groups, and in every one of them, as its replica knows it, all of
-    /// `members` vote (the change that takes this node out is committed or
-    /// under way, so the group's majority no longer needs it). False if
-    /// this node holds no replica of it.
+    /// groups; in the first, as its replica knows it, all of `members`
+    /// vote; and in every other, the newest configuration does not count
+    /// this node (the changes that take this node out are committed or
+    /// under way, so no group's majority needs it). False if this node
+    /// holds no replica of it.
     pub fn may_release(&self, group: u64, members: &[u64]) -> bool {
         use openraft::type_config::async_runtime::WatchReceiver;
         let groups = self.database_groups(group);
         !groups.is_empty()
-            && groups.iter().all(|(_, raft, _)| {
+            && groups.iter().enumerate().all(|(i, (_, raft, _))| {
                 let m = raft.metrics().borrow_watched().clone();
-                let voters: BTreeSet<u64> = m.membership_config.membership().voter_ids().collect();
-                m.current_leader != Some(self.shared.id)
-                    && members.iter().all(|id| voters.contains(id))
+                let membership = m.membership_config.membership();
+                let voters: BTreeSet<u64> = membership.voter_ids().collect();
+                let out = if i == 0 {
+                    members.iter().all(|id| voters.contains(id))
+                } else {
+                    membership
+                        .get_joint_config()
+                        .last()
+                        .is_some_and(|last| !last.contains(&self.shared.id))
+                };
+                m.current_leader != Some(self.shared.id) && out
             })
     }
 
-    /// Whether a listed member of the database whose registry group is
+    /// Whether the listed members of the database whose registry group is
     /// `group` (whose members are now `members`, this node not among
-    /// them) says, for every one of the database's groups this node holds
-    /// a replica of, that exactly `members` vote in it: the change that
-    /// took this node out is done. What a node goes by that was away while
+    /// them) say, for every one of the database's groups this node holds
+    /// a replica of, that the change taking this node out is done: that
+    /// exactly `members` vote in the first split's group, and that this
+    /// node does not vote in the others (each said by some member). What a node goes by that was away while
     /// it was taken out: its own replicas never hear of the change, since
     /// the groups no longer send them anything ([`Hosting::may_release`]
     /// would wait forever). Asks each answering member in turn for the
@@ -704,7 +737,7 @@ impl Hosting {
     /// not report, one merged away say, does not count). Blocks; call it
     /// from a thread that may.
     pub fn members_say_released(&self, group: u64, members: &[u64]) -> bool {
-        let mine: Vec<u64> = self
+        let mut mine: BTreeSet<u64> = self
             .database_groups(group)
             .into_iter()
             .map(|(id, _, _)| id)
@@ -739,12 +772,18 @@ impl Hosting {
             let Ok(Some(status)) = asked else {
                 continue;
             };
-            let released = mine.iter().all(|id| {
-                status.groups.iter().any(|g| {
-                    g.group == *id && g.members.iter().copied().collect::<BTreeSet<u64>>() == wanted
+            mine.retain(|id| {
+                !status.groups.iter().any(|g| {
+                    let voters: BTreeSet<u64> = g.members.iter().copied().collect();
+                    g.group == *id
+                        && if *id == group {
+                            voters == wanted
+                        } else {
+                            !voters.contains(&self.shared.id)
+                        }
                 })
             });
-            if released {
+            if mine.is_empty() {
                 return true;
             }
         }
@@ -863,7 +902,7 @@ impl Hosting {
     }
 
     /// Runs `future` on the node's runtime and waits for it here.
-    fn block_on<T: Send + 'static>(
+    pub(super) fn block_on<T: Send + 'static>(
         &self,
         future: impl std::future::Future<Output = T> + Send + 'static,
     ) -> Result<T, NodeError> {

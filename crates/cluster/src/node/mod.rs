@@ -56,6 +56,8 @@ pub mod clock;
 pub mod databases;
 pub mod identity;
 pub mod leases;
+mod remote;
+mod replicas;
 mod splits;
 pub mod status;
 
@@ -77,8 +79,9 @@ use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, Replica
 use crate::Replica;
 use api::{
     AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, HostSplitReply, HostSplitRequest,
-    JoinReply, JoinRequest, NodeClient, NodeServer, RegistryReply, RegistryRequest, RemoveReply,
-    RemoveRequest, SplitHistoryReply, SplitHistoryRequest, StatusReply, StatusRequest,
+    JoinReply, JoinRequest, LocateReply, LocateRequest, NodeClient, NodeServer, ReadRangeReply,
+    ReadRangeRequest, RegistryReply, RegistryRequest, RemoveReply, RemoveRequest,
+    SplitHistoryReply, SplitHistoryRequest, StatusReply, StatusRequest,
 };
 use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
@@ -237,6 +240,10 @@ struct Shared {
     /// When this process started, to measure the silence of a node that
     /// has not answered it once ([`databases::Hosting::silent_for`]).
     started_at: std::time::Instant,
+    /// How many voters each split group of a database other than its
+    /// first keeps, among the database's hosts (0: all of them;
+    /// [`databases::Hosting::set_split_replicas`]).
+    split_replicas: std::sync::atomic::AtomicUsize,
 }
 
 /// openraft's settings for the placement group.
@@ -351,6 +358,7 @@ impl Node {
             stopping: std::sync::atomic::AtomicBool::new(false),
             started_micros: config.clock.now(),
             started_at: std::time::Instant::now(),
+            split_replicas: std::sync::atomic::AtomicUsize::new(0),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);
@@ -1864,6 +1872,42 @@ impl api::NodeService for Handler {
             Err(why) => HostSplitReply { hosted: false, why },
         };
         Ok(Response::new(reply))
+    }
+
+    async fn locate(
+        &self,
+        request: Request<LocateRequest>,
+    ) -> Result<Response<LocateReply>, Status> {
+        let r = request.into_inner();
+        if r.key.len() > api::MAX_SPLIT_KEY {
+            return Err(Status::invalid_argument(format!(
+                "a key of {} bytes is above the limit of {}",
+                r.key.len(),
+                api::MAX_SPLIT_KEY
+            )));
+        }
+        let hosted = self.shared.databases.lock().get(&r.database).cloned();
+        Ok(Response::new(
+            hosted.map_or_else(LocateReply::default, |h| h.locate(&r.key, r.before)),
+        ))
+    }
+
+    async fn read_range(
+        &self,
+        request: Request<ReadRangeRequest>,
+    ) -> Result<Response<ReadRangeReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.shared.databases.lock().get(&r.database).cloned();
+        let Some(hosted) = hosted else {
+            return Err(Status::failed_precondition(format!(
+                "node {} does not serve database group {}",
+                self.shared.id, r.database
+            )));
+        };
+        tokio::task::spawn_blocking(move || hosted.read_range(r))
+            .await
+            .map_err(|e| Status::internal(format!("the read stopped: {e}")))?
+            .map(Response::new)
     }
 
     async fn split_history(

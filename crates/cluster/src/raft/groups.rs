@@ -118,6 +118,30 @@ pub struct SplitGroups {
     /// shared among the groups it leads ([`SplitGroups::led_loads`]). Kept
     /// by the group's split id, so a cut does not clear the left half's.
     written: Mutex<BTreeMap<rowtree_kv::SplitId, [Written; WRITTEN_SECONDS]>>,
+    /// How the splits this node holds no replica of are read (set by the
+    /// node).
+    elsewhere: OnceLock<Arc<dyn Elsewhere>>,
+}
+
+thread_local! {
+    /// Set while this thread serves another node's read
+    /// ([`SplitGroups::locally`]).
+    static LOCALLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// How a node reaches the splits of a database it holds no replica of
+/// (their groups placed on other nodes): set on [`SplitGroups`] by the
+/// node, which finds where they are and asks over the peer port.
+pub trait Elsewhere: Send + Sync {
+    /// One batch of a read at a timestamp of keys this node holds no
+    /// replica of, served by a node that holds them (see
+    /// [`Replication::read_elsewhere`]). Blocks; never called from an
+    /// asynchronous task.
+    fn read(&self, read: &rowtree_kv::RemoteRead) -> rowtree_kv::Result<rowtree_kv::RemoteBatch>;
+
+    /// The node leading the split holding `key`, as last learned, without
+    /// waiting (a hint).
+    fn leader_of(&self, key: &[u8]) -> Option<u64>;
 }
 
 /// One second of a group's writes, as this node's commits were checked.
@@ -193,9 +217,12 @@ impl std::fmt::Debug for SplitGroups {
 }
 
 impl SplitGroups {
-    /// The database's commits through `groups`, which must cover the key
-    /// space in order without gaps or overlaps, the first from the empty
-    /// key.
+    /// The database's commits through `groups`, whose splits must not
+    /// overlap, the first starting at the empty key (it carries the
+    /// database's metadata, and every node serving the database holds
+    /// it). Gaps between them are splits this node holds no replica of
+    /// (their groups are placed on other nodes): read from those nodes
+    /// ([`SplitGroups::set_elsewhere`]), never committed here.
     pub fn new(mut groups: Vec<Arc<GroupCommits>>) -> Result<SplitGroups, String> {
         groups.sort_by(|a, b| a.descriptor().start.cmp(&b.descriptor().start));
         let Some(first) = groups.first() else {
@@ -209,15 +236,9 @@ impl SplitGroups {
         }
         for pair in groups.windows(2) {
             let (a, b) = (pair[0].descriptor(), pair[1].descriptor());
-            if a.limit.as_deref() != Some(b.start.as_slice()) {
-                return Err(format!("the splits {a} and {b} do not meet"));
+            if a.limit.as_ref().is_none_or(|limit| *limit > b.start) {
+                return Err(format!("the splits {a} and {b} overlap"));
             }
-        }
-        if let Some(last) = groups.last().filter(|g| g.descriptor().limit.is_some()) {
-            return Err(format!(
-                "the last split, {}, does not reach the end of the key space",
-                last.descriptor()
-            ));
         }
         Ok(SplitGroups {
             groups: parking_lot::RwLock::new(groups),
@@ -228,7 +249,78 @@ impl SplitGroups {
             probe: OnceLock::new(),
             frozen_tried: Mutex::new(None),
             written: Mutex::new(BTreeMap::new()),
+            elsewhere: OnceLock::new(),
         })
+    }
+
+    /// Tells the groups how this node reads, and finds the leaders of,
+    /// the splits it holds no replica of (see [`Elsewhere`]). Without it,
+    /// a read of such a split fails.
+    pub fn set_elsewhere(&self, elsewhere: Arc<dyn Elsewhere>) {
+        let _ = self.elsewhere.set(elsewhere);
+    }
+
+    /// Runs `f` with reads of keys held elsewhere refused on this thread:
+    /// how a node serves another's read of its keys (one hop, never a
+    /// chain, should a replica leave while the read runs).
+    pub fn locally<T>(f: impl FnOnce() -> T) -> T {
+        struct Reset;
+        impl Drop for Reset {
+            fn drop(&mut self) {
+                LOCALLY.with(|l| l.set(false));
+            }
+        }
+        LOCALLY.with(|l| l.set(true));
+        let _reset = Reset;
+        f()
+    }
+
+    /// Stops serving the group of `split` here: its replica left this
+    /// node (a replica moved to another node). Its keys become a gap,
+    /// read from the nodes that hold them. Returns the group, or `None`
+    /// if it is not here; the first split's group is never removed.
+    pub fn remove(&self, split: rowtree_kv::SplitId) -> Option<Arc<GroupCommits>> {
+        let _gate = self.gate.write();
+        let mut groups = self.groups.write();
+        let i = groups.iter().position(|g| g.split_id() == split)?;
+        if i == 0 {
+            return None;
+        }
+        Some(groups.remove(i))
+    }
+
+    /// The key ranges in `[start, end)` no group here holds, in key order.
+    fn gaps(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
+        let groups = self.groups.read();
+        let mut gaps = Vec::new();
+        let mut at = start.to_vec();
+        for g in groups.iter() {
+            let d = g.descriptor();
+            if end.is_some_and(|end| at.as_slice() >= end) {
+                return gaps;
+            }
+            if d.limit
+                .as_ref()
+                .is_some_and(|l| l.as_slice() <= at.as_slice())
+            {
+                continue;
+            }
+            if d.start > at {
+                let limit = match end {
+                    Some(end) if end < d.start.as_slice() => end.to_vec(),
+                    _ => d.start.clone(),
+                };
+                gaps.push((at.clone(), Some(limit)));
+            }
+            match d.limit {
+                Some(l) => at = at.max(l),
+                None => return gaps,
+            }
+        }
+        if end.is_none_or(|end| at.as_slice() < end) {
+            gaps.push((at, end.map(<[u8]>::to_vec)));
+        }
+        gaps
     }
 
     /// Tells the groups the database's router (once it is open): the
@@ -257,7 +349,9 @@ impl SplitGroups {
     /// transaction prepared across `at` must be resolved first).
     pub fn split(&self, at: &[u8], right: rowtree_kv::SplitId) -> Result<bool, String> {
         let _gate = self.gate.write();
-        let group = self.groups()[self.index_of(at)].clone();
+        let Some(group) = self.holding(at) else {
+            return Ok(false);
+        };
         if group.descriptor().start.as_slice() == at {
             return Ok(false);
         }
@@ -354,7 +448,8 @@ impl SplitGroups {
                 return Ok(false);
             };
             let (left, right) = (groups[i - 1].clone(), groups[i].clone());
-            if !left.leads() || !right.leads() || left.members() != right.members() {
+            let adjacent = left.descriptor().limit.as_deref() == Some(start);
+            if !adjacent || !left.leads() || !right.leads() || left.members() != right.members() {
                 return Ok(false);
             }
             if right.frozen().is_none() {
@@ -645,7 +740,9 @@ impl SplitGroups {
                 }
                 None => {
                     for split in router.splits().splits() {
-                        let i = index_in(&groups, &split.start);
+                        let Some(i) = held_in(&groups, &split.start) else {
+                            continue;
+                        };
                         if groups[i].leads() {
                             loads[i] += split.load.lock().recent_cpu(now, secs);
                         }
@@ -662,9 +759,11 @@ impl SplitGroups {
             .collect()
     }
 
-    /// The index of the group whose split holds `key`.
-    fn index_of(&self, key: &[u8]) -> usize {
-        index_in(&self.groups.read(), key)
+    /// The group whose split holds `key`, if this node holds a replica
+    /// of it.
+    fn holding(&self, key: &[u8]) -> Option<Arc<GroupCommits>> {
+        let groups = self.groups.read();
+        held_in(&groups, key).map(|i| groups[i].clone())
     }
 
     /// The groups whose splits hold keys in `[start, end)` (`end` `None`:
@@ -675,6 +774,7 @@ impl SplitGroups {
         groups[first..]
             .iter()
             .take_while(|g| end.is_none_or(|end| g.descriptor().start.as_slice() < end))
+            .filter(|g| g.descriptor().limit.is_none_or(|l| l.as_slice() > start))
             .cloned()
             .collect()
     }
@@ -759,10 +859,10 @@ impl SplitGroups {
         for commit in group.commits {
             let mut parts: BTreeMap<usize, Vec<Write>> = BTreeMap::new();
             for (key, value) in commit.writes {
-                parts
-                    .entry(self.index_of(&key))
-                    .or_default()
-                    .push((key, value));
+                let Some(i) = held_in(&groups, &key) else {
+                    return Err(not_held_here(&key, "write to"));
+                };
+                parts.entry(i).or_default().push((key, value));
             }
             if parts.len() <= 1 {
                 let (i, writes) = parts.into_iter().next().unwrap_or_default();
@@ -938,6 +1038,19 @@ impl SplitGroups {
                     .position(|g| g.descriptor().split == p.coordinator)
                 {
                     Some(c) => c,
+                    // Not held here, and other nodes hold splits this one
+                    // does not: the coordinator may be one of theirs,
+                    // whose decision this node cannot read. Its leader
+                    // resolves the participants it leads; this one waits.
+                    None if !self.gaps(&[], None).is_empty() => {
+                        tracing::debug!(
+                            txn = %p.txn,
+                            coordinator = %p.coordinator,
+                            "a transaction prepared here waits for a coordinator this node \
+                             holds no replica of"
+                        );
+                        continue;
+                    }
                     None => (0..groups.len())
                         .find(|c| matches!(self.outcome(&groups, *c, p.txn), Ok(Some(_))))
                         .unwrap_or(0),
@@ -1041,8 +1154,29 @@ impl SplitGroups {
     }
 }
 
-/// The index of the group of `groups` (in key order, the first from the
-/// empty key) whose split holds `key`.
+/// The index of the group of `groups` holding `key`, if one here does.
+fn held_in(groups: &[Arc<GroupCommits>], key: &[u8]) -> Option<usize> {
+    let i = index_in(groups, key);
+    groups[i]
+        .descriptor()
+        .limit
+        .is_none_or(|l| l.as_slice() > key)
+        .then_some(i)
+}
+
+/// The refusal of a read under locks or a write of keys this node holds
+/// no replica of.
+fn not_held_here(key: &[u8], what: &str) -> rowtree_kv::Error {
+    rowtree_kv::Error::LedElsewhere(format!(
+        "this node was asked to {what} key {} of the database, which it holds no replica \
+         of: a transaction is served by the node leading every split it touches; retry",
+        crate::replica::hex(key)
+    ))
+}
+
+/// The index of the last group of `groups` (in key order, the first from
+/// the empty key) whose split starts at or before `key`: the one holding
+/// it, unless `key` falls in a gap after it.
 fn index_in(groups: &[Arc<GroupCommits>], key: &[u8]) -> usize {
     // The first split starts at the empty key, so one always holds it.
     groups
@@ -1146,17 +1280,49 @@ impl Replication for SplitGroups {
         start: &[u8],
         end: Option<&[u8]>,
     ) -> rowtree_kv::Result<()> {
+        if ts.is_none() {
+            if let Some((gap, _)) = self.gaps(start, end).first() {
+                return Err(not_held_here(gap, "read under locks"));
+            }
+        }
         for group in self.overlapping(start, end) {
             self.check_group_read(&group, ts)?;
         }
         Ok(())
     }
 
+    fn held_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
+        self.gaps(start, end)
+    }
+
+    fn read_elsewhere(
+        &self,
+        read: &rowtree_kv::RemoteRead,
+    ) -> rowtree_kv::Result<rowtree_kv::RemoteBatch> {
+        if LOCALLY.with(std::cell::Cell::get) {
+            return Err(rowtree_kv::Error::Replication(
+                "this node no longer holds all of the keys another node asked it to read; \
+                 retry"
+                    .into(),
+            ));
+        }
+        match self.elsewhere.get() {
+            Some(elsewhere) => elsewhere.read(read),
+            None => Err(rowtree_kv::Error::Replication(
+                "this node holds no replica of the keys read, and cannot ask the nodes that do"
+                    .into(),
+            )),
+        }
+    }
+
     fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {
         let groups = self.groups();
         let mut touched: BTreeMap<usize, u64> = BTreeMap::new();
         for key in keys {
-            *touched.entry(index_in(&groups, key)).or_default() += 1;
+            let Some(i) = held_in(&groups, key) else {
+                return Err(not_held_here(key, "write to"));
+            };
+            *touched.entry(i).or_default() += 1;
         }
         for i in touched.keys() {
             let group = &groups[*i];
@@ -1173,7 +1339,10 @@ impl Replication for SplitGroups {
         let groups = self.groups.read();
         let mut leader = None;
         for key in keys {
-            let node = groups[index_in(&groups, key)].current_leader()?;
+            let node = match held_in(&groups, key) {
+                Some(i) => groups[i].current_leader()?,
+                None => self.elsewhere.get()?.leader_of(key)?,
+            };
             if leader.is_some_and(|l| l != node) {
                 return None;
             }
@@ -1227,7 +1396,10 @@ impl Replication for SplitGroups {
     }
 
     fn cut(&self, key: &[u8]) -> rowtree_kv::Result<bool> {
-        let group = self.groups()[self.index_of(key)].clone();
+        let Some(group) = self.holding(key) else {
+            // Another node's split: its leader decides.
+            return Ok(false);
+        };
         if group.descriptor().start.as_slice() == key {
             return Ok(true);
         }

@@ -1,0 +1,459 @@
+//! Reading the splits of a database that this node holds no replica of.
+//!
+//! A node serving a database holds its first split (the database's
+//! metadata), and the replicas of its other splits may be placed on some
+//! of the cluster's nodes only: a split's group then has no member here,
+//! and its keys are a gap in this node's [`SplitGroups`]. Reads at a
+//! timestamp of those keys (a session's queries, a read-only transaction,
+//! the reads a commit makes to resolve its writes are not among them:
+//! those run where the keys are led) are read from a node that holds
+//! them, in the batches the router asks for:
+//!
+//! 1. **Where.** [`RemoteSplits`] keeps what it learned of where splits
+//!    are, by start key. On a miss it asks the live nodes in turn
+//!    (`Locate` over the peer port, each answering from its own replicas)
+//!    for the split holding the key, with the split's range, its voters
+//!    and its leader as that node knows them.
+//! 2. **Read.** The batch is clipped to the split's range and sent
+//!    (`ReadRange`) to its leader first, then to its other voters: the
+//!    leader serves any timestamp under its lease, a follower once its
+//!    closed timestamp reaches the read's (within a few seconds). The
+//!    serving node reads its own engine through its router (charging its
+//!    own splits, so the load shows where it is served), at most
+//!    [`MAX_READ_ROWS`] rows or [`MAX_READ_BYTES`] bytes at once, and
+//!    never goes to a third node for it ([`SplitGroups::locally`]).
+//! 3. **Moved.** A node that no longer holds the range (the split was cut,
+//!    or its replica moved) refuses with `FAILED_PRECONDITION`; the reader
+//!    forgets what it knew of the split and looks it up again, at most
+//!    [`ATTEMPTS`] times.
+//!
+//! The batch's resume point tells the router where the rest of its piece
+//! continues: after the last row, or at the split's edge, where the next
+//! lookup starts.
+//!
+//! [`MAX_READ_ROWS`]: super::api::MAX_READ_ROWS
+//! [`MAX_READ_BYTES`]: super::api::MAX_READ_BYTES
+
+use std::collections::BTreeMap;
+use std::ops::Bound;
+use std::sync::Weak;
+use std::time::Duration;
+
+use parking_lot::Mutex;
+use rowtree_kv::{RemoteBatch, RemoteRead, Replication};
+use tonic::{Code, Status};
+
+use super::api::{
+    LocateReply, LocateRequest, NodeClient, ReadRangeReply, ReadRangeRequest, MAX_READ_BYTES,
+    MAX_READ_ROWS, MAX_SPLIT_KEY,
+};
+use super::splits::DatabaseGroups;
+use super::Shared;
+use crate::placement::NodeState;
+use crate::raft::{Elsewhere, SplitGroups};
+
+/// How long one `Locate` question may take.
+const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
+
+/// How long one `ReadRange` may take: a follower waits up to 3 s for its
+/// closed timestamp to reach the read's.
+const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How many times a read looks its split up again after the node asked
+/// no longer held it.
+const ATTEMPTS: usize = 3;
+
+/// The most splits remembered per database; past it, the oldest lookups
+/// are dropped.
+const MAX_FOUND: usize = 4096;
+
+/// The largest `ReadRange` answer this node accepts: a batch stops adding
+/// rows at 1 MiB, but always carries one row, which may be larger.
+const MAX_READ_REPLY: usize = 64 << 20;
+
+/// A split another node holds, as that node described it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Found {
+    start: Vec<u8>,
+    limit: Option<Vec<u8>>,
+    voters: Vec<u64>,
+    leader: Option<u64>,
+}
+
+impl Found {
+    fn holds(&self, key: &[u8], before: bool) -> bool {
+        if before {
+            // The split holding the keys just below `key` (empty: the last).
+            (key.is_empty() && self.limit.is_none())
+                || (self.start.as_slice() < key && self.limit.as_deref().is_none_or(|l| key <= l))
+        } else {
+            self.start.as_slice() <= key && self.limit.as_deref().is_none_or(|l| key < l)
+        }
+    }
+}
+
+/// How a node reads the splits of one database it holds no replica of
+/// (see the module docs); set on the database's [`SplitGroups`].
+pub(super) struct RemoteSplits {
+    shared: Weak<Shared>,
+    runtime: tokio::runtime::Handle,
+    /// The database, by its registry group.
+    database: u64,
+    /// What was found, by split start.
+    found: Mutex<BTreeMap<Vec<u8>, Found>>,
+}
+
+impl RemoteSplits {
+    pub(super) fn new(
+        shared: Weak<Shared>,
+        runtime: tokio::runtime::Handle,
+        database: u64,
+    ) -> RemoteSplits {
+        RemoteSplits {
+            shared,
+            runtime,
+            database,
+            found: Mutex::new(BTreeMap::new()),
+        }
+    }
+
+    fn cached(&self, key: &[u8], before: bool) -> Option<Found> {
+        self.found
+            .lock()
+            .values()
+            .find(|f| f.holds(key, before))
+            .cloned()
+    }
+
+    fn remember(&self, found: Found) {
+        let mut all = self.found.lock();
+        // Whatever it overlaps is out of date.
+        all.retain(|_, f| {
+            let below =
+                |start: &[u8], limit: &Option<Vec<u8>>| limit.as_deref().is_none_or(|l| start < l);
+            !(below(&f.start, &found.limit) && below(&found.start, &f.limit))
+        });
+        if all.len() >= MAX_FOUND {
+            all.clear();
+        }
+        all.insert(found.start.clone(), found);
+    }
+
+    fn forget(&self, found: &Found) {
+        self.found.lock().remove(&found.start);
+    }
+
+    /// Runs `future` on the node's runtime and waits for it here.
+    fn block_on<T: Send + 'static>(
+        &self,
+        future: impl std::future::Future<Output = T> + Send + 'static,
+        within: Duration,
+    ) -> Option<T> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        self.runtime.spawn(async move {
+            let _ = tx.send(future.await);
+        });
+        rx.recv_timeout(within + Duration::from_millis(500)).ok()
+    }
+
+    /// A client of node `id`'s node service, over the peer port.
+    fn client(&self, id: u64) -> Option<NodeClient<tonic::transport::Channel>> {
+        let shared = self.shared.upgrade()?;
+        let records = shared.records().ok()?;
+        let channel = shared.peers.channel(&records.get(&id)?.peer_addr).ok()?;
+        Some(NodeClient::new(channel).max_decoding_message_size(MAX_READ_REPLY))
+    }
+
+    /// The split holding `key` (or, `before`, the keys just below it):
+    /// remembered, or asked of the live nodes, those answering first.
+    fn locate(&self, key: &[u8], before: bool) -> Result<Found, String> {
+        if let Some(found) = self.cached(key, before) {
+            return Ok(found);
+        }
+        let shared = self
+            .shared
+            .upgrade()
+            .ok_or_else(|| "the node is stopping".to_string())?;
+        let records = shared
+            .records()
+            .map_err(|s| format!("reading the cluster's nodes: {}", s.message()))?;
+        let mut nodes: Vec<u64> = records
+            .values()
+            .filter(|r| r.state == NodeState::Live && r.id != shared.id)
+            .map(|r| r.id)
+            .collect();
+        nodes.sort_by_key(|id| !shared.answering(*id));
+        drop(shared);
+        for node in nodes {
+            let Some(mut client) = self.client(node) else {
+                continue;
+            };
+            let request = LocateRequest {
+                database: self.database,
+                key: key.to_vec(),
+                before,
+            };
+            let asked = self.block_on(
+                async move {
+                    let mut request = tonic::Request::new(request);
+                    request.set_timeout(LOCATE_TIMEOUT);
+                    client
+                        .locate(request)
+                        .await
+                        .map(tonic::Response::into_inner)
+                },
+                LOCATE_TIMEOUT,
+            );
+            let Some(Ok(reply)) = asked else { continue };
+            if !reply.found {
+                continue;
+            }
+            let found = Found {
+                start: reply.start,
+                limit: reply.limit,
+                voters: reply.voters,
+                leader: (reply.leader != 0).then_some(reply.leader),
+            };
+            if !found.holds(key, before) {
+                continue;
+            }
+            self.remember(found.clone());
+            return Ok(found);
+        }
+        Err(format!(
+            "no node answered that it holds key {} of the database",
+            crate::replica::hex(key)
+        ))
+    }
+
+    /// One batch of `read` from the split `found`, asked of its leader,
+    /// then of its other voters. `Ok(None)`: the node asked no longer
+    /// holds the range (look it up again).
+    fn read_from(&self, found: &Found, read: &RemoteRead) -> Result<Option<RemoteBatch>, String> {
+        // The read, clipped to the split.
+        let (mut start, mut end) = (read.start.clone(), read.end.clone());
+        let mut clipped = false;
+        if !read.reverse {
+            if let Some(limit) = &found.limit {
+                let beyond = match &end {
+                    Bound::Unbounded => true,
+                    Bound::Included(k) => k >= limit,
+                    Bound::Excluded(k) => k > limit,
+                };
+                if beyond {
+                    end = Bound::Excluded(limit.clone());
+                    clipped = true;
+                }
+            }
+        } else if !found.start.is_empty() {
+            let below = match &start {
+                Bound::Unbounded => true,
+                Bound::Included(k) | Bound::Excluded(k) => *k < found.start,
+            };
+            if below {
+                start = Bound::Included(found.start.clone());
+                clipped = true;
+            }
+        }
+        let (start_key, start_excluded) = match start {
+            Bound::Included(k) => (k, false),
+            Bound::Excluded(k) => (k, true),
+            Bound::Unbounded => (Vec::new(), false),
+        };
+        let (end_key, end_included) = match end {
+            Bound::Included(k) => (Some(k), true),
+            Bound::Excluded(k) => (Some(k), false),
+            Bound::Unbounded => (None, false),
+        };
+        let request = ReadRangeRequest {
+            database: self.database,
+            start: start_key,
+            start_excluded,
+            end: end_key,
+            end_included,
+            ts: read.ts,
+            reverse: read.reverse,
+            max_rows: read.max_rows as u64,
+        };
+        let mut order: Vec<u64> = found.leader.into_iter().collect();
+        order.extend(found.voters.iter().filter(|v| Some(**v) != found.leader));
+        let mut last_error = String::from("the split has no voters");
+        for node in order {
+            let Some(mut client) = self.client(node) else {
+                last_error = format!("node {node} has no known address");
+                continue;
+            };
+            let request = request.clone();
+            let answer = self.block_on(
+                async move {
+                    let mut request = tonic::Request::new(request);
+                    request.set_timeout(READ_TIMEOUT);
+                    client
+                        .read_range(request)
+                        .await
+                        .map(tonic::Response::into_inner)
+                },
+                READ_TIMEOUT,
+            );
+            match answer {
+                Some(Ok(reply)) => return Ok(Some(batch(reply, found, read.reverse, clipped))),
+                Some(Err(status)) if status.code() == Code::FailedPrecondition => return Ok(None),
+                Some(Err(status)) => {
+                    last_error = format!("node {node}: {}", status.message());
+                }
+                None => last_error = format!("node {node} did not answer in time"),
+            }
+        }
+        Err(last_error)
+    }
+}
+
+/// A `ReadRange` answer as the router takes it.
+fn batch(reply: ReadRangeReply, found: &Found, reverse: bool, clipped: bool) -> RemoteBatch {
+    let rows: Vec<(Vec<u8>, Vec<u8>)> = reply.keys.into_iter().zip(reply.values).collect();
+    let resume = match (reply.more, rows.last()) {
+        (true, Some((last, _))) => Some(Bound::Excluded(last.clone())),
+        _ if !clipped => None,
+        _ if reverse => Some(Bound::Excluded(found.start.clone())),
+        _ => found.limit.clone().map(Bound::Included),
+    };
+    RemoteBatch { rows, resume }
+}
+
+impl Elsewhere for RemoteSplits {
+    fn read(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
+        let (key, before) = if read.reverse {
+            match &read.end {
+                Bound::Included(k) => ([k.as_slice(), &[0]].concat(), true),
+                Bound::Excluded(k) => (k.clone(), true),
+                Bound::Unbounded => (Vec::new(), true),
+            }
+        } else {
+            match &read.start {
+                Bound::Included(k) | Bound::Excluded(k) => (k.clone(), false),
+                Bound::Unbounded => (Vec::new(), false),
+            }
+        };
+        let mut why = String::new();
+        for _ in 0..ATTEMPTS {
+            let found = self
+                .locate(&key, before)
+                .map_err(rowtree_kv::Error::Replication)?;
+            match self.read_from(&found, read) {
+                Ok(Some(batch)) => return Ok(batch),
+                Ok(None) => {
+                    why = "the nodes asked no longer hold the keys".into();
+                    self.forget(&found);
+                }
+                Err(e) => {
+                    self.forget(&found);
+                    return Err(rowtree_kv::Error::Replication(format!(
+                        "reading keys this node holds no replica of: {e}; retry"
+                    )));
+                }
+            }
+        }
+        Err(rowtree_kv::Error::Replication(format!(
+            "reading keys this node holds no replica of: {why} after {ATTEMPTS} lookups; retry"
+        )))
+    }
+
+    fn leader_of(&self, key: &[u8]) -> Option<u64> {
+        self.cached(key, false).and_then(|f| f.leader)
+    }
+}
+
+impl DatabaseGroups {
+    /// This node's answer to `Locate`: its replica covering `key` (or,
+    /// `before`, the keys just below it), if it holds one.
+    pub(super) fn locate(&self, key: &[u8], before: bool) -> LocateReply {
+        let holder = self.groups.groups().into_iter().find(|g| {
+            let d = g.descriptor();
+            Found {
+                start: d.start,
+                limit: d.limit,
+                voters: Vec::new(),
+                leader: None,
+            }
+            .holds(key, before)
+        });
+        let Some(group) = holder else {
+            return LocateReply::default();
+        };
+        let d = group.descriptor();
+        LocateReply {
+            found: true,
+            split: d.split.0,
+            start: d.start,
+            limit: d.limit,
+            voters: group.members().0.into_iter().collect(),
+            leader: group.current_leader().unwrap_or(0),
+        }
+    }
+
+    /// This node's answer to `ReadRange`: the rows of the range, which must
+    /// lie within its replicas, read through the database's router (and
+    /// charged to its splits). Blocks (a follower waits for its closed
+    /// timestamp); call it from a thread that may.
+    pub(super) fn read_range(&self, r: ReadRangeRequest) -> Result<ReadRangeReply, Status> {
+        let longest = r.start.len().max(r.end.as_ref().map_or(0, Vec::len));
+        if longest > MAX_SPLIT_KEY {
+            return Err(Status::invalid_argument(format!(
+                "a read bound of {longest} bytes is above the limit of {MAX_SPLIT_KEY}"
+            )));
+        }
+        if r.ts == u64::MAX {
+            return Err(Status::invalid_argument(
+                "a read under locks is served only by the node leading its keys",
+            ));
+        }
+        let start = if r.start_excluded {
+            Bound::Excluded(r.start.as_slice())
+        } else {
+            Bound::Included(r.start.as_slice())
+        };
+        let end = match &r.end {
+            Some(e) if r.end_included => Bound::Included(e.as_slice()),
+            Some(e) => Bound::Excluded(e.as_slice()),
+            None => Bound::Unbounded,
+        };
+        let limit = match &r.end {
+            Some(e) if r.end_included => Some([e.as_slice(), &[0]].concat()),
+            Some(e) => Some(e.clone()),
+            None => None,
+        };
+        let node = self.shared.upgrade().map_or(0, |s| s.id);
+        if !self
+            .groups
+            .held_elsewhere(&r.start, limit.as_deref())
+            .is_empty()
+        {
+            return Err(Status::failed_precondition(format!(
+                "node {node} holds no replica of part of the range read"
+            )));
+        }
+        let max_rows = r.max_rows.clamp(1, MAX_READ_ROWS) as usize;
+        let router = self.router.clone();
+        SplitGroups::locally(|| {
+            let mut reply = ReadRangeReply::default();
+            let mut bytes = 0;
+            for row in router
+                .scan_bounds(start, end, r.ts, r.reverse)
+                .limit(max_rows)
+            {
+                let (key, value) = row.map_err(|e| match e {
+                    rowtree_kv::Error::LedElsewhere(m) => Status::unavailable(m),
+                    e => Status::unavailable(format!("node {node}: {e}")),
+                })?;
+                bytes += key.len() + value.len();
+                reply.keys.push(key);
+                reply.values.push(value);
+                if bytes >= MAX_READ_BYTES {
+                    break;
+                }
+            }
+            reply.more = reply.keys.len() >= max_rows || bytes >= MAX_READ_BYTES;
+            Ok(reply)
+        })
+    }
+}

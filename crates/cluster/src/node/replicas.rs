@@ -1,0 +1,405 @@
+//! Where a database's split groups keep their replicas.
+//!
+//! The registry places a database on its *hosts* (`--replicas` nodes):
+//! they hold the first split, whose group carries the database's metadata,
+//! and serve the database's sessions. Every other split is a group of its
+//! own whose voters are some of the hosts: `--split-replicas` of them
+//! ([`Hosting::set_split_replicas`]; by default all of them). So with four
+//! hosts and three replicas per split, each split lives on three of the
+//! four nodes, and the nodes can share a load no three of them could
+//! carry. A host without a replica of a split reads it from one that has
+//! one (`node::remote`); its commits go to the split's leader, which holds
+//! a replica, as they do already.
+//!
+//! Each group's leader keeps its voters in line, one step per round
+//! ([`DatabaseGroups::place_replicas`], every [`PLACE_EVERY`]):
+//!
+//! * the voters kept are those still among the hosts (a host taken out of
+//!   the database, or out of the cluster, leaves every group);
+//! * below the count, the host to add is the least loaded one not yet a
+//!   voter (one already a learner of the group first); above it (a new
+//!   half of a cut starts with the old group's voters, all the hosts),
+//!   the most loaded voter other than the leader leaves;
+//! * the change itself is [`Hosting::reconcile_group`]'s: a new member is
+//!   asked to hold an empty replica (`HostSplit`), sent a snapshot as a
+//!   learner, made a voter once caught up; then the voters change in one
+//!   joint step, and nodes no longer wanted leave the group.
+//!
+//! The lease balancer can then ask for a voter to be replaced by another
+//! host (`DatabaseGroups::move_replica`): the load of a group whose
+//! members are all busy moves to a node that holds none of it.
+//!
+//! **Leaving.** A node that is no longer a voter of a split's group
+//! releases its replica ([`DatabaseGroups::release`]): the group leaves
+//! the database's groups here (its keys become a gap, read from the nodes
+//! that hold them), its Raft instance stops, its log is removed, and after
+//! [`RELEASE_GRACE`] (reads already running on the replica finish) the
+//! replica is deleted from the engine ([`Replica::discard`]). It knows it
+//! left from its own replica's membership (the change taking it out
+//! reached it), or, since a group stops sending anything to a node it took
+//! out, from a voter of the group: every [`ASK_EVERY`] it asks one
+//! (`Locate` over the peer port) whether the group's voters still include
+//! it.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::atomic::Ordering;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use openraft::type_config::async_runtime::WatchReceiver;
+use rowtree_kv::SplitId;
+
+use super::api::LocateRequest;
+use super::databases::Hosting;
+use super::splits::{raft_group, DatabaseGroups};
+use crate::raft::GroupCommits;
+use crate::Replica;
+
+/// How often each node places the replicas of the groups it leads and
+/// releases those it left.
+pub const PLACE_EVERY: Duration = Duration::from_secs(1);
+
+/// How often a node asks a voter of a group it holds a replica of, and
+/// does not lead, whether it is still a voter.
+pub const ASK_EVERY: Duration = Duration::from_secs(5);
+
+/// How long a released replica's rows stay on the engine after its group
+/// left the database's groups here: reads already running on it finish.
+pub const RELEASE_GRACE: Duration = Duration::from_secs(5);
+
+/// How long a `Locate` question about a group's voters may take.
+const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// What one round did to a group.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) enum Placed {
+    /// A step of a membership change of a group this node leads.
+    Changed(String),
+    /// This node left the group; its replica is released.
+    Released(SplitId),
+}
+
+/// The voters a group led here should have: those of `voters` among
+/// `hosts`, then one added (below `target`) or one removed (above it).
+/// `load` gives each node's utilization; `learners` are the group's
+/// non-voting members (preferred when adding: they hold a replica
+/// already); `leader` is never removed.
+pub(super) fn wanted_voters(
+    voters: &BTreeSet<u64>,
+    learners: &BTreeSet<u64>,
+    hosts: &BTreeSet<u64>,
+    target: usize,
+    leader: u64,
+    load: &dyn Fn(u64) -> f64,
+) -> BTreeSet<u64> {
+    let mut wanted: BTreeSet<u64> = voters.intersection(hosts).copied().collect();
+    let target = target.clamp(1, hosts.len().max(1));
+    if wanted.len() < target {
+        let add = hosts
+            .iter()
+            .copied()
+            .filter(|h| !wanted.contains(h))
+            .min_by(|a, b| {
+                learners
+                    .contains(b)
+                    .cmp(&learners.contains(a))
+                    .then(load(*a).total_cmp(&load(*b)))
+                    .then(a.cmp(b))
+            });
+        wanted.extend(add);
+    } else if wanted.len() > target {
+        let drop = wanted
+            .iter()
+            .copied()
+            .filter(|v| *v != leader)
+            .max_by(|a, b| load(*a).total_cmp(&load(*b)).then(a.cmp(b)));
+        if let Some(drop) = drop {
+            wanted.remove(&drop);
+        }
+    }
+    wanted
+}
+
+impl DatabaseGroups {
+    /// The node's hosting handle, for membership changes.
+    fn hosting(&self) -> Option<Hosting> {
+        Some(Hosting {
+            shared: self.shared.upgrade()?,
+            log: self.log.clone(),
+            runtime: self.runtime.clone(),
+        })
+    }
+
+    /// One round of placing the replicas of the split groups this node
+    /// leads and releasing those it left (see the module docs). Blocks;
+    /// run it from a thread that may.
+    pub(super) fn place_replicas(&self, asked: &mut BTreeMap<SplitId, Instant>) -> Vec<Placed> {
+        let Some(hosting) = self.hosting() else {
+            return Vec::new();
+        };
+        let shared = hosting.shared.clone();
+        let me = shared.id;
+        let groups = self.groups.groups();
+        let Some(first) = groups.first() else {
+            return Vec::new();
+        };
+        let hosts: BTreeSet<u64> = first.members().0;
+        if hosts.is_empty() {
+            return Vec::new();
+        }
+        let per_split = shared.split_replicas.load(Ordering::Relaxed);
+        let target = if per_split == 0 {
+            hosts.len()
+        } else {
+            per_split
+        };
+        let view = shared.load_view();
+        let load = |id: u64| {
+            if id == me {
+                view.mine
+            } else {
+                view.others.get(&id).copied().unwrap_or(0.0)
+            }
+        };
+        let mut done = Vec::new();
+        for group in groups.iter().skip(1) {
+            let gid = raft_group(self.database, group.split_id());
+            let Some(raft) = shared.hosted.lock().get(&gid.0).cloned() else {
+                continue;
+            };
+            let m = raft.metrics().borrow_watched().clone();
+            let membership = m.membership_config.membership().clone();
+            let joint = membership.get_joint_config().len() > 1;
+            let last: BTreeSet<u64> = membership
+                .get_joint_config()
+                .last()
+                .cloned()
+                .unwrap_or_default();
+            if m.current_leader == Some(me) {
+                let voters: BTreeSet<u64> = membership.voter_ids().collect();
+                let nodes: BTreeSet<u64> = membership.nodes().map(|(id, _)| *id).collect();
+                let learners: BTreeSet<u64> = nodes.difference(&voters).copied().collect();
+                // A joint configuration left by a leader that died in the
+                // middle of a change is finished first: to its new voters.
+                let wanted = if joint {
+                    last.clone()
+                } else {
+                    wanted_voters(&voters, &learners, &hosts, target, me, &load)
+                };
+                if wanted == voters && nodes == wanted {
+                    continue;
+                }
+                let wanted: Vec<u64> = wanted.into_iter().collect();
+                match hosting.reconcile_group(self.database, gid.0, raft, group, &wanted) {
+                    Ok(Some(what)) => done.push(Placed::Changed(what)),
+                    Ok(None) => {}
+                    Err(e) => tracing::warn!(
+                        database = self.database,
+                        split = %group.split_id(),
+                        "placing the split's replicas: {e}"
+                    ),
+                }
+                continue;
+            }
+            // Not led here: still a voter? Out once a configuration without
+            // this node is applied here (so committed), or once a voter
+            // says so.
+            let applied = m.last_applied.map_or(0, |l| l.index);
+            let config_applied = m
+                .membership_config
+                .log_id()
+                .as_ref()
+                .is_some_and(|l| l.index <= applied);
+            let out = !joint && !last.is_empty() && !last.contains(&me) && config_applied;
+            let out = out || {
+                let due = asked
+                    .get(&group.split_id())
+                    .is_none_or(|at| at.elapsed() >= ASK_EVERY);
+                due && {
+                    asked.insert(group.split_id(), Instant::now());
+                    self.voters_say_out(&hosting, group, &last)
+                }
+            };
+            if out && self.release(&hosting, group.split_id()) {
+                asked.remove(&group.split_id());
+                done.push(Placed::Released(group.split_id()));
+            }
+        }
+        asked.retain(|split, _| groups.iter().any(|g| g.split_id() == *split));
+        done
+    }
+
+    /// Whether a voter of `group` (as this node's replica lists them,
+    /// `voters`) says the group holds the split with voters that do not
+    /// include this node. Asks each in turn, within [`ASK_TIMEOUT`].
+    fn voters_say_out(
+        &self,
+        hosting: &Hosting,
+        group: &GroupCommits,
+        voters: &BTreeSet<u64>,
+    ) -> bool {
+        let me = hosting.shared.id;
+        let Ok(records) = hosting.shared.records() else {
+            return false;
+        };
+        let d = group.descriptor();
+        for voter in voters.iter().filter(|v| **v != me) {
+            if !hosting.answering(*voter) {
+                continue;
+            }
+            let Some(channel) = records
+                .get(voter)
+                .and_then(|r| hosting.shared.peers.channel(&r.peer_addr).ok())
+            else {
+                continue;
+            };
+            let request = LocateRequest {
+                database: self.database,
+                key: d.start.clone(),
+                before: false,
+            };
+            let asked = hosting.block_on(async move {
+                let mut client = super::api::NodeClient::new(channel);
+                let mut request = tonic::Request::new(request);
+                request.set_timeout(ASK_TIMEOUT);
+                client
+                    .locate(request)
+                    .await
+                    .ok()
+                    .map(tonic::Response::into_inner)
+            });
+            let Ok(Some(reply)) = asked else { continue };
+            // A leader's or follower's answer about the same split, whose
+            // voters do not include this node: it left.
+            if reply.found && reply.split == d.split.0 && !reply.voters.is_empty() {
+                return !reply.voters.contains(&me);
+            }
+        }
+        false
+    }
+
+    /// Releases this node's replica of `split`, whose group it no longer
+    /// votes in (see the module docs): the group leaves the database's
+    /// groups here, its Raft instance stops and its log is removed; the
+    /// replica is deleted from the engine after [`RELEASE_GRACE`]. False
+    /// if the group is not here (or is the first split's, which is never
+    /// released this way).
+    pub(super) fn release(&self, hosting: &Hosting, split: SplitId) -> bool {
+        let Some(_group) = self.groups.remove(split) else {
+            return false;
+        };
+        let shared = &hosting.shared;
+        let gid = raft_group(self.database, split);
+        shared.groups.remove(gid);
+        shared.commits.lock().remove(&gid.0);
+        let raft = shared.hosted.lock().remove(&gid.0);
+        if let Some(raft) = raft {
+            let _ = hosting.block_on(async move { raft.shutdown().await });
+        }
+        if let Err(e) = self.log.remove_group(gid) {
+            tracing::warn!(database = self.database, %split, "a released split's log could not be removed: {e}");
+        }
+        tracing::info!(
+            database = self.database,
+            %split,
+            "this node left the split's group: its replica is released here"
+        );
+        let router = self.router.clone();
+        let database = self.database;
+        std::thread::spawn(move || {
+            std::thread::sleep(RELEASE_GRACE);
+            match Replica::discard(&router, split) {
+                Ok(keys) => {
+                    tracing::info!(database, %split, keys, "a released replica's rows are deleted")
+                }
+                Err(e) => {
+                    tracing::warn!(database, %split, "deleting a released replica's rows: {e}")
+                }
+            }
+        });
+        true
+    }
+}
+
+/// Runs [`DatabaseGroups::place_replicas`] every [`PLACE_EVERY`] until the
+/// database is closed.
+pub(super) fn tend_replicas(runtime: &tokio::runtime::Handle, hosted: &Arc<DatabaseGroups>) {
+    let hosted = Arc::downgrade(hosted);
+    runtime.spawn(async move {
+        let mut asked = BTreeMap::new();
+        loop {
+            tokio::time::sleep(PLACE_EVERY).await;
+            let Some(this) = hosted.upgrade() else { return };
+            let round = tokio::task::spawn_blocking(move || {
+                let done = this.place_replicas(&mut asked);
+                (done, asked)
+            })
+            .await;
+            match round {
+                Ok((done, kept)) => {
+                    asked = kept;
+                    for placed in done {
+                        if let Placed::Changed(what) = placed {
+                            tracing::info!("split replicas: {what}");
+                        }
+                    }
+                }
+                Err(e) => {
+                    tracing::warn!("placing split replicas stopped: {e}");
+                    return;
+                }
+            }
+        }
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn set(ids: &[u64]) -> BTreeSet<u64> {
+        ids.iter().copied().collect()
+    }
+
+    #[test]
+    fn a_group_keeps_its_voters_among_the_hosts_and_fills_to_the_count() {
+        let no_load = |_: u64| 0.0;
+        // Settled: nothing changes.
+        let hosts = set(&[1, 2, 3, 4]);
+        assert_eq!(
+            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, 1, &no_load),
+            set(&[1, 2, 3])
+        );
+        // A new half of a cut holds every host: the busiest non-leader leaves.
+        let load = |id: u64| [0.0, 0.9, 0.2, 0.7, 0.1, 0.3][id as usize];
+        assert_eq!(
+            wanted_voters(&hosts, &set(&[]), &hosts, 3, 1, &load),
+            set(&[1, 2, 4])
+        );
+        // Node 1 is the busiest but leads: node 3, the next busiest, leaves.
+        // Led by node 3, node 1 leaves.
+        assert_eq!(
+            wanted_voters(&hosts, &set(&[]), &hosts, 3, 3, &load),
+            set(&[2, 3, 4])
+        );
+        // A host gone: the least loaded other host comes in, a learner first.
+        let hosts = set(&[1, 2, 4, 5]);
+        assert_eq!(
+            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, 1, &load),
+            set(&[1, 2, 5])
+        );
+        assert_eq!(
+            wanted_voters(&set(&[1, 2, 3]), &set(&[4]), &hosts, 3, 1, &load),
+            set(&[1, 2, 4])
+        );
+        // Never more voters than hosts, never none.
+        assert_eq!(
+            wanted_voters(&set(&[1]), &set(&[]), &set(&[1, 2]), 3, 1, &no_load),
+            set(&[1, 2])
+        );
+        assert_eq!(
+            wanted_voters(&set(&[1]), &set(&[]), &set(&[1]), 0, 1, &no_load),
+            set(&[1])
+        );
+    }
+}
