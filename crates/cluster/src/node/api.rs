@@ -281,6 +281,9 @@ pub struct LocateReply {
     /// Its leader as this node knows it (0: none known).
     #[prost(uint64, tag = "6")]
     pub leader: u64,
+    /// Its learners (members sent the log that do not vote yet).
+    #[prost(uint64, repeated, tag = "7")]
+    pub learners: Vec<u64>,
 }
 
 /// Rows a node holds, read at a timestamp for a node that holds no replica

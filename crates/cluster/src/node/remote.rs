@@ -381,12 +381,17 @@ impl DatabaseGroups {
             return LocateReply::default();
         };
         let d = group.descriptor();
+        let (voters, members) = group.members();
         LocateReply {
             found: true,
             split: d.split.0,
             start: d.start,
             limit: d.limit,
-            voters: group.members().0.into_iter().collect(),
+            learners: members
+                .into_keys()
+                .filter(|id| !voters.contains(id))
+                .collect(),
+            voters: voters.into_iter().collect(),
             leader: group.current_leader().unwrap_or(0),
         }
     }

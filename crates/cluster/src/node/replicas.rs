@@ -29,8 +29,8 @@
 //! host (`DatabaseGroups::move_replica`): the load of a group whose
 //! members are all busy moves to a node that holds none of it.
 //!
-//! **Leaving.** A node that is no longer a voter of a split's group
-//! releases its replica ([`DatabaseGroups::release`]): the group leaves
+//! **Leaving.** A node that is no longer a member of a split's group
+//! (neither a voter nor a learner) releases its replica ([`DatabaseGroups::release`]): the group leaves
 //! the database's groups here (its keys become a gap, read from the nodes
 //! that hold them), its Raft instance stops, its log is removed, and after
 //! [`RELEASE_GRACE`] (reads already running on the replica finish) the
@@ -38,7 +38,7 @@
 //! left from its own replica's membership (the change taking it out
 //! reached it), or, since a group stops sending anything to a node it took
 //! out, from a voter of the group: every [`ASK_EVERY`] it asks one
-//! (`Locate` over the peer port) whether the group's voters still include
+//! (`Locate` over the peer port) whether the group's members still include
 //! it.
 
 use std::collections::{BTreeMap, BTreeSet};
@@ -60,7 +60,7 @@ use crate::Replica;
 pub const PLACE_EVERY: Duration = Duration::from_secs(1);
 
 /// How often a node asks a voter of a group it holds a replica of, and
-/// does not lead, whether it is still a voter.
+/// does not lead, whether it is still a member.
 pub const ASK_EVERY: Duration = Duration::from_secs(5);
 
 /// How long a released replica's rows stay on the engine after its group
@@ -201,16 +201,17 @@ impl DatabaseGroups {
                 }
                 continue;
             }
-            // Not led here: still a voter? Out once a configuration without
-            // this node is applied here (so committed), or once a voter
-            // says so.
+            // Not led here: still a member (a voter, or a learner being
+            // sent the log)? Out once a membership without this node is
+            // applied here (so committed), or once a voter says so.
             let applied = m.last_applied.map_or(0, |l| l.index);
             let config_applied = m
                 .membership_config
                 .log_id()
                 .as_ref()
                 .is_some_and(|l| l.index <= applied);
-            let out = !joint && !last.is_empty() && !last.contains(&me) && config_applied;
+            let member = membership.nodes().any(|(id, _)| *id == me);
+            let out = !joint && !last.is_empty() && !member && config_applied;
             let out = out || {
                 let due = asked
                     .get(&group.split_id())
@@ -230,7 +231,7 @@ impl DatabaseGroups {
     }
 
     /// Whether a voter of `group` (as this node's replica lists them,
-    /// `voters`) says the group holds the split with voters that do not
+    /// `voters`) says the group holds the split with members that do not
     /// include this node. Asks each in turn, within [`ASK_TIMEOUT`].
     fn voters_say_out(
         &self,
@@ -270,16 +271,17 @@ impl DatabaseGroups {
             });
             let Ok(Some(reply)) = asked else { continue };
             // A leader's or follower's answer about the same split, whose
-            // voters do not include this node: it left.
+            // members (voters and learners) do not include this node: it
+            // left.
             if reply.found && reply.split == d.split.0 && !reply.voters.is_empty() {
-                return !reply.voters.contains(&me);
+                return !reply.voters.contains(&me) && !reply.learners.contains(&me);
             }
         }
         false
     }
 
-    /// Releases this node's replica of `split`, whose group it no longer
-    /// votes in (see the module docs): the group leaves the database's
+    /// Releases this node's replica of `split`, whose group it is no
+    /// longer a member of (see the module docs): the group leaves the database's
     /// groups here, its Raft instance stops and its log is removed; the
     /// replica is deleted from the engine after [`RELEASE_GRACE`]. False
     /// if the group is not here (or is the first split's, which is never
