@@ -473,6 +473,7 @@ impl Hosting {
             db: db.downgrade(),
             groups: split_groups,
             making: tokio::sync::Mutex::new(()),
+            moves: parking_lot::Mutex::new(BTreeMap::new()),
         });
         self.shared
             .databases

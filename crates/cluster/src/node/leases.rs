@@ -29,11 +29,18 @@
 //!    across groups led by different nodes is refused until remote locking
 //!    is built (design §6, step 2), so moving it would refuse most of its
 //!    work (a table and its non-interleaved index, written by every
-//!    update, stay together). The first split's group is not moved by load: the
+//!    update, stay together). When no voter of the group could take it
+//!    but a host of the database holding no replica of it could (a
+//!    database whose splits keep fewer replicas than it has hosts,
+//!    `--split-replicas`), the group's busiest voter other than this node
+//!    and the first split's leader is replaced by that host
+//!    ([`Decision::Replace`], carried out by `node::replicas`); the lease
+//!    follows in a later round. The first split's group is not moved by load: the
 //!    database's sessions live on its leader, and moving it would make
 //!    every client make its sessions again.
 //! 2. **Gather the cold groups.** A group below [`COLD`] is handed to the
-//!    node leading the database's first split, so that a database with
+//!    node leading the database's first split (if it holds a replica of
+//!    the group), so that a database with
 //!    little load is led by one node again and its transactions spanning
 //!    splits commit (they need one node leading every split they touch).
 //!    While any node of the cluster is busy, a group this node leads since
@@ -131,6 +138,15 @@ pub struct Led {
 pub enum Decision {
     /// Hand group `index` to node `to` (a move by load).
     Move { index: usize, to: u64, share: f64 },
+    /// Replace group `index`'s voter `from` by host `to`, which holds no
+    /// replica of it: no voter could take the group's load, `to` can
+    /// (its lease follows in a later round, `to` then a voter).
+    Replace {
+        index: usize,
+        from: u64,
+        to: u64,
+        share: f64,
+    },
     /// Hand these cold groups to node `to`, the first split's leader.
     Gather { indexes: Vec<usize>, to: u64 },
     /// Nothing to do.
@@ -138,9 +154,17 @@ pub enum Decision {
 }
 
 /// The round's decision for the groups `led` of one database (see the
-/// module docs). `first_leader` is the first split's leader as this node
-/// knows it; `may_move` is false during the [`PAUSE`] after a move.
-pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move: bool) -> Decision {
+/// module docs). `hosts` are the nodes serving the database (the first
+/// split's voters): a group's replica may move to one of them.
+/// `first_leader` is the first split's leader as this node knows it;
+/// `may_move` is false during the [`PAUSE`] after a move.
+pub fn decide(
+    view: &LoadView,
+    led: &[Led],
+    hosts: &BTreeSet<u64>,
+    first_leader: Option<u64>,
+    may_move: bool,
+) -> Decision {
     if may_move && view.mine >= BUSY && view.mine > view.mean() + MARGIN {
         // Not the first split's group: the database's sessions live on
         // its leader, and a client would have to make them again.
@@ -165,6 +189,31 @@ pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move:
                     };
                 }
             }
+            // No voter can take it: a host holding no replica of it may.
+            // The voter it replaces is the busiest one other than this
+            // node and the first split's leader (kept so that cold groups
+            // can gather there).
+            let host = hosts
+                .iter()
+                .filter(|h| !g.voters.contains(h))
+                .filter_map(|h| view.others.get(h).map(|u| (*h, *u)))
+                .min_by(|a, b| a.1.total_cmp(&b.1));
+            let from = g
+                .voters
+                .iter()
+                .filter(|v| **v != view.me && Some(**v) != first_leader)
+                .map(|v| (*v, view.others.get(v).copied().unwrap_or(0.0)))
+                .max_by(|a, b| a.1.total_cmp(&b.1));
+            if let (Some((to, load)), Some((from, _))) = (host, from) {
+                if load + g.share <= view.mine - g.share {
+                    return Decision::Replace {
+                        index: g.index,
+                        from,
+                        to,
+                        share: g.share,
+                    };
+                }
+            }
         }
     }
     let Some(to) = first_leader.filter(|l| *l != view.me) else {
@@ -174,6 +223,7 @@ pub fn decide(view: &LoadView, led: &[Led], first_leader: Option<u64>, may_move:
     let indexes: Vec<usize> = led
         .iter()
         .filter(|g| g.index != 0 && g.share < COLD && (g.settled || !busy))
+        .filter(|g| g.voters.contains(&to))
         .map(|g| g.index)
         .collect();
     if indexes.is_empty() {
@@ -198,6 +248,14 @@ pub struct LeaseBalancer {
 pub enum Done {
     /// A group moved by load.
     Moved { split: SplitId, to: u64, share: f64 },
+    /// A group's replica is to move from voter `from` to host `to`
+    /// (carried out by the node's replica placement, `node::replicas`).
+    Replace {
+        split: SplitId,
+        from: u64,
+        to: u64,
+        share: f64,
+    },
     /// Cold groups gathered on the first split's leader.
     Gathered(usize),
     /// Nothing.
@@ -232,7 +290,9 @@ impl LeaseBalancer {
                 }
             })
             .collect();
-        let first_leader = groups.groups().first().and_then(|g| g.current_leader());
+        let first = groups.groups().first().cloned();
+        let first_leader = first.as_ref().and_then(|g| g.current_leader());
+        let hosts = first.map(|g| g.members().0).unwrap_or_default();
         let may_move = self
             .last_move
             .is_none_or(|at| now.duration_since(at) >= PAUSE);
@@ -242,7 +302,24 @@ impl LeaseBalancer {
                 .find(|(index, ..)| *index == i)
                 .map(|(_, g, _)| g)
         };
-        match decide(view, &led, first_leader, may_move) {
+        match decide(view, &led, &hosts, first_leader, may_move) {
+            Decision::Replace {
+                index,
+                from,
+                to,
+                share,
+            } => {
+                let Some(group) = by_index(index) else {
+                    return Done::Nothing;
+                };
+                self.last_move = Some(now);
+                Done::Replace {
+                    split: group.split_id(),
+                    from,
+                    to,
+                    share,
+                }
+            }
             Decision::Move { index, to, share } => {
                 let Some(group) = by_index(index) else {
                     return Done::Nothing;
@@ -289,6 +366,11 @@ mod tests {
         }
     }
 
+    /// No hosts beside the groups' voters: only leases move.
+    fn no_hosts() -> BTreeSet<u64> {
+        BTreeSet::new()
+    }
+
     fn led(index: usize, share: f64, settled: bool) -> Led {
         Led {
             index,
@@ -309,11 +391,14 @@ mod tests {
             ..led(index, share, true)
         };
         let groups = [led(0, 0.1, true), tied(1, 0.4, 0.9), tied(2, 0.3, 0.2)];
-        assert_eq!(decide(&v, &groups, Some(1), true), Decision::Stay);
+        assert_eq!(
+            decide(&v, &groups, &no_hosts(), Some(1), true),
+            Decision::Stay
+        );
         // A group written alone most of the time still moves.
         let groups = [led(0, 0.1, true), tied(1, 0.4, 0.9), tied(2, 0.3, 0.05)];
         assert_eq!(
-            decide(&v, &groups, Some(1), true),
+            decide(&v, &groups, &no_hosts(), Some(1), true),
             Decision::Move {
                 index: 2,
                 to: 2,
@@ -327,7 +412,7 @@ mod tests {
         let v = view(1.0, &[(2, 0.3), (3, 0.0), (4, 0.6)]);
         let groups = [led(0, 0.9, true), led(1, 0.5, true), led(2, 0.3, true)];
         assert_eq!(
-            decide(&v, &groups, Some(1), true),
+            decide(&v, &groups, &no_hosts(), Some(1), true),
             Decision::Move {
                 index: 1,
                 to: 3,
@@ -335,7 +420,10 @@ mod tests {
             }
         );
         // During the pause after a move, nothing moves by load.
-        assert_eq!(decide(&v, &groups, Some(1), false), Decision::Stay);
+        assert_eq!(
+            decide(&v, &groups, &no_hosts(), Some(1), false),
+            Decision::Stay
+        );
     }
 
     #[test]
@@ -343,13 +431,13 @@ mod tests {
         // One split saturating its node: moving it makes another node hot.
         let v = view(1.0, &[(2, 0.0), (3, 0.0)]);
         assert_eq!(
-            decide(&v, &[led(1, 1.0, true)], Some(1), true),
+            decide(&v, &[led(1, 1.0, true)], &no_hosts(), Some(1), true),
             Decision::Stay
         );
         // With a smaller group beside it, that one moves instead.
         let groups = [led(1, 0.8, true), led(2, 0.2, true)];
         assert_eq!(
-            decide(&v, &groups, Some(1), true),
+            decide(&v, &groups, &no_hosts(), Some(1), true),
             Decision::Move {
                 index: 2,
                 to: 2,
@@ -359,7 +447,7 @@ mod tests {
         // The first split's group stays, however hot.
         let groups = [led(0, 0.5, true), led(1, 0.1, true)];
         assert_eq!(
-            decide(&v, &groups, Some(1), true),
+            decide(&v, &groups, &no_hosts(), Some(1), true),
             Decision::Move {
                 index: 1,
                 to: 2,
@@ -369,14 +457,55 @@ mod tests {
     }
 
     #[test]
-    fn nothing_moves_below_busy_or_near_the_mean() {
-        let groups = [led(1, 0.2, true), led(2, 0.2, true)];
+    fn a_group_no_voter_can_take_moves_a_replica_to_a_host_that_can() {
+        // Voters 1 to 3 all busy; host 4 idle and holds no replica.
+        let v = view(1.0, &[(2, 0.9), (3, 0.8), (4, 0.0)]);
+        let on_three = |index, share| Led {
+            voters: [1, 2, 3].into_iter().collect(),
+            ..led(index, share, true)
+        };
+        let hosts: BTreeSet<u64> = [1, 2, 3, 4].into_iter().collect();
         assert_eq!(
-            decide(&view(0.4, &[(2, 0.0)]), &groups, Some(1), true),
+            decide(&v, &[on_three(1, 0.4)], &hosts, Some(3), true),
+            Decision::Replace {
+                index: 1,
+                from: 2,
+                to: 4,
+                share: 0.4
+            }
+        );
+        // Not when the move would overshoot, nor without such a host.
+        assert_eq!(
+            decide(&v, &[on_three(1, 0.6)], &hosts, Some(3), true),
             Decision::Stay
         );
         assert_eq!(
-            decide(&view(0.9, &[(2, 0.8), (3, 0.85)]), &groups, Some(1), true),
+            decide(&v, &[on_three(1, 0.4)], &no_hosts(), Some(3), true),
+            Decision::Stay
+        );
+        // Cold groups gather only where the first split's leader votes.
+        let v = view(0.1, &[(4, 0.0)]);
+        assert_eq!(
+            decide(&v, &[on_three(1, 0.0)], &hosts, Some(4), true),
+            Decision::Stay
+        );
+    }
+
+    #[test]
+    fn nothing_moves_below_busy_or_near_the_mean() {
+        let groups = [led(1, 0.2, true), led(2, 0.2, true)];
+        assert_eq!(
+            decide(&view(0.4, &[(2, 0.0)]), &groups, &no_hosts(), Some(1), true),
+            Decision::Stay
+        );
+        assert_eq!(
+            decide(
+                &view(0.9, &[(2, 0.8), (3, 0.85)]),
+                &groups,
+                &no_hosts(),
+                Some(1),
+                true
+            ),
             Decision::Stay
         );
     }
@@ -385,7 +514,13 @@ mod tests {
     fn only_a_voter_that_answers_receives() {
         let v = view(1.0, &[(5, 0.0)]);
         assert_eq!(
-            decide(&v, &[led(1, 0.5, true), led(2, 0.5, true)], Some(1), true),
+            decide(
+                &v,
+                &[led(1, 0.5, true), led(2, 0.5, true)],
+                &no_hosts(),
+                Some(1),
+                true
+            ),
             Decision::Stay
         );
     }
@@ -395,7 +530,7 @@ mod tests {
         let groups = [led(1, 0.0, true), led(2, 0.01, false), led(3, 0.3, true)];
         // An idle cluster gathers every cold group at once.
         assert_eq!(
-            decide(&view(0.1, &[(2, 0.0)]), &groups, Some(2), true),
+            decide(&view(0.1, &[(2, 0.0)]), &groups, &no_hosts(), Some(2), true),
             Decision::Gather {
                 indexes: vec![1, 2],
                 to: 2
@@ -403,7 +538,7 @@ mod tests {
         );
         // A busy one leaves the group that just arrived.
         assert_eq!(
-            decide(&view(0.3, &[(2, 0.9)]), &groups, Some(2), true),
+            decide(&view(0.3, &[(2, 0.9)]), &groups, &no_hosts(), Some(2), true),
             Decision::Gather {
                 indexes: vec![1],
                 to: 2
@@ -411,9 +546,12 @@ mod tests {
         );
         // This node leads the first split: nothing to gather.
         assert_eq!(
-            decide(&view(0.3, &[]), &groups, Some(1), true),
+            decide(&view(0.3, &[]), &groups, &no_hosts(), Some(1), true),
             Decision::Stay
         );
-        assert_eq!(decide(&view(0.3, &[]), &groups, None, true), Decision::Stay);
+        assert_eq!(
+            decide(&view(0.3, &[]), &groups, &no_hosts(), None, true),
+            Decision::Stay
+        );
     }
 }

@@ -25,9 +25,12 @@
 //!   learner, made a voter once caught up; then the voters change in one
 //!   joint step, and nodes no longer wanted leave the group.
 //!
-//! The lease balancer can then ask for a voter to be replaced by another
-//! host (`DatabaseGroups::move_replica`): the load of a group whose
-//! members are all busy moves to a node that holds none of it.
+//! The lease balancer can also ask for a voter to be replaced by another
+//! host (`node::leases`, `Decision::Replace`, recorded in
+//! `DatabaseGroups::moves`): the load of a group whose voters are all busy
+//! then moves to a node that held none of it, its lease following once it
+//! votes. The first split's leader is never the voter taken out (cold
+//! groups gather there).
 //!
 //! **Leaving.** A node that is no longer a member of a split's group
 //! (neither a voter nor a learner) releases its replica ([`DatabaseGroups::release`]): the group leaves
@@ -83,13 +86,14 @@ pub(super) enum Placed {
 /// `hosts`, then one added (below `target`) or one removed (above it).
 /// `load` gives each node's utilization; `learners` are the group's
 /// non-voting members (preferred when adding: they hold a replica
-/// already); `leader` is never removed.
+/// already); the nodes in `keep` (the group's leader, and the first
+/// split's, where cold groups gather) are never removed.
 pub(super) fn wanted_voters(
     voters: &BTreeSet<u64>,
     learners: &BTreeSet<u64>,
     hosts: &BTreeSet<u64>,
     target: usize,
-    leader: u64,
+    keep: &[u64],
     load: &dyn Fn(u64) -> f64,
 ) -> BTreeSet<u64> {
     let mut wanted: BTreeSet<u64> = voters.intersection(hosts).copied().collect();
@@ -111,7 +115,7 @@ pub(super) fn wanted_voters(
         let drop = wanted
             .iter()
             .copied()
-            .filter(|v| *v != leader)
+            .filter(|v| !keep.contains(v))
             .max_by(|a, b| load(*a).total_cmp(&load(*b)).then(a.cmp(b)));
         if let Some(drop) = drop {
             wanted.remove(&drop);
@@ -161,6 +165,7 @@ impl DatabaseGroups {
                 view.others.get(&id).copied().unwrap_or(0.0)
             }
         };
+        let first_leader = first.current_leader();
         let mut done = Vec::new();
         for group in groups.iter().skip(1) {
             let gid = raft_group(self.database, group.split_id());
@@ -181,12 +186,26 @@ impl DatabaseGroups {
                 let learners: BTreeSet<u64> = nodes.difference(&voters).copied().collect();
                 // A joint configuration left by a leader that died in the
                 // middle of a change is finished first: to its new voters.
+                let requested = self.moves.lock().get(&group.split_id()).copied();
+                let moved = requested.and_then(|(from, to)| {
+                    let mut wanted = voters.clone();
+                    (from != me && hosts.contains(&to)).then(|| {
+                        wanted.remove(&from);
+                        wanted.insert(to);
+                        wanted
+                    })
+                });
+                let keep: Vec<u64> = std::iter::once(me).chain(first_leader).collect();
                 let wanted = if joint {
                     last.clone()
+                } else if let Some(moved) = moved {
+                    moved
                 } else {
-                    wanted_voters(&voters, &learners, &hosts, target, me, &load)
+                    self.moves.lock().remove(&group.split_id());
+                    wanted_voters(&voters, &learners, &hosts, target, &keep, &load)
                 };
                 if wanted == voters && nodes == wanted {
+                    self.moves.lock().remove(&group.split_id());
                     continue;
                 }
                 let wanted: Vec<u64> = wanted.into_iter().collect();
@@ -369,38 +388,43 @@ mod tests {
         // Settled: nothing changes.
         let hosts = set(&[1, 2, 3, 4]);
         assert_eq!(
-            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, 1, &no_load),
+            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, &[1], &no_load),
             set(&[1, 2, 3])
         );
         // A new half of a cut holds every host: the busiest non-leader leaves.
         let load = |id: u64| [0.0, 0.9, 0.2, 0.7, 0.1, 0.3][id as usize];
         assert_eq!(
-            wanted_voters(&hosts, &set(&[]), &hosts, 3, 1, &load),
+            wanted_voters(&hosts, &set(&[]), &hosts, 3, &[1], &load),
             set(&[1, 2, 4])
         );
         // Node 1 is the busiest but leads: node 3, the next busiest, leaves.
         // Led by node 3, node 1 leaves.
         assert_eq!(
-            wanted_voters(&hosts, &set(&[]), &hosts, 3, 3, &load),
+            wanted_voters(&hosts, &set(&[]), &hosts, 3, &[3], &load),
             set(&[2, 3, 4])
+        );
+        // The first split's leader is kept too.
+        assert_eq!(
+            wanted_voters(&hosts, &set(&[]), &hosts, 3, &[3, 1], &load),
+            set(&[1, 3, 4])
         );
         // A host gone: the least loaded other host comes in, a learner first.
         let hosts = set(&[1, 2, 4, 5]);
         assert_eq!(
-            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, 1, &load),
-            set(&[1, 2, 5])
+            wanted_voters(&set(&[1, 2, 3]), &set(&[]), &hosts, 3, &[1], &load),
+            set(&[1, 2, 4])
         );
         assert_eq!(
-            wanted_voters(&set(&[1, 2, 3]), &set(&[4]), &hosts, 3, 1, &load),
-            set(&[1, 2, 4])
+            wanted_voters(&set(&[1, 2, 3]), &set(&[5]), &hosts, 3, &[1], &load),
+            set(&[1, 2, 5])
         );
         // Never more voters than hosts, never none.
         assert_eq!(
-            wanted_voters(&set(&[1]), &set(&[]), &set(&[1, 2]), 3, 1, &no_load),
+            wanted_voters(&set(&[1]), &set(&[]), &set(&[1, 2]), 3, &[1], &no_load),
             set(&[1, 2])
         );
         assert_eq!(
-            wanted_voters(&set(&[1]), &set(&[]), &set(&[1]), 0, 1, &no_load),
+            wanted_voters(&set(&[1]), &set(&[]), &set(&[1]), 0, &[1], &no_load),
             set(&[1])
         );
     }

@@ -117,6 +117,9 @@ pub(super) struct DatabaseGroups {
     pub(super) groups: Arc<SplitGroups>,
     /// Held while a split's group is made here.
     pub(super) making: tokio::sync::Mutex<()>,
+    /// Replica moves the lease balancer asked for, by split: replace
+    /// voter `.0` by host `.1` (carried out by `node::replicas`).
+    pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64)>>,
 }
 
 /// Whether the ranges of `a` and `b` share a key.
@@ -519,6 +522,7 @@ pub(super) fn stored_descriptors(
 pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc<DatabaseGroups>) {
     let groups = Arc::downgrade(&hosted.groups);
     let shared = hosted.shared.clone();
+    let this = Arc::downgrade(hosted);
     runtime.spawn(async move {
         let mut balancer = LeaseBalancer::default();
         loop {
@@ -529,6 +533,25 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
             let view = shared.load_view();
             drop(shared);
             match balancer.round(&groups, &view).await {
+                Done::Replace {
+                    split,
+                    from,
+                    to,
+                    share,
+                } => {
+                    tracing::info!(
+                        database,
+                        %split,
+                        from,
+                        to,
+                        share,
+                        utilization = view.mine,
+                        "a hot split's voters are all busy: its replica moves to a less loaded node"
+                    );
+                    if let Some(this) = this.upgrade() {
+                        this.moves.lock().insert(split, (from, to));
+                    }
+                }
                 Done::Moved { split, to, share } => tracing::info!(
                     database,
                     %split,
