@@ -4,8 +4,11 @@
 //! The command starts a local cluster of N node processes (`cluster up`'s
 //! [`LocalCluster`]), every node capped by the node gate at a small
 //! capacity (`--node-capacity`, 300 reads per second by default, so that
-//! N saturated nodes fit in two cores), with a replica of every database
-//! on every node (so any node may lead any split) and load-based
+//! N saturated nodes fit in two cores), with every database on every node
+//! and each of its splits other than the first on three of them
+//! (`--split-replicas`, [`SPLIT_REPLICAS`]: each split group's leader
+//! places its replicas, and moves one to a less loaded node when none of
+//! its voters can take its load) and load-based
 //! splitting quickened for a demo (a split using a quarter of its node
 //! for 5 s is split, at most one split per split per 5 s: four saturated
 //! nodes need a few splits each before their load can be shared out). Then, for each design in turn, it
@@ -33,7 +36,10 @@
 //! and that as a multiple of C, against the targets (good designs at
 //! least 3.2 x C on four nodes, bad ones at most 1.2 x C with a moving
 //! hot spot), the splits and
-//! lease moves seen, the reasons the design's hot splits could not be
+//! lease and replica moves seen (every 10 s, the status's leader and
+//! replicas of each split compared with the previous look's; the progress
+//! lines show how many splits each node leads and holds a replica of), the
+//! reasons the design's hot splits could not be
 //! split (of the splits `SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` lists, those
 //! scoring at least 50, and of the splits in the key visualizer's list of
 //! hot and unsplittable splits that scored at least the split threshold,
@@ -110,8 +116,13 @@ pub struct DesignOutcome {
     pub splits: usize,
     /// Lease moves seen (a split's leader changing between two looks).
     pub moves: usize,
+    /// Replica moves seen (a node joining a split's replicas between two
+    /// looks).
+    pub replica_moves: usize,
     /// How many of the splits each node led at the end.
     pub leaders: BTreeMap<u64, usize>,
+    /// How many of the splits' replicas each node held at the end.
+    pub replicas: BTreeMap<u64, usize>,
     /// Why the design's hot splits could not be split, as the split
     /// managers reported them: for the splits in
     /// `SPANNER_SYS.SPLIT_STATS_TOP_MINUTE` (scoring at least 50), and for
@@ -162,6 +173,11 @@ const IN_FLIGHT_SECS: f64 = 0.5;
 /// score reached it over a minute ([`hot_list_reasons`]).
 const SPLIT_THRESHOLD: u32 = 25;
 
+/// How many replicas each split other than a database's first keeps (of
+/// the database's replicas, one on every node): three, as Spanner keeps
+/// in a region, so that on four nodes the splits' replicas move by load.
+const SPLIT_REPLICAS: u64 = 3;
+
 /// The serve flags every node gets.
 fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
     [
@@ -169,6 +185,8 @@ fn serve_flags(demo: &ClusterDemo) -> Vec<String> {
         &demo.capacity.to_string(),
         "--replicas",
         &demo.nodes.to_string(),
+        "--split-replicas",
+        &SPLIT_REPLICAS.min(demo.nodes).to_string(),
         "--split-hot-for",
         "5",
         "--split-cooldown",
@@ -363,17 +381,62 @@ impl Counts {
 }
 
 /// The splits of the database whose group is not among `before`, with
-/// their leaders: (split, leader).
+/// their leaders and replicas: (split, leader, replicas).
 fn splits_of(
     status: &rowtree_cluster::node::status::ClusterStatus,
     before: &BTreeSet<u64>,
-) -> Vec<(String, Option<u64>)> {
+) -> Vec<(String, Option<u64>, BTreeSet<u64>)> {
     status
         .groups
         .iter()
         .filter(|g| g.database.is_some_and(|d| !before.contains(&d)))
-        .map(|g| (g.split.clone().unwrap_or_default(), g.leader))
+        .map(|g| {
+            (
+                g.split.clone().unwrap_or_default(),
+                g.leader,
+                g.members.iter().copied().collect(),
+            )
+        })
         .collect()
+}
+
+/// What the demo saw of a database's splits between two looks at the
+/// cluster's status: lease moves (a split's leader changing) and replica
+/// moves (a node joining a split's replicas).
+#[derive(Debug, Default)]
+struct Seen {
+    leaders: BTreeMap<String, Option<u64>>,
+    replicas: BTreeMap<String, BTreeSet<u64>>,
+    lease_moves: usize,
+    replica_moves: usize,
+}
+
+impl Seen {
+    fn look(&mut self, splits: &[(String, Option<u64>, BTreeSet<u64>)]) {
+        for (split, leader, replicas) in splits {
+            if let Some(old) = self.leaders.insert(split.clone(), *leader) {
+                if old.is_some() && leader.is_some() && *leader != old {
+                    self.lease_moves += 1;
+                }
+            }
+            if let Some(old) = self.replicas.insert(split.clone(), replicas.clone()) {
+                if !old.is_empty() {
+                    self.replica_moves += replicas.difference(&old).count();
+                }
+            }
+        }
+    }
+}
+
+/// How many of the splits' replicas each node holds.
+fn replicas_by_node(splits: &[(String, Option<u64>, BTreeSet<u64>)]) -> BTreeMap<u64, usize> {
+    let mut by_node = BTreeMap::new();
+    for (_, _, replicas) in splits {
+        for node in replicas {
+            *by_node.entry(*node).or_default() += 1;
+        }
+    }
+    by_node
 }
 
 /// The databases the cluster's groups serve.
@@ -502,8 +565,7 @@ async fn run_design(
     let interval = Duration::from_secs_f64(1.0 / rate);
     let mut next = tokio::time::Instant::now();
     let mut sent: u64 = 0;
-    let mut leaders_seen: BTreeMap<String, Option<u64>> = BTreeMap::new();
-    let mut moves = 0;
+    let mut seen = Seen::default();
     let mut next_report = started + Duration::from_secs(10);
     let mut last_count = 0u64;
     while Instant::now() < end {
@@ -551,16 +613,10 @@ async fn run_design(
             next_report += Duration::from_secs(10);
             let status = cluster.status().await?;
             let splits = splits_of(&status, &before);
-            for (split, leader) in &splits {
-                if let Some(old) = leaders_seen.insert(split.clone(), *leader) {
-                    if old.is_some() && *leader != old {
-                        moves += 1;
-                    }
-                }
-            }
+            seen.look(&splits);
             let acked: u64 = counts.per_second.lock().iter().sum();
             let mut by_node: BTreeMap<u64, usize> = BTreeMap::new();
-            for (_, leader) in &splits {
+            for (_, leader, _) in &splits {
                 if let Some(l) = leader {
                     *by_node.entry(*l).or_default() += 1;
                 }
@@ -578,13 +634,14 @@ async fn run_design(
                 })
                 .collect();
             eprintln!(
-                "  {}: {:>3} s  {:>6.1} commits/s ({:.2} x C)  {} splits, leaders {:?}, load {}",
+                "  {}: {:>3} s  {:>6.1} commits/s ({:.2} x C)  {} splits, leaders {:?}, replicas {:?}, load {}",
                 design.name,
                 started.elapsed().as_secs(),
                 (acked - last_count) as f64 / 10.0,
                 (acked - last_count) as f64 / 10.0 / c,
                 splits.len(),
                 by_node,
+                replicas_by_node(&splits),
                 load.join(" ")
             );
             last_count = acked;
@@ -602,15 +659,11 @@ async fn run_design(
     let achieved = last_third as f64 / (secs / 3) as f64;
     let status = cluster.status().await?;
     let splits = splits_of(&status, &before);
+    seen.look(&splits);
     let mut leaders: BTreeMap<u64, usize> = BTreeMap::new();
-    for (split, leader) in &splits {
+    for (_, leader, _) in &splits {
         if let Some(l) = leader {
             *leaders.entry(*l).or_default() += 1;
-        }
-        if let Some(Some(old)) = leaders_seen.get(split) {
-            if *leader != Some(*old) && leader.is_some() {
-                moves += 1;
-            }
         }
     }
     // Each node keeps the statistics of the splits it led, and the node
@@ -666,8 +719,10 @@ async fn run_design(
         failed: counts.failed.load(Ordering::Relaxed),
         shed: counts.shed.load(Ordering::Relaxed),
         splits: splits.len(),
-        moves,
+        moves: seen.lease_moves,
+        replica_moves: seen.replica_moves,
         leaders,
+        replicas: replicas_by_node(&splits),
         unsplittable_reasons,
         keyviz_nodes,
         keyviz_page,
@@ -877,14 +932,15 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
     );
     let _ = writeln!(
         out,
-        "{:<22} {:>7} {:>9} {:>6} {:>7} {:>6} {:>6}  {:<18} {:<8} {:<7} unsplittable reasons",
+        "{:<22} {:>7} {:>9} {:>6} {:>7} {:>6} {:>6} {:>6}  {:<18} {:<8} {:<7} unsplittable reasons",
         "design",
         "C/s",
         "achieved",
         "xC",
         "target",
         "splits",
-        "moves",
+        "leases",
+        "copies",
         "splits led by node",
         "keyviz",
         "met"
@@ -898,7 +954,7 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
         let led: Vec<String> = d.leaders.iter().map(|(n, k)| format!("{n}:{k}")).collect();
         let _ = writeln!(
             out,
-            "{:<22} {:>7.1} {:>9.1} {:>6.2} {:>7} {:>6} {:>6}  {:<18} {:<8} {:<7} {}",
+            "{:<22} {:>7.1} {:>9.1} {:>6.2} {:>7} {:>6} {:>6} {:>6}  {:<18} {:<8} {:<7} {}",
             d.name,
             d.capacity_per_node,
             d.achieved,
@@ -906,6 +962,7 @@ pub fn render_text(report: &ClusterDemoReport) -> String {
             target,
             d.splits,
             d.moves,
+            d.replica_moves,
             led.join(" "),
             if d.keyviz_nodes.is_empty() {
                 "-".to_string()

@@ -51,10 +51,10 @@ pub enum DemoCommand {
     ///
     /// With --cluster, the same six designs run on N real node processes
     /// started on 127.0.0.1 (each capped at --node-capacity reads per
-    /// second, every database replicated on every node), one after the
-    /// other for --duration each: splits are cut by load, their leases
-    /// spread by the nodes' balancer, and commits sent to the node leading
-    /// their key. Progress every 10 s; the report says which designs met
+    /// second, every database on every node and each of its splits on
+    /// three of them), one after the other for --duration each: splits are
+    /// cut by load, their leases and replicas moved by the nodes'
+    /// balancer, and commits sent to the node leading their key. Progress every 10 s; the report says which designs met
     /// their targets (good ones at least 3.2 x C on four nodes, bad ones at
     /// most 1.2 x C with a split found to be a MOVING_HOT_SPOT).
     Hotspots(HotspotsArgs),

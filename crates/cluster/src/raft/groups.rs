@@ -56,6 +56,18 @@
 //! manual split points) through [`Replication::cut`], which splits the
 //! group here when this node leads it.
 //!
+//! **Splits held elsewhere.** A database's splits other than its first may
+//! keep their replicas on some of the nodes serving it only
+//! (`--split-replicas`, `node::replicas`): a split whose group has no
+//! member here is a gap between this node's groups. Its keys are never
+//! committed or read under locks here (refused with
+//! [`rowtree_kv::Error::LedElsewhere`]); reads at a timestamp of them go
+//! to a node that holds them ([`Replication::held_elsewhere`],
+//! [`Replication::read_elsewhere`], through the node's [`Elsewhere`]),
+//! and [`Replication::leader_of_keys`] names their leader as last learned
+//! there, so that a gateway sends their commits to it. The first split is
+//! held by every node serving the database.
+//!
 //! **Whose lock table.** A split's keys are locked only in the lock table
 //! of the node leading the split's group. So a node commits, and reads
 //! under locks, only what falls in the splits it leads
