@@ -456,11 +456,11 @@ impl Hosting {
             group.group,
             self.runtime.clone(),
         ));
-        split_groups.set_elsewhere(Arc::new(super::remote::RemoteSplits::new(
+        split_groups.set_elsewhere(super::remote::RemoteSplits::new(
             Arc::downgrade(&self.shared),
             self.runtime.clone(),
             group.group,
-        )));
+        ));
         let hosted = Arc::new(DatabaseGroups {
             shared: Arc::downgrade(&self.shared),
             log: self.log.clone(),

@@ -35,9 +35,10 @@
 //! [`MAX_READ_BYTES`]: super::api::MAX_READ_BYTES
 
 use std::collections::BTreeMap;
+use std::collections::BTreeSet;
 use std::ops::Bound;
-use std::sync::Weak;
-use std::time::Duration;
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
 
 use parking_lot::Mutex;
 use rowtree_kv::{RemoteBatch, RemoteRead, Replication};
@@ -67,6 +68,14 @@ const ATTEMPTS: usize = 3;
 /// are dropped.
 const MAX_FOUND: usize = 4096;
 
+/// How long a split's leader, as learned, is used as it is to route a
+/// commit; past it, it is asked again in the background
+/// ([`Elsewhere::leader_of`]): leases move.
+const LEADER_FRESH: Duration = Duration::from_secs(1);
+
+/// The most lookups asked in the background at once.
+const MAX_REFRESHING: usize = 64;
+
 /// The largest `ReadRange` answer this node accepts: a batch stops adding
 /// rows at 1 MiB, but always carries one row, which may be larger.
 const MAX_READ_REPLY: usize = 64 << 20;
@@ -78,6 +87,8 @@ struct Found {
     limit: Option<Vec<u8>>,
     voters: Vec<u64>,
     leader: Option<u64>,
+    /// When it was asked.
+    at: Instant,
 }
 
 impl Found {
@@ -101,6 +112,10 @@ pub(super) struct RemoteSplits {
     database: u64,
     /// What was found, by split start.
     found: Mutex<BTreeMap<Vec<u8>, Found>>,
+    /// The keys being looked up in the background.
+    refreshing: Mutex<BTreeSet<Vec<u8>>>,
+    /// Itself, for the background lookups.
+    this: Weak<RemoteSplits>,
 }
 
 impl RemoteSplits {
@@ -108,13 +123,36 @@ impl RemoteSplits {
         shared: Weak<Shared>,
         runtime: tokio::runtime::Handle,
         database: u64,
-    ) -> RemoteSplits {
-        RemoteSplits {
+    ) -> Arc<RemoteSplits> {
+        Arc::new_cyclic(|this| RemoteSplits {
             shared,
             runtime,
             database,
             found: Mutex::new(BTreeMap::new()),
+            refreshing: Mutex::new(BTreeSet::new()),
+            this: this.clone(),
+        })
+    }
+
+    /// Looks the split holding `key` up again, on a blocking thread of
+    /// the node's runtime (at most [`MAX_REFRESHING`] at once, one per
+    /// key).
+    fn refresh(&self, key: &[u8]) {
+        {
+            let mut refreshing = self.refreshing.lock();
+            if refreshing.len() >= MAX_REFRESHING || !refreshing.insert(key.to_vec()) {
+                return;
+            }
         }
+        let this = self.this.clone();
+        let key = key.to_vec();
+        self.runtime.spawn_blocking(move || {
+            let Some(this) = this.upgrade() else { return };
+            if let Err(e) = this.ask(&key, false) {
+                tracing::debug!("looking a split up: {e}");
+            }
+            this.refreshing.lock().remove(&key);
+        });
     }
 
     fn cached(&self, key: &[u8], before: bool) -> Option<Found> {
@@ -165,11 +203,17 @@ impl RemoteSplits {
     }
 
     /// The split holding `key` (or, `before`, the keys just below it):
-    /// remembered, or asked of the live nodes, those answering first.
+    /// remembered, or asked of the live nodes ([`RemoteSplits::ask`]).
     fn locate(&self, key: &[u8], before: bool) -> Result<Found, String> {
-        if let Some(found) = self.cached(key, before) {
-            return Ok(found);
+        match self.cached(key, before) {
+            Some(found) => Ok(found),
+            None => self.ask(key, before),
         }
+    }
+
+    /// The split holding `key` (or, `before`, the keys just below it), as
+    /// the live nodes say, those answering first; remembered.
+    fn ask(&self, key: &[u8], before: bool) -> Result<Found, String> {
         let shared = self
             .shared
             .upgrade()
@@ -213,6 +257,7 @@ impl RemoteSplits {
                 limit: reply.limit,
                 voters: reply.voters,
                 leader: (reply.leader != 0).then_some(reply.leader),
+                at: Instant::now(),
             };
             if !found.holds(key, before) {
                 continue;
@@ -358,8 +403,19 @@ impl Elsewhere for RemoteSplits {
         )))
     }
 
+    /// The leader last learned; a lookup in the background if there is
+    /// none, or if it is older than [`LEADER_FRESH`], so that a commit
+    /// retried a moment later (the gateway retries commits another node
+    /// refused) goes where the split is led now.
     fn leader_of(&self, key: &[u8]) -> Option<u64> {
-        self.cached(key, false).and_then(|f| f.leader)
+        let cached = self.cached(key, false);
+        if cached
+            .as_ref()
+            .is_none_or(|f| f.at.elapsed() >= LEADER_FRESH)
+        {
+            self.refresh(key);
+        }
+        cached.and_then(|f| f.leader)
     }
 }
 
@@ -374,6 +430,7 @@ impl DatabaseGroups {
                 limit: d.limit,
                 voters: Vec::new(),
                 leader: None,
+                at: Instant::now(),
             }
             .holds(key, before)
         });

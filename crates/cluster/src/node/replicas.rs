@@ -16,10 +16,13 @@
 //!
 //! * the voters kept are those still among the hosts (a host taken out of
 //!   the database, or out of the cluster, leaves every group);
-//! * below the count, the host to add is the least loaded one not yet a
-//!   voter (one already a learner of the group first); above it (a new
-//!   half of a cut starts with the old group's voters, all the hosts),
-//!   the most loaded voter other than the leader leaves;
+//! * below the count, the host to add is the one holding the fewest of the
+//!   database's split replicas, then the least loaded, not yet a voter
+//!   (one already a learner of the group first); above it (a new half of a
+//!   cut starts with the old group's voters, all the hosts), the voter
+//!   holding the most, then the busiest, leaves, other than the leader and
+//!   the first split's leader (where cold groups gather). Counts come from
+//!   the groups held here, which is nearly all of them;
 //! * the change itself is [`Hosting::reconcile_group`]'s: a new member is
 //!   asked to hold an empty replica (`HostSplit`), sent a snapshot as a
 //!   learner, made a voter once caught up; then the voters change in one
@@ -68,7 +71,14 @@ pub const ASK_EVERY: Duration = Duration::from_secs(5);
 
 /// How long a released replica's rows stay on the engine after its group
 /// left the database's groups here: reads already running on it finish.
+/// (A replica of the split placed here again meanwhile keeps them: its
+/// image clears them.)
 pub const RELEASE_GRACE: Duration = Duration::from_secs(5);
+
+/// In the score that picks which host gains or loses a split's replica,
+/// one replica more counts as much as this many nodes' worth of load:
+/// replica counts decide, load breaks ties.
+const REPLICA_WEIGHT: f64 = 2.0;
 
 /// How long a `Locate` question about a group's voters may take.
 const ASK_TIMEOUT: Duration = Duration::from_millis(500);
@@ -84,7 +94,8 @@ pub(super) enum Placed {
 
 /// The voters a group led here should have: those of `voters` among
 /// `hosts`, then one added (below `target`) or one removed (above it).
-/// `load` gives each node's utilization; `learners` are the group's
+/// `load` scores each node (its replicas of the database's splits, then
+/// its utilization): the lowest is added, the highest removed; `learners` are the group's
 /// non-voting members (preferred when adding: they hold a replica
 /// already); the nodes in `keep` (the group's leader, and the first
 /// split's, where cold groups gather) are never removed.
@@ -137,7 +148,10 @@ impl DatabaseGroups {
     /// One round of placing the replicas of the split groups this node
     /// leads and releasing those it left (see the module docs). Blocks;
     /// run it from a thread that may.
-    pub(super) fn place_replicas(&self, asked: &mut BTreeMap<SplitId, Instant>) -> Vec<Placed> {
+    pub(super) fn place_replicas(
+        self: &Arc<Self>,
+        asked: &mut BTreeMap<SplitId, Instant>,
+    ) -> Vec<Placed> {
         let Some(hosting) = self.hosting() else {
             return Vec::new();
         };
@@ -158,12 +172,23 @@ impl DatabaseGroups {
             per_split
         };
         let view = shared.load_view();
+        // How many of the database's split replicas each node holds, as
+        // the groups held here list their voters: replicas are spread by
+        // count first (every replica applies every write of its split),
+        // then by load.
+        let mut held: BTreeMap<u64, usize> = BTreeMap::new();
+        for group in groups.iter().skip(1) {
+            for voter in group.members().0 {
+                *held.entry(voter).or_default() += 1;
+            }
+        }
         let load = |id: u64| {
-            if id == me {
+            let utilization = if id == me {
                 view.mine
             } else {
                 view.others.get(&id).copied().unwrap_or(0.0)
-            }
+            };
+            held.get(&id).copied().unwrap_or(0) as f64 * REPLICA_WEIGHT + utilization.min(1.0)
         };
         let first_leader = first.current_leader();
         let mut done = Vec::new();
@@ -305,7 +330,7 @@ impl DatabaseGroups {
     /// replica is deleted from the engine after [`RELEASE_GRACE`]. False
     /// if the group is not here (or is the first split's, which is never
     /// released this way).
-    pub(super) fn release(&self, hosting: &Hosting, split: SplitId) -> bool {
+    pub(super) fn release(self: &Arc<Self>, hosting: &Hosting, split: SplitId) -> bool {
         let Some(_group) = self.groups.remove(split) else {
             return false;
         };
@@ -325,11 +350,19 @@ impl DatabaseGroups {
             %split,
             "this node left the split's group: its replica is released here"
         );
-        let router = self.router.clone();
+        let this = Arc::downgrade(self);
         let database = self.database;
         std::thread::spawn(move || {
             std::thread::sleep(RELEASE_GRACE);
-            match Replica::discard(&router, split) {
+            let Some(this) = this.upgrade() else { return };
+            // Not if the split was placed here again meanwhile: its new
+            // replica (made under the same lock, `DatabaseGroups::host`)
+            // installs its image over the old rows, which clears them.
+            let _one = this.making.blocking_lock();
+            if this.groups.groups().iter().any(|g| g.split_id() == split) {
+                return;
+            }
+            match Replica::discard(&this.router, split) {
                 Ok(keys) => {
                     tracing::info!(database, %split, keys, "a released replica's rows are deleted")
                 }
