@@ -1056,6 +1056,7 @@ mod tests {
             start: start.to_vec(),
             limit: limit.map(<[u8]>::to_vec),
             node: NodeId(2),
+            replicas: Vec::new(),
             cpu_score: score,
             requests: 100,
             rows_read: 100,

@@ -627,6 +627,68 @@ fn an_installed_image_rebuilds_row_heads() {
     }
 }
 
+/// A replica released by its node (its group moved off it) is deleted
+/// whole: its rows, their heads, its applied state and side tables, so
+/// that the engine holds no replica of the split (a restart opens none),
+/// while keys outside its range and other replicas stay as they were.
+#[test]
+fn a_discarded_replica_leaves_nothing_of_its_range() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine: Arc<dyn Engine> =
+        Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+    let r = router(engine.clone());
+    let mut replica = Replica::create(r.clone(), descriptor()).unwrap();
+    for (id, command) in log(40) {
+        replica.apply(id, &command).unwrap();
+    }
+    // A neighbour's replica and rows, which must stay.
+    let neighbour = Descriptor {
+        split: SplitId(8),
+        start: b"l".to_vec(),
+        limit: None,
+        epoch: 1,
+    };
+    let mut other = Replica::create(r.clone(), neighbour).unwrap();
+    other
+        .apply(
+            LogId::new(1, 0),
+            &write(500, vec![(b"m1".to_vec(), Some(b"x".to_vec()))]),
+        )
+        .unwrap();
+    let before: Vec<_> = stored(&r);
+    assert!(r.scan_stored(b"k", Some(b"l")).next().is_some());
+    let deleted = Replica::discard(&r, SplitId(7)).unwrap();
+    assert!(deleted > 0);
+    assert!(
+        r.scan_stored(b"k", Some(b"l")).next().is_none(),
+        "no version left"
+    );
+    let heads_left = engine
+        .scan(
+            Space::Heads,
+            KeyRange::new(
+                std::ops::Bound::Included(b"k".to_vec()),
+                std::ops::Bound::Excluded(b"l".to_vec()),
+            ),
+            false,
+        )
+        .count();
+    assert_eq!(heads_left, 0, "no head left");
+    assert_eq!(Replica::stored_splits(&r).unwrap(), vec![SplitId(8)]);
+    assert!(Replica::open(r.clone(), SplitId(7)).is_err());
+    // What lay outside the range is untouched.
+    let outside = |all: Vec<(Vec<u8>, Vec<u8>)>| -> Vec<(Vec<u8>, Vec<u8>)> {
+        all.into_iter()
+            .filter(|(k, _)| !k.starts_with(b"k") && !k.starts_with(b"raft/0000000000000007"))
+            .collect()
+    };
+    assert_eq!(outside(stored(&r)), outside(before));
+    assert_eq!(r.get(b"m1", u64::MAX).unwrap(), Some(b"x".to_vec()));
+    // Discarding again, or a split never here, deletes nothing.
+    assert_eq!(Replica::discard(&r, SplitId(7)).unwrap(), 0);
+    assert_eq!(Replica::discard(&r, SplitId(99)).unwrap(), 0);
+}
+
 /// The header and state of image `state` followed by the pairs of image
 /// `pairs` (an image is its format byte and split id, its length-prefixed
 /// state, then its pairs; the ids and states here are short enough for

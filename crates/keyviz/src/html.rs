@@ -26,6 +26,9 @@ struct Data<'a> {
     metrics: Vec<MetricData>,
     /// Per cell (`column * rows + row`): the node, or -1 without load.
     nodes: Vec<i64>,
+    /// `[cell, [node, ...]]`: the nodes holding a replica of the cell's
+    /// split, for the cells that have them (a cluster's).
+    replicas: Vec<(usize, &'a [u32])>,
     /// `[cell, [reason, ...]]` for the cells with unsplittable reasons.
     reasons: Vec<(usize, Vec<&'static str>)>,
     hot: Vec<Hot<'a>>,
@@ -58,6 +61,7 @@ struct Hot<'a> {
     last_interval_end: String,
     intervals: usize,
     node: u32,
+    replicas: &'a [u32],
     reasons: Vec<&'static str>,
 }
 
@@ -126,6 +130,13 @@ fn data(h: &Heatmap) -> Data<'_> {
             .iter()
             .map(|n| n.map(i64::from).unwrap_or(-1))
             .collect(),
+        replicas: h
+            .replicas
+            .iter()
+            .enumerate()
+            .filter(|(_, r)| !r.is_empty())
+            .map(|(i, r)| (i, r.as_slice()))
+            .collect(),
         reasons: h
             .reasons
             .iter()
@@ -145,6 +156,7 @@ fn data(h: &Heatmap) -> Data<'_> {
                 last_interval_end: h.time_label(s.last_interval_end),
                 intervals: s.intervals,
                 node: s.node,
+                replicas: &s.replicas,
                 reasons: s.reasons.iter().map(|x| x.as_str()).collect(),
             })
             .collect(),
@@ -297,7 +309,7 @@ pub fn render_html(input: &Heatmap) -> String {
         );
         out.push_str(if h.origin.is_some() { "" } else { " (UTC)" });
         out.push_str(
-            "</th><th>Intervals</th><th>Last node</th>\
+            "</th><th>Intervals</th><th>Last node</th><th>Replicas</th>\
              <th>Unsplittable reasons</th></tr></thead><tbody>\n",
         );
         for (i, s) in h.hot.iter().enumerate() {
@@ -323,7 +335,7 @@ pub fn render_html(input: &Heatmap) -> String {
                 "<tr class=\"{class}\"><td><a href=\"#key-{}\"><code>{}</code> &hellip; \
                  <code>{}</code></a></td>\
                  <td class=\"num\">{}</td><td>{}</td><td class=\"num\">{}</td><td>node-{}</td>\
-                 <td>{}</td></tr>",
+                 <td>{}</td><td>{}</td></tr>",
                 hex(&s.start),
                 escape_html(&s.start_label),
                 escape_html(&s.limit_label),
@@ -331,6 +343,15 @@ pub fn render_html(input: &Heatmap) -> String {
                 escape_html(&h.time_label(s.peak_interval_end)),
                 s.intervals,
                 s.node,
+                if s.replicas.is_empty() {
+                    "&mdash;".to_string()
+                } else {
+                    s.replicas
+                        .iter()
+                        .map(|n| format!("node-{n}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                },
                 if reasons.is_empty() {
                     "&mdash;".to_string()
                 } else {
@@ -405,6 +426,8 @@ const JS: &str = r##"
   }
   var reasons = {};
   data.reasons.forEach(function (p) { reasons[p[0]] = p[1]; });
+  var replicas = {};
+  data.replicas.forEach(function (p) { replicas[p[0]] = p[1]; });
   var metricSel = document.getElementById("metric");
   var scaleSel = document.getElementById("scale");
   var canvas = document.getElementById("map");
@@ -576,6 +599,7 @@ const JS: &str = r##"
     line(m.name + ": " + fmt(v) + " per row" + (m.max > 0 ? " (" + fmt(100 * v / m.max) + "% of the hottest cell)" : ""));
     var node = data.nodes[cell];
     line(node >= 0 ? "Node: node-" + node : "Node: \u2014 (no load)");
+    if (replicas[cell]) { line("Replicas: " + replicas[cell].map(function (n) { return "node-" + n; }).join(", ")); }
     if (reasons[cell]) { line("Unsplittable: " + reasons[cell].join(", ")); }
     tip.style.display = "block";
     var wrap = canvas.parentNode.getBoundingClientRect();

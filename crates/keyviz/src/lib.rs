@@ -233,6 +233,9 @@ pub struct HotSplit {
     pub intervals: usize,
     /// The node that served it in its last such interval.
     pub node: u32,
+    /// The nodes holding a replica of it in its last such interval (empty
+    /// on one process).
+    pub replicas: Vec<u32>,
     /// Every unsplittable reason reported for it.
     pub reasons: Vec<UnsplittableReason>,
 }
@@ -271,6 +274,9 @@ pub struct Heatmap {
     pub values: BTreeMap<Metric, Vec<f64>>,
     /// Per cell, the node of the split that contributed the most (None: no load).
     pub nodes: Vec<Option<u32>>,
+    /// Per cell, the nodes holding a replica of that split (empty: no
+    /// load, or one process).
+    pub replicas: Vec<Vec<u32>>,
     /// Per cell, the unsplittable reasons of the splits that covered it.
     pub reasons: Vec<Vec<UnsplittableReason>>,
     /// Hot and unsplittable splits, hottest first (at most [`MAX_HOT`]).
@@ -407,8 +413,10 @@ pub fn heatmap_from_history_with(
         .into_iter()
         .map(|m| (m, vec![0.0; cells]))
         .collect();
-    // Per cell: (largest CPU contribution, node) to pick the cell's node.
+    // Per cell: (largest CPU contribution, node) to pick the cell's node,
+    // and that split's replicas.
     let mut best_node: Vec<Option<(f64, u32)>> = vec![None; cells];
+    let mut replicas: Vec<Vec<u32>> = vec![Vec::new(); cells];
     let mut reasons: Vec<BTreeSet<UnsplittableReason>> = vec![BTreeSet::new(); cells];
     for (col, (_, stats)) in intervals.iter().enumerate() {
         for s in stats {
@@ -441,6 +449,7 @@ pub fn heatmap_from_history_with(
                     let weight = s.cpu_nanos as f64 * share + s.requests as f64 * share * 1e-9;
                     if best_node[cell].is_none_or(|(w, _)| weight > w) {
                         best_node[cell] = Some((weight, s.node.0));
+                        replicas[cell] = node_ids(&s.replicas);
                     }
                     reasons[cell].extend(s.unsplittable.iter().copied());
                     g += 1;
@@ -458,6 +467,7 @@ pub fn heatmap_from_history_with(
         end_label,
         values,
         nodes: best_node.into_iter().map(|b| b.map(|(_, n)| n)).collect(),
+        replicas,
         reasons: reasons
             .into_iter()
             .map(|r| r.into_iter().collect())
@@ -701,6 +711,14 @@ fn infer_granularity(columns: &[u64]) -> Granularity {
     }
 }
 
+/// Node ids as the page shows them (ids above `u32::MAX` do not occur:
+/// node ids are below 1,000).
+fn node_ids(ids: &[u64]) -> Vec<u32> {
+    ids.iter()
+        .filter_map(|id| u32::try_from(*id).ok())
+        .collect()
+}
+
 fn hot_splits(
     intervals: &[(u64, Vec<IntervalStat>)],
     describe: &impl Fn(&[u8]) -> String,
@@ -727,6 +745,7 @@ fn hot_splits(
                     last_interval_end: *end,
                     intervals: 0,
                     node: s.node.0,
+                    replicas: Vec::new(),
                     reasons: Vec::new(),
                 });
             let score = if s.cpu_score.is_finite() {
@@ -741,6 +760,7 @@ fn hot_splits(
             e.last_interval_end = *end;
             e.intervals += 1;
             e.node = s.node.0;
+            e.replicas = node_ids(&s.replicas);
             for r in &s.unsplittable {
                 if !e.reasons.contains(r) {
                     e.reasons.push(*r);

@@ -13,6 +13,7 @@ fn stat(start: &[u8], limit: Option<&[u8]>, node: u32, score: f64, rows_read: u6
         start: start.to_vec(),
         limit: limit.map(|l| l.to_vec()),
         node: NodeId(node),
+        replicas: Vec::new(),
         cpu_score: score,
         requests: rows_read,
         rows_read,
@@ -452,4 +453,57 @@ fn advice_links_to_the_rows_it_explains() {
     assert!(html.contains("<a href=\"#table-Logs\">Logs</a>"), "{html}");
     assert!(html.contains("<code>monotonic-key</code>"));
     assert!(html.contains("every insert &lt;lands&gt; last"), "escaped");
+}
+
+/// On a cluster each row carries the nodes holding a replica of its
+/// split: each cell shows those of the split that contributed the most,
+/// and the hot list those of each hot split's last interval, so replicas
+/// moving from node to node show on the page and in `data.json`.
+#[test]
+fn the_replicas_of_each_cells_split_are_shown() {
+    let with = |mut s: IntervalStat, replicas: &[u64]| {
+        s.replicas = replicas.to_vec();
+        s
+    };
+    let history = vec![
+        (
+            T0 + MIN,
+            vec![with(stat(b"a", Some(b"d"), 1, 90.0, 300), &[1, 2, 3])],
+        ),
+        (
+            T0 + 2 * MIN,
+            vec![
+                with(stat(b"a", Some(b"b"), 1, 20.0, 100), &[1, 2, 3]),
+                // The hot half's replica moved from node 2 to node 4.
+                with(stat(b"b", Some(b"d"), 4, 80.0, 200), &[1, 3, 4]),
+            ],
+        ),
+    ];
+    let h = heatmap_from_history(&history, label);
+    assert_eq!(h.replicas[h.index(0, 1)], vec![1, 2, 3]);
+    assert_eq!(h.replicas[h.index(1, 0)], vec![1, 2, 3]);
+    assert_eq!(h.replicas[h.index(1, 1)], vec![1, 3, 4]);
+    let hot: Vec<(&[u8], &[u32])> = h
+        .hot
+        .iter()
+        .map(|s| (s.start.as_slice(), s.replicas.as_slice()))
+        .collect();
+    assert!(hot.contains(&(b"b" as &[u8], &[1, 3, 4][..])), "{hot:?}");
+    let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
+    let cell = h.index(1, 1) as u64;
+    let listed = json["replicas"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p[0].as_u64() == Some(cell))
+        .expect("the cell's replicas in data.json");
+    assert_eq!(listed[1], serde_json::json!([1, 3, 4]));
+    let html = render_html(&h);
+    assert!(html.contains("<th>Replicas</th>"));
+    assert!(html.contains("node-1, node-3, node-4"));
+    // One process: no replicas, nothing listed.
+    let h = heatmap_from_history(&sample(), label);
+    assert!(h.replicas.iter().all(Vec::is_empty));
+    let json: serde_json::Value = serde_json::from_str(&render_json(&h)).unwrap();
+    assert_eq!(json["replicas"], serde_json::json!([]));
 }

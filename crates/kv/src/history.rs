@@ -95,6 +95,10 @@ pub struct IntervalStat {
     pub limit: Option<Vec<u8>>,
     /// Serving node (the last one seen).
     pub node: NodeId,
+    /// The nodes holding a replica of the range (the last seen; empty on
+    /// one process, where nothing is replicated).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replicas: Vec<u64>,
     /// CPU_USAGE_SCORE averaged over the interval.
     pub cpu_score: f64,
     /// Requests served.
@@ -296,6 +300,7 @@ fn roll_up<'a>(
             }
             acc.split = s.split;
             acc.node = s.node;
+            acc.replicas.clone_from(&s.replicas);
             acc.requests += s.requests;
             acc.rows_read += s.rows_read;
             acc.rows_written += s.rows_written;
@@ -373,6 +378,7 @@ mod tests {
             start: vec![start],
             limit: Some(vec![start + 1]),
             node: NodeId(0),
+            replicas: Vec::new(),
             cpu_score: 0.0,
             requests: 1,
             rows_read: 0,

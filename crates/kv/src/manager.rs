@@ -601,7 +601,8 @@ impl SplitManager {
                     let reasons = std::mem::take(&mut state.reasons);
                     state.reasons.extend(state.reason);
                     if delta.requests > 0 {
-                        rows.push(stat(&s, delta, reasons, buckets));
+                        let replicas = self.replicas_of(&s.start);
+                        rows.push(stat(&s, delta, reasons, buckets, replicas));
                     }
                     base.insert(s.id, totals);
                 }
@@ -663,8 +664,19 @@ impl SplitManager {
             .map(|s| s.reasons)
             .unwrap_or_default();
         if delta.requests > 0 {
-            st.retired.push(stat(split, delta, reasons, buckets));
+            let replicas = self.replicas_of(&split.start);
+            st.retired
+                .push(stat(split, delta, reasons, buckets, replicas));
         }
+    }
+
+    /// The nodes holding a replica of the split holding `key`, as the
+    /// replication knows them (none on one process).
+    fn replicas_of(&self, key: &[u8]) -> Vec<u64> {
+        self.replication
+            .as_ref()
+            .map(|r| r.replicas_of(key))
+            .unwrap_or_default()
     }
 }
 
@@ -673,6 +685,7 @@ fn stat(
     delta: LoadTotals,
     reasons: BTreeSet<UnsplittableReason>,
     buckets: KeyBuckets,
+    replicas: Vec<u64>,
 ) -> IntervalStat {
     IntervalStat {
         interval_end: 0,
@@ -680,6 +693,7 @@ fn stat(
         start: split.start.clone(),
         limit: split.limit.clone(),
         node: split.node(),
+        replicas,
         cpu_score: delta.cpu_nanos as f64 / MINUTE as f64 * 100.0,
         requests: delta.requests,
         rows_read: delta.rows_read,

@@ -196,6 +196,14 @@ pub trait Replication: Send + Sync + 'static {
         ))
     }
 
+    /// The nodes holding a replica of the split holding `key`, as this
+    /// node knows them (what the split statistics and the key visualizer
+    /// show). Empty when nothing is replicated (one process) or unknown.
+    fn replicas_of(&self, key: &[u8]) -> Vec<u64> {
+        let _ = key;
+        Vec::new()
+    }
+
     /// Whether this node serves reads at any timestamp it is asked for
     /// (a cluster node holding the split's lease, now), rather than only
     /// at or below its [`safe_ts`](Self::safe_ts) unless it first takes

@@ -98,6 +98,7 @@ fn stat(cpu_nanos: u64) -> IntervalStat {
         start: vec![],
         limit: None,
         node: NodeId(0),
+        replicas: Vec::new(),
         cpu_score: cpu_nanos as f64 / MINUTE as f64 * 100.0,
         requests: 1,
         rows_read: 1,

@@ -32,6 +32,7 @@ fn hot(start: Vec<u8>, limit: Option<Vec<u8>>, score: f64) -> IntervalStat {
         start,
         limit,
         node: NodeId(0),
+        replicas: Vec::new(),
         cpu_score: score,
         requests: 1,
         rows_read: 0,

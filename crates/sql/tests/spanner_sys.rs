@@ -29,6 +29,7 @@ fn stat(
         start,
         limit,
         node: NodeId(0),
+        replicas: Vec::new(),
         cpu_score: score,
         requests: 1,
         rows_read: 0,

@@ -407,6 +407,12 @@ impl Elsewhere for RemoteSplits {
     /// none, or if it is older than [`LEADER_FRESH`], so that a commit
     /// retried a moment later (the gateway retries commits another node
     /// refused) goes where the split is led now.
+    fn replicas_of(&self, key: &[u8]) -> Vec<u64> {
+        self.cached(key, false)
+            .map(|f| f.voters)
+            .unwrap_or_default()
+    }
+
     fn leader_of(&self, key: &[u8]) -> Option<u64> {
         let cached = self.cached(key, false);
         if cached

@@ -154,6 +154,10 @@ pub trait Elsewhere: Send + Sync {
     /// The node leading the split holding `key`, as last learned, without
     /// waiting (a hint).
     fn leader_of(&self, key: &[u8]) -> Option<u64>;
+
+    /// The voters of the split holding `key`, as last learned (empty if
+    /// never), without waiting.
+    fn replicas_of(&self, key: &[u8]) -> Vec<u64>;
 }
 
 /// One second of a group's writes, as this node's commits were checked.
@@ -1361,6 +1365,17 @@ impl Replication for SplitGroups {
             leader = Some(node);
         }
         leader
+    }
+
+    fn replicas_of(&self, key: &[u8]) -> Vec<u64> {
+        match self.holding(key) {
+            Some(group) => group.members().0.into_iter().collect(),
+            None => self
+                .elsewhere
+                .get()
+                .map(|e| e.replicas_of(key))
+                .unwrap_or_default(),
+        }
     }
 
     fn safe_ts(&self) -> Option<u64> {
