@@ -308,6 +308,19 @@ impl SplitGroups {
     /// The key ranges in `[start, end)` no group here holds, in key order.
     fn gaps(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
         let groups = self.groups.read();
+        // The common case, answered at once: one group here
+        // holds the whole range.
+        if let Some(i) = held_in(&groups, start) {
+            let limit = groups[i].descriptor().limit;
+            let within = match (end, limit.as_deref()) {
+                (_, None) => true,
+                (Some(end), Some(limit)) => end <= limit,
+                (None, Some(_)) => false,
+            };
+            if within {
+                return Vec::new();
+            }
+        }
         let mut gaps = Vec::new();
         let mut at = start.to_vec();
         for g in groups.iter() {
