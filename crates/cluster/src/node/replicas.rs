@@ -75,6 +75,11 @@ pub const ASK_EVERY: Duration = Duration::from_secs(5);
 /// image clears them.)
 pub const RELEASE_GRACE: Duration = Duration::from_secs(5);
 
+/// A replica move the lease balancer asked for that is not done by then
+/// (the new member never caught up, say) is given up: the group's voters
+/// are placed by the usual rule again.
+pub const MOVE_GIVEN_UP: Duration = Duration::from_secs(60);
+
 /// In the score that picks which host gains or loses a split's replica,
 /// one replica more counts as much as this many nodes' worth of load:
 /// replica counts decide, load breaks ties.
@@ -211,8 +216,13 @@ impl DatabaseGroups {
                 let learners: BTreeSet<u64> = nodes.difference(&voters).copied().collect();
                 // A joint configuration left by a leader that died in the
                 // middle of a change is finished first: to its new voters.
-                let requested = self.moves.lock().get(&group.split_id()).copied();
-                let moved = requested.and_then(|(from, to)| {
+                let requested = self
+                    .moves
+                    .lock()
+                    .get(&group.split_id())
+                    .copied()
+                    .filter(|(_, _, at)| at.elapsed() < MOVE_GIVEN_UP);
+                let moved = requested.and_then(|(from, to, _)| {
                     let mut wanted = voters.clone();
                     (from != me && hosts.contains(&to)).then(|| {
                         wanted.remove(&from);

@@ -118,8 +118,9 @@ pub(super) struct DatabaseGroups {
     /// Held while a split's group is made here.
     pub(super) making: tokio::sync::Mutex<()>,
     /// Replica moves the lease balancer asked for, by split: replace
-    /// voter `.0` by host `.1` (carried out by `node::replicas`).
-    pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64)>>,
+    /// voter `.0` by host `.1`, asked at `.2` (carried out by
+    /// `node::replicas`, given up after `replicas::MOVE_GIVEN_UP`).
+    pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64, std::time::Instant)>>,
 }
 
 /// Whether the ranges of `a` and `b` share a key.
@@ -549,7 +550,9 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
                         "a hot split's voters are all busy: its replica moves to a less loaded node"
                     );
                     if let Some(this) = this.upgrade() {
-                        this.moves.lock().insert(split, (from, to));
+                        this.moves
+                            .lock()
+                            .insert(split, (from, to, std::time::Instant::now()));
                     }
                 }
                 Done::Moved { split, to, share } => tracing::info!(
