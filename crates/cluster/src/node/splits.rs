@@ -409,9 +409,28 @@ impl DatabaseGroups {
         let raft = self.run(replica, &commits).await?;
         let node = self.shared.upgrade().map_or(0, |s| s.id);
         if voters.contains_key(&node) && !raft.is_initialized().await.unwrap_or(true) {
-            raft.initialize(voters)
-                .await
-                .map_err(|e| NodeError::Raft(format!("starting {}'s group: {e}", d.split)))?;
+            match raft.initialize(voters).await {
+                Ok(()) => {}
+                // Another voter of the new group got here first (this
+                // node, busy, applied the cut later than its election
+                // timeout): its instance has voted in the group's first
+                // election, so it is no longer blank, and it is sent the
+                // group's log (which starts with the same voters) by the
+                // leader elected. Nothing to start, and the group is ours
+                // all the same.
+                Err(openraft::error::RaftError::APIError(
+                    openraft::error::InitializeError::NotAllowed(e),
+                )) => tracing::info!(
+                    split = %d,
+                    "the split's new group was started by another voter first: {e}"
+                ),
+                Err(e) => {
+                    return Err(NodeError::Raft(format!(
+                        "starting {}'s group: {e}",
+                        d.split
+                    )))
+                }
+            }
         }
         self.groups.add(commits);
         tracing::info!(
