@@ -97,10 +97,12 @@ impl OtherNode {
     }
 }
 
-/// This node's replication: the keys in `spans` are held by the other node.
+/// This node's replication: the keys in `spans` are held by the other node
+/// (which, `lies`, answers every read with row 99 and nothing more).
 struct Partial {
     spans: Vec<KeySpan>,
     other: Arc<OtherNode>,
+    lies: bool,
 }
 
 impl Replication for Partial {
@@ -135,6 +137,12 @@ impl Replication for Partial {
     }
 
     fn read_elsewhere(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
+        if self.lies {
+            return Ok(RemoteBatch {
+                rows: vec![(key(99), value(99))],
+                resume: None,
+            });
+        }
         Ok(self.other.serve(read))
     }
 }
@@ -161,6 +169,7 @@ fn partial(spans: Vec<(u8, Option<u8>)>, batch_cap: usize) -> (Router, Arc<Other
     let router = router_with(held_here).with_replication(Arc::new(Partial {
         spans,
         other: other.clone(),
+        lies: false,
     }));
     (router, other)
 }
@@ -220,28 +229,16 @@ fn a_limited_scan_asks_the_other_node_for_no_more_than_it_wants() {
 /// A node answering with a row outside the range asked for is caught.
 #[test]
 fn rows_outside_the_range_asked_for_are_an_error() {
-    struct Liar;
-    impl Replication for Liar {
-        fn replicate(&self, _group: CommitGroup) -> rowtree_kv::Result<()> {
-            Ok(())
-        }
-        fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
-            Ok(())
-        }
-        fn check_read(&self, _ts: Option<u64>) -> rowtree_kv::Result<()> {
-            Ok(())
-        }
-        fn held_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<KeySpan> {
-            vec![(start.to_vec(), end.map(<[u8]>::to_vec))]
-        }
-        fn read_elsewhere(&self, _read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
-            Ok(RemoteBatch {
-                rows: vec![(key(99), value(99))],
-                resume: None,
-            })
-        }
-    }
-    let router = router_with(|_| false).with_replication(Arc::new(Liar));
+    let other = Arc::new(OtherNode {
+        full: router_with(|_| true),
+        batch_cap: 256,
+        calls: AtomicUsize::new(0),
+    });
+    let router = router_with(|_| false).with_replication(Arc::new(Partial {
+        spans: vec![(Vec::new(), None)],
+        other,
+        lies: true,
+    }));
     let first = router.scan(&key(1), Some(&key(5)), 10, false).next();
     assert!(matches!(first, Some(Err(_))), "{first:?}");
 }
