@@ -40,6 +40,8 @@ use rowtree_db::Database;
 use rowtree_txn::Clock;
 use tonic::Status;
 
+mod replicas;
+
 use super::splits::{self, DatabaseGroups};
 pub use super::splits::{whole_database, CLOSE_EVERY, GROUP_TIMEOUT, IDLE_CLOSE_EVERY};
 use super::{NodeError, Shared};
@@ -123,7 +125,7 @@ impl Hosting {
     /// voters, the registry's members): `0` (the default) for all of them,
     /// every host holding every split; fewer spreads the splits' replicas
     /// over the hosts, each group's leader placing them by load
-    /// (`node::replicas`). Set before databases are opened; every node of
+    /// (`node::databases::replicas`). Set before databases are opened; every node of
     /// a cluster should have the same.
     pub fn set_split_replicas(&self, replicas: usize) {
         self.shared
@@ -493,7 +495,7 @@ impl Hosting {
             }
         }
         splits::tend(&self.runtime, group.group, &hosted);
-        super::replicas::tend_replicas(&self.runtime, &hosted);
+        replicas::tend_replicas(&self.runtime, &hosted);
         tracing::info!(
             group = group.group,
             splits = descriptors.len(),
@@ -565,7 +567,7 @@ impl Hosting {
     /// (the database's first split's group) to `members` (the registry's
     /// list of its hosts), if this node leads the group; what it did, if
     /// anything. The database's other split groups follow the first's
-    /// voters on their own leaders (`node::replicas`). In order: a member the
+    /// voters on their own leaders (`node::databases::replicas`). In order: a member the
     /// group lacks is added as a learner (it is sent the log, or a
     /// snapshot); once every learner among `members` has caught up
     /// (within [`CAUGHT_UP_WITHIN`] entries of the leader's log), the

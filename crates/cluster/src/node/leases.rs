@@ -34,7 +34,7 @@
 //!    database whose splits keep fewer replicas than it has hosts,
 //!    `--split-replicas`), the group's busiest voter other than this node
 //!    and the first split's leader is replaced by that host
-//!    ([`Decision::Replace`], carried out by `node::replicas`); the lease
+//!    ([`Decision::Replace`], carried out by `node::databases::replicas`); the lease
 //!    follows in a later round. The first split's group is not moved by load: the
 //!    database's sessions live on its leader, and moving it would make
 //!    every client make its sessions again.
@@ -249,7 +249,7 @@ pub enum Done {
     /// A group moved by load.
     Moved { split: SplitId, to: u64, share: f64 },
     /// A group's replica is to move from voter `from` to host `to`
-    /// (carried out by the node's replica placement, `node::replicas`).
+    /// (carried out by the node's replica placement, `node::databases::replicas`).
     Replace {
         split: SplitId,
         from: u64,

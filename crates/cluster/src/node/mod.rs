@@ -57,7 +57,6 @@ pub mod databases;
 pub mod identity;
 pub mod leases;
 mod remote;
-mod replicas;
 mod splits;
 pub mod status;
 

@@ -119,7 +119,7 @@ pub(super) struct DatabaseGroups {
     pub(super) making: tokio::sync::Mutex<()>,
     /// Replica moves the lease balancer asked for, by split: replace
     /// voter `.0` by host `.1`, asked at `.2` (carried out by
-    /// `node::replicas`, given up after `replicas::MOVE_GIVEN_UP`).
+    /// `node::databases::replicas`, given up after `replicas::MOVE_GIVEN_UP`).
     pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64, std::time::Instant)>>,
 }
 

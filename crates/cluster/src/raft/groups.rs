@@ -58,7 +58,7 @@
 //!
 //! **Splits held elsewhere.** A database's splits other than its first may
 //! keep their replicas on some of the nodes serving it only
-//! (`--split-replicas`, `node::replicas`): a split whose group has no
+//! (`--split-replicas`, `node::databases::replicas`): a split whose group has no
 //! member here is a gap between this node's groups. Its keys are never
 //! committed or read under locks here (refused with
 //! [`rowtree_kv::Error::LedElsewhere`]); reads at a timestamp of them go

@@ -55,9 +55,9 @@ use std::time::{Duration, Instant};
 use openraft::type_config::async_runtime::WatchReceiver;
 use rowtree_kv::SplitId;
 
-use super::api::LocateRequest;
-use super::databases::Hosting;
-use super::splits::{raft_group, DatabaseGroups};
+use super::Hosting;
+use crate::node::api::LocateRequest;
+use crate::node::splits::{raft_group, DatabaseGroups};
 use crate::raft::GroupCommits;
 use crate::Replica;
 
@@ -314,7 +314,7 @@ impl DatabaseGroups {
                 before: false,
             };
             let asked = hosting.block_on(async move {
-                let mut client = super::api::NodeClient::new(channel);
+                let mut client = crate::node::api::NodeClient::new(channel);
                 let mut request = tonic::Request::new(request);
                 request.set_timeout(ASK_TIMEOUT);
                 client
