@@ -63,6 +63,12 @@ fn main() {
             "ReadRangeRequest",
             "ReadRangeReply",
         ),
+        (
+            "add_split_point",
+            "AddSplitPoint",
+            "AddSplitPointRequest",
+            "AddSplitPointReply",
+        ),
     ] {
         node = node.method(
             Method::builder()

@@ -102,6 +102,26 @@ struct AnomaliesArgs {
         requires = "cluster"
     )]
     restart_share: f64,
+    /// With --cluster: on how many of the nodes the database lives (each
+    /// node's `rowtree serve --replicas`; the server's default is 3).
+    #[arg(long, value_name = "N", requires = "cluster")]
+    replicas: Option<usize>,
+    /// With --cluster: how many of the database's nodes hold each split
+    /// but the first (`rowtree serve --split-replicas`; default all). Fewer
+    /// than --replicas leaves every node without some splits, which it
+    /// reads through the nodes that hold them.
+    #[arg(long, value_name = "N", requires = "cluster")]
+    split_replicas: Option<usize>,
+    /// Cut the workload's tables into this many key ranges with split
+    /// points before the clients start, so that transactions span split
+    /// groups and commit in two phases (1: no split points).
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    splits: usize,
+    /// Copy each server's log to DIR/node-N.log when a workload ends (the
+    /// second workload's replace the first's); otherwise they are removed
+    /// with the data.
+    #[arg(long, value_name = "DIR")]
+    keep_logs: Option<PathBuf>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -197,6 +217,9 @@ fn main() -> ExitCode {
     })
 }
 
+/// The most key ranges `anomalies --splits` cuts a table into.
+const MAX_SPLITS: usize = 64;
+
 fn binary_exists(binary: &std::path::Path) -> bool {
     if binary.is_file() {
         return true;
@@ -237,6 +260,20 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         );
         return ExitCode::from(2);
     }
+    let hosts = a.replicas.unwrap_or(3.min(nodes));
+    if a.cluster.is_some()
+        && (!(1..=nodes).contains(&hosts)
+            || !(1..=hosts).contains(&a.split_replicas.unwrap_or(hosts)))
+    {
+        eprintln!(
+            "error: --replicas takes 1 to the {nodes} nodes, and --split-replicas 1 to --replicas"
+        );
+        return ExitCode::from(2);
+    }
+    if !(1..=MAX_SPLITS).contains(&a.splits) {
+        eprintln!("error: --splits takes 1 to {MAX_SPLITS}, not {}", a.splits);
+        return ExitCode::from(2);
+    }
     let options = anomaly::Options {
         binary: a.binary,
         clients: a.clients.max(1),
@@ -248,6 +285,10 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         pause_share: a.pause_share,
         partition_share: a.partition_share,
         restart_share: a.restart_share,
+        replicas: a.replicas,
+        split_replicas: a.split_replicas,
+        splits: a.splits,
+        keep_logs: a.keep_logs,
     };
     let mut failed = false;
     if a.workload != Workload::Bank {
@@ -270,6 +311,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     c.anomalies.len()
                 );
                 print_strikes(&r.strikes);
+                print_split_voters(&r.split_voters);
                 for anomaly in c.anomalies.iter().take(20) {
                     println!("  {anomaly}");
                 }
@@ -304,8 +346,23 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.phantom_transfers.len(),
                     r.balance_mismatches.len()
                 );
+                let kinds: Vec<String> = r
+                    .failure_kinds
+                    .iter()
+                    .map(|(kind, n)| format!("{n} {kind}"))
+                    .collect();
+                if !kinds.is_empty() {
+                    println!("  failed transfers by error: {}", kinds.join(", "));
+                }
                 print_strikes(&r.strikes);
-                for line in r.bad_reads.iter().chain(&r.balance_mismatches).take(20) {
+                print_split_voters(&r.split_voters);
+                for line in r
+                    .bad_reads
+                    .iter()
+                    .chain(&r.balance_mismatches)
+                    .chain(&r.phantom_errors)
+                    .take(20)
+                {
                     println!("  {line}");
                 }
                 failed |= !r.ok();
@@ -321,6 +378,25 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
     } else {
         ExitCode::SUCCESS
     }
+}
+
+/// The voters of each split group at the end of a cluster run.
+fn print_split_voters(groups: &[Vec<u64>]) {
+    if groups.is_empty() {
+        return;
+    }
+    let groups: Vec<String> = groups
+        .iter()
+        .map(|voters| {
+            let voters: Vec<String> = voters.iter().map(u64::to_string).collect();
+            format!("[{}]", voters.join(","))
+        })
+        .collect();
+    println!(
+        "  {} split groups at the end, by voters: {}",
+        groups.len(),
+        groups.join(" ")
+    );
 }
 
 /// How long writes stopped after the strikes, if any were timed, and the

@@ -2,8 +2,9 @@
 //! CI: each workload runs 20 seconds with 8 clients while the server is
 //! SIGKILLed and restarted every 6 seconds, then against a cluster of three
 //! `rowtree serve --cluster` processes while a random node is SIGKILLed
-//! every 5 seconds. `rowtree-check anomalies [--cluster 3]` runs them
-//! longer.
+//! every 5 seconds (and the bank once more on four nodes, each split but
+//! the first kept on three of them). `rowtree-check anomalies [--cluster
+//! 3]` runs them longer.
 //!
 //! The binary is `$ROWTREE_BINARY` (scripts/check sets it to the debug
 //! binary that the same `cargo test` builds), or `target/release/rowtree`
@@ -167,6 +168,47 @@ async fn the_bank_on_a_cluster_keeps_its_total_when_nodes_die() {
         report.follower_reads >= 1,
         "{} follower reads",
         report.follower_reads
+    );
+    let longest = report.strikes.resumes.last().expect("strikes were timed");
+    assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
+}
+
+/// Four nodes, the database on all four and each split but the first on
+/// three (`--split-replicas 3`), its tables cut into three key ranges each
+/// so that transfers commit across split groups in two phases: every 5 s
+/// a random node is SIGKILLed or frozen for a second. Each node lacks some
+/// split groups and reads them through the nodes that hold them, and
+/// every group's leader keeps its three voters while nodes die.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_bank_on_splits_kept_on_three_of_four_nodes_keeps_its_total_when_nodes_die() {
+    let Some(binary) = binary() else { return };
+    let options = Options {
+        nodes: 4,
+        replicas: Some(4),
+        split_replicas: Some(3),
+        splits: 3,
+        ..cluster_options(binary, 7)
+    };
+    let report = bank::run(&options).await.expect("the workload runs");
+    println!("{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+    assert!(report.strikes.total() >= 2, "{}", report.strikes);
+    assert!(
+        report.acknowledged >= 50,
+        "{} transfers",
+        report.acknowledged
+    );
+    // The run had what it is meant to test: the first group on all four
+    // nodes, the others (two cuts each of Accounts and Transfers) on three.
+    let groups = &report.split_voters;
+    assert!(groups.len() >= 5, "split groups by voters: {groups:?}");
+    assert!(
+        groups.iter().any(|voters| voters.len() == 4),
+        "no group on all four nodes: {groups:?}"
+    );
+    assert!(
+        groups.iter().filter(|voters| voters.len() == 3).count() >= 3,
+        "fewer than three groups on three nodes: {groups:?}"
     );
     let longest = report.strikes.resumes.last().expect("strikes were timed");
     assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");

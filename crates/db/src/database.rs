@@ -826,6 +826,25 @@ impl Database {
         Ok(made)
     }
 
+    /// A manual split point at the encoded key `key` (a boundary
+    /// [`Database::add_split_point_until`] made from a table's key), kept
+    /// until `expires_at` within the same limits: what a cluster node leading
+    /// the split that holds `key` is asked by the node that took a client's
+    /// AddSplitPoints. Returns `true` if a new boundary was made.
+    pub fn add_split_point_key(&self, key: &[u8], expires_at: u64) -> Result<bool> {
+        let now = self.inner.options.clock.now_nanos();
+        if expires_at <= now {
+            return Err(Error::InvalidArgument {
+                message: "the expiration time of a split point must be in the future".into(),
+            });
+        }
+        let expires_at =
+            expires_at.min(now.saturating_add(MAX_SPLIT_POINT_EXPIRY.as_nanos() as u64));
+        let made = self.inner.splits.add_split_point(now, key, expires_at);
+        self.inner.save_split_map()?;
+        Ok(made)
+    }
+
     /// The tables and indexes with rows in the key range `[start, limit)`
     /// (`None`: to the end of the key space), by name, sorted: the
     /// `AFFECTED_TABLES` of a split. Interleaved tables and indexes live in

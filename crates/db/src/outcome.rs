@@ -18,6 +18,15 @@
 //! Before then a found key already answers: a key is only ever applied
 //! with its commit.
 //!
+//! Where a cluster has cut the key space into groups, a commit's rows may
+//! be replicated by other groups than the metadata: the tag is then
+//! written only after the rows took effect, so a found key is still
+//! proof, but a missing one is not (the leader may have died in between).
+//! The router says which case holds
+//! ([`rowtree_kv::Router::metadata_is_atomic`]), and a lookup that finds
+//! no key there stays unsettled (unavailable) instead of answering "not
+//! committed".
+//!
 //! Outcomes are kept for [`OUTCOME_RETENTION`] after their `not_after`
 //! and then deleted by each replica on its own, as versions are collected
 //! (the keys start with `not_after`, so the expired ones come first).

@@ -816,7 +816,16 @@ impl Database {
         // Being allowed to read there (the lease) and every commit at or
         // below the read's timestamp applied is the whole settlement.
         let _settled = self.read_only(bound)?;
-        self.recorded_outcome(tag)
+        let found = self.recorded_outcome(tag)?;
+        if found.is_none() && !self.inner.router.metadata_is_atomic() {
+            // The key space is cut into groups: the tag was to be written
+            // after the commit's rows, so a missing tag proves nothing.
+            return Err(Error::Unavailable {
+                message: "the database's splits are replicated in several groups, where a                           commit's outcome is recorded only once it took effect: a commit                           with no recorded outcome may still have taken effect, so its                           outcome stays unknown"
+                    .into(),
+            });
+        }
+        Ok(found)
     }
 
     /// A single strong read.

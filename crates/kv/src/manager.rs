@@ -53,6 +53,14 @@ const MINUTE: u64 = 60_000_000_000;
 /// The most events kept by [`SplitManager::events`].
 pub const MAX_EVENTS: usize = 10_000;
 
+/// How often a manual split point whose cut was not carried out is tried
+/// again.
+const PENDING_RETRY: std::time::Duration = std::time::Duration::from_secs(2);
+
+/// The most pending split points one [`SplitManager::tick`] tries: each
+/// may wait on another node.
+const MAX_PENDING_TRIES: usize = 8;
+
 /// Everything the manager needs to know.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ManagerConfig {
@@ -161,6 +169,10 @@ struct State {
     manual: BTreeMap<Vec<u8>, u64>,
     /// Boundaries that may be merged away.
     mergeable: BTreeSet<Vec<u8>>,
+    /// Manual split points whose cut was not carried out (the group's
+    /// leader declined or could not be reached): when each was last
+    /// tried. Retried by [`SplitManager::tick`].
+    pending: BTreeMap<Vec<u8>, u64>,
     balancer: Balancer,
     last_minute_end: Option<u64>,
     /// Tracker totals at the last roll-up.
@@ -217,6 +229,7 @@ impl SplitManager {
                 splits: HashMap::new(),
                 cold: HashMap::new(),
                 manual: BTreeMap::new(),
+                pending: BTreeMap::new(),
                 mergeable: BTreeSet::new(),
                 balancer,
                 last_minute_end: None,
@@ -310,28 +323,53 @@ impl SplitManager {
             *expiry = expires_at;
             self.changed();
         }
-        let parent = self.map.split_for(key);
-        if parent.start == key || !self.carried_out(key) {
-            return false;
-        }
-        match self.map.add_split_point_at(key, None, now) {
-            Some((left, right)) => {
-                self.retire(&mut st, &parent, now);
-                push_event(
-                    &mut st,
-                    SplitEvent::Split {
-                        at: now,
-                        parent: parent.id,
-                        key: key.to_vec(),
-                        left,
-                        right,
-                        reason: SplitReason::Manual,
-                    },
-                );
+        match self.make_split_point(&mut st, key, expires_at, now) {
+            Some(event) => {
+                push_event(&mut st, event);
                 true
             }
             None => false,
         }
+    }
+
+    /// Cuts the map at manual split point `key` once the replication has
+    /// carried the cut out ([`Replication::cut_at_split_point`]); the
+    /// event, or `None` if `key` is a boundary already or the cut was not
+    /// made now, in which case it is left pending, retried by
+    /// [`SplitManager::tick`] until its expiry.
+    ///
+    /// [`Replication::cut_at_split_point`]: crate::replication::Replication::cut_at_split_point
+    fn make_split_point(
+        &self,
+        st: &mut State,
+        key: &[u8],
+        expires_at: u64,
+        now: u64,
+    ) -> Option<SplitEvent> {
+        let parent = self.map.split_for(key);
+        if parent.start == key {
+            st.pending.remove(key);
+            return None;
+        }
+        let carried_out = match &self.replication {
+            None => true,
+            Some(r) => r.cut_at_split_point(key, expires_at).unwrap_or(false),
+        };
+        if !carried_out {
+            st.pending.insert(key.to_vec(), now);
+            return None;
+        }
+        st.pending.remove(key);
+        let (left, right) = self.map.add_split_point_at(key, None, now)?;
+        self.retire(st, &parent, now);
+        Some(SplitEvent::Split {
+            at: now,
+            parent: parent.id,
+            key: key.to_vec(),
+            left,
+            right,
+            reason: SplitReason::Manual,
+        })
     }
 
     /// Changes so far to the map or to the manager's boundary state (manual
@@ -381,6 +419,13 @@ impl SplitManager {
             .map(|m| (m.key, m.expires_at))
             .collect();
         st.mergeable = record.mergeable.into_iter().collect();
+        // A split point saved before its cut was carried out is tried again.
+        st.pending = st
+            .manual
+            .keys()
+            .filter(|k| self.map.split_for(k).start != k.as_slice())
+            .map(|k| (k.clone(), 0))
+            .collect();
         st.splits.clear();
         st.cold.clear();
         st.base.clear();
@@ -447,6 +492,27 @@ impl SplitManager {
             st.manual.remove(&k);
             st.mergeable.insert(k);
             self.changed();
+        }
+
+        // 1b. Manual split points not cut yet (their group had no leader
+        // yet, or its leader could not be reached), a few at a time.
+        let due: Vec<(Vec<u8>, u64)> = st
+            .pending
+            .iter()
+            .filter(|(_, tried)| now.saturating_sub(**tried) >= nanos(PENDING_RETRY))
+            .filter_map(|(k, _)| st.manual.get(k).map(|e| (k.clone(), *e)))
+            .take(MAX_PENDING_TRIES)
+            .collect();
+        {
+            let State {
+                pending, manual, ..
+            } = &mut *st;
+            pending.retain(|k, _| manual.contains_key(k));
+        }
+        for (key, expires_at) in due {
+            if let Some(event) = self.make_split_point(&mut st, &key, expires_at, now) {
+                out.push(event);
+            }
         }
 
         // 2 and 3. Size and load splits.

@@ -212,6 +212,16 @@ pub trait Replication: Send + Sync + 'static {
         true
     }
 
+    /// Whether a commit's metadata is written in the same atomic step as
+    /// its rows, always: true where one log holds the whole key space.
+    /// Where the key space is cut into groups, a commit's rows may go to
+    /// other groups than its metadata (or in two phases), and metadata
+    /// written after the rows says only that they were written: its
+    /// absence proves nothing (see `rowtree_db::outcome`).
+    fn metadata_is_atomic(&self) -> bool {
+        true
+    }
+
     /// Carries out a cut of the key space at `key` before the split
     /// manager records it in its map (a load or size split, or a manual
     /// split point): a cluster splits the group that holds `key` there,
@@ -223,6 +233,18 @@ pub trait Replication: Send + Sync + 'static {
     fn cut(&self, key: &[u8]) -> Result<bool> {
         let _ = key;
         Ok(true)
+    }
+
+    /// Carries out the cut of a manual split point at `key`, to be kept
+    /// until `expires_at` (a client's AddSplitPoints): as
+    /// [`Replication::cut`], but where another node leads the group that
+    /// holds `key`, or holds it while this node holds none of it, that
+    /// node is asked to add the split point itself. `Ok(true)`: the key is
+    /// a boundary of the groups now. By default, [`Replication::cut`].
+    /// Blocks; never called from an asynchronous task.
+    fn cut_at_split_point(&self, key: &[u8], expires_at: u64) -> Result<bool> {
+        let _ = expires_at;
+        self.cut(key)
     }
 
     /// Carries out the merge of the split starting at `key` into its left

@@ -523,6 +523,15 @@ impl Router {
             .is_none_or(|r| r.serves_fresh_reads())
     }
 
+    /// Whether a commit's metadata and rows are written in one atomic
+    /// step: always, alone; with a [`Replication`], as it says
+    /// ([`Replication::metadata_is_atomic`]).
+    pub fn metadata_is_atomic(&self) -> bool {
+        self.replication
+            .as_ref()
+            .is_none_or(|r| r.metadata_is_atomic())
+    }
+
     /// Makes every write made so far durable (one engine sync): for a
     /// caller that wrote with buffered durability and must now know it is
     /// on disk, as a cluster replica does before its log is purged.

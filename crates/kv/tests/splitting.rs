@@ -413,3 +413,81 @@ fn an_invalid_record_is_refused_and_changes_nothing() {
     fresh.restore(good.clone(), T0).unwrap();
     assert_eq!(fresh.to_record(), good);
 }
+
+/// A replication whose group leader declines the first `declines` cuts of
+/// a split point (its new group had no leader yet, say), then makes them.
+struct Declining {
+    declines: std::sync::atomic::AtomicU32,
+    asked: std::sync::atomic::AtomicU32,
+}
+
+impl rowtree_kv::Replication for Declining {
+    fn replicate(&self, _group: rowtree_kv::CommitGroup) -> rowtree_kv::Result<()> {
+        Ok(())
+    }
+
+    fn ready_to_commit(&self) -> rowtree_kv::Result<()> {
+        Ok(())
+    }
+
+    fn check_read(&self, _ts: Option<u64>) -> rowtree_kv::Result<()> {
+        Ok(())
+    }
+
+    fn cut_at_split_point(&self, _key: &[u8], _expires_at: u64) -> rowtree_kv::Result<bool> {
+        use std::sync::atomic::Ordering;
+        self.asked.fetch_add(1, Ordering::SeqCst);
+        Ok(self
+            .declines
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |n| n.checked_sub(1))
+            .is_err())
+    }
+}
+
+/// A split point whose cut the replication declines at first is not lost:
+/// the manager tries it again every two seconds, makes it once the cut is
+/// carried out, and stops trying. An expired one is not tried.
+#[test]
+fn a_declined_split_point_is_made_once_its_cut_is_carried_out() {
+    use std::sync::atomic::Ordering;
+    let replication = Arc::new(Declining {
+        declines: 3.into(),
+        asked: 0.into(),
+    });
+    let m = SplitManager::new(
+        Arc::new(SplitMap::new()),
+        ManagerConfig::default(),
+        Arc::new(RawKeys),
+    )
+    .with_replication(replication.clone());
+    let point = key(1 << 62);
+    assert!(!m.add_split_point(T0, &point, T0 + 3600 * S));
+    assert_eq!(m.map().splits().len(), 1, "declined: not in the map");
+    let events = run(&m, 1, 10, |_, _| {});
+    let made: Vec<_> = events
+        .iter()
+        .filter(|e| matches!(e, SplitEvent::Split { key, reason: SplitReason::Manual, .. } if *key == point))
+        .collect();
+    assert_eq!(made.len(), 1, "{events:?}");
+    assert_eq!(m.map().splits().len(), 2);
+    assert_eq!(m.map().split_for(&point).start, point);
+    // Asked once by add_split_point, then every 2 s: at 2, 4 and 6 s, the
+    // last carried out; never again after.
+    assert_eq!(replication.asked.load(Ordering::SeqCst), 4);
+    run(&m, 10, 20, |_, _| {});
+    assert_eq!(replication.asked.load(Ordering::SeqCst), 4);
+
+    // A point that expires while declined is given up.
+    replication.declines.store(u32::MAX, Ordering::SeqCst);
+    let other = key(3 << 62);
+    assert!(!m.add_split_point(T0 + 20 * S, &other, T0 + 23 * S));
+    run(&m, 21, 40, |_, _| {});
+    let asked = replication.asked.load(Ordering::SeqCst);
+    run(&m, 40, 60, |_, _| {});
+    assert_eq!(
+        replication.asked.load(Ordering::SeqCst),
+        asked,
+        "tried after its expiry"
+    );
+    assert_eq!(m.map().split_for(&other).start, point);
+}

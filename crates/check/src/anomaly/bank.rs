@@ -37,6 +37,11 @@ use crate::wire::{insert, Value};
 
 /// Accounts in the bank.
 pub const ACCOUNTS: i64 = 8;
+
+/// With [`Options::splits`], the transfer ids the `Transfers` table's
+/// split points are spread over (a run of six minutes logs about 40,000).
+const TRANSFER_IDS_CUT: i64 = 40_000;
+
 /// Each account's opening balance.
 pub const INITIAL: i64 = 1_000;
 
@@ -62,12 +67,19 @@ pub struct Report {
     /// Acknowledged transfers missing from the log, and failed ones in it.
     pub lost_transfers: Vec<i64>,
     pub phantom_transfers: Vec<i64>,
+    /// What each phantom transfer's client was told.
+    pub phantom_errors: Vec<String>,
+    /// Failed transfers by kind of error (gRPC code, `Timeout`, `Other`).
+    pub failure_kinds: Vec<(String, usize)>,
     /// Accounts whose final balance differs from what the log says.
     pub balance_mismatches: Vec<String>,
     /// The final total.
     pub final_total: i64,
     /// What the nemesis did, and what it saw.
     pub strikes: Strikes,
+    /// The voters of each of the database's split groups at the end, on a
+    /// cluster (see [`Options::split_replicas`]).
+    pub split_voters: Vec<Vec<u64>>,
 }
 
 impl Report {
@@ -85,7 +97,12 @@ impl Report {
 #[derive(Default)]
 struct Outcomes {
     acknowledged: HashSet<i64>,
-    failed: HashSet<i64>,
+    /// Failed transfers, with the error each got and where (before or
+    /// at the commit).
+    failed: HashMap<i64, String>,
+    /// Failed transfers by the kind of error (its gRPC code, or what
+    /// else went wrong).
+    failure_kinds: std::collections::BTreeMap<String, usize>,
     unknown: HashSet<i64>,
     declined: usize,
     strong_reads: usize,
@@ -119,6 +136,12 @@ pub async fn run(options: &Options) -> Result<Report> {
             )
             .await?;
     }
+    target.cut("Accounts", ACCOUNTS, options.splits).await?;
+    // Transfers are logged under ids counting up from 1: their table is
+    // cut over the ids a run of some minutes reaches.
+    target
+        .cut("Transfers", TRANSFER_IDS_CUT, options.splits)
+        .await?;
     // Stale reads go up to 3 s into the past: start once that past holds
     // the initial rows.
     tokio::time::sleep(STALEST + Duration::from_millis(100)).await;
@@ -154,6 +177,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         .await
         .map_err(|e| Error::Protocol(format!("the nemesis failed: {e}")))??;
     let (balances, log) = final_state(&target).await?;
+    let split_voters = target.split_voters().await;
     target.stop().await?;
 
     let o = std::mem::take(&mut *outcomes.lock().expect("outcomes"));
@@ -173,10 +197,17 @@ pub async fn run(options: &Options) -> Result<Report> {
         partitioned_dml: o.partitioned_dml,
         final_total: balances.values().sum(),
         strikes: target.strikes(),
+        split_voters,
         ..Report::default()
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));
-    report.phantom_transfers = sorted(o.failed.iter().filter(|id| logged.contains_key(id)));
+    report.failure_kinds = o.failure_kinds.into_iter().collect();
+    report.phantom_transfers = sorted(o.failed.keys().filter(|id| logged.contains_key(id)));
+    report.phantom_errors = report
+        .phantom_transfers
+        .iter()
+        .map(|id| format!("transfer {id} is in the log, but failed: {}", o.failed[id]))
+        .collect();
     let mut expected: HashMap<i64, i64> = (0..ACCOUNTS).map(|id| (id, INITIAL)).collect();
     for (from, to, amount) in logged.values() {
         *expected.entry(*from).or_default() -= amount;
@@ -238,7 +269,19 @@ async fn client_loop(
                         if unknown {
                             o.unknown.insert(id);
                         } else {
-                            o.failed.insert(id);
+                            let at = if committing {
+                                "commit"
+                            } else {
+                                "before its commit"
+                            };
+                            let kind = match e.code() {
+                                Some(code) => format!("{code:?}"),
+                                None if matches!(e, Error::Timeout(_)) => "Timeout".into(),
+                                None => "Other".into(),
+                            };
+                            *o.failure_kinds.entry(kind).or_default() += 1;
+                            o.failed
+                                .insert(id, format!("{at} through {:?}: {e}", client.addr()));
                         }
                     }
                 }

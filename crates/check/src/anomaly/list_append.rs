@@ -49,6 +49,9 @@ pub struct Report {
     pub follower_reads: usize,
     /// How long the clients ran.
     pub elapsed: Duration,
+    /// The voters of each of the database's split groups at the end, on a
+    /// cluster (see [`Options::split_replicas`]).
+    pub split_voters: Vec<Vec<u64>>,
 }
 
 impl Report {
@@ -80,6 +83,7 @@ pub async fn run(options: &Options) -> Result<Report> {
             )
             .await?;
     }
+    target.cut("Lists", KEYS, options.splits).await?;
     // Stale reads go up to 3 s into the past: start once that past holds
     // the initial rows.
     tokio::time::sleep(STALEST + Duration::from_millis(100)).await;
@@ -118,6 +122,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         .map_err(|e| Error::Protocol(format!("the nemesis failed: {e}")))??;
     let elapsed = epoch.elapsed();
     let finals = final_reads(&target).await?;
+    let split_voters = target.split_voters().await;
     target.stop().await?;
     let txns = std::mem::take(&mut *history.lock().expect("history"));
     let check = history::check(&txns, &finals);
@@ -127,6 +132,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         final_elements: finals.values().map(Vec::len).sum(),
         follower_reads: follower_reads.load(Ordering::Relaxed),
         elapsed,
+        split_voters,
     })
 }
 

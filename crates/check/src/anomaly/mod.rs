@@ -58,6 +58,7 @@ use tokio::sync::{Mutex, RwLock};
 use crate::client::{Client, PROJECT};
 use crate::error::{Error, Result};
 use crate::server::{Options as ServerOptions, Server};
+use crate::wire::Value;
 
 /// How a workload runs.
 #[derive(Debug, Clone)]
@@ -92,6 +93,21 @@ pub struct Options {
     /// node in turn, each stopped gracefully (SIGTERM) and started again,
     /// as a rolling upgrade does (0 to 1; the three shares at most 1).
     pub restart_share: f64,
+    /// In a cluster, on how many nodes the database lives (`rowtree serve
+    /// --replicas`; `None`: the server's default, three).
+    pub replicas: Option<usize>,
+    /// In a cluster, how many of the database's nodes hold each split but
+    /// the first (`rowtree serve --split-replicas`; `None`: all of them).
+    /// Fewer than [`Options::replicas`] leaves each node without some
+    /// splits, which it then reads through a node that has them.
+    pub split_replicas: Option<usize>,
+    /// Into how many key ranges the workload's tables are cut by split
+    /// points before the clients start (1: none), so that transactions
+    /// span split groups and commit in two phases.
+    pub splits: usize,
+    /// Where to copy each server's log when the run ends (`node-N.log`),
+    /// if anywhere: the logs are otherwise removed with the data.
+    pub keep_logs: Option<PathBuf>,
 }
 
 impl Options {
@@ -108,6 +124,10 @@ impl Options {
             pause_share: 0.5,
             partition_share: 0.0,
             restart_share: 0.0,
+            replicas: None,
+            split_replicas: None,
+            splits: 1,
+            keep_logs: None,
         }
     }
 }
@@ -148,6 +168,12 @@ pub(crate) struct Target {
     network: Option<crate::proxy::Network>,
     /// Each node's gRPC address (to tell which node a client talks to).
     addrs: Vec<std::net::SocketAddr>,
+    /// Each cluster node's peer port (none for one server), and the binary
+    /// that asks them for the cluster's status.
+    peer_ports: Vec<u16>,
+    binary: PathBuf,
+    /// See [`Options::keep_logs`].
+    keep_logs: Option<PathBuf>,
     /// The partition in force, if one is.
     cut: std::sync::Mutex<Option<Cut>>,
     /// Partitions made, and the minority's acknowledgements seen.
@@ -259,6 +285,7 @@ impl Target {
         let mut slots = Vec::with_capacity(nodes);
         let mut network = None;
         let mut fixed_api_ports: Option<Vec<u16>> = None;
+        let mut peers = Vec::new();
         if nodes == 1 {
             let server =
                 Server::start(ServerOptions::new(&options.binary, dir.path().join("data"))).await?;
@@ -295,6 +322,12 @@ impl Target {
                     args.push("--join".into());
                     args.push(format!("127.0.0.1:{}", peer_ports[0]));
                 }
+                if let Some(n) = options.replicas {
+                    args.extend(["--replicas".into(), n.to_string()]);
+                }
+                if let Some(n) = options.split_replicas {
+                    args.extend(["--split-replicas".into(), n.to_string()]);
+                }
                 if let Some(network) = &network {
                     args.extend(network.route_args(i));
                 }
@@ -306,6 +339,7 @@ impl Target {
                 let server = Server::start(server_options).await?;
                 slots.push(server);
             }
+            peers = peer_ports;
         }
         // The database is made through the first node, which opens it at
         // once; the others follow the registry within a moment, and clients
@@ -331,6 +365,9 @@ impl Target {
             partition_share: options.partition_share.clamp(0.0, 1.0),
             network,
             addrs,
+            peer_ports: peers,
+            binary: options.binary.clone(),
+            keep_logs: options.keep_logs.clone(),
             cut: Default::default(),
             partitions: Default::default(),
             restarts: Default::default(),
@@ -364,6 +401,75 @@ impl Target {
 
     /// A client of the first node: the one that made the database, which
     /// serves it from the start. (Only the setup uses it, before any kill.)
+    /// Cuts `table`, whose keys are `0..keys`, into `splits` key ranges of
+    /// about equal size with split points (before the clients start, so
+    /// through the first node).
+    pub(crate) async fn cut(&self, table: &str, keys: i64, splits: usize) -> Result<()> {
+        let splits = i64::try_from(splits.max(1)).unwrap_or(i64::MAX).min(keys);
+        let mut points: Vec<i64> = (1..splits).map(|i| i * keys / splits).collect();
+        points.dedup();
+        if points.is_empty() {
+            return Ok(());
+        }
+        let points: Vec<Vec<Value>> = points.into_iter().map(|k| vec![Value::Int64(k)]).collect();
+        self.first_client()
+            .await
+            .add_split_points(&self.database, table, &points)
+            .await
+    }
+
+    /// The voters of each of the database's split groups, in the order of
+    /// the groups' ids, as `rowtree cluster status` gives them (asked of
+    /// each node in turn until one answers). Empty for one server, or if
+    /// no node answered (said on stderr): a report, not a verdict.
+    pub(crate) async fn split_voters(&self) -> Vec<Vec<u64>> {
+        for port in &self.peer_ports {
+            let out = tokio::process::Command::new(&self.binary)
+                .args(["cluster", "status", "--format", "json", "--node"])
+                .arg(format!("127.0.0.1:{port}"))
+                .kill_on_drop(true)
+                .output();
+            let out = match tokio::time::timeout(Duration::from_secs(20), out).await {
+                Ok(Ok(out)) if out.status.success() => out,
+                Ok(Ok(out)) => {
+                    eprintln!(
+                        "cluster status through peer port {port}: {}",
+                        String::from_utf8_lossy(&out.stderr).trim()
+                    );
+                    continue;
+                }
+                Ok(Err(e)) => {
+                    eprintln!("cluster status through peer port {port}: {e}");
+                    continue;
+                }
+                Err(_) => {
+                    eprintln!("cluster status through peer port {port}: no answer in 20 s");
+                    continue;
+                }
+            };
+            let status: serde_json::Value = match serde_json::from_slice(&out.stdout) {
+                Ok(status) => status,
+                Err(e) => {
+                    eprintln!("cluster status through peer port {port}: {e}");
+                    continue;
+                }
+            };
+            let groups = status["groups"].as_array().cloned().unwrap_or_default();
+            return groups
+                .iter()
+                .map(|g| {
+                    let mut voters: Vec<u64> = g["members"]
+                        .as_array()
+                        .map(|m| m.iter().filter_map(serde_json::Value::as_u64).collect())
+                        .unwrap_or_default();
+                    voters.sort_unstable();
+                    voters
+                })
+                .collect();
+        }
+        Vec::new()
+    }
+
     pub(crate) async fn first_client(&self) -> Client {
         self.nodes[0]
             .client
@@ -600,6 +706,33 @@ impl Target {
         }
         Ok(())
     }
+
+    /// Copies each server's log to [`Options::keep_logs`], if set.
+    fn keep_logs(&self) {
+        let Some(dir) = &self.keep_logs else { return };
+        if let Err(e) = std::fs::create_dir_all(dir) {
+            eprintln!("cannot keep the logs in {}: {e}", dir.display());
+            return;
+        }
+        for (i, node) in self.nodes.iter().enumerate() {
+            let Ok(server) = node.server.try_lock() else {
+                eprintln!("node {}'s log is not kept: its server is busy", i + 1);
+                continue;
+            };
+            let to = dir.join(format!("node-{}.log", i + 1));
+            if let Err(e) = std::fs::copy(server.log_path(), &to) {
+                eprintln!("cannot copy node {}'s log to {}: {e}", i + 1, to.display());
+            }
+        }
+    }
+}
+
+impl Drop for Target {
+    /// Keeps the logs (if asked) however the run ended, before the data
+    /// directory goes.
+    fn drop(&mut self) {
+        self.keep_logs();
+    }
 }
 
 /// The time of day now, UTC, as `HH:MM:SS.mmm` (the servers' logs stamp
@@ -691,7 +824,10 @@ impl SessionSlot {
         }
     }
 
-    /// Forgets the session after an error that may mean it is gone.
+    /// Forgets the session after an error that may mean it is gone, and
+    /// deletes it in the background, as a client library's pool does with
+    /// a session it gives up (a session that is gone answers NOT_FOUND):
+    /// a database holds at most 10,000.
     pub(crate) fn reset_after(&mut self, error: &Error) {
         if error.is_unavailable()
             || matches!(
@@ -700,7 +836,15 @@ impl SessionSlot {
             )
             || matches!(error, Error::Timeout(_))
         {
-            self.session = None;
+            if let Some((client, session)) = self.session.take() {
+                tokio::spawn(async move {
+                    let _ = tokio::time::timeout(
+                        Duration::from_secs(2),
+                        client.delete_session(&session),
+                    )
+                    .await;
+                });
+            }
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
 //! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
-//! `Announce`, `ReplaceRegistry`, `HostSplit`, `SplitHistory`, `Locate`
-//! and `ReadRange`, with
+//! `Announce`, `ReplaceRegistry`, `HostSplit`, `SplitHistory`, `Locate`,
+//! `ReadRange` and `AddSplitPoint`, with
 //! their messages as plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -325,6 +325,30 @@ pub struct ReadRangeReply {
     /// stopped at its row or byte limit).
     #[prost(bool, tag = "3")]
     pub more: bool,
+}
+
+/// A manual split point a client asked for, sent by the node that took the
+/// request (the leader of the database's first split) to the node leading
+/// the split it falls in (`AddSplitPoint`): that node adds it to its own
+/// split manager, which cuts its group there and keeps the boundary until
+/// the expiry.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AddSplitPointRequest {
+    /// The database, by its registry group.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub key: Vec<u8>,
+    /// Kept until then (nanoseconds since the Unix epoch).
+    #[prost(uint64, tag = "3")]
+    pub expires_at: u64,
+}
+
+/// The answer: whether `key` is a boundary of the node's groups now.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct AddSplitPointReply {
+    #[prost(bool, tag = "1")]
+    pub made: bool,
 }
 
 /// The most rows one `ReadRange` answer carries.

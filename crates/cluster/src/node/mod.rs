@@ -77,10 +77,11 @@ use crate::placement::{self, NodeRecord, NodeState, CLOCK_KEY, MAX_ADDR_LEN, MAX
 use crate::raft::{GroupId, GroupRaft, Groups, LogStore, PeerPort, Peers, ReplicaMachine, Routes};
 use crate::Replica;
 use api::{
-    AnnounceReply, AnnounceRequest, ClockReply, ClockRequest, HostSplitReply, HostSplitRequest,
-    JoinReply, JoinRequest, LocateReply, LocateRequest, NodeClient, NodeServer, ReadRangeReply,
-    ReadRangeRequest, RegistryReply, RegistryRequest, RemoveReply, RemoveRequest,
-    SplitHistoryReply, SplitHistoryRequest, StatusReply, StatusRequest,
+    AddSplitPointReply, AddSplitPointRequest, AnnounceReply, AnnounceRequest, ClockReply,
+    ClockRequest, HostSplitReply, HostSplitRequest, JoinReply, JoinRequest, LocateReply,
+    LocateRequest, NodeClient, NodeServer, ReadRangeReply, ReadRangeRequest, RegistryReply,
+    RegistryRequest, RemoveReply, RemoveRequest, SplitHistoryReply, SplitHistoryRequest,
+    StatusReply, StatusRequest,
 };
 use clock::{Clocks, Sample, WallClock};
 use identity::{Identity, FORMAT_VERSION};
@@ -1907,6 +1908,31 @@ impl api::NodeService for Handler {
             .await
             .map_err(|e| Status::internal(format!("the read stopped: {e}")))?
             .map(Response::new)
+    }
+
+    async fn add_split_point(
+        &self,
+        request: Request<AddSplitPointRequest>,
+    ) -> Result<Response<AddSplitPointReply>, Status> {
+        let r = request.into_inner();
+        if r.key.len() > api::MAX_SPLIT_KEY {
+            return Err(Status::invalid_argument(format!(
+                "a split point of {} bytes is above the limit of {}",
+                r.key.len(),
+                api::MAX_SPLIT_KEY
+            )));
+        }
+        let hosted = self.shared.databases.lock().get(&r.database).cloned();
+        let Some(hosted) = hosted else {
+            return Err(Status::failed_precondition(format!(
+                "node {} does not serve database group {}",
+                self.shared.id, r.database
+            )));
+        };
+        tokio::task::spawn_blocking(move || hosted.add_split_point(&r.key, r.expires_at))
+            .await
+            .map_err(|e| Status::internal(format!("adding the split point stopped: {e}")))?
+            .map(|made| Response::new(AddSplitPointReply { made }))
     }
 
     async fn split_history(

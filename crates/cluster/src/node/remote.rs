@@ -45,8 +45,8 @@ use rowtree_kv::{RemoteBatch, RemoteRead, Replication};
 use tonic::{Code, Status};
 
 use super::api::{
-    LocateReply, LocateRequest, NodeClient, ReadRangeReply, ReadRangeRequest, MAX_READ_BYTES,
-    MAX_READ_ROWS, MAX_SPLIT_KEY,
+    AddSplitPointRequest, LocateReply, LocateRequest, NodeClient, ReadRangeReply, ReadRangeRequest,
+    MAX_READ_BYTES, MAX_READ_ROWS, MAX_SPLIT_KEY,
 };
 use super::splits::DatabaseGroups;
 use super::Shared;
@@ -59,6 +59,10 @@ const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
 /// How long one `ReadRange` may take: a follower waits up to 3 s for its
 /// closed timestamp to reach the read's.
 const READ_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// How long one `AddSplitPoint` may take: the leader's cut waits up to
+/// 10 s for the new group to be made.
+const SPLIT_POINT_TIMEOUT: Duration = Duration::from_secs(15);
 
 /// How many times a read looks its split up again after the node asked
 /// no longer held it.
@@ -413,6 +417,58 @@ impl Elsewhere for RemoteSplits {
             .unwrap_or_default()
     }
 
+    /// Asks `leader`, or the leader a fresh lookup finds, to add the split
+    /// point. `Ok(false)` if no leader is known yet.
+    fn add_split_point(
+        &self,
+        key: &[u8],
+        expires_at: u64,
+        leader: Option<u64>,
+    ) -> rowtree_kv::Result<bool> {
+        let leader = match leader {
+            Some(leader) => leader,
+            None => match self.ask(key, false) {
+                Ok(Found {
+                    leader: Some(leader),
+                    ..
+                }) => leader,
+                Ok(_) => return Ok(false),
+                Err(e) => return Err(rowtree_kv::Error::Replication(e)),
+            },
+        };
+        let Some(mut client) = self.client(leader) else {
+            return Err(rowtree_kv::Error::Replication(format!(
+                "node {leader} has no known address"
+            )));
+        };
+        let request = AddSplitPointRequest {
+            database: self.database,
+            key: key.to_vec(),
+            expires_at,
+        };
+        let answer = self.block_on(
+            async move {
+                let mut request = tonic::Request::new(request);
+                request.set_timeout(SPLIT_POINT_TIMEOUT);
+                client
+                    .add_split_point(request)
+                    .await
+                    .map(tonic::Response::into_inner)
+            },
+            SPLIT_POINT_TIMEOUT,
+        );
+        match answer {
+            Some(Ok(reply)) => Ok(reply.made),
+            Some(Err(status)) => Err(rowtree_kv::Error::Replication(format!(
+                "node {leader} did not add the split point: {}",
+                status.message()
+            ))),
+            None => Err(rowtree_kv::Error::Replication(format!(
+                "node {leader} did not answer in time"
+            ))),
+        }
+    }
+
     fn leader_of(&self, key: &[u8]) -> Option<u64> {
         let cached = self.cached(key, false);
         if cached
@@ -457,6 +513,25 @@ impl DatabaseGroups {
             voters: voters.into_iter().collect(),
             leader: group.current_leader().unwrap_or(0),
         }
+    }
+
+    /// This node's answer to `AddSplitPoint`: the split point is added to
+    /// the database's own split manager, which cuts the group if this node
+    /// leads it (and asks no other node: [`SplitGroups::locally`]) and
+    /// otherwise keeps it pending. Whether `key` is a boundary of this
+    /// node's groups now. Blocks (the cut waits for the new group).
+    pub(super) fn add_split_point(&self, key: &[u8], expires_at: u64) -> Result<bool, Status> {
+        let db = self
+            .db
+            .upgrade()
+            .ok_or_else(|| Status::unavailable("the database is closing on this node"))?;
+        SplitGroups::locally(|| db.add_split_point_key(key, expires_at))
+            .map_err(|e| Status::invalid_argument(e.to_string()))?;
+        Ok(self
+            .groups
+            .groups()
+            .iter()
+            .any(|g| g.descriptor().start.as_slice() == key))
     }
 
     /// This node's answer to `ReadRange`: the rows of the range, which must

@@ -158,6 +158,18 @@ pub trait Elsewhere: Send + Sync {
     /// The voters of the split holding `key`, as last learned (empty if
     /// never), without waiting.
     fn replicas_of(&self, key: &[u8]) -> Vec<u64>;
+
+    /// Asks the node leading the split holding `key` (`leader`, if this
+    /// node knows it, else as found) to add a manual split point there,
+    /// kept until `expires_at` (see [`Replication::cut_at_split_point`]).
+    /// `Ok(true)`: `key` is a boundary of that node's groups now. Blocks;
+    /// never called from an asynchronous task.
+    fn add_split_point(
+        &self,
+        key: &[u8],
+        expires_at: u64,
+        leader: Option<u64>,
+    ) -> rowtree_kv::Result<bool>;
 }
 
 /// One second of a group's writes, as this node's commits were checked.
@@ -876,7 +888,14 @@ impl SplitGroups {
         let groups = self.groups();
         let newest = group.newest_ts();
         let mut single: Vec<CommitGroup> = vec![CommitGroup::default(); groups.len()];
-        single[0].meta = group.meta;
+        // Commit outcome tags (`rowtree_db::outcome`) say that their commit
+        // took effect: they go with the rest of the metadata only when
+        // every commit here is the first split's, in the same entry.
+        let (tags, meta): (Vec<Write>, Vec<Write>) = group
+            .meta
+            .into_iter()
+            .partition(|(key, _)| key.starts_with(rowtree_db::outcome::OUTCOME_PREFIX));
+        single[0].meta = meta;
         if !groups[0].leads() {
             // The newest timestamp is a hint (see `META_LAST_TS`); another
             // node leads the split that carries the metadata.
@@ -903,6 +922,14 @@ impl SplitGroups {
                 spanning.push((commit.ts, parts));
             }
         }
+        let elsewhere =
+            !spanning.is_empty() || single.iter().skip(1).any(|g| !g.commits.is_empty());
+        let mut tags_after = Vec::new();
+        if elsewhere {
+            tags_after = tags;
+        } else {
+            single[0].meta.extend(tags);
+        }
         let proposals: Vec<(usize, CommitGroup)> = single
             .into_iter()
             .enumerate()
@@ -922,6 +949,15 @@ impl SplitGroups {
         for (ts, parts) in spanning {
             self.two_phase(&groups, ts, parts)
                 .map_err(rowtree_kv::Error::Replication)?;
+        }
+        // Every commit took effect: now their tags may say so. One not
+        // recorded (this node lost the first split's lease meanwhile)
+        // leaves its outcome unknown to a lookup, never wrong
+        // (`Replication::metadata_is_atomic` is false here).
+        if !tags_after.is_empty() {
+            if let Err(e) = groups[0].propose_group(CommitGroup::meta(tags_after)) {
+                tracing::info!("the outcomes of commits that took effect were not recorded: {e}");
+            }
         }
         groups[0].commit_wait(newest);
         Ok(())
@@ -1404,12 +1440,14 @@ impl Replication for SplitGroups {
         self.groups.read().iter().all(|g| g.serves_fresh_reads())
     }
 
-    /// A cut the database's split manager decided (a load or size split,
-    /// a manual split point): the group holding `key` is split there, with
-    /// a new split id drawn at random at or above 2^32 (so that, used as
-    /// the new group's id, it meets no database group's id, which the
-    /// placement group numbers from 1). A node that does not lead the group
-    /// declines quietly: its leader decides for it.
+    /// One group holding the whole key space writes a commit's metadata
+    /// and rows in one entry; once the key space is cut, they may go to
+    /// different groups ([`SplitGroups::replicate_all`]).
+    fn metadata_is_atomic(&self) -> bool {
+        let groups = self.groups.read();
+        groups.len() == 1 && groups[0].descriptor().limit.is_none()
+    }
+
     /// A merge the database's split manager decided (cold neighbours): the
     /// group of the split starting at `key` is merged into its left
     /// neighbour's. A boundary that is no group's (a split of the map only)
@@ -1435,6 +1473,12 @@ impl Replication for SplitGroups {
         }
     }
 
+    /// A cut the database's split manager decided (a load or size split,
+    /// a manual split point): the group holding `key` is split there, with
+    /// a new split id drawn at random at or above 2^32 (so that, used as
+    /// the new group's id, it meets no database group's id, which the
+    /// placement group numbers from 1). A node that does not lead the group
+    /// declines quietly: its leader decides for it.
     fn cut(&self, key: &[u8]) -> rowtree_kv::Result<bool> {
         let Some(group) = self.holding(key) else {
             // Another node's split: its leader decides.
@@ -1454,5 +1498,29 @@ impl Replication for SplitGroups {
                 Err(rowtree_kv::Error::Replication(e))
             }
         }
+    }
+
+    /// A manual split point (AddSplitPoints, sent to the node leading the
+    /// database's first split): cut here if this node leads the group
+    /// holding `key`; otherwise the group's leader is asked to add the
+    /// split point itself ([`Elsewhere::add_split_point`]), once: a node
+    /// serving such a request ([`SplitGroups::locally`]) asks no one.
+    /// `Ok(false)` (no leader yet, or it did not answer) leaves the split
+    /// point to the split manager's retries.
+    fn cut_at_split_point(&self, key: &[u8], expires_at: u64) -> rowtree_kv::Result<bool> {
+        let held = self.holding(key);
+        if let Some(group) = &held {
+            if group.leads() || group.descriptor().start.as_slice() == key {
+                return self.cut(key);
+            }
+        }
+        if LOCALLY.with(|l| l.get()) {
+            return Ok(false);
+        }
+        let Some(elsewhere) = self.elsewhere.get() else {
+            return Ok(false);
+        };
+        let leader = held.and_then(|g| g.current_leader());
+        elsewhere.add_split_point(key, expires_at, leader)
     }
 }

@@ -187,7 +187,7 @@ impl DatabaseGroups {
                 *held.entry(voter).or_default() += 1;
             }
         }
-        let load = |id: u64| {
+        let load = |held: &BTreeMap<u64, usize>, id: u64| {
             let utilization = if id == me {
                 view.mine
             } else {
@@ -237,7 +237,21 @@ impl DatabaseGroups {
                     moved
                 } else {
                     self.moves.lock().remove(&group.split_id());
-                    wanted_voters(&voters, &learners, &hosts, target, &keep, &load)
+                    let wanted = wanted_voters(&voters, &learners, &hosts, target, &keep, &|id| {
+                        load(&held, id)
+                    });
+                    // Counted as done for the groups placed after it in this
+                    // round: groups cut at once (all on the same voters) are
+                    // trimmed from different nodes, not all from the same.
+                    for gone in voters.difference(&wanted) {
+                        if let Some(n) = held.get_mut(gone) {
+                            *n = n.saturating_sub(1);
+                        }
+                    }
+                    for added in wanted.difference(&voters) {
+                        *held.entry(*added).or_default() += 1;
+                    }
+                    wanted
                 };
                 if wanted == voters && nodes == wanted {
                     self.moves.lock().remove(&group.split_id());
