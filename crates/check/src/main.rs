@@ -315,6 +315,9 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                 for anomaly in c.anomalies.iter().take(20) {
                     println!("  {anomaly}");
                 }
+                for txn in &r.involved {
+                    println!("    {txn}");
+                }
                 failed |= !r.ok();
             }
             Err(e) => {

@@ -764,6 +764,20 @@ impl Database {
         txn
     }
 
+    /// Waits until every commit this node's pipeline may still give a
+    /// timestamp at or below `ts` has been applied, and makes later ones
+    /// take timestamps above it (at most 60 s): what a read at `ts` of this
+    /// node's engine needs first, as [`Database::read_only`] does. A cluster
+    /// node serving another node's read of its splits calls it: the reader
+    /// waited only for its own node's commits.
+    pub fn wait_visible(&self, ts: u64) -> Result<()> {
+        self.inner.pipeline.wait_visible(
+            ts,
+            Some(std::time::Instant::now() + Duration::from_secs(60)),
+        )?;
+        Ok(())
+    }
+
     /// Starts a read-only transaction.
     pub fn read_only(&self, bound: TimestampBound) -> Result<ReadOnlyTransaction> {
         ReadOnlyTransaction::new(self.clone(), bound)

@@ -84,6 +84,52 @@ pub struct Txn {
     pub stale: bool,
 }
 
+impl Anomaly {
+    /// The transactions it names, by index.
+    pub fn txns(&self) -> Vec<usize> {
+        match self {
+            Anomaly::IncompatibleOrder { .. }
+            | Anomaly::Duplicate { .. }
+            | Anomaly::LostOwnWrite { .. } => Vec::new(),
+            Anomaly::PhantomElement { reader, .. } | Anomaly::StaleRead { reader, .. } => {
+                vec![*reader]
+            }
+            Anomaly::AbortedRead { writer, reader, .. }
+            | Anomaly::IntermediateRead { writer, reader, .. } => vec![*writer, *reader],
+            Anomaly::LostAppend { writer, .. } => vec![*writer],
+            Anomaly::Cycle { txns, .. } => txns.clone(),
+            Anomaly::TimestampOrder { from, to, .. } => vec![*from, *to],
+            Anomaly::RealTimeOrder { earlier, later } => vec![*earlier, *later],
+        }
+    }
+}
+
+impl Txn {
+    /// One line: each operation (a read as its list's length and last
+    /// three elements), the outcome, the timestamp, and whether stale.
+    pub fn brief(&self) -> String {
+        let ops: Vec<String> = self
+            .ops
+            .iter()
+            .map(|op| match op {
+                Op::Append(k, e) => format!("append {e} to {k}"),
+                Op::Read(k, None) => format!("read {k}: -"),
+                Op::Read(k, Some(list)) => {
+                    let tail = &list[list.len().saturating_sub(3)..];
+                    format!("read {k}: {} elements, ending {tail:?}", list.len())
+                }
+            })
+            .collect();
+        format!(
+            "{}; {:?} at {:?}{}",
+            ops.join(", "),
+            self.outcome,
+            self.timestamp,
+            if self.stale { " (stale)" } else { "" }
+        )
+    }
+}
+
 /// Which kind of dependency an edge is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Dep {

@@ -52,6 +52,8 @@ pub struct Report {
     /// The voters of each of the database's split groups at the end, on a
     /// cluster (see [`Options::split_replicas`]).
     pub split_voters: Vec<Vec<u64>>,
+    /// The transactions the anomalies name (the first 40), as recorded.
+    pub involved: Vec<String>,
 }
 
 impl Report {
@@ -126,6 +128,14 @@ pub async fn run(options: &Options) -> Result<Report> {
     target.stop().await?;
     let txns = std::mem::take(&mut *history.lock().expect("history"));
     let check = history::check(&txns, &finals);
+    let mut named: Vec<usize> = check.anomalies.iter().flat_map(|a| a.txns()).collect();
+    named.sort_unstable();
+    named.dedup();
+    let involved = named
+        .into_iter()
+        .take(40)
+        .filter_map(|i| txns.get(i).map(|t| format!("txn {i}: {}", t.brief())))
+        .collect();
     Ok(Report {
         check,
         strikes: target.strikes(),
@@ -133,6 +143,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         follower_reads: follower_reads.load(Ordering::Relaxed),
         elapsed,
         split_voters,
+        involved,
     })
 }
 

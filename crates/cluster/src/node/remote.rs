@@ -575,6 +575,16 @@ impl DatabaseGroups {
                 "node {node} holds no replica of part of the range read"
             )));
         }
+        // The reader's node waited for its own commits at or below the
+        // read's timestamp; this node's own, still in flight, are waited
+        // for here (and later ones get timestamps above it): a commit here
+        // at a lower timestamp must be seen.
+        let db = self
+            .db
+            .upgrade()
+            .ok_or_else(|| Status::unavailable(format!("node {node}: the database is closing")))?;
+        db.wait_visible(r.ts)
+            .map_err(|e| Status::unavailable(format!("node {node}: {e}")))?;
         let max_rows = r.max_rows.clamp(1, MAX_READ_ROWS) as usize;
         let router = self.router.clone();
         SplitGroups::locally(|| {

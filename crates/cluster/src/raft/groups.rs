@@ -1442,7 +1442,7 @@ impl Replication for SplitGroups {
 
     /// One group holding the whole key space writes a commit's metadata
     /// and rows in one entry; once the key space is cut, they may go to
-    /// different groups ([`SplitGroups::replicate_all`]).
+    /// different groups (`SplitGroups::replicate_all`).
     fn metadata_is_atomic(&self) -> bool {
         let groups = self.groups.read();
         groups.len() == 1 && groups[0].descriptor().limit.is_none()
