@@ -170,6 +170,10 @@ struct Shared<W> {
     visible_changed: Condvar,
     /// The largest timestamp a `wait_visible` caller waits for.
     wanted_ts: AtomicU64,
+    /// The newest timestamp [`CommitPipeline::observe_applied`] was told of while a group
+    /// was being committed (0: none): published with that group, not before, since the
+    /// group's commits have lower timestamps and are not durable yet.
+    deferred_visible: AtomicU64,
     /// Commits queued or being committed (incremented before a request is queued, decremented
     /// once it is answered): [`CommitPipeline::strong_read_ts`] reads it without the queue lock.
     in_flight: AtomicU64,
@@ -232,6 +236,7 @@ impl<W: Send + 'static> CommitPipeline<W> {
             visible_lock: Mutex::new(()),
             visible_changed: Condvar::new(),
             wanted_ts: AtomicU64::new(0),
+            deferred_visible: AtomicU64::new(0),
             in_flight: AtomicU64::new(0),
             stopped: AtomicBool::new(false),
             commits: AtomicU64::new(0),
@@ -385,10 +390,21 @@ impl<W: Send + 'static> CommitPipeline<W> {
     /// storage this pipeline's readers read (a cluster replica applied them from its log):
     /// timestamps issued from now on are greater (the hybrid clock's receive rule), and reads
     /// at `visible_ts` see them. Only for commits that are applied in full: everything at or
-    /// below `ts` becomes visible.
+    /// below `ts` becomes visible, except this pipeline's own commits in flight. While a
+    /// group is being committed, its commits have timestamps that may be below `ts` (a
+    /// cluster node writing several split groups applies one group's entry while another's,
+    /// or a two-phase commit of the same group of commits, is still on its way), so `ts` is
+    /// published with that group, once it is durable.
     pub fn observe_applied(&self, ts: u64) {
         self.shared.oracle.observe(ts);
-        publish(&self.shared, ts);
+        let queue = self.shared.queue.lock();
+        if queue.busy {
+            self.shared.deferred_visible.fetch_max(ts, Ordering::AcqRel);
+        } else {
+            // Under the queue lock: no group takes timestamps meanwhile, and the next one
+            // takes timestamps above `ts`.
+            publish(&self.shared, ts);
+        }
     }
 
     /// The timestamp a strong read starting now should read at, given the clock's `now`.
@@ -621,7 +637,10 @@ fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pendin
     if writes.is_empty() {
         // Nothing was written at these timestamps; publishing them is still correct, and
         // the group's empty commits are done once they are published.
-        publish(shared, last_ts);
+        publish(
+            shared,
+            last_ts.max(shared.deferred_visible.swap(0, Ordering::AcqRel)),
+        );
         for (ts, reply) in waiting {
             reply.send(Ok(ts));
         }
@@ -635,8 +654,11 @@ fn commit_group<W>(shared: &Shared<W>, flush: &mut FlushFn<W>, group: Vec<Pendin
         Ok(()) => {
             shared.commits.fetch_add(written, Ordering::Relaxed);
             // Publish before acknowledging: a committer that then reads at `visible_ts`
-            // must see its own write.
-            publish(shared, last_ts);
+            // must see its own write. What replicas applied meanwhile is visible too now.
+            publish(
+                shared,
+                last_ts.max(shared.deferred_visible.swap(0, Ordering::AcqRel)),
+            );
             for (ts, reply) in waiting {
                 // A committer that went away is not our problem: its write is durable.
                 reply.send(Ok(ts));

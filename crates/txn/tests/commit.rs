@@ -770,3 +770,58 @@ fn commits_applied_elsewhere_become_visible_and_later_timestamps_exceed_them() {
     pipeline.observe_applied(2_000_000);
     assert!(pipeline.visible_ts() >= next);
 }
+
+/// A replica applying another group's entry at a timestamp above a commit this pipeline
+/// is still flushing (a cluster node writing several split groups, or a two-phase commit)
+/// does not make that commit's timestamp visible before the commit is durable: a strong
+/// read would take it and miss the commit. It becomes visible with the group.
+#[test]
+fn an_applied_timestamp_above_a_commit_in_flight_waits_for_that_commit() {
+    let clock = Arc::new(ManualClock::new(1_000_000));
+    let (release, released) = mpsc::channel::<()>();
+    let (entered, entering) = mpsc::channel::<()>();
+    let flush = Mutex::new((entered, released));
+    let pipeline = Arc::new(
+        CommitPipeline::new(
+            TimestampOracle::new(clock.clone()),
+            CommitOptions::default(),
+            move |_: Vec<Write>| {
+                let channels = flush.lock().unwrap();
+                channels.0.send(()).ok();
+                channels.1.recv().ok();
+                Ok(())
+            },
+        )
+        .unwrap(),
+    );
+    let before = pipeline.visible_ts();
+    let committer = {
+        let pipeline = pipeline.clone();
+        thread::spawn(move || pipeline.commit(write("in flight")).unwrap())
+    };
+    entering
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the commit is being flushed");
+    // Another group's entry, 5 ms above anything issued here, is applied.
+    pipeline.observe_applied(6_000_000);
+    assert_eq!(
+        pipeline.visible_ts(),
+        before,
+        "published past a commit still in flight"
+    );
+    release.send(()).unwrap();
+    let ts = committer.join().unwrap();
+    assert!(ts < 6_000_000, "{ts}");
+    assert_eq!(pipeline.visible_ts(), 6_000_000);
+    // With nothing in flight, an applied timestamp is published at once.
+    pipeline.observe_applied(7_000_000);
+    assert_eq!(pipeline.visible_ts(), 7_000_000);
+    let next = {
+        let pipeline = pipeline.clone();
+        let committer = thread::spawn(move || pipeline.commit(write("after")).unwrap());
+        entering.recv_timeout(Duration::from_secs(5)).unwrap();
+        release.send(()).unwrap();
+        committer.join().unwrap()
+    };
+    assert!(next > 7_000_000, "{next}");
+}
