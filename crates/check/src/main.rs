@@ -357,6 +357,9 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                 if !kinds.is_empty() {
                     println!("  failed transfers by error: {}", kinds.join(", "));
                 }
+                for sample in &r.failure_samples {
+                    println!("    {sample}");
+                }
                 print_strikes(&r.strikes);
                 print_split_voters(&r.split_voters);
                 for line in r

@@ -42,6 +42,9 @@ pub const ACCOUNTS: i64 = 8;
 /// split points are spread over (a run of six minutes logs about 40,000).
 const TRANSFER_IDS_CUT: i64 = 40_000;
 
+/// How many failed transfers of each kind of error a report quotes.
+pub const FAILURE_SAMPLES: usize = 3;
+
 /// Each account's opening balance.
 pub const INITIAL: i64 = 1_000;
 
@@ -71,6 +74,9 @@ pub struct Report {
     pub phantom_errors: Vec<String>,
     /// Failed transfers by kind of error (gRPC code, `Timeout`, `Other`).
     pub failure_kinds: Vec<(String, usize)>,
+    /// The first [`FAILURE_SAMPLES`] failures of each kind, and its 10th,
+    /// 100th, 1,000th and so on, with their errors.
+    pub failure_samples: Vec<String>,
     /// Accounts whose final balance differs from what the log says.
     pub balance_mismatches: Vec<String>,
     /// The final total.
@@ -103,6 +109,8 @@ struct Outcomes {
     /// Failed transfers by the kind of error (its gRPC code, or what
     /// else went wrong).
     failure_kinds: std::collections::BTreeMap<String, usize>,
+    /// The first few failures of each kind, as the client saw them.
+    failure_samples: Vec<String>,
     unknown: HashSet<i64>,
     declined: usize,
     strong_reads: usize,
@@ -202,6 +210,7 @@ pub async fn run(options: &Options) -> Result<Report> {
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));
     report.failure_kinds = o.failure_kinds.into_iter().collect();
+    report.failure_samples = o.failure_samples;
     report.phantom_transfers = sorted(o.failed.keys().filter(|id| logged.contains_key(id)));
     report.phantom_errors = report
         .phantom_transfers
@@ -279,7 +288,14 @@ async fn client_loop(
                                 None if matches!(e, Error::Timeout(_)) => "Timeout".into(),
                                 None => "Other".into(),
                             };
-                            *o.failure_kinds.entry(kind).or_default() += 1;
+                            let seen = o.failure_kinds.entry(kind.clone()).or_default();
+                            *seen += 1;
+                            if *seen <= FAILURE_SAMPLES
+                                || matches!(*seen, 10 | 100 | 1_000 | 10_000 | 100_000)
+                            {
+                                o.failure_samples
+                                    .push(format!("{kind}: {at} through {:?}: {e}", client.addr()));
+                            }
                             o.failed
                                 .insert(id, format!("{at} through {:?}: {e}", client.addr()));
                         }
