@@ -800,14 +800,7 @@ impl Database {
         key: &[rowtree_types::Value],
         expires_at: u64,
     ) -> Result<bool> {
-        let now = self.inner.options.clock.now_nanos();
-        if expires_at <= now {
-            return Err(Error::InvalidArgument {
-                message: "the expiration time of a split point must be in the future".into(),
-            });
-        }
-        let expires_at =
-            expires_at.min(now.saturating_add(MAX_SPLIT_POINT_EXPIRY.as_nanos() as u64));
+        let (now, expires_at) = self.split_point_expiry(expires_at)?;
         let catalog = self.catalog();
         let (table, index) = match catalog.index(table_or_index) {
             Some(ix) => {
@@ -826,20 +819,27 @@ impl Database {
         Ok(made)
     }
 
-    /// A manual split point at the encoded key `key` (a boundary
-    /// [`Database::add_split_point_until`] made from a table's key), kept
-    /// until `expires_at` within the same limits: what a cluster node leading
-    /// the split that holds `key` is asked by the node that took a client's
-    /// AddSplitPoints. Returns `true` if a new boundary was made.
-    pub fn add_split_point_key(&self, key: &[u8], expires_at: u64) -> Result<bool> {
+    /// Now, and a split point's expiry `expires_at` capped at
+    /// [`MAX_SPLIT_POINT_EXPIRY`] from now; an expiry in the past is
+    /// refused.
+    fn split_point_expiry(&self, expires_at: u64) -> Result<(u64, u64)> {
         let now = self.inner.options.clock.now_nanos();
         if expires_at <= now {
             return Err(Error::InvalidArgument {
                 message: "the expiration time of a split point must be in the future".into(),
             });
         }
-        let expires_at =
-            expires_at.min(now.saturating_add(MAX_SPLIT_POINT_EXPIRY.as_nanos() as u64));
+        let capped = expires_at.min(now.saturating_add(MAX_SPLIT_POINT_EXPIRY.as_nanos() as u64));
+        Ok((now, capped))
+    }
+
+    /// A manual split point at the encoded key `key` (a boundary
+    /// [`Database::add_split_point_until`] made from a table's key), kept
+    /// until `expires_at` within the same limits: what a cluster node leading
+    /// the split that holds `key` is asked by the node that took a client's
+    /// AddSplitPoints. Returns `true` if a new boundary was made.
+    pub fn add_split_point_key(&self, key: &[u8], expires_at: u64) -> Result<bool> {
+        let (now, expires_at) = self.split_point_expiry(expires_at)?;
         let made = self.inner.splits.add_split_point(now, key, expires_at);
         self.inner.save_split_map()?;
         Ok(made)
