@@ -1540,6 +1540,124 @@ fn a_split_kept_on_three_of_four_hosts_is_read_through_the_host_without_it() {
     });
 }
 
+/// A failure can make any voter of the first split its leader, and with
+/// `--split-replicas 3` on four hosts one of them (`out`) holds no replica
+/// of the second split. Such a leader could not commit a transaction
+/// touching both splits (it leads one and lacks the other), so it hands
+/// the first split's group on to a node holding both. The test kills the
+/// first split's leader until `out` wins the election (its log says it
+/// handed the group on, or the status shows it leading); then the first
+/// split is led, within seconds, by a voter of the second, and a commit
+/// across both splits goes through every node. (Before, `out` kept the
+/// first split until the next failure, and those commits were refused.)
+#[test]
+fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--replicas", "4", "--split-replicas", "3"]);
+    let commands: Vec<Vec<String>> = nodes.iter().map(command_of).collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let (clients, db) = rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        retry("rows 2 to 299", Duration::from_secs(10), || {
+            write(&clients[0], &db, 2..300)
+        })
+        .await;
+        clients[0]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await
+            .expect("AddSplitPoints");
+        (clients, db)
+    });
+    // Two groups: the first on all four nodes, the second on three.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let out = loop {
+        let groups = database_groups(&cluster);
+        if let [first, second] = groups.as_slice() {
+            if first.2 == vec![1, 2, 3, 4] && second.2.len() == 3 {
+                break (1..=4).find(|id| !second.2.contains(id)).unwrap();
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no second group on three nodes: {groups:?}"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    };
+    let log = cluster.join(format!("node-{out}")).join("node.log");
+    let handed = || {
+        std::fs::read_to_string(&log)
+            .unwrap_or_default()
+            .contains("this node leads the first split but lacks other splits")
+    };
+    let mut pids: Vec<u32> = nodes.iter().map(|n| n.pid).collect();
+    let mut restarted = Vec::new();
+    let mut kills = 0;
+    let deadline = Instant::now() + Duration::from_secs(240);
+    loop {
+        assert!(
+            Instant::now() < deadline,
+            "node {out} did not come to lead the first split in {kills} kills of its leader"
+        );
+        if handed() {
+            break;
+        }
+        let groups = database_groups(&cluster);
+        let Some(leader) = groups.first().and_then(|g| g.1) else {
+            std::thread::sleep(Duration::from_millis(100));
+            continue;
+        };
+        if leader == out {
+            break;
+        }
+        // Down until the three others elect one of them (node `out` one
+        // time in three or so), then up again.
+        let i = (leader - 1) as usize;
+        Command::new("kill")
+            .args(["-9", &pids[i].to_string()])
+            .status()
+            .expect("kill");
+        kills += 1;
+        let elected = Instant::now() + Duration::from_secs(20);
+        let mut new_leader = None;
+        while new_leader.is_none() && Instant::now() < elected && !handed() {
+            std::thread::sleep(Duration::from_millis(50));
+            new_leader = database_groups(&cluster)
+                .first()
+                .and_then(|g| g.1)
+                .filter(|l| *l != leader);
+        }
+        eprintln!("kill {kills} of node {leader}: the first split is led by {new_leader:?}");
+        let node = Restarted::spawn(&commands[i]);
+        pids[i] = node.0.id();
+        restarted.push(node);
+    }
+    eprintln!("node {out} led the first split after {kills} kills of its leader");
+    // Within seconds the first split is led by a voter of the second.
+    let deadline = Instant::now() + Duration::from_secs(15);
+    loop {
+        let groups = database_groups(&cluster);
+        if let [first, second] = groups.as_slice() {
+            if first.1.is_some_and(|l| l != out && second.2.contains(&l)) {
+                eprintln!("groups: {groups:?}");
+                break;
+            }
+        }
+        assert!(
+            Instant::now() < deadline,
+            "the first split is still led by node {out}, which lacks the second: {groups:?}\n{}",
+            node_log_tails(&cluster, 30)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    assert!(
+        handed(),
+        "node {out}'s log says it handed the first split on"
+    );
+    // Commits across both splits go through again, through every node.
+    rt.block_on(across_through_each(&clients, &db));
+    drop(restarted);
+}
+
 /// An expired split point is merged away on a cluster too: the leader
 /// freezes the right split's group, waits until every replica applied the
 /// freeze (here one is paused with SIGSTOP for a while: `cluster status`

@@ -668,7 +668,18 @@ impl Target {
 
     async fn time_resume(&self, strike: String, killed_at: u64, until: Instant) {
         let deadline = Instant::now() + Duration::from_secs(30);
+        // A stall is said as it happens, so that whoever watches the run
+        // can look at the nodes while they are stuck.
+        let mut stall_said = false;
         while Instant::now() < deadline {
+            if !stall_said && deadline - Instant::now() < Duration::from_secs(20) {
+                stall_said = true;
+                eprintln!(
+                    "stall: no transaction begun after the {strike} has committed in 10 s \
+                     (now {})",
+                    utc_time_of_day()
+                );
+            }
             if Instant::now() >= until {
                 return;
             }

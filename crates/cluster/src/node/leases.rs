@@ -15,6 +15,16 @@
 //! Every 200 ms (the node's `GATHER_EVERY`), for each database,
 //! a node decides ([`decide`]):
 //!
+//! 0. **Lead the first split only from a node that holds every split.**
+//!    Any voter of the first split may win its election after a failure,
+//!    and with `--split-replicas` below `--replicas` some of them hold only
+//!    part of the database. A node leading the first split without a
+//!    replica of every other split hands the first split's group to a
+//!    voter of it that holds every split ([`first_split_heir`]), at most once
+//!    per [`FIRST_MOVE_PAUSE`]: the cold groups then gather there (step
+//!    2), and transactions spanning splits commit again. (Without it, a
+//!    database stayed unable to commit such transactions until the next
+//!    failure moved the first split's leader by chance.)
 //! 1. **Move the hottest group that helps.** A node at least [`BUSY`] and
 //!    more than [`MARGIN`] above the cluster's mean hands one group to the
 //!    least loaded voter of that group, the hottest group whose move does
@@ -233,6 +243,33 @@ pub fn decide(
     }
 }
 
+/// Where the first split's group goes when this node leads it but holds
+/// no replica of some other split of the database (an election after a
+/// failure can make any voter of the first split its leader, and with
+/// `--split-replicas` below `--replicas` some of them hold only part of
+/// the database): the least loaded node in `view` (so answering) that is
+/// a voter of the first split (`hosts`) and holds a replica of every split
+/// (`covering`; with no such node the group stays, since a node lacking
+/// some split would hand it on again). Its sessions and every group then gather
+/// on one node again; without the move, a transaction touching a split
+/// this node lacks and one it leads could not commit until the next
+/// failure moved the first split's leader by chance. `None`: no such node.
+pub fn first_split_heir(
+    view: &LoadView,
+    hosts: &BTreeSet<u64>,
+    covering: &BTreeSet<u64>,
+) -> Option<u64> {
+    view.others
+        .iter()
+        .filter(|(id, _)| **id != view.me && hosts.contains(id) && covering.contains(id))
+        .min_by(|a, b| a.1.total_cmp(b.1).then(a.0.cmp(b.0)))
+        .map(|(id, _)| *id)
+}
+
+/// How long a node that handed the first split's group on (or failed to)
+/// waits before it tries again.
+pub const FIRST_MOVE_PAUSE: Duration = Duration::from_secs(5);
+
 /// One database's lease balancing on this node: [`decide`] with the
 /// memory it needs (when each group came to be led here, when this node
 /// last moved one), carried out.
@@ -241,6 +278,8 @@ pub struct LeaseBalancer {
     led_since: HashMap<SplitId, Instant>,
     cold_since: HashMap<SplitId, Instant>,
     last_move: Option<Instant>,
+    /// When this node last handed the first split's group on.
+    last_first_move: Option<Instant>,
 }
 
 /// What a round did, for the node's log.
@@ -258,6 +297,9 @@ pub enum Done {
     },
     /// Cold groups gathered on the first split's leader.
     Gathered(usize),
+    /// The first split's group handed to node `to`, which holds every
+    /// split ([`first_split_heir`]).
+    FirstHanded { to: u64 },
     /// Nothing.
     Nothing,
 }
@@ -292,7 +334,27 @@ impl LeaseBalancer {
             .collect();
         let first = groups.groups().first().cloned();
         let first_leader = first.as_ref().and_then(|g| g.current_leader());
-        let hosts = first.map(|g| g.members().0).unwrap_or_default();
+        let hosts = first.as_ref().map(|g| g.members().0).unwrap_or_default();
+        if let Some(first) = first.filter(|g| g.leads()) {
+            let paused = self
+                .last_first_move
+                .is_some_and(|at| now.duration_since(at) < FIRST_MOVE_PAUSE);
+            if !paused && !groups.holds_every_split() {
+                let heir = groups
+                    .covering_every_split()
+                    .and_then(|covering| first_split_heir(view, &hosts, &covering));
+                if let Some(to) = heir {
+                    self.last_first_move = Some(now);
+                    return match first.move_to(to, MOVE_WAIT).await {
+                        Ok(()) => Done::FirstHanded { to },
+                        Err(e) => {
+                            tracing::warn!("{e}");
+                            Done::Nothing
+                        }
+                    };
+                }
+            }
+        }
         let may_move = self
             .last_move
             .is_none_or(|at| now.duration_since(at) >= PAUSE);
@@ -379,6 +441,22 @@ mod tests {
             voters: [1, 2, 3, 4].into_iter().collect(),
             settled,
         }
+    }
+
+    #[test]
+    fn the_first_split_goes_to_the_least_loaded_node_holding_every_split() {
+        // Node 1 leads the first split (voters 1-4) but lacks the others;
+        // 2, 3 and 5 hold every split.
+        let v = view(0.1, &[(2, 0.6), (3, 0.2), (4, 0.0), (5, 0.0)]);
+        let hosts: BTreeSet<u64> = [1, 2, 3, 4].into_iter().collect();
+        let covering: BTreeSet<u64> = [2, 3, 5].into_iter().collect();
+        // Not 4 (lacks them too), not 5 (no replica of the first split).
+        assert_eq!(first_split_heir(&v, &hosts, &covering), Some(3));
+        // A node out of view (silent, stopping) is no heir.
+        let v = view(0.1, &[(2, 0.6), (4, 0.0)]);
+        assert_eq!(first_split_heir(&v, &hosts, &covering), Some(2));
+        let v = view(0.1, &[(4, 0.0), (5, 0.0)]);
+        assert_eq!(first_split_heir(&v, &hosts, &covering), None);
     }
 
     #[test]

@@ -576,14 +576,17 @@ impl Node {
         // every 100 ms for a database group, 200 ms for the placement
         // group): the clock heartbeat, once a second, is too slow to know
         // a node that was itself restarted a moment ago.
-        let target = |raft: &GroupRaft| -> Option<u64> {
+        // Among those, the most up to date; of the ones in `prefer` if any
+        // is.
+        let target_of = |raft: &GroupRaft, prefer: Option<&BTreeSet<u64>>| -> Option<u64> {
             let m = raft.metrics().borrow_watched().clone();
             if !m.state.is_leader() {
                 return None;
             }
             let matched = m.replication.clone().unwrap_or_default();
             let heard = m.heartbeat.clone().unwrap_or_default();
-            m.membership_config
+            let candidates: Vec<u64> = m
+                .membership_config
                 .membership()
                 .voter_ids()
                 .filter(|id| *id != shared.id)
@@ -594,8 +597,21 @@ impl Node {
                         .flatten()
                         .is_some_and(|at| at.elapsed() <= HEARD_WITHIN)
                 })
+                .collect();
+            let preferred: Vec<u64> = candidates
+                .iter()
+                .copied()
+                .filter(|id| prefer.is_some_and(|p| p.contains(id)))
+                .collect();
+            let pool = if preferred.is_empty() {
+                candidates
+            } else {
+                preferred
+            };
+            pool.into_iter()
                 .max_by_key(|id| matched.get(id).copied().flatten().map(|l| l.index))
         };
+        let target = |raft: &GroupRaft| target_of(raft, None);
         let groups: Vec<(u64, GroupRaft, Option<Arc<crate::raft::GroupCommits>>)> = {
             let hosted = shared.hosted.lock();
             let commits = shared.commits.lock();
@@ -607,9 +623,16 @@ impl Node {
         // A database's groups go to one node, its first group's choice, so
         // that they stay led together (`node::splits`).
         let mut first_of = BTreeMap::new();
+        // The nodes holding every split of each database: its first group
+        // goes to one of them if one answers, since a leader of the first
+        // split lacking a split would hand it on again (`node::leases`).
+        let mut covering = BTreeMap::new();
         for (database, hosted) in shared.databases.lock().iter() {
             for (group, _) in hosted.rafts() {
                 first_of.insert(group, *database);
+            }
+            if let Some(nodes) = hosted.groups.covering_every_split() {
+                covering.insert(*database, nodes);
             }
         }
         let rafts: BTreeMap<u64, GroupRaft> = groups
@@ -618,8 +641,10 @@ impl Node {
             .collect();
         let mut moves = Vec::new();
         for (group, raft, commits) in groups {
-            let first = first_of.get(&group).and_then(|d| rafts.get(d));
-            let to = match first.and_then(&target) {
+            let first = first_of
+                .get(&group)
+                .and_then(|d| Some((rafts.get(d)?, covering.get(d))));
+            let to = match first.and_then(|(raft, prefer)| target_of(raft, prefer)) {
                 Some(to)
                     if raft
                         .metrics()

@@ -326,10 +326,11 @@ impl RemoteSplits {
         };
         let mut order: Vec<u64> = found.leader.into_iter().collect();
         order.extend(found.voters.iter().filter(|v| Some(**v) != found.leader));
-        let mut last_error = String::from("the split has no voters");
+        // Every voter's refusal is reported: the leader's says most.
+        let mut errors: Vec<String> = Vec::new();
         for node in order {
             let Some(mut client) = self.client(node) else {
-                last_error = format!("node {node} has no known address");
+                errors.push(format!("node {node} has no known address"));
                 continue;
             };
             let request = request.clone();
@@ -348,12 +349,15 @@ impl RemoteSplits {
                 Some(Ok(reply)) => return Ok(Some(batch(reply, found, read.reverse, clipped))),
                 Some(Err(status)) if status.code() == Code::FailedPrecondition => return Ok(None),
                 Some(Err(status)) => {
-                    last_error = format!("node {node}: {}", status.message());
+                    errors.push(format!("node {node}: {}", status.message()));
                 }
-                None => last_error = format!("node {node} did not answer in time"),
+                None => errors.push(format!("node {node} did not answer in time")),
             }
         }
-        Err(last_error)
+        if errors.is_empty() {
+            return Err("the split has no voters".into());
+        }
+        Err(errors.join("; "))
     }
 }
 
@@ -415,6 +419,16 @@ impl Elsewhere for RemoteSplits {
         self.cached(key, false)
             .map(|f| f.voters)
             .unwrap_or_default()
+    }
+
+    fn split_of(&self, key: &[u8]) -> Option<(Vec<u64>, Option<Vec<u8>>)> {
+        match self.cached(key, false) {
+            Some(found) => Some((found.voters, found.limit)),
+            None => {
+                self.refresh(key);
+                None
+            }
+        }
     }
 
     /// Asks `leader`, or the leader a fresh lookup finds, to add the split

@@ -582,6 +582,12 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
                     utilization = view.mine,
                     "a hot split's group handed to a less loaded node"
                 ),
+                Done::FirstHanded { to } => tracing::info!(
+                    database,
+                    to,
+                    "this node leads the first split but lacks other splits: its group handed \
+                     to a node holding them all"
+                ),
                 Done::Gathered(handed) if handed > 0 => {
                     tracing::info!(
                         database,

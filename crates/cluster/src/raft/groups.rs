@@ -91,7 +91,7 @@
 //! node leads all of a commit's keys. Recovery resolves only the prepared
 //! transactions of the groups this node leads.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock, Weak};
 
 use parking_lot::Mutex;
@@ -159,6 +159,12 @@ pub trait Elsewhere: Send + Sync {
     /// never), without waiting.
     fn replicas_of(&self, key: &[u8]) -> Vec<u64>;
 
+    /// The split holding `key` as last learned, without waiting: its
+    /// voters and its limit (`None`: the end of the key space). `None`
+    /// if never learned; a lookup then starts in the background, so that
+    /// a later call knows.
+    fn split_of(&self, key: &[u8]) -> Option<(Vec<u64>, Option<Vec<u8>>)>;
+
     /// Asks the node leading the split holding `key` (`leader`, if this
     /// node knows it, else as found) to add a manual split point there,
     /// kept until `expires_at` (see [`Replication::cut_at_split_point`]).
@@ -193,6 +199,10 @@ impl Written {
         spanning: 0,
     };
 }
+
+/// At most this many splits of one gap are walked by
+/// [`SplitGroups::covering_every_split`].
+const MAX_SPLITS_WALKED: usize = 1024;
 
 /// The seconds of written keys a group's count keeps.
 const WRITTEN_SECONDS: usize = 16;
@@ -735,6 +745,48 @@ impl SplitGroups {
         } else {
             spanning as f64 / commits as f64
         }
+    }
+
+    /// Whether this node holds a replica of every split of the database.
+    pub fn holds_every_split(&self) -> bool {
+        self.gaps(&[], None).is_empty()
+    }
+
+    /// The nodes holding a replica of every split of the database: the
+    /// voters common to the groups this node holds and to the splits it
+    /// holds none of, as it last learned their voters
+    /// ([`Elsewhere::split_of`]). `None` while the voters of one of those
+    /// splits are not known yet (a lookup starts), or with no way to learn
+    /// them.
+    pub fn covering_every_split(&self) -> Option<BTreeSet<u64>> {
+        let mut common: Option<BTreeSet<u64>> = None;
+        let mut meet = |voters: BTreeSet<u64>| {
+            common = Some(match common.take() {
+                None => voters,
+                Some(c) => c.intersection(&voters).copied().collect(),
+            });
+        };
+        for group in self.groups() {
+            meet(group.members().0);
+        }
+        let gaps = self.gaps(&[], None);
+        if !gaps.is_empty() {
+            let elsewhere = self.elsewhere.get()?;
+            for (start, end) in gaps {
+                let mut at = start;
+                // A gap may hold several splits, walked in turn (a bounded
+                // number: the lookups remember at most so many).
+                for _ in 0..MAX_SPLITS_WALKED {
+                    let (voters, limit) = elsewhere.split_of(&at)?;
+                    meet(voters.into_iter().collect());
+                    match limit {
+                        Some(l) if end.as_ref().is_none_or(|e| l < *e) && l > at => at = l,
+                        _ => break,
+                    }
+                }
+            }
+        }
+        common
     }
 
     /// The groups this node leads, each with its index and its recent
