@@ -1037,6 +1037,40 @@ fn stop(rt: &tokio::runtime::Runtime, node: Node) {
     drop(db);
 }
 
+/// A lease moved by load goes only to a voter answering the group's
+/// heartbeats: a move to a stopped node (or one restarted a moment ago that
+/// has not opened the group yet) is refused at once, and the leader goes
+/// on serving without a pause; a move to a live voter goes through.
+#[test]
+fn a_lease_is_not_moved_to_a_voter_that_does_not_answer() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (mut nodes, leader) = one_group_with_accounts(&rt, dir.path());
+    let mut others = nodes.keys().copied().filter(|id| *id != leader);
+    let (down, up) = (others.next().unwrap(), others.next().unwrap());
+    stop(&rt, nodes.remove(&down).unwrap());
+    // Longer than the receiver must have answered within.
+    std::thread::sleep(rowtree_cluster::raft::RECEIVER_HEARD_WITHIN * 2);
+    let group = nodes[&leader].groups.groups()[0].clone();
+    let asked = std::time::Instant::now();
+    let refused = rt.block_on(group.move_to(down, Duration::from_secs(5)));
+    let took = asked.elapsed();
+    assert!(refused.is_err(), "moved to a stopped node");
+    assert!(
+        took < Duration::from_secs(1),
+        "the refusal took {took:?}: the move waited for the stopped node"
+    );
+    assert!(group.serves(), "the leader stopped serving");
+    // It serves at once: a transfer commits without a retry.
+    let db = nodes[&leader].db.clone();
+    transfer(&db, 0);
+    assert_transfers(&db, 1);
+    // A live voter takes the lease.
+    rt.block_on(group.move_to(up, Duration::from_secs(5)))
+        .expect("moved to a live voter");
+    assert_eq!(leader_of(&rt, &nodes, 1, None), up);
+}
+
 /// A node stopped after its database's group was cut opens both groups
 /// again from its engine when it restarts, and catches up with what both
 /// committed while it was down.

@@ -21,7 +21,8 @@
 //!    part of the database. A node leading the first split without a
 //!    replica of every other split hands the first split's group to a
 //!    voter of it that holds every split ([`first_split_heir`]), at most once
-//!    per [`FIRST_MOVE_PAUSE`]: the cold groups then gather there (step
+//!    per [`FIRST_MOVE_PAUSE`] (a failed try is tried again after
+//!    [`FIRST_MOVE_RETRY`]): the cold groups then gather there (step
 //!    2), and transactions spanning splits commit again. (Without it, a
 //!    database stayed unable to commit such transactions until the next
 //!    failure moved the first split's leader by chance.)
@@ -266,9 +267,14 @@ pub fn first_split_heir(
         .map(|(id, _)| *id)
 }
 
-/// How long a node that handed the first split's group on (or failed to)
-/// waits before it tries again.
+/// How long a node that handed the first split's group on waits before it
+/// hands it on again.
 pub const FIRST_MOVE_PAUSE: Duration = Duration::from_secs(5);
+
+/// How long a node whose hand-over of the first split's group failed (the
+/// receiver not ready: restarted a moment ago, say) waits before it tries
+/// again.
+pub const FIRST_MOVE_RETRY: Duration = Duration::from_secs(1);
 
 /// One database's lease balancing on this node: [`decide`] with the
 /// memory it needs (when each group came to be led here, when this node
@@ -278,8 +284,8 @@ pub struct LeaseBalancer {
     led_since: HashMap<SplitId, Instant>,
     cold_since: HashMap<SplitId, Instant>,
     last_move: Option<Instant>,
-    /// When this node last handed the first split's group on.
-    last_first_move: Option<Instant>,
+    /// When this node may next hand the first split's group on.
+    next_first_move: Option<Instant>,
 }
 
 /// What a round did, for the node's log.
@@ -336,16 +342,20 @@ impl LeaseBalancer {
         let first_leader = first.as_ref().and_then(|g| g.current_leader());
         let hosts = first.as_ref().map(|g| g.members().0).unwrap_or_default();
         if let Some(first) = first.filter(|g| g.leads()) {
-            let paused = self
-                .last_first_move
-                .is_some_and(|at| now.duration_since(at) < FIRST_MOVE_PAUSE);
+            let paused = self.next_first_move.is_some_and(|at| now < at);
             if !paused && !groups.holds_every_split() {
                 let heir = groups
                     .covering_every_split()
                     .and_then(|covering| first_split_heir(view, &hosts, &covering));
                 if let Some(to) = heir {
-                    self.last_first_move = Some(now);
-                    return match first.move_to(to, MOVE_WAIT).await {
+                    let moved = first.move_to(to, MOVE_WAIT).await;
+                    let wait = if moved.is_ok() {
+                        FIRST_MOVE_PAUSE
+                    } else {
+                        FIRST_MOVE_RETRY
+                    };
+                    self.next_first_move = Some(Instant::now() + wait);
+                    return match moved {
                         Ok(()) => Done::FirstHanded { to },
                         Err(e) => {
                             tracing::warn!("{e}");

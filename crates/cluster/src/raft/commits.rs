@@ -68,6 +68,7 @@ use std::time::Duration;
 
 use openraft::error::{ClientWriteError, RaftError};
 use openraft::type_config::async_runtime::WatchReceiver;
+use openraft::Instant as _;
 use parking_lot::Mutex;
 use rowtree_kv::{CommitGroup, Replication, SplitId};
 use rowtree_txn::Clock;
@@ -141,6 +142,10 @@ impl std::fmt::Debug for GroupCommits {
             .finish()
     }
 }
+
+/// A group is moved by load ([`GroupCommits::move_to`]) only to a voter
+/// that answered its heartbeats (every 100 ms) this recently.
+pub const RECEIVER_HEARD_WITHIN: Duration = Duration::from_millis(500);
 
 impl GroupCommits {
     /// Commits of node `node` for the group of `descriptor`'s split, under
@@ -494,11 +499,37 @@ impl GroupCommits {
     /// of the split are refused here having done nothing, and are sent to
     /// the new leader. Unlike `hand_over`, this instance serves again if
     /// it leads again later (a failed move leaves it leading: it takes a
-    /// new lease).
+    /// new lease). Refused at once, having given nothing up, if `to` has
+    /// not answered the group's heartbeats within
+    /// [`RECEIVER_HEARD_WITHIN`].
     pub async fn move_to(self: &Arc<Self>, to: u64, wait: Duration) -> Result<(), String> {
         let started = self.group()?;
         if to == self.node || !self.leads() {
             return Ok(());
+        }
+        // The receiver must be answering this group's heartbeats: a node
+        // restarted a moment ago may not have opened the group yet, and a
+        // move to it would leave the split unserved for the whole wait.
+        let answering = {
+            let m = started.raft.metrics().borrow_watched().clone();
+            let heard = m
+                .heartbeat
+                .as_ref()
+                .and_then(|h| h.get(&to).cloned().flatten())
+                .is_some_and(|at| at.elapsed() <= RECEIVER_HEARD_WITHIN);
+            let matched = m
+                .replication
+                .as_ref()
+                .and_then(|r| r.get(&to).copied().flatten())
+                .is_some();
+            heard && matched
+        };
+        if !answering {
+            return Err(format!(
+                "node {to} has not answered {}'s heartbeats within {RECEIVER_HEARD_WITHIN:?}: \
+                 the group stays here",
+                self.split()
+            ));
         }
         self.moving.store(true, Ordering::SeqCst);
         let (raft, view) = (started.raft.clone(), started.view.clone());
