@@ -249,7 +249,8 @@ pub fn decide(
 /// failure can make any voter of the first split its leader, and with
 /// `--split-replicas` below `--replicas` some of them hold only part of
 /// the database): the least loaded node in `view` (so answering) that is
-/// a voter of the first split (`hosts`) and holds a replica of every split
+/// a voter of the first split answering its group (`hosts`,
+/// [`GroupCommits::answering_voters`]) and holds a replica of every split
 /// (`covering`; with no such node the group stays, since a node lacking
 /// some split would hand it on again). Its sessions and every group then gather
 /// on one node again; without the move, a transaction touching a split
@@ -344,9 +345,13 @@ impl LeaseBalancer {
         if let Some(first) = first.filter(|g| g.leads()) {
             let paused = self.next_first_move.is_some_and(|at| now < at);
             if !paused && !groups.holds_every_split() {
+                // Only voters answering the group now: a node restarted a
+                // moment ago (the least loaded, having served nothing yet)
+                // may not have opened it.
+                let answering = first.answering_voters();
                 let heir = groups
                     .covering_every_split()
-                    .and_then(|covering| first_split_heir(view, &hosts, &covering));
+                    .and_then(|covering| first_split_heir(view, &answering, &covering));
                 if let Some(to) = heir {
                     let moved = first.move_to(to, MOVE_WAIT).await;
                     let wait = if moved.is_ok() {

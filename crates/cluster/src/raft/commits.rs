@@ -490,6 +490,35 @@ impl GroupCommits {
         Ok(())
     }
 
+    /// The voters other than this node that answered the group's
+    /// heartbeats within [`RECEIVER_HEARD_WITHIN`] and have a replicated
+    /// log position, as this node (its leader) sees them: the ones a lease
+    /// may move to. Empty unless this node leads the group.
+    pub fn answering_voters(&self) -> std::collections::BTreeSet<u64> {
+        let Ok(started) = self.group() else {
+            return Default::default();
+        };
+        let m = started.raft.metrics().borrow_watched().clone();
+        if !m.state.is_leader() {
+            return Default::default();
+        }
+        let heard = m.heartbeat.clone().unwrap_or_default();
+        let matched = m.replication.clone().unwrap_or_default();
+        m.membership_config
+            .membership()
+            .voter_ids()
+            .filter(|id| *id != self.node)
+            .filter(|id| {
+                heard
+                    .get(id)
+                    .cloned()
+                    .flatten()
+                    .is_some_and(|at| at.elapsed() <= RECEIVER_HEARD_WITHIN)
+                    && matched.get(id).copied().flatten().is_some()
+            })
+            .collect()
+    }
+
     /// Moves the group's lease to node `to` while this node goes on
     /// serving its other groups (a move by load, `node::leases`): as
     /// [`GroupCommits::hand_over`], gives up the lease now (so that `to`
@@ -510,21 +539,7 @@ impl GroupCommits {
         // The receiver must be answering this group's heartbeats: a node
         // restarted a moment ago may not have opened the group yet, and a
         // move to it would leave the split unserved for the whole wait.
-        let answering = {
-            let m = started.raft.metrics().borrow_watched().clone();
-            let heard = m
-                .heartbeat
-                .as_ref()
-                .and_then(|h| h.get(&to).cloned().flatten())
-                .is_some_and(|at| at.elapsed() <= RECEIVER_HEARD_WITHIN);
-            let matched = m
-                .replication
-                .as_ref()
-                .and_then(|r| r.get(&to).copied().flatten())
-                .is_some();
-            heard && matched
-        };
-        if !answering {
+        if !self.answering_voters().contains(&to) {
             return Err(format!(
                 "node {to} has not answered {}'s heartbeats within {RECEIVER_HEARD_WITHIN:?}: \
                  the group stays here",
