@@ -1427,6 +1427,21 @@ fn a_split_point_cuts_a_cluster_databases_group_and_both_survive_kills() {
     });
 }
 
+/// [`one_row_database`] with rows 1 to 299 of T, and a split point at Id
+/// 100 added through node 1: its clients and the database.
+async fn rows_cut_at_100(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, String) {
+    let (clients, db, _) = one_row_database(nodes, cluster).await;
+    retry("rows 2 to 299", Duration::from_secs(10), || {
+        write(&clients[0], &db, 2..300)
+    })
+    .await;
+    clients[0]
+        .add_split_points(&db, "T", &[vec![Value::from(100)]])
+        .await
+        .expect("AddSplitPoints");
+    (clients, db)
+}
+
 /// With `--split-replicas 3` on four hosts, a split cut off the first
 /// keeps three replicas: its group starts on all four (the voters of the
 /// group it was cut from) and its leader takes the busiest other voter
@@ -1442,15 +1457,7 @@ fn a_split_kept_on_three_of_four_hosts_is_read_through_the_host_without_it() {
     let (_up, nodes, cluster) = up_with(dir.path(), &["--replicas", "4", "--split-replicas", "3"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
-        retry("rows 2 to 299", Duration::from_secs(10), || {
-            write(&clients[0], &db, 2..300)
-        })
-        .await;
-        clients[0]
-            .add_split_points(&db, "T", &[vec![Value::from(100)]])
-            .await
-            .expect("AddSplitPoints");
+        let (clients, db) = rows_cut_at_100(&nodes, &cluster).await;
         // Two groups: the first on all four nodes, the second on three.
         let deadline = Instant::now() + Duration::from_secs(60);
         let out = loop {
@@ -1556,18 +1563,7 @@ fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
     let (_up, nodes, cluster) = up_with(dir.path(), &["--replicas", "4", "--split-replicas", "3"]);
     let commands: Vec<Vec<String>> = nodes.iter().map(command_of).collect();
     let rt = tokio::runtime::Runtime::new().unwrap();
-    let (clients, db) = rt.block_on(async {
-        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
-        retry("rows 2 to 299", Duration::from_secs(10), || {
-            write(&clients[0], &db, 2..300)
-        })
-        .await;
-        clients[0]
-            .add_split_points(&db, "T", &[vec![Value::from(100)]])
-            .await
-            .expect("AddSplitPoints");
-        (clients, db)
-    });
+    let (clients, db) = rt.block_on(rows_cut_at_100(&nodes, &cluster));
     // Two groups: the first on all four nodes, the second on three.
     let deadline = Instant::now() + Duration::from_secs(60);
     let out = loop {
