@@ -115,6 +115,18 @@ fn cluster_options(binary: PathBuf, seed: u64) -> Options {
     }
 }
 
+/// [`cluster_options`] on four nodes, the database on all four and each
+/// split but the first on three, its tables cut into three key ranges.
+fn split_options(binary: PathBuf, seed: u64) -> Options {
+    Options {
+        nodes: 4,
+        replicas: Some(4),
+        split_replicas: Some(3),
+        splits: 3,
+        ..cluster_options(binary, seed)
+    }
+}
+
 /// Writes stopped after a kill for no more than this (a hung group would
 /// never resume; the figure itself is reported, not asserted: the soak in
 /// docs/operations.md measures it).
@@ -190,13 +202,7 @@ async fn the_bank_on_a_cluster_keeps_its_total_when_nodes_die() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn the_bank_on_splits_kept_on_three_of_four_nodes_keeps_its_total_when_nodes_die() {
     let Some(binary) = binary() else { return };
-    let options = Options {
-        nodes: 4,
-        replicas: Some(4),
-        split_replicas: Some(3),
-        splits: 3,
-        ..cluster_options(binary, 7)
-    };
+    let options = split_options(binary, 7);
     let report = bank::run(&options).await.expect("the workload runs");
     println!("{report:#?}");
     assert!(report.ok(), "{report:#?}");
@@ -230,13 +236,7 @@ async fn the_bank_on_splits_kept_on_three_of_four_nodes_keeps_its_total_when_nod
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn list_append_on_splits_kept_on_three_of_four_nodes_stays_strictly_serializable() {
     let Some(binary) = binary() else { return };
-    let options = Options {
-        nodes: 4,
-        replicas: Some(4),
-        split_replicas: Some(3),
-        splits: 3,
-        ..cluster_options(binary, 8)
-    };
+    let options = split_options(binary, 8);
     let report = list_append::run(&options).await.expect("the workload runs");
     println!("{report:#?}");
     assert!(
