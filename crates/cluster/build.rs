@@ -6,8 +6,9 @@
 //! service, `rowtree.peer.v1.Node`, on the same port, lets a node join the
 //! cluster, takes one out, answers `rowtree cluster status`, reads the
 //! node's clock for the others' offset guard, asks a node to hold a
-//! replica of a database's split, and reads the splits a node holds no
-//! replica of from one that does.
+//! replica of a database's split, reads the splits a node holds no
+//! replica of from one that does, and carries the locks and two-phase
+//! commits of transactions that reach splits led by other nodes.
 
 use tonic_build::manual::{Builder, Method, Service};
 
@@ -69,6 +70,26 @@ fn main() {
             "AddSplitPointRequest",
             "AddSplitPointReply",
         ),
+        ("lock_keys", "LockKeys", "LockKeysRequest", "TxnReply"),
+        (
+            "prepare_keys",
+            "PrepareKeys",
+            "PrepareKeysRequest",
+            "PrepareKeysReply",
+        ),
+        (
+            "resolve_keys",
+            "ResolveKeys",
+            "ResolveKeysRequest",
+            "TxnReply",
+        ),
+        (
+            "release_keys",
+            "ReleaseKeys",
+            "ReleaseKeysRequest",
+            "TxnReply",
+        ),
+        ("settle", "Settle", "SettleRequest", "SettleReply"),
     ] {
         node = node.method(
             Method::builder()

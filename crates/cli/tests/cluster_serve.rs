@@ -1281,6 +1281,72 @@ async fn across_through_each(clients: &[Client], db: &str) -> i64 {
     10 * clients.len() as i64
 }
 
+/// `n` read-write transactions through `client`, each reading rows 50 and
+/// 500 of T (one on each side of Id 100) and appending "+" to both values,
+/// retried on ABORTED as client libraries retry; then checks that both
+/// rows hold the same value, with `n` appends. Returns the rows written
+/// (two).
+async fn transfers_across(client: &Client, db: &str, n: usize) -> i64 {
+    let rows = vec![
+        vec![Value::from(50), Value::from("v")],
+        vec![Value::from(500), Value::from("v")],
+    ];
+    let session = client.create_session(db).await.expect("a session");
+    client
+        .commit(
+            &session,
+            Selector::SingleUse(TxnMode::ReadWrite),
+            vec![insert_or_update("T", &["Id", "V"], rows)],
+        )
+        .await
+        .expect("rows 50 and 500");
+    let read = Statement::new("SELECT Id, V FROM T WHERE Id IN (50, 500) ORDER BY Id");
+    let update = Statement::new("UPDATE T SET V = CONCAT(V, '+') WHERE Id IN (50, 500)");
+    let mut aborted = 0;
+    for i in 0..n {
+        let started = Instant::now();
+        loop {
+            let attempt = async {
+                let txn = client.begin(&session, TxnMode::ReadWrite).await?;
+                let before = client
+                    .execute_sql(&session, &read, Selector::Id(txn.clone()))
+                    .await?;
+                let values: Vec<String> = before
+                    .rows
+                    .iter()
+                    .filter_map(|r| r[1].as_str().map(str::to_string))
+                    .collect();
+                assert_eq!(values.len(), 2, "both rows are read in transaction {i}");
+                assert_eq!(values[0], values[1], "the rows differ before transaction {i}");
+                let updated = client
+                    .execute_sql_seq(&session, &update, Selector::Id(txn.clone()), 1)
+                    .await?;
+                assert_eq!(updated.row_count, Some(2), "both rows updated");
+                client.commit(&session, Selector::Id(txn), vec![]).await
+            };
+            match attempt.await {
+                Ok(_) => break,
+                Err(e) if e.code() == Some(tonic::Code::Aborted) => aborted += 1,
+                Err(e) => panic!("transaction {i} across both halves: {e}"),
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(30),
+                "transaction {i} across both halves aborted for 30 s ({aborted} aborts)"
+            );
+        }
+    }
+    let after = client
+        .execute_sql(&session, &read, Selector::strong())
+        .await
+        .expect("the rows after");
+    let want = format!("v{}", "+".repeat(n));
+    for row in &after.rows {
+        assert_eq!(row[1].as_str(), Some(want.as_str()), "row {:?}", row[0]);
+    }
+    eprintln!("{n} read-write transactions across both halves committed ({aborted} aborts)");
+    2
+}
+
 /// The command line node `node` was started with.
 fn command_of(node: &NodeLine) -> Vec<String> {
     let cmdline = std::fs::read(format!("/proc/{}/cmdline", node.pid)).expect("the node's command");
@@ -1953,6 +2019,20 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
             "still spread after the commits through every node"
         );
 
+        // Transactions across both halves, now led by different nodes,
+        // commit too: their locks and writes on the right half are taken
+        // and prepared at its leader (remote locking and two-phase commit
+        // across nodes). Single-use commits of ten rows, through every
+        // node; then read-write transactions that read a row of each half
+        // and update both, which must stay equal.
+        let across = across_through_each(&clients, &db).await;
+        let pair = transfers_across(&clients[0], &db, 12).await;
+        assert_eq!(
+            group_leaders(&cluster),
+            spread,
+            "still spread after the commits across both halves (they were not gathered first)"
+        );
+
         // The first split's leader gathers every node's split history: once
         // a minute's statistics are in, its key visualizer shows the hot
         // right split served by the node it was handed to.
@@ -2003,7 +2083,6 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
             gathered, first_leader,
             "gathered on the first split's leader"
         );
-        let across = across_through_each(&clients, &db).await;
 
         // Every acknowledged row is there (a failed commit may or may not
         // have been made: its answer may have been lost).
@@ -2011,7 +2090,7 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
             count(&clients[0], &db)
         })
         .await;
-        let extra = 1 + 2 * clients.len() as i64 + across;
+        let extra = 1 + 2 * clients.len() as i64 + across + pair;
         assert!(
             seen >= acked.len() as i64 + extra && seen <= tried.len() as i64 + extra,
             "{seen} rows; {} acknowledged, {} tried, {extra} more",

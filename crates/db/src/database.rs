@@ -56,6 +56,9 @@ pub(crate) struct CommitWrites {
     /// change's DDL log entry and sequence state, so the statement and its
     /// data are durable together or not at all.
     pub meta: Vec<(Vec<u8>, Option<Vec<u8>>)>,
+    /// The transaction prepared writes at other nodes: this commit decides
+    /// them ([`crate::elsewhere`]).
+    pub elsewhere: Option<rowtree_kv::ElsewhereCommit>,
 }
 
 impl CommitWrites {
@@ -65,6 +68,7 @@ impl CommitWrites {
             ts,
             data,
             meta: Vec::new(),
+            elsewhere: None,
         }
     }
 }
@@ -87,6 +91,7 @@ fn write_group(router: &Router, groups: Vec<CommitWrites>) -> rowtree_txn::Resul
             writes: commit.data,
         });
         group.meta.extend(commit.meta);
+        group.elsewhere.extend(commit.elsewhere);
     }
     group
         .meta
@@ -102,6 +107,7 @@ fn commit_error(e: rowtree_kv::Error) -> rowtree_txn::Error {
     match e {
         rowtree_kv::Error::Replication(message) => rowtree_txn::Error::Unavailable(message),
         rowtree_kv::Error::LedElsewhere(message) => rowtree_txn::Error::Refused(message),
+        rowtree_kv::Error::Aborted(reason) => rowtree_txn::Error::Aborted { reason },
         other => rowtree_txn::Error::Storage(other.to_string()),
     }
 }
@@ -272,6 +278,10 @@ pub(crate) struct Inner {
     /// Serialises DDL statements.
     pub ddl_lock: Mutex<()>,
     pub locks: LockManager,
+    /// Drawn at random when the database opened: with a lock handle's id,
+    /// how other nodes know a transaction of this one
+    /// ([`crate::elsewhere::txn_ref`]).
+    pub incarnation: u64,
     pub pipeline: CommitPipeline<CommitWrites>,
     pub sequences: Sequences,
     pub options: Options,
@@ -584,6 +594,7 @@ impl Database {
             schema_gate: Arc::default(),
             ddl_lock: Mutex::new(()),
             locks: LockManager::new(),
+            incarnation: rand::random(),
             pipeline,
             options,
             dialect,
@@ -719,6 +730,22 @@ impl Database {
     /// tells the database to [`Database::reload_schema`].
     pub fn is_schema_key(key: &[u8]) -> bool {
         key.starts_with(META_DDL_PREFIX) || key.starts_with(META_PROTOS_PREFIX)
+    }
+
+    /// Makes this database's commit timestamps from now on greater than
+    /// `ts`, learnt from another node (a cluster node resolving another
+    /// node's transaction at its commit timestamp: the next commit of the
+    /// same keys here must come after it).
+    pub fn observe_timestamp(&self, ts: u64) {
+        self.inner.pipeline.observe(ts);
+    }
+
+    /// The database's lock table. A cluster node takes locks in it on
+    /// behalf of transactions run by other nodes (whose keys fall in the
+    /// splits it leads), under handles of their own priority; the
+    /// database's own transactions use it through their handles.
+    pub fn lock_table(&self) -> &rowtree_txn::LockManager {
+        &self.inner.locks
     }
 
     /// Records that a cluster replica applied commits up to timestamp

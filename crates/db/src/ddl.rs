@@ -344,7 +344,12 @@ impl Database {
             self.inner
                 .pipeline
                 .commit(rowtree_txn::CommitRequest::new(move |ts| {
-                    Ok(CommitWrites { ts, data, meta })
+                    Ok(CommitWrites {
+                        ts,
+                        data,
+                        meta,
+                        elsewhere: None,
+                    })
                 }))?;
             Ok(())
         };

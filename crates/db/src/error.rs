@@ -150,6 +150,7 @@ impl From<rowtree_kv::Error> for Error {
             // an abort) would meet the same leader; the client retries
             // through a node the split's leader serves.
             rowtree_kv::Error::LedElsewhere(message) => Error::LedElsewhere { message },
+            rowtree_kv::Error::Aborted(reason) => Error::Aborted { reason },
             other => Error::internal(format!("kv: {other}")),
         }
     }

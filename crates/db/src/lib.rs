@@ -32,6 +32,7 @@
 
 pub mod database;
 pub mod ddl;
+mod elsewhere;
 pub mod error;
 mod eval;
 pub mod format;

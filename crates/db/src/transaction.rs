@@ -92,6 +92,16 @@ pub struct ReadWriteTransaction {
 
 impl ReadWriteTransaction {
     pub(crate) fn new(db: Database, priority: Option<u64>) -> ReadWriteTransaction {
+        // In a cluster a transaction may lock keys at other nodes, whose
+        // lock tables compare its priority with their own transactions':
+        // every node draws priorities from its clock (older is smaller),
+        // the low bits at random so that two nodes rarely tie.
+        let priority = priority.or_else(|| {
+            db.inner.router.replicated().then(|| {
+                let now = db.inner.options.clock.now_nanos();
+                (now & !0x3ff) | (rand::random::<u64>() & 0x3ff)
+            })
+        });
         let handle = db.inner.locks.begin(priority);
         ReadWriteTransaction {
             db,
@@ -224,7 +234,8 @@ impl ReadWriteTransaction {
                 Span::Point(k) => rowtree_txn::LockTarget::key(k.clone()),
                 Span::Range((s, e)) => rowtree_txn::LockTarget::range(s.clone(), e.clone()),
             };
-            self.db.inner.locks.lock(
+            crate::elsewhere::lock(
+                &self.db.inner,
                 &self.handle,
                 target,
                 rowtree_txn::LockMode::Shared,
@@ -450,13 +461,31 @@ impl ReadWriteTransaction {
             }
             Err(e) => return Err(e),
         };
-        // In a cluster, this node must lead every split written.
+        // In a cluster, the writes whose split another node leads are
+        // prepared there (two-phase commit, decided by this commit); this
+        // node must lead the splits of the others.
+        let mutation_count = resolved.mutation_count;
+        let parted = crate::elsewhere::part(inner, &self.handle, resolved.writes)?;
+        if !parted.elsewhere.is_empty() && no_wait {
+            // Preparing asks other nodes: that is waiting.
+            self.writes.locked.extend(std::mem::take(&mut state.locked));
+            return Ok(None);
+        }
         inner
             .router
-            .check_writes(resolved.writes.iter().map(|w| w.for_accounting().0))?;
+            .check_writes(parted.here.iter().map(|w| w.for_accounting().0))?;
         inner.locks.mark_committing(&self.handle)?;
-        let mutation_count = resolved.mutation_count;
-        let Submitted(ticket) = resolved.submit(inner, to_lead, self.outcome_tag);
+        let elsewhere = if parted.elsewhere.is_empty() {
+            None
+        } else {
+            crate::elsewhere::prepare(inner, &self.handle, parted.elsewhere)?;
+            Some(crate::elsewhere::txn_ref(inner, &self.handle))
+        };
+        let resolved = crate::write::Resolved {
+            writes: parted.here,
+            mutation_count,
+        };
+        let Submitted(ticket) = resolved.submit(inner, to_lead, self.outcome_tag, elsewhere);
         let outcome = Outcome::Waiting(ticket);
         self.done = true;
         Ok(Some(PendingCommit {
@@ -478,6 +507,7 @@ impl ReadWriteTransaction {
         if !self.done {
             self.done = true;
             self.db.inner.locks.release_all(&self.handle);
+            crate::elsewhere::release(&self.db.inner, &self.handle);
         }
     }
 }
@@ -542,6 +572,7 @@ impl PendingCommit {
     fn report(&mut self, result: rowtree_txn::Result<u64>) -> Result<CommitResult> {
         self.gate = None;
         self.db.inner.locks.release_all(&self.handle);
+        crate::elsewhere::release(&self.db.inner, &self.handle);
         Ok(CommitResult {
             commit_timestamp: result?,
             mutation_count: self.mutation_count,
@@ -587,6 +618,7 @@ impl Drop for PendingCommit {
                     drop(gate);
                     if let Some(inner) = inner.upgrade() {
                         inner.locks.release_all(&handle);
+                        crate::elsewhere::release(&inner, &handle);
                     }
                 });
             }

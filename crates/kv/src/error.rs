@@ -24,6 +24,11 @@ pub enum Error {
     /// transaction where that split is led succeeds.
     #[error("{0}")]
     LedElsewhere(String),
+    /// A transaction lost a conflict at another node (wound-wait there),
+    /// or its locks there were lost (the split's lease moved): retry the
+    /// transaction.
+    #[error("{0}")]
+    Aborted(String),
 }
 
 /// Result alias for this crate.

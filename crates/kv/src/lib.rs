@@ -95,7 +95,10 @@ pub use manager::{ManagerConfig, SplitEvent, SplitManager, SplitReason, SplitSiz
 pub use nodes::NodeGate;
 pub use persist::{ManualPoint, SplitRecord, SplitsRecord, SPLITS_RECORD_VERSION};
 pub use policy::{KeyAligner, LoadDecision, RawKeys, SplitPolicy, UnsplittableReason};
-pub use replication::{Commit, CommitGroup, KeySpan, RemoteBatch, RemoteRead, Replication};
+pub use replication::{
+    Commit, CommitGroup, ElsewhereCommit, ElsewhereWrite, KeySpan, RemoteBatch, RemoteRead,
+    Replication, TxnRef,
+};
 pub use router::{
     Router, RouterScan, SplitSnapshot, SplitsTouched, SAMPLED_WRITES_PER_SPLIT,
     WRITE_CPU_NANOS_PER_ROW,

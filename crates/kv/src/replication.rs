@@ -43,6 +43,43 @@ pub struct CommitGroup {
     /// Metadata writes (`None` deletes), applied after the commits' rows in
     /// the same atomic write.
     pub meta: Vec<Write>,
+    /// The commits (by timestamp) whose transactions also wrote splits led
+    /// by other nodes and prepared there
+    /// ([`Replication::prepare_elsewhere`]): their commit is the decision
+    /// of a two-phase commit, and their prepared writes are resolved after
+    /// it.
+    pub elsewhere: Vec<ElsewhereCommit>,
+}
+
+/// A commit whose transaction prepared writes at the leaders of splits
+/// led by other nodes ([`Replication::prepare_elsewhere`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElsewhereCommit {
+    /// The commit's timestamp (a [`Commit`] of the group has it, perhaps
+    /// with no writes).
+    pub ts: u64,
+    /// The transaction, as the other nodes know it.
+    pub txn: TxnRef,
+}
+
+/// A read-write transaction as the leaders of splits led by other nodes
+/// know it: they lock and prepare its keys on its behalf.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct TxnRef {
+    /// Unique in the cluster: chosen by the node running the transaction.
+    pub id: u128,
+    /// Its wound-wait priority, compared across nodes (smaller is older).
+    pub priority: u64,
+}
+
+/// One write a transaction prepares at another node
+/// ([`Replication::prepare_elsewhere`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ElsewhereWrite {
+    /// The encoded key.
+    pub key: Vec<u8>,
+    /// The value, `None` for a delete.
+    pub value: Option<Vec<u8>>,
 }
 
 impl CommitGroup {
@@ -51,6 +88,7 @@ impl CommitGroup {
         CommitGroup {
             commits: Vec::new(),
             meta,
+            elsewhere: Vec::new(),
         }
     }
 
@@ -70,8 +108,9 @@ pub struct RemoteRead {
     pub start: std::ops::Bound<Vec<u8>>,
     /// The end of the range (in key order).
     pub end: std::ops::Bound<Vec<u8>>,
-    /// The read timestamp (`u64::MAX` is never sent: a read under locks is
-    /// served only where the keys are locked, by their leader).
+    /// The read timestamp; `u64::MAX`: the latest, under locks, served
+    /// only where the keys are locked, by their leader
+    /// ([`Replication::locked_elsewhere`]).
     pub ts: u64,
     /// Descending key order.
     pub reverse: bool,
@@ -172,6 +211,72 @@ pub trait Replication: Send + Sync + 'static {
         None
     }
 
+    /// Whether the write of `key` by `txn` is prepared at another node
+    /// ([`prepare_elsewhere`](Self::prepare_elsewhere)) rather than
+    /// committed here: its split is led elsewhere, or `txn` locked it at
+    /// another node (whose lock is the one that counts, even if this node
+    /// leads the split by now). By default, never.
+    fn written_elsewhere(&self, txn: TxnRef, key: &[u8]) -> bool {
+        let _ = (txn, key);
+        false
+    }
+
+    /// The parts of `[start, end)` whose locks, and latest rows, another
+    /// node serves (a cluster node: the splits led by other nodes, and
+    /// those it holds no replica of), in key order, each as `(start,
+    /// limit)`. A read-write transaction locks them there
+    /// ([`lock_elsewhere`](Self::lock_elsewhere)) and reads them there
+    /// ([`read_elsewhere`](Self::read_elsewhere) at `u64::MAX`). By
+    /// default, none. Answers at once.
+    fn locked_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<KeySpan> {
+        let _ = (start, end);
+        Vec::new()
+    }
+
+    /// Takes a lock for `txn` on `[start, end)` (`point`: the one key
+    /// `start`), shared or `exclusive`, at the node serving the split's
+    /// locks ([`locked_elsewhere`](Self::locked_elsewhere)), which keeps
+    /// it until the transaction is resolved or released there. Wound-wait
+    /// rules apply there with `txn.priority`. Blocks while the lock is
+    /// waited for; never called from an asynchronous task. Fails with
+    /// [`Error::Aborted`](crate::Error::Aborted) when the transaction lost
+    /// a conflict there (or its locks there were lost).
+    fn lock_elsewhere(
+        &self,
+        txn: TxnRef,
+        start: &[u8],
+        end: Option<&[u8]>,
+        point: bool,
+        exclusive: bool,
+    ) -> Result<()> {
+        let _ = (txn, start, end, point, exclusive);
+        Err(crate::Error::Replication(
+            "this node serves every lock; nothing is locked elsewhere".into(),
+        ))
+    }
+
+    /// Prepares `writes` (keys [`locked_elsewhere`](Self::locked_elsewhere),
+    /// locked there by `txn`) at the nodes leading their splits: the first
+    /// phase of a two-phase commit whose decision is this node's commit of
+    /// the transaction's other writes (a [`CommitGroup`] naming it in
+    /// [`CommitGroup::elsewhere`]). Returns the highest prepare timestamp:
+    /// the commit's must be above it. Blocks; never called from an
+    /// asynchronous task.
+    fn prepare_elsewhere(&self, txn: TxnRef, writes: Vec<ElsewhereWrite>) -> Result<u64> {
+        let _ = (txn, writes);
+        Err(crate::Error::Replication(
+            "this node leads every split; nothing is prepared elsewhere".into(),
+        ))
+    }
+
+    /// The transaction ended (rolled back, or its commit answered): lets
+    /// go of what it holds at other nodes, and settles a two-phase commit
+    /// left undecided (aborted). Returns at once; the work is done in the
+    /// background.
+    fn release_elsewhere(&self, txn: TxnRef) {
+        let _ = txn;
+    }
+
     /// The parts of `[start, end)` (`end` `None`: to the end of the key
     /// space) that this node holds no replica of, in key order, each as
     /// `(start, limit)`: a cluster whose splits are placed on some of its
@@ -185,10 +290,10 @@ pub trait Replication: Send + Sync + 'static {
 
     /// One batch of rows of a range this node holds no replica of
     /// ([`held_elsewhere`](Self::held_elsewhere)), read at a node that
-    /// holds them, which charges them to its own splits. Only reads at a
-    /// timestamp come here: a read under locks is refused by
-    /// [`check_range`](Self::check_range) first. Blocks; never called
-    /// from an asynchronous task.
+    /// holds them, which charges them to its own splits; or, at
+    /// `u64::MAX`, of a range whose locks another node serves
+    /// ([`locked_elsewhere`](Self::locked_elsewhere)), read at that node.
+    /// Blocks; never called from an asynchronous task.
     fn read_elsewhere(&self, read: &RemoteRead) -> Result<RemoteBatch> {
         let _ = read;
         Err(crate::Error::Replication(

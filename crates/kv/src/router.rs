@@ -258,7 +258,7 @@ impl Router {
         if let Some(replication) = &self.replication {
             let end = [key, &[0]].concat();
             replication.check_range(latest_as_none(ts), key, Some(&end))?;
-            if !replication.held_elsewhere(key, Some(&end)).is_empty() {
+            if !served_elsewhere(replication.as_ref(), ts, key, Some(&end)).is_empty() {
                 let row = get_elsewhere(replication.as_ref(), key, ts)?;
                 return Ok((self.splits.split_for(key).id, row));
             }
@@ -496,6 +496,63 @@ impl Router {
         match &self.replication {
             None => Ok(()),
             Some(replication) => replication.check_writes(&mut { keys }),
+        }
+    }
+
+    /// The parts of `[start, end)` whose locks another node serves
+    /// ([`Replication::locked_elsewhere`]); none alone.
+    pub fn locked_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<crate::KeySpan> {
+        match &self.replication {
+            None => Vec::new(),
+            Some(replication) => replication.locked_elsewhere(start, end),
+        }
+    }
+
+    /// Takes a lock for `txn` at the node serving the locks of
+    /// `[start, end)` ([`Replication::lock_elsewhere`]).
+    pub fn lock_elsewhere(
+        &self,
+        txn: crate::TxnRef,
+        start: &[u8],
+        end: Option<&[u8]>,
+        point: bool,
+        exclusive: bool,
+    ) -> Result<()> {
+        match &self.replication {
+            None => Ok(()),
+            Some(replication) => replication.lock_elsewhere(txn, start, end, point, exclusive),
+        }
+    }
+
+    /// Prepares writes at the nodes leading their splits
+    /// ([`Replication::prepare_elsewhere`]); the highest prepare
+    /// timestamp.
+    pub fn prepare_elsewhere(
+        &self,
+        txn: crate::TxnRef,
+        writes: Vec<crate::ElsewhereWrite>,
+    ) -> Result<u64> {
+        match &self.replication {
+            None => Err(crate::Error::Replication(
+                "nothing is replicated: there is no other node to prepare at".into(),
+            )),
+            Some(replication) => replication.prepare_elsewhere(txn, writes),
+        }
+    }
+
+    /// Whether `txn`'s write of `key` is prepared at another node
+    /// ([`Replication::written_elsewhere`]); never alone.
+    pub fn written_elsewhere(&self, txn: crate::TxnRef, key: &[u8]) -> bool {
+        self.replication
+            .as_ref()
+            .is_some_and(|replication| replication.written_elsewhere(txn, key))
+    }
+
+    /// Lets go of what `txn` holds at other nodes
+    /// ([`Replication::release_elsewhere`]).
+    pub fn release_elsewhere(&self, txn: crate::TxnRef) {
+        if let Some(replication) = &self.replication {
+            replication.release_elsewhere(txn);
         }
     }
 
@@ -769,7 +826,8 @@ impl Iterator for RouterScan<'_> {
                         self.done = true;
                         return Some(Err(e));
                     }
-                    let elsewhere = replication.held_elsewhere(&first, last.as_deref());
+                    let elsewhere =
+                        served_elsewhere(replication.as_ref(), self.ts, &first, last.as_deref());
                     if !elsewhere.is_empty() {
                         let pieces = pieces(&split, start, end, &elsewhere);
                         self.pieces = if self.reverse {
@@ -1165,6 +1223,23 @@ fn get_elsewhere(replication: &dyn Replication, key: &[u8], ts: u64) -> Result<O
         Some(Ok((k, value))) if k == key => Ok(Some(value)),
         Some(Ok(_)) | None => Ok(None),
         Some(Err(e)) => Err(e),
+    }
+}
+
+/// The parts of `[start, end)` another node serves a read at `ts` of: at
+/// the latest (`u64::MAX`, a read under locks), where their locks are
+/// ([`Replication::locked_elsewhere`]); at a timestamp, where this node
+/// holds no replica ([`Replication::held_elsewhere`]).
+fn served_elsewhere(
+    replication: &dyn Replication,
+    ts: u64,
+    start: &[u8],
+    end: Option<&[u8]>,
+) -> Vec<crate::KeySpan> {
+    if ts == u64::MAX {
+        replication.locked_elsewhere(start, end)
+    } else {
+        replication.held_elsewhere(start, end)
     }
 }
 

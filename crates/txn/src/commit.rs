@@ -386,6 +386,13 @@ impl<W: Send + 'static> CommitPipeline<W> {
         self.shared.visible_ts.load(Ordering::Acquire)
     }
 
+    /// Makes every commit timestamp issued from now on greater than `ts`, a timestamp
+    /// learnt from elsewhere (another node's prepare timestamp, which a commit deciding it
+    /// must exceed), without saying anything about what is visible.
+    pub fn observe(&self, ts: u64) {
+        self.shared.oracle.observe(ts);
+    }
+
     /// Records that commits up to `ts`, made elsewhere, are durable and applied to the
     /// storage this pipeline's readers read (a cluster replica applied them from its log):
     /// timestamps issued from now on are greater (the hybrid clock's receive rule), and reads

@@ -1,7 +1,9 @@
 //! The node's own service on the peer port, `rowtree.peer.v1.Node`
 //! (declared in `build.rs`): `Join`, `Status`, `Remove`, `Clock`,
 //! `Announce`, `ReplaceRegistry`, `HostSplit`, `SplitHistory`, `Locate`,
-//! `ReadRange` and `AddSplitPoint`, with
+//! `ReadRange` and `AddSplitPoint`; and, for transactions that reach
+//! splits led by other nodes (`node::participant`), `LockKeys`,
+//! `PrepareKeys`, `ResolveKeys`, `ReleaseKeys` and `Settle`; with
 //! their messages as plain prost structs, and the calls a client makes.
 
 use std::time::Duration;
@@ -350,6 +352,140 @@ pub struct AddSplitPointReply {
     #[prost(bool, tag = "1")]
     pub made: bool,
 }
+
+/// A transaction run by another node takes a lock on keys this node
+/// leads (`LockKeys`): a key, or a range, shared or exclusive, kept for the
+/// transaction until it is resolved or released here.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct LockKeysRequest {
+    /// The database, by its registry group.
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    /// The transaction's id, 16 bytes, big-endian.
+    #[prost(bytes = "vec", tag = "2")]
+    pub txn: Vec<u8>,
+    /// Its wound-wait priority (smaller is older).
+    #[prost(uint64, tag = "3")]
+    pub priority: u64,
+    #[prost(bytes = "vec", tag = "4")]
+    pub start: Vec<u8>,
+    /// The range's end (none: to the end of the key space); unused for a
+    /// key.
+    #[prost(bytes = "vec", optional, tag = "5")]
+    pub end: Option<Vec<u8>>,
+    /// The lock is on the key `start` alone.
+    #[prost(bool, tag = "6")]
+    pub point: bool,
+    #[prost(bool, tag = "7")]
+    pub exclusive: bool,
+}
+
+/// An answer with nothing to say but that the call was done.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct TxnReply {}
+
+/// The first phase of a two-phase commit at a participant (`PrepareKeys`):
+/// the transaction's writes to the splits this node leads, whose keys it
+/// locked here.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PrepareKeysRequest {
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub txn: Vec<u8>,
+    /// The split whose group decides (the database's first).
+    #[prost(uint64, tag = "3")]
+    pub coordinator: u64,
+    /// The splits the sender knows the transaction writes (this node adds
+    /// its own).
+    #[prost(uint64, repeated, tag = "4")]
+    pub participants: Vec<u64>,
+    #[prost(bytes = "vec", repeated, tag = "5")]
+    pub keys: Vec<Vec<u8>>,
+    /// Each key's value (empty for a delete: see `deletes`).
+    #[prost(bytes = "vec", repeated, tag = "6")]
+    pub values: Vec<Vec<u8>>,
+    /// Whether each key is deleted.
+    #[prost(bool, repeated, tag = "7")]
+    pub deletes: Vec<bool>,
+}
+
+/// The writes are prepared: durable in each split's log, at these
+/// timestamps (the commit's must be above the highest).
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct PrepareKeysReply {
+    #[prost(uint64, tag = "1")]
+    pub ts: u64,
+}
+
+/// The outcome of a transaction prepared here (`ResolveKeys`): its
+/// prepared writes are written at the commit timestamp, or dropped; its
+/// locks here are released.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ResolveKeysRequest {
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub txn: Vec<u8>,
+    #[prost(bool, tag = "3")]
+    pub commit: bool,
+    /// The commit timestamp, or when the abort was decided.
+    #[prost(uint64, tag = "4")]
+    pub ts: u64,
+}
+
+/// The transaction ended without preparing here (`ReleaseKeys`): its locks
+/// here are released.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct ReleaseKeysRequest {
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub txn: Vec<u8>,
+}
+
+/// A participant asks the node leading the database's first split (the
+/// coordinator) for the outcome of a transaction prepared there long ago
+/// (`Settle`): a transaction the coordinator is not committing is aborted
+/// if it was not decided.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SettleRequest {
+    #[prost(uint64, tag = "1")]
+    pub database: u64,
+    #[prost(bytes = "vec", tag = "2")]
+    pub txn: Vec<u8>,
+}
+
+/// The outcome, if decided.
+#[derive(Clone, PartialEq, prost::Message)]
+pub struct SettleReply {
+    #[prost(bool, tag = "1")]
+    pub decided: bool,
+    #[prost(bool, tag = "2")]
+    pub commit: bool,
+    #[prost(uint64, tag = "3")]
+    pub ts: u64,
+}
+
+/// A transaction id as the peer messages carry it.
+pub fn txn_bytes(id: u128) -> Vec<u8> {
+    id.to_be_bytes().to_vec()
+}
+
+/// A transaction id from the peer messages' form.
+pub fn txn_from_bytes(bytes: &[u8]) -> Result<u128, tonic::Status> {
+    let bytes: [u8; 16] = bytes.try_into().map_err(|_| {
+        tonic::Status::invalid_argument(format!(
+            "a transaction id is 16 bytes, not {}",
+            bytes.len()
+        ))
+    })?;
+    Ok(u128::from_be_bytes(bytes))
+}
+
+/// The most keys one `PrepareKeys` carries (a commit's mutations are
+/// bounded far below it).
+pub const MAX_PREPARE_KEYS: usize = 1 << 20;
 
 /// The most rows one `ReadRange` answer carries.
 pub const MAX_READ_ROWS: u64 = 256;

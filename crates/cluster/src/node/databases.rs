@@ -476,6 +476,7 @@ impl Hosting {
             groups: split_groups,
             making: tokio::sync::Mutex::new(()),
             moves: parking_lot::Mutex::new(BTreeMap::new()),
+            proxies: Default::default(),
         });
         self.shared
             .databases

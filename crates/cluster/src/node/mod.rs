@@ -56,6 +56,7 @@ pub mod clock;
 pub mod databases;
 pub mod identity;
 pub mod leases;
+mod participant;
 mod remote;
 mod splits;
 pub mod status;
@@ -1789,6 +1790,24 @@ struct Handler {
     shared: Arc<Shared>,
 }
 
+impl Handler {
+    /// The database `database` as this node hosts it, or the refusal a
+    /// node that does not host it answers.
+    fn hosted(&self, database: u64) -> Result<Arc<splits::DatabaseGroups>, Status> {
+        self.shared
+            .databases
+            .lock()
+            .get(&database)
+            .cloned()
+            .ok_or_else(|| {
+                Status::failed_precondition(format!(
+                    "node {} does not serve database group {database}",
+                    self.shared.id
+                ))
+            })
+    }
+}
+
 #[tonic::async_trait]
 impl api::NodeService for Handler {
     async fn join(&self, request: Request<JoinRequest>) -> Result<Response<JoinReply>, Status> {
@@ -1932,6 +1951,66 @@ impl api::NodeService for Handler {
         tokio::task::spawn_blocking(move || hosted.read_range(r))
             .await
             .map_err(|e| Status::internal(format!("the read stopped: {e}")))?
+            .map(Response::new)
+    }
+
+    async fn lock_keys(
+        &self,
+        request: Request<api::LockKeysRequest>,
+    ) -> Result<Response<api::TxnReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.hosted(r.database)?;
+        tokio::task::spawn_blocking(move || hosted.lock_keys(r))
+            .await
+            .map_err(|e| Status::internal(format!("the lock stopped: {e}")))?
+            .map(Response::new)
+    }
+
+    async fn prepare_keys(
+        &self,
+        request: Request<api::PrepareKeysRequest>,
+    ) -> Result<Response<api::PrepareKeysReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.hosted(r.database)?;
+        tokio::task::spawn_blocking(move || hosted.prepare_keys(r))
+            .await
+            .map_err(|e| Status::internal(format!("the prepare stopped: {e}")))?
+            .map(|ts| Response::new(api::PrepareKeysReply { ts }))
+    }
+
+    async fn resolve_keys(
+        &self,
+        request: Request<api::ResolveKeysRequest>,
+    ) -> Result<Response<api::TxnReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.hosted(r.database)?;
+        tokio::task::spawn_blocking(move || hosted.resolve_keys(r))
+            .await
+            .map_err(|e| Status::internal(format!("the resolution stopped: {e}")))?
+            .map(Response::new)
+    }
+
+    async fn release_keys(
+        &self,
+        request: Request<api::ReleaseKeysRequest>,
+    ) -> Result<Response<api::TxnReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.hosted(r.database)?;
+        tokio::task::spawn_blocking(move || hosted.release_keys(r))
+            .await
+            .map_err(|e| Status::internal(format!("the release stopped: {e}")))?
+            .map(Response::new)
+    }
+
+    async fn settle(
+        &self,
+        request: Request<api::SettleRequest>,
+    ) -> Result<Response<api::SettleReply>, Status> {
+        let r = request.into_inner();
+        let hosted = self.hosted(r.database)?;
+        tokio::task::spawn_blocking(move || hosted.settle(r))
+            .await
+            .map_err(|e| Status::internal(format!("settling stopped: {e}")))?
             .map(Response::new)
     }
 

@@ -45,13 +45,14 @@ use rowtree_kv::{RemoteBatch, RemoteRead, Replication};
 use tonic::{Code, Status};
 
 use super::api::{
-    AddSplitPointRequest, LocateReply, LocateRequest, NodeClient, ReadRangeReply, ReadRangeRequest,
-    MAX_READ_BYTES, MAX_READ_ROWS, MAX_SPLIT_KEY,
+    txn_bytes, AddSplitPointRequest, LocateReply, LocateRequest, LockKeysRequest, NodeClient,
+    PrepareKeysRequest, ReadRangeReply, ReadRangeRequest, ReleaseKeysRequest, ResolveKeysRequest,
+    SettleRequest, MAX_READ_BYTES, MAX_READ_ROWS, MAX_SPLIT_KEY,
 };
 use super::splits::DatabaseGroups;
 use super::Shared;
 use crate::placement::NodeState;
-use crate::raft::{Elsewhere, SplitGroups};
+use crate::raft::{Elsewhere, Located, Refusal, SplitGroups};
 
 /// How long one `Locate` question may take.
 const LOCATE_TIMEOUT: Duration = Duration::from_secs(2);
@@ -373,7 +374,218 @@ fn batch(reply: ReadRangeReply, found: &Found, reverse: bool, clipped: bool) -> 
     RemoteBatch { rows, resume }
 }
 
+/// How long one `LockKeys` call waits at the node holding the lock before
+/// it answers that it still waits (the caller asks again).
+pub(super) const LOCK_CALL_WAIT: Duration = Duration::from_secs(3);
+
+/// How long one call of a two-phase commit (`PrepareKeys`, `ResolveKeys`,
+/// `ReleaseKeys`, `Settle`) may take: a proposal waits up to the group's
+/// timeout.
+const TXN_CALL_TIMEOUT: Duration = Duration::from_secs(12);
+
+/// A refused call of the transaction service, as [`Refusal`] says it.
+fn refusal(node: u64, status: &Status) -> Refusal {
+    let why = format!("node {node}: {}", status.message());
+    match status.code() {
+        Code::Aborted => Refusal::Aborted(why),
+        Code::FailedPrecondition => Refusal::Moved(why),
+        Code::DeadlineExceeded if status.message().starts_with(STILL_WAITING) => Refusal::Waiting,
+        _ => Refusal::Failed(why),
+    }
+}
+
+/// How a node answering `LockKeys` says that the lock is still waited for.
+pub(super) const STILL_WAITING: &str = "still waiting for the lock";
+
+impl RemoteSplits {
+    /// Runs one call of node `node`'s service and waits for it here, at
+    /// most `within`.
+    fn call<R, F, Fut>(&self, node: u64, within: Duration, f: F) -> Result<R, Refusal>
+    where
+        R: Send + 'static,
+        F: FnOnce(NodeClient<tonic::transport::Channel>) -> Fut,
+        Fut: std::future::Future<Output = Result<tonic::Response<R>, Status>> + Send + 'static,
+    {
+        let Some(client) = self.client(node) else {
+            return Err(Refusal::Failed(format!("node {node} has no known address")));
+        };
+        let call = f(client);
+        match self.block_on(
+            async move { call.await.map(tonic::Response::into_inner) },
+            within,
+        ) {
+            Some(Ok(reply)) => Ok(reply),
+            Some(Err(status)) => Err(refusal(node, &status)),
+            None => Err(Refusal::Failed(format!(
+                "node {node} did not answer in time"
+            ))),
+        }
+    }
+}
+
+/// A request carrying `timeout`.
+fn timed<T>(message: T, timeout: Duration) -> tonic::Request<T> {
+    let mut request = tonic::Request::new(message);
+    request.set_timeout(timeout);
+    request
+}
+
 impl Elsewhere for RemoteSplits {
+    fn locate(&self, key: &[u8], before: bool) -> rowtree_kv::Result<Located> {
+        let found = match self.cached(key, before) {
+            Some(found) if found.at.elapsed() < LEADER_FRESH && found.leader.is_some() => found,
+            _ => self
+                .ask(key, before)
+                .map_err(rowtree_kv::Error::Replication)?,
+        };
+        Ok(Located {
+            start: found.start,
+            limit: found.limit,
+            leader: found.leader,
+        })
+    }
+
+    fn forget(&self, key: &[u8]) {
+        if let Some(found) = self.cached(key, false) {
+            self.forget(&found);
+        }
+    }
+
+    fn lock_at(
+        &self,
+        node: u64,
+        txn: rowtree_kv::TxnRef,
+        start: &[u8],
+        end: Option<&[u8]>,
+        point: bool,
+        exclusive: bool,
+    ) -> Result<(), Refusal> {
+        let request = LockKeysRequest {
+            database: self.database,
+            txn: txn_bytes(txn.id),
+            priority: txn.priority,
+            start: start.to_vec(),
+            end: end.map(<[u8]>::to_vec),
+            point,
+            exclusive,
+        };
+        let within = LOCK_CALL_WAIT + Duration::from_secs(2);
+        self.call(node, within, move |mut c| async move {
+            c.lock_keys(timed(request, within)).await
+        })
+        .map(|_| ())
+    }
+
+    fn prepare_at(
+        &self,
+        node: u64,
+        txn: rowtree_kv::TxnRef,
+        coordinator: rowtree_kv::SplitId,
+        participants: &[rowtree_kv::SplitId],
+        writes: &[crate::command::Write],
+    ) -> Result<u64, Refusal> {
+        let request = PrepareKeysRequest {
+            database: self.database,
+            txn: txn_bytes(txn.id),
+            coordinator: coordinator.0,
+            participants: participants.iter().map(|p| p.0).collect(),
+            keys: writes.iter().map(|(k, _)| k.clone()).collect(),
+            values: writes
+                .iter()
+                .map(|(_, v)| v.clone().unwrap_or_default())
+                .collect(),
+            deletes: writes.iter().map(|(_, v)| v.is_none()).collect(),
+        };
+        self.call(node, TXN_CALL_TIMEOUT, move |mut c| async move {
+            c.prepare_keys(timed(request, TXN_CALL_TIMEOUT)).await
+        })
+        .map(|reply| reply.ts)
+    }
+
+    fn resolve_at(
+        &self,
+        node: u64,
+        txn: crate::twophase::GlobalTxnId,
+        outcome: crate::twophase::Outcome,
+    ) -> Result<(), Refusal> {
+        let (commit, ts) = match outcome {
+            crate::twophase::Outcome::Commit { ts } => (true, ts),
+            crate::twophase::Outcome::Abort { at } => (false, at),
+        };
+        let request = ResolveKeysRequest {
+            database: self.database,
+            txn: txn_bytes(txn.0),
+            commit,
+            ts,
+        };
+        self.call(node, TXN_CALL_TIMEOUT, move |mut c| async move {
+            c.resolve_keys(timed(request, TXN_CALL_TIMEOUT)).await
+        })
+        .map(|_| ())
+    }
+
+    fn release_at(&self, node: u64, txn: crate::twophase::GlobalTxnId) -> Result<(), Refusal> {
+        let request = ReleaseKeysRequest {
+            database: self.database,
+            txn: txn_bytes(txn.0),
+        };
+        self.call(node, TXN_CALL_TIMEOUT, move |mut c| async move {
+            c.release_keys(timed(request, TXN_CALL_TIMEOUT)).await
+        })
+        .map(|_| ())
+    }
+
+    fn settle_at(
+        &self,
+        node: u64,
+        txn: crate::twophase::GlobalTxnId,
+    ) -> Result<Option<crate::twophase::Outcome>, Refusal> {
+        let request = SettleRequest {
+            database: self.database,
+            txn: txn_bytes(txn.0),
+        };
+        let reply = self.call(node, TXN_CALL_TIMEOUT, move |mut c| async move {
+            c.settle(timed(request, TXN_CALL_TIMEOUT)).await
+        })?;
+        Ok(reply.decided.then_some(if reply.commit {
+            crate::twophase::Outcome::Commit { ts: reply.ts }
+        } else {
+            crate::twophase::Outcome::Abort { at: reply.ts }
+        }))
+    }
+
+    fn read_at(&self, node: u64, read: &RemoteRead) -> Result<RemoteBatch, Refusal> {
+        let (start, start_excluded) = match &read.start {
+            Bound::Included(k) => (k.clone(), false),
+            Bound::Excluded(k) => (k.clone(), true),
+            Bound::Unbounded => (Vec::new(), false),
+        };
+        let (end, end_included) = match &read.end {
+            Bound::Included(k) => (Some(k.clone()), true),
+            Bound::Excluded(k) => (Some(k.clone()), false),
+            Bound::Unbounded => (None, false),
+        };
+        let request = ReadRangeRequest {
+            database: self.database,
+            start,
+            start_excluded,
+            end,
+            end_included,
+            ts: read.ts,
+            reverse: read.reverse,
+            max_rows: read.max_rows as u64,
+        };
+        let reply = self.call(node, READ_TIMEOUT, move |mut c| async move {
+            c.read_range(timed(request, READ_TIMEOUT)).await
+        })?;
+        let rows: Vec<(Vec<u8>, Vec<u8>)> = reply.keys.into_iter().zip(reply.values).collect();
+        let resume = match (reply.more, rows.last()) {
+            (true, Some((last, _))) => Some(Bound::Excluded(last.clone())),
+            _ => None,
+        };
+        Ok(RemoteBatch { rows, resume })
+    }
+
     fn read(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
         let (key, before) = if read.reverse {
             match &read.end {
@@ -559,11 +771,6 @@ impl DatabaseGroups {
                 "a read bound of {longest} bytes is above the limit of {MAX_SPLIT_KEY}"
             )));
         }
-        if r.ts == u64::MAX {
-            return Err(Status::invalid_argument(
-                "a read under locks is served only by the node leading its keys",
-            ));
-        }
         let start = if r.start_excluded {
             Bound::Excluded(r.start.as_slice())
         } else {
@@ -597,8 +804,19 @@ impl DatabaseGroups {
             .db
             .upgrade()
             .ok_or_else(|| Status::unavailable(format!("node {node}: the database is closing")))?;
-        db.wait_visible(r.ts)
-            .map_err(|e| Status::unavailable(format!("node {node}: {e}")))?;
+        if r.ts == u64::MAX {
+            // A read under locks (the reader's transaction locked the keys
+            // here): only what this node leads, at the latest.
+            if let Err(refusal) = self.groups.serving(&r.start, limit.as_deref(), false) {
+                return Err(match refusal {
+                    Refusal::Moved(why) => Status::failed_precondition(why),
+                    other => Status::unavailable(other.to_string()),
+                });
+            }
+        } else {
+            db.wait_visible(r.ts)
+                .map_err(|e| Status::unavailable(format!("node {node}: {e}")))?;
+        }
         let max_rows = r.max_rows.clamp(1, MAX_READ_ROWS) as usize;
         let router = self.router.clone();
         SplitGroups::locally(|| {

@@ -121,6 +121,9 @@ pub(super) struct DatabaseGroups {
     /// voter `.0` by host `.1`, asked at `.2` (carried out by
     /// `node::databases::replicas`, given up after `replicas::MOVE_GIVEN_UP`).
     pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64, std::time::Instant)>>,
+    /// The locks this node holds for transactions run by other nodes
+    /// (`node::participant`).
+    pub(super) proxies: super::participant::Proxies,
 }
 
 /// Whether the ranges of `a` and `b` share a key.
@@ -599,6 +602,7 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
             }
         }
     });
+    super::participant::tend(runtime, hosted);
     runtime.spawn(close_timestamps(
         database,
         hosted.db.clone(),

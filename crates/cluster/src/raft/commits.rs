@@ -129,6 +129,29 @@ pub struct GroupCommits {
     frozen: OnceLock<FrozenView>,
     /// Set while [`GroupCommits::move_to`] hands the group to another node.
     moving: std::sync::atomic::AtomicBool,
+    /// Prepare timestamps chosen for other nodes' transactions whose
+    /// `Prepare` entry is not applied yet ([`GroupCommits::prepare_ts`]),
+    /// and the timestamp last being closed: the two are chosen under this
+    /// lock, so that a closed timestamp never reaches a prepare's.
+    preparing: Mutex<Preparing>,
+    /// The lowest of `preparing`'s timestamps (`u64::MAX`: none), read by
+    /// readers without the lock.
+    preparing_floor: AtomicU64,
+}
+
+/// See [`GroupCommits::prepare_ts`].
+#[derive(Debug, Default)]
+struct Preparing {
+    /// Prepare timestamps by transaction.
+    by_txn: std::collections::BTreeMap<crate::twophase::GlobalTxnId, u64>,
+    /// The highest timestamp a `ClosedTs` entry was proposed for.
+    closing: u64,
+}
+
+impl Preparing {
+    fn floor(&self) -> u64 {
+        self.by_txn.values().copied().min().unwrap_or(u64::MAX)
+    }
 }
 
 impl std::fmt::Debug for GroupCommits {
@@ -175,7 +198,62 @@ impl GroupCommits {
             runtime,
             timeout,
             frozen: OnceLock::new(),
+            preparing: Mutex::new(Preparing::default()),
+            preparing_floor: AtomicU64::new(u64::MAX),
         }
+    }
+
+    /// A prepare timestamp for transaction `txn` of another node, about to
+    /// be proposed in a `Prepare` entry: above every timestamp this node
+    /// served a read at or proposed a closed timestamp for, and at or
+    /// above the clock. Until [`GroupCommits::prepared_or_dropped`], reads
+    /// at or above it wait (as for an applied prepare), and closing stays
+    /// below it. A read records its timestamp before it looks at the
+    /// floor, and this records the floor before it looks at the reads:
+    /// one of the two sees the other.
+    pub(crate) fn prepare_ts(&self, txn: crate::twophase::GlobalTxnId) -> u64 {
+        let mut preparing = self.preparing.lock();
+        let mut ts = self
+            .clock
+            .now_nanos()
+            .max(preparing.closing.saturating_add(1))
+            .max(self.safe_ts().unwrap_or(0).saturating_add(1));
+        loop {
+            preparing.by_txn.insert(txn, ts);
+            self.preparing_floor
+                .store(preparing.floor(), Ordering::SeqCst);
+            let highest = self.highest.load(Ordering::SeqCst);
+            if highest < ts {
+                return ts;
+            }
+            ts = highest.saturating_add(1);
+        }
+    }
+
+    /// The `Prepare` entry of `txn` was applied (the replica's prepared
+    /// table now holds its timestamp back) or will not be.
+    pub(crate) fn prepared_or_dropped(&self, txn: crate::twophase::GlobalTxnId) {
+        let mut preparing = self.preparing.lock();
+        preparing.by_txn.remove(&txn);
+        self.preparing_floor
+            .store(preparing.floor(), Ordering::SeqCst);
+    }
+
+    /// The lowest prepare timestamp a read must wait for: applied prepares
+    /// and those on their way.
+    fn prepared_floor(&self, started: &Started) -> u64 {
+        started
+            .prepared
+            .floor()
+            .min(self.preparing_floor.load(Ordering::SeqCst))
+    }
+
+    /// The group's current Raft term, as this node knows it (a leader
+    /// that lost the group and won it back is in a later term).
+    pub fn term(&self) -> u64 {
+        self.started
+            .get()
+            .map_or(0, |s| s.raft.metrics().borrow_watched().current_term)
     }
 
     /// Refuses proposals once `view` (the replica's,
@@ -286,7 +364,7 @@ impl GroupCommits {
             return Ok(None);
         }
         let lag = u64::try_from(CLOSED_LAG.as_nanos()).unwrap_or(u64::MAX);
-        let below_prepared = || started.prepared.floor().saturating_sub(1);
+        let below_prepared = || self.prepared_floor(started).saturating_sub(1);
         let c = self
             .clock
             .now_nanos()
@@ -296,10 +374,17 @@ impl GroupCommits {
             return Ok(None);
         }
         barrier(c)?;
-        let c = c.min(below_prepared());
-        if c <= started.closed.get() {
-            return Ok(None);
-        }
+        let c = {
+            // Under the lock prepare timestamps are chosen with: one chosen
+            // after this is above `c`, one chosen before keeps `c` below it.
+            let mut preparing = self.preparing.lock();
+            let c = c.min(below_prepared());
+            if c <= started.closed.get() {
+                return Ok(None);
+            }
+            preparing.closing = preparing.closing.max(c);
+            c
+        };
         let raft = started.raft.clone();
         self.block_on(async move { raft.client_write(Command::ClosedTs(c)).await })?
             .map_err(|e| refusal(self.split(), e))?;
@@ -597,7 +682,7 @@ impl GroupCommits {
         let started = self.group()?;
         let deadline = std::time::Instant::now() + self.timeout;
         loop {
-            let floor = started.prepared.floor();
+            let floor = self.prepared_floor(started);
             if floor > ts {
                 return Ok(());
             }
@@ -703,6 +788,11 @@ impl GroupCommits {
     /// they are proposed.
     pub fn set_descriptor(&self, descriptor: Descriptor) {
         *self.descriptor.write() = descriptor;
+    }
+
+    /// The runtime the group runs on.
+    pub(crate) fn runtime(&self) -> &tokio::runtime::Handle {
+        &self.runtime
     }
 
     /// The node's clock.

@@ -102,6 +102,11 @@ use crate::command::{Command, Commit, Write};
 use crate::raft::GroupCommits;
 use crate::replica::{Descriptor, Replica};
 use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
+use rowtree_kv::TxnRef;
+
+mod spanning;
+pub(crate) use spanning::Spanning;
+
 
 /// A database's commits through its split groups (see the module docs).
 pub struct SplitGroups {
@@ -133,6 +138,21 @@ pub struct SplitGroups {
     /// How the splits this node holds no replica of are read (set by the
     /// node).
     elsewhere: OnceLock<Arc<dyn Elsewhere>>,
+    /// The transactions run here that locked keys at other nodes, by id
+    /// ([`spanning`]).
+    spanning: Mutex<std::collections::HashMap<u128, Spanning>>,
+    /// Transactions of other nodes prepared in the groups this node leads,
+    /// whose locks this node's lock table holds (`node::participant`):
+    /// not orphans, whatever recovery sees.
+    held_for_others: Mutex<std::collections::HashMap<GlobalTxnId, std::time::Instant>>,
+    /// The splits whose group holds a transaction prepared by another
+    /// leader and not resolved yet (recovery could not settle it): their
+    /// locks are not in this node's lock table, so they serve no lock or
+    /// commit until it is.
+    unsettled: Mutex<HashSet<rowtree_kv::SplitId>>,
+    /// Itself, for work done in the background (set with
+    /// [`SplitGroups::set_elsewhere`]).
+    this: OnceLock<Weak<SplitGroups>>,
 }
 
 thread_local! {
@@ -176,6 +196,102 @@ pub trait Elsewhere: Send + Sync {
         expires_at: u64,
         leader: Option<u64>,
     ) -> rowtree_kv::Result<bool>;
+
+    /// The split holding `key` (`before`: the keys just below it), one
+    /// this node holds no replica of, as last learned (recently) or, if
+    /// not, asked of the live nodes now. Blocks.
+    fn locate(&self, key: &[u8], before: bool) -> rowtree_kv::Result<Located>;
+
+    /// Forgets what was learned of the split holding `key` (its leader
+    /// refused a call: it moved).
+    fn forget(&self, key: &[u8]);
+
+    /// Asks node `node` to lock `[start, end)` (`point`: the key `start`)
+    /// for `txn` (`node::participant`). Blocks while it waits, at most a
+    /// few seconds ([`Refusal::Waiting`] then: ask again).
+    fn lock_at(
+        &self,
+        node: u64,
+        txn: TxnRef,
+        start: &[u8],
+        end: Option<&[u8]>,
+        point: bool,
+        exclusive: bool,
+    ) -> Result<(), Refusal>;
+
+    /// Asks node `node` to prepare `writes` of `txn`, which it locked
+    /// there; the highest prepare timestamp. Blocks.
+    fn prepare_at(
+        &self,
+        node: u64,
+        txn: TxnRef,
+        coordinator: rowtree_kv::SplitId,
+        participants: &[rowtree_kv::SplitId],
+        writes: &[Write],
+    ) -> Result<u64, Refusal>;
+
+    /// Tells node `node` the outcome of `txn`, prepared there. Blocks.
+    fn resolve_at(&self, node: u64, txn: GlobalTxnId, outcome: Outcome) -> Result<(), Refusal>;
+
+    /// Tells node `node` that `txn` ended without preparing there. Blocks.
+    fn release_at(&self, node: u64, txn: GlobalTxnId) -> Result<(), Refusal>;
+
+    /// Asks node `node`, which leads the database's first split, for the
+    /// outcome of `txn` (aborting it if undecided and not being
+    /// committed there); `None`: it is being committed. Blocks.
+    fn settle_at(&self, node: u64, txn: GlobalTxnId) -> Result<Option<Outcome>, Refusal>;
+
+    /// One batch of a read under locks (at `u64::MAX`) of a range inside
+    /// one split, served by its leader `node`. Blocks.
+    fn read_at(
+        &self,
+        node: u64,
+        read: &rowtree_kv::RemoteRead,
+    ) -> Result<rowtree_kv::RemoteBatch, Refusal>;
+}
+
+/// A split another node holds, as [`Elsewhere::locate`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Located {
+    pub start: Vec<u8>,
+    /// `None`: to the end of the key space.
+    pub limit: Option<Vec<u8>>,
+    /// Its leader, if known.
+    pub leader: Option<u64>,
+}
+
+/// Why another node did not do what a transaction asked of it
+/// ([`Elsewhere`]).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Refusal {
+    /// The transaction lost a conflict there, or its locks there are
+    /// gone: it must abort.
+    Aborted(String),
+    /// That node does not lead the keys (any more): look the leader up
+    /// again.
+    Moved(String),
+    /// The lock is still waited for there: ask again.
+    Waiting,
+    /// No answer, or a failure: the outcome of the call is unknown.
+    Failed(String),
+}
+
+impl std::fmt::Display for Refusal {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Refusal::Aborted(why) | Refusal::Moved(why) | Refusal::Failed(why) => f.write_str(why),
+            Refusal::Waiting => f.write_str("the lock is still waited for"),
+        }
+    }
+}
+
+impl From<Refusal> for rowtree_kv::Error {
+    fn from(refusal: Refusal) -> rowtree_kv::Error {
+        match refusal {
+            Refusal::Aborted(why) => rowtree_kv::Error::Aborted(why),
+            other => rowtree_kv::Error::Replication(format!("{other}; retry")),
+        }
+    }
 }
 
 /// One second of a group's writes, as this node's commits were checked.
@@ -288,13 +404,18 @@ impl SplitGroups {
             frozen_tried: Mutex::new(None),
             written: Mutex::new(BTreeMap::new()),
             elsewhere: OnceLock::new(),
+            spanning: Mutex::new(std::collections::HashMap::new()),
+            held_for_others: Mutex::new(std::collections::HashMap::new()),
+            unsettled: Mutex::new(HashSet::new()),
+            this: OnceLock::new(),
         })
     }
 
     /// Tells the groups how this node reads, and finds the leaders of,
     /// the splits it holds no replica of (see [`Elsewhere`]). Without it,
     /// a read of such a split fails.
-    pub fn set_elsewhere(&self, elsewhere: Arc<dyn Elsewhere>) {
+    pub fn set_elsewhere(self: &Arc<Self>, elsewhere: Arc<dyn Elsewhere>) {
+        let _ = self.this.set(Arc::downgrade(self));
         let _ = self.elsewhere.set(elsewhere);
     }
 
@@ -955,8 +1076,18 @@ impl SplitGroups {
                 .meta
                 .retain(|(key, _)| key.as_slice() != rowtree_db::database::META_LAST_TS);
         }
+        // The commits deciding transactions prepared at other nodes
+        // (`spanning`), each with its writes here.
+        let mut deciding: Vec<(rowtree_kv::ElsewhereCommit, Vec<Write>)> = Vec::new();
+        let mut commits = group.commits;
+        for e in group.elsewhere {
+            if let Some(at) = commits.iter().position(|c| c.ts == e.ts) {
+                let commit = commits.remove(at);
+                deciding.push((e, commit.writes));
+            }
+        }
         let mut spanning = Vec::new();
-        for commit in group.commits {
+        for commit in commits {
             let mut parts: BTreeMap<usize, Vec<Write>> = BTreeMap::new();
             for (key, value) in commit.writes {
                 let Some(i) = held_in(&groups, &key) else {
@@ -974,8 +1105,9 @@ impl SplitGroups {
                 spanning.push((commit.ts, parts));
             }
         }
-        let elsewhere =
-            !spanning.is_empty() || single.iter().skip(1).any(|g| !g.commits.is_empty());
+        let elsewhere = !spanning.is_empty()
+            || !deciding.is_empty()
+            || single.iter().skip(1).any(|g| !g.commits.is_empty());
         let mut tags_after = Vec::new();
         if elsewhere {
             tags_after = tags;
@@ -1000,6 +1132,10 @@ impl SplitGroups {
             .map_err(rowtree_kv::Error::Replication)?;
         for (ts, parts) in spanning {
             self.two_phase(&groups, ts, parts)
+                .map_err(rowtree_kv::Error::Replication)?;
+        }
+        for (e, writes) in deciding {
+            self.commit_elsewhere(&groups, &e, writes)
                 .map_err(rowtree_kv::Error::Replication)?;
         }
         // Every commit took effect: now their tags may say so. One not
@@ -1141,9 +1277,10 @@ impl SplitGroups {
         let mut resolved = 0;
         // Only the participants this node leads: another leader resolves
         // its own.
+        let mut unsettled = HashSet::new();
         for (i, group) in groups.iter().enumerate().filter(|(_, g)| g.leads()) {
             for p in group.prepared() {
-                if self.in_flight.lock().contains(&p.txn) {
+                if self.in_flight.lock().contains(&p.txn) || self.holds_for_other(p.txn) {
                     continue;
                 }
                 // A coordinator merged away left its outcomes to the split
@@ -1174,11 +1311,27 @@ impl SplitGroups {
                 };
                 if !groups[coordinator].leads() {
                     // Another node leads the coordinator: its decision, once
-                    // this replica has applied it, is the outcome; until
-                    // then the transaction stays prepared.
-                    if let Some(outcome) = self.outcome(&groups, coordinator, p.txn)? {
-                        self.resolve(&groups, i, p.txn, outcome)?;
-                        resolved += 1;
+                    // this replica has applied it, is the outcome. A
+                    // transaction run by another node and prepared under
+                    // this split's previous leader is asked of the first
+                    // split's leader (which decides those). Until then it
+                    // stays prepared, and its locks are not in this node's
+                    // table: the split serves no lock or commit.
+                    let outcome = match self.outcome(&groups, coordinator, p.txn)? {
+                        Some(outcome) => Some(outcome),
+                        None if coordinator == 0 => {
+                            self.settle_with_coordinator(p.txn).ok().flatten()
+                        }
+                        None => None,
+                    };
+                    match outcome {
+                        Some(outcome) => {
+                            self.resolve(&groups, i, p.txn, outcome)?;
+                            resolved += 1;
+                        }
+                        None => {
+                            unsettled.insert(group.split_id());
+                        }
                     }
                     continue;
                 }
@@ -1198,6 +1351,7 @@ impl SplitGroups {
                 resolved += 1;
             }
         }
+        *self.unsettled.lock() = unsettled;
         Ok(resolved)
     }
 
@@ -1262,8 +1416,11 @@ impl SplitGroups {
         let orphaned = self.groups.read().iter().filter(|g| g.leads()).any(|g| {
             g.prepared()
                 .iter()
-                .any(|p| !self.in_flight.lock().contains(&p.txn))
+                .any(|p| !self.in_flight.lock().contains(&p.txn) && !self.holds_for_other(p.txn))
         });
+        if !orphaned {
+            self.unsettled.lock().clear();
+        }
         if orphaned {
             self.recover()?;
         }
@@ -1320,6 +1477,16 @@ fn led_elsewhere(group: &GroupCommits, what: &str) -> rowtree_kv::Error {
          served by the node leading every split it touches; retry",
         group.split_id(),
         leader_name(group)
+    ))
+}
+
+/// The refusal of a lock or commit in a split holding a transaction its
+/// previous leader prepared, whose outcome is not known yet.
+fn unsettled_error(group: &GroupCommits) -> rowtree_kv::Error {
+    rowtree_kv::Error::Replication(format!(
+        "{} holds a transaction prepared under its previous leader whose outcome is not \
+         known yet; retry",
+        group.split_id()
     ))
 }
 
@@ -1397,10 +1564,26 @@ impl Replication for SplitGroups {
         start: &[u8],
         end: Option<&[u8]>,
     ) -> rowtree_kv::Result<()> {
+        let locally = LOCALLY.with(std::cell::Cell::get);
         if ts.is_none() {
-            if let Some((gap, _)) = self.gaps(start, end).first() {
-                return Err(not_held_here(gap, "read under locks"));
+            if locally {
+                // Serving another node's read under locks: only what this
+                // node leads (never a second hop).
+                if let Some((gap, _)) = self.gaps(start, end).first() {
+                    return Err(not_held_here(gap, "read under locks"));
+                }
             }
+            let unsettled = self.unsettled.lock().clone();
+            for group in self.overlapping(start, end) {
+                if unsettled.contains(&group.split_id()) {
+                    return Err(unsettled_error(&group));
+                }
+                // Led elsewhere: read there (`locked_elsewhere`).
+                if group.serves() || locally {
+                    self.check_group_read(&group, ts)?;
+                }
+            }
+            return Ok(());
         }
         for group in self.overlapping(start, end) {
             self.check_group_read(&group, ts)?;
@@ -1410,6 +1593,39 @@ impl Replication for SplitGroups {
 
     fn held_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
         self.gaps(start, end)
+    }
+
+    fn locked_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
+        self.spans_locked_elsewhere(start, end)
+    }
+
+    fn written_elsewhere(&self, txn: TxnRef, key: &[u8]) -> bool {
+        self.is_written_elsewhere(txn, key)
+    }
+
+    fn lock_elsewhere(
+        &self,
+        txn: TxnRef,
+        start: &[u8],
+        end: Option<&[u8]>,
+        point: bool,
+        exclusive: bool,
+    ) -> rowtree_kv::Result<()> {
+        self.lock_spanning(txn, start, end, point, exclusive)
+    }
+
+    fn prepare_elsewhere(
+        &self,
+        txn: TxnRef,
+        writes: Vec<rowtree_kv::ElsewhereWrite>,
+    ) -> rowtree_kv::Result<u64> {
+        self.prepare_spanning(txn, writes)
+    }
+
+    fn release_elsewhere(&self, txn: TxnRef) {
+        if let Some(this) = self.this.get().and_then(Weak::upgrade) {
+            this.release_spanning(txn);
+        }
     }
 
     fn read_elsewhere(
@@ -1422,6 +1638,9 @@ impl Replication for SplitGroups {
                  retry"
                     .into(),
             ));
+        }
+        if read.ts == u64::MAX {
+            return self.read_led(read);
         }
         match self.elsewhere.get() {
             Some(elsewhere) => elsewhere.read(read),
@@ -1441,10 +1660,14 @@ impl Replication for SplitGroups {
             };
             *touched.entry(i).or_default() += 1;
         }
+        let unsettled = self.unsettled.lock().clone();
         for i in touched.keys() {
             let group = &groups[*i];
             if !group.serves() {
                 return Err(led_elsewhere(group, "write to"));
+            }
+            if unsettled.contains(&group.split_id()) {
+                return Err(unsettled_error(group));
             }
             group.ready().map_err(rowtree_kv::Error::Replication)?;
         }

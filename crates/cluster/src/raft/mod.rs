@@ -56,7 +56,7 @@ pub mod state_machine;
 
 pub use codec::{decode_entry, decode_membership, encode_entry, encode_membership};
 pub use commits::{GroupCommits, CLOSED_LAG, RECEIVER_HEARD_WITHIN};
-pub use groups::{AppliedProbe, Elsewhere, SplitGroups};
+pub use groups::{AppliedProbe, Elsewhere, Located, Refusal, SplitGroups};
 pub use log_store::{GroupId, GroupLog, LogStats, LogStore, REMOVE_BATCH};
 pub use peer::{GroupNetwork, GroupRaft, Groups, PeerPort, Peers, Routes};
 pub use runtime::{seeded, RaftRuntime};

@@ -43,8 +43,17 @@ impl Resolved {
     /// With `to_lead` the pipeline thread is not woken: the caller waits for
     /// the ticket on its thread at once and commits the group itself if the
     /// pipeline is idle ([`rowtree_txn::CommitPipeline::submit_to_lead`]).
-    pub fn submit(self, inner: &Inner, to_lead: bool, tag: Option<OutcomeTag>) -> Submitted {
-        if self.writes.is_empty() && tag.is_none() {
+    ///
+    /// With `elsewhere`, the transaction prepared writes at other nodes
+    /// ([`crate::elsewhere`]): this commit decides them.
+    pub fn submit(
+        self,
+        inner: &Inner,
+        to_lead: bool,
+        tag: Option<OutcomeTag>,
+        elsewhere: Option<rowtree_kv::TxnRef>,
+    ) -> Submitted {
+        if self.writes.is_empty() && tag.is_none() && elsewhere.is_none() {
             return Submitted(inner.pipeline.submit_empty());
         }
         let accounted: Vec<(&[u8], Option<&[u8]>)> =
@@ -76,6 +85,9 @@ impl Resolved {
                 );
             }
             let mut commit = CommitWrites::data(ts, out);
+            if let Some(txn) = elsewhere {
+                commit.elsewhere = Some(rowtree_kv::ElsewhereCommit { ts, txn });
+            }
             if let Some(tag) = &tag {
                 commit.meta.push((tag.key(), Some(OutcomeTag::value(ts))));
             }

@@ -42,7 +42,8 @@ mod resolver;
 mod validate;
 
 pub(crate) use commit::Submitted;
-pub(crate) use resolver::Resolver;
+pub(crate) use prepared::PreparedWrite;
+pub(crate) use resolver::{Resolved, Resolver};
 
 /// The value that stands for "this transaction's commit timestamp" in a
 /// column with `allow_commit_timestamp = true` (Spanner's

@@ -52,6 +52,11 @@ impl PreparedWrite {
         }
     }
 
+    /// Whether the write waits for the commit timestamp.
+    pub fn is_pending(&self) -> bool {
+        matches!(self, PreparedWrite::Pending { .. })
+    }
+
     /// The key and value for split accounting (a write whose key waits for
     /// the commit timestamp is charged where its prefix routes).
     pub fn for_accounting(&self) -> (&[u8], Option<&[u8]>) {

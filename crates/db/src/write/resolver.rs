@@ -94,7 +94,8 @@ impl<'a> Resolver<'a> {
         if self.state.locked.contains(key) {
             return Ok(());
         }
-        self.inner.locks.lock(
+        crate::elsewhere::lock(
+            self.inner,
             self.txn,
             LockTarget::key(key.to_vec()),
             mode,
@@ -112,7 +113,8 @@ impl<'a> Resolver<'a> {
         end: Option<&[u8]>,
         mode: LockMode,
     ) -> Result<()> {
-        self.inner.locks.lock(
+        crate::elsewhere::lock(
+            self.inner,
             self.txn,
             LockTarget::range(start.to_vec(), end.map(|e| e.to_vec())),
             mode,

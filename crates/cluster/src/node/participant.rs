@@ -1,0 +1,388 @@
+//! Serving the transactions of other nodes: the participant's side of
+//! locking and two-phase commit across nodes (design §6, step 2; the
+//! transaction's side is `raft::groups::spanning`).
+//!
+//! A transaction run by another node (the one whose session it is) locks
+//! the keys of the splits this node leads here, in this database's own
+//! lock table, so that its conflicts with this node's transactions and
+//! with other nodes' are decided in one place, by wound-wait on the
+//! priorities every node gives alike. Each such transaction has a
+//! [`Proxy`] here: a lock handle of its priority, and the Raft term of
+//! each split it locked in (a lease that moved, even if it came back, left
+//! those locks behind on another node's table, so they no longer count).
+//!
+//! * `LockKeys` takes a lock under the proxy, waiting at most
+//!   [`LOCK_CALL_WAIT`](super::remote::LOCK_CALL_WAIT) before it answers
+//!   that it still waits (the caller asks again). A wounded proxy (an
+//!   older transaction wanted its lock) has lost its locks: the answer is
+//!   ABORTED, and the caller's transaction aborts.
+//! * `PrepareKeys` checks the proxy holds its locks in the same terms,
+//!   marks them committing (no longer woundable), and prepares the writes
+//!   in each split's log (`SplitGroups::prepare_for`).
+//! * `ResolveKeys` resolves the prepared entries with the outcome and
+//!   releases the locks; `ReleaseKeys` releases a proxy that did not
+//!   prepare.
+//! * `Settle` is answered by the leader of the database's first split,
+//!   which decides every transaction that spans nodes.
+//!
+//! Every second the node lets go of proxies idle for [`IDLE`] that did not
+//! prepare (their node died, or forgot them: Spanner aborts a transaction
+//! idle for ten seconds too), and settles the transactions prepared here
+//! more than [`SETTLE_AFTER`] ago that were not resolved.
+
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+
+use parking_lot::Mutex;
+use rowtree_txn::{LockMode, LockTarget, TxnHandle};
+use tonic::Status;
+
+use super::api::{
+    txn_from_bytes, LockKeysRequest, PrepareKeysRequest, ReleaseKeysRequest, ResolveKeysRequest,
+    SettleReply, SettleRequest, TxnReply, MAX_PREPARE_KEYS, MAX_SPLIT_KEY,
+};
+use super::remote::{LOCK_CALL_WAIT, STILL_WAITING};
+use super::splits::DatabaseGroups;
+use crate::raft::Refusal;
+use crate::twophase::{GlobalTxnId, Outcome};
+
+/// A proxy that did not prepare and has had no call for this long is let
+/// go, its locks released.
+pub const IDLE: Duration = Duration::from_secs(10);
+
+/// A transaction prepared here and not resolved for this long is settled
+/// with the first split's leader.
+pub const SETTLE_AFTER: Duration = Duration::from_secs(3);
+
+/// How often idle proxies are let go and old prepares settled.
+const TEND_EVERY: Duration = Duration::from_secs(1);
+
+/// The most proxies a database keeps at once: past it, new transactions
+/// of other nodes are refused (UNAVAILABLE) until some end.
+const MAX_PROXIES: usize = 100_000;
+
+/// Another node's transaction, as this node holds its locks.
+struct Proxy {
+    handle: Arc<TxnHandle>,
+    /// The term of each split it took locks in.
+    terms: BTreeMap<rowtree_kv::SplitId, u64>,
+    /// When it was last called for.
+    used: Instant,
+    /// Its writes are prepared here (it waits for its outcome).
+    prepared: bool,
+}
+
+/// The proxies of one database's transactions run by other nodes.
+#[derive(Default)]
+pub(super) struct Proxies {
+    by_txn: Mutex<HashMap<GlobalTxnId, Proxy>>,
+}
+
+impl std::fmt::Debug for Proxies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Proxies")
+            .field("count", &self.by_txn.lock().len())
+            .finish()
+    }
+}
+
+/// A refusal as the peer service answers it.
+fn status(refusal: Refusal) -> Status {
+    match refusal {
+        Refusal::Aborted(why) => Status::aborted(why),
+        Refusal::Moved(why) => Status::failed_precondition(why),
+        Refusal::Waiting => Status::deadline_exceeded(STILL_WAITING),
+        Refusal::Failed(why) => Status::unavailable(why),
+    }
+}
+
+impl DatabaseGroups {
+    fn database(&self) -> Result<rowtree_db::Database, Status> {
+        self.db
+            .upgrade()
+            .ok_or_else(|| Status::unavailable("the database is closing on this node"))
+    }
+
+    /// Lets go of `txn`'s proxy: its locks released, forgotten.
+    fn drop_proxy(&self, db: &rowtree_db::Database, txn: GlobalTxnId) {
+        if let Some(proxy) = self.proxies.by_txn.lock().remove(&txn) {
+            db.lock_table().release_all(&proxy.handle);
+        }
+    }
+
+    /// `LockKeys`: see the module docs. Blocks while the lock is waited
+    /// for.
+    pub(super) fn lock_keys(&self, r: LockKeysRequest) -> Result<TxnReply, Status> {
+        let longest = r.start.len().max(r.end.as_ref().map_or(0, Vec::len));
+        if longest > MAX_SPLIT_KEY {
+            return Err(Status::invalid_argument(format!(
+                "a lock bound of {longest} bytes is above the limit of {MAX_SPLIT_KEY}"
+            )));
+        }
+        let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
+        let db = self.database()?;
+        let splits = self
+            .groups
+            .serving(&r.start, r.end.as_deref(), r.point)
+            .map_err(status)?;
+        let handle = {
+            let mut proxies = self.proxies.by_txn.lock();
+            if !proxies.contains_key(&txn) && proxies.len() >= MAX_PROXIES {
+                return Err(Status::unavailable(format!(
+                    "this node holds the locks of {MAX_PROXIES} transactions of other nodes; \
+                     retry"
+                )));
+            }
+            let proxy = proxies.entry(txn).or_insert_with(|| Proxy {
+                handle: db.lock_table().begin(Some(r.priority)),
+                terms: BTreeMap::new(),
+                used: Instant::now(),
+                prepared: false,
+            });
+            if proxy.prepared {
+                return Err(Status::aborted(
+                    "the transaction is prepared here and takes no more locks",
+                ));
+            }
+            for (split, term) in &splits {
+                if *proxy.terms.entry(*split).or_insert(*term) != *term {
+                    let handle = proxy.handle.clone();
+                    proxies.remove(&txn);
+                    db.lock_table().release_all(&handle);
+                    return Err(Status::aborted(format!(
+                        "the transaction's locks on {split} were lost: its leader changed"
+                    )));
+                }
+            }
+            proxy.used = Instant::now();
+            proxy.handle.clone()
+        };
+        if handle.is_wounded() {
+            self.drop_proxy(&db, txn);
+            return Err(Status::aborted(
+                "the transaction was wounded by an older conflicting transaction",
+            ));
+        }
+        let target = if r.point {
+            LockTarget::key(r.start)
+        } else {
+            LockTarget::range(r.start, r.end)
+        };
+        let mode = if r.exclusive {
+            LockMode::Exclusive
+        } else {
+            LockMode::Shared
+        };
+        let locked =
+            db.lock_table()
+                .lock(&handle, target, mode, Some(Instant::now() + LOCK_CALL_WAIT));
+        if let Some(proxy) = self.proxies.by_txn.lock().get_mut(&txn) {
+            proxy.used = Instant::now();
+        }
+        match locked {
+            Ok(()) => Ok(TxnReply {}),
+            Err(rowtree_txn::Error::DeadlineExceeded) => {
+                Err(Status::deadline_exceeded(STILL_WAITING))
+            }
+            Err(e) if e.is_retryable() => {
+                self.drop_proxy(&db, txn);
+                Err(Status::aborted(e.to_string()))
+            }
+            Err(e) => Err(Status::internal(e.to_string())),
+        }
+    }
+
+    /// `PrepareKeys`: see the module docs. Blocks until the prepares are
+    /// applied.
+    pub(super) fn prepare_keys(&self, r: PrepareKeysRequest) -> Result<u64, Status> {
+        if r.keys.len() > MAX_PREPARE_KEYS
+            || r.values.len() != r.keys.len()
+            || r.deletes.len() != r.keys.len()
+        {
+            return Err(Status::invalid_argument(format!(
+                "a prepare carries {} keys, {} values and {} delete flags (at most {})",
+                r.keys.len(),
+                r.values.len(),
+                r.deletes.len(),
+                MAX_PREPARE_KEYS
+            )));
+        }
+        let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
+        let db = self.database()?;
+        let (handle, terms) = {
+            let mut proxies = self.proxies.by_txn.lock();
+            let Some(proxy) = proxies.get_mut(&txn) else {
+                return Err(Status::aborted(
+                    "the transaction holds no locks here (let go after idling, or lost when \
+                     this node restarted)",
+                ));
+            };
+            proxy.used = Instant::now();
+            proxy.prepared = true;
+            (proxy.handle.clone(), proxy.terms.clone())
+        };
+        // From here the transaction cannot be wounded; a wounded one has
+        // lost its locks already.
+        if let Err(e) = db.lock_table().mark_committing(&handle) {
+            self.drop_proxy(&db, txn);
+            return Err(Status::aborted(e.to_string()));
+        }
+        let writes = r
+            .keys
+            .into_iter()
+            .zip(r.values)
+            .zip(r.deletes)
+            .map(|((k, v), delete)| (k, (!delete).then_some(v)))
+            .collect();
+        let participants: Vec<rowtree_kv::SplitId> = r
+            .participants
+            .iter()
+            .map(|p| rowtree_kv::SplitId(*p))
+            .collect();
+        match self.groups.prepare_for(
+            txn,
+            rowtree_kv::SplitId(r.coordinator),
+            &participants,
+            writes,
+            &terms,
+        ) {
+            Ok(ts) => Ok(ts),
+            Err(Refusal::Aborted(why)) => {
+                // Nothing was proposed: the locks go now.
+                self.groups.forget_held(txn);
+                self.drop_proxy(&db, txn);
+                Err(Status::aborted(why))
+            }
+            // A proposal not answered may still be applied: the locks stay
+            // until the transaction is resolved or settled.
+            Err(other) => Err(status(other)),
+        }
+    }
+
+    /// `ResolveKeys`: the outcome of a transaction prepared here.
+    pub(super) fn resolve_keys(&self, r: ResolveKeysRequest) -> Result<TxnReply, Status> {
+        let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
+        let db = self.database()?;
+        let outcome = if r.commit {
+            Outcome::Commit { ts: r.ts }
+        } else {
+            Outcome::Abort { at: r.ts }
+        };
+        self.resolve_held(&db, txn, outcome)
+            .map_err(Status::unavailable)?;
+        Ok(TxnReply {})
+    }
+
+    /// Resolves `txn` here and lets go of its proxy.
+    fn resolve_held(
+        &self,
+        db: &rowtree_db::Database,
+        txn: GlobalTxnId,
+        outcome: Outcome,
+    ) -> Result<(), String> {
+        if let Outcome::Commit { ts } = outcome {
+            // The next commit of these keys here comes after it.
+            db.observe_timestamp(ts);
+        }
+        self.groups.resolve_for(txn, outcome)?;
+        self.drop_proxy(db, txn);
+        Ok(())
+    }
+
+    /// `ReleaseKeys`: a transaction that did not prepare here ended.
+    pub(super) fn release_keys(&self, r: ReleaseKeysRequest) -> Result<TxnReply, Status> {
+        let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
+        let db = self.database()?;
+        let prepared = self
+            .proxies
+            .by_txn
+            .lock()
+            .get(&txn)
+            .is_some_and(|p| p.prepared);
+        // A prepared transaction waits for its outcome (`ResolveKeys`, or
+        // settling): its locks are not let go before.
+        if !prepared && !self.groups.holds_for_other(txn) {
+            self.drop_proxy(&db, txn);
+        }
+        Ok(TxnReply {})
+    }
+
+    /// `Settle`: the outcome of a transaction this node decides.
+    pub(super) fn settle(&self, r: SettleRequest) -> Result<SettleReply, Status> {
+        let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
+        match self.groups.settle(txn).map_err(status)? {
+            None => Ok(SettleReply::default()),
+            Some(Outcome::Commit { ts }) => Ok(SettleReply {
+                decided: true,
+                commit: true,
+                ts,
+            }),
+            Some(Outcome::Abort { at }) => Ok(SettleReply {
+                decided: true,
+                commit: false,
+                ts: at,
+            }),
+        }
+    }
+
+    /// One round of tending (see the module docs).
+    fn tend_proxies(&self) {
+        let Ok(db) = self.database() else {
+            return;
+        };
+        let idle: Vec<GlobalTxnId> = self
+            .proxies
+            .by_txn
+            .lock()
+            .iter()
+            .filter(|(_, p)| !p.prepared && p.used.elapsed() >= IDLE)
+            .map(|(txn, _)| *txn)
+            .collect();
+        for txn in idle {
+            tracing::debug!(%txn, "another node's transaction idle here: its locks let go");
+            self.drop_proxy(&db, txn);
+        }
+        for txn in self.groups.settle_held(SETTLE_AFTER) {
+            self.drop_proxy(&db, txn);
+        }
+        // A prepared proxy whose transaction is resolved (by recovery, or
+        // under another leader) is let go too.
+        let resolved: Vec<GlobalTxnId> = self
+            .proxies
+            .by_txn
+            .lock()
+            .iter()
+            .filter(|(txn, p)| {
+                p.prepared
+                    && p.used.elapsed() >= SETTLE_AFTER
+                    && !self.groups.holds_for_other(**txn)
+            })
+            .map(|(txn, _)| *txn)
+            .collect();
+        for txn in resolved {
+            self.drop_proxy(&db, txn);
+        }
+    }
+}
+
+/// Tends the proxies of a database every [`TEND_EVERY`] until it is
+/// closed (see the module docs).
+pub(super) fn tend(runtime: &tokio::runtime::Handle, hosted: &Arc<DatabaseGroups>) {
+    let hosted: Weak<DatabaseGroups> = Arc::downgrade(hosted);
+    runtime.spawn(async move {
+        loop {
+            tokio::time::sleep(TEND_EVERY).await;
+            let Some(hosted) = hosted.upgrade() else {
+                return;
+            };
+            if hosted.db.upgrade().is_none() {
+                return;
+            }
+            let done = tokio::task::spawn_blocking(move || hosted.tend_proxies()).await;
+            if done.is_err() {
+                return;
+            }
+        }
+    });
+}
