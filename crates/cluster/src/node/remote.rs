@@ -406,6 +406,8 @@ impl RemoteSplits {
         F: FnOnce(NodeClient<tonic::transport::Channel>) -> Fut,
         Fut: std::future::Future<Output = Result<tonic::Response<R>, Status>> + Send + 'static,
     {
+        // Channels are made inside the runtime they run on.
+        let _runtime = self.runtime.enter();
         let Some(client) = self.client(node) else {
             return Err(Refusal::Failed(format!("node {node} has no known address")));
         };

@@ -70,26 +70,30 @@
 //!
 //! **Whose lock table.** A split's keys are locked only in the lock table
 //! of the node leading the split's group. So a node commits, and reads
-//! under locks, only what falls in the splits it leads
+//! under locks, itself only what falls in the splits it leads
 //! ([`Replication::check_writes`], asked before a commit is queued, and
 //! [`Replication::check_range`], asked by the router before it reads each
-//! split); anything else is refused with
+//! split). A node leading the first split (where the database's sessions
+//! live) locks, reads under locks and prepares the keys of splits led by
+//! other nodes at their leaders, and decides those transactions with its
+//! first split ([`spanning`]: remote locking and two-phase commit across
+//! nodes, design §6 step 2); `node::participant` serves those calls. A
+//! node not leading the first split refuses what it does not lead with
 //! [`rowtree_kv::Error::LedElsewhere`], naming the split's leader (the
 //! client sees UNAVAILABLE and retries where that split is led). A read
 //! at a timestamp of a split led elsewhere is served from this node's
 //! replica once its closed timestamp reaches the read's
-//! ([`FOLLOWER_READ_WAIT`] at most). A transaction that touches splits
-//! led by different nodes cannot commit until one node leads them all:
-//! remote locking (design §6, step 2) is not built. The nodes keep a
-//! database's cold groups led together for that reason, and spread only
-//! the hot ones (the node's lease balancer, `node::leases`, over
-//! [`SplitGroups::led_loads`] and [`GroupCommits::move_to`]; while a group
-//! moves, [`GroupCommits::serves`] is false and its commits are refused
-//! here having done nothing). [`SplitGroups::gather_leaders`] hands every
-//! group a node leads to the leader of the first split's group, as the
-//! nodes did before. [`Replication::leader_of_keys`] tells a gateway which
-//! node leads all of a commit's keys. Recovery resolves only the prepared
-//! transactions of the groups this node leads.
+//! ([`FOLLOWER_READ_WAIT`] at most). The nodes keep a database's cold
+//! groups led together, so that most transactions need no other node, and
+//! spread only the hot ones (the node's lease balancer, `node::leases`,
+//! over [`SplitGroups::led_loads`] and [`GroupCommits::move_to`]; while a
+//! group moves, [`GroupCommits::serves`] is false and its commits are
+//! refused here having done nothing). [`SplitGroups::gather_leaders`]
+//! hands every group a node leads to the leader of the first split's
+//! group, as the nodes did before. [`Replication::leader_of_keys`] tells a
+//! gateway which node leads all of a commit's keys. Recovery resolves the
+//! prepared transactions of the groups this node leads, asking the first
+//! split's leader for those it decides.
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 use std::sync::{Arc, OnceLock, Weak};
@@ -1564,7 +1568,10 @@ impl Replication for SplitGroups {
         start: &[u8],
         end: Option<&[u8]>,
     ) -> rowtree_kv::Result<()> {
-        let locally = LOCALLY.with(std::cell::Cell::get);
+        // Not spanning nodes: only what this node leads (serving another
+        // node's read, never a second hop; or not leading the first
+        // split, which decides the transactions that span nodes).
+        let locally = !self.spans_nodes();
         if ts.is_none() {
             if locally {
                 // Serving another node's read under locks: only what this

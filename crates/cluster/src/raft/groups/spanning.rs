@@ -203,7 +203,7 @@ impl SplitGroups {
         start: &[u8],
         end: Option<&[u8]>,
     ) -> Vec<rowtree_kv::KeySpan> {
-        if LOCALLY.with(std::cell::Cell::get) {
+        if !self.spans_nodes() {
             return Vec::new();
         }
         let mut spans = self.gaps(start, end);
@@ -221,6 +221,17 @@ impl SplitGroups {
         }
         spans.sort();
         spans
+    }
+
+    /// Whether a transaction run here may reach splits led by other
+    /// nodes: this node can call them, leads the database's first split,
+    /// which decides such transactions, and is not serving another node's
+    /// read. If not, what it does not lead is refused, as before remote
+    /// locking.
+    pub(super) fn spans_nodes(&self) -> bool {
+        self.elsewhere.get().is_some()
+            && !LOCALLY.with(std::cell::Cell::get)
+            && self.groups.read()[0].serves()
     }
 
     /// [`Replication::written_elsewhere`].
