@@ -1317,7 +1317,10 @@ async fn transfers_across(client: &Client, db: &str, n: usize) -> i64 {
                     .filter_map(|r| r[1].as_str().map(str::to_string))
                     .collect();
                 assert_eq!(values.len(), 2, "both rows are read in transaction {i}");
-                assert_eq!(values[0], values[1], "the rows differ before transaction {i}");
+                assert_eq!(
+                    values[0], values[1],
+                    "the rows differ before transaction {i}"
+                );
                 let updated = client
                     .execute_sql_seq(&session, &update, Selector::Id(txn.clone()), 1)
                     .await?;

@@ -27,8 +27,9 @@
 //!
 //! Every second the node lets go of proxies idle for [`IDLE`] that did not
 //! prepare (their node died, or forgot them: Spanner aborts a transaction
-//! idle for ten seconds too), and settles the transactions prepared here
-//! more than [`SETTLE_AFTER`] ago that were not resolved.
+//! idle for ten seconds too), settles the transactions prepared here more
+//! than [`SETTLE_AFTER`] ago that were not resolved, and resolves those a
+//! previous leader of its splits left prepared.
 
 use std::collections::{BTreeMap, HashMap};
 use std::sync::{Arc, Weak};
@@ -346,6 +347,7 @@ impl DatabaseGroups {
         for txn in self.groups.settle_held(SETTLE_AFTER) {
             self.drop_proxy(&db, txn);
         }
+        self.groups.settle_orphans();
         // A prepared proxy whose transaction is resolved (by recovery, or
         // under another leader) is let go too.
         let resolved: Vec<GlobalTxnId> = self

@@ -111,7 +111,6 @@ use rowtree_kv::TxnRef;
 mod spanning;
 pub(crate) use spanning::Spanning;
 
-
 /// A database's commits through its split groups (see the module docs).
 pub struct SplitGroups {
     /// One per split, in key order; the first starts at the empty key.

@@ -121,11 +121,7 @@ impl SplitGroups {
     /// Where the part of the key space holding `key` (`before`: the keys
     /// just below it) is led, if not by this node, and that part's range
     /// (one split's): `(None, ..)` if this node serves it.
-    fn led_around(
-        &self,
-        key: &[u8],
-        before: bool,
-    ) -> rowtree_kv::Result<Led> {
+    fn led_around(&self, key: &[u8], before: bool) -> rowtree_kv::Result<Led> {
         let holding = self
             .groups
             .read()
@@ -134,8 +130,7 @@ impl SplitGroups {
                 let d = g.descriptor();
                 if before {
                     (key.is_empty() && d.limit.is_none())
-                        || (d.start.as_slice() < key
-                            && d.limit.as_deref().is_none_or(|l| key <= l))
+                        || (d.start.as_slice() < key && d.limit.as_deref().is_none_or(|l| key <= l))
                 } else {
                     d.contains(key)
                 }
@@ -500,6 +495,12 @@ impl SplitGroups {
         }
         let decided = self.two_phase_of(groups, global, e.ts, &mut parts);
         let outcome = self.outcome(groups, 0, global).ok().flatten();
+        tracing::debug!(
+            txn = %global,
+            ts = e.ts,
+            outcome = ?outcome,
+            "decided a transaction that prepared writes at other nodes"
+        );
         if let Some(outcome) = outcome {
             let nodes: Vec<u64> = self
                 .spanning
@@ -851,6 +852,16 @@ impl SplitGroups {
             }
         }
         resolved
+    }
+
+    /// Resolves what a previous leader of the groups this node leads left
+    /// prepared ([`SplitGroups::recover`]), if anything: run by the
+    /// participant's tending, so that a split refusing locks for want of
+    /// an outcome does not wait for a read or a commit to settle it.
+    pub(crate) fn settle_orphans(&self) {
+        if let Err(e) = self.recover_orphans() {
+            tracing::debug!("resolving transactions a previous leader prepared: {e}");
+        }
     }
 
     /// Forgets that `txn` is held here for another node (its locks were
