@@ -117,6 +117,13 @@ struct AnomaliesArgs {
     /// groups and commit in two phases (1: no split points).
     #[arg(long, value_name = "N", default_value_t = 1)]
     splits: usize,
+    /// With --cluster: leave split groups led where their elections put
+    /// them (`rowtree serve --no-gather`) instead of gathering the cold
+    /// ones on the first split's leader, so that after a few strikes most
+    /// transactions span groups led by different nodes and commit across
+    /// nodes.
+    #[arg(long, requires = "cluster")]
+    scatter: bool,
     /// Copy each server's log to DIR/node-N.log when a workload ends (the
     /// second workload's replace the first's); otherwise they are removed
     /// with the data.
@@ -288,6 +295,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         replicas: a.replicas,
         split_replicas: a.split_replicas,
         splits: a.splits,
+        scatter: a.scatter,
         keep_logs: a.keep_logs,
     };
     let mut failed = false;

@@ -105,6 +105,9 @@ pub struct Options {
     /// points before the clients start (1: none), so that transactions
     /// span split groups and commit in two phases.
     pub splits: usize,
+    /// In a cluster, whether split groups stay led where elections put
+    /// them (`rowtree serve --no-gather`), so that transactions span nodes.
+    pub scatter: bool,
     /// Where to copy each server's log when the run ends (`node-N.log`),
     /// if anywhere: the logs are otherwise removed with the data.
     pub keep_logs: Option<PathBuf>,
@@ -127,6 +130,7 @@ impl Options {
             replicas: None,
             split_replicas: None,
             splits: 1,
+            scatter: false,
             keep_logs: None,
         }
     }
@@ -328,14 +332,20 @@ impl Target {
                 if let Some(n) = options.split_replicas {
                     args.extend(["--split-replicas".into(), n.to_string()]);
                 }
+                if options.scatter {
+                    args.push("--no-gather".into());
+                }
                 if let Some(network) = &network {
                     args.extend(network.route_args(i));
                 }
                 let data = dir.path().join(format!("node-{}", i + 1)).join("data");
                 let mut server_options = ServerOptions::new(&options.binary, data).args(args);
                 server_options.port = fixed_api_ports.as_ref().map(|ports| ports[i]);
-                // openraft logs every heartbeat a down peer misses.
-                server_options.log_filter = "info,openraft=error".into();
+                // openraft logs every heartbeat a down peer misses; each
+                // transaction decided across nodes gets a line (the logs
+                // kept show how many there were, and their outcomes).
+                server_options.log_filter =
+                    "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug".into();
                 let server = Server::start(server_options).await?;
                 slots.push(server);
             }

@@ -133,6 +133,17 @@ impl Hosting {
             .store(replicas, std::sync::atomic::Ordering::Relaxed);
     }
 
+    /// Whether the lease balancer hands a database's cold split groups to
+    /// the node leading its first split (the default), so that most
+    /// transactions need no other node; without, each group stays led
+    /// where its election or a load move put it (`node::leases`). Every
+    /// node of a cluster should have the same.
+    pub fn set_gather(&self, gather: bool) {
+        self.shared
+            .no_gather
+            .store(!gather, std::sync::atomic::Ordering::Relaxed);
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> u64 {
         self.shared.id

@@ -287,6 +287,8 @@ pub struct LeaseBalancer {
     last_move: Option<Instant>,
     /// When this node may next hand the first split's group on.
     next_first_move: Option<Instant>,
+    /// Cold groups are left where they are led (`--no-gather`).
+    no_gather: bool,
 }
 
 /// What a round did, for the node's log.
@@ -312,6 +314,12 @@ pub enum Done {
 }
 
 impl LeaseBalancer {
+    /// Whether cold groups are gathered on the first split's leader (step
+    /// 2 of the module docs; the default) or left where they are led.
+    pub fn set_gather(&mut self, gather: bool) {
+        self.no_gather = !gather;
+    }
+
     /// One round for `groups` with the cluster's loads `view`.
     pub async fn round(&mut self, groups: &SplitGroups, view: &LoadView) -> Done {
         let now = Instant::now();
@@ -414,6 +422,7 @@ impl LeaseBalancer {
                     }
                 }
             }
+            Decision::Gather { .. } if self.no_gather => Done::Nothing,
             Decision::Gather { indexes, to } => {
                 let mut handed = 0;
                 for i in indexes {

@@ -554,6 +554,7 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
                 return;
             };
             let view = shared.load_view();
+            balancer.set_gather(!shared.no_gather.load(Ordering::Relaxed));
             drop(shared);
             match balancer.round(&groups, &view).await {
                 Done::Replace {
