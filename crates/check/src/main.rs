@@ -117,11 +117,10 @@ struct AnomaliesArgs {
     /// groups and commit in two phases (1: no split points).
     #[arg(long, value_name = "N", default_value_t = 1)]
     splits: usize,
-    /// With --cluster: leave split groups led where their elections put
-    /// them (`rowtree serve --no-gather`) instead of gathering the cold
-    /// ones on the first split's leader, so that after a few strikes most
-    /// transactions span groups led by different nodes and commit across
-    /// nodes.
+    /// With --cluster: spread the split groups' leaders over the nodes
+    /// (`rowtree serve --spread-leases`) instead of gathering the cold ones
+    /// on the first split's leader, so that most transactions span groups
+    /// led by different nodes and commit across nodes.
     #[arg(long, requires = "cluster")]
     scatter: bool,
     /// Copy each server's log to DIR/node-N.log when a workload ends (the
@@ -357,6 +356,12 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
                     r.phantom_transfers.len(),
                     r.balance_mismatches.len()
                 );
+                if options.nodes > 1 {
+                    println!(
+                        "  {} transfers decided across nodes ({} of them aborted)",
+                        r.across_nodes.0, r.across_nodes.1
+                    );
+                }
                 let kinds: Vec<String> = r
                     .failure_kinds
                     .iter()

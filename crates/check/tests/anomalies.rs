@@ -228,6 +228,38 @@ async fn the_bank_on_splits_kept_on_three_of_four_nodes_keeps_its_total_when_nod
     assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
 }
 
+/// The bank on the same four nodes and splits with the groups' leaders
+/// spread over the nodes (`rowtree serve --spread-leases`): transfers lock
+/// and prepare their accounts at the leaders of other nodes' splits and
+/// commit in two phases decided by the first split (remote locking and
+/// two-phase commit across nodes), while nodes die. Nothing acknowledged is
+/// lost, the total holds, and the nodes' logs show transfers decided
+/// across nodes (without remote locking, such transfers were refused).
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn the_bank_on_splits_led_by_different_nodes_keeps_its_total_when_nodes_die() {
+    let Some(binary) = binary() else { return };
+    let options = Options {
+        scatter: true,
+        ..split_options(binary, 9)
+    };
+    let report = bank::run(&options).await.expect("the workload runs");
+    println!("{report:#?}");
+    assert!(report.ok(), "{report:#?}");
+    assert!(report.strikes.total() >= 2, "{}", report.strikes);
+    assert!(
+        report.acknowledged >= 20,
+        "{} transfers",
+        report.acknowledged
+    );
+    let (across, aborted) = report.across_nodes;
+    assert!(
+        across >= 10 && across > aborted,
+        "{across} transfers decided across nodes, {aborted} of them aborted"
+    );
+    let longest = report.strikes.resumes.last().expect("strikes were timed");
+    assert!(longest.after < RESUME_BOUND, "writes stopped: {longest:?}");
+}
+
 /// List-append on the same four nodes and splits: a read-only transaction
 /// of several statements over split groups sees every two-phase commit
 /// below its timestamp whole. (Before the commit pipeline deferred what

@@ -197,9 +197,9 @@ pub struct ServeNode {
     /// How many of a database's hosts hold a replica of each split other
     /// than its first (`None`: all of them).
     pub split_replicas: Option<usize>,
-    /// Whether cold split groups are handed to the first split's leader
-    /// (`--no-gather` turns it off).
-    pub gather: bool,
+    /// Whether split groups are spread over their voters by count
+    /// (`--spread-leases`) instead of cold ones gathered.
+    pub spread_leases: bool,
     /// The Spanner API server the node runs once it is a member.
     pub server: rowtree_server::Config,
 }
@@ -247,7 +247,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
         );
         node.hosting()
             .set_split_replicas(settings.split_replicas.unwrap_or(0));
-        node.hosting().set_gather(settings.gather);
+        node.hosting().set_spread_leases(settings.spread_leases);
         let server = rowtree_server::Server::start(rowtree_server::Config {
             cluster: Some(rowtree_server::ClusterConfig {
                 hosting: node.hosting(),

@@ -374,15 +374,17 @@ struct ServeArgs {
     #[arg(long, value_name = "N", requires = "cluster",
           value_parser = clap::value_parser!(u64).range(1..=7))]
     split_replicas: Option<u64>,
-    /// With --cluster: do not hand a database's cold split groups to the
-    /// node leading its first split. Each group stays led where its last
-    /// election or load move put it, and transactions touching groups led
-    /// by different nodes commit across nodes (locks taken at each group's
-    /// leader, two-phase commit decided by the first split). The default
-    /// gathers cold groups, which spares those round trips; this is for
-    /// exercising the cross-node path (the anomaly checker's --scatter).
+    /// With --cluster: spread each database's split groups over the nodes
+    /// holding them, by count (a node leading two or more groups more than
+    /// another voter of one of them hands it that group), instead of
+    /// handing the cold ones to the node leading the first split (the
+    /// default, which spares transactions the calls to other nodes).
+    /// Spread, a transaction touching several groups takes its locks at
+    /// each group's leader and commits in two phases decided by the first
+    /// split. Give every node the same value; the anomaly checker's
+    /// --scatter uses it to exercise that path.
     #[arg(long, requires = "cluster")]
-    no_gather: bool,
+    spread_leases: bool,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -605,7 +607,7 @@ fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCo
         exit_on_stdin_eof: args.exit_on_stdin_eof,
         replicas: args.replicas as usize,
         split_replicas: args.split_replicas.map(|n| n as usize),
-        gather: !args.no_gather,
+        spread_leases: args.spread_leases,
         server: config,
     })
 }

@@ -90,6 +90,12 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
         let log = dir.join(format!("cluster-up-{attempt}.log"));
         let cluster = dir.join(format!("cluster-{attempt}"));
         let mut child = Command::new(ROWTREE)
+            // Each transaction decided across nodes gets a line in the
+            // node's log (`decided_across_nodes`).
+            .env(
+                "RUST_LOG",
+                "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug",
+            )
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
             .arg("--")
@@ -1281,6 +1287,21 @@ async fn across_through_each(clients: &[Client], db: &str) -> i64 {
     10 * clients.len() as i64
 }
 
+/// How many transactions the nodes decided across nodes (with writes
+/// prepared at other nodes), as their logs say.
+fn decided_across_nodes(nodes: &[NodeLine]) -> usize {
+    nodes
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(n.data.join("node.log"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("decided a transaction that prepared writes at other nodes"))
+                .count()
+        })
+        .sum()
+}
+
 /// `n` read-write transactions through `client`, each reading rows 50 and
 /// 500 of T (one on each side of Id 100) and appending "+" to both values,
 /// retried on ABORTED as client libraries retry; then checks that both
@@ -2028,12 +2049,20 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
         // across nodes). Single-use commits of ten rows, through every
         // node; then read-write transactions that read a row of each half
         // and update both, which must stay equal.
+        let decided_before = decided_across_nodes(&nodes);
         let across = across_through_each(&clients, &db).await;
         let pair = transfers_across(&clients[0], &db, 12).await;
         assert_eq!(
             group_leaders(&cluster),
             spread,
             "still spread after the commits across both halves (they were not gathered first)"
+        );
+        let decided = decided_across_nodes(&nodes) - decided_before;
+        eprintln!("{decided} transactions decided across nodes");
+        assert!(
+            decided >= (clients.len() + 12) as usize,
+            "only {decided} transactions were decided across nodes, of {} committed",
+            clients.len() + 12
         );
 
         // The first split's leader gathers every node's split history: once

@@ -86,6 +86,10 @@ pub struct Report {
     /// The voters of each of the database's split groups at the end, on a
     /// cluster (see [`Options::split_replicas`]).
     pub split_voters: Vec<Vec<u64>>,
+    /// Transfers decided across nodes (run by one node, with writes
+    /// prepared at others), and how many of those aborted, as the nodes'
+    /// logs say.
+    pub across_nodes: (usize, usize),
 }
 
 impl Report {
@@ -186,6 +190,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         .map_err(|e| Error::Protocol(format!("the nemesis failed: {e}")))??;
     let (balances, log) = final_state(&target).await?;
     let split_voters = target.split_voters().await;
+    let across_nodes = target.decided_across_nodes();
     target.stop().await?;
 
     let o = std::mem::take(&mut *outcomes.lock().expect("outcomes"));
@@ -206,6 +211,7 @@ pub async fn run(options: &Options) -> Result<Report> {
         final_total: balances.values().sum(),
         strikes: target.strikes(),
         split_voters,
+        across_nodes,
         ..Report::default()
     };
     report.lost_transfers = sorted(o.acknowledged.iter().filter(|id| !logged.contains_key(id)));

@@ -105,8 +105,9 @@ pub struct Options {
     /// points before the clients start (1: none), so that transactions
     /// span split groups and commit in two phases.
     pub splits: usize,
-    /// In a cluster, whether split groups stay led where elections put
-    /// them (`rowtree serve --no-gather`), so that transactions span nodes.
+    /// In a cluster, whether split groups are spread over the nodes by
+    /// count (`rowtree serve --spread-leases`), so that transactions span
+    /// nodes.
     pub scatter: bool,
     /// Where to copy each server's log when the run ends (`node-N.log`),
     /// if anywhere: the logs are otherwise removed with the data.
@@ -333,7 +334,7 @@ impl Target {
                     args.extend(["--split-replicas".into(), n.to_string()]);
                 }
                 if options.scatter {
-                    args.push("--no-gather".into());
+                    args.push("--spread-leases".into());
                 }
                 if let Some(network) = &network {
                     args.extend(network.route_args(i));
@@ -728,6 +729,29 @@ impl Target {
         Ok(())
     }
 
+    /// How many transactions the nodes decided across nodes (run by one
+    /// node, with writes prepared at others), and how many of those were
+    /// aborted, as their logs say (each logs a debug line per decision,
+    /// which the cluster's log filter keeps).
+    pub(crate) fn decided_across_nodes(&self) -> (usize, usize) {
+        let (mut decided, mut aborted) = (0, 0);
+        for node in &self.nodes {
+            let Ok(server) = node.server.try_lock() else {
+                continue;
+            };
+            let Ok(log) = std::fs::read_to_string(server.log_path()) else {
+                continue;
+            };
+            for line in log.lines().filter(|l| l.contains(DECIDED_ACROSS_NODES)) {
+                decided += 1;
+                if line.contains("Abort") {
+                    aborted += 1;
+                }
+            }
+        }
+        (decided, aborted)
+    }
+
     /// Copies each server's log to [`Options::keep_logs`], if set.
     fn keep_logs(&self) {
         let Some(dir) = &self.keep_logs else { return };
@@ -755,6 +779,11 @@ impl Drop for Target {
         self.keep_logs();
     }
 }
+
+/// What a cluster node logs (at debug level, for
+/// `rowtree_cluster::raft::groups::spanning`) when it decides a transaction
+/// that prepared writes at other nodes.
+const DECIDED_ACROSS_NODES: &str = "decided a transaction that prepared writes at other nodes";
 
 /// The time of day now, UTC, as `HH:MM:SS.mmm` (the servers' logs stamp
 /// their lines in UTC).

@@ -133,15 +133,18 @@ impl Hosting {
             .store(replicas, std::sync::atomic::Ordering::Relaxed);
     }
 
-    /// Whether the lease balancer hands a database's cold split groups to
-    /// the node leading its first split (the default), so that most
-    /// transactions need no other node; without, each group stays led
-    /// where its election or a load move put it (`node::leases`). Every
-    /// node of a cluster should have the same.
-    pub fn set_gather(&self, gather: bool) {
+    /// Whether the lease balancer spreads each database's split groups
+    /// over their voters by count (`--spread-leases`: a node leading two
+    /// or more groups more than one of a group's voters hands it one, every
+    /// 2 s at most) instead of handing the cold ones to the node leading
+    /// the first split (the default, so that most transactions need no
+    /// other node). Spread, most transactions touching several groups run
+    /// across nodes (`raft::groups::spanning`). Every node of a cluster
+    /// should have the same.
+    pub fn set_spread_leases(&self, spread: bool) {
         self.shared
-            .no_gather
-            .store(!gather, std::sync::atomic::Ordering::Relaxed);
+            .spread_leases
+            .store(spread, std::sync::atomic::Ordering::Relaxed);
     }
 
     /// This node's id.

@@ -287,9 +287,16 @@ pub struct LeaseBalancer {
     last_move: Option<Instant>,
     /// When this node may next hand the first split's group on.
     next_first_move: Option<Instant>,
-    /// Cold groups are left where they are led (`--no-gather`).
-    no_gather: bool,
+    /// Groups are spread over their voters by count instead of cold ones
+    /// gathered (`--spread-leases`).
+    spread: bool,
+    /// When this node last handed a group on to even the counts.
+    last_spread: Option<Instant>,
 }
+
+/// With `--spread-leases`: at most one group is handed on to even the
+/// counts this often.
+pub const SPREAD_PAUSE: Duration = Duration::from_secs(2);
 
 /// What a round did, for the node's log.
 #[derive(Debug, Clone, PartialEq)]
@@ -306,6 +313,9 @@ pub enum Done {
     },
     /// Cold groups gathered on the first split's leader.
     Gathered(usize),
+    /// A group handed to node `to`, which led fewer of the database's
+    /// groups (`--spread-leases`).
+    Spread { split: SplitId, to: u64 },
     /// The first split's group handed to node `to`, which holds every
     /// split ([`first_split_heir`]).
     FirstHanded { to: u64 },
@@ -314,10 +324,55 @@ pub enum Done {
 }
 
 impl LeaseBalancer {
-    /// Whether cold groups are gathered on the first split's leader (step
-    /// 2 of the module docs; the default) or left where they are led.
-    pub fn set_gather(&mut self, gather: bool) {
-        self.no_gather = !gather;
+    /// Whether a database's groups are spread over their voters by count
+    /// (`--spread-leases`) instead of cold ones gathered on the first
+    /// split's leader (step 2 of the module docs; the default).
+    pub fn set_spread(&mut self, spread: bool) {
+        self.spread = spread;
+    }
+
+    /// With `--spread-leases`: hands one group this node leads (not the
+    /// first split's) to a voter of it answering its heartbeats that leads
+    /// at least two fewer of the database's groups, as this node knows
+    /// their leaders; at most every [`SPREAD_PAUSE`].
+    async fn spread_one(&mut self, groups: &SplitGroups, now: Instant) -> Option<Done> {
+        if self
+            .last_spread
+            .is_some_and(|at| now.duration_since(at) < SPREAD_PAUSE)
+        {
+            return None;
+        }
+        let all = groups.groups();
+        let me = all.first()?.node_id();
+        let mut counts: HashMap<u64, usize> = HashMap::new();
+        for g in &all {
+            if let Some(leader) = g.current_leader() {
+                *counts.entry(leader).or_default() += 1;
+            }
+        }
+        let mine = counts.get(&me).copied().unwrap_or(0);
+        for g in all.iter().skip(1).filter(|g| g.serves()) {
+            let to = g
+                .answering_voters()
+                .into_iter()
+                .filter(|v| *v != me)
+                .min_by_key(|v| (counts.get(v).copied().unwrap_or(0), *v))
+                .filter(|v| counts.get(v).copied().unwrap_or(0) + 2 <= mine);
+            if let Some(to) = to {
+                self.last_spread = Some(now);
+                return Some(match g.move_to(to, MOVE_WAIT).await {
+                    Ok(()) => Done::Spread {
+                        split: g.split_id(),
+                        to,
+                    },
+                    Err(e) => {
+                        tracing::warn!("{e}");
+                        Done::Nothing
+                    }
+                });
+            }
+        }
+        None
     }
 
     /// One round for `groups` with the cluster's loads `view`.
@@ -378,6 +433,11 @@ impl LeaseBalancer {
                 }
             }
         }
+        if self.spread {
+            if let Some(done) = self.spread_one(groups, now).await {
+                return done;
+            }
+        }
         let may_move = self
             .last_move
             .is_none_or(|at| now.duration_since(at) >= PAUSE);
@@ -422,7 +482,7 @@ impl LeaseBalancer {
                     }
                 }
             }
-            Decision::Gather { .. } if self.no_gather => Done::Nothing,
+            Decision::Gather { .. } if self.spread => Done::Nothing,
             Decision::Gather { indexes, to } => {
                 let mut handed = 0;
                 for i in indexes {

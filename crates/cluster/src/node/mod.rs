@@ -245,9 +245,9 @@ struct Shared {
     /// first keeps, among the database's hosts (0: all of them;
     /// [`databases::Hosting::set_split_replicas`]).
     split_replicas: std::sync::atomic::AtomicUsize,
-    /// Cold split groups are not gathered on the first split's leader
-    /// ([`databases::Hosting::set_gather`]).
-    no_gather: std::sync::atomic::AtomicBool,
+    /// Split groups are spread over their voters by count
+    /// ([`databases::Hosting::set_spread_leases`]).
+    spread_leases: std::sync::atomic::AtomicBool,
 }
 
 /// openraft's settings for the placement group.
@@ -363,7 +363,7 @@ impl Node {
             started_micros: config.clock.now(),
             started_at: std::time::Instant::now(),
             split_replicas: std::sync::atomic::AtomicUsize::new(0),
-            no_gather: std::sync::atomic::AtomicBool::new(false),
+            spread_leases: std::sync::atomic::AtomicBool::new(false),
         });
         if let Some(i) = &identity {
             shared.set_cluster(&i.cluster_id);

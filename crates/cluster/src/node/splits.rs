@@ -554,7 +554,7 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
                 return;
             };
             let view = shared.load_view();
-            balancer.set_gather(!shared.no_gather.load(Ordering::Relaxed));
+            balancer.set_spread(shared.spread_leases.load(Ordering::Relaxed));
             drop(shared);
             match balancer.round(&groups, &view).await {
                 Done::Replace {
@@ -591,6 +591,12 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
                     to,
                     "this node leads the first split but lacks other splits: its group handed \
                      to a node holding them all"
+                ),
+                Done::Spread { split, to } => tracing::info!(
+                    database,
+                    %split,
+                    to,
+                    "a group handed to a node leading fewer of the database's groups"
                 ),
                 Done::Gathered(handed) if handed > 0 => {
                     tracing::info!(

@@ -28,11 +28,13 @@
 //!    through the usual two-phase commit among this node's groups, with
 //!    the first split's `Decide { Commit }` as the commit point
 //!    ([`SplitGroups::commit_elsewhere`]).
-//! 4. **Resolve.** The recorded outcome is sent to every participant
-//!    (`ResolveKeys`), which resolves its prepared entries and releases
-//!    the transaction's locks; nodes where it only locked are told to
-//!    release them (`ReleaseKeys`) when the transaction ends
-//!    ([`SplitGroups::release_spanning`]), in the background.
+//! 4. **Resolve.** Once the client has its answer, in the background
+//!    ([`SplitGroups::release_spanning`]), the recorded outcome is sent to
+//!    every participant (`ResolveKeys`), which resolves its prepared
+//!    entries and releases the transaction's locks, and the nodes where it
+//!    only locked are told to release them (`ReleaseKeys`). The commit
+//!    pipeline waits for no other node after the decision; a read at a
+//!    participant at or above the prepare timestamp waits for the outcome.
 //!
 //! A transaction that ends without deciding (a failure between the
 //! phases, a rollback after preparing) is aborted at the coordinator
@@ -501,31 +503,12 @@ impl SplitGroups {
             outcome = ?outcome,
             "decided a transaction that prepared writes at other nodes"
         );
-        if let Some(outcome) = outcome {
-            let nodes: Vec<u64> = self
-                .spanning
-                .lock()
-                .get(&e.txn.id)
-                .map(|s| s.prepared.keys().copied().collect())
-                .unwrap_or_default();
-            let told: Vec<(u64, bool)> = match self.elsewhere.get() {
-                Some(elsewhere) => {
-                    let told = parking_lot::Mutex::new(Vec::new());
-                    let _ = in_parallel(nodes, |node| {
-                        let ok = elsewhere.resolve_at(node, global, outcome).is_ok();
-                        told.lock().push((node, ok));
-                        Ok(())
-                    });
-                    told.into_inner()
-                }
-                None => Vec::new(),
-            };
-            if let Some(spanning) = self.spanning.lock().get_mut(&e.txn.id) {
-                for (node, ok) in told {
-                    spanning.prepared.insert(node, ok);
-                }
-            }
-            // Decided: a participant asking now is told the outcome.
+        if outcome.is_some() {
+            // Decided: a participant asking now is told the outcome. The
+            // participants are told in the background once the client has
+            // its answer ([`SplitGroups::release_spanning`]): the commit
+            // pipeline does not wait for other nodes, and a read there at
+            // or above a prepare timestamp waits for the outcome anyway.
             self.in_flight.lock().remove(&global);
         }
         decided
