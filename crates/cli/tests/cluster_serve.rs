@@ -2060,7 +2060,7 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
         let decided = decided_across_nodes(&nodes) - decided_before;
         eprintln!("{decided} transactions decided across nodes");
         assert!(
-            decided >= (clients.len() + 12) as usize,
+            decided >= clients.len() + 12,
             "only {decided} transactions were decided across nodes, of {} committed",
             clients.len() + 12
         );
