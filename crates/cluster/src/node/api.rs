@@ -483,6 +483,14 @@ pub fn txn_from_bytes(bytes: &[u8]) -> Result<u128, tonic::Status> {
     Ok(u128::from_be_bytes(bytes))
 }
 
+/// How long one `LockKeys` call waits at the node holding the lock before
+/// it answers that it still waits (the caller asks again).
+pub const LOCK_CALL_WAIT: Duration = Duration::from_secs(3);
+
+/// How a node answering `LockKeys` says that the lock is still waited for
+/// (with DEADLINE_EXCEEDED).
+pub const STILL_WAITING: &str = "still waiting for the lock";
+
 /// The most keys one `PrepareKeys` carries (a commit's mutations are
 /// bounded far below it).
 pub const MAX_PREPARE_KEYS: usize = 1 << 20;

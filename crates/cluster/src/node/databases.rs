@@ -510,6 +510,7 @@ impl Hosting {
             }
         }
         splits::tend(&self.runtime, group.group, &hosted);
+        super::participant::tend(&self.runtime, &hosted);
         replicas::tend_replicas(&self.runtime, &hosted);
         tracing::info!(
             group = group.group,

@@ -57,6 +57,7 @@ pub mod databases;
 pub mod identity;
 pub mod leases;
 mod participant;
+mod proxies;
 mod remote;
 mod splits;
 pub mod status;

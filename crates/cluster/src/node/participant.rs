@@ -12,7 +12,7 @@
 //! those locks behind on another node's table, so they no longer count).
 //!
 //! * `LockKeys` takes a lock under the proxy, waiting at most
-//!   [`LOCK_CALL_WAIT`](super::remote::LOCK_CALL_WAIT) before it answers
+//!   [`LOCK_CALL_WAIT`](super::api::LOCK_CALL_WAIT) before it answers
 //!   that it still waits (the caller asks again). A wounded proxy (an
 //!   older transaction wanted its lock) has lost its locks: the answer is
 //!   ABORTED, and the caller's transaction aborts.
@@ -31,19 +31,19 @@
 //! than [`SETTLE_AFTER`] ago that were not resolved, and resolves those a
 //! previous leader of its splits left prepared.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 
-use parking_lot::Mutex;
-use rowtree_txn::{LockMode, LockTarget, TxnHandle};
+use rowtree_txn::{LockMode, LockTarget};
 use tonic::Status;
 
 use super::api::{
     txn_from_bytes, LockKeysRequest, PrepareKeysRequest, ReleaseKeysRequest, ResolveKeysRequest,
     SettleReply, SettleRequest, TxnReply, MAX_PREPARE_KEYS, MAX_SPLIT_KEY,
 };
-use super::remote::{LOCK_CALL_WAIT, STILL_WAITING};
+use super::api::{LOCK_CALL_WAIT, STILL_WAITING};
+use super::proxies::Proxy;
 use super::splits::DatabaseGroups;
 use crate::raft::Refusal;
 use crate::twophase::{GlobalTxnId, Outcome};
@@ -62,31 +62,6 @@ const TEND_EVERY: Duration = Duration::from_secs(1);
 /// The most proxies a database keeps at once: past it, new transactions
 /// of other nodes are refused (UNAVAILABLE) until some end.
 const MAX_PROXIES: usize = 100_000;
-
-/// Another node's transaction, as this node holds its locks.
-struct Proxy {
-    handle: Arc<TxnHandle>,
-    /// The term of each split it took locks in.
-    terms: BTreeMap<rowtree_kv::SplitId, u64>,
-    /// When it was last called for.
-    used: Instant,
-    /// Its writes are prepared here (it waits for its outcome).
-    prepared: bool,
-}
-
-/// The proxies of one database's transactions run by other nodes.
-#[derive(Default)]
-pub(super) struct Proxies {
-    by_txn: Mutex<HashMap<GlobalTxnId, Proxy>>,
-}
-
-impl std::fmt::Debug for Proxies {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Proxies")
-            .field("count", &self.by_txn.lock().len())
-            .finish()
-    }
-}
 
 /// A refusal as the peer service answers it.
 fn status(refusal: Refusal) -> Status {

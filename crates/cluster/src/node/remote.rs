@@ -47,7 +47,7 @@ use tonic::{Code, Status};
 use super::api::{
     txn_bytes, AddSplitPointRequest, LocateReply, LocateRequest, LockKeysRequest, NodeClient,
     PrepareKeysRequest, ReadRangeReply, ReadRangeRequest, ReleaseKeysRequest, ResolveKeysRequest,
-    SettleRequest, MAX_READ_BYTES, MAX_READ_ROWS, MAX_SPLIT_KEY,
+    SettleRequest, LOCK_CALL_WAIT, MAX_READ_BYTES, MAX_READ_ROWS, MAX_SPLIT_KEY, STILL_WAITING,
 };
 use super::splits::DatabaseGroups;
 use super::Shared;
@@ -374,10 +374,6 @@ fn batch(reply: ReadRangeReply, found: &Found, reverse: bool, clipped: bool) -> 
     RemoteBatch { rows, resume }
 }
 
-/// How long one `LockKeys` call waits at the node holding the lock before
-/// it answers that it still waits (the caller asks again).
-pub(super) const LOCK_CALL_WAIT: Duration = Duration::from_secs(3);
-
 /// How long one call of a two-phase commit (`PrepareKeys`, `ResolveKeys`,
 /// `ReleaseKeys`, `Settle`) may take: a proposal waits up to the group's
 /// timeout.
@@ -393,9 +389,6 @@ fn refusal(node: u64, status: &Status) -> Refusal {
         _ => Refusal::Failed(why),
     }
 }
-
-/// How a node answering `LockKeys` says that the lock is still waited for.
-pub(super) const STILL_WAITING: &str = "still waiting for the lock";
 
 impl RemoteSplits {
     /// Runs one call of node `node`'s service and waits for it here, at

@@ -123,7 +123,7 @@ pub(super) struct DatabaseGroups {
     pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64, std::time::Instant)>>,
     /// The locks this node holds for transactions run by other nodes
     /// (`node::participant`).
-    pub(super) proxies: super::participant::Proxies,
+    pub(super) proxies: super::proxies::Proxies,
 }
 
 /// Whether the ranges of `a` and `b` share a key.
@@ -609,7 +609,6 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
             }
         }
     });
-    super::participant::tend(runtime, hosted);
     runtime.spawn(close_timestamps(
         database,
         hosted.db.clone(),

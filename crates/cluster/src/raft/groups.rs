@@ -76,7 +76,7 @@
 //! split). A node leading the first split (where the database's sessions
 //! live) locks, reads under locks and prepares the keys of splits led by
 //! other nodes at their leaders, and decides those transactions with its
-//! first split ([`spanning`]: remote locking and two-phase commit across
+//! first split (`spanning`: remote locking and two-phase commit across
 //! nodes, design §6 step 2); `node::participant` serves those calls. A
 //! node not leading the first split refuses what it does not lead with
 //! [`rowtree_kv::Error::LedElsewhere`], naming the split's leader (the

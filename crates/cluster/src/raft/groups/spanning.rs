@@ -7,7 +7,7 @@
 //! serves the calls there):
 //!
 //! 1. **Lock.** Every lock it takes here is also taken, for the part of
-//!    its keys led elsewhere ([`Replication::locked_elsewhere`]), at the
+//!    its keys led elsewhere ([`Replication::locked_elsewhere`](rowtree_kv::Replication::locked_elsewhere)), at the
 //!    leader of each such split (`LockKeys`), which keeps it under a
 //!    handle of the transaction's own priority, so wound-wait orders the
 //!    transaction alike on every node. Its reads of those keys are served
@@ -193,7 +193,7 @@ impl SplitGroups {
         })
     }
 
-    /// [`Replication::locked_elsewhere`]: the parts of `[start, end)` in
+    /// [`Replication::locked_elsewhere`](rowtree_kv::Replication::locked_elsewhere): the parts of `[start, end)` in
     /// splits this node holds no replica of, or does not serve.
     pub(super) fn spans_locked_elsewhere(
         &self,
@@ -231,7 +231,7 @@ impl SplitGroups {
             && self.groups.read()[0].serves()
     }
 
-    /// [`Replication::written_elsewhere`].
+    /// [`Replication::written_elsewhere`](rowtree_kv::Replication::written_elsewhere).
     pub(super) fn is_written_elsewhere(&self, txn: TxnRef, key: &[u8]) -> bool {
         if let Some(spanning) = self.spanning.lock().get(&txn.id) {
             if spanning.node_of(key).is_some() {
@@ -243,7 +243,7 @@ impl SplitGroups {
             .is_empty()
     }
 
-    /// [`Replication::lock_elsewhere`]: the lock, taken at the node leading
+    /// [`Replication::lock_elsewhere`](rowtree_kv::Replication::lock_elsewhere): the lock, taken at the node leading
     /// each part of the range (cut at split edges), and remembered.
     pub(super) fn lock_spanning(
         &self,
@@ -332,7 +332,7 @@ impl SplitGroups {
         }
     }
 
-    /// [`Replication::prepare_elsewhere`].
+    /// [`Replication::prepare_elsewhere`](rowtree_kv::Replication::prepare_elsewhere).
     pub(super) fn prepare_spanning(
         &self,
         txn: TxnRef,
@@ -514,7 +514,7 @@ impl SplitGroups {
         decided
     }
 
-    /// [`Replication::release_elsewhere`]: in the background, aborts the
+    /// [`Replication::release_elsewhere`](rowtree_kv::Replication::release_elsewhere): in the background, aborts the
     /// transaction if it prepared and was not decided, tells the
     /// participants not told yet, and releases the other nodes' locks.
     pub(super) fn release_spanning(self: &Arc<Self>, txn: TxnRef) {
@@ -539,7 +539,7 @@ impl SplitGroups {
         });
     }
 
-    /// [`Replication::read_elsewhere`] of a read under locks: from the
+    /// [`Replication::read_elsewhere`](rowtree_kv::Replication::read_elsewhere) of a read under locks: from the
     /// leader of the split holding the read's first key (in its order),
     /// clipped to that split.
     pub(super) fn read_led(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
