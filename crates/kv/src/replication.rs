@@ -118,6 +118,65 @@ pub struct RemoteRead {
     pub max_rows: usize,
 }
 
+impl RemoteRead {
+    /// The key the read starts from, in its order, and whether the keys
+    /// wanted are those just below it (a reverse read): the key whose
+    /// split serves the read's first batch.
+    pub fn first_key(&self) -> (Vec<u8>, bool) {
+        use std::ops::Bound;
+        if self.reverse {
+            match &self.end {
+                Bound::Included(k) => ([k.as_slice(), &[0]].concat(), true),
+                Bound::Excluded(k) => (k.clone(), true),
+                Bound::Unbounded => (Vec::new(), true),
+            }
+        } else {
+            match &self.start {
+                Bound::Included(k) | Bound::Excluded(k) => (k.clone(), false),
+                Bound::Unbounded => (Vec::new(), false),
+            }
+        }
+    }
+
+    /// The read clipped to the split `[start, limit)` holding its first
+    /// key, and, if it was clipped, where the read goes on once that split
+    /// is read to its edge (the next batch's `start`, or a reverse read's
+    /// `end`).
+    pub fn clipped(
+        &self,
+        start: &[u8],
+        limit: Option<&[u8]>,
+    ) -> (RemoteRead, Option<std::ops::Bound<Vec<u8>>>) {
+        use std::ops::Bound;
+        let mut clipped = self.clone();
+        if !self.reverse {
+            let Some(limit) = limit else {
+                return (clipped, None);
+            };
+            let beyond = match &self.end {
+                Bound::Unbounded => true,
+                Bound::Included(k) => k.as_slice() >= limit,
+                Bound::Excluded(k) => k.as_slice() > limit,
+            };
+            if !beyond {
+                return (clipped, None);
+            }
+            clipped.end = Bound::Excluded(limit.to_vec());
+            (clipped, Some(Bound::Included(limit.to_vec())))
+        } else {
+            let below = match &self.start {
+                Bound::Unbounded => true,
+                Bound::Included(k) | Bound::Excluded(k) => k.as_slice() < start,
+            };
+            if start.is_empty() || !below {
+                return (clipped, None);
+            }
+            clipped.start = Bound::Included(start.to_vec());
+            (clipped, Some(Bound::Excluded(start.to_vec())))
+        }
+    }
+}
+
 /// One batch of a [`RemoteRead`]'s rows, and where the read goes on.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct RemoteBatch {
@@ -363,5 +422,52 @@ pub trait Replication: Send + Sync + 'static {
     fn merge(&self, key: &[u8]) -> Result<bool> {
         let _ = key;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::ops::Bound;
+
+    use super::RemoteRead;
+
+    fn read(start: Bound<&[u8]>, end: Bound<&[u8]>, reverse: bool) -> RemoteRead {
+        RemoteRead {
+            start: start.map(<[u8]>::to_vec),
+            end: end.map(<[u8]>::to_vec),
+            ts: 7,
+            reverse,
+            max_rows: 8,
+        }
+    }
+
+    #[test]
+    fn a_read_starts_at_its_first_key_in_its_order() {
+        let forward = read(Bound::Excluded(b"b"), Bound::Included(b"m"), false);
+        assert_eq!(forward.first_key(), (b"b".to_vec(), false));
+        let reverse = read(Bound::Included(b"b"), Bound::Included(b"m"), true);
+        assert_eq!(reverse.first_key(), (b"m\0".to_vec(), true));
+        let to_the_end = read(Bound::Unbounded, Bound::Unbounded, true);
+        assert_eq!(to_the_end.first_key(), (Vec::new(), true));
+    }
+
+    #[test]
+    fn a_read_is_clipped_to_its_first_split_and_goes_on_at_the_edge() {
+        // Forward, past the split's limit: clipped there, resumed there.
+        let forward = read(Bound::Included(b"b"), Bound::Unbounded, false);
+        let (clipped, edge) = forward.clipped(b"a", Some(b"k"));
+        assert_eq!(clipped.end, Bound::Excluded(b"k".to_vec()));
+        assert_eq!(clipped.start, forward.start);
+        assert_eq!(edge, Some(Bound::Included(b"k".to_vec())));
+        // Within the split: unchanged, nothing to go on with.
+        let inside = read(Bound::Included(b"b"), Bound::Excluded(b"k"), false);
+        assert_eq!(inside.clipped(b"a", Some(b"k")), (inside.clone(), None));
+        // Reverse, below the split's start: clipped there, resumed below.
+        let reverse = read(Bound::Unbounded, Bound::Included(b"m"), true);
+        let (clipped, edge) = reverse.clipped(b"k", None);
+        assert_eq!(clipped.start, Bound::Included(b"k".to_vec()));
+        assert_eq!(edge, Some(Bound::Excluded(b"k".to_vec())));
+        // The first split starts at the empty key: nothing is below it.
+        assert_eq!(reverse.clipped(b"", Some(b"z")), (reverse.clone(), None));
     }
 }

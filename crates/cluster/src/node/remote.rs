@@ -281,50 +281,8 @@ impl RemoteSplits {
     /// holds the range (look it up again).
     fn read_from(&self, found: &Found, read: &RemoteRead) -> Result<Option<RemoteBatch>, String> {
         // The read, clipped to the split.
-        let (mut start, mut end) = (read.start.clone(), read.end.clone());
-        let mut clipped = false;
-        if !read.reverse {
-            if let Some(limit) = &found.limit {
-                let beyond = match &end {
-                    Bound::Unbounded => true,
-                    Bound::Included(k) => k >= limit,
-                    Bound::Excluded(k) => k > limit,
-                };
-                if beyond {
-                    end = Bound::Excluded(limit.clone());
-                    clipped = true;
-                }
-            }
-        } else if !found.start.is_empty() {
-            let below = match &start {
-                Bound::Unbounded => true,
-                Bound::Included(k) | Bound::Excluded(k) => *k < found.start,
-            };
-            if below {
-                start = Bound::Included(found.start.clone());
-                clipped = true;
-            }
-        }
-        let (start_key, start_excluded) = match start {
-            Bound::Included(k) => (k, false),
-            Bound::Excluded(k) => (k, true),
-            Bound::Unbounded => (Vec::new(), false),
-        };
-        let (end_key, end_included) = match end {
-            Bound::Included(k) => (Some(k), true),
-            Bound::Excluded(k) => (Some(k), false),
-            Bound::Unbounded => (None, false),
-        };
-        let request = ReadRangeRequest {
-            database: self.database,
-            start: start_key,
-            start_excluded,
-            end: end_key,
-            end_included,
-            ts: read.ts,
-            reverse: read.reverse,
-            max_rows: read.max_rows as u64,
-        };
+        let (clipped, edge) = read.clipped(&found.start, found.limit.as_deref());
+        let request = read_request(self.database, &clipped);
         let mut order: Vec<u64> = found.leader.into_iter().collect();
         order.extend(found.voters.iter().filter(|v| Some(**v) != found.leader));
         // Every voter's refusal is reported: the leader's says most.
@@ -347,7 +305,7 @@ impl RemoteSplits {
                 READ_TIMEOUT,
             );
             match answer {
-                Some(Ok(reply)) => return Ok(Some(batch(reply, found, read.reverse, clipped))),
+                Some(Ok(reply)) => return Ok(Some(batch(reply, edge))),
                 Some(Err(status)) if status.code() == Code::FailedPrecondition => return Ok(None),
                 Some(Err(status)) => {
                     errors.push(format!("node {node}: {}", status.message()));
@@ -362,14 +320,38 @@ impl RemoteSplits {
     }
 }
 
-/// A `ReadRange` answer as the router takes it.
-fn batch(reply: ReadRangeReply, found: &Found, reverse: bool, clipped: bool) -> RemoteBatch {
+/// A `ReadRange` request for `read` of database `database`.
+fn read_request(database: u64, read: &RemoteRead) -> ReadRangeRequest {
+    let (start, start_excluded) = match &read.start {
+        Bound::Included(k) => (k.clone(), false),
+        Bound::Excluded(k) => (k.clone(), true),
+        Bound::Unbounded => (Vec::new(), false),
+    };
+    let (end, end_included) = match &read.end {
+        Bound::Included(k) => (Some(k.clone()), true),
+        Bound::Excluded(k) => (Some(k.clone()), false),
+        Bound::Unbounded => (None, false),
+    };
+    ReadRangeRequest {
+        database,
+        start,
+        start_excluded,
+        end,
+        end_included,
+        ts: read.ts,
+        reverse: read.reverse,
+        max_rows: read.max_rows as u64,
+    }
+}
+
+/// A `ReadRange` answer as the router takes it: the read goes on after
+/// its last row if the answer stopped at a limit, else at `edge` (where
+/// the read was clipped to the split), else it is done.
+fn batch(reply: ReadRangeReply, edge: Option<Bound<Vec<u8>>>) -> RemoteBatch {
     let rows: Vec<(Vec<u8>, Vec<u8>)> = reply.keys.into_iter().zip(reply.values).collect();
     let resume = match (reply.more, rows.last()) {
         (true, Some((last, _))) => Some(Bound::Excluded(last.clone())),
-        _ if !clipped => None,
-        _ if reverse => Some(Bound::Excluded(found.start.clone())),
-        _ => found.limit.clone().map(Bound::Included),
+        _ => edge,
     };
     RemoteBatch { rows, resume }
 }
@@ -550,50 +532,15 @@ impl Elsewhere for RemoteSplits {
     }
 
     fn read_at(&self, node: u64, read: &RemoteRead) -> Result<RemoteBatch, Refusal> {
-        let (start, start_excluded) = match &read.start {
-            Bound::Included(k) => (k.clone(), false),
-            Bound::Excluded(k) => (k.clone(), true),
-            Bound::Unbounded => (Vec::new(), false),
-        };
-        let (end, end_included) = match &read.end {
-            Bound::Included(k) => (Some(k.clone()), true),
-            Bound::Excluded(k) => (Some(k.clone()), false),
-            Bound::Unbounded => (None, false),
-        };
-        let request = ReadRangeRequest {
-            database: self.database,
-            start,
-            start_excluded,
-            end,
-            end_included,
-            ts: read.ts,
-            reverse: read.reverse,
-            max_rows: read.max_rows as u64,
-        };
+        let request = read_request(self.database, read);
         let reply = self.call(node, READ_TIMEOUT, move |mut c| async move {
             c.read_range(timed(request, READ_TIMEOUT)).await
         })?;
-        let rows: Vec<(Vec<u8>, Vec<u8>)> = reply.keys.into_iter().zip(reply.values).collect();
-        let resume = match (reply.more, rows.last()) {
-            (true, Some((last, _))) => Some(Bound::Excluded(last.clone())),
-            _ => None,
-        };
-        Ok(RemoteBatch { rows, resume })
+        Ok(batch(reply, None))
     }
 
     fn read(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
-        let (key, before) = if read.reverse {
-            match &read.end {
-                Bound::Included(k) => ([k.as_slice(), &[0]].concat(), true),
-                Bound::Excluded(k) => (k.clone(), true),
-                Bound::Unbounded => (Vec::new(), true),
-            }
-        } else {
-            match &read.start {
-                Bound::Included(k) | Bound::Excluded(k) => (k.clone(), false),
-                Bound::Unbounded => (Vec::new(), false),
-            }
-        };
+        let (key, before) = read.first_key();
         let mut why = String::new();
         for _ in 0..ATTEMPTS {
             let found = self

@@ -543,50 +543,15 @@ impl SplitGroups {
     /// leader of the split holding the read's first key (in its order),
     /// clipped to that split.
     pub(super) fn read_led(&self, read: &RemoteRead) -> rowtree_kv::Result<RemoteBatch> {
-        use std::ops::Bound;
         let elsewhere = self.elsewhere_or_err()?.clone();
-        let (key, before) = if read.reverse {
-            match &read.end {
-                Bound::Included(k) => (key_end(k), true),
-                Bound::Excluded(k) => (k.clone(), true),
-                Bound::Unbounded => (Vec::new(), true),
-            }
-        } else {
-            match &read.start {
-                Bound::Included(k) | Bound::Excluded(k) => (k.clone(), false),
-                Bound::Unbounded => (Vec::new(), false),
-            }
-        };
+        let (key, before) = read.first_key();
         let Led { node, start, limit } = self.led_around(&key, before)?;
         let Some(node) = node else {
             return Err(rowtree_kv::Error::Replication(
                 "this node leads the keys of a read under locks sent elsewhere; retry".into(),
             ));
         };
-        let mut clipped = read.clone();
-        let mut resume_at_edge = None;
-        if !read.reverse {
-            if let Some(limit) = &limit {
-                let beyond = match &read.end {
-                    Bound::Unbounded => true,
-                    Bound::Included(k) => k >= limit,
-                    Bound::Excluded(k) => k > limit,
-                };
-                if beyond {
-                    clipped.end = Bound::Excluded(limit.clone());
-                    resume_at_edge = Some(Bound::Included(limit.clone()));
-                }
-            }
-        } else if !start.is_empty() {
-            let below = match &read.start {
-                Bound::Unbounded => true,
-                Bound::Included(k) | Bound::Excluded(k) => *k < start,
-            };
-            if below {
-                clipped.start = Bound::Included(start.clone());
-                resume_at_edge = Some(Bound::Excluded(start));
-            }
-        }
+        let (clipped, resume_at_edge) = read.clipped(&start, limit.as_deref());
         let mut batch = self.read_at_leader(&*elsewhere, node, &key, &clipped)?;
         if batch.resume.is_none() {
             batch.resume = resume_at_edge;
