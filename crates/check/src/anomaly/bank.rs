@@ -154,6 +154,9 @@ pub async fn run(options: &Options) -> Result<Report> {
     target
         .cut("Transfers", TRANSFER_IDS_CUT, options.splits)
         .await?;
+    target
+        .wait_for_groups(1 + 2 * (options.splits.max(1) - 1))
+        .await;
     // Stale reads go up to 3 s into the past: start once that past holds
     // the initial rows.
     tokio::time::sleep(STALEST + Duration::from_millis(100)).await;

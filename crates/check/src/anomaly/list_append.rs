@@ -86,6 +86,7 @@ pub async fn run(options: &Options) -> Result<Report> {
             .await?;
     }
     target.cut("Lists", KEYS, options.splits).await?;
+    target.wait_for_groups(options.splits.max(1)).await;
     // Stale reads go up to 3 s into the past: start once that past holds
     // the initial rows.
     tokio::time::sleep(STALEST + Duration::from_millis(100)).await;

@@ -429,6 +429,32 @@ impl Target {
             .await
     }
 
+    /// On a cluster, waits (at most [`GROUPS_WAIT`]) until the database
+    /// has at least `groups` split groups: a split point is cut by the
+    /// node leading its group, a moment after AddSplitPoints returns, and
+    /// the workload is meant to run over them all. Says on stderr if they
+    /// did not appear.
+    pub(crate) async fn wait_for_groups(&self, groups: usize) {
+        if self.peer_ports.is_empty() || groups <= 1 {
+            return;
+        }
+        let deadline = Instant::now() + GROUPS_WAIT;
+        loop {
+            let now = self.split_voters().await.len();
+            if now >= groups {
+                return;
+            }
+            if Instant::now() >= deadline {
+                eprintln!(
+                    "the database has {now} split groups after {} s, not {groups}",
+                    GROUPS_WAIT.as_secs()
+                );
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(500)).await;
+        }
+    }
+
     /// The voters of each of the database's split groups, in the order of
     /// the groups' ids, as `rowtree cluster status` gives them (asked of
     /// each node in turn until one answers). Empty for one server, or if
@@ -779,6 +805,10 @@ impl Drop for Target {
         self.keep_logs();
     }
 }
+
+/// How long a run waits for the split groups its split points make
+/// ([`Target::wait_for_groups`]).
+const GROUPS_WAIT: Duration = Duration::from_secs(30);
 
 /// What a cluster node logs (at debug level, for
 /// `rowtree_cluster::raft::groups::spanning`) when it decides a transaction
