@@ -91,10 +91,12 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
         let cluster = dir.join(format!("cluster-{attempt}"));
         let mut child = Command::new(ROWTREE)
             // Each transaction decided across nodes gets a line in the
-            // node's log (`decided_across_nodes`).
+            // node's log (`decided_across_nodes`), as does each strong
+            // read sent to a split's leader (`read_at_leaders`).
             .env(
                 "RUST_LOG",
-                "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug",
+                "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug,\
+                 rowtree_cluster::raft::groups::reads=debug",
             )
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
@@ -1302,6 +1304,21 @@ fn decided_across_nodes(nodes: &[NodeLine]) -> usize {
         .sum()
 }
 
+/// How many batches of strong reads the nodes have sent to the leader of a
+/// split they follow (a debug line each, `raft::groups::reads`).
+fn read_at_leaders(nodes: &[NodeLine]) -> usize {
+    nodes
+        .iter()
+        .map(|n| {
+            std::fs::read_to_string(n.data.join("node.log"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("at its leader, node"))
+                .count()
+        })
+        .sum()
+}
+
 /// `n` read-write transactions through `client`, each reading rows 50 and
 /// 500 of T (one on each side of Id 100) and appending "+" to both values,
 /// retried on ABORTED as client libraries retry; then checks that both
@@ -2063,6 +2080,33 @@ fn a_hot_databases_groups_are_spread_by_load_and_commits_follow_their_keys() {
             decided >= clients.len() + 12,
             "only {decided} transactions were decided across nodes, of {} committed",
             clients.len() + 12
+        );
+
+        // Strong reads of rows 50 and 500 (one in each half) through every
+        // node see both as the transfers left them. Whichever node runs a
+        // read follows one of the halves, whose replica there trails the
+        // leader's clock by the closing lag: it reads that half at its
+        // leader rather than wait for its own replica.
+        let read_before = read_at_leaders(&nodes);
+        let both = Statement::new("SELECT Id, V FROM T WHERE Id IN (50, 500) ORDER BY Id");
+        let want = format!("v{}", "+".repeat(12));
+        for c in &clients {
+            let session = c.create_session(&db).await.expect("a session");
+            for _ in 0..5 {
+                let rows = c
+                    .execute_sql(&session, &both, Selector::strong())
+                    .await
+                    .expect("a strong read of both halves")
+                    .rows;
+                let values: Vec<Option<&str>> = rows.iter().map(|r| r[1].as_str()).collect();
+                assert_eq!(values, [Some(want.as_str()); 2], "rows 50 and 500");
+            }
+        }
+        let at_leaders = read_at_leaders(&nodes) - read_before;
+        eprintln!("{at_leaders} strong reads of a half read at its leader, of 20");
+        assert!(
+            at_leaders >= 10,
+            "only {at_leaders} of 20 strong reads read the half led elsewhere at its leader"
         );
 
         // The first split's leader gathers every node's split history: once

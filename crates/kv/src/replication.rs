@@ -247,6 +247,31 @@ pub trait Replication: Send + Sync + 'static {
         Ok(())
     }
 
+    /// How this node serves a read at `ts` (`u64::MAX`: the latest, under
+    /// locks) of `[start, end)` (`end` `None`: to the end of the key
+    /// space): checks that it may read the parts it serves itself (see
+    /// [`check_range`](Self::check_range); it may wait a short while), and
+    /// returns the parts another node serves, in key order, each as
+    /// `(start, limit)`, which the router reads with
+    /// [`read_elsewhere`](Self::read_elsewhere). One call decides both, so
+    /// that no part is neither checked here nor sent elsewhere when a
+    /// split's leadership moves in between. By default: `check_range`,
+    /// then [`locked_elsewhere`](Self::locked_elsewhere) for a read under
+    /// locks, [`held_elsewhere`](Self::held_elsewhere) for a read at a
+    /// timestamp. A cluster node also sends elsewhere a strong read of a
+    /// split whose replica here has not reached the read's timestamp: its
+    /// leader serves it at once, where this replica would wait for the
+    /// next closed timestamp.
+    fn route_read(&self, ts: u64, start: &[u8], end: Option<&[u8]>) -> Result<Vec<KeySpan>> {
+        if ts == u64::MAX {
+            self.check_range(None, start, end)?;
+            Ok(self.locked_elsewhere(start, end))
+        } else {
+            self.check_range(Some(ts), start, end)?;
+            Ok(self.held_elsewhere(start, end))
+        }
+    }
+
     /// Whether this node may commit writes to `keys` now: a cluster node
     /// must lead (and hold the lease of) every split they fall in. Asked
     /// once per commit, before it is queued for its timestamp, so that a

@@ -21,12 +21,14 @@
 //!   them. Rows are read from storage in small batches, and time is measured
 //!   per batch (not per row) to keep the overhead low; the counters are
 //!   updated once, when the scan leaves the split or is dropped;
-//! * a range this node holds **no replica** of (a cluster whose splits are
-//!   placed on some of its nodes, [`Replication::held_elsewhere`]) is read
-//!   from a node that does, in batches of the same sizes
-//!   ([`Replication::read_elsewhere`]); the scan cuts the split's part into
-//!   local and remote pieces and reads them in order, and the serving node
-//!   charges the rows to its own splits, not this one;
+//! * a range **another node serves** ([`Replication::route_read`]: in a
+//!   cluster whose splits are placed on some of its nodes, those this node
+//!   holds no replica of; under locks, those led elsewhere; at a timestamp
+//!   this node's replica has not reached, its leader) is read from that
+//!   node, in batches of the same sizes ([`Replication::read_elsewhere`]);
+//!   the scan cuts the split's part into local and remote pieces and reads
+//!   them in order, and the serving node charges the rows to its own
+//!   splits, not this one;
 //! * a **commit** is charged with [`Router::charge_writes`]: one write request
 //!   per split it writes to, and each key's row and bytes. The set of splits
 //!   touched tells the commit path whether it needs two-phase commit.
@@ -257,8 +259,7 @@ impl Router {
     pub fn get_from(&self, key: &[u8], ts: u64) -> Result<(SplitId, Option<Vec<u8>>)> {
         if let Some(replication) = &self.replication {
             let end = [key, &[0]].concat();
-            replication.check_range(latest_as_none(ts), key, Some(&end))?;
-            if !served_elsewhere(replication.as_ref(), ts, key, Some(&end)).is_empty() {
+            if !replication.route_read(ts, key, Some(&end))?.is_empty() {
                 let row = get_elsewhere(replication.as_ref(), key, ts)?;
                 return Ok((self.splits.split_for(key).id, row));
             }
@@ -820,14 +821,13 @@ impl Iterator for RouterScan<'_> {
                     Bound::Unbounded => None,
                 };
                 if let Some(replication) = &self.router.replication {
-                    let checked =
-                        replication.check_range(latest_as_none(self.ts), &first, last.as_deref());
-                    if let Err(e) = checked {
-                        self.done = true;
-                        return Some(Err(e));
-                    }
-                    let elsewhere =
-                        served_elsewhere(replication.as_ref(), self.ts, &first, last.as_deref());
+                    let elsewhere = match replication.route_read(self.ts, &first, last.as_deref()) {
+                        Ok(elsewhere) => elsewhere,
+                        Err(e) => {
+                            self.done = true;
+                            return Some(Err(e));
+                        }
+                    };
                     if !elsewhere.is_empty() {
                         let pieces = pieces(&split, start, end, &elsewhere);
                         self.pieces = if self.reverse {
@@ -877,7 +877,7 @@ struct Piece {
 
 /// Cuts a split's part of a scan, `[start, end)`, into pieces at the edges
 /// of the spans held elsewhere (in key order, as
-/// [`Replication::held_elsewhere`] gives them), in key order; empty pieces
+/// [`Replication::route_read`] gives them), in key order; empty pieces
 /// are left out.
 fn pieces(
     split: &Arc<Split>,
@@ -1224,27 +1224,4 @@ fn get_elsewhere(replication: &dyn Replication, key: &[u8], ts: u64) -> Result<O
         Some(Ok(_)) | None => Ok(None),
         Some(Err(e)) => Err(e),
     }
-}
-
-/// The parts of `[start, end)` another node serves a read at `ts` of: at
-/// the latest (`u64::MAX`, a read under locks), where their locks are
-/// ([`Replication::locked_elsewhere`]); at a timestamp, where this node
-/// holds no replica ([`Replication::held_elsewhere`]).
-fn served_elsewhere(
-    replication: &dyn Replication,
-    ts: u64,
-    start: &[u8],
-    end: Option<&[u8]>,
-) -> Vec<crate::KeySpan> {
-    if ts == u64::MAX {
-        replication.locked_elsewhere(start, end)
-    } else {
-        replication.held_elsewhere(start, end)
-    }
-}
-
-/// A read timestamp as [`Replication::check_range`] takes it: `u64::MAX`
-/// (the latest, under locks) as `None`.
-fn latest_as_none(ts: u64) -> Option<u64> {
-    (ts != u64::MAX).then_some(ts)
 }

@@ -314,6 +314,12 @@ pub struct ReadRangeRequest {
     /// At most this many rows (the node caps it at [`MAX_READ_ROWS`]).
     #[prost(uint64, tag = "8")]
     pub max_rows: u64,
+    /// Served only by a node leading every split of the range (a read
+    /// sent to a split's leader); any other node refuses it at once with
+    /// FAILED_PRECONDITION rather than wait for its replica to reach the
+    /// timestamp.
+    #[prost(bool, tag = "9")]
+    pub led_only: bool,
 }
 
 /// One batch of rows, in the read's order.

@@ -282,7 +282,7 @@ impl RemoteSplits {
     fn read_from(&self, found: &Found, read: &RemoteRead) -> Result<Option<RemoteBatch>, String> {
         // The read, clipped to the split.
         let (clipped, edge) = read.clipped(&found.start, found.limit.as_deref());
-        let request = read_request(self.database, &clipped);
+        let request = read_request(self.database, &clipped, false);
         let mut order: Vec<u64> = found.leader.into_iter().collect();
         order.extend(found.voters.iter().filter(|v| Some(**v) != found.leader));
         // Every voter's refusal is reported: the leader's says most.
@@ -321,7 +321,7 @@ impl RemoteSplits {
 }
 
 /// A `ReadRange` request for `read` of database `database`.
-fn read_request(database: u64, read: &RemoteRead) -> ReadRangeRequest {
+fn read_request(database: u64, read: &RemoteRead, led_only: bool) -> ReadRangeRequest {
     let (start, start_excluded) = match &read.start {
         Bound::Included(k) => (k.clone(), false),
         Bound::Excluded(k) => (k.clone(), true),
@@ -341,6 +341,7 @@ fn read_request(database: u64, read: &RemoteRead) -> ReadRangeRequest {
         ts: read.ts,
         reverse: read.reverse,
         max_rows: read.max_rows as u64,
+        led_only,
     }
 }
 
@@ -532,7 +533,7 @@ impl Elsewhere for RemoteSplits {
     }
 
     fn read_at(&self, node: u64, read: &RemoteRead) -> Result<RemoteBatch, Refusal> {
-        let request = read_request(self.database, read);
+        let request = read_request(self.database, read, true);
         let reply = self.call(node, READ_TIMEOUT, move |mut c| async move {
             c.read_range(timed(request, READ_TIMEOUT)).await
         })?;
@@ -746,6 +747,11 @@ impl DatabaseGroups {
             .db
             .upgrade()
             .ok_or_else(|| Status::unavailable(format!("node {node}: the database is closing")))?;
+        if r.led_only && r.ts != u64::MAX && !self.groups.leads_all(&r.start, limit.as_deref()) {
+            return Err(Status::failed_precondition(format!(
+                "node {node} does not lead every split of the range read"
+            )));
+        }
         if r.ts == u64::MAX {
             // A read under locks (the reader's transaction locked the keys
             // here): only what this node leads, at the latest.

@@ -62,7 +62,7 @@
 //! member here is a gap between this node's groups. Its keys are never
 //! committed or read under locks here (refused with
 //! [`rowtree_kv::Error::LedElsewhere`]); reads at a timestamp of them go
-//! to a node that holds them ([`Replication::held_elsewhere`],
+//! to a node that holds them ([`Replication::route_read`],
 //! [`Replication::read_elsewhere`], through the node's [`Elsewhere`]),
 //! and [`Replication::leader_of_keys`] names their leader as last learned
 //! there, so that a gateway sends their commits to it. The first split is
@@ -82,7 +82,9 @@
 //! [`rowtree_kv::Error::LedElsewhere`], naming the split's leader (the
 //! client sees UNAVAILABLE and retries where that split is led). A read
 //! at a timestamp of a split led elsewhere is served from this node's
-//! replica once its closed timestamp reaches the read's
+//! replica if its closed timestamp has reached the read's (a stale read),
+//! else by the split's leader, at once (a strong read; `reads`); a node
+//! serving another node's read waits for its replica instead
 //! ([`FOLLOWER_READ_WAIT`] at most). The nodes keep a database's cold
 //! groups led together, so that most transactions need no other node, and
 //! spread only the hot ones (the node's lease balancer, `node::leases`,
@@ -108,6 +110,7 @@ use crate::replica::{Descriptor, Replica};
 use crate::twophase::{read_outcome, GlobalTxnId, Outcome, Prepare};
 use rowtree_kv::TxnRef;
 
+mod reads;
 mod spanning;
 pub(crate) use spanning::Spanning;
 
@@ -244,8 +247,10 @@ pub trait Elsewhere: Send + Sync {
     /// committed there); `None`: it is being committed. Blocks.
     fn settle_at(&self, node: u64, txn: GlobalTxnId) -> Result<Option<Outcome>, Refusal>;
 
-    /// One batch of a read under locks (at `u64::MAX`) of a range inside
-    /// one split, served by its leader `node`. Blocks.
+    /// One batch of a read of a range inside one split, served by its
+    /// leader `node`: under locks (at `u64::MAX`), or at a timestamp this
+    /// node's replica has not reached. A node that does not lead the split
+    /// refuses it ([`Refusal::Moved`]) at once. Blocks.
     fn read_at(
         &self,
         node: u64,
@@ -1597,6 +1602,19 @@ impl Replication for SplitGroups {
         Ok(())
     }
 
+    fn route_read(
+        &self,
+        ts: u64,
+        start: &[u8],
+        end: Option<&[u8]>,
+    ) -> rowtree_kv::Result<Vec<rowtree_kv::KeySpan>> {
+        if ts == u64::MAX {
+            self.check_range(None, start, end)?;
+            return Ok(self.spans_locked_elsewhere(start, end));
+        }
+        self.route_at(ts, start, end)
+    }
+
     fn held_elsewhere(&self, start: &[u8], end: Option<&[u8]>) -> Vec<rowtree_kv::KeySpan> {
         self.gaps(start, end)
     }
@@ -1648,13 +1666,7 @@ impl Replication for SplitGroups {
         if read.ts == u64::MAX {
             return self.read_led(read);
         }
-        match self.elsewhere.get() {
-            Some(elsewhere) => elsewhere.read(read),
-            None => Err(rowtree_kv::Error::Replication(
-                "this node holds no replica of the keys read, and cannot ask the nodes that do"
-                    .into(),
-            )),
-        }
+        self.read_followed(read)
     }
 
     fn check_writes(&self, keys: &mut dyn Iterator<Item = &[u8]>) -> rowtree_kv::Result<()> {

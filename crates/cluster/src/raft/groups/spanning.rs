@@ -124,21 +124,7 @@ impl SplitGroups {
     /// just below it) is led, if not by this node, and that part's range
     /// (one split's): `(None, ..)` if this node serves it.
     fn led_around(&self, key: &[u8], before: bool) -> rowtree_kv::Result<Led> {
-        let holding = self
-            .groups
-            .read()
-            .iter()
-            .find(|g| {
-                let d = g.descriptor();
-                if before {
-                    (key.is_empty() && d.limit.is_none())
-                        || (d.start.as_slice() < key && d.limit.as_deref().is_none_or(|l| key <= l))
-                } else {
-                    d.contains(key)
-                }
-            })
-            .cloned();
-        if let Some(group) = holding {
+        if let Some(group) = self.held_around(key, before) {
             let d = group.descriptor();
             if group.serves() {
                 return Ok(Led {
@@ -205,16 +191,9 @@ impl SplitGroups {
         }
         let mut spans = self.gaps(start, end);
         for group in self.overlapping(start, end) {
-            if group.serves() {
-                continue;
+            if !group.serves() {
+                spans.push(super::reads::clip(&group, start, end));
             }
-            let d = group.descriptor();
-            let from = d.start.max(start.to_vec());
-            let to = match (d.limit, end) {
-                (Some(l), Some(e)) => Some(l.min(e.to_vec())),
-                (l, e) => l.or(e.map(<[u8]>::to_vec)),
-            };
-            spans.push((from, to));
         }
         spans.sort();
         spans
