@@ -1292,28 +1292,27 @@ async fn across_through_each(clients: &[Client], db: &str) -> i64 {
 /// How many transactions the nodes decided across nodes (with writes
 /// prepared at other nodes), as their logs say.
 fn decided_across_nodes(nodes: &[NodeLine]) -> usize {
-    nodes
-        .iter()
-        .map(|n| {
-            std::fs::read_to_string(n.data.join("node.log"))
-                .unwrap_or_default()
-                .lines()
-                .filter(|l| l.contains("decided a transaction that prepared writes at other nodes"))
-                .count()
-        })
-        .sum()
+    log_lines(
+        nodes,
+        "decided a transaction that prepared writes at other nodes",
+    )
 }
 
 /// How many batches of strong reads the nodes have sent to the leader of a
 /// split they follow (a debug line each, `raft::groups::reads`).
 fn read_at_leaders(nodes: &[NodeLine]) -> usize {
+    log_lines(nodes, "at its leader, node")
+}
+
+/// The lines of all the nodes' logs that contain `needle`.
+fn log_lines(nodes: &[NodeLine], needle: &str) -> usize {
     nodes
         .iter()
         .map(|n| {
             std::fs::read_to_string(n.data.join("node.log"))
                 .unwrap_or_default()
                 .lines()
-                .filter(|l| l.contains("at its leader, node"))
+                .filter(|l| l.contains(needle))
                 .count()
         })
         .sum()
