@@ -397,7 +397,11 @@ async fn a_first_start_that_failed_can_be_retried() {
         "{err}"
     );
     drop(taken);
-    let node = Node::start(config(1, dir.path(), addr, &[])).await.unwrap();
+    // The retry listens on a port the system picks: the one just freed may
+    // meanwhile be taken by another test's connection.
+    let node = Node::start(config(1, dir.path(), any_port(), &[]))
+        .await
+        .unwrap();
     let s = wait_for(node.peer_addr(), "a cluster of one", |s| {
         s.from_leader && live_voters(s) == 1
     })
