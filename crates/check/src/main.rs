@@ -125,7 +125,9 @@ struct AnomaliesArgs {
     scatter: bool,
     /// Copy each server's log to DIR/node-N.log when a workload ends (the
     /// second workload's replace the first's); otherwise they are removed
-    /// with the data.
+    /// with the data. With --cluster, the environment variable
+    /// ROWTREE_CHECK_SERVER_LOG sets the nodes' log filter (RUST_LOG's
+    /// syntax) in place of the default.
     #[arg(long, value_name = "DIR")]
     keep_logs: Option<PathBuf>,
 }

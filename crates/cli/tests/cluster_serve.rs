@@ -96,7 +96,8 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
             .env(
                 "RUST_LOG",
                 "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug,\
-                 rowtree_cluster::raft::groups::reads=debug",
+                 rowtree_cluster::raft::groups::reads=debug,\
+                 rowtree_cluster::node::participant=debug",
             )
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
@@ -632,6 +633,96 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
         assert!(
             waited < Duration::from_secs(6),
             "rolled back within a heartbeat of node 4's return, not the idle timeout: {waited:?}"
+        );
+    });
+}
+
+/// With the database's two splits led by different nodes
+/// (`--spread-leases`), a transaction run by the first split's leader
+/// that updates a row of the other split holds that row's lock at the
+/// other split's leader. When the transaction's node is killed (and
+/// started again at once), the other leader lets the lock go as soon as
+/// it sees the node's process is gone, not after the 10 s idle timeout:
+/// a commit of the row through it waits only that long.
+#[test]
+fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        clients[0]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await
+            .expect("AddSplitPoints");
+        let started = Instant::now();
+        let (first, other) = loop {
+            let leaders = group_leaders(&cluster);
+            if let [Some(a), Some(b)] = leaders[..] {
+                if a != b && database_groups(&cluster).iter().all(|g| g.2.len() == 3) {
+                    break (a, b);
+                }
+            }
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "the two groups were not led by different nodes within 60 s: {:?}",
+                database_groups(&cluster)
+            );
+            tokio::time::sleep(Duration::from_millis(300)).await;
+        };
+        eprintln!("the halves are led by nodes {first} and {other}");
+        let runner = &clients[(first - 1) as usize];
+        retry("row 500", Duration::from_secs(10), || {
+            write(runner, &db, 500..501)
+        })
+        .await;
+
+        // Through the first split's leader, a transaction updates row 500
+        // (its lock taken at node `other`) and stays open.
+        let session = runner.create_session(&db).await.expect("session");
+        let (orphan, _) = retry("a transaction on row 500", Duration::from_secs(10), || {
+            runner.begin(&session, TxnMode::ReadWrite)
+        })
+        .await;
+        runner
+            .execute_sql_seq(
+                &session,
+                &Statement::new("UPDATE T SET V = 'orphan' WHERE Id = 500"),
+                Selector::Id(orphan),
+                1,
+            )
+            .await
+            .expect("the update of row 500");
+        let let_go_before = log_lines(&nodes, "its locks here let go");
+        let direct = &clients[(other - 1) as usize];
+        let direct_session = direct.create_session(&db).await.expect("session");
+
+        let _again = kill_and_restart(&nodes[(first - 1) as usize]);
+        let killed = Instant::now();
+        let update = insert_or_update(
+            "T",
+            &["Id", "V"],
+            vec![vec![Value::from(500i64), Value::from("after".to_string())]],
+        );
+        retry("a commit on row 500", Duration::from_secs(30), || {
+            direct.commit(
+                &direct_session,
+                Selector::SingleUse(TxnMode::ReadWrite),
+                vec![update.clone()],
+            )
+        })
+        .await;
+        let waited = killed.elapsed();
+        eprintln!(
+            "row 500's lock was free {:.2} s after node {first} was killed and started again",
+            waited.as_secs_f64()
+        );
+        let let_go = log_lines(&nodes, "its locks here let go") - let_go_before;
+        assert!(let_go >= 1, "node {other} logged no lock let go");
+        assert!(
+            waited < Duration::from_secs(7),
+            "let go once node {first}'s process was seen gone, not after the idle timeout: \
+             {waited:?}"
         );
     });
 }

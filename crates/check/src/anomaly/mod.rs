@@ -345,8 +345,12 @@ impl Target {
                 // openraft logs every heartbeat a down peer misses; each
                 // transaction decided across nodes gets a line (the logs
                 // kept show how many there were, and their outcomes).
-                server_options.log_filter =
-                    "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug".into();
+                // `ROWTREE_CHECK_SERVER_LOG` replaces the filter, to look
+                // closer at a run kept with --keep-logs.
+                server_options.log_filter = std::env::var("ROWTREE_CHECK_SERVER_LOG")
+                    .unwrap_or_else(|_| {
+                        "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug".into()
+                    });
                 let server = Server::start(server_options).await?;
                 slots.push(server);
             }

@@ -384,6 +384,17 @@ pub struct LockKeysRequest {
     pub point: bool,
     #[prost(bool, tag = "7")]
     pub exclusive: bool,
+    /// The node running the transaction (0: not said). Its locks here are
+    /// let go once that node's process is gone or stays silent
+    /// (`node::participant`).
+    #[prost(uint64, tag = "8")]
+    pub node: u64,
+    /// The transaction already took a lock here, as its node knows: if
+    /// this node holds none for it any more (they were let go), the call
+    /// is refused ABORTED instead of locking afresh, since what the
+    /// transaction read under the lost locks may have changed.
+    #[prost(bool, tag = "9")]
+    pub holds: bool,
 }
 
 /// An answer with nothing to say but that the call was done.

@@ -370,14 +370,7 @@ impl Hosting {
     /// a process that is gone, even one that came back between two
     /// heartbeats and so never stopped answering.
     pub fn started_after(&self, id: u64, wall_nanos: i64) -> bool {
-        if id == self.shared.id {
-            return false;
-        }
-        let Some(started) = self.shared.clocks.lock().started(id) else {
-            return false;
-        };
-        let margin = i128::try_from(self.shared.max_clock_offset.as_nanos()).unwrap_or(i128::MAX);
-        i128::from(started) * 1_000 > i128::from(wall_nanos).saturating_add(margin)
+        self.shared.started_after(id, wall_nanos)
     }
 
     /// Whether the process of node `id` that ran at `wall_nanos` (this

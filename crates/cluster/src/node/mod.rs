@@ -771,6 +771,25 @@ fn unavailable(what: &str, e: impl std::fmt::Display) -> Status {
 }
 
 impl Shared {
+    /// Whether node `id`'s process started after `wall_nanos`
+    /// ([`databases::Hosting::started_after`]).
+    fn started_after(&self, id: u64, wall_nanos: i64) -> bool {
+        if id == self.id {
+            return false;
+        }
+        let Some(started) = self.clocks.lock().started(id) else {
+            return false;
+        };
+        let margin = i128::try_from(self.max_clock_offset.as_nanos()).unwrap_or(i128::MAX);
+        i128::from(started) * 1_000 > i128::from(wall_nanos).saturating_add(margin)
+    }
+
+    /// This node's wall clock in nanoseconds since the Unix epoch, as
+    /// [`Shared::started_after`] compares it.
+    fn wall_nanos(&self) -> i64 {
+        i64::try_from(self.clock.now()).unwrap_or(i64::MAX / 1_000) * 1_000
+    }
+
     /// Whether node `id` answers this node's clock heartbeats
     /// ([`databases::Hosting::answering`]).
     fn answering(&self, id: u64) -> bool {

@@ -25,9 +25,14 @@
 //! * `Settle` is answered by the leader of the database's first split,
 //!   which decides every transaction that spans nodes.
 //!
-//! Every second the node lets go of proxies idle for [`IDLE`] that did not
-//! prepare (their node died, or forgot them: Spanner aborts a transaction
-//! idle for ten seconds too), settles the transactions prepared here more
+//! Every second the node lets go of the proxies that did not prepare and
+//! idled for [`IDLE`] (their node forgot them: Spanner aborts a
+//! transaction idle for ten seconds too) or whose node is gone: started
+//! again since, or silent to this node's heartbeats (a node killed under
+//! load would otherwise leave its locks blocking others for the whole
+//! [`IDLE`]). A transaction whose locks were let go learns it at its next
+//! call here: it says it holds locks here, finds none, and is refused
+//! ABORTED. The node then settles the transactions prepared here more
 //! than [`SETTLE_AFTER`] ago that were not resolved, and resolves those a
 //! previous leader of its splits left prepared.
 
@@ -102,19 +107,29 @@ impl DatabaseGroups {
             .groups
             .serving(&r.start, r.end.as_deref(), r.point)
             .map_err(status)?;
+        let made_at = self.shared.upgrade().map_or(0, |s| s.wall_nanos());
         let handle = {
             let mut proxies = self.proxies.by_txn.lock();
-            if !proxies.contains_key(&txn) && proxies.len() >= MAX_PROXIES {
-                return Err(Status::unavailable(format!(
-                    "this node holds the locks of {MAX_PROXIES} transactions of other nodes; \
-                     retry"
-                )));
+            if !proxies.contains_key(&txn) {
+                if r.holds {
+                    return Err(Status::aborted(
+                        "the transaction's locks on this node were let go (its node went \
+                         silent, or it idled): retry the transaction",
+                    ));
+                }
+                if proxies.len() >= MAX_PROXIES {
+                    return Err(Status::unavailable(format!(
+                        "this node holds the locks of {MAX_PROXIES} transactions of other \
+                         nodes; retry"
+                    )));
+                }
             }
             let proxy = proxies.entry(txn).or_insert_with(|| Proxy {
                 handle: db.lock_table().begin(Some(r.priority)),
                 terms: BTreeMap::new(),
                 used: Instant::now(),
                 prepared: false,
+                origin: (r.node, made_at),
             });
             if proxy.prepared {
                 return Err(Status::aborted(
@@ -153,8 +168,21 @@ impl DatabaseGroups {
         let locked =
             db.lock_table()
                 .lock(&handle, target, mode, Some(Instant::now() + LOCK_CALL_WAIT));
-        if let Some(proxy) = self.proxies.by_txn.lock().get_mut(&txn) {
-            proxy.used = Instant::now();
+        let kept = match self.proxies.by_txn.lock().get_mut(&txn) {
+            Some(proxy) if Arc::ptr_eq(&proxy.handle, &handle) => {
+                proxy.used = Instant::now();
+                true
+            }
+            _ => false,
+        };
+        if !kept {
+            // The proxy was let go while this call waited: what it was
+            // granted is let go too, or nothing would release it.
+            db.lock_table().release_all(&handle);
+            return Err(Status::aborted(
+                "the transaction's locks on this node were let go while it waited: retry the \
+                 transaction",
+            ));
         }
         match locked {
             Ok(()) => Ok(TxnReply {}),
@@ -302,22 +330,54 @@ impl DatabaseGroups {
         }
     }
 
+    /// Why the locks of a proxy that did not prepare are let go now, if
+    /// they are: it idled for [`IDLE`], or the node running it is gone
+    /// (started again since the proxy was made) or has not answered this
+    /// node's heartbeats for a while, and no call of it is in progress
+    /// (each waits at most [`LOCK_CALL_WAIT`]). The transaction learns it
+    /// at its next call here, refused as ABORTED (`LockKeysRequest::holds`,
+    /// and a prepare without a proxy).
+    fn let_go(&self, shared: Option<&super::Shared>, proxy: &Proxy) -> Option<&'static str> {
+        if proxy.prepared {
+            return None;
+        }
+        let idle = proxy.used.elapsed();
+        if idle >= IDLE {
+            return Some("idle");
+        }
+        let (origin, made_at) = proxy.origin;
+        let shared = shared?;
+        if origin == 0 || origin == shared.id {
+            return None;
+        }
+        if shared.started_after(origin, made_at) {
+            Some("its node restarted")
+        } else if idle >= LOCK_CALL_WAIT && !shared.answering(origin) {
+            Some("its node went silent")
+        } else {
+            None
+        }
+    }
+
     /// One round of tending (see the module docs).
     fn tend_proxies(&self) {
         let Ok(db) = self.database() else {
             return;
         };
-        let idle: Vec<GlobalTxnId> = self
-            .proxies
-            .by_txn
-            .lock()
-            .iter()
-            .filter(|(_, p)| !p.prepared && p.used.elapsed() >= IDLE)
-            .map(|(txn, _)| *txn)
-            .collect();
-        for txn in idle {
-            tracing::debug!(%txn, "another node's transaction idle here: its locks let go");
-            self.drop_proxy(&db, txn);
+        let shared = self.shared.upgrade();
+        // Taken out under one hold of the table: a prepare that comes
+        // meanwhile either marked its proxy first (kept) or finds none.
+        let mut gone = Vec::new();
+        self.proxies.by_txn.lock().retain(|txn, p| {
+            let Some(why) = self.let_go(shared.as_deref(), p) else {
+                return true;
+            };
+            gone.push((*txn, why, p.handle.clone()));
+            false
+        });
+        for (txn, why, handle) in gone {
+            tracing::debug!(%txn, why, "another node's transaction: its locks here let go");
+            db.lock_table().release_all(&handle);
         }
         for txn in self.groups.settle_held(SETTLE_AFTER) {
             self.drop_proxy(&db, txn);

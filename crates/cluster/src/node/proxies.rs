@@ -20,6 +20,11 @@ pub(super) struct Proxy {
     pub(super) used: Instant,
     /// Its writes are prepared here (it waits for its outcome).
     pub(super) prepared: bool,
+    /// The node running it (0: its calls did not say), and when the
+    /// proxy was made (this node's wall clock, nanoseconds since the Unix
+    /// epoch): once that node's process is gone or silent, the locks of a
+    /// proxy that did not prepare are let go.
+    pub(super) origin: (u64, i64),
 }
 
 /// The proxies of one database's transactions run by other nodes.

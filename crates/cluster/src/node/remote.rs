@@ -437,6 +437,7 @@ impl Elsewhere for RemoteSplits {
         end: Option<&[u8]>,
         point: bool,
         exclusive: bool,
+        holds: bool,
     ) -> Result<(), Refusal> {
         let request = LockKeysRequest {
             database: self.database,
@@ -446,6 +447,8 @@ impl Elsewhere for RemoteSplits {
             end: end.map(<[u8]>::to_vec),
             point,
             exclusive,
+            node: self.shared.upgrade().map_or(0, |s| s.id),
+            holds,
         };
         let within = LOCK_CALL_WAIT + Duration::from_secs(2);
         self.call(node, within, move |mut c| async move {

@@ -213,8 +213,11 @@ pub trait Elsewhere: Send + Sync {
     fn forget(&self, key: &[u8]);
 
     /// Asks node `node` to lock `[start, end)` (`point`: the key `start`)
-    /// for `txn` (`node::participant`). Blocks while it waits, at most a
-    /// few seconds ([`Refusal::Waiting`] then: ask again).
+    /// for `txn` (`node::participant`); `holds`: `txn` took a lock there
+    /// before (if the node let it go meanwhile, the call is refused as
+    /// [`Refusal::Aborted`]). Blocks while it waits, at most a few seconds
+    /// ([`Refusal::Waiting`] then: ask again).
+    #[allow(clippy::too_many_arguments)]
     fn lock_at(
         &self,
         node: u64,
@@ -223,6 +226,7 @@ pub trait Elsewhere: Send + Sync {
         end: Option<&[u8]>,
         point: bool,
         exclusive: bool,
+        holds: bool,
     ) -> Result<(), Refusal>;
 
     /// Asks node `node` to prepare `writes` of `txn`, which it locked

@@ -73,6 +73,8 @@ pub(crate) struct Spanning {
     points: HashMap<Vec<u8>, u64>,
     /// Ranges locked elsewhere: start, end, node.
     ranges: Vec<(Vec<u8>, Option<Vec<u8>>, u64)>,
+    /// Every node that granted the transaction a lock.
+    locked_at: BTreeSet<u64>,
     /// Once prepared: the nodes that prepared writes, and whether each was
     /// told the outcome.
     prepared: BTreeMap<u64, bool>,
@@ -236,12 +238,10 @@ impl SplitGroups {
         if point {
             let node = self.lock_piece(&*elsewhere, txn, start, None, true, exclusive)?;
             if let Some(node) = node {
-                self.spanning
-                    .lock()
-                    .entry(txn.id)
-                    .or_default()
-                    .points
-                    .insert(start.to_vec(), node);
+                let mut spanning = self.spanning.lock();
+                let spanning = spanning.entry(txn.id).or_default();
+                spanning.points.insert(start.to_vec(), node);
+                spanning.locked_at.insert(node);
             }
             return Ok(());
         }
@@ -264,12 +264,10 @@ impl SplitGroups {
                 exclusive,
             )?;
             if let Some(node) = node {
-                self.spanning
-                    .lock()
-                    .entry(txn.id)
-                    .or_default()
-                    .ranges
-                    .push((at.clone(), piece_end.clone(), node));
+                let mut spanning = self.spanning.lock();
+                let spanning = spanning.entry(txn.id).or_default();
+                spanning.ranges.push((at.clone(), piece_end.clone(), node));
+                spanning.locked_at.insert(node);
             }
             match piece_end {
                 Some(next) => at = next,
@@ -297,7 +295,12 @@ impl SplitGroups {
             let Some(node) = node else {
                 return Ok(None);
             };
-            match elsewhere.lock_at(node, txn, start, end, point, exclusive) {
+            let holds = self
+                .spanning
+                .lock()
+                .get(&txn.id)
+                .is_some_and(|s| s.locked_at.contains(&node));
+            match elsewhere.lock_at(node, txn, start, end, point, exclusive, holds) {
                 Ok(()) => return Ok(Some(node)),
                 Err(Refusal::Waiting) if Instant::now() < deadline => {}
                 Err(Refusal::Moved(why)) if moved + 1 < LOCK_ATTEMPTS => {
