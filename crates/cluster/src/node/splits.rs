@@ -509,30 +509,33 @@ pub(super) fn stored_descriptors(
         .into_iter()
         .map(|s| Replica::open(look.clone(), s).map(|r| r.descriptor().clone()))
         .collect::<Result<Vec<_>, _>>()?;
-    // A replica merged into a neighbour is normally gone with the merge; a
-    // lagging one may have written its state again before its group was
-    // stopped. The merged split's range covers it, at a later epoch.
-    let covered = |d: &Descriptor| {
-        descriptors.iter().any(|e| {
-            e.split != d.split
-                && e.epoch > d.epoch
-                && e.start <= d.start
-                && match (&e.limit, &d.limit) {
-                    (None, _) => true,
-                    (Some(el), Some(dl)) => dl <= el,
-                    (Some(_), None) => false,
-                }
-        })
-    };
-    let kept: Vec<Descriptor> = descriptors
-        .iter()
-        .filter(|d| !covered(d))
-        .cloned()
-        .collect();
-    for d in descriptors.iter().filter(|d| covered(d)) {
+    let (kept, left_over) = current_replicas(descriptors);
+    for d in &left_over {
         tracing::warn!(split = %d.split, range = %d, "a replica merged into a neighbour is left over: not opened");
     }
     Ok((kept, false))
+}
+
+/// Of the descriptors of the replicas an engine holds, those to open, and
+/// those left over. A replica merged into a neighbour is normally gone
+/// with the merge; a lagging one may have written its state again before
+/// its group was stopped. Every split made from another (either half of
+/// a cut, or a merge) has a higher epoch than the splits it was made from,
+/// so of two stored replicas that share a key, the one with the lower
+/// epoch is the stale one: the merged split covers it, or the merged
+/// split was cut again since and its halves each cover a part of it.
+/// Opened, it would apply its log's remaining entries over keys the
+/// newer replicas wrote since (and refuse to, their versions being
+/// newer: the node could not start).
+fn current_replicas(descriptors: Vec<Descriptor>) -> (Vec<Descriptor>, Vec<Descriptor>) {
+    let stale = |d: &Descriptor| {
+        descriptors
+            .iter()
+            .any(|e| e.split != d.split && e.epoch > d.epoch && overlaps(e, d))
+    };
+    let (left_over, kept): (Vec<Descriptor>, Vec<Descriptor>) =
+        descriptors.iter().cloned().partition(stale);
+    (kept, left_over)
 }
 
 /// The tasks a node runs for each database it hosts, until the database is
@@ -792,4 +795,55 @@ pub(super) fn schema_follower(
             }
         });
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn d(split: u64, start: &[u8], limit: Option<&[u8]>, epoch: u64) -> Descriptor {
+        Descriptor {
+            split: SplitId(split),
+            start: start.to_vec(),
+            limit: limit.map(<[u8]>::to_vec),
+            epoch,
+        }
+    }
+
+    fn ids(ds: &[Descriptor]) -> Vec<u64> {
+        ds.iter().map(|d| d.split.0).collect()
+    }
+
+    #[test]
+    fn neighbours_are_all_opened() {
+        let (kept, left) = current_replicas(vec![
+            d(1, b"", Some(b"m"), 3),
+            d(7, b"m", Some(b"t"), 2),
+            d(9, b"t", None, 5),
+        ]);
+        assert_eq!(ids(&kept), [1, 7, 9]);
+        assert!(left.is_empty());
+    }
+
+    #[test]
+    fn a_replica_merged_into_a_neighbour_is_left_over() {
+        // 7 [m, t) merged into 1, which became [a, t) at epoch 4.
+        let (kept, left) =
+            current_replicas(vec![d(1, b"", Some(b"t"), 4), d(7, b"m", Some(b"t"), 2)]);
+        assert_eq!(ids(&kept), [1]);
+        assert_eq!(ids(&left), [7]);
+    }
+
+    #[test]
+    fn a_merged_replica_is_left_over_once_its_range_is_cut_again() {
+        // 7 [m, t) merged into 1 ([.., t), epoch 4), which was cut at p
+        // since: neither half covers 7's range, each covers a part.
+        let (kept, left) = current_replicas(vec![
+            d(1, b"", Some(b"p"), 5),
+            d(7, b"m", Some(b"t"), 2),
+            d(8, b"p", Some(b"t"), 5),
+        ]);
+        assert_eq!(ids(&kept), [1, 8]);
+        assert_eq!(ids(&left), [7]);
+    }
 }
