@@ -650,32 +650,8 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
     let (_up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
-        clients[0]
-            .add_split_points(&db, "T", &[vec![Value::from(100)]])
-            .await
-            .expect("AddSplitPoints");
-        let started = Instant::now();
-        let (first, other) = loop {
-            let leaders = group_leaders(&cluster);
-            if let [Some(a), Some(b)] = leaders[..] {
-                if a != b && database_groups(&cluster).iter().all(|g| g.2.len() == 3) {
-                    break (a, b);
-                }
-            }
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "the two groups were not led by different nodes within 60 s: {:?}",
-                database_groups(&cluster)
-            );
-            tokio::time::sleep(Duration::from_millis(300)).await;
-        };
-        eprintln!("the halves are led by nodes {first} and {other}");
+        let (clients, db, first, other) = halves_led_apart(&nodes, &cluster).await;
         let runner = &clients[(first - 1) as usize];
-        retry("row 500", Duration::from_secs(10), || {
-            write(runner, &db, 500..501)
-        })
-        .await;
 
         // Through the first split's leader, a transaction updates row 500
         // (its lock taken at node `other`) and stays open.
@@ -723,6 +699,104 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
             waited < Duration::from_secs(7),
             "let go once node {first}'s process was seen gone, not after the idle timeout: \
              {waited:?}"
+        );
+    });
+}
+
+/// Clients of every node, and a database (see [`one_row_database`]) cut
+/// at Id 100 whose two splits' groups are led by different nodes (the
+/// nodes run with `--spread-leases`), with rows 50 and 500 written:
+/// returns the nodes leading the first split and the other.
+async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, String, u64, u64) {
+    let (clients, db, _) = one_row_database(nodes, cluster).await;
+    clients[0]
+        .add_split_points(&db, "T", &[vec![Value::from(100)]])
+        .await
+        .expect("AddSplitPoints");
+    let started = Instant::now();
+    let (first, other) = loop {
+        let leaders = group_leaders(cluster);
+        if let [Some(a), Some(b)] = leaders[..] {
+            if a != b && database_groups(cluster).iter().all(|g| g.2.len() == 3) {
+                break (a, b);
+            }
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(60),
+            "the two groups were not led by different nodes within 60 s: {:?}",
+            database_groups(cluster)
+        );
+        tokio::time::sleep(Duration::from_millis(300)).await;
+    };
+    eprintln!("the halves are led by nodes {first} and {other}");
+    let runner = &clients[(first - 1) as usize];
+    for id in [50, 500] {
+        retry("rows 50 and 500", Duration::from_secs(10), || {
+            commit_rows(runner, &db, id..id + 1, insert_or_update)
+        })
+        .await;
+    }
+    (clients, db, first, other)
+}
+
+/// A transaction that read a row of the split led by another node, under
+/// a shared lock there, and writes only rows of splits its own node
+/// leads, must still hold that lock when it commits. Here the other node
+/// is killed (and started again) after the read: the lock went with its
+/// process, and any transaction could have updated the row since. The
+/// commit is refused ABORTED. Before, nothing asked the reading node at
+/// commit, and such a transaction committed on a stale read (found by the
+/// anomaly checker with leaders spread and kills: a G2 cycle).
+#[test]
+fn a_transaction_that_lost_a_read_lock_at_another_node_does_not_commit() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, first, other) = halves_led_apart(&nodes, &cluster).await;
+        let runner = &clients[(first - 1) as usize];
+        let session = runner.create_session(&db).await.expect("session");
+        let txn = runner
+            .begin(&session, TxnMode::ReadWrite)
+            .await
+            .expect("begin");
+        let read = runner
+            .execute_sql(
+                &session,
+                &Statement::new("SELECT V FROM T WHERE Id = 500"),
+                Selector::Id(txn.clone()),
+            )
+            .await
+            .expect("row 500 read under its lock at the other split's leader");
+        assert_eq!(read.rows.len(), 1);
+
+        let _again = kill_and_restart(&nodes[(other - 1) as usize]);
+        runner
+            .execute_sql_seq(
+                &session,
+                &Statement::new("UPDATE T SET V = 'stale' WHERE Id = 50"),
+                Selector::Id(txn.clone()),
+                1,
+            )
+            .await
+            .expect("the update of row 50, led by the transaction's node");
+        let refused = runner
+            .commit(&session, Selector::Id(txn), vec![])
+            .await
+            .expect_err("its lock on row 500 was lost: it must not commit");
+        eprintln!("the commit: {refused}");
+        assert_eq!(refused.code(), Some(tonic::Code::Aborted), "{refused}");
+
+        let check = runner.create_session(&db).await.expect("session");
+        let row_50 = Statement::new("SELECT V FROM T WHERE Id = 50");
+        let (rows, _) = retry("row 50", Duration::from_secs(20), || {
+            runner.execute_sql(&check, &row_50, Selector::strong())
+        })
+        .await;
+        assert_eq!(
+            rows.rows[0][0].as_str(),
+            Some("v50"),
+            "row 50 kept its value"
         );
     });
 }

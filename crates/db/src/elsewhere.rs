@@ -160,6 +160,21 @@ pub(crate) fn prepare(inner: &Inner, handle: &TxnHandle, writes: Vec<PreparedWri
     Ok(())
 }
 
+/// Confirms the locks the transaction of `handle` took at other nodes,
+/// where it writes nothing (its reads under them must still hold at its
+/// commit), and makes this node's timestamps from now on greater than
+/// those nodes' clocks.
+pub(crate) fn confirm(inner: &Inner, handle: &TxnHandle) -> Result<()> {
+    if !inner.router.replicated() {
+        return Ok(());
+    }
+    let ts = inner.router.confirm_elsewhere(txn_ref(inner, handle))?;
+    if ts > 0 {
+        inner.pipeline.observe(ts);
+    }
+    Ok(())
+}
+
 /// Lets go of what the transaction of `handle` holds at other nodes.
 pub(crate) fn release(inner: &Inner, handle: &TxnHandle) {
     if inner.router.replicated() {

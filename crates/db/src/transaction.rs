@@ -476,6 +476,8 @@ impl ReadWriteTransaction {
             .check_writes(parted.here.iter().map(|w| w.for_accounting().0))?;
         inner.locks.mark_committing(&self.handle)?;
         let elsewhere = if parted.elsewhere.is_empty() {
+            // Locks taken elsewhere for reads alone must still be held.
+            crate::elsewhere::confirm(inner, &self.handle)?;
             None
         } else {
             crate::elsewhere::prepare(inner, &self.handle, parted.elsewhere)?;

@@ -353,6 +353,20 @@ pub trait Replication: Send + Sync + 'static {
         ))
     }
 
+    /// Makes sure the locks `txn` took at other nodes, where it writes
+    /// nothing, are all still held, and keeps them from being taken from
+    /// it (wounded) until it ends: what it read under them is then still
+    /// current when it commits. Called instead of
+    /// [`prepare_elsewhere`](Self::prepare_elsewhere) by a commit that
+    /// writes nothing elsewhere; refused ([`crate::Error::Aborted`]) if a
+    /// lock was lost. Returns the latest timestamp of the nodes asked (0:
+    /// none): the commit's must be above it. Blocks; never called from an
+    /// asynchronous task.
+    fn confirm_elsewhere(&self, txn: TxnRef) -> Result<u64> {
+        let _ = txn;
+        Ok(0)
+    }
+
     /// The transaction ended (rolled back, or its commit answered): lets
     /// go of what it holds at other nodes, and settles a two-phase commit
     /// left undecided (aborted). Returns at once; the work is done in the

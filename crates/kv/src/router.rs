@@ -541,6 +541,16 @@ impl Router {
         }
     }
 
+    /// Confirms the locks `txn` holds at other nodes, where it writes
+    /// nothing ([`Replication::confirm_elsewhere`]); 0 when nothing is
+    /// replicated.
+    pub fn confirm_elsewhere(&self, txn: crate::TxnRef) -> Result<u64> {
+        match &self.replication {
+            None => Ok(0),
+            Some(replication) => replication.confirm_elsewhere(txn),
+        }
+    }
+
     /// Whether `txn`'s write of `key` is prepared at another node
     /// ([`Replication::written_elsewhere`]); never alone.
     pub fn written_elsewhere(&self, txn: crate::TxnRef, key: &[u8]) -> bool {

@@ -129,6 +129,7 @@ impl DatabaseGroups {
                 terms: BTreeMap::new(),
                 used: Instant::now(),
                 prepared: false,
+                confirmed: false,
                 origin: (r.node, made_at),
             });
             if proxy.prepared {
@@ -214,6 +215,9 @@ impl DatabaseGroups {
         }
         let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
         let db = self.database()?;
+        if r.keys.is_empty() {
+            return self.confirm_keys(&db, txn);
+        }
         let (handle, terms) = {
             let mut proxies = self.proxies.by_txn.lock();
             let Some(proxy) = proxies.get_mut(&txn) else {
@@ -261,6 +265,37 @@ impl DatabaseGroups {
             // A proposal not answered may still be applied: the locks stay
             // until the transaction is resolved or settled.
             Err(other) => Err(status(other)),
+        }
+    }
+
+    /// `PrepareKeys` with no writes: the transaction only read here under
+    /// its locks, and commits elsewhere. The proxy must still hold every
+    /// lock, in the terms it took them; from now on it cannot be wounded,
+    /// and it keeps its locks until the transaction ends (`ReleaseKeys` or
+    /// `ResolveKeys`). Answers this node's clock.
+    fn confirm_keys(&self, db: &rowtree_db::Database, txn: GlobalTxnId) -> Result<u64, Status> {
+        let (handle, terms) = {
+            let mut proxies = self.proxies.by_txn.lock();
+            let Some(proxy) = proxies.get_mut(&txn) else {
+                return Err(Status::aborted(
+                    "the transaction holds no locks here (let go after idling or once its node \
+                     went silent, or lost when this node restarted)",
+                ));
+            };
+            proxy.used = Instant::now();
+            proxy.confirmed = true;
+            (proxy.handle.clone(), proxy.terms.clone())
+        };
+        if let Err(e) = db.lock_table().mark_committing(&handle) {
+            self.drop_proxy(db, txn);
+            return Err(Status::aborted(e.to_string()));
+        }
+        match self.groups.confirm_for(&terms) {
+            Ok(ts) => Ok(ts),
+            Err(refusal) => {
+                self.drop_proxy(db, txn);
+                Err(status(refusal))
+            }
         }
     }
 
@@ -342,7 +377,11 @@ impl DatabaseGroups {
             return None;
         }
         let idle = proxy.used.elapsed();
-        if idle >= IDLE {
+        // A confirmed proxy's transaction may be committing at its node,
+        // on the strength of these locks: they go when it ends, or when
+        // its node restarted, or after longer than a commit may take.
+        let limit = if proxy.confirmed { 2 * IDLE } else { IDLE };
+        if idle >= limit {
             return Some("idle");
         }
         let (origin, made_at) = proxy.origin;
@@ -352,7 +391,7 @@ impl DatabaseGroups {
         }
         if shared.started_after(origin, made_at) {
             Some("its node restarted")
-        } else if idle >= LOCK_CALL_WAIT && !shared.answering(origin) {
+        } else if !proxy.confirmed && idle >= LOCK_CALL_WAIT && !shared.answering(origin) {
             Some("its node went silent")
         } else {
             None

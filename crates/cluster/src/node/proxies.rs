@@ -20,6 +20,9 @@ pub(super) struct Proxy {
     pub(super) used: Instant,
     /// Its writes are prepared here (it waits for its outcome).
     pub(super) prepared: bool,
+    /// It writes nothing here, and confirmed its locks to commit
+    /// elsewhere: no longer woundable, held until it ends.
+    pub(super) confirmed: bool,
     /// The node running it (0: its calls did not say), and when the
     /// proxy was made (this node's wall clock, nanoseconds since the Unix
     /// epoch): once that node's process is gone or silent, the locks of a

@@ -1650,6 +1650,10 @@ impl Replication for SplitGroups {
         self.prepare_spanning(txn, writes)
     }
 
+    fn confirm_elsewhere(&self, txn: TxnRef) -> rowtree_kv::Result<u64> {
+        self.confirm_spanning(txn)
+    }
+
     fn release_elsewhere(&self, txn: TxnRef) {
         if let Some(this) = self.this.get().and_then(Weak::upgrade) {
             this.release_spanning(txn);

@@ -343,6 +343,11 @@ impl SplitGroups {
                 };
                 by_node.entry(node).or_default().push((w.key, w.value));
             }
+            // A node where the transaction only read is asked too, with no
+            // writes: it confirms the locks are still held.
+            for node in &spanning.locked_at {
+                by_node.entry(*node).or_default();
+            }
             spanning.preparing = true;
         }
         let global = GlobalTxnId(txn.id);
@@ -400,6 +405,60 @@ impl SplitGroups {
                     "node {node} did not prepare ({other}); retry the transaction"
                 )),
             });
+        }
+        Ok(highest)
+    }
+
+    /// [`Replication::confirm_elsewhere`](rowtree_kv::Replication::confirm_elsewhere):
+    /// every node that granted the transaction a lock confirms it still
+    /// holds them all (`PrepareKeys` with no writes), in parallel.
+    pub(super) fn confirm_spanning(&self, txn: TxnRef) -> rowtree_kv::Result<u64> {
+        let nodes: Vec<u64> = match self.spanning.lock().get(&txn.id) {
+            Some(s) => s.locked_at.iter().copied().collect(),
+            None => return Ok(0),
+        };
+        if nodes.is_empty() {
+            return Ok(0);
+        }
+        let elsewhere = self.elsewhere_or_err()?.clone();
+        let coordinator = self.groups()[0].split_id();
+        let answers: Vec<(u64, Result<u64, Refusal>)> = std::thread::scope(|scope| {
+            let handles: Vec<_> = nodes
+                .iter()
+                .map(|node| {
+                    let elsewhere = &elsewhere;
+                    let node = *node;
+                    scope.spawn(move || {
+                        (node, elsewhere.prepare_at(node, txn, coordinator, &[], &[]))
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or((
+                        0,
+                        Err(Refusal::Failed("a confirming thread panicked".into())),
+                    ))
+                })
+                .collect()
+        });
+        let mut highest = 0;
+        for (node, answer) in answers {
+            match answer {
+                Ok(ts) => highest = highest.max(ts),
+                Err(Refusal::Aborted(why)) => {
+                    return Err(rowtree_kv::Error::Aborted(format!(
+                        "node {node} no longer holds the transaction's locks: {why}"
+                    )))
+                }
+                Err(other) => {
+                    return Err(rowtree_kv::Error::Aborted(format!(
+                        "node {node} did not confirm the transaction's locks ({other}); retry \
+                         the transaction"
+                    )))
+                }
+            }
         }
         Ok(highest)
     }
@@ -641,6 +700,8 @@ impl SplitGroups {
                 )));
             }
         }
+        // The splits it only read under locks too.
+        self.check_terms(&groups, terms)?;
         self.held_for_others.lock().insert(txn, Instant::now());
         let mut all: Vec<rowtree_kv::SplitId> = participants.to_vec();
         all.extend(parts.keys().map(|i| groups[*i].split_id()));
@@ -681,6 +742,43 @@ impl SplitGroups {
             // transaction stays held here, to be resolved or settled.
             Err(e) => Err(Refusal::Failed(e)),
         }
+    }
+
+    /// Whether this node still leads each split of `terms` in the term
+    /// given (the term its locks there were taken in): a lease that moved,
+    /// even if it came back, left them behind.
+    fn check_terms(
+        &self,
+        groups: &[Arc<GroupCommits>],
+        terms: &BTreeMap<rowtree_kv::SplitId, u64>,
+    ) -> Result<(), Refusal> {
+        for (split, term) in terms {
+            let held = groups
+                .iter()
+                .find(|g| g.split_id() == *split)
+                .is_some_and(|g| g.serves() && g.term() == *term);
+            if !held {
+                return Err(Refusal::Aborted(format!(
+                    "the transaction's locks on {split} were lost (its leader changed since)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// Confirms for another node's transaction, which writes nothing here,
+    /// that the locks it took here in `terms` are still held (see
+    /// [`Replication::confirm_elsewhere`](rowtree_kv::Replication::confirm_elsewhere));
+    /// the answer is this node's clock, which the transaction's commit
+    /// timestamp must exceed.
+    pub(crate) fn confirm_for(
+        &self,
+        terms: &BTreeMap<rowtree_kv::SplitId, u64>,
+    ) -> Result<u64, Refusal> {
+        let _gate = self.gate.read();
+        let groups = self.groups();
+        self.check_terms(&groups, terms)?;
+        Ok(groups[0].clock().now_nanos())
     }
 
     /// Resolves `txn` (prepared here for another node) with `outcome` in
