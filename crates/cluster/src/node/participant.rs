@@ -18,7 +18,10 @@
 //!   ABORTED, and the caller's transaction aborts.
 //! * `PrepareKeys` checks the proxy holds its locks in the same terms,
 //!   marks them committing (no longer woundable), and prepares the writes
-//!   in each split's log (`SplitGroups::prepare_for`).
+//!   in each split's log (`SplitGroups::prepare_for`). Without writes, it
+//!   only confirms the locks (the transaction read here and commits
+//!   elsewhere): checked and marked the same way, held until the
+//!   transaction ends, answered with this node's clock.
 //! * `ResolveKeys` resolves the prepared entries with the outcome and
 //!   releases the locks; `ReleaseKeys` releases a proxy that did not
 //!   prepare.
