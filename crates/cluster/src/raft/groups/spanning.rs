@@ -642,25 +642,57 @@ impl SplitGroups {
                 crate::replica::hex(gap)
             )));
         }
-        let unsettled = self.unsettled.lock().clone();
-        let mut out = Vec::new();
-        for group in self.overlapping(start, end) {
-            if !group.serves() {
-                return Err(Refusal::Moved(format!(
-                    "{} is led by {}",
-                    group.split_id(),
-                    leader_name(&group)
-                )));
+        let mut recovered = false;
+        loop {
+            let unsettled = self.unsettled.lock().clone();
+            let mut out = Vec::new();
+            let mut orphaned = None;
+            for group in self.overlapping(start, end) {
+                if !group.serves() {
+                    return Err(Refusal::Moved(format!(
+                        "{} is led by {}",
+                        group.split_id(),
+                        leader_name(&group)
+                    )));
+                }
+                // A transaction prepared under the split's previous leader
+                // (another node, or this node's previous process) holds no
+                // lock in this node's table: until it is resolved, a lock
+                // granted here would let a read miss its writes. The set
+                // `unsettled` is what the last recovery could not resolve;
+                // a leader that just took the split may not have run one.
+                if unsettled.contains(&group.split_id()) || self.has_orphans(&group) {
+                    orphaned = Some(group.split_id());
+                    break;
+                }
+                out.push((group.split_id(), group.term()));
             }
-            if unsettled.contains(&group.split_id()) {
-                return Err(Refusal::Failed(format!(
-                    "{} holds a transaction its previous leader prepared, not resolved yet",
-                    group.split_id()
-                )));
+            match orphaned {
+                None => return Ok(out),
+                Some(_) if !recovered => {
+                    recovered = true;
+                    if let Err(e) = self.recover() {
+                        tracing::debug!("recovering prepared transactions before a lock: {e}");
+                    }
+                }
+                Some(split) => {
+                    return Err(Refusal::Failed(format!(
+                        "{split} holds a transaction its previous leader prepared, not resolved \
+                         yet"
+                    )))
+                }
             }
-            out.push((group.split_id(), group.term()));
         }
-        Ok(out)
+    }
+
+    /// Whether `group` holds a transaction prepared in it that is neither
+    /// committing through this node nor held for another node's proxy
+    /// here: one its previous leader prepared.
+    fn has_orphans(&self, group: &GroupCommits) -> bool {
+        group
+            .prepared()
+            .iter()
+            .any(|p| !self.in_flight.lock().contains(&p.txn) && !self.holds_for_other(p.txn))
     }
 
     fn node_id(&self) -> u64 {
