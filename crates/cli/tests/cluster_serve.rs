@@ -646,16 +646,14 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
 /// a commit of the row through it waits only that long.
 #[test]
 fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let (clients, db, first, other) = halves_led_apart(&nodes, &cluster).await;
-        let runner = &clients[(first - 1) as usize];
+    let apart = HalvesApart::start();
+    let (nodes, db, first, other) = (&apart.nodes, &apart.db, apart.first, apart.other);
+    apart.rt.block_on(async {
+        let runner = apart.client(first);
 
         // Through the first split's leader, a transaction updates row 500
         // (its lock taken at node `other`) and stays open.
-        let session = runner.create_session(&db).await.expect("session");
+        let session = runner.create_session(db).await.expect("session");
         let (orphan, _) = retry("a transaction on row 500", Duration::from_secs(10), || {
             runner.begin(&session, TxnMode::ReadWrite)
         })
@@ -669,11 +667,11 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
             )
             .await
             .expect("the update of row 500");
-        let let_go_before = log_lines(&nodes, "its locks here let go");
-        let direct = &clients[(other - 1) as usize];
-        let direct_session = direct.create_session(&db).await.expect("session");
+        let let_go_before = log_lines(nodes, "its locks here let go");
+        let direct = apart.client(other);
+        let direct_session = direct.create_session(db).await.expect("session");
 
-        let _again = kill_and_restart(&nodes[(first - 1) as usize]);
+        let _again = kill_and_restart(apart.node(first));
         let killed = Instant::now();
         let update = insert_or_update(
             "T",
@@ -693,7 +691,7 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
             "row 500's lock was free {:.2} s after node {first} was killed and started again",
             waited.as_secs_f64()
         );
-        let let_go = log_lines(&nodes, "its locks here let go") - let_go_before;
+        let let_go = log_lines(nodes, "its locks here let go") - let_go_before;
         assert!(let_go >= 1, "node {other} logged no lock let go");
         assert!(
             waited < Duration::from_secs(7),
@@ -703,10 +701,53 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
     });
 }
 
-/// Clients of every node, and a database (see [`one_row_database`]) cut
-/// at Id 100 whose two splits' groups are led by different nodes (the
-/// nodes run with `--spread-leases`), with rows 50 and 500 written:
-/// returns the nodes leading the first split and the other.
+/// A cluster of four nodes run with `--spread-leases`, and a database
+/// (see [`one_row_database`]) cut at Id 100 whose two splits' groups are
+/// led by different nodes, with rows 50 and 500 written.
+struct HalvesApart {
+    _dir: tempfile::TempDir,
+    _up: Up,
+    nodes: Vec<NodeLine>,
+    rt: tokio::runtime::Runtime,
+    clients: Vec<Client>,
+    db: String,
+    /// The node leading the first split (Ids below 100).
+    first: u64,
+    /// The node leading the other split.
+    other: u64,
+}
+
+impl HalvesApart {
+    fn start() -> HalvesApart {
+        let dir = tempfile::tempdir().unwrap();
+        let (up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
+        let rt = tokio::runtime::Runtime::new().unwrap();
+        let (clients, db, first, other) = rt.block_on(halves_led_apart(&nodes, &cluster));
+        HalvesApart {
+            _dir: dir,
+            _up: up,
+            nodes,
+            rt,
+            clients,
+            db,
+            first,
+            other,
+        }
+    }
+
+    /// A client of node `id`.
+    fn client(&self, id: u64) -> &Client {
+        &self.clients[(id - 1) as usize]
+    }
+
+    /// Node `id`'s line.
+    fn node(&self, id: u64) -> &NodeLine {
+        &self.nodes[(id - 1) as usize]
+    }
+}
+
+/// The database of [`HalvesApart`], made: the clients, its name, and the
+/// nodes leading the first split and the other.
 async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, String, u64, u64) {
     let (clients, db, _) = one_row_database(nodes, cluster).await;
     clients[0]
@@ -749,13 +790,11 @@ async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, S
 /// anomaly checker with leaders spread and kills: a G2 cycle).
 #[test]
 fn a_transaction_that_lost_a_read_lock_at_another_node_does_not_commit() {
-    let dir = tempfile::tempdir().unwrap();
-    let (_up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    rt.block_on(async {
-        let (clients, db, first, other) = halves_led_apart(&nodes, &cluster).await;
-        let runner = &clients[(first - 1) as usize];
-        let session = runner.create_session(&db).await.expect("session");
+    let apart = HalvesApart::start();
+    let db = &apart.db;
+    apart.rt.block_on(async {
+        let runner = apart.client(apart.first);
+        let session = runner.create_session(db).await.expect("session");
         let txn = runner
             .begin(&session, TxnMode::ReadWrite)
             .await
@@ -770,7 +809,7 @@ fn a_transaction_that_lost_a_read_lock_at_another_node_does_not_commit() {
             .expect("row 500 read under its lock at the other split's leader");
         assert_eq!(read.rows.len(), 1);
 
-        let _again = kill_and_restart(&nodes[(other - 1) as usize]);
+        let _again = kill_and_restart(apart.node(apart.other));
         runner
             .execute_sql_seq(
                 &session,
@@ -787,7 +826,7 @@ fn a_transaction_that_lost_a_read_lock_at_another_node_does_not_commit() {
         eprintln!("the commit: {refused}");
         assert_eq!(refused.code(), Some(tonic::Code::Aborted), "{refused}");
 
-        let check = runner.create_session(&db).await.expect("session");
+        let check = runner.create_session(db).await.expect("session");
         let row_50 = Statement::new("SELECT V FROM T WHERE Id = 50");
         let (rows, _) = retry("row 50", Duration::from_secs(20), || {
             runner.execute_sql(&check, &row_50, Selector::strong())
