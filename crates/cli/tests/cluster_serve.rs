@@ -579,6 +579,28 @@ fn kill_and_restart(node: &NodeLine) -> Restarted {
     Restarted::spawn(&args)
 }
 
+/// Sets row `id`'s value to "after" in a single-use commit through
+/// `client`, retried for up to 30 s (while a lock it needs is held).
+async fn commit_after(client: &Client, session: &str, id: i64) {
+    let update = insert_or_update(
+        "T",
+        &["Id", "V"],
+        vec![vec![Value::from(id), Value::from("after".to_string())]],
+    );
+    retry(
+        &format!("a commit on row {id}"),
+        Duration::from_secs(30),
+        || {
+            client.commit(
+                session,
+                Selector::SingleUse(TxnMode::ReadWrite),
+                vec![update.clone()],
+            )
+        },
+    )
+    .await;
+}
+
 /// A gateway killed with SIGKILL and started again at once may come back
 /// between two of the leader's heartbeats, which then never sees it gone;
 /// the transactions begun through its old process are still rolled back
@@ -604,20 +626,8 @@ fn a_gateway_killed_and_restarted_at_once_has_its_old_transactions_rolled_back()
         // Through the leader's own node, a commit needing row 1's lock waits
         // until the orphan is rolled back.
         let direct = &clients[(leader - 1) as usize];
-        let update = insert_or_update(
-            "T",
-            &["Id", "V"],
-            vec![vec![Value::from(1i64), Value::from("after".to_string())]],
-        );
         let direct_session = direct.create_session(&db).await.expect("session");
-        let (_, _) = retry("a commit on row 1", Duration::from_secs(30), || {
-            direct.commit(
-                &direct_session,
-                Selector::SingleUse(TxnMode::ReadWrite),
-                vec![update.clone()],
-            )
-        })
-        .await;
+        commit_after(direct, &direct_session, 1).await;
         let waited = killed.elapsed();
         eprintln!(
             "row 1's lock was free {:.2} s after node 4 was killed and started again",
@@ -673,19 +683,7 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
 
         let _again = kill_and_restart(apart.node(first));
         let killed = Instant::now();
-        let update = insert_or_update(
-            "T",
-            &["Id", "V"],
-            vec![vec![Value::from(500i64), Value::from("after".to_string())]],
-        );
-        retry("a commit on row 500", Duration::from_secs(30), || {
-            direct.commit(
-                &direct_session,
-                Selector::SingleUse(TxnMode::ReadWrite),
-                vec![update.clone()],
-            )
-        })
-        .await;
+        commit_after(direct, &direct_session, 500).await;
         let waited = killed.elapsed();
         eprintln!(
             "row 500's lock was free {:.2} s after node {first} was killed and started again",
