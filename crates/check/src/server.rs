@@ -238,7 +238,11 @@ impl Server {
     }
 
     /// Spawns the child and waits until it answers gRPC. A child that exits
-    /// because its port was taken meanwhile is started again on another.
+    /// because its port was taken meanwhile is started again: on another
+    /// port when the check chose its gRPC port and that one was taken, else
+    /// (a port the child must keep, such as a cluster node's peer port)
+    /// after a second, for as long as [`PORT_WAIT_ATTEMPTS`] allows, in
+    /// case what held it lets go.
     async fn spawn_and_wait(&mut self) -> Result<()> {
         let mut attempts = 0;
         loop {
@@ -247,14 +251,19 @@ impl Server {
             match self.wait_ready().await {
                 Ok(()) => return Ok(()),
                 Err(e)
-                    if attempts < 5
-                        && self.options.port.is_none()
+                    if attempts < PORT_WAIT_ATTEMPTS
                         && !self.is_running()
                         && self.port_was_taken() =>
                 {
-                    self.note(&format!("port {} taken ({e}); another", self.addr.port()))?;
                     self.child = None;
-                    self.addr.set_port(free_port()?);
+                    let ours = format!("cannot listen on {}:", self.addr);
+                    if self.options.port.is_none() && self.log_tail().contains(&ours) {
+                        self.note(&format!("port {} taken ({e}); another", self.addr.port()))?;
+                        self.addr.set_port(free_port()?);
+                    } else {
+                        self.note(&format!("a port it keeps is taken ({e}); again in 1 s"))?;
+                        tokio::time::sleep(Duration::from_secs(1)).await;
+                    }
                 }
                 Err(e) => {
                     let _ = self.kill();
@@ -412,4 +421,85 @@ impl Drop for Server {
 pub fn free_port() -> Result<u16> {
     let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0))?;
     Ok(listener.local_addr()?.port())
+}
+
+/// How often [`Server`] starts a child that exited because a port it needs
+/// was taken.
+const PORT_WAIT_ATTEMPTS: u32 = 10;
+
+/// The lowest port [`lasting_port`] hands out.
+const LASTING_FROM: u16 = 10_000;
+
+/// A free port for a server that must be found on it again after a restart,
+/// such as a cluster node's peer port, which the cluster's membership
+/// records.
+///
+/// [`free_port`] is not enough for that. The ports the system picks by
+/// itself, for a bind to port 0 and for the local end of every outgoing
+/// connection, all come from its ephemeral range (32768–60999 on Linux by
+/// default). While a node is down, any connection made on the machine may
+/// take its port, and the node cannot start again. So this picks from below
+/// that range, where a port is only ever taken by a program asking for it
+/// by number: it tries ports in turn from a place chosen at random (two
+/// checks running at once rarely meet) and hands out each one once per
+/// process.
+pub fn lasting_port() -> Result<u16> {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    static NEXT: AtomicU32 = AtomicU32::new(u32::MAX);
+    let below = ephemeral_start();
+    if below <= LASTING_FROM + 1_000 {
+        // A system whose own range reaches this low: nowhere is safe.
+        return free_port();
+    }
+    let span = u32::from(below - LASTING_FROM);
+    let _ = NEXT.compare_exchange(
+        u32::MAX,
+        rand::random::<u32>() % span,
+        Ordering::Relaxed,
+        Ordering::Relaxed,
+    );
+    for _ in 0..span {
+        let offset = NEXT.fetch_add(1, Ordering::Relaxed) % span;
+        // `offset < span <= u16::MAX`, so the sum stays below `below`.
+        let port = LASTING_FROM + offset as u16;
+        if TcpListener::bind((Ipv4Addr::LOCALHOST, port)).is_ok() {
+            return Ok(port);
+        }
+    }
+    Err(Error::Server(format!(
+        "no free port between {LASTING_FROM} and {below}"
+    )))
+}
+
+/// Where the system's ephemeral port range starts (Linux reports it; other
+/// systems get the usual IANA start, 49152).
+fn ephemeral_start() -> u16 {
+    std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+        .ok()
+        .and_then(|text| text.split_whitespace().next()?.parse().ok())
+        .unwrap_or(49_152)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn lasting_ports_are_below_the_ephemeral_range_and_never_repeat() {
+        let below = ephemeral_start();
+        let ports: Vec<u16> = (0..50).map(|_| lasting_port().unwrap()).collect();
+        let mut distinct = ports.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), ports.len(), "{ports:?}");
+        if below > LASTING_FROM + 1_000 {
+            assert!(
+                ports.iter().all(|p| (LASTING_FROM..below).contains(p)),
+                "{ports:?} outside {LASTING_FROM}..{below}"
+            );
+        }
+        for port in ports {
+            TcpListener::bind((Ipv4Addr::LOCALHOST, port)).expect("still free");
+        }
+    }
 }

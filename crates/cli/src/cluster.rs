@@ -346,26 +346,75 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
 /// How long a stopping process waits for work still on its threads.
 const EXIT_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(5);
 
-/// Free TCP ports on 127.0.0.1, chosen by the system and held until the
-/// last is chosen, so no two are the same (free when asked: the nodes
-/// bind them a moment later).
-struct FreePorts(Vec<std::net::TcpListener>);
+/// Free TCP ports on 127.0.0.1, each held until the last is chosen so no
+/// two are the same (free when asked: the nodes bind them a moment later).
+///
+/// `cluster.json` records a node's ports, and a node started again must find
+/// them free. The system's own picks (a bind to port 0, the local end of any
+/// outgoing connection) come from its ephemeral range, 32768–60999 on Linux
+/// by default, where any connection made while a node is down may take that
+/// node's port. So these come from below that range, which only programs
+/// asking for a port by its number use, tried in turn from a random place.
+struct FreePorts {
+    held: Vec<std::net::TcpListener>,
+    /// Ports are taken from `LOWEST..below`.
+    below: u16,
+    /// Tried next, as an offset from `LOWEST`.
+    offset: u16,
+}
 
 impl FreePorts {
+    /// The lowest port handed out.
+    const LOWEST: u16 = 10_000;
+
     fn new() -> FreePorts {
-        FreePorts(Vec::new())
+        let below = std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range")
+            .ok()
+            .and_then(|text| text.split_whitespace().next()?.parse().ok())
+            .unwrap_or(49_152u16);
+        let span = below.saturating_sub(Self::LOWEST).max(1);
+        FreePorts {
+            held: Vec::new(),
+            below,
+            offset: rand::random::<u16>() % span,
+        }
     }
 
     /// Another free port, not one handed out before.
     fn next(&mut self) -> Result<u16, String> {
-        let listener = std::net::TcpListener::bind("127.0.0.1:0")
-            .map_err(|e| format!("cannot find a free port: {e}"))?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| format!("cannot find a free port: {e}"))?
-            .port();
-        self.0.push(listener);
-        Ok(port)
+        let span = self.below.saturating_sub(Self::LOWEST);
+        // A system whose ephemeral range reaches this low has no safe place:
+        // take what it gives.
+        let candidates: Vec<u16> = if span < 1_000 {
+            vec![0]
+        } else {
+            let span = u32::from(span);
+            (0..span)
+                .map(|i| {
+                    // Below `span`, which fits a u16.
+                    let offset = (u32::from(self.offset) + i) % span;
+                    Self::LOWEST + offset as u16
+                })
+                .collect()
+        };
+        for port in candidates {
+            if let Ok(listener) = std::net::TcpListener::bind(("127.0.0.1", port)) {
+                let port = listener
+                    .local_addr()
+                    .map_err(|e| format!("cannot find a free port: {e}"))?
+                    .port();
+                if span >= 1_000 {
+                    self.offset = port - Self::LOWEST + 1;
+                }
+                self.held.push(listener);
+                return Ok(port);
+            }
+        }
+        Err(format!(
+            "cannot find a free port on 127.0.0.1 between {} and {}",
+            Self::LOWEST,
+            self.below
+        ))
     }
 }
 
@@ -777,4 +826,27 @@ async fn remove(args: RemoveArgs) -> Result<(), String> {
         args.node_id,
         errors.join("; ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn free_ports_are_distinct_and_outside_the_systems_own_range() {
+        let mut ports = FreePorts::new();
+        let picked: Vec<u16> = (0..30).map(|_| ports.next().unwrap()).collect();
+        let mut distinct = picked.clone();
+        distinct.sort_unstable();
+        distinct.dedup();
+        assert_eq!(distinct.len(), picked.len(), "{picked:?}");
+        if ports.below >= FreePorts::LOWEST + 1_000 {
+            assert!(
+                picked
+                    .iter()
+                    .all(|p| (FreePorts::LOWEST..ports.below).contains(p)),
+                "{picked:?}"
+            );
+        }
+    }
 }

@@ -68,12 +68,10 @@ impl Drop for Proc {
     }
 }
 
+/// A free port on 127.0.0.1 that no outgoing connection takes while the
+/// node is down.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
+    rowtree_check::server::lasting_port().expect("a free port")
 }
 
 /// The status as `addr` answers it: from the leader (`local` false), or

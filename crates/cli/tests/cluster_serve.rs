@@ -2407,13 +2407,10 @@ impl Drop for Joined {
     }
 }
 
-/// A free port on 127.0.0.1 (bound and released: another process may take
-/// it first, rarely).
+/// A free port on 127.0.0.1 that no outgoing connection takes while the
+/// node is down.
 fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
+    rowtree_check::server::lasting_port().expect("a free port")
 }
 
 /// Starts node `id` in `dir`, joining the cluster of `cluster` (its
@@ -2571,11 +2568,11 @@ impl Proxied {
     }
 
     async fn try_start(dir: &Path, serve_flags: &[&str]) -> rowtree_check::Result<Proxied> {
-        use rowtree_check::server::{free_port, Options, Server};
+        use rowtree_check::server::{lasting_port, Options, Server};
         let local = |port: u16| SocketAddr::from(([127, 0, 0, 1], port));
         let ports = |n| {
             (0..n)
-                .map(|_| free_port())
+                .map(|_| lasting_port())
                 .collect::<rowtree_check::Result<Vec<u16>>>()
         };
         let (peer_ports, api_ports) = (ports(4)?, ports(4)?);

@@ -6,7 +6,8 @@
 //! directory of another cluster); a silent voter replaced by a learner,
 //! a join that never completes undone, a node whose clock is off stopping
 //! itself (the offset guard), removals (of a follower, of
-//! the leader itself) after which the id cannot join again, and a node
+//! the leader itself) after which the id cannot join again, a node
+//! removed while it was down learning so from the others, and a node
 //! that sees another say it is stopping and, after its restart, knows its
 //! process is a new one. `crates/cli/tests/cluster.rs` does the
 //! same with real processes and kill -9.
@@ -329,6 +330,54 @@ async fn a_silent_voter_is_replaced_and_removed_nodes_stay_out() {
         .collect();
     assert_eq!(voters, [2, 4], "{s:?}");
     for node in [n1, n2, n4] {
+        node.shutdown().await;
+    }
+}
+
+/// A node removed while it was down never gets the record of its removal
+/// into its own copy of the placement group: the leader took it out of
+/// the group at once (it was a learner). Started again, it learns from the
+/// other nodes' heartbeat answers, and counts itself among the removed
+/// (which is what makes a removed node hand over the databases it leads).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_node_removed_while_down_learns_it_from_the_others() {
+    let dir = tempfile::tempdir().unwrap();
+    let n1 = Node::start(config(1, dir.path(), any_port(), &[]))
+        .await
+        .unwrap();
+    let a1 = n1.peer_addr().to_string();
+    let n2 = Node::start(config(2, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    let n3 = Node::start(config(3, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    let n4 = Node::start(config(4, dir.path(), any_port(), &[&a1]))
+        .await
+        .unwrap();
+    let a4: SocketAddr = n4.peer_addr().parse().unwrap();
+    wait_for(&a1, "voters 1-3, learner 4", |s| {
+        s.from_leader && live_voters(s) == 3 && role(s, 4) == ("live", "learner")
+    })
+    .await;
+    assert!(
+        !n4.hosting().removed_nodes().unwrap().contains(&4),
+        "not removed yet"
+    );
+    n4.shutdown().await;
+    api::remove(&a1, 4, Duration::from_secs(30)).await.unwrap();
+    wait_for(&a1, "node 4 removed and out of the group", |s| {
+        s.from_leader && role(s, 4) == ("removed", "none")
+    })
+    .await;
+
+    let n4 = Node::start(config(4, dir.path(), a4, &[])).await.unwrap();
+    let hosting = n4.hosting();
+    eventually("node 4 knowing it was removed", || {
+        hosting.removed_nodes().is_ok_and(|r| r.contains(&4))
+    })
+    .await;
+    for node in [n4, n3, n2, n1] {
         node.shutdown().await;
     }
 }

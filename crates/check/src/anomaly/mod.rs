@@ -300,11 +300,11 @@ impl Target {
             // and a restarted node must be found where it was. So are
             // Spanner ports when proxies stand in front of them.
             let peer_ports = (0..nodes)
-                .map(|_| crate::server::free_port())
+                .map(|_| crate::server::lasting_port())
                 .collect::<Result<Vec<_>>>()?;
             if options.partition_share > 0.0 {
                 let api_ports = (0..nodes)
-                    .map(|_| crate::server::free_port())
+                    .map(|_| crate::server::lasting_port())
                     .collect::<Result<Vec<_>>>()?;
                 let local = |port: u16| std::net::SocketAddr::from(([127, 0, 0, 1], port));
                 let ends: Vec<_> = peer_ports

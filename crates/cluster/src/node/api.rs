@@ -145,6 +145,12 @@ pub struct ClockReply {
     /// say, and defers to the leader's view.
     #[prost(bool, tag = "7")]
     pub reports_silence: bool,
+    /// The asking node is recorded as removed from the cluster in this
+    /// node's copy of the placement group. The leader may take a removed
+    /// node out of the group before that node's own copy has the record
+    /// (a learner is dropped at once), and this is how it learns then.
+    #[prost(bool, tag = "8")]
+    pub removed: bool,
 }
 
 /// A member a node has not heard from lately ([`ClockReply::silent`]).

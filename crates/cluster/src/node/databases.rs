@@ -567,9 +567,16 @@ impl Hosting {
         .map_err(|e| NodeError::Raft(format!("cannot start group {}: {e}", group.group)))
     }
 
-    /// The nodes taken out of the cluster (`rowtree cluster remove`).
+    /// The nodes taken out of the cluster (`rowtree cluster remove`): as
+    /// this node's copy of the placement group records them, and this node
+    /// itself if another node told it so, which it may never learn from its
+    /// copy (the leader can take it out of the group first).
     pub fn removed_nodes(&self) -> Result<BTreeSet<u64>, Status> {
-        self.nodes_in(NodeState::Removed)
+        let mut removed: BTreeSet<u64> = self.nodes_in(NodeState::Removed)?;
+        if self.shared.is_removed(self.shared.id) {
+            removed.insert(self.shared.id);
+        }
+        Ok(removed)
     }
 
     /// One step of bringing the Raft membership of database group `group`

@@ -24,7 +24,10 @@
 //! * **Removal.** `Remove` (any node forwards it to the leader) marks the
 //!   node's record `removed` first, then takes it out of the voters
 //!   (replacing it by a reachable learner if there is one) and out of the
-//!   group. A removed id can never join again.
+//!   group. A removed id can never join again. The removed node may
+//!   never see its record (a learner is taken out at once, perhaps before
+//!   the commit reached it), so the answers to its clock heartbeats tell
+//!   it ([`ClockReply::removed`]).
 //!
 //! The placement leader also runs a small loop ([`MAINTAIN_EVERY`]) that
 //! finishes what an interrupted join, bootstrap or removal left (so a
@@ -236,6 +239,10 @@ struct Shared {
     /// Set when the node begins to stop on purpose; its clock heartbeat
     /// answers say so from then on ([`ClockReply::stopping`]).
     stopping: std::sync::atomic::AtomicBool,
+    /// Another node's heartbeat answer said this node was removed from
+    /// the cluster ([`ClockReply::removed`]), whatever its own copy of the
+    /// placement group says.
+    told_removed: std::sync::atomic::AtomicBool,
     /// When this process started (its wall clock, microseconds), which
     /// its clock heartbeat answers carry ([`ClockReply::started_micros`]).
     started_micros: u64,
@@ -361,6 +368,7 @@ impl Node {
             commits: parking_lot::Mutex::new(BTreeMap::new()),
             databases: parking_lot::Mutex::new(BTreeMap::new()),
             stopping: std::sync::atomic::AtomicBool::new(false),
+            told_removed: std::sync::atomic::AtomicBool::new(false),
             started_micros: config.clock.now(),
             started_at: std::time::Instant::now(),
             split_replicas: std::sync::atomic::AtomicUsize::new(0),
@@ -956,6 +964,7 @@ impl Shared {
                             reply.settles_outcomes,
                             reply.utilization,
                             silences,
+                            reply.removed,
                         )),
                     )
                 }
@@ -968,7 +977,22 @@ impl Shared {
         let mut clocks = self.clocks.lock();
         for (id, outcome) in outcomes.into_iter().flatten() {
             match outcome {
-                Ok((sample, stopping, started, settles_outcomes, utilization, silences)) => {
+                Ok((
+                    sample,
+                    stopping,
+                    started,
+                    settles_outcomes,
+                    utilization,
+                    silences,
+                    removed,
+                )) => {
+                    if removed
+                        && !self
+                            .told_removed
+                            .swap(true, std::sync::atomic::Ordering::Relaxed)
+                    {
+                        tracing::info!(by = id, "this node was removed from the cluster");
+                    }
                     clocks.record_silences(id, sample.at, silences);
                     if stopping {
                         clocks.record_stopping(id, sample, started);
@@ -1051,6 +1075,20 @@ impl Shared {
     }
 
     /// Every node record this replica holds, by id.
+    /// Whether node `id` is removed from the cluster: recorded so in this
+    /// node's copy of the placement group, or, for this node itself, told
+    /// so by another node ([`ClockReply::removed`]).
+    fn is_removed(&self, id: u64) -> bool {
+        if id == self.id && self.told_removed.load(std::sync::atomic::Ordering::Relaxed) {
+            return true;
+        }
+        self.get(&NodeRecord::key(id))
+            .ok()
+            .flatten()
+            .and_then(|bytes| NodeRecord::decode(&bytes).ok())
+            .is_some_and(|r| r.state == NodeState::Removed)
+    }
+
     fn records(&self) -> Result<BTreeMap<u64, NodeRecord>, Status> {
         let (start, end) = NodeRecord::key_range();
         let mut out = BTreeMap::new();
@@ -2095,6 +2133,7 @@ impl api::NodeService for Handler {
             utilization: self.shared.utilization(),
             silent: self.shared.silent_peers(),
             reports_silence: true,
+            removed: self.shared.is_removed(request.sender),
         }))
     }
 
