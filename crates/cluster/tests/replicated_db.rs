@@ -427,6 +427,91 @@ fn a_database_commits_through_its_group_and_survives_the_loss_of_its_leader() {
     }
 }
 
+/// A survivor that takes the lease over from a leader that stopped
+/// answering proposes it only shortly before it starts (the old lease's
+/// expiry plus ε): every replica that applies a lease taken over makes
+/// everything below its start visible, so a lease proposed seconds ahead
+/// moved every node's timestamps seconds past its clock, and a node then
+/// committed in its other splits at timestamps beyond the leases it held
+/// there (refused, "past this node's lease").
+#[test]
+fn a_lease_taken_over_moves_no_node_ahead_of_its_clock() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = three_nodes(&rt, dir.path());
+    let first = leader(&rt, &nodes, None);
+    nodes[&first]
+        .db
+        .apply_ddl(&[
+            "CREATE TABLE Accounts (Id INT64 NOT NULL, Owner STRING(MAX)) PRIMARY KEY (Id)",
+        ])
+        .unwrap();
+    insert(&nodes[&first].db, 0..5).unwrap();
+    // The leader's lease, extended just before it stops answering to end
+    // well after the survivors will have elected a new leader (twice the
+    // usual length: the stop and the election take up to 3 s here).
+    let current = nodes[&first].leases.get().expect("a lease");
+    let held = rowtree_cluster::Lease {
+        seq: current.seq + 1,
+        expiry: nodes[&first].clock.now_nanos() + 2 * RULES.duration.as_nanos() as u64,
+        ..current
+    };
+    propose(&rt, &nodes[&first], Command::Lease(held));
+    assert_eq!(nodes[&first].leases.get(), Some(held));
+    let _deposed = halt(&rt, nodes.remove(&first).unwrap());
+
+    // How far each survivor's strong reads run ahead of its clock, sampled
+    // until the new leader has committed under its new lease.
+    let done = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watched: Vec<(u64, Database, Arc<OffsetClock>)> = nodes
+        .iter()
+        .map(|(id, n)| (*id, n.db.clone(), n.clock.clone()))
+        .collect();
+    let watcher = {
+        let done = done.clone();
+        std::thread::spawn(move || {
+            let mut most = BTreeMap::new();
+            while !done.load(Ordering::Relaxed) {
+                for (id, db, clock) in &watched {
+                    let ahead = db.visible_timestamp() as i64 - clock.now_nanos() as i64;
+                    let entry = most.entry(*id).or_insert(i64::MIN);
+                    *entry = (*entry).max(ahead);
+                }
+                std::thread::sleep(Duration::from_millis(1));
+            }
+            most
+        })
+    };
+    let second = leader(&rt, &nodes, Some(first));
+    nodes[&second].db.reload_schema().unwrap();
+    insert(&nodes[&second].db, 5..10).unwrap();
+    let taken = nodes[&second].leases.get().expect("the new lease");
+    done.store(true, Ordering::Relaxed);
+    let most = watcher.join().unwrap();
+    assert_eq!(taken.holder, second);
+    assert!(
+        taken.start >= held.expiry + 50_000_000,
+        "{taken:?} starts ε after {held:?}"
+    );
+    assert_eq!(
+        taken.seq,
+        held.seq + 1,
+        "the new leader took the lease over from the one held"
+    );
+    for (id, ahead) in most {
+        // ε (50 ms) bounds the clocks' offset; the lease is proposed
+        // `TAKEOVER_LEAD` (25 ms) before its start.
+        assert!(
+            ahead < 100_000_000,
+            "node {id}'s strong reads ran {:.3} s ahead of its clock",
+            ahead as f64 / 1e9
+        );
+    }
+    for node in nodes.into_values() {
+        stop(&rt, node);
+    }
+}
+
 /// A leader stopping on purpose hands its group over: it gives up its
 /// lease first, so the node it hands to takes the lease at once instead of
 /// waiting out the rest of the old one, and the old leader serves nothing

@@ -97,6 +97,12 @@ struct Started {
 /// in flight at or below it, so closing never waits.
 pub const CLOSED_LAG: Duration = Duration::from_secs(1);
 
+/// How long before its start a lease taken over from another holder is
+/// proposed: about the time its entry takes to be committed and applied,
+/// so that it is ready when it starts, and no replica applies a start
+/// further ahead of its clock than this (plus the clocks' offset).
+pub const TAKEOVER_LEAD: Duration = Duration::from_millis(25);
+
 /// Commits proposed to one split group, under the split's lease (see the
 /// module docs).
 pub struct GroupCommits {
@@ -477,6 +483,29 @@ impl GroupCommits {
                         continue;
                     }
                     _ => {}
+                }
+            }
+            // A lease taken over from another holder (or retaken after it
+            // ran out) starts at the old one's expiry plus ε, which may be
+            // seconds away. Proposed now, its entry would carry that start
+            // to every replica, and each, applying it, makes everything
+            // below the start visible on its node, moving the node's
+            // timestamps ahead of its clock and past the leases it holds
+            // on other splits. So it is proposed only once the start is
+            // near ([`TAKEOVER_LEAD`]).
+            if let Renewal::Propose(next) = keeper.proposal(current, now) {
+                if next.start > now.saturating_add(TAKEOVER_LEAD.as_nanos() as u64) {
+                    let wait = Duration::from_nanos(next.start - now) - TAKEOVER_LEAD;
+                    if std::time::Instant::now() + wait > deadline {
+                        return Err(format!(
+                            "the lease on {} can be taken over in {wait:?}, after the \
+                             request's {:?} (clock offsets above the maximum?)",
+                            self.split(),
+                            self.timeout
+                        ));
+                    }
+                    std::thread::sleep(wait);
+                    continue;
                 }
             }
             let (raft, view) = (started.raft.clone(), started.view.clone());
