@@ -492,8 +492,9 @@ impl GroupCommits {
             // below the start visible on its node, moving the node's
             // timestamps ahead of its clock and past the leases it holds
             // on other splits. So it is proposed only once the start is
-            // near ([`TAKEOVER_LEAD`]).
-            if let Renewal::Propose(next) = keeper.proposal(current, now) {
+            // near ([`TAKEOVER_LEAD`]). Only by the group's leader: another
+            // node cannot propose, and learns so at once below.
+            if let (Renewal::Propose(next), true) = (keeper.proposal(current, now), self.leads()) {
                 if next.start > now.saturating_add(TAKEOVER_LEAD.as_nanos() as u64) {
                     let wait = Duration::from_nanos(next.start - now) - TAKEOVER_LEAD;
                     if std::time::Instant::now() + wait > deadline {
