@@ -704,6 +704,8 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
 /// led by different nodes, with rows 50 and 500 written.
 struct HalvesApart {
     _dir: tempfile::TempDir,
+    /// The cluster's directory (its `cluster.json`).
+    cluster: PathBuf,
     _up: Up,
     nodes: Vec<NodeLine>,
     rt: tokio::runtime::Runtime,
@@ -723,6 +725,7 @@ impl HalvesApart {
         let (clients, db, first, other) = rt.block_on(halves_led_apart(&nodes, &cluster));
         HalvesApart {
             _dir: dir,
+            cluster,
             _up: up,
             nodes,
             rt,
@@ -776,6 +779,88 @@ async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, S
         .await;
     }
     (clients, db, first, other)
+}
+
+/// A transaction run by one node that writes `spanner.commit_timestamp()`
+/// into rows of both halves, led by different nodes, commits, and both
+/// rows hold its commit timestamp. The row of the other node's split is
+/// prepared there as a template (the columns to stamp, and the row) that
+/// the split's replicas stamp when the commit is applied. Before, such a
+/// commit was refused (FAILED_PRECONDITION).
+#[test]
+fn a_commit_timestamp_written_across_nodes_is_the_transactions() {
+    let apart = HalvesApart::start();
+    let db = &apart.db;
+    apart.rt.block_on(async {
+        let runner = apart.client(apart.first);
+        retry(
+            "the commit timestamp column",
+            Duration::from_secs(30),
+            || {
+                runner.update_ddl(
+                db,
+                &["ALTER TABLE T ADD COLUMN Stamped TIMESTAMP OPTIONS (allow_commit_timestamp = true)"],
+                Duration::from_secs(30),
+            )
+            },
+        )
+        .await;
+        let session = runner.create_session(db).await.expect("session");
+        let pending = || Value::Timestamp("spanner.commit_timestamp()".into());
+        let rows = vec![
+            vec![Value::from(50), Value::from("c50".to_string()), pending()],
+            vec![Value::from(500), Value::from("c500".to_string()), pending()],
+        ];
+        let (committed, _) = retry(
+            "the commit across both halves",
+            Duration::from_secs(30),
+            || {
+                runner.commit(
+                    &session,
+                    Selector::SingleUse(TxnMode::ReadWrite),
+                    vec![insert_or_update("T", &["Id", "V", "Stamped"], rows.clone())],
+                )
+            },
+        )
+        .await;
+        // Still led apart: the commit spanned the two nodes.
+        let leaders = group_leaders(&apart.cluster);
+        assert_eq!(
+            leaders,
+            vec![Some(apart.first), Some(apart.other)],
+            "the halves' leaders after the commit"
+        );
+        let nanos = i128::from(committed.seconds) * 1_000_000_000 + i128::from(committed.nanos);
+        let expected = rowtree_types::Timestamp::from_nanos(nanos)
+            .expect("a commit timestamp in range")
+            .to_rfc3339();
+        let reader = apart.client(apart.other);
+        let reader_session = reader.create_session(db).await.expect("session");
+        let read = reader
+            .execute_sql(
+                &reader_session,
+                &Statement::new("SELECT Id, V, Stamped FROM T WHERE Id IN (50, 500) ORDER BY Id"),
+                Selector::strong(),
+            )
+            .await
+            .expect("rows 50 and 500");
+        assert_eq!(
+            read.rows,
+            vec![
+                vec![
+                    Value::Int64(50),
+                    Value::String("c50".into()),
+                    Value::Timestamp(expected.clone())
+                ],
+                vec![
+                    Value::Int64(500),
+                    Value::String("c500".into()),
+                    Value::Timestamp(expected)
+                ],
+            ],
+            "both rows hold the commit timestamp"
+        );
+    });
 }
 
 /// A transaction that read a row of the split led by another node, under

@@ -206,20 +206,74 @@ fn a_prepare_after_the_outcome_changes_nothing() {
 fn a_pending_commit_timestamp_is_filled_in_by_the_commit() {
     let mut log = Log::new(descriptor());
     let a = txn(1);
+    // The commit may carry the finished writes.
     let mut p = prepare(a, 20, vec![put(1, "ts=<pending>")]);
     p.pending = true;
     log.apply(Command::Prepare(p));
-    let err = log.refuse(resolve(a, commit_at(30)));
-    assert!(
-        err.to_string().contains("wait for the commit timestamp"),
-        "{err}"
-    );
     log.apply(Command::Resolve {
         txn: a,
         outcome: commit_at(30),
         writes: Some(vec![put(1, "ts=30")]),
     });
     assert_eq!(log.read(&key(1), 30), Some("ts=30".into()));
+}
+
+/// A row of another node's transaction that writes the commit timestamp
+/// is prepared as a template (the columns to stamp, and the row), and the
+/// replica stamps it itself when the commit is applied: no schema needed,
+/// and no finished writes from the node that ran the transaction, which
+/// may be gone by then (a participant learning the outcome by asking).
+#[test]
+fn a_template_is_stamped_with_the_commit_timestamp() {
+    use rowtree_cluster::twophase::{parse_template, stamp, template};
+    use rowtree_encoding::{decode_row, encode_row};
+    use rowtree_types::{Timestamp, Value};
+    let row = |at: Timestamp| {
+        encode_row([
+            (1, &Value::String("x".into())),
+            (2, &Value::Timestamp(at)),
+            (3, &Value::Int64(7)),
+        ])
+        .unwrap()
+    };
+    let mut log = Log::new(descriptor());
+    let a = txn(1);
+    let mut p = prepare(
+        a,
+        20,
+        vec![
+            (key(1), Some(template(&[2], &row(Timestamp::UNIX_EPOCH)))),
+            (key(2), None),
+        ],
+    );
+    p.pending = true;
+    log.apply(Command::Prepare(p));
+    assert_eq!(
+        log.router.get(&key(1), u64::MAX - 1).unwrap(),
+        None,
+        "invisible until resolved"
+    );
+    let ts = 1_764_000_000_123_456_789u64;
+    log.apply(resolve(a, commit_at(ts)));
+    let stored = log.router.get(&key(1), ts).unwrap().expect("the row");
+    assert_eq!(stored, row(Timestamp::from_nanos(ts as i128).unwrap()));
+    assert_eq!(
+        decode_row(&stored).unwrap()[1],
+        (
+            2,
+            Value::Timestamp(Timestamp::from_nanos(ts as i128).unwrap())
+        )
+    );
+    assert_eq!(log.router.get(&key(1), ts - 1).unwrap(), None);
+
+    // Malformed templates are errors, never a panic or a row.
+    assert!(stamp(&[0, 0], ts).is_err());
+    assert!(stamp(&[0, 0, 0, 9, 0, 0, 0, 1], ts).is_err());
+    assert!(stamp(&[0, 0, 4, 1], ts).unwrap_err().contains("above 1024"));
+    assert!(stamp(&template(&[2], b"not a row"), ts).is_err());
+    let made = template(&[5, 9], b"r");
+    let (columns, rest) = parse_template(&made).unwrap();
+    assert_eq!((columns, rest), (vec![5, 9], &b"r"[..]));
 }
 
 #[test]

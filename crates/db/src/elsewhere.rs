@@ -24,7 +24,11 @@
 //!   that timestamp. This node's clock observes the highest, so the commit
 //!   timestamp the pipeline gives is above it; the commit of the
 //!   transaction's writes here is the decision of the two-phase commit,
-//!   and the prepared writes are resolved after it.
+//!   and the prepared writes are resolved after it. A row there that takes
+//!   the commit timestamp goes with the columns to set listed apart
+//!   ([`PreparedWrite::for_elsewhere`]), and that node's replicas set them
+//!   at the commit ([`crate::stamp_row`]); one holding it in a key column is
+//!   refused, as its split is unknown until the commit.
 //! * **End.** Whatever ends the transaction (a rollback, a commit's
 //!   answer, a failure) lets go of what it holds elsewhere ([`release`]);
 //!   a two-phase commit that did not reach its decision is aborted then.
@@ -36,7 +40,7 @@
 use std::sync::Arc;
 use std::time::Instant;
 
-use rowtree_kv::{ElsewhereWrite, TxnRef};
+use rowtree_kv::TxnRef;
 use rowtree_txn::{LockMode, LockTarget, TxnHandle};
 
 use crate::database::Inner;
@@ -122,20 +126,20 @@ pub(crate) fn part(
     }
     let txn = txn_ref(inner, handle);
     for write in writes {
-        if !inner
-            .router
-            .written_elsewhere(txn, write.for_accounting().0)
-        {
+        let key = write.final_key()?;
+        let routed = key.as_deref().unwrap_or(write.for_accounting().0);
+        if !inner.router.written_elsewhere(txn, routed) {
             parted.here.push(write);
             continue;
         }
-        if write.is_pending() {
-            // Its value is known only at the commit timestamp, and a
-            // participant that outlives this node could not finish it.
+        if key.is_none() {
+            // The commit timestamp in a key column: which split the row
+            // falls in is known only at the commit.
             return Err(Error::FailedPrecondition {
                 message: "a transaction run by one node cannot write the commit timestamp \
-                          into a row of a split led by another node; write that row in a \
-                          transaction of its own, or retry once the splits are led together"
+                          into a key column of a row in a split led by another node; write \
+                          that row in a transaction of its own, or retry once the splits are \
+                          led together"
                     .into(),
             });
         }
@@ -150,8 +154,11 @@ pub(crate) fn part(
 pub(crate) fn prepare(inner: &Inner, handle: &TxnHandle, writes: Vec<PreparedWrite>) -> Result<()> {
     let mut out = Vec::with_capacity(writes.len());
     for write in writes {
-        let (key, value) = write.finish(0)?;
-        out.push(ElsewhereWrite { key, value });
+        // `part` kept back the writes with no final key.
+        let write = write
+            .for_elsewhere()?
+            .ok_or_else(|| Error::internal("a write with no final key prepared elsewhere"))?;
+        out.push(write);
     }
     let ts = inner
         .router

@@ -70,6 +70,6 @@ pub use transaction::{
     ReadWriteTransaction, Savepoint, TimestampBound,
 };
 pub use ttl::TtlStats;
-pub use write::{WrittenRow, PENDING_COMMIT_TIMESTAMP};
+pub use write::{stamp_row, WrittenRow, PENDING_COMMIT_TIMESTAMP};
 
 pub use rowtree_types::{Code, Dialect, Timestamp, Type, Value};

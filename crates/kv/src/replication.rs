@@ -80,6 +80,12 @@ pub struct ElsewhereWrite {
     pub key: Vec<u8>,
     /// The value, `None` for a delete.
     pub value: Option<Vec<u8>>,
+    /// The columns of the row `value` that take the transaction's commit
+    /// timestamp (a write of `PENDING_COMMIT_TIMESTAMP()`, unknown when it
+    /// is prepared): the row holds a stand-in for them, and the node that
+    /// prepared the write sets them when the transaction commits. Empty for
+    /// most writes.
+    pub stamp: Vec<u32>,
 }
 
 impl CommitGroup {

@@ -431,6 +431,10 @@ pub struct PrepareKeysRequest {
     /// Whether each key is deleted.
     #[prost(bool, repeated, tag = "7")]
     pub deletes: Vec<bool>,
+    /// Some writes take the transaction's commit timestamp: every value is
+    /// then a template (`twophase::template`), stamped at the commit.
+    #[prost(bool, tag = "8")]
+    pub pending: bool,
 }
 
 /// The writes are prepared: durable in each split's log, at these

@@ -216,6 +216,15 @@ impl DatabaseGroups {
                 MAX_PREPARE_KEYS
             )));
         }
+        if r.pending {
+            // Templates are stamped when the commit is applied, where a
+            // malformed one could only be refused: checked now instead.
+            for (value, delete) in r.values.iter().zip(&r.deletes) {
+                if !delete {
+                    crate::twophase::stamp(value, 0).map_err(Status::invalid_argument)?;
+                }
+            }
+        }
         let txn = GlobalTxnId(txn_from_bytes(&r.txn)?);
         let db = self.database()?;
         if r.keys.is_empty() {
@@ -256,6 +265,7 @@ impl DatabaseGroups {
             rowtree_kv::SplitId(r.coordinator),
             &participants,
             writes,
+            r.pending,
             &terms,
         ) {
             Ok(ts) => Ok(ts),

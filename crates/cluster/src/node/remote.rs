@@ -464,6 +464,7 @@ impl Elsewhere for RemoteSplits {
         coordinator: rowtree_kv::SplitId,
         participants: &[rowtree_kv::SplitId],
         writes: &[crate::command::Write],
+        pending: bool,
     ) -> Result<u64, Refusal> {
         let request = PrepareKeysRequest {
             database: self.database,
@@ -476,6 +477,7 @@ impl Elsewhere for RemoteSplits {
                 .map(|(_, v)| v.clone().unwrap_or_default())
                 .collect(),
             deletes: writes.iter().map(|(_, v)| v.is_none()).collect(),
+            pending,
         };
         self.call(node, TXN_CALL_TIMEOUT, move |mut c| async move {
             c.prepare_keys(timed(request, TXN_CALL_TIMEOUT)).await

@@ -230,7 +230,9 @@ pub trait Elsewhere: Send + Sync {
     ) -> Result<(), Refusal>;
 
     /// Asks node `node` to prepare `writes` of `txn`, which it locked
-    /// there; the highest prepare timestamp. Blocks.
+    /// there; the highest prepare timestamp. `pending`: every value is a
+    /// template waiting for the commit timestamp
+    /// ([`crate::twophase::template`]). Blocks.
     fn prepare_at(
         &self,
         node: u64,
@@ -238,6 +240,7 @@ pub trait Elsewhere: Send + Sync {
         coordinator: rowtree_kv::SplitId,
         participants: &[rowtree_kv::SplitId],
         writes: &[Write],
+        pending: bool,
     ) -> Result<u64, Refusal>;
 
     /// Tells node `node` the outcome of `txn`, prepared there. Blocks.

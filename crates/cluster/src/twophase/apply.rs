@@ -270,15 +270,25 @@ impl Replica {
                         ),
                     ));
                 }
+                let stamped;
                 let writes = match (finished, prepare.pending) {
                     (Some(w), _) => w,
                     (None, false) => prepare.writes.as_slice(),
                     (None, true) => {
-                        return Err(self.refuse_txn(
-                            id,
-                            txn,
-                            "its prepared writes wait for the commit timestamp, and the commit does not carry them finished".into(),
-                        ))
+                        // Values waiting for the commit timestamp: stamped
+                        // here (templates, checked when prepared).
+                        let mut out = Vec::with_capacity(prepare.writes.len());
+                        for (key, value) in &prepare.writes {
+                            let value = match value {
+                                Some(t) => Some(
+                                    super::stamp(t, ts).map_err(|e| self.refuse_txn(id, txn, e))?,
+                                ),
+                                None => None,
+                            };
+                            out.push((key.clone(), value));
+                        }
+                        stamped = out;
+                        stamped.as_slice()
                     }
                 };
                 self.stage_commit(id, ts, writes, batch)?;

@@ -32,11 +32,12 @@
 //!   the prepare timestamp, and its writes pass the same checks as any
 //!   commit's (inside the split, above the closed timestamp, above every
 //!   stored version of their keys).
-//! * **Placeholders.** Writes may hold the placeholder of a commit
-//!   timestamp column (`PENDING_COMMIT_TIMESTAMP()`), which only the
-//!   database can fill in (it knows the schema). Such a prepare is marked
-//!   [`Prepare::pending`], and its commit must come with the finished
-//!   writes, which replace the prepared ones.
+//! * **Placeholders.** Writes may take the commit timestamp
+//!   (`PENDING_COMMIT_TIMESTAMP()`), unknown when they are prepared. Such a
+//!   prepare is marked [`Prepare::pending`], and each of its values is a
+//!   [`template`]: the columns to set, and the row. The commit stamps them
+//!   ([`stamp`]) unless it comes with finished writes, which replace the
+//!   prepared ones.
 //!
 //! The tables live in the replica's engine, in the metadata space under
 //! the replica's own prefix (`raft/<split>/prepared/<txn>`,
@@ -168,8 +169,9 @@ pub struct Prepare {
     pub participants: Vec<SplitId>,
     /// The transaction's writes on this split.
     pub writes: Vec<Write>,
-    /// Whether `writes` hold placeholders for the commit timestamp: the
-    /// commit then carries the finished writes.
+    /// Whether the values of `writes` wait for the commit timestamp: each
+    /// is then a [`template`], which the commit stamps ([`stamp`]) unless
+    /// it carries the finished writes.
     pub pending: bool,
     /// The locks the transaction holds on this split.
     pub locks: Vec<(LockTarget, LockMode)>,
@@ -177,6 +179,56 @@ pub struct Prepare {
 
 const LOCK_KEY: u8 = 0;
 const LOCK_RANGE: u8 = 1;
+
+/// The most columns a [`template`] may name (Spanner's limit on a table's
+/// columns).
+pub const MAX_TEMPLATE_COLUMNS: usize = 1024;
+
+/// A prepared value that waits for the commit timestamp
+/// ([`Prepare::pending`]): the ids of the row's columns that take it, then
+/// the stored row itself, whose values of those columns stand in for it.
+/// The node running the transaction makes it, for a row of a split another
+/// node leads that writes `PENDING_COMMIT_TIMESTAMP()`; the participant's
+/// replica turns it into the row at the commit ([`stamp`]), without the
+/// schema, so that a participant finishes the write even when the node
+/// that ran the transaction is gone.
+pub fn template(columns: &[u32], row: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(4 + 4 * columns.len() + row.len());
+    out.extend_from_slice(&(columns.len() as u32).to_be_bytes());
+    for c in columns {
+        out.extend_from_slice(&c.to_be_bytes());
+    }
+    out.extend_from_slice(row);
+    out
+}
+
+/// A [`template`]'s columns and row; an error says what is malformed.
+pub fn parse_template(bytes: &[u8]) -> std::result::Result<(Vec<u32>, &[u8]), String> {
+    let word = |at: usize| -> Option<u32> {
+        bytes
+            .get(at..at + 4)
+            .map(|b| u32::from_be_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    let n = word(0).ok_or("a value template shorter than its column count")? as usize;
+    if n > MAX_TEMPLATE_COLUMNS {
+        return Err(format!(
+            "a value template names {n} columns, above {MAX_TEMPLATE_COLUMNS}"
+        ));
+    }
+    let columns = (0..n)
+        .map(|i| word(4 + 4 * i).ok_or("a value template cut short in its columns"))
+        .collect::<std::result::Result<Vec<u32>, _>>()?;
+    Ok((columns, &bytes[4 + 4 * n..]))
+}
+
+/// The row a [`template`] stands for once the transaction committed at
+/// `ts`: its columns set to `ts`. An error if the template or its row is
+/// malformed (a participant checks every template before it prepares, so
+/// that its commit cannot fail here).
+pub fn stamp(template: &[u8], ts: u64) -> std::result::Result<Vec<u8>, String> {
+    let (columns, row) = parse_template(template)?;
+    rowtree_db::stamp_row(row, &columns, ts).map_err(|e| format!("a value template's row: {e}"))
+}
 
 impl Prepare {
     pub(crate) fn encode_into(&self, out: &mut Vec<u8>) {

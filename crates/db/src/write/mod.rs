@@ -42,6 +42,7 @@ mod resolver;
 mod validate;
 
 pub(crate) use commit::Submitted;
+pub use prepared::stamp_row;
 pub(crate) use prepared::PreparedWrite;
 pub(crate) use resolver::{Resolved, Resolver};
 

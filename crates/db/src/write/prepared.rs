@@ -52,9 +52,52 @@ impl PreparedWrite {
         }
     }
 
-    /// Whether the write waits for the commit timestamp.
-    pub fn is_pending(&self) -> bool {
-        matches!(self, PreparedWrite::Pending { .. })
+    /// The encoded key, if it is final: always, but for a write holding the
+    /// commit timestamp in a key column (`Ok(None)`).
+    pub fn final_key(&self) -> Result<Option<Vec<u8>>> {
+        match self {
+            PreparedWrite::Ready(k, _) => Ok(Some(k.clone())),
+            PreparedWrite::Pending { key, .. } if key.iter().any(is_pending) => Ok(None),
+            PreparedWrite::Pending { levels, key, .. } => keys::encode_full(levels, key).map(Some),
+        }
+    }
+
+    /// The write as another node prepares it ([`rowtree_kv::ElsewhereWrite`]):
+    /// the key, and the value with the commit timestamp's columns listed
+    /// apart and set to the Unix epoch in the row, to be set to the commit
+    /// timestamp by that node's replica when the transaction commits
+    /// ([`stamp_row`]). `Ok(None)` when the key itself holds the commit
+    /// timestamp: its split, and so the node, is unknown until the commit.
+    pub fn for_elsewhere(self) -> Result<Option<rowtree_kv::ElsewhereWrite>> {
+        match self {
+            PreparedWrite::Ready(key, value) => Ok(Some(rowtree_kv::ElsewhereWrite {
+                key,
+                value,
+                stamp: Vec::new(),
+            })),
+            PreparedWrite::Pending { key, .. } if key.iter().any(is_pending) => Ok(None),
+            PreparedWrite::Pending { levels, key, value } => {
+                let key = keys::encode_full(&levels, &key)?;
+                let mut stamp = Vec::new();
+                let value = value
+                    .map(|cols| {
+                        let cols: Vec<(u32, Value)> = cols
+                            .into_iter()
+                            .map(|(id, v)| {
+                                if is_pending(&v) {
+                                    stamp.push(id);
+                                    (id, Value::Timestamp(Timestamp::UNIX_EPOCH))
+                                } else {
+                                    (id, v)
+                                }
+                            })
+                            .collect();
+                        encode_row(cols.iter().map(|(id, v)| (*id, v)))
+                    })
+                    .transpose()?;
+                Ok(Some(rowtree_kv::ElsewhereWrite { key, value, stamp }))
+            }
+        }
     }
 
     /// The key and value for split accounting (a write whose key waits for
@@ -94,4 +137,21 @@ pub(super) fn prepare(
         .map(|cols| encode_row(cols.iter().map(|(id, v)| (*id, v))))
         .transpose()?;
     Ok(PreparedWrite::Ready(k, v))
+}
+
+/// The stored row `row` with its columns `columns` set to the commit
+/// timestamp `ts` (nanoseconds since the Unix epoch): how a node that
+/// prepared another node's write of `PENDING_COMMIT_TIMESTAMP()` finishes
+/// it at the commit (the writing node listed the columns apart and put a
+/// stand-in in the row). Needs no schema.
+pub fn stamp_row(row: &[u8], columns: &[u32], ts: u64) -> Result<Vec<u8>> {
+    let stamp = Timestamp::from_nanos(ts as i128)
+        .ok_or_else(|| Error::internal("commit timestamp out of range"))?;
+    let mut cols = rowtree_encoding::decode_row(row)?;
+    for (id, value) in &mut cols {
+        if columns.contains(id) {
+            *value = Value::Timestamp(stamp);
+        }
+    }
+    Ok(encode_row(cols.iter().map(|(id, v)| (*id, v)))?)
 }

@@ -329,7 +329,7 @@ impl SplitGroups {
                 leader_name(&first)
             )));
         }
-        let mut by_node: BTreeMap<u64, Vec<Write>> = BTreeMap::new();
+        let mut by_node: BTreeMap<u64, Vec<ElsewhereWrite>> = BTreeMap::new();
         {
             let mut spanning = self.spanning.lock();
             let spanning = spanning.entry(txn.id).or_default();
@@ -341,7 +341,7 @@ impl SplitGroups {
                         crate::replica::hex(&w.key)
                     )));
                 };
-                by_node.entry(node).or_default().push((w.key, w.value));
+                by_node.entry(node).or_default().push(w);
             }
             // A node where the transaction only read is asked too, with no
             // writes: it confirms the locks are still held.
@@ -350,6 +350,25 @@ impl SplitGroups {
             }
             spanning.preparing = true;
         }
+        // A node given a write of the commit timestamp gets every value as
+        // a template (`twophase::template`), stamped there at the commit.
+        let by_node: BTreeMap<u64, (Vec<Write>, bool)> = by_node
+            .into_iter()
+            .map(|(node, writes)| {
+                let pending = writes.iter().any(|w| !w.stamp.is_empty());
+                let writes = writes
+                    .into_iter()
+                    .map(|w| {
+                        let value = match (w.value, pending) {
+                            (Some(row), true) => Some(crate::twophase::template(&w.stamp, &row)),
+                            (value, _) => value,
+                        };
+                        (w.key, value)
+                    })
+                    .collect();
+                (node, (writes, pending))
+            })
+            .collect();
         let global = GlobalTxnId(txn.id);
         self.in_flight.lock().insert(global);
         let coordinator = first.split_id();
@@ -357,13 +376,20 @@ impl SplitGroups {
         let answers: Vec<(u64, Result<u64, Refusal>)> = std::thread::scope(|scope| {
             let handles: Vec<_> = by_node
                 .iter()
-                .map(|(node, writes)| {
+                .map(|(node, (writes, pending))| {
                     let elsewhere = &elsewhere;
                     let participants = &participants;
                     let node = *node;
+                    let pending = *pending;
                     scope.spawn(move || {
-                        let answer =
-                            elsewhere.prepare_at(node, txn, coordinator, participants, writes);
+                        let answer = elsewhere.prepare_at(
+                            node,
+                            txn,
+                            coordinator,
+                            participants,
+                            writes,
+                            pending,
+                        );
                         (node, answer)
                     })
                 })
@@ -429,7 +455,10 @@ impl SplitGroups {
                     let elsewhere = &elsewhere;
                     let node = *node;
                     scope.spawn(move || {
-                        (node, elsewhere.prepare_at(node, txn, coordinator, &[], &[]))
+                        (
+                            node,
+                            elsewhere.prepare_at(node, txn, coordinator, &[], &[], false),
+                        )
                     })
                 })
                 .collect();
@@ -700,14 +729,17 @@ impl SplitGroups {
     }
 
     /// Prepares `writes` of `txn` (run by another node) in the groups this
-    /// node leads, each in the term its locks were taken in (`terms`).
-    /// Returns the highest prepare timestamp, once every entry is applied.
+    /// node leads, each in the term its locks were taken in (`terms`);
+    /// `pending`: the values are templates waiting for the commit
+    /// timestamp ([`crate::twophase::template`]). Returns the highest
+    /// prepare timestamp, once every entry is applied.
     pub(crate) fn prepare_for(
         &self,
         txn: GlobalTxnId,
         coordinator: rowtree_kv::SplitId,
         participants: &[rowtree_kv::SplitId],
         writes: Vec<Write>,
+        pending: bool,
         terms: &BTreeMap<rowtree_kv::SplitId, u64>,
     ) -> Result<u64, Refusal> {
         let _gate = self.gate.read();
@@ -758,7 +790,7 @@ impl SplitGroups {
                 coordinator,
                 participants: all.clone(),
                 writes,
-                pending: false,
+                pending,
                 locks,
             };
             let proposed = group.propose(Some(ts), Command::Prepare(prepare));
