@@ -5,7 +5,12 @@
 //! encoded until the commit pipeline has given the commit its timestamp, so
 //! it waits as key levels and values and is encoded by
 //! [`PreparedWrite::finish`], inside the pipeline, with the timestamp
-//! substituted.
+//! substituted. In a cluster, such a row of a split another node leads is
+//! sent there with the columns to set listed apart
+//! ([`PreparedWrite::for_elsewhere`]), and that node's replicas set them at
+//! the commit ([`stamp_row`]).
+
+use std::borrow::Cow;
 
 use rowtree_encoding::encode_row;
 use rowtree_types::{Timestamp, Value};
@@ -53,12 +58,15 @@ impl PreparedWrite {
     }
 
     /// The encoded key, if it is final: always, but for a write holding the
-    /// commit timestamp in a key column (`Ok(None)`).
-    pub fn final_key(&self) -> Result<Option<Vec<u8>>> {
+    /// commit timestamp in a key column (`Ok(None)`). Borrowed from a ready
+    /// write; encoded for one waiting for the commit timestamp in a value.
+    pub fn final_key(&self) -> Result<Option<Cow<'_, [u8]>>> {
         match self {
-            PreparedWrite::Ready(k, _) => Ok(Some(k.clone())),
+            PreparedWrite::Ready(k, _) => Ok(Some(Cow::Borrowed(k))),
             PreparedWrite::Pending { key, .. } if key.iter().any(is_pending) => Ok(None),
-            PreparedWrite::Pending { levels, key, .. } => keys::encode_full(levels, key).map(Some),
+            PreparedWrite::Pending { levels, key, .. } => {
+                keys::encode_full(levels, key).map(|k| Some(Cow::Owned(k)))
+            }
         }
     }
 
