@@ -51,6 +51,21 @@ use rowtree_check::wire::{insert, insert_or_update, Value};
 
 const ROWTREE: &str = env!("CARGO_BIN_EXE_rowtree");
 
+std::thread_local! {
+    /// The cluster directory of the test running on this thread (each
+    /// test runs on a thread of its own, and `Runtime::block_on` drives its
+    /// futures on it): [`retry`]'s failure prints the nodes' log tails from
+    /// it, as the directory is deleted with the test.
+    static CLUSTER_DIR: std::cell::RefCell<Option<PathBuf>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// The nodes' log filter. Each transaction decided across nodes gets a
+/// line in the node's log (`decided_across_nodes`), as does each strong
+/// read sent to a split's leader (`read_at_leaders`).
+const NODE_LOG_FILTER: &str = "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug,\
+     rowtree_cluster::raft::groups::reads=debug,rowtree_cluster::node::participant=debug";
+
 /// A running `rowtree cluster up`, killed (with its nodes, which stop when
 /// their standard input closes) when dropped.
 struct Up {
@@ -90,15 +105,7 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
         let log = dir.join(format!("cluster-up-{attempt}.log"));
         let cluster = dir.join(format!("cluster-{attempt}"));
         let mut child = Command::new(ROWTREE)
-            // Each transaction decided across nodes gets a line in the
-            // node's log (`decided_across_nodes`), as does each strong
-            // read sent to a split's leader (`read_at_leaders`).
-            .env(
-                "RUST_LOG",
-                "info,openraft=error,rowtree_cluster::raft::groups::spanning=debug,\
-                 rowtree_cluster::raft::groups::reads=debug,\
-                 rowtree_cluster::node::participant=debug",
-            )
+            .env("RUST_LOG", NODE_LOG_FILTER)
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
             .arg("--")
@@ -117,6 +124,7 @@ fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
             }
             if line.contains("Ctrl-C stops it") {
                 assert_eq!(nodes.len(), 4, "four nodes in the banner");
+                CLUSTER_DIR.with(|d| *d.borrow_mut() = Some(cluster.clone()));
                 return (up, nodes, cluster);
             }
         }
@@ -165,7 +173,13 @@ where
                 eprintln!("{what}: {e}; again");
                 tokio::time::sleep(Duration::from_millis(100)).await;
             }
-            Err(e) => panic!("{what}: still failing after {limit:?}: {e}"),
+            Err(e) => {
+                let tails = CLUSTER_DIR
+                    .with(|d| d.borrow().clone())
+                    .map(|dir| node_log_tails(&dir, 40))
+                    .unwrap_or_default();
+                panic!("{what}: still failing after {limit:?}: {e}\n{tails}")
+            }
         }
     }
 }
@@ -544,14 +558,27 @@ struct Restarted(Child);
 
 impl Restarted {
     /// Starts a node again from the command line it ran with
-    /// (`command[0]` is the program).
+    /// (`command[0]` is the program), its log added to the end of the one
+    /// `cluster up` gave it (`node.log` in its `--data-dir`).
     fn spawn(command: &[String]) -> Restarted {
+        let log = command
+            .iter()
+            .position(|a| a == "--data-dir")
+            .and_then(|i| command.get(i + 1))
+            .and_then(|dir| {
+                std::fs::OpenOptions::new()
+                    .append(true)
+                    .create(true)
+                    .open(Path::new(dir).join("node.log"))
+                    .ok()
+            });
         Restarted(
             Command::new(&command[0])
                 .args(&command[1..])
+                .env("RUST_LOG", NODE_LOG_FILTER)
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
-                .stderr(Stdio::null())
+                .stderr(log.map_or_else(Stdio::null, Stdio::from))
                 .spawn()
                 .expect("start the node again"),
         )
@@ -2040,7 +2067,8 @@ fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
     }
     assert!(
         handed(),
-        "node {out}'s log says it handed the first split on"
+        "node {out}'s log says it handed the first split on\n{}",
+        node_log_tails(&cluster, 40)
     );
     // Commits across both splits go through again, through every node.
     rt.block_on(across_through_each(&clients, &db));

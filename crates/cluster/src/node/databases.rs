@@ -47,7 +47,7 @@ pub use super::splits::{whole_database, CLOSE_EVERY, GROUP_TIMEOUT, IDLE_CLOSE_E
 use super::{NodeError, Shared};
 use crate::lease::LeaseRules;
 use crate::placement::{NodeState, Registry};
-use crate::raft::{GroupCommits, GroupId, GroupRaft, LogStore, SplitGroups};
+use crate::raft::{transfer_leadership, GroupCommits, GroupId, GroupRaft, LogStore, SplitGroups};
 use crate::{Descriptor, Replica};
 
 /// How long a database's lease lasts; a node that takes over waits for
@@ -273,7 +273,9 @@ impl Hosting {
             let moves = rafts.into_iter().map(|(_, raft)| async move {
                 use openraft::type_config::async_runtime::WatchReceiver;
                 if raft.metrics().borrow_watched().current_leader == Some(me) {
-                    let _ = raft.trigger().transfer_leader(to).await;
+                    if let Err(e) = transfer_leadership(&raft, to, HAND_OVER_TIMEOUT).await {
+                        tracing::warn!(group, to, error = %e, "handing a group over");
+                    }
                 }
             });
             futures_util::future::join_all(moves).await
@@ -308,11 +310,15 @@ impl Hosting {
             groups = led.len(),
             "moving off: handing the groups over"
         );
-        let _ = self.block_on(async move {
-            for raft in led {
-                let _ = raft.trigger().transfer_leader(to).await;
-            }
-        });
+        // Each transfer waits until `to`'s log is caught up; none is waited
+        // for here.
+        for raft in led {
+            self.runtime.spawn(async move {
+                if let Err(e) = transfer_leadership(&raft, to, HAND_OVER_TIMEOUT).await {
+                    tracing::warn!(group, to, error = %e, "moving off: handing a group over");
+                }
+            });
+        }
     }
 
     /// Whether node `id` answered this node's clock heartbeat (once a

@@ -690,22 +690,9 @@ impl Node {
         }
         futures_util::future::join_all(moves).await;
         if let Some(to) = target(&shared.raft) {
-            let moved = async {
-                shared.raft.trigger().transfer_leader(to).await.ok()?;
-                shared
-                    .raft
-                    .wait(Some(HAND_OVER_WAIT))
-                    .metrics(|m| m.current_leader == Some(to), "the new leader leads")
-                    .await
-                    .ok()
-            };
-            if tokio::time::timeout(HAND_OVER_WAIT, moved)
-                .await
-                .ok()
-                .flatten()
-                .is_some()
-            {
-                tracing::info!(to, "handed the placement group over");
+            match crate::raft::transfer_leadership(&shared.raft, to, HAND_OVER_WAIT).await {
+                Ok(()) => tracing::info!(to, "handed the placement group over"),
+                Err(e) => tracing::warn!(to, error = %e, "handing the placement group over"),
             }
         }
     }

@@ -551,11 +551,13 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
     let this = Arc::downgrade(hosted);
     runtime.spawn(async move {
         let mut balancer = LeaseBalancer::default();
+        let mut leaders = BTreeMap::new();
         loop {
             tokio::time::sleep(GATHER_EVERY).await;
             let (Some(groups), Some(shared)) = (groups.upgrade(), shared.upgrade()) else {
                 return;
             };
+            log_leader_changes(database, &groups, &mut leaders);
             let view = shared.load_view();
             balancer.set_spread(shared.spread_leases.load(Ordering::Relaxed));
             drop(shared);
@@ -623,6 +625,34 @@ pub(super) fn tend(runtime: &tokio::runtime::Handle, database: u64, hosted: &Arc
         Arc::downgrade(&hosted.groups),
         hosted.shared.clone(),
     ));
+}
+
+/// Logs (at info) each change of leader of the database's groups this node
+/// has seen since the last round, as its instances know them (`seen`: the
+/// leader and term last logged, by split): how a node's log tells when
+/// a split had no leader, and who led it next.
+fn log_leader_changes(
+    database: u64,
+    groups: &SplitGroups,
+    seen: &mut BTreeMap<rowtree_kv::SplitId, (Option<u64>, u64)>,
+) {
+    let now: BTreeMap<_, _> = groups
+        .groups()
+        .iter()
+        .map(|g| (g.split_id(), (g.current_leader(), g.term())))
+        .collect();
+    for (split, (leader, term)) in &now {
+        if seen.get(split).is_some_and(|(l, _)| l == leader) {
+            continue;
+        }
+        match leader {
+            Some(node) => {
+                tracing::info!(database, %split, leader = node, term, "a split's group has a leader")
+            }
+            None => tracing::info!(database, %split, term, "a split's group has no leader"),
+        }
+    }
+    *seen = now;
 }
 
 /// How often the node leading a database's first split gathers the other

@@ -176,6 +176,15 @@ impl std::fmt::Debug for GroupCommits {
 /// that answered its heartbeats (every 100 ms) this recently.
 pub const RECEIVER_HEARD_WITHIN: Duration = Duration::from_millis(500);
 
+/// How long [`GroupCommits::move_to`] waits, before giving anything up,
+/// for the receiver's log to hold every entry of the leader's.
+pub const RECEIVER_CATCH_UP: Duration = Duration::from_secs(1);
+
+/// How long [`GroupCommits::transfer_to`] waits for the node it hands the
+/// group to to lead it: long enough for a node a little behind to catch up
+/// and win the election the transfer starts.
+pub const TRANSFER_WAIT: Duration = Duration::from_secs(3);
+
 impl GroupCommits {
     /// Commits of node `node` for the group of `descriptor`'s split, under
     /// leases by `rules` read on `clock` (the node's, as the database's
@@ -594,15 +603,9 @@ impl GroupCommits {
                 .map_err(|e| refusal(split, e))?;
             self.keeper.lock().applied(lease, view.get());
         }
-        tokio::time::timeout(wait, raft.trigger().transfer_leader(to))
+        super::transfer_leadership(&raft, to, wait)
             .await
-            .map_err(|_| format!("asking node {to} to lead {split}'s group took over {wait:?}"))?
-            .map_err(|e| format!("asking node {to} to lead {split}'s group: {e}"))?;
-        raft.wait(Some(wait))
-            .metrics(|m| m.current_leader == Some(to), "the new leader leads")
-            .await
-            .map_err(|e| format!("node {to} did not take {split}'s group over: {e}"))?;
-        Ok(())
+            .map_err(|e| format!("handing {split}'s group to node {to}: {e}"))
     }
 
     /// The voters other than this node that answered the group's
@@ -643,9 +646,10 @@ impl GroupCommits {
     /// of the split are refused here having done nothing, and are sent to
     /// the new leader. Unlike `hand_over`, this instance serves again if
     /// it leads again later (a failed move leaves it leading: it takes a
-    /// new lease). Refused at once, having given nothing up, if `to` has
-    /// not answered the group's heartbeats within
-    /// [`RECEIVER_HEARD_WITHIN`].
+    /// new lease). Refused, having given nothing up, if `to` has not
+    /// answered the group's heartbeats within [`RECEIVER_HEARD_WITHIN`],
+    /// or if its log does not catch up with this node's within
+    /// [`RECEIVER_CATCH_UP`].
     pub async fn move_to(self: &Arc<Self>, to: u64, wait: Duration) -> Result<(), String> {
         let started = self.group()?;
         if to == self.node || !self.leads() {
@@ -661,7 +665,13 @@ impl GroupCommits {
                 self.split()
             ));
         }
+        // Nor is the split given up while the receiver's log is behind:
+        // it could not take the group until it caught up.
+        super::caught_up(&started.raft, to, RECEIVER_CATCH_UP)
+            .await
+            .map_err(|e| format!("{e}: {}'s group stays here", self.split()))?;
         self.moving.store(true, Ordering::SeqCst);
+        let began = std::time::Instant::now();
         let (raft, view) = (started.raft.clone(), started.view.clone());
         let split = self.split();
         let commits = self.clone();
@@ -685,22 +695,22 @@ impl GroupCommits {
                     .map_err(|e| refusal(split, e))?;
                 commits.keeper.lock().applied(lease, view.get());
             }
-            tokio::time::timeout(wait, raft.trigger().transfer_leader(to))
+            super::transfer_leadership(&raft, to, wait)
                 .await
-                .map_err(|_| {
-                    format!("asking node {to} to lead {split}'s group took over {wait:?}")
-                })?
-                .map_err(|e| format!("asking node {to} to lead {split}'s group: {e}"))?;
-            raft.wait(Some(wait))
-                .metrics(|m| m.current_leader == Some(to), "the new leader leads")
-                .await
-                .map_err(|e| format!("node {to} did not take {split}'s group over: {e}"))?;
-            Ok::<(), String>(())
+                .map_err(|e| format!("moving {split}'s group to node {to}: {e}"))
         }
         .await;
         let resumed = self.clone();
         let _ = tokio::task::spawn_blocking(move || resumed.keeper.lock().resume()).await;
         self.moving.store(false, Ordering::SeqCst);
+        // While it moved, the split was served by neither node.
+        tracing::info!(
+            %split,
+            to,
+            took = ?began.elapsed(),
+            moved = result.is_ok(),
+            "a move of the group ended"
+        );
         result
     }
 
@@ -796,21 +806,19 @@ impl GroupCommits {
         self.node
     }
 
-    /// Asks Raft to make node `to` the group's leader, if this node leads
-    /// it. Unlike [`GroupCommits::hand_over`], the lease is kept (the next
-    /// leader waits for it to run out) and this instance goes on serving
-    /// if it leads again later.
+    /// Makes node `to` the group's leader, if this node leads it, waiting
+    /// (at most [`TRANSFER_WAIT`]) until it does
+    /// ([`super::transfer_leadership`]). Unlike [`GroupCommits::hand_over`],
+    /// the lease is kept (the next leader waits for it to run out) and this
+    /// instance goes on serving if it leads again later.
     pub async fn transfer_to(&self, to: u64) -> Result<(), String> {
         let started = self.group()?;
         if to == self.node || !self.leads() {
             return Ok(());
         }
-        started
-            .raft
-            .trigger()
-            .transfer_leader(to)
+        super::transfer_leadership(&started.raft, to, TRANSFER_WAIT)
             .await
-            .map_err(|e| format!("asking node {to} to lead {}'s group: {e}", self.split))
+            .map_err(|e| format!("handing {}'s group to node {to}: {e}", self.split))
     }
 
     /// Adopts the split's new descriptor (its replica here applied a

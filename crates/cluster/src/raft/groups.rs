@@ -300,10 +300,17 @@ impl std::fmt::Display for Refusal {
     }
 }
 
+/// A refusal as the database sees it. A node that does not lead the keys
+/// refused having done nothing (it granted no lock, served no read,
+/// prepared nothing), so a transaction refused so before its decision did
+/// nothing anywhere: [`rowtree_kv::Error::LedElsewhere`], which a gateway
+/// answers without looking an outcome up, and sends a single-use commit
+/// again after. A call whose outcome is unknown stays a replication error.
 impl From<Refusal> for rowtree_kv::Error {
     fn from(refusal: Refusal) -> rowtree_kv::Error {
         match refusal {
             Refusal::Aborted(why) => rowtree_kv::Error::Aborted(why),
+            Refusal::Moved(why) => rowtree_kv::Error::LedElsewhere(format!("{why}; retry")),
             other => rowtree_kv::Error::Replication(format!("{other}; retry")),
         }
     }
@@ -1826,5 +1833,33 @@ impl Replication for SplitGroups {
         };
         let leader = held.and_then(|g| g.current_leader());
         elsewhere.add_split_point(key, expires_at, leader)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Refusal;
+
+    /// A refusal by a node that does not lead the keys did nothing there:
+    /// the database hears it as a refusal a gateway may act on at once,
+    /// while a call whose outcome is unknown stays unknown.
+    #[test]
+    fn a_refusal_having_done_nothing_is_told_apart_from_an_unknown_outcome() {
+        let moved: rowtree_kv::Error =
+            Refusal::Moved("node 2: split-7 is led by node 3".into()).into();
+        assert!(
+            matches!(&moved, rowtree_kv::Error::LedElsewhere(m) if m.contains("split-7")),
+            "{moved:?}"
+        );
+        let failed: rowtree_kv::Error = Refusal::Failed("node 2 did not answer".into()).into();
+        assert!(
+            matches!(failed, rowtree_kv::Error::Replication(_)),
+            "{failed:?}"
+        );
+        let aborted: rowtree_kv::Error = Refusal::Aborted("wounded".into()).into();
+        assert!(
+            matches!(aborted, rowtree_kv::Error::Aborted(_)),
+            "{aborted:?}"
+        );
     }
 }

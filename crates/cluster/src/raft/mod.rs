@@ -37,6 +37,10 @@
 //! * [`renew_lease`] proposes a group's next lease (see [`crate::lease`])
 //!   through the group's leader.
 //!
+//! * [`transfer_leadership`] hands a group to another voter, asking only
+//!   once that voter's log has caught up (openraft's transfer is ignored
+//!   by a voter that is behind), and [`caught_up`] waits for that.
+//!
 //! The node process that runs a node's groups is [`crate::node`].
 //! openraft's own storage test suite (`openraft::testing::log::Suite`)
 //! checks [`GroupLog`] and [`ReplicaMachine`] together
@@ -152,4 +156,111 @@ pub async fn renew_lease(
     raft.client_write(Command::Lease(proposed)).await?;
     // openraft answers once the entry is applied here.
     Ok(keeper.applied(proposed, view.get()).then_some(proposed))
+}
+
+/// How often [`transfer_leadership`] asks again while the node it hands
+/// the group to has not taken it.
+const TRANSFER_ASKED_EVERY: std::time::Duration = std::time::Duration::from_millis(150);
+
+/// Makes node `to` the leader of the group `raft` runs here (this node
+/// leads it), within `wait`: returns once this node knows `to` leads.
+///
+/// openraft's transfer is one message: the leader stops sending heartbeats
+/// and tells its voters; the node named starts an election at once only if
+/// its log holds every entry the leader had. A node that is behind (one
+/// restarted a moment ago, or slow to store) ignores it, and the group is
+/// then without a leader until some voter's election timeout, after which
+/// any voter may win. So the transfer is asked for only once `to`'s log
+/// matches the leader's last entry, and asked again every
+/// [`TRANSFER_ASKED_EVERY`] while `to` has not taken over (the leader
+/// accepts no entry while transferring, so a node that was one entry
+/// behind when asked catches up and takes the next request). An error if
+/// another node is elected instead, or if `wait` runs out.
+pub async fn transfer_leadership(
+    raft: &GroupRaft,
+    to: u64,
+    wait: std::time::Duration,
+) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + wait;
+    let mut asked: Option<tokio::time::Instant> = None;
+    let mut state = String::new();
+    while tokio::time::Instant::now() < deadline {
+        let (leader, leads, matched, last) = replication_of(raft, to);
+        if leader == Some(to) {
+            return Ok(());
+        }
+        if leads {
+            let caught_up = matched.is_some() && matched >= last;
+            let due = asked.is_none_or(|at| at.elapsed() >= TRANSFER_ASKED_EVERY);
+            if caught_up && due {
+                raft.trigger()
+                    .transfer_leader(to)
+                    .await
+                    .map_err(|e| format!("asking node {to} to lead: {e}"))?;
+                asked = Some(tokio::time::Instant::now());
+            }
+            state = format!(
+                "node {to}'s log reaches index {matched:?} of this node's {last:?}{}",
+                if asked.is_some() {
+                    ", transfer asked"
+                } else {
+                    ""
+                }
+            );
+        } else if let Some(other) = leader {
+            return Err(if asked.is_some() {
+                format!("node {other} was elected rather than node {to}")
+            } else {
+                format!("this node no longer leads; node {other} does, not node {to}")
+            });
+        } else {
+            state = "an election is under way".into();
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
+    Err(format!(
+        "node {to} did not take the group over within {wait:?} ({state})"
+    ))
+}
+
+/// What this node's instance of a group knows of node `to`: the group's
+/// leader, whether this node leads, the last index of `to`'s log that
+/// matches this node's (a leader's knowledge), and this node's last index.
+fn replication_of(raft: &GroupRaft, to: u64) -> (Option<u64>, bool, Option<u64>, Option<u64>) {
+    use openraft::type_config::async_runtime::WatchReceiver;
+    let m = raft.metrics().borrow_watched().clone();
+    let matched = m
+        .replication
+        .as_ref()
+        .and_then(|r| r.get(&to).cloned().flatten())
+        .map(|id| id.index);
+    (
+        m.current_leader,
+        m.state.is_leader(),
+        matched,
+        m.last_log_index,
+    )
+}
+
+/// Waits, at most `wait`, until node `to`'s log holds every entry of this
+/// node's (its leader's): a node to hand the group to without leaving it
+/// unserved while it catches up. An error if this node stops leading or
+/// `wait` runs out.
+pub async fn caught_up(raft: &GroupRaft, to: u64, wait: std::time::Duration) -> Result<(), String> {
+    let deadline = tokio::time::Instant::now() + wait;
+    loop {
+        let (_, leads, matched, last) = replication_of(raft, to);
+        if !leads {
+            return Err("this node no longer leads the group".into());
+        }
+        if matched.is_some() && matched >= last {
+            return Ok(());
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return Err(format!(
+                "node {to}'s log reaches index {matched:?} of this node's {last:?} after {wait:?}"
+            ));
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+    }
 }

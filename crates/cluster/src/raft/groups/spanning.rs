@@ -141,7 +141,9 @@ impl SplitGroups {
                     start: d.start,
                     limit: d.limit,
                 }),
-                _ => Err(rowtree_kv::Error::Replication(format!(
+                // Refused before anything was done for the key (so
+                // `LedElsewhere`, as `From<Refusal>` says).
+                _ => Err(rowtree_kv::Error::LedElsewhere(format!(
                     "{} is led by {}: retry",
                     group.split_id(),
                     leader_name(&group)
@@ -158,7 +160,7 @@ impl SplitGroups {
             }),
             None => {
                 elsewhere.forget(key);
-                Err(rowtree_kv::Error::Replication(format!(
+                Err(rowtree_kv::Error::LedElsewhere(format!(
                     "the split holding key {} has no known leader: retry",
                     crate::replica::hex(key)
                 )))
@@ -291,7 +293,23 @@ impl SplitGroups {
         let deadline = Instant::now() + LOCK_WAIT;
         let mut moved = 0;
         loop {
-            let (node, _) = self.led_at(start)?;
+            let node = match self.led_at(start) {
+                Ok((node, _)) => node,
+                // The split has no leader this node knows of (an election
+                // is under way): ask again shortly, then refuse, having
+                // done nothing (see below).
+                Err(rowtree_kv::Error::Replication(why) | rowtree_kv::Error::LedElsewhere(why)) => {
+                    if moved + 1 < LOCK_ATTEMPTS {
+                        moved += 1;
+                        std::thread::sleep(Duration::from_millis(25 << moved));
+                        continue;
+                    }
+                    return Err(rowtree_kv::Error::LedElsewhere(format!(
+                        "a lock of the transaction, which did nothing, found no leader: {why}"
+                    )));
+                }
+                Err(e) => return Err(e),
+            };
             let Some(node) = node else {
                 return Ok(None);
             };
@@ -308,6 +326,24 @@ impl SplitGroups {
                     tracing::debug!(node, "a lock's split moved: {why}");
                     elsewhere.forget(start);
                     std::thread::sleep(Duration::from_millis(25 << moved));
+                }
+                // Nothing is decided before the locks are all taken: a
+                // transaction refused a lock did nothing anywhere. Its
+                // answer says so, so that a gateway neither takes it for a
+                // lost answer (and looks its outcome up until the tag's
+                // deadline) nor keeps the client waiting: a split still
+                // moving is a refusal a single-use commit is sent again
+                // after, and a lock call that failed aborts the
+                // transaction.
+                Err(Refusal::Moved(why)) => {
+                    return Err(rowtree_kv::Error::LedElsewhere(format!(
+                        "a lock of the transaction, which did nothing, was refused: {why}"
+                    )))
+                }
+                Err(Refusal::Failed(why)) => {
+                    return Err(rowtree_kv::Error::Aborted(format!(
+                        "a lock at node {node} failed ({why}); retry the transaction"
+                    )))
                 }
                 Err(refusal) => return Err(refusal.into()),
             }
