@@ -426,7 +426,13 @@ impl LeaseBalancer {
                     return match moved {
                         Ok(()) => Done::FirstHanded { to },
                         Err(e) => {
-                            tracing::warn!("{e}");
+                            // The transfer may still have started an
+                            // election another holder of every split wins.
+                            tracing::warn!(
+                                to,
+                                "this node leads the first split but lacks other splits, and \
+                                 handing its group on did not finish: {e}"
+                            );
                             Done::Nothing
                         }
                     };

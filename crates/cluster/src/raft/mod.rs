@@ -160,7 +160,7 @@ pub async fn renew_lease(
 
 /// How often [`transfer_leadership`] asks again while the node it hands
 /// the group to has not taken it.
-const TRANSFER_ASKED_EVERY: std::time::Duration = std::time::Duration::from_millis(150);
+pub const TRANSFER_ASKED_EVERY: std::time::Duration = std::time::Duration::from_millis(150);
 
 /// Makes node `to` the leader of the group `raft` runs here (this node
 /// leads it), within `wait`: returns once this node knows `to` leads.
