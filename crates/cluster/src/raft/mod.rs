@@ -193,9 +193,9 @@ pub async fn transfer_leadership(
             let caught_up = matched.is_some() && matched >= last;
             let due = asked.is_none_or(|at| at.elapsed() >= TRANSFER_ASKED_EVERY);
             if caught_up && due {
-                raft.trigger()
-                    .transfer_leader(to)
+                tokio::time::timeout_at(deadline, raft.trigger().transfer_leader(to))
                     .await
+                    .map_err(|_| format!("asking node {to} to lead took over {wait:?}"))?
                     .map_err(|e| format!("asking node {to} to lead: {e}"))?;
                 asked = Some(tokio::time::Instant::now());
             }
