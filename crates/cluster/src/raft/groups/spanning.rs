@@ -44,9 +44,15 @@
 //! leader is not committing is aborted then, the first decision being
 //! final.
 //!
-//! Not carried across nodes: a write of the commit timestamp into a row of
-//! a split led elsewhere (the database refuses it; a participant that
-//! outlived this node could not finish the value).
+//! A write of the commit timestamp into a row of a split led elsewhere is
+//! prepared there as a template (`twophase::template`) and stamped when
+//! the outcome is applied. Not carried across nodes: the commit timestamp
+//! in a key column of such a row (its split is unknown until the commit;
+//! the database refuses it).
+//!
+//! A refusal before the decision (a lock or read refused because a split
+//! moved or has no leader) did nothing anywhere, and is answered as
+//! `LedElsewhere`, so that a gateway does not wait for an outcome lookup.
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
