@@ -130,6 +130,11 @@ struct AnomaliesArgs {
     /// syntax) in place of the default.
     #[arg(long, value_name = "DIR")]
     keep_logs: Option<PathBuf>,
+    /// Print every transaction that did not commit as it ends: the time
+    /// (UTC, as the servers' logs have it), the client, how long it ran and
+    /// its error. For finding what clients waited on after a strike.
+    #[arg(long)]
+    trace_failures: bool,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -298,6 +303,7 @@ async fn run_anomalies(a: AnomaliesArgs) -> ExitCode {
         splits: a.splits,
         scatter: a.scatter,
         keep_logs: a.keep_logs,
+        trace_failures: a.trace_failures,
     };
     let mut failed = false;
     if a.workload != Workload::Bank {

@@ -869,7 +869,10 @@ impl Database {
             // The key space is cut into groups: the tag was to be written
             // after the commit's rows, so a missing tag proves nothing.
             return Err(Error::Unavailable {
-                message: "the database's splits are replicated in several groups, where a                           commit's outcome is recorded only once it took effect: a commit                           with no recorded outcome may still have taken effect, so its                           outcome stays unknown"
+                message: "the database's splits are replicated in several groups, where a \
+                              commit's outcome is recorded only once it took effect: a commit \
+                              with no recorded outcome may still have taken effect, so its \
+                              outcome stays unknown"
                     .into(),
             });
         }

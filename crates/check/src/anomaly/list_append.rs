@@ -205,10 +205,12 @@ async fn worker(target: &Target, seed: u64, epoch: Instant, until: Instant, shar
                 (Outcome::Committed, ts)
             }
             Err(Failure::Before(e)) => {
+                trace_failure(target, seed, began, "before its commit", &e);
                 slot.reset_after(&e);
                 (Outcome::Failed, None)
             }
             Err(Failure::Commit(e)) => {
+                trace_failure(target, seed, began, "at its commit", &e);
                 slot.reset_after(&e);
                 let unknown = e.is_unavailable() || matches!(e, Error::Timeout(_));
                 let outcome = if unknown {
@@ -227,6 +229,18 @@ async fn worker(target: &Target, seed: u64, epoch: Instant, until: Instant, shar
             timestamp,
             stale: matches!(mode, TxnMode::ReadOnlyStale(_)),
         });
+    }
+}
+
+/// Says a failed transaction on stderr, if the run traces failures
+/// ([`super::Options::trace_failures`]).
+fn trace_failure(target: &Target, client: u64, began: Instant, when: &str, error: &Error) {
+    if target.trace_failures {
+        eprintln!(
+            "{} client {client}: a transaction failed {when} after {:.3} s: {error}",
+            super::utc_time_of_day(),
+            began.elapsed().as_secs_f64()
+        );
     }
 }
 

@@ -112,6 +112,10 @@ pub struct Options {
     /// Where to copy each server's log when the run ends (`node-N.log`),
     /// if anywhere: the logs are otherwise removed with the data.
     pub keep_logs: Option<PathBuf>,
+    /// Say on stderr, as it happens, every transaction that did not
+    /// commit: when (UTC), which client, how long it ran and the error (to
+    /// find what the clients waited on after a strike).
+    pub trace_failures: bool,
 }
 
 impl Options {
@@ -133,6 +137,7 @@ impl Options {
             splits: 1,
             scatter: false,
             keep_logs: None,
+            trace_failures: false,
         }
     }
 }
@@ -179,6 +184,8 @@ pub(crate) struct Target {
     binary: PathBuf,
     /// See [`Options::keep_logs`].
     keep_logs: Option<PathBuf>,
+    /// See [`Options::trace_failures`].
+    pub(crate) trace_failures: bool,
     /// The partition in force, if one is.
     cut: std::sync::Mutex<Option<Cut>>,
     /// Partitions made, and the minority's acknowledgements seen.
@@ -383,6 +390,7 @@ impl Target {
             peer_ports: peers,
             binary: options.binary.clone(),
             keep_logs: options.keep_logs.clone(),
+            trace_failures: options.trace_failures,
             cut: Default::default(),
             partitions: Default::default(),
             restarts: Default::default(),
@@ -821,7 +829,7 @@ const DECIDED_ACROSS_NODES: &str = "decided a transaction that prepared writes a
 
 /// The time of day now, UTC, as `HH:MM:SS.mmm` (the servers' logs stamp
 /// their lines in UTC).
-fn utc_time_of_day() -> String {
+pub(crate) fn utc_time_of_day() -> String {
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();
@@ -901,6 +909,9 @@ impl SessionSlot {
         match self.get(target).await {
             Ok(s) => Some(s),
             Err(e) => {
+                if target.trace_failures {
+                    eprintln!("{} a session could not be made: {e}", utc_time_of_day());
+                }
                 self.reset_after(&e);
                 tokio::time::sleep(Duration::from_millis(50)).await;
                 None

@@ -28,16 +28,19 @@
 //! * `Settle` is answered by the leader of the database's first split,
 //!   which decides every transaction that spans nodes.
 //!
-//! Every second the node lets go of the proxies that did not prepare and
-//! idled for [`IDLE`] (their node forgot them: Spanner aborts a
+//! Every [`TEND_EVERY`] the node lets go of the proxies that did not
+//! prepare and idled for [`IDLE`] (their node forgot them: Spanner aborts a
 //! transaction idle for ten seconds too) or whose node is gone: started
 //! again since, or silent to this node's heartbeats (a node killed under
 //! load would otherwise leave its locks blocking others for the whole
 //! [`IDLE`]). A transaction whose locks were let go learns it at its next
 //! call here: it says it holds locks here, finds none, and is refused
-//! ABORTED. The node then settles the transactions prepared here more
-//! than [`SETTLE_AFTER`] ago that were not resolved, and resolves those a
-//! previous leader of its splits left prepared.
+//! ABORTED. The node then settles the transactions prepared here that
+//! were not resolved: at once if their node is gone (started again, or
+//! silent: a prepare holds its keys against reads too, so waiting would
+//! stall every transaction that reads them), otherwise once prepared more
+//! than [`SETTLE_AFTER`] ago; and it resolves those a previous leader of
+//! its splits left prepared.
 
 use std::collections::BTreeMap;
 use std::sync::{Arc, Weak};
@@ -64,8 +67,10 @@ pub const IDLE: Duration = Duration::from_secs(10);
 /// with the first split's leader.
 pub const SETTLE_AFTER: Duration = Duration::from_secs(3);
 
-/// How often idle proxies are let go and old prepares settled.
-const TEND_EVERY: Duration = Duration::from_secs(1);
+/// How often idle proxies are let go and old prepares settled: often
+/// enough that the keys of a node killed under load are free within a
+/// small part of an election timeout of learning it died.
+const TEND_EVERY: Duration = Duration::from_millis(250);
 
 /// The most proxies a database keeps at once: past it, new transactions
 /// of other nodes are refused (UNAVAILABLE) until some end.
@@ -431,7 +436,21 @@ impl DatabaseGroups {
             tracing::debug!(%txn, why, "another node's transaction: its locks here let go");
             db.lock_table().release_all(&handle);
         }
-        for txn in self.groups.settle_held(SETTLE_AFTER) {
+        // A prepared transaction whose node is gone is settled now: it
+        // would otherwise keep its keys locked, and reads of them waiting,
+        // for the whole of SETTLE_AFTER.
+        let orphaned: Vec<GlobalTxnId> = match shared.as_deref() {
+            Some(shared) => self
+                .proxies
+                .by_txn
+                .lock()
+                .iter()
+                .filter(|(_, p)| p.prepared && origin_gone(shared, p.origin))
+                .map(|(txn, _)| *txn)
+                .collect(),
+            None => Vec::new(),
+        };
+        for txn in self.groups.settle_held(SETTLE_AFTER, &orphaned) {
             self.drop_proxy(&db, txn);
         }
         self.groups.settle_orphans();
@@ -453,6 +472,15 @@ impl DatabaseGroups {
             self.drop_proxy(&db, txn);
         }
     }
+}
+
+/// Whether the node that runs a transaction (`origin`: its id, and when,
+/// on its wall clock, the transaction's proxy was made here) is gone: it
+/// started again since, or it does not answer this node's heartbeats.
+fn origin_gone(shared: &super::Shared, (origin, made_at): (u64, i64)) -> bool {
+    origin != 0
+        && origin != shared.id
+        && (shared.started_after(origin, made_at) || !shared.answering(origin))
 }
 
 /// Tends the proxies of a database every [`TEND_EVERY`] until it is

@@ -525,9 +525,23 @@ impl GroupCommits {
                 (result, renewing)
             })?;
             let (result, renewing) = renewed;
+            let before = keeper.held();
             *keeper = renewing;
             match result {
-                Ok(Some(_)) => {}
+                Ok(Some(taken)) => {
+                    // A lease taken, not extended: the split is served from
+                    // this node from its start (a leader change or a
+                    // restart), which operators look for in the log.
+                    if before.is_none_or(|b| b.start != taken.start) {
+                        tracing::info!(
+                            split = %self.split(),
+                            lease = %taken,
+                            after = ?current,
+                            starts_in = ?Duration::from_nanos(taken.start.saturating_sub(now)),
+                            "this node took a split's lease"
+                        );
+                    }
+                }
                 Ok(None) => {
                     // Another proposal won the race in the log; look again.
                     std::thread::sleep(Duration::from_millis(1));

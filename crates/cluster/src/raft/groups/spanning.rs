@@ -962,23 +962,41 @@ impl SplitGroups {
         elsewhere.settle_at(leader, txn)
     }
 
-    /// Settles the transactions this node prepared for other nodes more
-    /// than `after` ago and still holds (their node died, or its answer was
-    /// lost): each is resolved with the outcome the first split's leader
-    /// gives. Returns those resolved.
-    pub(crate) fn settle_held(&self, after: Duration) -> Vec<GlobalTxnId> {
+    /// Settles the transactions this node prepared for other nodes and
+    /// still holds, either more than `after` ago (their node died, or its
+    /// answer was lost) or, whenever prepared, among `orphaned` (the node
+    /// running them is known to be gone): each is resolved with the
+    /// outcome the first split's leader gives. Returns those resolved.
+    ///
+    /// Asking early is safe: the first split's leader answers a
+    /// transaction still in flight there with no outcome, and decides one
+    /// it has no record of as aborted, first in its log, so that a late
+    /// commit decision of the same transaction can no longer win.
+    pub(crate) fn settle_held(
+        &self,
+        after: Duration,
+        orphaned: &[GlobalTxnId],
+    ) -> Vec<GlobalTxnId> {
         let stale: Vec<GlobalTxnId> = self
             .held_for_others
             .lock()
             .iter()
-            .filter(|(_, at)| at.elapsed() >= after)
+            .filter(|(txn, at)| at.elapsed() >= after || orphaned.contains(txn))
             .map(|(txn, _)| *txn)
             .collect();
         let mut resolved = Vec::new();
         for txn in stale {
             match self.settle_with_coordinator(txn) {
                 Ok(Some(outcome)) => match self.resolve_for(txn, outcome) {
-                    Ok(()) => resolved.push(txn),
+                    Ok(()) => {
+                        tracing::debug!(
+                            %txn,
+                            ?outcome,
+                            node_gone = orphaned.contains(&txn),
+                            "settled a transaction prepared here for another node"
+                        );
+                        resolved.push(txn);
+                    }
                     Err(e) => tracing::debug!(%txn, "resolving a settled transaction: {e}"),
                 },
                 Ok(None) => {}
