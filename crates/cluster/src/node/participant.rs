@@ -439,7 +439,7 @@ impl DatabaseGroups {
         // A prepared transaction whose node is gone is settled now: it
         // would otherwise keep its keys locked, and reads of them waiting,
         // for the whole of SETTLE_AFTER.
-        let orphaned: Vec<GlobalTxnId> = match shared.as_deref() {
+        let orphaned: std::collections::BTreeSet<GlobalTxnId> = match shared.as_deref() {
             Some(shared) => self
                 .proxies
                 .by_txn
@@ -448,7 +448,7 @@ impl DatabaseGroups {
                 .filter(|(_, p)| p.prepared && origin_gone(shared, p.origin))
                 .map(|(txn, _)| *txn)
                 .collect(),
-            None => Vec::new(),
+            None => Default::default(),
         };
         for txn in self.groups.settle_held(SETTLE_AFTER, &orphaned) {
             self.drop_proxy(&db, txn);

@@ -975,7 +975,7 @@ impl SplitGroups {
     pub(crate) fn settle_held(
         &self,
         after: Duration,
-        orphaned: &[GlobalTxnId],
+        orphaned: &std::collections::BTreeSet<GlobalTxnId>,
     ) -> Vec<GlobalTxnId> {
         let stale: Vec<GlobalTxnId> = self
             .held_for_others
