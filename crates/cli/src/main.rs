@@ -548,6 +548,11 @@ pub enum Format {
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
+    #[cfg(feature = "failpoints")]
+    if let Err(e) = set_fail_points() {
+        eprintln!("error: ROWTREE_FAILPOINTS: {e}");
+        return ExitCode::FAILURE;
+    }
     match cli.command {
         Command::Sql(args) => sql::run(args),
         Command::Ddl(args) => sql::print_ddl(&args.data_dir),
@@ -559,6 +564,26 @@ fn main() -> ExitCode {
         Command::Advise(args) => advise::run(args),
         Command::Cluster(cmd) => cluster::run(cmd),
     }
+}
+
+/// In a build with the `failpoints` feature: sets the fail points that
+/// `ROWTREE_FAILPOINTS` names, `name=action` pairs separated by `;`, the
+/// actions as the `fail` crate reads them (`return`, `panic`, `sleep(ms)`,
+/// `2*return`, `50%off`, ...). The cluster's points and what their
+/// `return` does are listed in `rowtree_cluster::failpoints`.
+#[cfg(feature = "failpoints")]
+fn set_fail_points() -> Result<(), String> {
+    let Ok(spec) = std::env::var("ROWTREE_FAILPOINTS") else {
+        return Ok(());
+    };
+    for pair in spec.split(';').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, action) = pair
+            .split_once('=')
+            .ok_or_else(|| format!("{pair:?} is not name=action"))?;
+        fail::cfg(name.trim(), action.trim()).map_err(|e| format!("{name}: {e}"))?;
+        eprintln!("fail point {} set to {}", name.trim(), action.trim());
+    }
+    Ok(())
 }
 
 /// The key visualizer's HTTP port in `rowtree serve`.

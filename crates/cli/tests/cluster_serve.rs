@@ -25,6 +25,12 @@
 //! * a commit forwarded to the leader, which dies before answering, gets
 //!   a settled answer (here: not committed, ABORTED) rather than a broken
 //!   call with its outcome unknown;
+//! * with the database's two splits led by different nodes, the node
+//!   running a commit across both crashes between its two phases (a crash
+//!   point, with the `failpoints` feature, which `scripts/check` builds
+//!   with): after the prepare, the transaction is aborted everywhere;
+//!   after the decision, committed everywhere; either way the other
+//!   split's leader settles it as one of a node gone;
 //! * a stale read through a node that holds a replica but does not lead
 //!   is served by that node's replica below its closed timestamp (a
 //!   follower read, marked `x-rowtree-follower-read`), also while the
@@ -101,11 +107,21 @@ fn up(dir: &Path) -> (Up, Vec<NodeLine>, PathBuf) {
 
 /// [`up`] with more `rowtree serve` flags for every node.
 fn up_with(dir: &Path, serve_flags: &[&str]) -> (Up, Vec<NodeLine>, PathBuf) {
+    up_with_env(dir, serve_flags, &[])
+}
+
+/// [`up_with`], with more environment variables for every node.
+fn up_with_env(
+    dir: &Path,
+    serve_flags: &[&str],
+    env: &[(&str, &str)],
+) -> (Up, Vec<NodeLine>, PathBuf) {
     for attempt in 1..=3 {
         let log = dir.join(format!("cluster-up-{attempt}.log"));
         let cluster = dir.join(format!("cluster-{attempt}"));
         let mut child = Command::new(ROWTREE)
             .env("RUST_LOG", NODE_LOG_FILTER)
+            .envs(env.iter().copied())
             .args(["cluster", "up", "--nodes", "4", "--timeout", "60", "--dir"])
             .arg(&cluster)
             .arg("--")
@@ -561,6 +577,11 @@ impl Restarted {
     /// (`command[0]` is the program), its log added to the end of the one
     /// `cluster up` gave it (`node.log` in its `--data-dir`).
     fn spawn(command: &[String]) -> Restarted {
+        Restarted::spawn_with(command, &[])
+    }
+
+    /// [`Restarted::spawn`] with more environment variables.
+    fn spawn_with(command: &[String], env: &[(&str, &str)]) -> Restarted {
         let log = command
             .iter()
             .position(|a| a == "--data-dir")
@@ -576,6 +597,7 @@ impl Restarted {
             Command::new(&command[0])
                 .args(&command[1..])
                 .env("RUST_LOG", NODE_LOG_FILTER)
+                .envs(env.iter().copied())
                 .stdin(Stdio::piped())
                 .stdout(Stdio::null())
                 .stderr(log.map_or_else(Stdio::null, Stdio::from))
@@ -726,6 +748,149 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
     });
 }
 
+/// A transaction run by the first split's leader that writes rows of both
+/// halves (led by different nodes) commits in two phases: the other
+/// split's leader prepares row 500, then the first split records the
+/// decision. Here every node has a crash point set (a fail point that
+/// aborts the process, `rowtree_cluster::failpoints`) after the prepare,
+/// before the decision: the node running the transaction crashes there,
+/// and is started again. Nothing was decided, so the transaction must be
+/// aborted everywhere. The participant sees the node gone and settles
+/// the transaction with the first split's leader as one of a node gone
+/// (its log says `node_gone=true`), which it does at once rather than
+/// once the transaction has been prepared for 3 s; row 500 is readable
+/// again, and neither row changed.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere() {
+    crash_between_the_phases("cluster::2pc::after_prepare", ["v50", "v500"], "Abort");
+}
+
+/// As [`a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere`],
+/// with the crash after the first split recorded the commit decision,
+/// before any participant was told: the commit point was passed, so the
+/// transaction must be committed everywhere. The participant learns the
+/// outcome from the first split's leader, and both rows hold the
+/// transaction's writes.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_node_crashing_after_the_decision_leaves_its_commit_committed_everywhere() {
+    crash_between_the_phases("cluster::2pc::after_decide", ["crash", "crash"], "Commit");
+}
+
+/// The two tests above: a cluster whose every node has `point` set to
+/// `return`, a commit across the halves that crashes the node running it,
+/// then rows 50 and 500 read through the other split's leader (expected
+/// to hold `expected`) and its log checked for the settled `outcome`.
+#[cfg(feature = "failpoints")]
+fn crash_between_the_phases(point: &str, expected: [&str; 2], outcome: &str) {
+    let failing = format!("{point}=return");
+    let apart = HalvesApart::start_with(&[("ROWTREE_FAILPOINTS", &failing)]);
+    let (db, first, other) = (&apart.db, apart.first, apart.other);
+    let args: Vec<Vec<String>> = apart.nodes.iter().map(command_of).collect();
+    let settled_before = settled_lines(&apart.nodes);
+    apart.rt.block_on(async {
+        let runner = apart.client(first);
+        let (session, _) = retry("a session", Duration::from_secs(30), || {
+            runner.create_session(db)
+        })
+        .await;
+        let update = insert_or_update(
+            "T",
+            &["Id", "V"],
+            vec![
+                vec![Value::from(50), Value::from("crash".to_string())],
+                vec![Value::from(500), Value::from("crash".to_string())],
+            ],
+        );
+        let crashed = runner
+            .commit(
+                &session,
+                Selector::SingleUse(TxnMode::ReadWrite),
+                vec![update],
+            )
+            .await
+            .expect_err("the node crashes in the commit");
+        eprintln!("{point}: the commit: {crashed}");
+    });
+    // The node running the transaction: the first split's leader, unless
+    // the leadership moved since it was looked up.
+    let crashed = Instant::now();
+    let dead = loop {
+        if let Some(dead) = apart.nodes.iter().find(|n| !running(n.pid)) {
+            break dead.id;
+        }
+        assert!(
+            crashed.elapsed() < Duration::from_secs(10),
+            "{point}: every node still runs after the commit"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    eprintln!("{point}: node {dead} crashed (node {first} led the first split)");
+    // Started again, without the fail point.
+    let _again = Restarted::spawn(&args[(dead - 1) as usize]);
+
+    // Through the other split's leader, row 500 is readable once the
+    // participant settled the transaction.
+    let reader = apart.client(if dead == other { first } else { other });
+    let both = Statement::new("SELECT Id, V FROM T WHERE Id IN (50, 500) ORDER BY Id");
+    let (read, _) = apart.rt.block_on(async {
+        let (session, _) = retry(
+            &format!("{point}: a session"),
+            Duration::from_secs(30),
+            || reader.create_session(db),
+        )
+        .await;
+        retry(
+            &format!("{point}: rows 50 and 500"),
+            Duration::from_secs(30),
+            || reader.execute_sql(&session, &both, Selector::strong()),
+        )
+        .await
+    });
+    eprintln!(
+        "{point}: rows 50 and 500 read {:.2} s after the crash",
+        crashed.elapsed().as_secs_f64()
+    );
+    assert_eq!(
+        read.rows,
+        vec![
+            vec![Value::Int64(50), Value::String(expected[0].into())],
+            vec![Value::Int64(500), Value::String(expected[1].into())],
+        ],
+        "{point}: rows 50 and 500"
+    );
+    let settled: Vec<String> = settled_lines(&apart.nodes)
+        .into_iter()
+        .filter(|l| !settled_before.contains(l))
+        .collect();
+    eprintln!("{point}: settled: {settled:?}");
+    assert!(
+        settled
+            .iter()
+            .any(|l| l.contains("node_gone=true") && l.contains(outcome)),
+        "{point}: a participant settled the transaction ({outcome}) as one of a node gone: \
+         {settled:?}"
+    );
+}
+
+/// The lines of the nodes' logs that say a node settled a transaction
+/// prepared there for another node.
+#[cfg(feature = "failpoints")]
+fn settled_lines(nodes: &[NodeLine]) -> Vec<String> {
+    nodes
+        .iter()
+        .flat_map(|n| {
+            std::fs::read_to_string(n.data.join("node.log"))
+                .unwrap_or_default()
+                .lines()
+                .filter(|l| l.contains("settled a transaction prepared here for another node"))
+                .map(str::to_string)
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
 /// A cluster of four nodes run with `--spread-leases`, and a database
 /// (see [`one_row_database`]) cut at Id 100 whose two splits' groups are
 /// led by different nodes, with rows 50 and 500 written.
@@ -746,8 +911,14 @@ struct HalvesApart {
 
 impl HalvesApart {
     fn start() -> HalvesApart {
+        HalvesApart::start_with(&[])
+    }
+
+    /// [`HalvesApart::start`] with more environment variables for every
+    /// node.
+    fn start_with(env: &[(&str, &str)]) -> HalvesApart {
         let dir = tempfile::tempdir().unwrap();
-        let (up, nodes, cluster) = up_with(dir.path(), &["--spread-leases"]);
+        let (up, nodes, cluster) = up_with_env(dir.path(), &["--spread-leases"], env);
         let rt = tokio::runtime::Runtime::new().unwrap();
         let (clients, db, first, other) = rt.block_on(halves_led_apart(&nodes, &cluster));
         HalvesApart {
@@ -778,6 +949,15 @@ impl HalvesApart {
 /// nodes leading the first split and the other.
 async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, String, u64, u64) {
     let (clients, db, _) = one_row_database(nodes, cluster).await;
+    // Written before the cut, so that nothing commits across the halves
+    // before a test does (the crash points of the fail point tests are set
+    // on every node from the start).
+    for id in [50, 500] {
+        retry("rows 50 and 500", Duration::from_secs(10), || {
+            commit_rows(&clients[0], &db, id..id + 1, insert_or_update)
+        })
+        .await;
+    }
     clients[0]
         .add_split_points(&db, "T", &[vec![Value::from(100)]])
         .await
@@ -798,13 +978,6 @@ async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, S
         tokio::time::sleep(Duration::from_millis(300)).await;
     };
     eprintln!("the halves are led by nodes {first} and {other}");
-    let runner = &clients[(first - 1) as usize];
-    for id in [50, 500] {
-        retry("rows 50 and 500", Duration::from_secs(10), || {
-            commit_rows(runner, &db, id..id + 1, insert_or_update)
-        })
-        .await;
-    }
     (clients, db, first, other)
 }
 

@@ -43,6 +43,8 @@
 //!   port, joining and leaving a cluster, the clock guard, the databases
 //!   it serves, [`node::databases`]) and the placement group that holds
 //!   the cluster's membership and the server's registry;
+//! * [`failpoints`]: the steps where a test can make a node crash (with
+//!   the `failpoints` feature);
 //! * [`local`]: a cluster in one process (N nodes on loopback serving one
 //!   database), for benchmarks that want replicated commits without a
 //!   client API in front (`rowtree bench sequences --replicas 3`).
@@ -65,6 +67,7 @@
 
 pub mod command;
 pub mod error;
+pub mod failpoints;
 pub mod lease;
 pub mod local;
 pub mod merge;

@@ -474,6 +474,7 @@ impl SplitGroups {
                 )),
             });
         }
+        crate::failpoints::crash_point(crate::failpoints::AFTER_PREPARE);
         Ok(highest)
     }
 
@@ -615,6 +616,9 @@ impl SplitGroups {
             outcome = ?outcome,
             "decided a transaction that prepared writes at other nodes"
         );
+        if matches!(outcome, Some(Outcome::Commit { .. })) {
+            crate::failpoints::crash_point(crate::failpoints::AFTER_DECIDE);
+        }
         if outcome.is_some() {
             // Decided: a participant asking now is told the outcome. The
             // participants are told in the background once the client has

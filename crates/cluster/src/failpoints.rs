@@ -1,0 +1,44 @@
+//! Fail points: places in a node's code where a test makes the node crash
+//! at a chosen step of a protocol, so that what the other nodes do about it
+//! can be checked (the steps in question are too short to hit with a
+//! `kill -9` from outside).
+//!
+//! They are compiled only with this crate's `failpoints` feature (which
+//! `rowtree-cli`'s feature of the same name turns on); without it each is
+//! an empty inline function. A point is set by name through the `fail`
+//! crate (`fail::cfg`); `rowtree serve` built with the feature sets those
+//! named in `ROWTREE_FAILPOINTS` at start, e.g.
+//! `ROWTREE_FAILPOINTS='cluster::2pc::after_prepare=return'`.
+//!
+//! Every point here is a crash point: the action `return` aborts the
+//! process on the spot (nothing more reaches its disk or the network, as
+//! with `kill -9`); `sleep(ms)` stalls the step instead, and the rest of
+//! the `fail` crate's grammar holds (`1*return`: crash at the first pass
+//! only, `20%return`: at one pass in five).
+//!
+//! | point | where | a crash there leaves |
+//! |---|---|---|
+//! | [`AFTER_PREPARE`] | at the node running a transaction that spans nodes, once every participant has prepared, before the decision | writes prepared at the participants with no decision: they must settle it as aborted |
+//! | [`AFTER_DECIDE`] | there, once the first split has recorded the commit decision, before any participant is told | a decided commit that the participants must learn from the first split's (new) leader |
+
+/// Name of the point after the prepare phase (see the module docs).
+pub const AFTER_PREPARE: &str = "cluster::2pc::after_prepare";
+
+/// Name of the point after the commit decision (see the module docs).
+pub const AFTER_DECIDE: &str = "cluster::2pc::after_decide";
+
+/// Passes the crash point `name`: aborts the process if it is set to
+/// `return` (after saying so on standard error).
+#[cfg(feature = "failpoints")]
+#[inline]
+pub(crate) fn crash_point(name: &str) {
+    fail::fail_point!(name, |_| {
+        eprintln!("fail point {name}: aborting the process");
+        std::process::abort()
+    });
+}
+
+/// Without the `failpoints` feature a point is nothing.
+#[cfg(not(feature = "failpoints"))]
+#[inline(always)]
+pub(crate) fn crash_point(_name: &str) {}
