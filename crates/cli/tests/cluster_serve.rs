@@ -763,7 +763,7 @@ fn the_locks_a_killed_node_held_at_another_splits_leader_are_let_go_at_once() {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere() {
-    crash_between_the_phases("cluster::2pc::after_prepare", ["v50", "v500"], "Abort");
+    crash_between_the_phases("cluster::2pc::after_prepare", false, Some("Abort"));
 }
 
 /// As [`a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere`],
@@ -775,46 +775,89 @@ fn a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere() {
 #[cfg(feature = "failpoints")]
 #[test]
 fn a_node_crashing_after_the_decision_leaves_its_commit_committed_everywhere() {
-    crash_between_the_phases("cluster::2pc::after_decide", ["crash", "crash"], "Commit");
+    crash_between_the_phases("cluster::2pc::after_decide", true, Some("Commit"));
 }
 
-/// The two tests above: a cluster whose every node has `point` set to
-/// `return`, a commit across the halves that crashes the node running it,
-/// then rows 50 and 500 read through the other split's leader (expected
-/// to hold `expected`) and its log checked for the settled `outcome`.
+/// As [`a_node_crashing_after_the_prepare_leaves_its_commit_aborted_everywhere`],
+/// with the crash at the participant: the other split's leader applies
+/// its `Prepare` entry and crashes before answering. The node running the
+/// transaction never hears that it prepared and aborts it; the prepared
+/// entry left in the other split's log is settled with the first split by
+/// whichever node leads that split next (the restarted one or another).
+/// The client's commit is answered ABORTED, and neither row changed.
 #[cfg(feature = "failpoints")]
-fn crash_between_the_phases(point: &str, expected: [&str; 2], outcome: &str) {
+#[test]
+fn a_participant_crashing_after_its_prepare_leaves_the_commit_aborted_everywhere() {
+    crash_between_the_phases("cluster::2pc::participant_prepared", false, None);
+}
+
+/// The three tests above: a cluster whose every node has `point` set to
+/// `return`, and a commit across the halves that crashes a node; the node
+/// is started again. Then rows 50 and 500, read through a node that did
+/// not crash, hold the commit's writes if it `commits`, else what they
+/// held before. The commit's answer is an error, ABORTED when the node
+/// the client called is not the one that crashed. (A commit that crashed
+/// nothing, as the leaders changed in between, is made again.)
+/// A participant's log shows it settled the transaction (`settled`: the
+/// outcome) as one of a node gone. (Nothing more is committed across the
+/// halves: a node that took over a split from the crashed one has the
+/// crash point set too.)
+#[cfg(feature = "failpoints")]
+fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
     let failing = format!("{point}=return");
     let apart = HalvesApart::start_with(&[("ROWTREE_FAILPOINTS", &failing)]);
-    let (db, first, other) = (&apart.db, apart.first, apart.other);
+    let db = &apart.db;
     let args: Vec<Vec<String>> = apart.nodes.iter().map(command_of).collect();
     let settled_before = settled_lines(&apart.nodes);
-    apart.rt.block_on(async {
-        let runner = apart.client(first);
-        let (session, _) = retry("a session", Duration::from_secs(30), || {
-            runner.create_session(db)
-        })
-        .await;
-        let update = insert_or_update(
-            "T",
-            &["Id", "V"],
-            vec![
-                vec![Value::from(50), Value::from("crash".to_string())],
-                vec![Value::from(500), Value::from("crash".to_string())],
-            ],
-        );
-        let crashed = runner
-            .commit(
-                &session,
-                Selector::SingleUse(TxnMode::ReadWrite),
-                vec![update],
-            )
-            .await
-            .expect_err("the node crashes in the commit");
-        eprintln!("{point}: the commit: {crashed}");
+    // What rows 50 and 500 hold before the commit that crashes a node.
+    let mut before = ["v50".to_string(), "v500".to_string()];
+    let (first, other, value, refused) = apart.rt.block_on(async {
+        for attempt in 1..=3 {
+            let (first, other) = led_apart(&apart.cluster).await;
+            let runner = apart.client(first);
+            let (session, _) = retry("a session", Duration::from_secs(30), || {
+                runner.create_session(db)
+            })
+            .await;
+            let value = format!("crash {attempt}");
+            let update = insert_or_update(
+                "T",
+                &["Id", "V"],
+                vec![
+                    vec![Value::from(50), Value::from(value.clone())],
+                    vec![Value::from(500), Value::from(value.clone())],
+                ],
+            );
+            // Begun first, so that the server does not try the commit
+            // again (it retries a single-use one that aborts): another try
+            // would crash another node that the split's leadership moved to.
+            let (txn, _) = retry("a transaction", Duration::from_secs(30), || {
+                runner.begin(&session, TxnMode::ReadWrite)
+            })
+            .await;
+            let answer = runner
+                .commit(&session, Selector::Id(txn), vec![update])
+                .await;
+            eprintln!("{point}: the commit through node {first}: {answer:?}");
+            match answer {
+                Err(refused) => return (first, other, value, refused),
+                // Committed with no crash: the halves' leaders changed
+                // between the look and the commit, which did not span two
+                // nodes. Again.
+                Ok(_) => {
+                    eprintln!(
+                        "{point}: no node crashed (the groups' leaders now: {:?}); again",
+                        group_leaders(&apart.cluster)
+                    );
+                    before = [value.clone(), value];
+                }
+            }
+        }
+        panic!("{point}: three commits across the halves crashed no node");
     });
-    // The node running the transaction: the first split's leader, unless
-    // the leadership moved since it was looked up.
+    // The node that crashed: for a crash point of the node running the
+    // transaction, the first split's leader (unless the leadership moved
+    // since it was looked up).
     let crashed = Instant::now();
     let dead = loop {
         if let Some(dead) = apart.nodes.iter().find(|n| !running(n.pid)) {
@@ -827,6 +870,19 @@ fn crash_between_the_phases(point: &str, expected: [&str; 2], outcome: &str) {
         std::thread::sleep(Duration::from_millis(50));
     };
     eprintln!("{point}: node {dead} crashed (node {first} led the first split)");
+    if dead != first {
+        // The node the client called answered.
+        assert_eq!(
+            refused.code(),
+            Some(tonic::Code::Aborted),
+            "{point}: {refused}"
+        );
+    }
+    let expected = if commits {
+        [value.clone(), value]
+    } else {
+        before
+    };
     // Started again, without the fail point.
     let _again = Restarted::spawn(&args[(dead - 1) as usize]);
 
@@ -855,23 +911,25 @@ fn crash_between_the_phases(point: &str, expected: [&str; 2], outcome: &str) {
     assert_eq!(
         read.rows,
         vec![
-            vec![Value::Int64(50), Value::String(expected[0].into())],
-            vec![Value::Int64(500), Value::String(expected[1].into())],
+            vec![Value::Int64(50), Value::String(expected[0].clone())],
+            vec![Value::Int64(500), Value::String(expected[1].clone())],
         ],
         "{point}: rows 50 and 500"
     );
-    let settled: Vec<String> = settled_lines(&apart.nodes)
-        .into_iter()
-        .filter(|l| !settled_before.contains(l))
-        .collect();
-    eprintln!("{point}: settled: {settled:?}");
-    assert!(
-        settled
-            .iter()
-            .any(|l| l.contains("node_gone=true") && l.contains(outcome)),
-        "{point}: a participant settled the transaction ({outcome}) as one of a node gone: \
-         {settled:?}"
-    );
+    if let Some(outcome) = settled {
+        let settled: Vec<String> = settled_lines(&apart.nodes)
+            .into_iter()
+            .filter(|l| !settled_before.contains(l))
+            .collect();
+        eprintln!("{point}: settled: {settled:?}");
+        assert!(
+            settled
+                .iter()
+                .any(|l| l.contains("node_gone=true") && l.contains(outcome)),
+            "{point}: a participant settled the transaction ({outcome}) as one of a node \
+             gone: {settled:?}"
+        );
+    }
 }
 
 /// The lines of the nodes' logs that say a node settled a transaction
@@ -962,23 +1020,44 @@ async fn halves_led_apart(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, S
         .add_split_points(&db, "T", &[vec![Value::from(100)]])
         .await
         .expect("AddSplitPoints");
+    let (first, other) = led_apart(cluster).await;
+    eprintln!("the halves are led by nodes {first} and {other}");
+    (clients, db, first, other)
+}
+
+/// Waits (at most 60 s) until the database's two groups have been led by
+/// the same two different nodes for 2 s, each group with three voters;
+/// returns the first split's leader and the other's.
+async fn led_apart(cluster: &Path) -> (u64, u64) {
     let started = Instant::now();
-    let (first, other) = loop {
+    let mut seen: Option<((u64, u64), Instant)> = None;
+    loop {
         let leaders = group_leaders(cluster);
-        if let [Some(a), Some(b)] = leaders[..] {
-            if a != b && database_groups(cluster).iter().all(|g| g.2.len() == 3) {
-                break (a, b);
+        let now = match leaders[..] {
+            [Some(a), Some(b)]
+                if a != b && database_groups(cluster).iter().all(|g| g.2.len() == 3) =>
+            {
+                Some((a, b))
+            }
+            _ => None,
+        };
+        seen = match (seen, now) {
+            (Some((was, since)), Some(now)) if was == now => Some((was, since)),
+            (_, now) => now.map(|now| (now, Instant::now())),
+        };
+        if let Some((pair, since)) = seen {
+            if since.elapsed() >= Duration::from_secs(2) {
+                return pair;
             }
         }
         assert!(
             started.elapsed() < Duration::from_secs(60),
-            "the two groups were not led by different nodes within 60 s: {:?}",
+            "the two groups were not led by the same different nodes for 2 s within 60 s: \
+             {:?}",
             database_groups(cluster)
         );
         tokio::time::sleep(Duration::from_millis(300)).await;
-    };
-    eprintln!("the halves are led by nodes {first} and {other}");
-    (clients, db, first, other)
+    }
 }
 
 /// A transaction run by one node that writes `spanner.commit_timestamp()`

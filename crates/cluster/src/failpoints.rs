@@ -10,9 +10,10 @@
 //! named in `ROWTREE_FAILPOINTS` at start, e.g.
 //! `ROWTREE_FAILPOINTS='cluster::2pc::after_prepare=return'`.
 //!
-//! Every point here is a crash point: the action `return` aborts the
-//! process on the spot (nothing more reaches its disk or the network, as
-//! with `kill -9`); `sleep(ms)` stalls the step instead, and the rest of
+//! Every point here is a crash point: the action `return` ends the
+//! process on the spot, with exit status 134 and no destructor run
+//! (`std::process::exit`: nothing more reaches its disk or the network,
+//! as with `kill -9`; not `abort`, which could leave a core file); `sleep(ms)` stalls the step instead, and the rest of
 //! the `fail` crate's grammar holds (`1*return`: crash at the first pass
 //! only, `20%return`: at one pass in five).
 //!
@@ -20,6 +21,7 @@
 //! |---|---|---|
 //! | [`AFTER_PREPARE`] | at the node running a transaction that spans nodes, once every participant has prepared, before the decision | writes prepared at the participants with no decision: they must settle it as aborted |
 //! | [`AFTER_DECIDE`] | there, once the first split has recorded the commit decision, before any participant is told | a decided commit that the participants must learn from the first split's (new) leader |
+//! | [`PARTICIPANT_PREPARED`] | at a participant, once its `Prepare` entries are applied, before it answers the node running the transaction | a prepare the coordinator never heard of: it aborts the transaction, and the participant's leader (the restarted node, or another) settles the orphaned entry with the first split |
 
 /// Name of the point after the prepare phase (see the module docs).
 pub const AFTER_PREPARE: &str = "cluster::2pc::after_prepare";
@@ -27,14 +29,18 @@ pub const AFTER_PREPARE: &str = "cluster::2pc::after_prepare";
 /// Name of the point after the commit decision (see the module docs).
 pub const AFTER_DECIDE: &str = "cluster::2pc::after_decide";
 
-/// Passes the crash point `name`: aborts the process if it is set to
+/// Name of the point at a participant after its prepare (see the module
+/// docs).
+pub const PARTICIPANT_PREPARED: &str = "cluster::2pc::participant_prepared";
+
+/// Passes the crash point `name`: ends the process if it is set to
 /// `return` (after saying so on standard error).
 #[cfg(feature = "failpoints")]
 #[inline]
 pub(crate) fn crash_point(name: &str) {
     fail::fail_point!(name, |_| {
-        eprintln!("fail point {name}: aborting the process");
-        std::process::abort()
+        eprintln!("fail point {name}: the process ends here");
+        std::process::exit(134)
     });
 }
 

@@ -818,6 +818,7 @@ impl SplitGroups {
         all.sort_unstable();
         all.dedup();
         let highest = parking_lot::Mutex::new(0u64);
+        let writes_here = !parts.is_empty();
         let result = in_parallel(parts.into_iter().collect(), |(i, writes)| {
             let group = &groups[i];
             let ts = group.prepare_ts(txn);
@@ -847,7 +848,12 @@ impl SplitGroups {
             Ok(())
         });
         match result {
-            Ok(()) => Ok(highest.into_inner()),
+            Ok(()) => {
+                if writes_here {
+                    crate::failpoints::crash_point(crate::failpoints::PARTICIPANT_PREPARED);
+                }
+                Ok(highest.into_inner())
+            }
             // A proposal not answered may still be applied: the
             // transaction stays held here, to be resolved or settled.
             Err(e) => Err(Refusal::Failed(e)),
