@@ -30,7 +30,10 @@
 //!   point, with the `failpoints` feature, which `scripts/check` builds
 //!   with): after the prepare, the transaction is aborted everywhere;
 //!   after the decision, committed everywhere; either way the other
-//!   split's leader settles it as one of a node gone;
+//!   split's leader settles it as one of a node gone; a participant
+//!   crashing after its prepare leaves the commit aborted; a node
+//!   crashing in a merge, after the freeze, has the merge finished once
+//!   it is started again;
 //! * a stale read through a node that holds a replica but does not lead
 //!   is served by that node's replica below its closed timestamp (a
 //!   follower read, marked `x-rowtree-follower-read`), also while the
@@ -870,6 +873,7 @@ fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
         std::thread::sleep(Duration::from_millis(50));
     };
     eprintln!("{point}: node {dead} crashed (node {first} led the first split)");
+    crashed_at(apart.node(dead), point);
     if dead != first {
         // The node the client called answered.
         assert_eq!(
@@ -930,6 +934,18 @@ fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
              gone: {settled:?}"
         );
     }
+}
+
+/// Checks that `node`'s log says it ended at the crash point `point`.
+#[cfg(feature = "failpoints")]
+fn crashed_at(node: &NodeLine, point: &str) {
+    let log = std::fs::read_to_string(node.data.join("node.log")).unwrap_or_default();
+    let line = format!("fail point {point}: the process ends here");
+    assert!(
+        log.contains(&line),
+        "node {}'s log does not say it crashed at {point}",
+        node.id
+    );
 }
 
 /// The lines of the nodes' logs that say a node settled a transaction
@@ -2325,6 +2341,85 @@ fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
     // Commits across both splits go through again, through every node.
     rt.block_on(across_through_each(&clients, &db));
     drop(restarted);
+}
+
+/// A merge whose node crashes between its two entries: every node has
+/// the crash point `cluster::merge::after_freeze` set, so the leader that
+/// merges an expired split point crashes once the right split's `Freeze`
+/// is applied, before the `Merge`. The right split stays frozen (its
+/// writes refused) until the next leader of both splits, or the crashed
+/// node started again, finishes the merge: `cluster status` then lists
+/// one group over the whole key space, every row is kept, and commits
+/// across the old boundary go through.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with_env(
+        dir.path(),
+        &["--merge-after", "1"],
+        &[("ROWTREE_FAILPOINTS", "cluster::merge::after_freeze=return")],
+    );
+    let args: Vec<Vec<String>> = nodes.iter().map(command_of).collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        let expires = std::time::SystemTime::now() + Duration::from_secs(4);
+        clients[0]
+            .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
+            .await
+            .expect("AddSplitPoints");
+        let leader = wait_for_groups(&cluster, 2, None);
+        let mut rows = 1 + across_through_each(&clients, &db).await;
+
+        // The point expires: the leader freezes the right split and
+        // crashes there.
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let dead = loop {
+            if let Some(dead) = nodes.iter().find(|n| !running(n.pid)) {
+                break dead.id;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "no node crashed in a merge within 60 s: {:?}",
+                database_groups(&cluster)
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let crashed = Instant::now();
+        eprintln!("node {dead} crashed after the freeze (node {leader} led both splits)");
+        crashed_at(&nodes[(dead - 1) as usize], "cluster::merge::after_freeze");
+        let _again = Restarted::spawn(&args[(dead - 1) as usize]);
+
+        wait_for_groups(&cluster, 1, None);
+        eprintln!(
+            "the groups were merged {:.2} s after the crash",
+            crashed.elapsed().as_secs_f64()
+        );
+        let groups = database_groups(&cluster);
+        assert!(
+            groups[0].3.ends_with("['', end)"),
+            "one split over the whole key space: {groups:?}"
+        );
+        for (n, c) in nodes.iter().zip(&clients) {
+            let what = format!("a count through node {}", n.id);
+            let (seen, _) = retry(&what, Duration::from_secs(30), || count(c, &db)).await;
+            assert_eq!(seen, rows, "every row, through node {}", n.id);
+        }
+        let through = &clients[(dead % 4) as usize];
+        retry(
+            "a commit across the old boundary",
+            Duration::from_secs(30),
+            || write_across(through, &db, 6),
+        )
+        .await;
+        rows += 10;
+        let (seen, _) = retry("a count after it", Duration::from_secs(10), || {
+            count(through, &db)
+        })
+        .await;
+        assert_eq!(seen, rows, "every acknowledged row");
+    });
 }
 
 /// An expired split point is merged away on a cluster too: the leader

@@ -656,6 +656,7 @@ impl SplitGroups {
                         into: left.split_id(),
                     },
                 )?;
+                crate::failpoints::crash_point(crate::failpoints::MERGE_AFTER_FREEZE);
             }
             if right.frozen() != Some(left.split_id()) {
                 return Ok(false);
