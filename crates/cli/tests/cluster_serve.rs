@@ -2363,13 +2363,7 @@ fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
     let args: Vec<Vec<String>> = nodes.iter().map(command_of).collect();
     let rt = tokio::runtime::Runtime::new().unwrap();
     rt.block_on(async {
-        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
-        let expires = std::time::SystemTime::now() + Duration::from_secs(4);
-        clients[0]
-            .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
-            .await
-            .expect("AddSplitPoints");
-        let leader = wait_for_groups(&cluster, 2, None);
+        let (clients, db, leader) = cut_for_four_seconds(&nodes, &cluster).await;
         let mut rows = 1 + across_through_each(&clients, &db).await;
 
         // The point expires: the leader freezes the right split and
@@ -2396,16 +2390,7 @@ fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
             "the groups were merged {:.2} s after the crash",
             crashed.elapsed().as_secs_f64()
         );
-        let groups = database_groups(&cluster);
-        assert!(
-            groups[0].3.ends_with("['', end)"),
-            "one split over the whole key space: {groups:?}"
-        );
-        for (n, c) in nodes.iter().zip(&clients) {
-            let what = format!("a count through node {}", n.id);
-            let (seen, _) = retry(&what, Duration::from_secs(30), || count(c, &db)).await;
-            assert_eq!(seen, rows, "every row, through node {}", n.id);
-        }
+        merged_with_every_row(&cluster, &nodes, &clients, &db, rows).await;
         let through = &clients[(dead % 4) as usize];
         retry(
             "a commit across the old boundary",
@@ -2420,6 +2405,41 @@ fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
         .await;
         assert_eq!(seen, rows, "every acknowledged row");
     });
+}
+
+/// The database of [`one_row_database`], cut at Id 100 by a split point
+/// that expires in 4 s; returns the clients, the database and the leader
+/// of both groups once they are made.
+async fn cut_for_four_seconds(nodes: &[NodeLine], cluster: &Path) -> (Vec<Client>, String, u64) {
+    let (clients, db, _) = one_row_database(nodes, cluster).await;
+    let expires = std::time::SystemTime::now() + Duration::from_secs(4);
+    clients[0]
+        .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
+        .await
+        .expect("AddSplitPoints");
+    let leader = wait_for_groups(cluster, 2, None);
+    (clients, db, leader)
+}
+
+/// Checks that the status lists one group over the whole key space, and
+/// that a count of T through every node is `rows`.
+async fn merged_with_every_row(
+    cluster: &Path,
+    nodes: &[NodeLine],
+    clients: &[Client],
+    db: &str,
+    rows: i64,
+) {
+    let groups = database_groups(cluster);
+    assert!(
+        groups[0].3.ends_with("['', end)"),
+        "one split over the whole key space: {groups:?}"
+    );
+    for (n, c) in nodes.iter().zip(clients) {
+        let what = format!("a count through node {}", n.id);
+        let (seen, _) = retry(&what, Duration::from_secs(30), || count(c, db)).await;
+        assert_eq!(seen, rows, "every row, through node {}", n.id);
+    }
 }
 
 /// An expired split point is merged away on a cluster too: the leader
@@ -2437,13 +2457,7 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
     let (up, nodes, cluster) = up_with(dir.path(), &["--merge-after", "1"]);
     let rt = tokio::runtime::Runtime::new().unwrap();
     let (first, right, survivors) = rt.block_on(async {
-        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
-        let expires = std::time::SystemTime::now() + Duration::from_secs(4);
-        clients[0]
-            .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
-            .await
-            .expect("AddSplitPoints");
-        let leader = wait_for_groups(&cluster, 2, None);
+        let (clients, db, leader) = cut_for_four_seconds(&nodes, &cluster).await;
         let (first, right) = match database_groups(&cluster).as_slice() {
             [a, b] => (a.0, b.0),
             other => panic!("two groups: {other:?}"),
@@ -2488,16 +2502,7 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
             began.elapsed().as_secs_f64()
         );
         assert!(began.elapsed() < Duration::from_secs(30));
-        let groups = database_groups(&cluster);
-        assert!(
-            groups[0].3.ends_with("['', end)"),
-            "one split over the whole key space: {groups:?}"
-        );
-        for (n, c) in nodes.iter().zip(&clients) {
-            let what = format!("a count through node {}", n.id);
-            let (seen, _) = retry(&what, Duration::from_secs(10), || count(c, &db)).await;
-            assert_eq!(seen, rows, "every row, through node {}", n.id);
-        }
+        merged_with_every_row(&cluster, &nodes, &clients, &db, rows).await;
 
         // The merged group takes commits across the old boundary and
         // survives the kill of its leader.
