@@ -32,8 +32,9 @@
 //!   after the decision, committed everywhere; either way the other
 //!   split's leader settles it as one of a node gone; a participant
 //!   crashing after its prepare leaves the commit aborted; a node
-//!   crashing in a merge, after the freeze, has the merge finished once
-//!   it is started again;
+//!   crashing in a split, after the cut, or in a merge, after the freeze,
+//!   has the split's groups made, or the merge finished, once it is
+//!   started again;
 //! * a stale read through a node that holds a replica but does not lead
 //!   is served by that node's replica below its closed timestamp (a
 //!   follower read, marked `x-rowtree-follower-read`), also while the
@@ -862,18 +863,8 @@ fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
     // transaction, the first split's leader (unless the leadership moved
     // since it was looked up).
     let crashed = Instant::now();
-    let dead = loop {
-        if let Some(dead) = apart.nodes.iter().find(|n| !running(n.pid)) {
-            break dead.id;
-        }
-        assert!(
-            crashed.elapsed() < Duration::from_secs(10),
-            "{point}: every node still runs after the commit"
-        );
-        std::thread::sleep(Duration::from_millis(50));
-    };
+    let dead = crashed_node(&apart.nodes, point, Duration::from_secs(10));
     eprintln!("{point}: node {dead} crashed (node {first} led the first split)");
-    crashed_at(apart.node(dead), point);
     if dead != first {
         // The node the client called answered.
         assert_eq!(
@@ -936,9 +927,21 @@ fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
     }
 }
 
-/// Checks that `node`'s log says it ended at the crash point `point`.
+/// Waits (at most `limit`) until one of `nodes` has stopped, and checks
+/// that its log says it ended at the crash point `point`; returns its id.
 #[cfg(feature = "failpoints")]
-fn crashed_at(node: &NodeLine, point: &str) {
+fn crashed_node(nodes: &[NodeLine], point: &str, limit: Duration) -> u64 {
+    let started = Instant::now();
+    let node = loop {
+        if let Some(node) = nodes.iter().find(|n| !running(n.pid)) {
+            break node;
+        }
+        assert!(
+            started.elapsed() < limit,
+            "{point}: no node crashed within {limit:?}"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    };
     let log = std::fs::read_to_string(node.data.join("node.log")).unwrap_or_default();
     let line = format!("fail point {point}: the process ends here");
     assert!(
@@ -946,6 +949,7 @@ fn crashed_at(node: &NodeLine, point: &str) {
         "node {}'s log does not say it crashed at {point}",
         node.id
     );
+    node.id
 }
 
 /// The lines of the nodes' logs that say a node settled a transaction
@@ -2343,6 +2347,55 @@ fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
     drop(restarted);
 }
 
+/// A split whose leader crashes once its `SplitAt` entry is applied,
+/// before it made the new split's group: every node has the crash point
+/// `cluster::split::after_split_at` set. Each surviving replica makes the
+/// new group from its replica of the cut, and the crashed node from its
+/// own once it is started again: `cluster status` then lists two groups
+/// with three voters each, every row is kept, and commits across the cut
+/// go through.
+#[cfg(feature = "failpoints")]
+#[test]
+fn a_split_whose_leader_crashes_after_the_cut_has_both_groups_after_the_restart() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with_env(
+        dir.path(),
+        &[],
+        &[(
+            "ROWTREE_FAILPOINTS",
+            "cluster::split::after_split_at=return",
+        )],
+    );
+    let args: Vec<Vec<String>> = nodes.iter().map(command_of).collect();
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        let mut rows = 1;
+        let split = clients[0]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await;
+        eprintln!("AddSplitPoints: {split:?}");
+        let point = "cluster::split::after_split_at";
+        let dead = crashed_node(&nodes, point, Duration::from_secs(60));
+        let crashed = Instant::now();
+        eprintln!("node {dead} crashed after the cut (node {leader} led the group)");
+        let _again = Restarted::spawn(&args[(dead - 1) as usize]);
+
+        wait_for_groups(&cluster, 2, None);
+        eprintln!(
+            "two groups {:.2} s after the crash: {:?}",
+            crashed.elapsed().as_secs_f64(),
+            database_groups(&cluster)
+        );
+        rows += across_through_each(&clients, &db).await;
+        for (n, c) in nodes.iter().zip(&clients) {
+            let what = format!("a count through node {}", n.id);
+            let (seen, _) = retry(&what, Duration::from_secs(30), || count(c, &db)).await;
+            assert_eq!(seen, rows, "every row, through node {}", n.id);
+        }
+    });
+}
+
 /// A merge whose node crashes between its two entries: every node has
 /// the crash point `cluster::merge::after_freeze` set, so the leader that
 /// merges an expired split point crashes once the right split's `Freeze`
@@ -2368,21 +2421,10 @@ fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
 
         // The point expires: the leader freezes the right split and
         // crashes there.
-        let deadline = Instant::now() + Duration::from_secs(60);
-        let dead = loop {
-            if let Some(dead) = nodes.iter().find(|n| !running(n.pid)) {
-                break dead.id;
-            }
-            assert!(
-                Instant::now() < deadline,
-                "no node crashed in a merge within 60 s: {:?}",
-                database_groups(&cluster)
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let point = "cluster::merge::after_freeze";
+        let dead = crashed_node(&nodes, point, Duration::from_secs(60));
         let crashed = Instant::now();
         eprintln!("node {dead} crashed after the freeze (node {leader} led both splits)");
-        crashed_at(&nodes[(dead - 1) as usize], "cluster::merge::after_freeze");
         let _again = Restarted::spawn(&args[(dead - 1) as usize]);
 
         wait_for_groups(&cluster, 1, None);

@@ -556,6 +556,7 @@ impl SplitGroups {
                 right,
             },
         )?;
+        crate::failpoints::crash_point(crate::failpoints::SPLIT_AFTER_SPLIT_AT);
         if group.descriptor().limit.as_deref() != Some(at) {
             return Ok(false);
         }
