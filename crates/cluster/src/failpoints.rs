@@ -13,9 +13,10 @@
 //! Every point here is a crash point: the action `return` ends the
 //! process on the spot, with exit status 134 and no destructor run
 //! (`std::process::exit`: nothing more reaches its disk or the network,
-//! as with `kill -9`; not `abort`, which could leave a core file); `sleep(ms)` stalls the step instead, and the rest of
-//! the `fail` crate's grammar holds (`1*return`: crash at the first pass
-//! only, `20%return`: at one pass in five).
+//! as with `kill -9`; not `abort`, which could leave a core file).
+//! `sleep(ms)` stalls the step instead, and the rest of the `fail` crate's
+//! grammar holds (`1*return`: crash at the first pass only, `20%return`:
+//! at one pass in five).
 //!
 //! | point | where | a crash there leaves |
 //! |---|---|---|
