@@ -927,6 +927,30 @@ fn crash_between_the_phases(point: &str, commits: bool, settled: Option<&str>) {
     }
 }
 
+/// Waits (at most 60 s) for a node to crash at `point` ([`crashed_node`]),
+/// starts it again from its command line (`args`, by node) without the
+/// point, and waits until the status shows `groups` database groups, each
+/// with three voters; returns the node and its new process.
+#[cfg(feature = "failpoints")]
+fn restarted_into_groups(
+    nodes: &[NodeLine],
+    args: &[Vec<String>],
+    cluster: &Path,
+    point: &str,
+    groups: usize,
+) -> (u64, Restarted) {
+    let dead = crashed_node(nodes, point, Duration::from_secs(60));
+    let crashed = Instant::now();
+    let again = Restarted::spawn(&args[(dead - 1) as usize]);
+    wait_for_groups(cluster, groups, None);
+    eprintln!(
+        "{point}: {groups} groups {:.2} s after node {dead} crashed: {:?}",
+        crashed.elapsed().as_secs_f64(),
+        database_groups(cluster)
+    );
+    (dead, again)
+}
+
 /// Waits (at most `limit`) until one of `nodes` has stopped, and checks
 /// that its log says it ended at the crash point `point`; returns its id.
 #[cfg(feature = "failpoints")]
@@ -2375,18 +2399,9 @@ fn a_split_whose_leader_crashes_after_the_cut_has_both_groups_after_the_restart(
             .add_split_points(&db, "T", &[vec![Value::from(100)]])
             .await;
         eprintln!("AddSplitPoints: {split:?}");
-        let point = "cluster::split::after_split_at";
-        let dead = crashed_node(&nodes, point, Duration::from_secs(60));
-        let crashed = Instant::now();
+        let (dead, _again) =
+            restarted_into_groups(&nodes, &args, &cluster, "cluster::split::after_split_at", 2);
         eprintln!("node {dead} crashed after the cut (node {leader} led the group)");
-        let _again = Restarted::spawn(&args[(dead - 1) as usize]);
-
-        wait_for_groups(&cluster, 2, None);
-        eprintln!(
-            "two groups {:.2} s after the crash: {:?}",
-            crashed.elapsed().as_secs_f64(),
-            database_groups(&cluster)
-        );
         rows += across_through_each(&clients, &db).await;
         for (n, c) in nodes.iter().zip(&clients) {
             let what = format!("a count through node {}", n.id);
@@ -2421,17 +2436,9 @@ fn a_merge_whose_node_crashes_after_the_freeze_is_finished_after_the_restart() {
 
         // The point expires: the leader freezes the right split and
         // crashes there.
-        let point = "cluster::merge::after_freeze";
-        let dead = crashed_node(&nodes, point, Duration::from_secs(60));
-        let crashed = Instant::now();
+        let (dead, _again) =
+            restarted_into_groups(&nodes, &args, &cluster, "cluster::merge::after_freeze", 1);
         eprintln!("node {dead} crashed after the freeze (node {leader} led both splits)");
-        let _again = Restarted::spawn(&args[(dead - 1) as usize]);
-
-        wait_for_groups(&cluster, 1, None);
-        eprintln!(
-            "the groups were merged {:.2} s after the crash",
-            crashed.elapsed().as_secs_f64()
-        );
         merged_with_every_row(&cluster, &nodes, &clients, &db, rows).await;
         let through = &clients[(dead % 4) as usize];
         retry(
