@@ -92,34 +92,30 @@
 //!   follower read that moved (invariant 5) within 32 seeds (a replica
 //!   that has not caught up, a new one or one cut off, finds it at once).
 
+mod simkit;
+
 use std::collections::{BTreeMap, BTreeSet, VecDeque};
 use std::fmt::Write as _;
-use std::net::SocketAddr;
-use std::ops::{Bound, RangeBounds};
-use std::pin::Pin;
 use std::sync::{Arc, Mutex};
-use std::task::{Context, Poll};
 use std::time::Duration;
 
-use hyper_util::rt::TokioIo;
 use openraft::type_config::async_runtime::WatchReceiver;
 use openraft::{BasicNode, Config, ServerState};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rowtree_cluster::raft::{
-    renew_lease, seeded, to_log_id, GroupId, Groups, LogStore, PeerPort, Peers, ReplicaMachine,
-    SnapshotCounts, TypeConfig,
+    renew_lease, seeded, to_log_id, GroupId, Groups, LogStore, ReplicaMachine, SnapshotCounts,
+    TypeConfig,
 };
 use rowtree_cluster::{
     ClosedView, Command, Commit, Descriptor, Lease, LeaseKeeper, LeaseRules, LeaseView, Replica,
 };
 use rowtree_kv::{Router, SplitId, SplitMap};
-use rowtree_storage::{
-    Durability, Engine, KeyRange, Mvcc, Result as StorageResult, ScanIter, Space, WriteBatch,
-    WriteOp,
-};
+use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
-use tonic::transport::{Endpoint, Uri};
+use simkit::{
+    host, mix, now, pair, serve_peer_port, sim_peers, skew, Cuts, Disk, NodeClock, Pair, PORT,
+};
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
 
@@ -129,8 +125,6 @@ const TICK: Duration = Duration::from_millis(2);
 const FAULTS: Duration = Duration::from_secs(12);
 /// How long the group has to settle once the faults stop.
 const SETTLE: Duration = Duration::from_secs(20);
-/// The port every node's peer port listens on.
-const PORT: u16 = 7000;
 /// The group's first voters; node 4 joins later.
 const FIRST_VOTERS: [u64; 3] = [1, 2, 3];
 const JOINER: u64 = 4;
@@ -148,10 +142,6 @@ const LEASES: LeaseRules = LeaseRules {
 /// How far behind its clock a leader closes timestamps, and how often.
 const CLOSE_LAG: Duration = Duration::from_millis(100);
 const CLOSE_EVERY: Duration = Duration::from_millis(100);
-/// Where the nodes' clocks start (nanoseconds): an hour, so that a clock
-/// behind simulated time stays positive.
-const CLOCK_BASE: u64 = 3_600_000_000_000;
-
 /// A bug planted on purpose, to show the checks find it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Plant {
@@ -182,35 +172,6 @@ impl Plant {
             Err(_) => Plant::Nothing,
         }
     }
-}
-
-/// Node `id`'s clock offset from simulated time in the seed's run: fixed,
-/// within ±ε/2, so any two clocks are within ε.
-fn skew(seed: u64, id: u64) -> i64 {
-    let half = LEASES.max_offset.as_nanos() as i64 / 2;
-    (mix(seed ^ 0x636c6f636b, id) % (2 * half as u64 + 1)) as i64 - half
-}
-
-/// Node `id`'s clock: simulated time plus its skew, in nanoseconds.
-fn clock(seed: u64, id: u64) -> u64 {
-    let t = CLOCK_BASE + now().as_nanos() as u64;
-    t.saturating_add_signed(skew(seed, id))
-}
-
-/// A node's clock as the timestamp oracle reads it.
-struct NodeClock {
-    seed: u64,
-    id: u64,
-}
-
-impl Clock for NodeClock {
-    fn now_nanos(&self) -> u64 {
-        clock(self.seed, self.id)
-    }
-}
-
-fn host(id: u64) -> String {
-    format!("n{id}")
 }
 
 fn member(id: u64) -> BasicNode {
@@ -244,180 +205,6 @@ fn descriptor() -> Descriptor {
         limit: Some(b"l".to_vec()),
         epoch: 1,
     }
-}
-
-// ---------------------------------------------------------------------
-// The simulated disk.
-
-type Spaces = [BTreeMap<Vec<u8>, Vec<u8>>; 3];
-/// A stored key and value.
-type Pair = (Vec<u8>, Vec<u8>);
-
-fn space_index(space: Space) -> usize {
-    match space {
-        Space::Data => 0,
-        Space::Meta => 1,
-        Space::Heads => 2,
-    }
-}
-
-fn apply_ops(spaces: &mut Spaces, ops: &[WriteOp]) {
-    for op in ops {
-        match op {
-            WriteOp::Put { space, key, value } => {
-                spaces[space_index(*space)].insert(key.clone(), value.clone());
-            }
-            WriteOp::Delete { space, key } => {
-                spaces[space_index(*space)].remove(key);
-            }
-        }
-    }
-}
-
-#[derive(Default)]
-struct DiskState {
-    /// What reads see: everything written.
-    live: Spaces,
-    /// What survives a crash for certain: everything synced.
-    durable: Spaces,
-    /// The batches written since the last sync, in order.
-    pending: Vec<Vec<WriteOp>>,
-}
-
-/// A node's disk: an engine whose crash keeps what was synced and a
-/// prefix of what was not, as a process killed between a write and its
-/// fsync may. `lies` plants a bug: a sync that returns without making
-/// anything durable.
-#[derive(Default)]
-struct Disk {
-    state: Mutex<DiskState>,
-    lies: bool,
-}
-
-impl Disk {
-    fn new(lies: bool) -> Arc<Disk> {
-        Arc::new(Disk {
-            state: Mutex::default(),
-            lies,
-        })
-    }
-
-    /// The node crashed: a random prefix of the unsynced batches reached
-    /// the disk, the rest is lost.
-    fn crash(&self, rng: &mut SmallRng) {
-        let mut state = self.state.lock().unwrap();
-        let state = &mut *state;
-        let kept = rng.random_range(0..=state.pending.len());
-        for ops in state.pending.drain(..).take(kept) {
-            apply_ops(&mut state.durable, &ops);
-        }
-        state.live = state.durable.clone();
-    }
-}
-
-impl Engine for Disk {
-    fn get(&self, space: Space, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
-        Ok(self.state.lock().unwrap().live[space_index(space)]
-            .get(key)
-            .cloned())
-    }
-
-    fn scan(&self, space: Space, range: KeyRange, reverse: bool) -> ScanIter<'_> {
-        let state = self.state.lock().unwrap();
-        let bounds: (Bound<Vec<u8>>, Bound<Vec<u8>>) =
-            (range.start_bound().cloned(), range.end_bound().cloned());
-        let iter = state.live[space_index(space)]
-            .range(bounds)
-            .map(|(k, v)| Ok((k.clone(), v.clone())));
-        let pairs: Vec<_> = if reverse {
-            iter.rev().collect()
-        } else {
-            iter.collect()
-        };
-        Box::new(pairs.into_iter())
-    }
-
-    /// As the disk engine says: so replicas keep row heads, and crashes
-    /// and snapshot installs exercise them.
-    fn prefers_point_gets(&self) -> bool {
-        true
-    }
-
-    fn write(&self, batch: WriteBatch, durability: Durability) -> StorageResult<()> {
-        {
-            let mut state = self.state.lock().unwrap();
-            let ops = batch.into_ops();
-            apply_ops(&mut state.live, &ops);
-            state.pending.push(ops);
-        }
-        if durability == Durability::Sync {
-            self.sync()?;
-        }
-        Ok(())
-    }
-
-    fn sync(&self) -> StorageResult<()> {
-        if self.lies {
-            return Ok(());
-        }
-        let mut state = self.state.lock().unwrap();
-        let state = &mut *state;
-        for ops in state.pending.drain(..) {
-            apply_ops(&mut state.durable, &ops);
-        }
-        Ok(())
-    }
-}
-
-// ---------------------------------------------------------------------
-// The simulated network under the peer port.
-
-/// A simulated connection, as the peer port's server takes it.
-struct SimStream(turmoil::net::TcpStream);
-
-impl tonic::transport::server::Connected for SimStream {
-    type ConnectInfo = ();
-    fn connect_info(&self) {}
-}
-
-impl tokio::io::AsyncRead for SimStream {
-    fn poll_read(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &mut tokio::io::ReadBuf<'_>,
-    ) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_read(cx, buf)
-    }
-}
-
-impl tokio::io::AsyncWrite for SimStream {
-    fn poll_write(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-        buf: &[u8],
-    ) -> Poll<std::io::Result<usize>> {
-        Pin::new(&mut self.0).poll_write(cx, buf)
-    }
-
-    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_flush(cx)
-    }
-
-    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
-        Pin::new(&mut self.0).poll_shutdown(cx)
-    }
-}
-
-/// Peers that dial over the simulated network.
-fn sim_peers() -> Peers {
-    Peers::with_connector(Arc::new(|endpoint: Endpoint| {
-        endpoint.connect_with_connector_lazy(tower::service_fn(|uri: Uri| async move {
-            let host = uri.host().unwrap_or_default().to_string();
-            let port = uri.port_u16().unwrap_or(PORT);
-            let stream = turmoil::net::TcpStream::connect((host.as_str(), port)).await?;
-            Ok::<_, std::io::Error>(TokioIo::new(stream))
-        }))
-    }))
 }
 
 // ---------------------------------------------------------------------
@@ -487,17 +274,6 @@ struct World {
 
 type Shared = Arc<Mutex<World>>;
 
-fn now() -> Duration {
-    turmoil::sim_elapsed().unwrap_or_default()
-}
-
-fn mix(a: u64, b: u64) -> u64 {
-    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_133f_11eb);
-    z ^ (z >> 31)
-}
-
 /// One node's software, started again on every restart.
 async fn node(
     id: u64,
@@ -513,7 +289,9 @@ async fn node(
         *start += 1;
         *start
     };
-    let clock = NodeClock { seed, id };
+    let clock = NodeClock {
+        skew: skew(seed, id, LEASES.max_offset),
+    };
     let seed = mix(mix(seed, id), start);
     seeded(
         seed,
@@ -565,12 +343,7 @@ async fn run_node(
     .await?;
     let groups = Groups::new();
     groups.insert(GroupId(1), raft.clone());
-    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
-    let incoming = futures_util::stream::unfold(listener, |listener| async move {
-        let accepted = listener.accept().await.map(|(stream, _)| SimStream(stream));
-        Some((accepted, listener))
-    });
-    let _port = PeerPort::serve(SocketAddr::from(([0, 0, 0, 0], PORT)), incoming, groups);
+    let _port = serve_peer_port(groups).await?;
     if id == FIRST_VOTERS[0] && start == 1 {
         let members: BTreeMap<u64, BasicNode> =
             FIRST_VOTERS.iter().map(|&id| (id, member(id))).collect();
@@ -913,17 +686,6 @@ struct Outcome {
     digest: u64,
 }
 
-/// Links cut now: each a pair and whether its messages are dropped
-/// (connections break) rather than held.
-#[derive(Default)]
-struct Cuts {
-    links: BTreeMap<(u64, u64), (Duration, bool)>,
-}
-
-fn pair(a: u64, b: u64) -> (u64, u64) {
-    (a.min(b), a.max(b))
-}
-
 struct Checks {
     leaders: BTreeMap<u64, u64>,
     memberships: BTreeMap<(u64, u64), String>,
@@ -1111,20 +873,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
             trace(&world, format!("{t:?} restart node {id}"));
             sim.bounce(host(id));
         }
-        let healed: Vec<(u64, u64)> = cuts
-            .links
-            .iter()
-            .filter(|(_, &(until, _))| until <= t)
-            .map(|(&p, _)| p)
-            .collect();
-        for (a, b) in healed {
-            let (_, drops) = cuts.links.remove(&(a, b)).unwrap();
-            if drops {
-                sim.repair(host(a), host(b));
-            } else {
-                sim.release(host(a), host(b));
-            }
-        }
+        cuts.heal(&mut sim, Some(t));
         if slow_until.is_some_and(|until| until <= t) {
             slow_until = None;
             sim.set_max_message_latency(Duration::from_millis(8));
@@ -1183,7 +932,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
                     );
                     for &other in &NODES {
                         if other != id {
-                            cut(&mut sim, &mut cuts, id, other, until, drops);
+                            cuts.cut(&mut sim, id, other, until, drops);
                         }
                     }
                     cut_count += 1;
@@ -1199,7 +948,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
                             &world,
                             format!("{t:?} cut {a}-{b} until {until:?} (drops: {drops})"),
                         );
-                        cut(&mut sim, &mut cuts, a, b, until, drops);
+                        cuts.cut(&mut sim, a, b, until, drops);
                         cut_count += 1;
                     }
                 }
@@ -1219,14 +968,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
             if !world.lock().unwrap().quiet {
                 trace(&world, format!("{t:?} faults stop"));
                 world.lock().unwrap().quiet = true;
-                for (&(a, b), &(_, drops)) in &cuts.links {
-                    if drops {
-                        sim.repair(host(a), host(b));
-                    } else {
-                        sim.release(host(a), host(b));
-                    }
-                }
-                cuts.links.clear();
+                cuts.heal(&mut sim, None);
                 for id in std::mem::take(&mut down).into_keys() {
                     sim.bounce(host(id));
                 }
@@ -1300,24 +1042,6 @@ fn crash(
     let (log_disk, data_disk) = &disks[&id];
     log_disk.crash(rng);
     data_disk.crash(rng);
-}
-
-fn cut(sim: &mut turmoil::Sim<'_>, cuts: &mut Cuts, a: u64, b: u64, until: Duration, drops: bool) {
-    let key = pair(a, b);
-    if let Some((old_until, old_drops)) = cuts.links.get(&key).copied() {
-        cuts.links
-            .insert(key, (old_until.max(until), old_drops || drops));
-        if drops && !old_drops {
-            sim.partition(host(a), host(b));
-        }
-        return;
-    }
-    if drops {
-        sim.partition(host(a), host(b));
-    } else {
-        sim.hold(host(a), host(b));
-    }
-    cuts.links.insert(key, (until, drops));
 }
 
 /// Records which running nodes are cut off from every other node.

@@ -1,0 +1,1554 @@
+//! The deterministic simulation of transactions that span two split
+//! groups (design §12 and §6): two-phase commit's entries carried through
+//! crashes at every step of the protocol.
+//!
+//! Three nodes run as turmoil hosts, each with one log store and one
+//! storage engine on simulated disks that keep only what was synced when
+//! the node crashes (as in `sim.rs`). Each node holds a replica of both
+//! splits, `[a, n)` (split 1) and `[n, z)` (split 2), in two Raft groups
+//! that share the node's log store and peer port; each group elects its
+//! own leader, so the two splits are often led by different nodes. The
+//! log store, replicas, Raft and peer port are the crate's real code; the
+//! nodes' clocks are simulated time plus a fixed skew within ±ε/2.
+//!
+//! The transactions follow design §6 with the crate's entries, driven by
+//! this harness (the real driver, `SplitGroups`, blocks threads and reads
+//! the wall clock, so it cannot run on simulated time; the tests of
+//! `crates/cli/tests/cluster_serve.rs` crash it at its own crash points in
+//! real processes). A node that holds the lease of a split starts
+//! transactions coordinated by it, each writing one new key in each
+//! split:
+//!
+//! 1. it asks the leaseholder of the other split (over a small request
+//!    port on the simulated network, or itself) to **prepare**: that node
+//!    picks a prepare timestamp inside its lease and proposes a `Prepare`
+//!    entry;
+//! 2. it **decides**: a `Decide` entry in its own group, with its own
+//!    write at a commit timestamp at or above the prepare timestamp, or
+//!    an abort when the prepare failed; the outcome it then reads from its
+//!    replica is the transaction's (the first decision is final), and a
+//!    commit read back is acknowledged;
+//! 3. it tells the participant, which proposes `Resolve`.
+//!
+//! A leaseholder that finds a transaction prepared for longer than
+//! [`RECOVER_AFTER`] asks the coordinator split's leaseholder for the
+//! outcome (a **lookup**), which decides an abort if there is none yet,
+//! and resolves the transaction with the answer. Every leaseholder closes
+//! timestamps below every prepare timestamp and below every write it has
+//! in flight, as a replica refuses a closed timestamp that reaches a
+//! prepared transaction.
+//!
+//! A seeded nemesis crashes and restarts nodes, cuts nodes and links off,
+//! raises the latency, and **arms crash points**: the named steps of the
+//! protocol ([`POINTS`]); a node that reaches the step it is armed with
+//! goes no further there, and is crashed at the end of that simulation
+//! step (its disks keep what was synced), to restart a little later. The
+//! runs together must reach every point.
+//!
+//! The harness checks, as it goes:
+//!
+//! * **no node stops** on a fatal error (a replica refuses an entry that
+//!   breaks its rules: a prepare at or below the closed timestamp, a
+//!   commit below a prepare timestamp, a closed timestamp that reaches a
+//!   prepared transaction);
+//! * **one leader per term** in each group;
+//! * **reads are atomic**: every 100 ms each node reads both its replicas
+//!   at the lower of their closed timestamps (a follower read, served
+//!   without a lease), and sees each transaction's two writes both or
+//!   neither.
+//!
+//! Then the faults stop, every node comes back, and the cluster must
+//! settle within [`SETTLE`]: each group led, every replica applied as far
+//! as its leader, no transaction left prepared anywhere. Finally, on every
+//! node's data: **atomicity and agreement**: the coordinator's outcome of
+//! every transaction equals the participant's, a commit's two writes are
+//! there at its commit timestamp and an abort's nowhere; **durability**:
+//! every acknowledged commit is committed; and every node stores the same
+//! rows and the same outcomes.
+//!
+//! CI plays seeds 0 to 31; `ROWTREE_SIM_SEED=n cargo test -p
+//! rowtree-cluster --test sim_txn replay -- --ignored --nocapture` (or
+//! `ROWTREE_SIM_SEEDS=a..b`) replays seeds with their traces, and
+//! `ROWTREE_SIM_PLANT=abort-alone` plants a bug: a participant that gives
+//! up on a transaction prepared too long and aborts it on its own,
+//! without asking the coordinator. The simulator must find a transaction
+//! committed on one split and aborted on the other within 32 seeds. As in
+//! `sim.rs`, a replayed seed plays the same faults at the same moments,
+//! but the tasks of one step may interleave differently.
+
+mod simkit;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use openraft::type_config::async_runtime::WatchReceiver;
+use openraft::{BasicNode, Config, ServerState};
+use rand::rngs::SmallRng;
+use rand::{RngExt, SeedableRng};
+use rowtree_cluster::raft::{
+    renew_lease, seeded, GroupId, Groups, LogStore, ReplicaMachine, SnapshotCounts, TypeConfig,
+};
+use rowtree_cluster::twophase::read_outcome;
+use rowtree_cluster::{
+    ClosedView, Command, Descriptor, GlobalTxnId, LeaseKeeper, LeaseRules, LeaseView, Outcome,
+    Prepare, PreparedView, Replica,
+};
+use rowtree_kv::{Router, SplitId, SplitMap};
+use rowtree_storage::{Engine, Mvcc};
+use rowtree_txn::timestamp::{Clock, TimestampOracle};
+use simkit::{host, mix, now, serve_peer_port, sim_peers, skew, Cuts, Disk, NodeClock, PORT};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
+
+/// Simulated time per step.
+const TICK: Duration = Duration::from_millis(2);
+/// How long the nemesis acts.
+const FAULTS: Duration = Duration::from_secs(10);
+/// How long the cluster has to settle once the faults stop.
+const SETTLE: Duration = Duration::from_secs(20);
+const NODES: [u64; 3] = [1, 2, 3];
+const SPLITS: [u64; 2] = [1, 2];
+/// The port of the requests between nodes: prepare, resolve, lookup.
+const REQUEST_PORT: u16 = 7001;
+/// How long a proposal may take before its proposer gives up on it (its
+/// outcome is then unknown: it may still be applied).
+const WRITE_TIMEOUT: Duration = Duration::from_millis(500);
+/// How long a request to another node may take.
+const REQUEST_TIMEOUT: Duration = Duration::from_millis(400);
+/// How long a transaction stays prepared before its participant asks
+/// the coordinator for the outcome.
+const RECOVER_AFTER: Duration = Duration::from_millis(300);
+/// The splits' leases, as in `sim.rs`: 2 s, ε 20 ms.
+const LEASES: LeaseRules = LeaseRules {
+    duration: Duration::from_millis(2000),
+    max_offset: Duration::from_millis(20),
+};
+/// How far behind its clock a leaseholder closes timestamps, and how often.
+const CLOSE_LAG: Duration = Duration::from_millis(100);
+const CLOSE_EVERY: Duration = Duration::from_millis(100);
+/// Transactions a node runs at once, at most.
+const IN_FLIGHT: usize = 3;
+
+/// The crash points: each step of the protocol at which the nemesis may
+/// stop a node.
+const POINTS: [&str; 7] = [
+    // The coordinator chose the transaction, before any prepare.
+    "coordinator: before the prepare",
+    // The participant prepared, before the decision.
+    "coordinator: after the prepare",
+    // The decision applied, before the participant is told.
+    "coordinator: after the decision",
+    // At the participant: `Prepare` applied, before it answers.
+    "participant: after its prepare",
+    // At the participant: `Resolve` applied, before it answers.
+    "participant: after its resolve",
+    // At the coordinator split's leaseholder, asked for an outcome that
+    // was not decided: its abort applied, before it answers.
+    "lookup: after the abort",
+    // At a participant recovering a transaction: the outcome known,
+    // before its `Resolve`.
+    "recovery: after the lookup",
+];
+
+/// A bug planted on purpose, to show the checks find it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Plant {
+    Nothing,
+    /// A participant that aborts a transaction prepared too long on its
+    /// own, without asking the coordinator's split.
+    AbortAlone,
+}
+
+impl Plant {
+    fn from_env() -> Plant {
+        match std::env::var("ROWTREE_SIM_PLANT").as_deref() {
+            Ok("abort-alone") => Plant::AbortAlone,
+            Ok(other) => panic!("ROWTREE_SIM_PLANT={other}: abort-alone"),
+            Err(_) => Plant::Nothing,
+        }
+    }
+}
+
+fn member(id: u64) -> BasicNode {
+    BasicNode {
+        addr: format!("n{id}:{PORT}"),
+    }
+}
+
+fn config() -> Arc<Config> {
+    Arc::new(
+        Config {
+            heartbeat_interval: 50,
+            election_timeout_min: 300,
+            election_timeout_max: 600,
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(40),
+            max_in_snapshot_log_to_keep: 10,
+            purge_batch_size: 1,
+            ..Config::default()
+        }
+        .validate()
+        .unwrap(),
+    )
+}
+
+fn descriptor(split: u64) -> Descriptor {
+    let (start, limit) = match split {
+        1 => (b"a".to_vec(), b"n".to_vec()),
+        _ => (b"n".to_vec(), b"z".to_vec()),
+    };
+    Descriptor {
+        split: SplitId(split),
+        start,
+        limit: Some(limit),
+        epoch: 1,
+    }
+}
+
+/// The key transaction `txn` writes in `split`.
+fn key(split: u64, txn: u128) -> Vec<u8> {
+    let prefix = if split == 1 { 'a' } else { 'n' };
+    format!("{prefix}/{txn:032x}").into_bytes()
+}
+
+fn other(split: u64) -> u64 {
+    3 - split
+}
+
+// ---------------------------------------------------------------------
+// What the nodes and the harness share.
+
+/// A transaction started by a coordinator.
+#[derive(Clone, Debug)]
+struct Txn {
+    coordinator: u64,
+    node: u64,
+}
+
+#[derive(Default)]
+struct World {
+    /// Each running node's instance of each group, by (node, split).
+    rafts: BTreeMap<(u64, u64), Raft>,
+    /// Each running node's view of each replica's prepared transactions.
+    prepared: BTreeMap<(u64, u64), PreparedView>,
+    /// How many times each node has started.
+    starts: BTreeMap<u64, u64>,
+    snapshots: Vec<Arc<SnapshotCounts>>,
+    /// The node last seen holding each split's lease: where requests for
+    /// the split go (what the placement group tells a node).
+    holders: BTreeMap<u64, u64>,
+    txns: BTreeMap<u128, Txn>,
+    /// Transactions whose coordinator is still at work, by node.
+    running: BTreeMap<u128, u64>,
+    /// Commits acknowledged: transaction and commit timestamp.
+    acked: BTreeMap<u128, u64>,
+    aborts: usize,
+    /// Transactions resolved by a participant's recovery, and aborts
+    /// decided by lookups.
+    recovered: usize,
+    lookup_aborts: usize,
+    atomic_reads: usize,
+    /// The crash point each node is armed with, and the nodes that just
+    /// reached theirs.
+    armed: BTreeMap<u64, &'static str>,
+    crash_now: Vec<(u64, &'static str)>,
+    hits: BTreeMap<&'static str, usize>,
+    quiet: bool,
+    violations: Vec<String>,
+    trace: Vec<String>,
+}
+
+type Shared = Arc<Mutex<World>>;
+
+impl World {
+    fn violation(&mut self, v: String) {
+        if !self.violations.contains(&v) {
+            self.violations.push(v);
+        }
+    }
+}
+
+/// A crash point: if node `id` is armed with `point`, it goes no further
+/// here and the harness crashes it at the end of the step.
+async fn point(world: &Shared, id: u64, point: &'static str) {
+    {
+        let mut w = world.lock().unwrap();
+        if w.armed.get(&id) != Some(&point) {
+            return;
+        }
+        w.armed.remove(&id);
+        w.crash_now.push((id, point));
+        *w.hits.entry(point).or_default() += 1;
+    }
+    std::future::pending::<()>().await;
+}
+
+/// One group's instance on a node, and what its leaseholder keeps.
+struct Group {
+    raft: Raft,
+    keeper: Mutex<LeaseKeeper>,
+    lease: LeaseView,
+    closed: ClosedView,
+    prepared: PreparedView,
+    /// Timestamps of this node's proposals that write (prepares and
+    /// decisions), with the term they were proposed in, while not known
+    /// applied: no closed timestamp may reach them.
+    in_flight: Mutex<Vec<(u64, u64, u64)>>,
+    next_flight: Mutex<u64>,
+}
+
+/// One node's software, as one start of it runs.
+struct Node {
+    id: u64,
+    plant: Plant,
+    clock: Arc<NodeClock>,
+    oracle: Arc<TimestampOracle>,
+    router: Arc<Router>,
+    groups: BTreeMap<u64, Group>,
+    world: Shared,
+}
+
+impl Node {
+    fn now(&self) -> u64 {
+        self.clock.now_nanos()
+    }
+
+    /// The lease this node may serve `split` under now.
+    fn serving(&self, split: u64) -> Option<rowtree_cluster::Lease> {
+        let g = &self.groups[&split];
+        let keeper = g.keeper.lock().unwrap().clone();
+        keeper.serving(g.lease.get(), self.now())
+    }
+
+    fn term(&self, split: u64) -> u64 {
+        self.groups[&split]
+            .raft
+            .metrics()
+            .borrow_watched()
+            .current_term
+    }
+
+    /// Proposes `command` to `split`'s group; `writes_at` is the lowest
+    /// timestamp it writes at, kept from closing while it is in flight.
+    async fn propose(
+        &self,
+        split: u64,
+        command: Command,
+        writes_at: Option<u64>,
+    ) -> Result<(), String> {
+        let g = &self.groups[&split];
+        let flight = writes_at.map(|ts| {
+            let mut next = g.next_flight.lock().unwrap();
+            *next += 1;
+            g.in_flight
+                .lock()
+                .unwrap()
+                .push((*next, self.term(split), ts));
+            *next
+        });
+        let result = tokio::time::timeout(WRITE_TIMEOUT, g.raft.client_write(command)).await;
+        match result {
+            Ok(Ok(_)) => {
+                // Applied here: the replica's own checks now hold it back.
+                if let Some(flight) = flight {
+                    g.in_flight.lock().unwrap().retain(|f| f.0 != flight);
+                }
+                Ok(())
+            }
+            // Not known applied: it may still be, in this term.
+            Ok(Err(e)) => Err(format!("split {split}: {e}")),
+            Err(_) => Err(format!("split {split}: no answer in {WRITE_TIMEOUT:?}")),
+        }
+    }
+
+    // The three requests, as the node asked serves them.
+
+    async fn prepare_here(&self, split: u64, mut prepare: Prepare) -> Result<u64, String> {
+        let lease = self
+            .serving(split)
+            .ok_or_else(|| format!("node {} does not hold split {split}'s lease", self.id))?;
+        let ts = self.oracle.next();
+        if ts >= lease.expiry {
+            return Err(format!("the lease ends before {ts}"));
+        }
+        prepare.ts = ts;
+        self.propose(split, Command::Prepare(prepare), Some(ts))
+            .await?;
+        point(&self.world, self.id, POINTS[3]).await;
+        Ok(ts)
+    }
+
+    async fn resolve_here(&self, split: u64, txn: u128, outcome: Outcome) -> Result<(), String> {
+        self.serving(split)
+            .ok_or_else(|| format!("node {} does not hold split {split}'s lease", self.id))?;
+        let command = Command::Resolve {
+            txn: GlobalTxnId(txn),
+            outcome,
+            writes: None,
+        };
+        self.propose(split, command, None).await?;
+        point(&self.world, self.id, POINTS[4]).await;
+        Ok(())
+    }
+
+    async fn lookup_here(&self, split: u64, txn: u128) -> Result<Outcome, String> {
+        self.serving(split)
+            .ok_or_else(|| format!("node {} does not hold split {split}'s lease", self.id))?;
+        let read = || {
+            read_outcome(&self.router, SplitId(split), GlobalTxnId(txn)).map_err(|e| e.to_string())
+        };
+        // An outcome applied here is final.
+        if let Some(outcome) = read()? {
+            return Ok(outcome);
+        }
+        let abort = Command::Decide {
+            txn: GlobalTxnId(txn),
+            outcome: Outcome::Abort { at: self.now() },
+            writes: Vec::new(),
+        };
+        self.propose(split, abort, None).await?;
+        let outcome = read()?.ok_or("the decision applied, but no outcome is recorded")?;
+        if matches!(outcome, Outcome::Abort { .. }) {
+            self.world.lock().unwrap().lookup_aborts += 1;
+        }
+        point(&self.world, self.id, POINTS[5]).await;
+        Ok(outcome)
+    }
+
+    /// Sends `request` about `split` to its leaseholder: this node, or
+    /// another over the request port.
+    async fn ask(self: &Arc<Self>, split: u64, request: Request) -> Result<Answer, String> {
+        let to = self.world.lock().unwrap().holders.get(&split).copied();
+        let Some(to) = to else {
+            return Err(format!("no node is known to hold split {split}'s lease"));
+        };
+        if to == self.id {
+            return self.serve(request).await;
+        }
+        let bytes = request.encode();
+        let asked = tokio::time::timeout(REQUEST_TIMEOUT, async move {
+            let mut stream = turmoil::net::TcpStream::connect((host(to).as_str(), REQUEST_PORT))
+                .await
+                .map_err(|e| e.to_string())?;
+            write_frame(&mut stream, &bytes).await?;
+            read_frame(&mut stream).await
+        })
+        .await
+        .map_err(|_| format!("node {to} did not answer in {REQUEST_TIMEOUT:?}"))??;
+        Answer::decode(&asked)
+    }
+
+    async fn serve(&self, request: Request) -> Result<Answer, String> {
+        match request {
+            Request::Prepare { split, prepare } => self
+                .prepare_here(split, prepare)
+                .await
+                .map(Answer::Prepared),
+            Request::Resolve {
+                split,
+                txn,
+                outcome,
+            } => self
+                .resolve_here(split, txn, outcome)
+                .await
+                .map(|()| Answer::Done),
+            Request::Lookup { split, txn } => {
+                self.lookup_here(split, txn).await.map(Answer::Outcome)
+            }
+        }
+    }
+
+    /// One transaction coordinated by `split`, which this node serves.
+    async fn transaction(self: Arc<Self>, split: u64, txn: u128) {
+        let participant = other(split);
+        let value = format!("{txn:032x}").into_bytes();
+        point(&self.world, self.id, POINTS[0]).await;
+        let prepare = Prepare {
+            txn: GlobalTxnId(txn),
+            ts: 0,
+            coordinator: SplitId(split),
+            participants: vec![SplitId(1), SplitId(2)],
+            writes: vec![(key(participant, txn), Some(value.clone()))],
+            pending: false,
+            locks: Vec::new(),
+        };
+        let prepared = self
+            .ask(
+                participant,
+                Request::Prepare {
+                    split: participant,
+                    prepare,
+                },
+            )
+            .await;
+        let decision = match prepared {
+            Ok(Answer::Prepared(at)) => {
+                point(&self.world, self.id, POINTS[1]).await;
+                let commit = self.oracle.next().max(at);
+                self.oracle.observe(commit);
+                match self.serving(split) {
+                    Some(lease) if commit < lease.expiry => Outcome::Commit { ts: commit },
+                    _ => Outcome::Abort { at: self.now() },
+                }
+            }
+            _ => Outcome::Abort { at: self.now() },
+        };
+        let (writes, writes_at) = match decision {
+            Outcome::Commit { ts } => (vec![(key(split, txn), Some(value))], Some(ts)),
+            Outcome::Abort { .. } => (Vec::new(), None),
+        };
+        if self.serving(split).is_some() {
+            let decide = Command::Decide {
+                txn: GlobalTxnId(txn),
+                outcome: decision,
+                writes,
+            };
+            if self.propose(split, decide, writes_at).await.is_ok() {
+                // The first decision applied is the outcome: a lookup's
+                // abort may have come first.
+                let outcome = read_outcome(&self.router, SplitId(split), GlobalTxnId(txn));
+                match outcome {
+                    Ok(Some(outcome)) => {
+                        {
+                            let mut w = self.world.lock().unwrap();
+                            match outcome {
+                                Outcome::Commit { ts } => {
+                                    w.acked.insert(txn, ts);
+                                }
+                                Outcome::Abort { .. } => w.aborts += 1,
+                            }
+                        }
+                        point(&self.world, self.id, POINTS[2]).await;
+                        let resolve = Request::Resolve {
+                            split: participant,
+                            txn,
+                            outcome,
+                        };
+                        let _ = self.ask(participant, resolve).await;
+                    }
+                    other => {
+                        let v = format!(
+                            "node {}: decided {txn:032x} in split {split}, then read its outcome \
+                             as {other:?}",
+                            self.id
+                        );
+                        self.world.lock().unwrap().violation(v);
+                    }
+                }
+            }
+        }
+        self.world.lock().unwrap().running.remove(&txn);
+    }
+
+    /// Resolves the transactions prepared in `split` for too long: asks
+    /// the coordinator's split for the outcome (it aborts one not yet
+    /// decided) and proposes it.
+    async fn recover(self: &Arc<Self>, split: u64) {
+        let old = self.now().saturating_sub(RECOVER_AFTER.as_nanos() as u64);
+        let stale: Vec<_> = self.groups[&split]
+            .prepared
+            .list()
+            .into_iter()
+            .filter(|p| p.ts < old)
+            .collect();
+        for p in stale {
+            let txn = p.txn.0;
+            let outcome = match self.plant {
+                // The planted bug: an abort of its own.
+                Plant::AbortAlone => Outcome::Abort { at: self.now() },
+                Plant::Nothing => {
+                    let coordinator = p.coordinator.0;
+                    match self
+                        .ask(
+                            coordinator,
+                            Request::Lookup {
+                                split: coordinator,
+                                txn,
+                            },
+                        )
+                        .await
+                    {
+                        Ok(Answer::Outcome(outcome)) => outcome,
+                        _ => continue,
+                    }
+                }
+            };
+            point(&self.world, self.id, POINTS[6]).await;
+            if self.resolve_here(split, txn, outcome).await.is_ok() {
+                self.world.lock().unwrap().recovered += 1;
+            }
+        }
+    }
+
+    /// Keeps `split`'s lease while this node leads its group, closes
+    /// timestamps under it, and says who holds it.
+    async fn keep_lease(self: &Arc<Self>, split: u64, last_close: &mut u64) {
+        let g = &self.groups[&split];
+        if g.raft.metrics().borrow_watched().state != ServerState::Leader {
+            return;
+        }
+        let mut keeper = g.keeper.lock().unwrap().clone();
+        let renewed = tokio::time::timeout(
+            WRITE_TIMEOUT,
+            renew_lease(&g.raft, &mut keeper, &g.lease, self.now()),
+        )
+        .await;
+        *g.keeper.lock().unwrap() = keeper;
+        let _ = renewed;
+        let Some(lease) = self.serving(split) else {
+            return;
+        };
+        self.world.lock().unwrap().holders.insert(split, self.id);
+        let now = self.now();
+        if now < *last_close + CLOSE_EVERY.as_nanos() as u64 {
+            return;
+        }
+        *last_close = now;
+        // Below every prepared transaction and every write in flight in
+        // this term (one of an earlier term is applied before this
+        // node's lease, so it is in the prepared table or written).
+        let term = self.term(split);
+        let in_flight = {
+            let mut flights = g.in_flight.lock().unwrap();
+            flights.retain(|&(_, t, _)| t == term);
+            flights.iter().map(|f| f.2).min().unwrap_or(u64::MAX)
+        };
+        let c = now.saturating_sub(CLOSE_LAG.as_nanos() as u64);
+        let floor = g.prepared.floor().min(in_flight);
+        if c > g.closed.get() && c < lease.expiry && c < floor {
+            let _ = self.propose(split, Command::ClosedTs(c), None).await;
+        }
+    }
+
+    /// A follower read of both splits at the lower of their closed
+    /// timestamps: each transaction's writes both seen or neither.
+    fn atomic_read(&self) {
+        let ts = self.groups[&1]
+            .closed
+            .get()
+            .min(self.groups[&2].closed.get());
+        if ts == 0 {
+            return;
+        }
+        let txns: Vec<(u128, Txn)> = {
+            let w = self.world.lock().unwrap();
+            w.txns.iter().map(|(k, v)| (*k, v.clone())).collect()
+        };
+        let mut found = Vec::new();
+        for (txn, t) in txns {
+            let seen: Vec<bool> = [t.coordinator, other(t.coordinator)]
+                .iter()
+                .map(|&s| matches!(self.router.get(&key(s, txn), ts), Ok(Some(_))))
+                .collect();
+            if seen[0] != seen[1] {
+                found.push(format!(
+                    "atomicity: node {} read both splits at {ts}, below both closed timestamps, \
+                     and saw {txn:032x}'s write in split {} {} its write in split {}",
+                    self.id,
+                    t.coordinator,
+                    if seen[0] {
+                        "but not"
+                    } else {
+                        "missing, but saw"
+                    },
+                    other(t.coordinator)
+                ));
+            }
+        }
+        let mut w = self.world.lock().unwrap();
+        w.atomic_reads += 1;
+        for v in found {
+            w.violation(v);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// The request port.
+
+enum Request {
+    Prepare {
+        split: u64,
+        prepare: Prepare,
+    },
+    Resolve {
+        split: u64,
+        txn: u128,
+        outcome: Outcome,
+    },
+    Lookup {
+        split: u64,
+        txn: u128,
+    },
+}
+
+enum Answer {
+    Prepared(u64),
+    Done,
+    Outcome(Outcome),
+}
+
+fn outcome_bytes(outcome: Outcome, out: &mut Vec<u8>) {
+    match outcome {
+        Outcome::Commit { ts } => {
+            out.push(1);
+            out.extend_from_slice(&ts.to_be_bytes());
+        }
+        Outcome::Abort { at } => {
+            out.push(0);
+            out.extend_from_slice(&at.to_be_bytes());
+        }
+    }
+}
+
+fn read_outcome_bytes(bytes: &[u8]) -> Result<Outcome, String> {
+    let ts = u64::from_be_bytes(bytes.get(1..9).ok_or("short")?.try_into().unwrap());
+    match bytes[0] {
+        1 => Ok(Outcome::Commit { ts }),
+        _ => Ok(Outcome::Abort { at: ts }),
+    }
+}
+
+impl Request {
+    /// A kind byte, the split, then the kind's body (a prepare as its log
+    /// entry).
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        match self {
+            Request::Prepare { split, prepare } => {
+                out.push(1);
+                out.extend_from_slice(&split.to_be_bytes());
+                out.extend_from_slice(&Command::Prepare(prepare.clone()).encode());
+            }
+            Request::Resolve {
+                split,
+                txn,
+                outcome,
+            } => {
+                out.push(2);
+                out.extend_from_slice(&split.to_be_bytes());
+                out.extend_from_slice(&txn.to_be_bytes());
+                outcome_bytes(*outcome, &mut out);
+            }
+            Request::Lookup { split, txn } => {
+                out.push(3);
+                out.extend_from_slice(&split.to_be_bytes());
+                out.extend_from_slice(&txn.to_be_bytes());
+            }
+        }
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Request, String> {
+        let split = u64::from_be_bytes(bytes.get(1..9).ok_or("short")?.try_into().unwrap());
+        let txn = || -> Result<u128, String> {
+            Ok(u128::from_be_bytes(
+                bytes.get(9..25).ok_or("short")?.try_into().unwrap(),
+            ))
+        };
+        match bytes[0] {
+            1 => match Command::decode(&bytes[9..]).map_err(|e| e.to_string())? {
+                Command::Prepare(prepare) => Ok(Request::Prepare { split, prepare }),
+                other => Err(format!("not a prepare: {other:?}")),
+            },
+            2 => Ok(Request::Resolve {
+                split,
+                txn: txn()?,
+                outcome: read_outcome_bytes(bytes.get(25..).ok_or("short")?)?,
+            }),
+            3 => Ok(Request::Lookup { split, txn: txn()? }),
+            other => Err(format!("request kind {other}")),
+        }
+    }
+}
+
+impl Answer {
+    fn encode(answer: &Result<Answer, String>) -> Vec<u8> {
+        let mut out = Vec::new();
+        match answer {
+            Ok(Answer::Prepared(ts)) => {
+                out.push(1);
+                out.extend_from_slice(&ts.to_be_bytes());
+            }
+            Ok(Answer::Done) => out.push(2),
+            Ok(Answer::Outcome(outcome)) => {
+                out.push(3);
+                outcome_bytes(*outcome, &mut out);
+            }
+            Err(e) => {
+                out.push(0);
+                out.extend_from_slice(e.as_bytes());
+            }
+        }
+        out
+    }
+
+    fn decode(bytes: &[u8]) -> Result<Answer, String> {
+        match bytes.first() {
+            Some(1) => Ok(Answer::Prepared(u64::from_be_bytes(
+                bytes.get(1..9).ok_or("short")?.try_into().unwrap(),
+            ))),
+            Some(2) => Ok(Answer::Done),
+            Some(3) => Ok(Answer::Outcome(read_outcome_bytes(&bytes[1..])?)),
+            _ => Err(String::from_utf8_lossy(bytes.get(1..).unwrap_or_default()).into_owned()),
+        }
+    }
+}
+
+async fn write_frame(stream: &mut turmoil::net::TcpStream, bytes: &[u8]) -> Result<(), String> {
+    let len = u32::try_from(bytes.len()).map_err(|e| e.to_string())?;
+    stream
+        .write_all(&len.to_be_bytes())
+        .await
+        .map_err(|e| e.to_string())?;
+    stream.write_all(bytes).await.map_err(|e| e.to_string())
+}
+
+async fn read_frame(stream: &mut turmoil::net::TcpStream) -> Result<Vec<u8>, String> {
+    let mut len = [0u8; 4];
+    stream
+        .read_exact(&mut len)
+        .await
+        .map_err(|e| e.to_string())?;
+    let len = u32::from_be_bytes(len) as usize;
+    if len > 1 << 20 {
+        return Err(format!("a frame of {len} bytes"));
+    }
+    let mut bytes = vec![0; len];
+    stream
+        .read_exact(&mut bytes)
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(bytes)
+}
+
+/// Answers the requests of other nodes.
+async fn serve_requests(node: Arc<Node>) -> std::io::Result<()> {
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", REQUEST_PORT)).await?;
+    loop {
+        let (mut stream, _) = listener.accept().await?;
+        let node = node.clone();
+        tokio::spawn(async move {
+            let Ok(bytes) = read_frame(&mut stream).await else {
+                return;
+            };
+            let answer = match Request::decode(&bytes) {
+                Ok(request) => node.serve(request).await,
+                Err(e) => Err(e),
+            };
+            let _ = write_frame(&mut stream, &Answer::encode(&answer)).await;
+        });
+    }
+}
+
+// ---------------------------------------------------------------------
+// A node.
+
+async fn node(
+    id: u64,
+    seed: u64,
+    plant: Plant,
+    disks: (Arc<Disk>, Arc<Disk>),
+    world: Shared,
+) -> turmoil::Result {
+    let start = {
+        let mut w = world.lock().unwrap();
+        let start = w.starts.entry(id).or_default();
+        *start += 1;
+        *start
+    };
+    let task_seed = mix(mix(seed, id), start);
+    seeded(
+        task_seed,
+        run_node(id, seed, task_seed, start, plant, disks, world),
+    )
+    .await
+}
+
+async fn run_node(
+    id: u64,
+    seed: u64,
+    task_seed: u64,
+    start: u64,
+    plant: Plant,
+    (log_disk, data_disk): (Arc<Disk>, Arc<Disk>),
+    world: Shared,
+) -> turmoil::Result {
+    {
+        let log = LogStore::synchronous(log_disk);
+        let router = Arc::new(Router::new(Mvcc::new(data_disk), SplitMap::new()));
+        let clock = Arc::new(NodeClock {
+            skew: skew(seed, id, LEASES.max_offset),
+        });
+        let oracle = Arc::new(TimestampOracle::new(clock.clone()));
+        let registry = Groups::new();
+        let mut groups = BTreeMap::new();
+        for split in SPLITS {
+            let replica = match Replica::open(router.clone(), SplitId(split)) {
+                Ok(replica) => replica,
+                Err(_) => Replica::create(router.clone(), descriptor(split))?,
+            }
+            .with_oracle(oracle.clone());
+            let (lease, closed, prepared) = (
+                replica.lease_view(),
+                replica.closed_view(),
+                replica.prepared_view(),
+            );
+            let machine = ReplicaMachine::new(replica);
+            world
+                .lock()
+                .unwrap()
+                .snapshots
+                .push(machine.snapshot_counts());
+            let gid = GroupId(split);
+            let raft = Raft::new(
+                id,
+                config(),
+                sim_peers().group(gid),
+                log.group(gid),
+                machine,
+            )
+            .await?;
+            registry.insert(gid, raft.clone());
+            groups.insert(
+                split,
+                Group {
+                    raft,
+                    keeper: Mutex::new(LeaseKeeper::new(id, LEASES)),
+                    lease,
+                    closed,
+                    prepared,
+                    in_flight: Mutex::default(),
+                    next_flight: Mutex::default(),
+                },
+            );
+        }
+        let _port = serve_peer_port(registry).await?;
+        if id == NODES[0] && start == 1 {
+            for group in groups.values() {
+                let members: BTreeMap<u64, BasicNode> =
+                    NODES.iter().map(|&id| (id, member(id))).collect();
+                group.raft.initialize(members).await?;
+            }
+        }
+        {
+            let mut w = world.lock().unwrap();
+            for (&split, group) in &groups {
+                w.rafts.insert((id, split), group.raft.clone());
+                w.prepared.insert((id, split), group.prepared.clone());
+            }
+        }
+        let node = Arc::new(Node {
+            id,
+            plant,
+            clock,
+            oracle,
+            router,
+            groups,
+            world: world.clone(),
+        });
+        tokio::spawn(serve_requests(node.clone()));
+        // The reader.
+        tokio::spawn({
+            let node = node.clone();
+            async move {
+                loop {
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    node.atomic_read();
+                }
+            }
+        });
+        // Per split: the lease, closing, recovery.
+        for split in SPLITS {
+            let node = node.clone();
+            let mut rng = SmallRng::seed_from_u64(mix(task_seed, split));
+            tokio::spawn(async move {
+                let mut last_close = 0;
+                let mut last_recovery = Duration::ZERO;
+                loop {
+                    tokio::time::sleep(Duration::from_millis(rng.random_range(5..30))).await;
+                    node.keep_lease(split, &mut last_close).await;
+                    if now() >= last_recovery + Duration::from_millis(100)
+                        && node.serving(split).is_some()
+                    {
+                        last_recovery = now();
+                        node.recover(split).await;
+                    }
+                }
+            });
+        }
+        // The coordinator: transactions of the splits this node serves.
+        let mut rng = SmallRng::seed_from_u64(mix(task_seed, 0x7478));
+        let mut counter: u64 = 0;
+        loop {
+            tokio::time::sleep(Duration::from_millis(rng.random_range(10..40))).await;
+            let split = SPLITS[rng.random_range(0..2)];
+            let busy = {
+                let w = world.lock().unwrap();
+                w.quiet || w.running.values().filter(|&&n| n == id).count() >= IN_FLIGHT
+            };
+            if busy || node.serving(split).is_none() {
+                continue;
+            }
+            counter += 1;
+            let txn = (u128::from(id) << 96) | (u128::from(start) << 64) | u128::from(counter);
+            {
+                let mut w = world.lock().unwrap();
+                w.txns.insert(
+                    txn,
+                    Txn {
+                        coordinator: split,
+                        node: id,
+                    },
+                );
+                w.running.insert(txn, id);
+            }
+            tokio::spawn(node.clone().transaction(split, txn));
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// The harness.
+
+struct Outcomes {
+    violations: Vec<String>,
+    trace: Vec<String>,
+    txns: usize,
+    acked: usize,
+    aborts: usize,
+    recovered: usize,
+    lookup_aborts: usize,
+    atomic_reads: usize,
+    installed: u64,
+    crashes: usize,
+    cuts: usize,
+    hits: BTreeMap<&'static str, usize>,
+}
+
+fn simulate(seed: u64, plant: Plant) -> Outcomes {
+    let world: Shared = Arc::default();
+    let disks: BTreeMap<u64, (Arc<Disk>, Arc<Disk>)> = NODES
+        .iter()
+        .map(|&id| (id, (Disk::new(false), Disk::new(false))))
+        .collect();
+    let mut sim = turmoil::Builder::new()
+        .rng_seed(seed)
+        .tick_duration(TICK)
+        .simulation_duration(FAULTS + SETTLE + Duration::from_secs(5))
+        .min_message_latency(Duration::from_millis(1))
+        .max_message_latency(Duration::from_millis(8))
+        .build();
+    for &id in &NODES {
+        let (disks, world) = (disks[&id].clone(), world.clone());
+        sim.host(host(id), move || {
+            node(id, seed, plant, disks.clone(), world.clone())
+        });
+    }
+    let mut rng = SmallRng::seed_from_u64(mix(seed, 0x6e656d65));
+    let mut leaders: BTreeMap<(u64, u64), u64> = BTreeMap::new();
+    let mut down: BTreeMap<u64, Duration> = BTreeMap::new();
+    let mut cuts = Cuts::default();
+    let mut slow_until: Option<Duration> = None;
+    let mut next_fault = Duration::from_millis(rng.random_range(500..1500));
+    let (mut crashes, mut cut_count, mut settled) = (0, 0, false);
+    let trace = |world: &Shared, line: String| world.lock().unwrap().trace.push(line);
+
+    while sim.elapsed() < FAULTS + SETTLE {
+        if let Err(e) = sim.step() {
+            let v = format!("a node's software failed: {e}");
+            world.lock().unwrap().violation(v);
+            break;
+        }
+        let t = sim.elapsed();
+        check(&mut world.lock().unwrap(), &mut leaders);
+        if !world.lock().unwrap().violations.is_empty() {
+            break;
+        }
+        // Nodes that reached the crash point they were armed with.
+        let reached = std::mem::take(&mut world.lock().unwrap().crash_now);
+        for (id, at) in reached {
+            let back = t + Duration::from_millis(rng.random_range(100..1500));
+            trace(
+                &world,
+                format!("{t:?} node {id} crashes at {at:?}, until {back:?}"),
+            );
+            crash(&mut sim, &world, &disks, id, &mut rng);
+            down.insert(id, back);
+            crashes += 1;
+        }
+        let due: Vec<u64> = down
+            .iter()
+            .filter(|(_, &at)| at <= t)
+            .map(|(&id, _)| id)
+            .collect();
+        for id in due {
+            down.remove(&id);
+            trace(&world, format!("{t:?} restart node {id}"));
+            sim.bounce(host(id));
+        }
+        cuts.heal(&mut sim, Some(t));
+        if slow_until.is_some_and(|until| until <= t) {
+            slow_until = None;
+            sim.set_max_message_latency(Duration::from_millis(8));
+        }
+
+        if t < FAULTS && t >= next_fault {
+            next_fault = t + Duration::from_millis(rng.random_range(200..1000));
+            let up: Vec<u64> = NODES
+                .iter()
+                .copied()
+                .filter(|id| !down.contains_key(id))
+                .collect();
+            match rng.random_range(0..100) {
+                0..=19 if !up.is_empty() => {
+                    let id = up[rng.random_range(0..up.len())];
+                    let back = t + Duration::from_millis(rng.random_range(100..2000));
+                    trace(&world, format!("{t:?} crash node {id} until {back:?}"));
+                    crash(&mut sim, &world, &disks, id, &mut rng);
+                    down.insert(id, back);
+                    crashes += 1;
+                }
+                20..=54 => {
+                    // Mostly a leaseholder: coordinators and participants
+                    // are leaseholders, the steps of a lookup or a recovery
+                    // happen there too.
+                    let (any, split) = (
+                        NODES[rng.random_range(0..NODES.len())],
+                        SPLITS[rng.random_range(0..SPLITS.len())],
+                    );
+                    let holder = world.lock().unwrap().holders.get(&split).copied();
+                    let id = holder.filter(|_| rng.random_bool(0.7)).unwrap_or(any);
+                    let at = POINTS[rng.random_range(0..POINTS.len())];
+                    trace(&world, format!("{t:?} arm node {id} to crash at {at:?}"));
+                    world.lock().unwrap().armed.insert(id, at);
+                }
+                55..=74 => {
+                    let id = NODES[rng.random_range(0..NODES.len())];
+                    let until = t + Duration::from_millis(rng.random_range(200..3000));
+                    let drops = rng.random_bool(0.3);
+                    trace(
+                        &world,
+                        format!("{t:?} isolate node {id} until {until:?} (drops: {drops})"),
+                    );
+                    for &other in &NODES {
+                        if other != id {
+                            cuts.cut(&mut sim, id, other, until, drops);
+                        }
+                    }
+                    cut_count += 1;
+                }
+                75..=89 => {
+                    let a = NODES[rng.random_range(0..NODES.len())];
+                    let b = NODES[rng.random_range(0..NODES.len())];
+                    if a != b {
+                        let until = t + Duration::from_millis(rng.random_range(200..2000));
+                        let drops = rng.random_bool(0.3);
+                        trace(
+                            &world,
+                            format!("{t:?} cut {a}-{b} until {until:?} (drops: {drops})"),
+                        );
+                        cuts.cut(&mut sim, a, b, until, drops);
+                        cut_count += 1;
+                    }
+                }
+                _ => {
+                    let latency = Duration::from_millis(rng.random_range(50..400));
+                    trace(&world, format!("{t:?} latency up to {latency:?}"));
+                    sim.set_max_message_latency(latency);
+                    slow_until = Some(t + Duration::from_millis(rng.random_range(300..2000)));
+                }
+            }
+        }
+
+        if t >= FAULTS {
+            if !world.lock().unwrap().quiet {
+                trace(&world, format!("{t:?} faults stop"));
+                {
+                    let mut w = world.lock().unwrap();
+                    w.quiet = true;
+                    w.armed.clear();
+                }
+                cuts.heal(&mut sim, None);
+                for id in std::mem::take(&mut down).into_keys() {
+                    sim.bounce(host(id));
+                }
+                sim.set_max_message_latency(Duration::from_millis(8));
+            }
+            if settled_now(&world.lock().unwrap()) {
+                settled = true;
+                break;
+            }
+        }
+    }
+
+    let mut w = world.lock().unwrap();
+    if w.violations.is_empty() && !settled {
+        let state = describe(&w);
+        w.violation(format!(
+            "liveness: the cluster did not settle within {SETTLE:?} after the faults stopped: \
+             {state}"
+        ));
+    }
+    if w.violations.is_empty() {
+        final_checks(&mut w, &disks);
+    }
+    let outcomes = Outcomes {
+        violations: w.violations.clone(),
+        trace: w.trace.clone(),
+        txns: w.txns.len(),
+        acked: w.acked.len(),
+        aborts: w.aborts,
+        recovered: w.recovered,
+        lookup_aborts: w.lookup_aborts,
+        atomic_reads: w.atomic_reads,
+        installed: w.snapshots.iter().map(|c| c.installed()).sum(),
+        crashes,
+        cuts: cut_count,
+        hits: w.hits.clone(),
+    };
+    w.rafts.clear();
+    drop(w);
+    drop(sim);
+    outcomes
+}
+
+fn crash(
+    sim: &mut turmoil::Sim<'_>,
+    world: &Shared,
+    disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>,
+    id: u64,
+    rng: &mut SmallRng,
+) {
+    {
+        let mut w = world.lock().unwrap();
+        w.rafts.retain(|&(node, _), _| node != id);
+        w.prepared.retain(|&(node, _), _| node != id);
+        w.running.retain(|_, &mut node| node != id);
+        w.holders.retain(|_, &mut node| node != id);
+    }
+    sim.crash(host(id));
+    let (log_disk, data_disk) = &disks[&id];
+    log_disk.crash(rng);
+    data_disk.crash(rng);
+}
+
+/// After every step: no node stopped, one leader per term in each group.
+fn check(w: &mut World, leaders: &mut BTreeMap<(u64, u64), u64>) {
+    let mut found = Vec::new();
+    for (&(id, split), raft) in &w.rafts {
+        let m = raft.metrics().borrow_watched().clone();
+        if let Err(fatal) = &m.running_state {
+            found.push(format!("node {id} stopped split {split}'s group: {fatal}"));
+        }
+        if m.state == ServerState::Leader {
+            let leader = *leaders.entry((split, m.current_term)).or_insert(id);
+            if leader != id {
+                found.push(format!(
+                    "election safety: nodes {leader} and {id} both led split {split}'s term {}",
+                    m.current_term
+                ));
+            }
+        }
+    }
+    for v in found {
+        w.violation(v);
+    }
+}
+
+/// Whether the cluster has settled: every node up, each group led with
+/// every replica applied as far as its leader, nothing prepared, no
+/// coordinator at work.
+fn settled_now(w: &World) -> bool {
+    if w.rafts.len() != NODES.len() * SPLITS.len() || !w.running.is_empty() {
+        return false;
+    }
+    if w.prepared.values().any(|p| !p.list().is_empty()) {
+        return false;
+    }
+    SPLITS.iter().all(|&split| {
+        let metrics: Vec<_> = NODES
+            .iter()
+            .map(|&id| w.rafts[&(id, split)].metrics().borrow_watched().clone())
+            .collect();
+        let leaders: Vec<_> = metrics
+            .iter()
+            .filter(|m| m.state == ServerState::Leader)
+            .collect();
+        let [leader] = leaders.as_slice() else {
+            return false;
+        };
+        let applied = leader.last_applied;
+        applied.is_some()
+            && leader.last_log_index == applied.map(|a| a.index)
+            && metrics.iter().all(|m| m.last_applied == applied)
+    })
+}
+
+fn describe(w: &World) -> String {
+    let mut out = String::new();
+    for (&(id, split), raft) in &w.rafts {
+        let m = raft.metrics().borrow_watched().clone();
+        let _ = write!(
+            out,
+            "[node {id} split {split}: {:?} term {} applied {:?} last log {:?}] ",
+            m.state,
+            m.current_term,
+            m.last_applied.map(|l| (l.leader_id.term, l.index)),
+            m.last_log_index,
+        );
+    }
+    for (&(id, split), view) in &w.prepared {
+        let list = view.list();
+        if !list.is_empty() {
+            let _ = write!(out, "[node {id} split {split} prepared {list:?}] ");
+        }
+    }
+    let _ = write!(out, "coordinators at work: {:?}", w.running);
+    out
+}
+
+/// Once settled, on every node's data: each transaction's outcome the same
+/// in both splits, a commit's writes at its timestamp and an abort's
+/// nowhere, every acknowledged commit committed; and the same rows and
+/// outcomes on every node.
+fn final_checks(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
+    let mut found = Vec::new();
+    let mut first: Option<(u64, Vec<simkit::Pair>, Vec<String>)> = None;
+    for &id in &NODES {
+        let data: Arc<dyn Engine> = disks[&id].1.clone();
+        let router = Router::new(Mvcc::new(data), SplitMap::new());
+        let mut outcomes = Vec::new();
+        for (&txn, t) in &w.txns {
+            let (c, p) = (t.coordinator, other(t.coordinator));
+            let read =
+                |split: u64| read_outcome(&router, SplitId(split), GlobalTxnId(txn)).unwrap();
+            let (decided, resolved) = (read(c), read(p));
+            outcomes.push(format!("{txn:032x} {decided:?} {resolved:?}"));
+            let at = |split: u64, ts: u64| router.get(&key(split, txn), ts).unwrap().is_some();
+            let what = format!(
+                "node {id}: {txn:032x} (coordinated by split {c} from node {})",
+                t.node
+            );
+            match (decided, resolved) {
+                (Some(Outcome::Commit { ts }), Some(Outcome::Commit { ts: other_ts }))
+                    if ts == other_ts =>
+                {
+                    for split in [c, p] {
+                        if !at(split, ts) || at(split, ts - 1) {
+                            found.push(format!(
+                                "atomicity: {what} committed at {ts}, but its write in split \
+                                 {split} is not there at exactly that timestamp"
+                            ));
+                        }
+                    }
+                }
+                (Some(Outcome::Commit { .. }), resolved) => found.push(format!(
+                    "agreement: {what} committed in the coordinator's split, and the \
+                     participant has {resolved:?}"
+                )),
+                (decided, Some(Outcome::Commit { .. })) => found.push(format!(
+                    "agreement: {what} committed in the participant's split, and the \
+                     coordinator has {decided:?}"
+                )),
+                _ => {
+                    for split in [c, p] {
+                        if at(split, u64::MAX - 1) {
+                            found.push(format!(
+                                "atomicity: {what} did not commit, but its write in split \
+                                 {split} is there"
+                            ));
+                        }
+                    }
+                }
+            }
+            if let Some(&ts) = w.acked.get(&txn) {
+                if decided != Some(Outcome::Commit { ts }) {
+                    found.push(format!(
+                        "durability: {what} was acknowledged as committed at {ts}, and its \
+                         coordinator's split has {decided:?}"
+                    ));
+                }
+            }
+        }
+        let rows: Vec<_> = router.scan_stored(b"", None).map(|r| r.unwrap()).collect();
+        match &first {
+            None => first = Some((id, rows, outcomes)),
+            Some((other_id, their_rows, their_outcomes)) => {
+                if *their_rows != rows {
+                    found.push(format!(
+                        "nodes {other_id} and {id} store different rows ({} and {} versions)",
+                        their_rows.len(),
+                        rows.len()
+                    ));
+                }
+                if *their_outcomes != outcomes {
+                    found.push(format!(
+                        "nodes {other_id} and {id} record different outcomes"
+                    ));
+                }
+            }
+        }
+    }
+    for v in found.into_iter().take(20) {
+        w.violation(v);
+    }
+}
+
+// ---------------------------------------------------------------------
+// The tests.
+
+/// Plays `seeds` and fails with every seed that broke an invariant.
+fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) -> Outcomes {
+    let mut all = Outcomes {
+        violations: Vec::new(),
+        trace: Vec::new(),
+        txns: 0,
+        acked: 0,
+        aborts: 0,
+        recovered: 0,
+        lookup_aborts: 0,
+        atomic_reads: 0,
+        installed: 0,
+        crashes: 0,
+        cuts: 0,
+        hits: BTreeMap::new(),
+    };
+    let mut played = 0;
+    for seed in seeds {
+        let outcome = simulate(seed, plant);
+        if verbose {
+            for line in &outcome.trace {
+                eprintln!("{line}");
+            }
+            eprintln!(
+                "seed {seed}: {} transactions, {} commits acknowledged, {} recovered",
+                outcome.txns, outcome.acked, outcome.recovered
+            );
+        }
+        played += 1;
+        all.txns += outcome.txns;
+        all.acked += outcome.acked;
+        all.aborts += outcome.aborts;
+        all.recovered += outcome.recovered;
+        all.lookup_aborts += outcome.lookup_aborts;
+        all.atomic_reads += outcome.atomic_reads;
+        all.installed += outcome.installed;
+        all.crashes += outcome.crashes;
+        all.cuts += outcome.cuts;
+        for (point, n) in outcome.hits {
+            *all.hits.entry(point).or_default() += n;
+        }
+        if !outcome.violations.is_empty() {
+            all.violations.push(format!(
+                "seed {seed} (replay: ROWTREE_SIM_SEED={seed}): {}",
+                outcome.violations.join("; ")
+            ));
+        }
+    }
+    eprintln!(
+        "{played} seeds: {} transactions, {} commits acknowledged, {} aborts, {} recovered by \
+         a participant ({} aborts decided by lookups), {} atomic reads, {} snapshots \
+         installed, {} crashes ({} at crash points: {:?}), {} cuts",
+        all.txns,
+        all.acked,
+        all.aborts,
+        all.recovered,
+        all.lookup_aborts,
+        all.atomic_reads,
+        all.installed,
+        all.crashes,
+        all.hits.values().sum::<usize>(),
+        all.hits,
+        all.cuts
+    );
+    all
+}
+
+/// What a run of the code as it is must show: no violation, and that it
+/// did something (commits, aborts, recoveries, crashes at crash points).
+fn play_clean(seeds: std::ops::Range<u64>) -> BTreeMap<&'static str, usize> {
+    let played = seeds.end - seeds.start;
+    let all = play(seeds, Plant::Nothing, false);
+    assert!(all.violations.is_empty(), "{}", all.violations.join("\n"));
+    assert!(
+        all.acked as u64 > played * 50,
+        "only {} commits acknowledged",
+        all.acked
+    );
+    assert!(all.aborts > 0 && all.recovered > 0 && all.lookup_aborts > 0);
+    assert!(all.crashes > 0 && all.cuts > 0 && all.atomic_reads > 0);
+    all.hits
+}
+
+// CI plays seeds 0 to 31, in two tests that the test harness runs in
+// parallel; each must reach most crash points, and the two together all.
+
+static HITS: Mutex<Vec<BTreeSet<&'static str>>> = Mutex::new(Vec::new());
+
+fn record_hits(hits: BTreeMap<&'static str, usize>) {
+    let mut all = HITS.lock().unwrap();
+    all.push(hits.into_keys().collect());
+    if all.len() == 2 {
+        let reached: BTreeSet<&str> = all.iter().flatten().copied().collect();
+        let missed: Vec<&str> = POINTS
+            .iter()
+            .copied()
+            .filter(|p| !reached.contains(p))
+            .collect();
+        assert!(missed.is_empty(), "no seed crashed a node at {missed:?}");
+    }
+}
+
+#[test]
+fn transactions_across_two_groups_keep_their_invariants_seeds_0_to_15() {
+    record_hits(play_clean(0..16));
+}
+
+#[test]
+fn transactions_across_two_groups_keep_their_invariants_seeds_16_to_31() {
+    record_hits(play_clean(16..32));
+}
+
+/// Plays the seeds the environment names, with each seed's trace:
+/// `ROWTREE_SIM_SEED=n` or `ROWTREE_SIM_SEEDS=a..b`, and
+/// `ROWTREE_SIM_PLANT=abort-alone` for the planted bug.
+#[test]
+#[ignore = "plays the seeds named by ROWTREE_SIM_SEED or ROWTREE_SIM_SEEDS"]
+fn replay() {
+    let seeds: Vec<u64> = if let Ok(seed) = std::env::var("ROWTREE_SIM_SEED") {
+        vec![seed.parse().expect("ROWTREE_SIM_SEED is a number")]
+    } else if let Ok(range) = std::env::var("ROWTREE_SIM_SEEDS") {
+        let (a, b) = range
+            .split_once("..")
+            .expect("ROWTREE_SIM_SEEDS is a range a..b");
+        (a.parse().unwrap()..b.parse().unwrap()).collect()
+    } else {
+        panic!("set ROWTREE_SIM_SEED=n or ROWTREE_SIM_SEEDS=a..b");
+    };
+    let all = play(seeds, Plant::from_env(), true);
+    assert!(all.violations.is_empty(), "{}", all.violations.join("\n"));
+}
+
+/// The planted bug: a participant that aborts a transaction it has held
+/// prepared too long without asking the coordinator's split. A
+/// coordinator slowed or cut off past that decides to commit: the
+/// transaction is committed in one split and aborted in the other, which
+/// the checks must find within 32 seeds (the search stops at the first).
+#[test]
+fn the_simulator_finds_a_participant_that_aborts_on_its_own() {
+    for seed in 0..32 {
+        let outcome = simulate(seed, Plant::AbortAlone);
+        if let Some(v) = outcome
+            .violations
+            .iter()
+            .find(|v| v.starts_with("agreement") || v.starts_with("atomicity"))
+        {
+            eprintln!("with participants that abort on their own, seed {seed} found: {v}");
+            return;
+        }
+    }
+    panic!("32 seeds with participants that abort on their own found no broken transaction");
+}

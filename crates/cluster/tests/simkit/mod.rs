@@ -1,0 +1,321 @@
+//! What the deterministic simulations share (`sim.rs`, one Raft group;
+//! `sim_txn.rs`, two groups and the transactions that span them): a
+//! simulated disk that keeps only what was synced when its node crashes,
+//! the simulated network under the peer port, the nodes' skewed clocks,
+//! and the nemesis's cuts of links.
+
+#![allow(dead_code)]
+
+use std::collections::BTreeMap;
+use std::net::SocketAddr;
+use std::ops::{Bound, RangeBounds};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use hyper_util::rt::TokioIo;
+use rand::rngs::SmallRng;
+use rand::RngExt;
+use rowtree_cluster::raft::{Groups, PeerPort, Peers};
+use rowtree_storage::{
+    Durability, Engine, KeyRange, Result as StorageResult, ScanIter, Space, WriteBatch, WriteOp,
+};
+use rowtree_txn::timestamp::Clock;
+use tonic::transport::{Endpoint, Uri};
+
+/// The port every node's peer port listens on.
+pub const PORT: u16 = 7000;
+
+/// Where the nodes' clocks start (nanoseconds): an hour, so that a clock
+/// behind simulated time stays positive.
+pub const CLOCK_BASE: u64 = 3_600_000_000_000;
+
+/// Simulated time since the simulation began.
+pub fn now() -> Duration {
+    turmoil::sim_elapsed().unwrap_or_default()
+}
+
+/// Mixes two numbers into one (SplitMix64's finaliser): seeds per node,
+/// per start, per purpose.
+pub fn mix(a: u64, b: u64) -> u64 {
+    let mut z = a ^ b.wrapping_mul(0x9e37_79b9_7f4a_7c15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_133f_11eb);
+    z ^ (z >> 31)
+}
+
+/// The turmoil host of node `id`.
+pub fn host(id: u64) -> String {
+    format!("n{id}")
+}
+
+/// Node `id`'s clock offset from simulated time in the seed's run: fixed,
+/// within ±`max_offset`/2, so any two clocks are within `max_offset`.
+pub fn skew(seed: u64, id: u64, max_offset: Duration) -> i64 {
+    let half = max_offset.as_nanos() as i64 / 2;
+    (mix(seed ^ 0x636c6f636b, id) % (2 * half as u64 + 1)) as i64 - half
+}
+
+/// A node's clock: simulated time plus its fixed skew, in nanoseconds.
+#[derive(Clone, Copy)]
+pub struct NodeClock {
+    pub skew: i64,
+}
+
+impl Clock for NodeClock {
+    fn now_nanos(&self) -> u64 {
+        let t = CLOCK_BASE + now().as_nanos() as u64;
+        t.saturating_add_signed(self.skew)
+    }
+}
+
+// ---------------------------------------------------------------------
+// The simulated disk.
+
+pub type Spaces = [BTreeMap<Vec<u8>, Vec<u8>>; 3];
+/// A stored key and value.
+pub type Pair = (Vec<u8>, Vec<u8>);
+
+pub fn space_index(space: Space) -> usize {
+    match space {
+        Space::Data => 0,
+        Space::Meta => 1,
+        Space::Heads => 2,
+    }
+}
+
+pub fn apply_ops(spaces: &mut Spaces, ops: &[WriteOp]) {
+    for op in ops {
+        match op {
+            WriteOp::Put { space, key, value } => {
+                spaces[space_index(*space)].insert(key.clone(), value.clone());
+            }
+            WriteOp::Delete { space, key } => {
+                spaces[space_index(*space)].remove(key);
+            }
+        }
+    }
+}
+
+#[derive(Default)]
+pub struct DiskState {
+    /// What reads see: everything written.
+    live: Spaces,
+    /// What survives a crash for certain: everything synced.
+    durable: Spaces,
+    /// The batches written since the last sync, in order.
+    pending: Vec<Vec<WriteOp>>,
+}
+
+/// A node's disk: an engine whose crash keeps what was synced and a
+/// prefix of what was not, as a process killed between a write and its
+/// fsync may. `lies` plants a bug: a sync that returns without making
+/// anything durable.
+#[derive(Default)]
+pub struct Disk {
+    state: Mutex<DiskState>,
+    lies: bool,
+}
+
+impl Disk {
+    pub fn new(lies: bool) -> Arc<Disk> {
+        Arc::new(Disk {
+            state: Mutex::default(),
+            lies,
+        })
+    }
+
+    /// The node crashed: a random prefix of the unsynced batches reached
+    /// the disk, the rest is lost.
+    pub fn crash(&self, rng: &mut SmallRng) {
+        let mut state = self.state.lock().unwrap();
+        let state = &mut *state;
+        let kept = rng.random_range(0..=state.pending.len());
+        for ops in state.pending.drain(..).take(kept) {
+            apply_ops(&mut state.durable, &ops);
+        }
+        state.live = state.durable.clone();
+    }
+}
+
+impl Engine for Disk {
+    fn get(&self, space: Space, key: &[u8]) -> StorageResult<Option<Vec<u8>>> {
+        Ok(self.state.lock().unwrap().live[space_index(space)]
+            .get(key)
+            .cloned())
+    }
+
+    fn scan(&self, space: Space, range: KeyRange, reverse: bool) -> ScanIter<'_> {
+        let state = self.state.lock().unwrap();
+        let bounds: (Bound<Vec<u8>>, Bound<Vec<u8>>) =
+            (range.start_bound().cloned(), range.end_bound().cloned());
+        let iter = state.live[space_index(space)]
+            .range(bounds)
+            .map(|(k, v)| Ok((k.clone(), v.clone())));
+        let pairs: Vec<_> = if reverse {
+            iter.rev().collect()
+        } else {
+            iter.collect()
+        };
+        Box::new(pairs.into_iter())
+    }
+
+    /// As the disk engine says: so replicas keep row heads, and crashes
+    /// and snapshot installs exercise them.
+    fn prefers_point_gets(&self) -> bool {
+        true
+    }
+
+    fn write(&self, batch: WriteBatch, durability: Durability) -> StorageResult<()> {
+        {
+            let mut state = self.state.lock().unwrap();
+            let ops = batch.into_ops();
+            apply_ops(&mut state.live, &ops);
+            state.pending.push(ops);
+        }
+        if durability == Durability::Sync {
+            self.sync()?;
+        }
+        Ok(())
+    }
+
+    fn sync(&self) -> StorageResult<()> {
+        if self.lies {
+            return Ok(());
+        }
+        let mut state = self.state.lock().unwrap();
+        let state = &mut *state;
+        for ops in state.pending.drain(..) {
+            apply_ops(&mut state.durable, &ops);
+        }
+        Ok(())
+    }
+}
+
+// ---------------------------------------------------------------------
+// The simulated network under the peer port.
+
+/// A simulated connection, as the peer port's server takes it.
+pub struct SimStream(pub turmoil::net::TcpStream);
+
+impl tonic::transport::server::Connected for SimStream {
+    type ConnectInfo = ();
+    fn connect_info(&self) {}
+}
+
+impl tokio::io::AsyncRead for SimStream {
+    fn poll_read(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &mut tokio::io::ReadBuf<'_>,
+    ) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_read(cx, buf)
+    }
+}
+
+impl tokio::io::AsyncWrite for SimStream {
+    fn poll_write(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<std::io::Result<usize>> {
+        Pin::new(&mut self.0).poll_write(cx, buf)
+    }
+
+    fn poll_flush(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_flush(cx)
+    }
+
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
+        Pin::new(&mut self.0).poll_shutdown(cx)
+    }
+}
+
+/// Peers that dial over the simulated network.
+pub fn sim_peers() -> Peers {
+    Peers::with_connector(Arc::new(|endpoint: Endpoint| {
+        endpoint.connect_with_connector_lazy(tower::service_fn(|uri: Uri| async move {
+            let host = uri.host().unwrap_or_default().to_string();
+            let port = uri.port_u16().unwrap_or(PORT);
+            let stream = turmoil::net::TcpStream::connect((host.as_str(), port)).await?;
+            Ok::<_, std::io::Error>(TokioIo::new(stream))
+        }))
+    }))
+}
+
+/// Serves `groups` on this host's peer port, over the simulated network.
+pub async fn serve_peer_port(groups: Groups) -> std::io::Result<PeerPort> {
+    let listener = turmoil::net::TcpListener::bind(("0.0.0.0", PORT)).await?;
+    let incoming = futures_util::stream::unfold(listener, |listener| async move {
+        let accepted = listener.accept().await.map(|(stream, _)| SimStream(stream));
+        Some((accepted, listener))
+    });
+    Ok(PeerPort::serve(
+        SocketAddr::from(([0, 0, 0, 0], PORT)),
+        incoming,
+        groups,
+    ))
+}
+
+// ---------------------------------------------------------------------
+// The nemesis's cuts.
+
+/// Links cut now: each a pair and whether its messages are dropped
+/// (connections break) rather than held.
+#[derive(Default)]
+pub struct Cuts {
+    pub links: BTreeMap<(u64, u64), (Duration, bool)>,
+}
+
+pub fn pair(a: u64, b: u64) -> (u64, u64) {
+    (a.min(b), a.max(b))
+}
+
+impl Cuts {
+    /// Cuts the link `a`-`b` until `until`: its messages held, or dropped
+    /// (`drops`). A link cut already stays cut until the later time, and
+    /// drops if either cut does.
+    pub fn cut(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        a: u64,
+        b: u64,
+        until: Duration,
+        drops: bool,
+    ) {
+        let key = pair(a, b);
+        if let Some((old_until, old_drops)) = self.links.get(&key).copied() {
+            self.links
+                .insert(key, (old_until.max(until), old_drops || drops));
+            if drops && !old_drops {
+                sim.partition(host(a), host(b));
+            }
+            return;
+        }
+        if drops {
+            sim.partition(host(a), host(b));
+        } else {
+            sim.hold(host(a), host(b));
+        }
+        self.links.insert(key, (until, drops));
+    }
+
+    /// Heals the cuts due by `t` (every cut, with `None`).
+    pub fn heal(&mut self, sim: &mut turmoil::Sim<'_>, t: Option<Duration>) {
+        let healed: Vec<(u64, u64)> = self
+            .links
+            .iter()
+            .filter(|(_, &(until, _))| t.is_none_or(|t| until <= t))
+            .map(|(&p, _)| p)
+            .collect();
+        for (a, b) in healed {
+            let (_, drops) = self.links.remove(&(a, b)).unwrap();
+            if drops {
+                sim.repair(host(a), host(b));
+            } else {
+                sim.release(host(a), host(b));
+            }
+        }
+    }
+}
