@@ -212,9 +212,11 @@ macro_rules! forward_admin {
         if let Some(channel) =
             $self.forward_to($database, $request.metadata(), crate::forward::Need::$need)?
         {
-            return Admin::admin_client(channel)
-                .$method(crate::forward::onward($request))
-                .await;
+            return crate::forward::relayed(
+                Admin::admin_client(channel)
+                    .$method(crate::forward::onward($request))
+                    .await,
+            );
         }
     };
 }
@@ -936,7 +938,9 @@ impl OperationsService for Admin {
         if let Some(mut to) =
             self.operation_elsewhere(&request.get_ref().name, request.metadata())?
         {
-            return to.get_operation(crate::forward::onward(request)).await;
+            return crate::forward::relayed(
+                to.get_operation(crate::forward::onward(request)).await,
+            );
         }
         Ok(Response::new(self.operations.get(&request.get_ref().name)?))
     }
@@ -948,7 +952,9 @@ impl OperationsService for Admin {
         if let Some(mut to) =
             self.operation_elsewhere(&request.get_ref().name, request.metadata())?
         {
-            return to.delete_operation(crate::forward::onward(request)).await;
+            return crate::forward::relayed(
+                to.delete_operation(crate::forward::onward(request)).await,
+            );
         }
         self.operations.delete(&request.get_ref().name)?;
         Ok(Response::new(()))
@@ -961,7 +967,9 @@ impl OperationsService for Admin {
         if let Some(mut to) =
             self.operation_elsewhere(&request.get_ref().name, request.metadata())?
         {
-            return to.cancel_operation(crate::forward::onward(request)).await;
+            return crate::forward::relayed(
+                to.cancel_operation(crate::forward::onward(request)).await,
+            );
         }
         let op = self.operations.get(&request.get_ref().name)?;
         if op.done {
@@ -985,7 +993,9 @@ impl OperationsService for Admin {
         if let Some(mut to) =
             self.operation_elsewhere(&request.get_ref().name, request.metadata())?
         {
-            return to.wait_operation(crate::forward::onward(request)).await;
+            return crate::forward::relayed(
+                to.wait_operation(crate::forward::onward(request)).await,
+            );
         }
         let r = request.get_ref();
         let timeout = r

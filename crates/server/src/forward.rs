@@ -236,6 +236,32 @@ pub(crate) struct Hop {
     pub leader: bool,
 }
 
+/// The answer to relay of a call sent on to another node. A call that
+/// broke on the way (the node died or the connection dropped before an
+/// answer came: tonic's `Unknown` status with the transport's error behind
+/// it) becomes UNAVAILABLE, which the client libraries retry, as they
+/// would if they had called that node themselves; every status the other
+/// node sent is its answer, relayed as it is. (Commits are the exception,
+/// and do not come through here: a broken commit's outcome is unknown, and
+/// the gateway finds it out, `spanner/outcomes.rs`.)
+pub(crate) fn relayed<T>(answer: Result<T, Status>) -> Result<T, Status> {
+    answer.map_err(|status| {
+        let broke =
+            status.code() == tonic::Code::Unknown && std::error::Error::source(&status).is_some();
+        if !broke {
+            return status;
+        }
+        let cause = std::error::Error::source(&status)
+            .map(|e| format!(": {e}"))
+            .unwrap_or_default();
+        Status::unavailable(format!(
+            "the node serving this database stopped answering before it replied ({}{cause}); \
+             try again",
+            status.message()
+        ))
+    })
+}
+
 /// `request` as it is sent on: the client's metadata (its deadline
 /// included) and [`FORWARDED`], one more.
 pub(crate) fn onward<T>(request: Request<T>) -> Request<T> {
@@ -267,4 +293,42 @@ pub(crate) fn database_of(name: &str) -> &str {
         .find("/sessions/")
         .or_else(|| name.find("/operations/"));
     end.map_or(name, |at| &name[..at])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::relayed;
+    use tonic::{Code, Status};
+
+    #[test]
+    fn a_call_that_broke_on_the_way_is_relayed_as_unavailable() {
+        // What tonic makes of a connection that dropped mid-call.
+        let broke = Status::from_error(Box::new(std::io::Error::new(
+            std::io::ErrorKind::ConnectionReset,
+            "connection reset by peer",
+        )));
+        assert_eq!(broke.code(), Code::Unknown);
+        let relayed = relayed::<()>(Err(broke)).unwrap_err();
+        assert_eq!(relayed.code(), Code::Unavailable);
+        assert!(
+            relayed.message().contains("connection reset by peer"),
+            "{}",
+            relayed.message()
+        );
+    }
+
+    #[test]
+    fn the_other_nodes_answers_are_relayed_as_they_are() {
+        for sent in [
+            Status::unknown("an answer the other node sent"),
+            Status::not_found("Database not found: d"),
+            Status::aborted("Transaction was aborted."),
+            Status::unavailable("node 2 leads this database now"),
+        ] {
+            let relayed = relayed::<()>(Err(sent.clone())).unwrap_err();
+            assert_eq!(relayed.code(), sent.code());
+            assert_eq!(relayed.message(), sent.message());
+        }
+        assert_eq!(relayed(Ok::<u32, Status>(7)).unwrap(), 7);
+    }
 }

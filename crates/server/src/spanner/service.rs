@@ -26,7 +26,7 @@ use super::sessions::SpannerService;
 use super::statements;
 use super::threads::{blocking, guarded};
 use crate::api::spanner::spanner_server::Spanner;
-use crate::forward::{database_of, onward_from, Need};
+use crate::forward::{database_of, onward_from, relayed, Need};
 
 /// Sends the request on to the node leading its database, if that is not
 /// this one (a cluster node; `forward.rs`), and returns its answer.
@@ -36,7 +36,7 @@ macro_rules! forward {
             let to = $self.forward_to($database, $request.metadata())?;
             if let Some(mut to) = to {
                 let me = $self.forwarder.as_ref().map_or(0, |f| f.node_id());
-                return to.$method(onward_from($request, me)).await;
+                return relayed(to.$method(onward_from($request, me)).await);
             }
         }
     };
@@ -45,7 +45,7 @@ macro_rules! forward {
             let to = $self.forward_to($database, $request.metadata())?;
             if let Some(mut to) = to {
                 let me = $self.forwarder.as_ref().map_or(0, |f| f.node_id());
-                let response = to.$method(onward_from($request, me)).await?;
+                let response = relayed(to.$method(onward_from($request, me)).await)?;
                 return Ok(response.map(|s| Box::pin(s) as Stream<_>));
             }
         }
