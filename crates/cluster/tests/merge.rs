@@ -10,7 +10,9 @@ use std::sync::Arc;
 use common::{key, memory, prepare_keys, row_keys, split_k, stored, write_keys, Log};
 use parking_lot::Mutex;
 use proptest::prelude::*;
-use rowtree_cluster::{Command, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Replica};
+use rowtree_cluster::{
+    Command, Descriptor, Error, GlobalTxnId, Lease, LogId, Outcome, Prepare, Replica,
+};
 use rowtree_kv::SplitId;
 
 /// What a merge observer was told: the wider split and the splits gone.
@@ -311,4 +313,98 @@ proptest! {
         prop_assert_eq!(row_keys(&target), before);
         prop_assert_eq!(Replica::stored_splits(&log.router).unwrap(), vec![SplitId(7)]);
     }
+}
+
+/// A coordinator merged into its participant before the participant was
+/// told the outcome: the merge brings the coordinator's decisions into the
+/// participant's outcome table, and the participant's resolutions must
+/// still finish the halves prepared there (not be taken for repeats of a
+/// resolution already applied), or a committed transaction would keep
+/// its participant's writes prepared forever, invisible, and hold the
+/// split's closed timestamp below its prepare timestamp. Found by the
+/// simulator of transactions and cuts (`tests/sim_txn.rs`).
+#[test]
+fn a_coordinator_merged_into_its_participant_still_finishes_the_prepared_halves() {
+    let mut log = Log::new(split_k());
+    log.apply(Command::ClosedTs(50));
+    let mut right = split_at(&mut log, 3);
+    // Two transactions coordinated by the right half, prepared in the left.
+    for (txn, k) in [(9, 1), (10, 2)] {
+        log.apply(Command::Prepare(Prepare {
+            txn: GlobalTxnId(txn),
+            ts: 100,
+            coordinator: SplitId(8),
+            participants: vec![SplitId(7), SplitId(8)],
+            writes: vec![(key(k), Some(format!("p{txn}").into_bytes()))],
+            pending: false,
+            locks: Vec::new(),
+        }));
+    }
+    // The right half decides: 9 commits with its own write, 10 aborts.
+    right
+        .apply(
+            LogId::new(1, 0),
+            &Command::Decide {
+                txn: GlobalTxnId(9),
+                outcome: Outcome::Commit { ts: 120 },
+                writes: vec![(key(5), Some(b"d9".to_vec()))],
+            },
+        )
+        .unwrap();
+    right
+        .apply(
+            LogId::new(1, 1),
+            &Command::Decide {
+                txn: GlobalTxnId(10),
+                outcome: Outcome::Abort { at: 130 },
+                writes: Vec::new(),
+            },
+        )
+        .unwrap();
+    // It is frozen and merged into the left half before the left half is
+    // told: the decisions are the left half's outcomes now.
+    let frozen = LogId::new(1, 2);
+    right
+        .apply(frozen, &Command::Freeze { into: SplitId(7) })
+        .unwrap();
+    log.apply(merge_of(&right, frozen));
+    assert_eq!(
+        log.replica.outcome(GlobalTxnId(9)).unwrap(),
+        Some(Outcome::Commit { ts: 120 })
+    );
+    assert_eq!(log.replica.prepared().count(), 2);
+    // The resolutions arrive.
+    log.apply(Command::Resolve {
+        txn: GlobalTxnId(9),
+        outcome: Outcome::Commit { ts: 120 },
+        writes: None,
+    });
+    log.apply(Command::Resolve {
+        txn: GlobalTxnId(10),
+        outcome: Outcome::Abort { at: 130 },
+        writes: None,
+    });
+    assert_eq!(log.replica.prepared().count(), 0, "nothing stays prepared");
+    assert_eq!(log.read(&key(1), 120).as_deref(), Some("p9"));
+    assert_eq!(log.read(&key(1), 119), None);
+    assert_eq!(log.read(&key(5), 120).as_deref(), Some("d9"));
+    assert_eq!(
+        log.read(&key(2), u64::MAX - 1),
+        None,
+        "the abort writes nothing"
+    );
+    // A repeated resolution changes nothing but the applied state.
+    let data = |router: &rowtree_kv::Router| -> Vec<(Vec<u8>, Vec<u8>)> {
+        stored(router)
+            .into_iter()
+            .filter(|(k, _)| !k.ends_with(b"/state"))
+            .collect()
+    };
+    let before = data(&log.router);
+    log.apply(Command::Resolve {
+        txn: GlobalTxnId(9),
+        outcome: Outcome::Commit { ts: 120 },
+        writes: None,
+    });
+    assert_eq!(data(&log.router), before);
 }

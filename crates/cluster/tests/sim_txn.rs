@@ -108,13 +108,13 @@ use openraft::{BasicNode, Config, ServerState};
 use rand::rngs::SmallRng;
 use rand::{RngExt, SeedableRng};
 use rowtree_cluster::raft::{
-    decode_membership, renew_lease, seeded, GroupId, Groups, LogStore, ReplicaMachine,
-    SnapshotCounts, TypeConfig,
+    decode_membership, renew_lease, seeded, transfer_leadership, GroupId, Groups, LogStore,
+    ReplicaMachine, SnapshotCounts, TypeConfig,
 };
 use rowtree_cluster::twophase::read_outcome;
 use rowtree_cluster::{
-    ClosedView, Command, Descriptor, GlobalTxnId, LeaseKeeper, LeaseRules, LeaseView, Outcome,
-    Prepare, PreparedView, Replica,
+    ClosedView, Command, Descriptor, FrozenView, GlobalTxnId, LeaseKeeper, LeaseRules, LeaseView,
+    Outcome, Prepare, PreparedView, Replica,
 };
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
@@ -155,7 +155,7 @@ const IN_FLIGHT: usize = 3;
 
 /// The crash points: each step of the protocol at which the nemesis may
 /// stop a node.
-const POINTS: [&str; 9] = [
+const POINTS: [&str; 11] = [
     // The coordinator chose the transaction, before any prepare.
     "coordinator: before the prepare",
     // The participant prepared, before the decision.
@@ -178,10 +178,17 @@ const POINTS: [&str; 9] = [
     // At any replica that applied a cut: before the right half's group
     // starts on the node.
     "split: before the right half's group starts",
+    // At the leaseholder merging a split into its left neighbour: the
+    // right split's `Freeze` applied, before the `Merge`.
+    "merge: after the freeze",
+    // There: the `Merge` applied in the left split's group.
+    "merge: after the merge",
 ];
 
 /// The crash points that few runs would reach if armed on one node only.
-const RARE_POINTS: [&str; 5] = [POINTS[1], POINTS[5], POINTS[6], POINTS[7], POINTS[8]];
+const RARE_POINTS: [&str; 7] = [
+    POINTS[1], POINTS[5], POINTS[6], POINTS[7], POINTS[8], POINTS[9], POINTS[10],
+];
 
 /// A bug planted on purpose, to show the checks find it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -282,6 +289,13 @@ struct World {
     splits: BTreeMap<u64, Descriptor>,
     /// The last split id given to a cut's right half.
     next_split: u64,
+    /// Splits merged away, and the split each was merged into.
+    merged: BTreeMap<u64, u64>,
+    /// Cuts and merges acknowledged to the node that proposed them.
+    cuts_made: usize,
+    merges_made: usize,
+    /// Each running node's view of each replica's frozen mark.
+    frozen: BTreeMap<(u64, u64), FrozenView>,
     txns: BTreeMap<u128, Txn>,
     /// Transactions whose coordinator is still at work, by node.
     running: BTreeMap<u128, u64>,
@@ -306,6 +320,15 @@ struct World {
 type Shared = Arc<Mutex<World>>;
 
 impl World {
+    /// The split that holds what `split` held: itself, or the split it
+    /// was merged into (and so on).
+    fn current(&self, mut split: u64) -> u64 {
+        while let Some(&into) = self.merged.get(&split) {
+            split = into;
+        }
+        split
+    }
+
     fn violation(&mut self, v: String) {
         if !self.violations.contains(&v) {
             self.violations.push(v);
@@ -344,14 +367,17 @@ struct Group {
     /// applied: no closed timestamp may reach them.
     in_flight: Mutex<Vec<(u64, u64, u64)>>,
     next_flight: Mutex<u64>,
-    /// Held shared by every proposal that writes keys, and exclusively by
-    /// a cut: no write is proposed against a range a cut in the log
-    /// before it changes.
+    /// Held shared by every proposal that writes, and exclusively by a
+    /// change of the split (a cut, a freeze, a merge): no write is proposed
+    /// against a range or state a change in the log before it changes.
     gate: tokio::sync::RwLock<()>,
-    /// The term of a cut proposed here and not known applied: until an
+    /// The term of a change proposed here and not known applied: until an
     /// entry of a later term is applied here, no write is proposed and no
-    /// other cut (the cut may still come first in the log).
-    cutting: Mutex<Option<u64>>,
+    /// other change (the change may still come first in the log).
+    changing: Mutex<Option<u64>>,
+    /// The split this one is frozen into for a merge, as its replica here
+    /// applied: a frozen split takes no write at all.
+    frozen: FrozenView,
 }
 
 /// One node's software, as one start of it runs.
@@ -419,20 +445,30 @@ impl Node {
             .map_or(0, |l| l.leader_id.term)
     }
 
-    /// Whether a cut proposed here in some term may still be applied
+    /// Whether a change proposed here in some term may still be applied
     /// ahead of what is proposed now: until an entry of a later term is
     /// applied here, it may.
-    fn cut_pending(g: &Group) -> bool {
-        let cutting = *g.cutting.lock().unwrap();
-        cutting.is_some_and(|t| Self::applied_term(g) <= t)
+    fn change_pending(g: &Group) -> bool {
+        let changing = *g.changing.lock().unwrap();
+        changing.is_some_and(|t| Self::applied_term(g) <= t)
+    }
+
+    /// Checks, under `g`'s gate, that an entry that writes may be
+    /// proposed: no change in flight, the split not frozen.
+    fn writable(g: &Group) -> Result<(), String> {
+        if Self::change_pending(g) {
+            return Err("a change of the split is in flight".into());
+        }
+        if let Some(into) = g.frozen.get() {
+            return Err(format!("the split is frozen for its merge into {into}"));
+        }
+        Ok(())
     }
 
     /// Checks, under `g`'s gate, that a write of `key` may be proposed:
-    /// no cut in flight, the key inside the split.
+    /// [`Node::writable`], and the key inside the split.
     fn may_write(&self, split: u64, g: &Group, key: &[u8]) -> Result<(), String> {
-        if Self::cut_pending(g) {
-            return Err("a cut of the split is in flight".into());
-        }
+        Self::writable(g)?;
         match self.range(split) {
             Some(d) if d.contains(key) => Ok(()),
             Some(d) => Err(format!("{} is outside {d}", String::from_utf8_lossy(key))),
@@ -505,7 +541,12 @@ impl Node {
             outcome,
             writes: None,
         };
-        self.propose(split, command, None).await?;
+        let g = self.group(split)?;
+        {
+            let _writing = g.gate.read().await;
+            Self::writable(&g)?;
+            self.propose(split, command, None).await?;
+        }
         point(&self.world, self.id, POINTS[4]).await;
         Ok(())
     }
@@ -525,7 +566,12 @@ impl Node {
             outcome: Outcome::Abort { at: self.now() },
             writes: Vec::new(),
         };
-        self.propose(split, abort, None).await?;
+        let g = self.group(split)?;
+        {
+            let _writing = g.gate.read().await;
+            Self::writable(&g)?;
+            self.propose(split, abort, None).await?;
+        }
         let outcome = read()?.ok_or("the decision applied, but no outcome is recorded")?;
         if matches!(outcome, Outcome::Abort { .. }) {
             self.world.lock().unwrap().lookup_aborts += 1;
@@ -537,6 +583,12 @@ impl Node {
     /// Sends `request` about `split` to its leaseholder: this node, or
     /// another over the request port.
     async fn ask(self: &Arc<Self>, split: u64, request: Request) -> Result<Answer, String> {
+        // A split merged away answers through the one that absorbed it.
+        let (split, request) = {
+            let w = self.world.lock().unwrap();
+            let now = w.current(split);
+            (now, request.to(now))
+        };
         let to = self.world.lock().unwrap().holders.get(&split).copied();
         let Some(to) = to else {
             return Err(format!("no node is known to hold split {split}'s lease"));
@@ -636,7 +688,7 @@ impl Node {
             Outcome::Commit { ts } => (vec![(own, Some(value))], Some(ts)),
             Outcome::Abort { .. } => (Vec::new(), None),
         };
-        let decided = if self.serving(split).is_some() {
+        let decided = if self.serving(split).is_some() && Self::writable(&g).is_ok() {
             let decide = Command::Decide {
                 txn: GlobalTxnId(txn),
                 outcome: decision,
@@ -864,6 +916,19 @@ fn read_outcome_bytes(bytes: &[u8]) -> Result<Outcome, String> {
 }
 
 impl Request {
+    /// The request, about split `split` instead.
+    fn to(self, split: u64) -> Request {
+        match self {
+            Request::Prepare { prepare, .. } => Request::Prepare { split, prepare },
+            Request::Resolve { txn, outcome, .. } => Request::Resolve {
+                split,
+                txn,
+                outcome,
+            },
+            Request::Lookup { txn, .. } => Request::Lookup { split, txn },
+        }
+    }
+
     /// A kind byte, the split, then the kind's body (a prepare as its log
     /// entry).
     fn encode(&self) -> Vec<u8> {
@@ -1045,14 +1110,24 @@ async fn run_node(
         world: world.clone(),
     });
     // Every split the engine holds a replica of (the first two, and the
-    // halves of cuts applied before a crash), and the first two on a
-    // first start.
+    // halves of cuts applied before a crash), and the first two if they
+    // are not there (a first start, or one whose engine lost them) and not
+    // merged away (their log, still in the log store, is not to be
+    // replayed again).
     let mut splits: BTreeSet<u64> = Replica::stored_splits(&router)?
         .into_iter()
         .map(|s| s.0)
         .collect();
-    splits.extend(SPLITS);
+    {
+        let w = world.lock().unwrap();
+        splits.extend(SPLITS.iter().filter(|s| !w.merged.contains_key(s)));
+    }
     for split in splits {
+        // Opening a split replays its log, which may merge away one
+        // listed after it.
+        if world.lock().unwrap().merged.contains_key(&split) {
+            continue;
+        }
         let replica = match Replica::open(router.clone(), SplitId(split)) {
             Ok(replica) => replica,
             Err(_) => Replica::create(router.clone(), descriptor(split))?,
@@ -1090,6 +1165,10 @@ async fn run_node(
         // over the faults.
         if rng.random_bool(0.01) && now() > Duration::from_secs(1) {
             node.cut().await;
+            continue;
+        }
+        if rng.random_bool(0.01) && now() > Duration::from_secs(3) {
+            node.merge().await;
             continue;
         }
         let busy = {
@@ -1136,14 +1215,20 @@ impl Node {
         members: Option<BTreeMap<u64, BasicNode>>,
         task_seed: u64,
     ) -> turmoil::Result {
-        let weak = Arc::downgrade(&self);
+        let (weak, weak_too) = (Arc::downgrade(&self), Arc::downgrade(&self));
         let replica = replica
             .with_oracle(self.oracle.clone())
             .with_split_observer(Arc::new(move |left, right, membership| {
                 if let Some(node) = weak.upgrade() {
                     node.adopt_split(left, right, membership, task_seed);
                 }
+            }))
+            .with_merge_observer(Arc::new(move |merged, gone| {
+                if let Some(node) = weak_too.upgrade() {
+                    node.adopt_merge(merged, gone);
+                }
             }));
+        let frozen = replica.frozen_view();
         let split = replica.descriptor().split.0;
         let (lease, closed, prepared) = (
             replica.lease_view(),
@@ -1176,7 +1261,8 @@ impl Node {
             in_flight: Mutex::default(),
             next_flight: Mutex::default(),
             gate: tokio::sync::RwLock::new(()),
-            cutting: Mutex::default(),
+            changing: Mutex::default(),
+            frozen: frozen.clone(),
         });
         self.groups.lock().unwrap().insert(split, group);
         {
@@ -1184,6 +1270,7 @@ impl Node {
             w.snapshots.push(counts);
             w.rafts.insert((self.id, split), raft);
             w.prepared.insert((self.id, split), prepared);
+            w.frozen.insert((self.id, split), frozen);
         }
         let node = self.clone();
         let mut rng = SmallRng::seed_from_u64(mix(task_seed, split));
@@ -1192,6 +1279,10 @@ impl Node {
             let mut last_recovery = Duration::ZERO;
             loop {
                 tokio::time::sleep(Duration::from_millis(rng.random_range(5..30))).await;
+                if node.group(split).is_err() {
+                    // Merged away.
+                    return;
+                }
                 node.keep_lease(split, &mut last_close).await;
                 if now() >= last_recovery + Duration::from_millis(100)
                     && node.serving(split).is_some()
@@ -1244,6 +1335,9 @@ impl Node {
     /// Cuts a split this node serves at the first of [`CUTS`] strictly
     /// inside it, if there is one.
     async fn cut(&self) {
+        if self.world.lock().unwrap().quiet {
+            return;
+        }
         let held: Vec<(u64, Arc<Group>)> = {
             let groups = self.groups.lock().unwrap();
             groups.iter().map(|(&s, g)| (s, g.clone())).collect()
@@ -1256,7 +1350,7 @@ impl Node {
             // Only with every entry of earlier terms applied, so that the
             // range is the log's.
             let term = Self::term(&g);
-            if Self::cut_pending(&g) || Self::applied_term(&g) != term {
+            if Self::writable(&g).is_err() || Self::applied_term(&g) != term {
                 continue;
             }
             let Some(d) = self.range(split) else {
@@ -1273,14 +1367,15 @@ impl Node {
                 w.next_split += 1;
                 w.next_split
             };
-            *g.cutting.lock().unwrap() = Some(term);
+            *g.changing.lock().unwrap() = Some(term);
             let command = Command::SplitAt {
                 at: at.to_vec(),
                 right: SplitId(right),
             };
             let cut = self.propose(split, command, None).await;
             if cut.is_ok() {
-                *g.cutting.lock().unwrap() = None;
+                *g.changing.lock().unwrap() = None;
+                self.world.lock().unwrap().cuts_made += 1;
                 let line = format!(
                     "{:?} node {}: cut split {split} at {} (the right half: split {right})",
                     now(),
@@ -1289,6 +1384,156 @@ impl Node {
                 );
                 self.world.lock().unwrap().trace.push(line);
                 point(&self.world, self.id, POINTS[7]).await;
+            }
+            return;
+        }
+    }
+
+    /// What a replica calls when it applies a merge: the splits merged
+    /// away leave the node (their groups are stopped), and every node
+    /// learns where their keys went.
+    fn adopt_merge(self: Arc<Self>, merged: &Descriptor, gone: &[SplitId]) {
+        let mut stopped = Vec::new();
+        {
+            let mut groups = self.groups.lock().unwrap();
+            for split in gone {
+                if let Some(g) = groups.remove(&split.0) {
+                    stopped.push(g.raft.clone());
+                }
+                self.registry.remove(GroupId(split.0));
+            }
+        }
+        {
+            let mut w = self.world.lock().unwrap();
+            w.splits.insert(merged.split.0, merged.clone());
+            for split in gone {
+                w.splits.remove(&split.0);
+                w.merged.insert(split.0, merged.split.0);
+                w.rafts.remove(&(self.id, split.0));
+                w.prepared.remove(&(self.id, split.0));
+                w.frozen.remove(&(self.id, split.0));
+            }
+        }
+        tokio::spawn(async move {
+            for raft in stopped {
+                let _ = raft.shutdown().await;
+            }
+        });
+    }
+
+    /// Merges a split this node serves into its left neighbour, which it
+    /// serves too: `Freeze` in the right split's group (unless it is
+    /// frozen already, a merge begun before), then, once every node's
+    /// replica of it has applied the freeze, `Merge` in the left one's.
+    async fn merge(&self) {
+        let held: Vec<(u64, Arc<Group>)> = {
+            let groups = self.groups.lock().unwrap();
+            groups.iter().map(|(&s, g)| (s, g.clone())).collect()
+        };
+        for (right, gr) in &held {
+            let Some(d) = self.range(*right) else {
+                continue;
+            };
+            let Some((left, gl)) = held.iter().find(|(l, _)| {
+                self.range(*l)
+                    .is_some_and(|dl| dl.limit.as_deref() == Some(d.start.as_slice()))
+            }) else {
+                continue;
+            };
+            // A merge begun needs one node leading both: the right
+            // split's leader hands it to the left one's.
+            if gr.frozen.get().is_some()
+                && self.serving(*right).is_some()
+                && self.serving(*left).is_none()
+            {
+                let leader = gl.raft.metrics().borrow_watched().current_leader;
+                if let Some(to) = leader.filter(|&l| l != self.id) {
+                    let _ = transfer_leadership(&gr.raft, to, Duration::from_secs(1)).await;
+                }
+                continue;
+            }
+            if self.serving(*left).is_none() || self.serving(*right).is_none() {
+                continue;
+            }
+            match gr.frozen.get() {
+                None => {
+                    if self.world.lock().unwrap().quiet || gl.frozen.get().is_some() {
+                        continue;
+                    }
+                    let _freezing = gr.gate.write().await;
+                    let term = Self::term(gr);
+                    if Self::writable(gr).is_err() || Self::applied_term(gr) != term {
+                        continue;
+                    }
+                    *gr.changing.lock().unwrap() = Some(term);
+                    let freeze = Command::Freeze {
+                        into: SplitId(*left),
+                    };
+                    if self.propose(*right, freeze, None).await.is_err() {
+                        return;
+                    }
+                    *gr.changing.lock().unwrap() = None;
+                    // Not frozen while it holds prepared transactions.
+                    if gr.frozen.get() != Some(SplitId(*left)) {
+                        return;
+                    }
+                    let line = format!(
+                        "{:?} node {}: froze split {right} for its merge into split {left}",
+                        now(),
+                        self.id
+                    );
+                    self.world.lock().unwrap().trace.push(line);
+                    point(&self.world, self.id, POINTS[9]).await;
+                }
+                Some(into) if into == SplitId(*left) => {}
+                Some(_) => continue,
+            }
+            // Every node's replica of the right split must have applied
+            // the freeze: a node that had not would wait for it forever
+            // once the right group is stopped.
+            let Ok(Some(stored)) = Replica::stored_state(&self.router, SplitId(*right)) else {
+                return;
+            };
+            let Some(freeze) = stored.applied else {
+                return;
+            };
+            let all_applied = {
+                let w = self.world.lock().unwrap();
+                NODES.iter().all(|&n| {
+                    w.rafts.get(&(n, *right)).is_some_and(|raft| {
+                        raft.metrics()
+                            .borrow_watched()
+                            .last_applied
+                            .is_some_and(|a| a.index >= freeze.index)
+                    })
+                })
+            };
+            if !all_applied {
+                return;
+            }
+            let _merging = gl.gate.write().await;
+            let term = Self::term(gl);
+            if Self::writable(gl).is_err() || Self::applied_term(gl) != term {
+                return;
+            }
+            *gl.changing.lock().unwrap() = Some(term);
+            let command = Command::Merge {
+                right: SplitId(*right),
+                start: stored.descriptor.start.clone(),
+                limit: stored.descriptor.limit.clone(),
+                epoch: stored.descriptor.epoch,
+                right_applied: freeze,
+            };
+            if self.propose(*left, command, None).await.is_ok() {
+                *gl.changing.lock().unwrap() = None;
+                self.world.lock().unwrap().merges_made += 1;
+                let line = format!(
+                    "{:?} node {}: merged split {right} into split {left}",
+                    now(),
+                    self.id
+                );
+                self.world.lock().unwrap().trace.push(line);
+                point(&self.world, self.id, POINTS[10]).await;
             }
             return;
         }
@@ -1310,8 +1555,9 @@ struct Outcomes {
     installed: u64,
     crashes: usize,
     cuts: usize,
-    /// Splits cut in two.
+    /// Splits cut in two, and merged.
     splits_cut: usize,
+    merges: usize,
     hits: BTreeMap<&'static str, usize>,
 }
 
@@ -1522,7 +1768,8 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         installed: w.snapshots.iter().map(|c| c.installed()).sum(),
         crashes,
         cuts: cut_count,
-        splits_cut: w.splits.len() - SPLITS.len(),
+        splits_cut: w.cuts_made,
+        merges: w.merges_made,
         hits: w.hits.clone(),
     };
     w.rafts.clear();
@@ -1542,6 +1789,7 @@ fn crash(
         let mut w = world.lock().unwrap();
         w.rafts.retain(|&(node, _), _| node != id);
         w.prepared.retain(|&(node, _), _| node != id);
+        w.frozen.retain(|&(node, _), _| node != id);
         w.running.retain(|_, &mut node| node != id);
         w.holders.retain(|_, &mut node| node != id);
     }
@@ -1582,6 +1830,10 @@ fn settled_now(w: &World) -> bool {
         return false;
     }
     if w.prepared.values().any(|p| !p.list().is_empty()) {
+        return false;
+    }
+    // A merge begun must be finished.
+    if w.frozen.values().any(|f| f.get().is_some()) {
         return false;
     }
     w.splits.keys().all(|&split| {
@@ -1638,9 +1890,12 @@ fn final_checks(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
         let router = Router::new(Mvcc::new(data), SplitMap::new());
         let mut outcomes = Vec::new();
         for (&txn, t) in &w.txns {
+            // The coordinator's split, or the one it was merged into.
+            let coordinator = w.current(t.coordinator);
             // What every split records of it: the coordinator's decision,
             // the participant's resolution (in the split it was prepared
-            // in, or the half of a cut it moved to).
+            // in, the half of a cut it moved to, or the split a merge
+            // moved the outcome to).
             let recorded: Vec<(u64, Outcome)> = w
                 .splits
                 .keys()
@@ -1671,7 +1926,7 @@ fn final_checks(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
                     "agreement: {what} has different outcomes: {recorded:?}"
                 ));
             } else if let Some(&ts) = commits.first() {
-                let decided = recorded.iter().any(|(split, _)| *split == t.coordinator);
+                let decided = recorded.iter().any(|(split, _)| *split == coordinator);
                 for key in keys(txn) {
                     if !at(&key, ts) || at(&key, ts - 1) {
                         found.push(format!(
@@ -1699,7 +1954,7 @@ fn final_checks(w: &mut World, disks: &BTreeMap<u64, (Arc<Disk>, Arc<Disk>)>) {
                 }
             }
             if let Some(&ts) = w.acked.get(&txn) {
-                if !recorded.contains(&(t.coordinator, Outcome::Commit { ts })) {
+                if !recorded.contains(&(coordinator, Outcome::Commit { ts })) {
                     found.push(format!(
                         "durability: {what} was acknowledged as committed at {ts}, and the \
                          splits record {recorded:?}"
@@ -1749,6 +2004,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) -> Ou
         crashes: 0,
         cuts: 0,
         splits_cut: 0,
+        merges: 0,
         hits: BTreeMap::new(),
     };
     let mut played = 0;
@@ -1774,6 +2030,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) -> Ou
         all.crashes += outcome.crashes;
         all.cuts += outcome.cuts;
         all.splits_cut += outcome.splits_cut;
+        all.merges += outcome.merges;
         for (point, n) in outcome.hits {
             *all.hits.entry(point).or_default() += n;
         }
@@ -1787,7 +2044,8 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) -> Ou
     eprintln!(
         "{played} seeds: {} transactions, {} commits acknowledged, {} aborts, {} recovered by \
          a participant ({} aborts decided by lookups), {} atomic reads, {} snapshots \
-         installed, {} splits cut in two, {} crashes ({} at crash points: {:?}), {} cuts",
+         installed, {} splits cut in two, {} merged, {} crashes ({} at crash points: {:?}), \
+         {} cuts",
         all.txns,
         all.acked,
         all.aborts,
@@ -1796,6 +2054,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) -> Ou
         all.atomic_reads,
         all.installed,
         all.splits_cut,
+        all.merges,
         all.crashes,
         all.hits.values().sum::<usize>(),
         all.hits,

@@ -233,9 +233,12 @@ impl Replica {
     /// Stages a `Resolve` entry on a participant: with `Commit`, the
     /// prepared writes (or `finished`, which replace them) at the commit
     /// timestamp; either way the prepared record goes and the outcome is
-    /// kept. A no-op for a transaction already over; for one never
-    /// prepared here, only the outcome is recorded (so that a prepare
-    /// arriving later changes nothing).
+    /// kept. A no-op for a transaction already over and not prepared here;
+    /// one over and still prepared here (its coordinator was merged into
+    /// this split, bringing the decision, before this split was told) is
+    /// finished by the outcome recorded; for one never prepared here, only
+    /// the outcome is recorded (so that a prepare arriving later changes
+    /// nothing).
     pub(crate) fn stage_resolve(
         &self,
         id: LogId,
@@ -244,9 +247,18 @@ impl Replica {
         finished: Option<&[Write]>,
         batch: &mut WriteBatch,
     ) -> Result<(TableChange, Option<u64>)> {
-        if self.outcome(txn)?.is_some() {
-            return Ok((TableChange::None, None));
-        }
+        let (outcome, finished) = match self.outcome(txn)? {
+            // Over, and nothing of it prepared here: a repeat.
+            Some(_) if self.prepared.get(txn).is_none() => return Ok((TableChange::None, None)),
+            // Over, yet its half here is still prepared: its coordinator
+            // was merged into this split before this split was told, and
+            // the merge brought the decision into this split's outcome
+            // table. The recorded outcome is the transaction's (the first
+            // is final): the prepared half is finished by it, with the
+            // finished writes only if they are for that outcome.
+            Some(recorded) => (recorded, finished.filter(|_| recorded == outcome)),
+            None => (outcome, finished),
+        };
         let Some(prepare) = self.prepared.get(txn) else {
             if finished.is_some_and(|w| !w.is_empty()) {
                 return Err(self.refuse_txn(

@@ -19,7 +19,10 @@
 //!   every transaction it decided or resolved (its *outcome table*). A
 //!   `Decide` for a transaction with an outcome is a no-op, so the first
 //!   one in the coordinator's log wins; a `Resolve` after an outcome is a
-//!   no-op; a `Prepare` after an outcome (a retried prepare that lost the
+//!   no-op, unless the transaction is still prepared here (its
+//!   coordinator was merged into this split, whose outcome table the merge
+//!   gave the decision): the recorded outcome then finishes the prepared
+//!   half; a `Prepare` after an outcome (a retried prepare that lost the
 //!   race with a recovery's abort) is a no-op too, so nothing stays
 //!   prepared for a transaction that is over.
 //! * **Prepared writes are invisible** until resolved: they sit in the
