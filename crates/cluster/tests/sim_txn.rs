@@ -371,10 +371,11 @@ struct Group {
     /// change of the split (a cut, a freeze, a merge): no write is proposed
     /// against a range or state a change in the log before it changes.
     gate: tokio::sync::RwLock<()>,
-    /// The term of a change proposed here and not known applied: until an
-    /// entry of a later term is applied here, no write is proposed and no
+    /// The term of a change proposed here and not known applied, and the
+    /// end of the log when its proposal gave up: until an entry of a later
+    /// term or that entry is applied here, no write is proposed and no
     /// other change (the change may still come first in the log).
-    changing: Mutex<Option<u64>>,
+    changing: Mutex<Option<(u64, u64)>>,
     /// The split this one is frozen into for a merge, as its replica here
     /// applied: a frozen split takes no write at all.
     frozen: FrozenView,
@@ -450,7 +451,10 @@ impl Node {
     /// applied here, it may.
     fn change_pending(g: &Group) -> bool {
         let changing = *g.changing.lock().unwrap();
-        changing.is_some_and(|t| Self::applied_term(g) <= t)
+        let applied = g.raft.metrics().borrow_watched().last_applied;
+        changing.is_some_and(|(term, index)| {
+            applied.is_none_or(|a| a.leader_id.term <= term && a.index < index)
+        })
     }
 
     /// Checks, under `g`'s gate, that an entry that writes may be
@@ -1367,14 +1371,11 @@ impl Node {
                 w.next_split += 1;
                 w.next_split
             };
-            *g.changing.lock().unwrap() = Some(term);
             let command = Command::SplitAt {
                 at: at.to_vec(),
                 right: SplitId(right),
             };
-            let cut = self.propose(split, command, None).await;
-            if cut.is_ok() {
-                *g.changing.lock().unwrap() = None;
+            if self.change(split, &g, command).await {
                 self.world.lock().unwrap().cuts_made += 1;
                 let line = format!(
                     "{:?} node {}: cut split {split} at {} (the right half: split {right})",
@@ -1387,6 +1388,23 @@ impl Node {
             }
             return;
         }
+    }
+
+    /// Proposes a change of `split` (a cut, a freeze, a merge), under its
+    /// gate held exclusively: whether it is applied here. One not known
+    /// applied holds back writes and changes until it may no longer come
+    /// first in the log ([`Node::change_pending`]).
+    async fn change(&self, split: u64, g: &Group, command: Command) -> bool {
+        let term = Self::term(g);
+        *g.changing.lock().unwrap() = Some((term, u64::MAX));
+        let changed = self.propose(split, command, None).await.is_ok();
+        // If it was appended here, it is at or below the end of the log.
+        let end = g.raft.metrics().borrow_watched().last_log_index;
+        *g.changing.lock().unwrap() = match changed {
+            true => None,
+            false => Some((term, end.unwrap_or(u64::MAX))),
+        };
+        changed
     }
 
     /// What a replica calls when it applies a merge: the splits merged
@@ -1465,14 +1483,12 @@ impl Node {
                     if Self::writable(gr).is_err() || Self::applied_term(gr) != term {
                         continue;
                     }
-                    *gr.changing.lock().unwrap() = Some(term);
                     let freeze = Command::Freeze {
                         into: SplitId(*left),
                     };
-                    if self.propose(*right, freeze, None).await.is_err() {
+                    if !self.change(*right, gr, freeze).await {
                         return;
                     }
-                    *gr.changing.lock().unwrap() = None;
                     // Not frozen while it holds prepared transactions.
                     if gr.frozen.get() != Some(SplitId(*left)) {
                         return;
@@ -1516,7 +1532,6 @@ impl Node {
             if Self::writable(gl).is_err() || Self::applied_term(gl) != term {
                 return;
             }
-            *gl.changing.lock().unwrap() = Some(term);
             let command = Command::Merge {
                 right: SplitId(*right),
                 start: stored.descriptor.start.clone(),
@@ -1524,8 +1539,7 @@ impl Node {
                 epoch: stored.descriptor.epoch,
                 right_applied: freeze,
             };
-            if self.propose(*left, command, None).await.is_ok() {
-                *gl.changing.lock().unwrap() = None;
+            if self.change(*left, gl, command).await {
                 self.world.lock().unwrap().merges_made += 1;
                 let line = format!(
                     "{:?} node {}: merged split {right} into split {left}",
@@ -1872,6 +1886,11 @@ fn describe(w: &World) -> String {
         let list = view.list();
         if !list.is_empty() {
             let _ = write!(out, "[node {id} split {split} prepared {list:?}] ");
+        }
+    }
+    for (&(id, split), view) in &w.frozen {
+        if let Some(into) = view.get() {
+            let _ = write!(out, "[node {id} split {split} frozen into {into}] ");
         }
     }
     let _ = write!(out, "coordinators at work: {:?}", w.running);
