@@ -1,6 +1,6 @@
 //! The deterministic simulation of transactions that span split groups
-//! (design §12, §6 and §7): two-phase commit's entries, and cuts of the
-//! splits, carried through crashes at every step.
+//! (design §12, §6 and §7): two-phase commit's entries, and cuts and
+//! merges of the splits, carried through crashes at every step.
 //!
 //! Three nodes run as turmoil hosts, each with one log store and one
 //! storage engine on simulated disks that keep only what was synced when
@@ -22,8 +22,19 @@
 //! restarts opens every split its engine holds. Writes check their keys
 //! against the range their node's replica has applied, under the gate; a
 //! transaction prepared in a split that a cut leaves wholly in the right
-//! half moves there with it, and that half's leaseholder recovers it. The
-//! log is kept whole (snapshots are built, not installed): an image of a
+//! half moves there with it, and that half's leaseholder recovers it.
+//!
+//! **Merges.** Now and then a node that serves a split and its left
+//! neighbour merges them: `Freeze` in the right split's group (a no-op
+//! while it holds prepared transactions), then, once every node's replica
+//! of it has applied the freeze, `Merge` in the left one's. A frozen
+//! split takes no write (its transactions abort, and lookups of the
+//! transactions it coordinated wait for the merge); a merge begun is
+//! finished by whichever node serves both, the right split's leader
+//! handing its group to the left one's when they differ. Each replica
+//! that applies a merge stops the right split's group on its node, and
+//! requests about the split go to the one that absorbed it, whose outcome
+//! table has the merged split's decisions. The log is kept whole (snapshots are built, not installed): an image of a
 //! left half made after a cut would leave a replica with no right half,
 //! which nothing here makes (`sim.rs` plays snapshot installs).
 //!
