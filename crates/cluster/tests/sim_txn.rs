@@ -1163,7 +1163,11 @@ async fn run_node(
             Ok(replica) => replica,
             Err(_) => Replica::create(router.clone(), descriptor(split))?,
         };
-        let members = (id == NODES[0] && start == 1).then(|| {
+        // The first node starts the first splits' logs; every node starts
+        // the log of a cut's right half, as its split observer would have
+        // had the node not crashed first (one whose log is started
+        // already refuses, which changes nothing).
+        let members = (id == NODES[0] || !SPLITS.contains(&split)).then(|| {
             NODES
                 .iter()
                 .map(|&id| (id, member(id)))
