@@ -201,10 +201,12 @@ const POINTS: [&str; 11] = [
 /// Whether the nodes merge splits (`ROWTREE_SIM_MERGES` set): not in CI
 /// yet. Merges found the bug of the replica that
 /// `tests/merge.rs::a_coordinator_merged_into_its_participant_still_finishes_the_prepared_halves`
-/// pins; with it fixed, a few seeds in a hundred still fail (a node whose
-/// restart replays a `Merge` before the merged split's group is started
-/// waits for it forever; a write lands below the closed timestamp), and
-/// are being looked into.
+/// pins; with it fixed, and the harness starting a restarted node's
+/// splits right to left with a merged split still held started too (a
+/// replayed `Merge` waits for its freeze), about one seed in a hundred
+/// still fails (seed 123 of a soak: a cluster that does not settle; seed
+/// 163 of an earlier one: a write below the closed timestamp), not
+/// explained yet.
 fn merges() -> bool {
     std::env::var_os("ROWTREE_SIM_MERGES").is_some()
 }
@@ -1153,14 +1155,26 @@ async fn run_node(
         let w = world.lock().unwrap();
         splits.extend(SPLITS.iter().filter(|s| !w.merged.contains_key(s)));
     }
+    // The peer port first, and the splits right to left: a left split's
+    // replayed `Merge` waits for the right one's replica to have applied
+    // its freeze, which needs the right split's group running, and
+    // talking to the other nodes, first.
+    let _port = serve_peer_port(node.registry.clone()).await?;
+    let mut splits: Vec<u64> = splits.into_iter().collect();
+    splits.sort_by_key(|&split| {
+        let start = Replica::stored_state(&router, SplitId(split))
+            .ok()
+            .flatten()
+            .map_or_else(|| descriptor(split).start, |s| s.descriptor.start);
+        std::cmp::Reverse(start)
+    });
     for split in splits {
-        // Opening a split replays its log, which may merge away one
-        // listed after it.
-        if world.lock().unwrap().merged.contains_key(&split) {
-            continue;
-        }
+        // A split merged away is started while its replica is still here
+        // (its freeze may need replaying before the merge is); one gone
+        // (the merge replayed meanwhile) is not made again.
         let replica = match Replica::open(router.clone(), SplitId(split)) {
             Ok(replica) => replica,
+            Err(_) if world.lock().unwrap().merged.contains_key(&split) => continue,
             Err(_) => Replica::create(router.clone(), descriptor(split))?,
         };
         // The first node starts the first splits' logs; every node starts
@@ -1177,7 +1191,6 @@ async fn run_node(
             .start_group(replica, members, task_seed)
             .await?;
     }
-    let _port = serve_peer_port(node.registry.clone()).await?;
     tokio::spawn(serve_requests(node.clone()));
     // The reader.
     tokio::spawn({
