@@ -1402,10 +1402,7 @@ impl Node {
                 continue;
             }
             let _cutting = g.gate.write().await;
-            // Only with every entry of earlier terms applied, so that the
-            // range is the log's.
-            let term = Self::term(&g);
-            if Self::writable(&g).is_err() || Self::applied_term(&g) != term {
+            if !Self::may_change(&g) {
                 continue;
             }
             let Some(d) = self.range(split) else {
@@ -1439,6 +1436,13 @@ impl Node {
             }
             return;
         }
+    }
+
+    /// Whether a change of `g`'s split may be proposed now (under its gate
+    /// held exclusively): it is writable, and every entry of earlier terms
+    /// is applied here, so that its range and state are the log's.
+    fn may_change(g: &Group) -> bool {
+        Self::writable(g).is_ok() && Self::applied_term(g) == Self::term(g)
     }
 
     /// Proposes a change of `split` (a cut, a freeze, a merge), under its
@@ -1542,8 +1546,7 @@ impl Node {
                         continue;
                     }
                     let _freezing = gr.gate.write().await;
-                    let term = Self::term(gr);
-                    if Self::writable(gr).is_err() || Self::applied_term(gr) != term {
+                    if !Self::may_change(gr) {
                         continue;
                     }
                     let freeze = Command::Freeze {
@@ -1591,8 +1594,7 @@ impl Node {
                 return;
             }
             let _merging = gl.gate.write().await;
-            let term = Self::term(gl);
-            if Self::writable(gl).is_err() || Self::applied_term(gl) != term {
+            if !Self::may_change(gl) {
                 return;
             }
             let command = Command::Merge {
