@@ -200,6 +200,8 @@ pub struct ServeNode {
     /// Whether split groups are spread over their voters by count
     /// (`--spread-leases`) instead of cold ones gathered.
     pub spread_leases: bool,
+    /// How many entries each split group applies between snapshots.
+    pub snapshot_every: u64,
     /// The Spanner API server the node runs once it is a member.
     pub server: rowtree_server::Config,
 }
@@ -231,6 +233,7 @@ pub fn serve_node(settings: ServeNode) -> ExitCode {
             max_clock_offset: settings.max_clock_offset,
             clock: rowtree_cluster::node::clock::WallClock::system(),
             routes: settings.routes,
+            snapshot_every: settings.snapshot_every,
         };
         let node = match Node::start(config).await {
             Ok(n) => n,

@@ -385,6 +385,15 @@ struct ServeArgs {
     /// --scatter uses it to exercise that path.
     #[arg(long, requires = "cluster")]
     spread_leases: bool,
+    /// With --cluster: how many entries each split group's log takes
+    /// before the group snapshots its replica. The log then keeps a fifth
+    /// of that below the snapshot and drops the rest; a replica further
+    /// behind (a node that was down a while) is sent the snapshot instead.
+    /// Lower keeps less log on disk and sends snapshots sooner.
+    #[arg(long, value_name = "ENTRIES", requires = "cluster",
+          default_value_t = rowtree_cluster::raft::SNAPSHOT_EVERY,
+          value_parser = clap::value_parser!(u64).range(10..=10_000_000))]
+    snapshot_every: u64,
     /// Stop when standard input reaches its end (how `rowtree cluster up`
     /// stops its nodes, even if it is killed itself).
     #[arg(long, hide = true)]
@@ -633,6 +642,7 @@ fn serve_cluster_node(args: ServeArgs, config: rowtree_server::Config) -> ExitCo
         replicas: args.replicas as usize,
         split_replicas: args.split_replicas.map(|n| n as usize),
         spread_leases: args.spread_leases,
+        snapshot_every: args.snapshot_every,
         server: config,
     })
 }

@@ -1486,6 +1486,129 @@ fn removed_replica_is_replaced(the_leader: bool, split: bool) {
     });
 }
 
+/// A node down while a split is cut, and started again once the left
+/// half's log has been purged past the cut (`--snapshot-every 20`), is
+/// sent an image of the left half and never applies the cut itself, so it
+/// holds no replica of the right half, though it is a voter of its group.
+/// The right half's leader gives it one back (an empty replica, filled
+/// with a snapshot): the right half then survives the kill of another of
+/// its three voters, and serves every row. Without it, the right half
+/// would keep one live voter of three and commit nothing.
+///
+/// A leader may keep the entries a follower it cannot reach still needs
+/// (openraft purges no entry in flight to a follower), so the image comes
+/// from another leader: a follower purges its log freely, and the leader
+/// is killed while the node comes back, so that the follower leads.
+#[test]
+fn a_node_that_missed_a_cut_gets_the_right_half_back() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--snapshot-every", "20"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, leader) = one_row_database(&nodes, &cluster).await;
+        // The database is on nodes 1 to 3, led by 2 or 3; the other of
+        // the two misses the cut, and node 1 then leads while the leader
+        // is down.
+        let missing = if leader == 2 { 3 } else { 2 };
+        let node = &nodes[(missing - 1) as usize];
+        let command = command_of(node);
+        kill_9(node.pid);
+        clients[0]
+            .add_split_points(&db, "T", &[vec![Value::from(100)]])
+            .await
+            .expect("AddSplitPoints");
+        wait_for_groups(&cluster, 2, None);
+        let first = database_groups(&cluster)[0].0;
+        let (cut, _) = log_of(&cluster, first);
+        let cut = cut.expect("the first group applied the cut");
+        // Commits on the left half (a log entry each) until a replica's
+        // log is purged past the cut (each snapshots every 20 entries and
+        // keeps 4 below the snapshot), then 40 more, for node 1's too.
+        let mut id = 2;
+        let started = Instant::now();
+        let mut more = 40;
+        while more > 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(90) && id < 1_000,
+                "the first group's log was not purged past the cut (entry {cut}) within 90 s \
+                 and {id} commits: {:?}",
+                log_of(&cluster, first)
+            );
+            retry(&format!("row {id}"), Duration::from_secs(20), || {
+                write(&clients[0], &db, id..id + 1)
+            })
+            .await;
+            id += 1;
+            if log_of(&cluster, first).1.is_some_and(|purged| purged > cut) {
+                more -= 1;
+            }
+        }
+        retry("row 500", Duration::from_secs(20), || {
+            write(&clients[0], &db, 500..501)
+        })
+        .await;
+        // The leader killed, the node comes back; node 1 leads the left
+        // half and sends it the image (a commit there needs both). Then
+        // the leader comes back too, and the right half has a leader again.
+        let old_leader = &nodes[(leader - 1) as usize];
+        let leader_command = command_of(old_leader);
+        kill_9(old_leader.pid);
+        let _back = Restarted::spawn(&command);
+        retry(
+            &format!("a commit on the left half by nodes 1 and {missing}"),
+            Duration::from_secs(60),
+            || write(&clients[0], &db, id..id + 1),
+        )
+        .await;
+        id += 1;
+        let mut leader_back = Restarted::spawn(&leader_command);
+        let started = Instant::now();
+        while log_lines(&nodes, "it missed the cut that made the split") == 0 {
+            assert!(
+                started.elapsed() < Duration::from_secs(60),
+                "node {missing} was not given the right half back within 60 s\n{}",
+                node_log_tails(&cluster, 40)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        eprintln!(
+            "node {missing} was given the right half back {:.2} s after node {leader} restarted",
+            started.elapsed().as_secs_f64()
+        );
+        // The right half now needs node `missing`'s vote.
+        kill_9(leader_back.0.id());
+        let _ = leader_back.0.wait();
+        retry(
+            "a commit on the right half after the kill",
+            Duration::from_secs(30),
+            || write(&clients[0], &db, 501..502),
+        )
+        .await;
+        let (n, _) = retry("every row", Duration::from_secs(30), || {
+            count(&clients[0], &db)
+        })
+        .await;
+        assert_eq!(
+            n,
+            id + 1,
+            "every acknowledged row: 1 to {}, 500 and 501",
+            id - 1
+        );
+    });
+}
+
+/// The applied and purged indexes of database group `group` in the
+/// cluster's status.
+fn log_of(dir: &Path, group: u64) -> (Option<u64>, Option<u64>) {
+    let status = cluster_status(dir);
+    status["groups"]
+        .as_array()
+        .and_then(|groups| groups.iter().find(|g| g["group"].as_u64() == Some(group)))
+        .map_or((None, None), |g| {
+            (g["applied_index"].as_u64(), g["purged_index"].as_u64())
+        })
+}
+
 /// A node holding one of the database's three replicas is killed with
 /// SIGKILL and stays down: once it has been silent for `--dead-after`
 /// (6 s here) the database's leader names node 4 in its place, node 4 is

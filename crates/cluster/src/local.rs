@@ -86,6 +86,7 @@ impl LocalCluster {
             max_clock_offset,
             clock: WallClock::system(),
             routes: Default::default(),
+            snapshot_every: crate::raft::SNAPSHOT_EVERY,
         };
         let mut nodes = Vec::with_capacity(replicas);
         let first = runtime.block_on(Node::start(config(1, Vec::new())))?;

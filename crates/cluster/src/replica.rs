@@ -161,9 +161,12 @@ pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
 pub type SplitObserver = Arc<dyn Fn(&Descriptor, &Descriptor, Option<&[u8]>) + Send + Sync>;
 
 /// What a replica tells of a merge it applied, or of an image it installed
-/// that covers replicas merged into it ([`Replica::with_merge_observer`]):
+/// whose range is not the replica's ([`Replica::with_merge_observer`]):
 /// its own new descriptor, and the splits whose replicas on the engine are
-/// gone into it (see [`crate::merge`]).
+/// gone into it (see [`crate::merge`]). An image wider than the replica
+/// covers merges it missed (the splits gone are listed); a narrower one
+/// follows cuts it missed (none gone: the cut-off range's splits have no
+/// replica on this engine, and the node must be given them again).
 pub type MergeObserver = Arc<dyn Fn(&Descriptor, &[SplitId]) + Send + Sync>;
 
 /// What [`Replica::apply`] did with an entry.
@@ -997,6 +1000,8 @@ impl Replica {
                 gone.push(other);
             }
         }
+        let reranged =
+            descriptor.start != self.descriptor.start || descriptor.limit != self.descriptor.limit;
         self.stage_state(&mut batch, &descriptor, &state);
         // Synced: the log entries the image replaces may be purged next.
         self.router.write(batch, Durability::Sync)?;
@@ -1011,7 +1016,7 @@ impl Replica {
         if let Some(observer) = &self.meta_observer {
             observer(&meta_keys);
         }
-        if let (Some(observer), false) = (&self.merge_observer, gone.is_empty()) {
+        if let (Some(observer), true) = (&self.merge_observer, reranged || !gone.is_empty()) {
             observer(&self.descriptor, &gone);
         }
         // Everything at or below the image's closed timestamp is in it.

@@ -261,6 +261,44 @@ fn a_replica_sent_the_merged_image_drops_the_merged_replica() {
     assert_eq!(stored(&b.router), stored(&a.router));
 }
 
+#[test]
+fn a_replica_sent_an_image_made_after_a_cut_it_missed_shrinks_and_says_so() {
+    // Node A cuts the split at key 3; node B missed the `SplitAt` (it was
+    // down, and the leader's log no longer holds it) and is sent A's image
+    // of the left half. B's replica shrinks to it and drops the keys from
+    // the cut on (B holds no replica of the right half: its node must be
+    // given one), and its observer is told the new range, with no split
+    // gone: that is how the node learns its groups changed.
+    let mut a = Log::new(split_k());
+    a.apply(write_keys(100, &[1, 5]));
+    let mut b = Log::new(split_k());
+    b.apply(write_keys(100, &[1, 5]));
+    let _a_right = split_at(&mut a, 3);
+    a.apply(write_keys(200, &[2]));
+    let seen: Arc<Mutex<Vec<Merged>>> = Arc::default();
+    let observed = seen.clone();
+    let mut b_left = Replica::open(b.router.clone(), SplitId(7))
+        .unwrap()
+        .with_merge_observer(Arc::new(move |d, gone| {
+            observed.lock().push((d.clone(), gone.to_vec()))
+        }));
+    let wide = b_left.descriptor().clone();
+    b_left.install(&a.replica.image().unwrap()).unwrap();
+    let narrow = a.replica.descriptor().clone();
+    assert_ne!(narrow.limit, wide.limit, "the image is of the left half");
+    assert_eq!(b_left.descriptor(), &narrow);
+    assert_eq!(seen.lock().clone(), vec![(narrow, Vec::new())]);
+    assert_eq!(Replica::stored_splits(&b.router).unwrap(), vec![SplitId(7)]);
+    assert_eq!(
+        row_keys(&b.router),
+        vec![key(1), key(2)],
+        "the cut-off keys are not kept under no replica"
+    );
+    // An image of the same range tells the observer nothing.
+    b_left.install(&a.replica.image().unwrap()).unwrap();
+    assert_eq!(seen.lock().len(), 1);
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 

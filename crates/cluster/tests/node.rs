@@ -35,6 +35,7 @@ fn config(id: u64, dir: &Path, listen: SocketAddr, join: &[&str]) -> NodeConfig 
         max_clock_offset: MAX_CLOCK_OFFSET,
         clock: WallClock::system(),
         routes: Default::default(),
+        snapshot_every: rowtree_cluster::raft::SNAPSHOT_EVERY,
     }
 }
 

@@ -75,6 +75,10 @@ pub(crate) fn hops(metadata: &MetadataMap) -> u32 {
 /// How long dialling another node may take.
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
 
+/// How often a connection to another node is pinged (busy or idle), and
+/// how long a ping may go unanswered before the connection is closed.
+const KEEPALIVE: Duration = Duration::from_secs(3);
+
 /// Where a cluster node's requests go (see the module docs).
 pub(crate) struct Forwarder {
     hosting: Hosting,
@@ -197,6 +201,14 @@ impl Forwarder {
             .map_err(|e| Status::internal(format!("node {node}'s address {addr:?}: {e}")))?
             .connect_timeout(CONNECT_TIMEOUT)
             .tcp_nodelay(true)
+            // A node whose process hangs (paused, swapping) keeps its
+            // connections open and answers nothing: pinged, it is found
+            // out within seconds, and the calls waiting on it fail (as
+            // UNAVAILABLE, or a commit's outcome is looked up) instead of
+            // waiting as long as their callers do.
+            .http2_keep_alive_interval(KEEPALIVE)
+            .keep_alive_timeout(KEEPALIVE)
+            .keep_alive_while_idle(true)
             .connect_lazy();
         channels.insert(addr, channel.clone());
         Ok(channel)

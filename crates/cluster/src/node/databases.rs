@@ -489,6 +489,7 @@ impl Hosting {
             groups: split_groups,
             making: tokio::sync::Mutex::new(()),
             moves: parking_lot::Mutex::new(BTreeMap::new()),
+            unmatched: parking_lot::Mutex::new(BTreeMap::new()),
             proxies: Default::default(),
         });
         self.shared
@@ -837,7 +838,25 @@ impl Hosting {
         node: u64,
         peer_addr: &str,
     ) -> Result<Option<String>, NodeError> {
-        use openraft::type_config::async_runtime::WatchReceiver;
+        if let Some(waiting) = self.host_at(database, split, node, peer_addr)? {
+            return Ok(Some(waiting));
+        }
+        self.snapshot_and_purge(raft, split, node)?;
+        Ok(None)
+    }
+
+    /// Asks node `node` (at `peer_addr`) to hold an empty replica of
+    /// `split` ([`api::HostSplitRequest`]); `Some(why)` while it cannot
+    /// yet.
+    ///
+    /// [`api::HostSplitRequest`]: super::api::HostSplitRequest
+    pub(super) fn host_at(
+        &self,
+        database: u64,
+        split: &Descriptor,
+        node: u64,
+        peer_addr: &str,
+    ) -> Result<Option<String>, NodeError> {
         let request = super::api::HostSplitRequest {
             database,
             split: split.split.0,
@@ -864,13 +883,28 @@ impl Hosting {
                 split.split, reply.why
             )));
         }
+        Ok(None)
+    }
+
+    /// Takes a snapshot of this node's replica of `split` (the group's
+    /// leader) and purges the group's log up to it, so that a member
+    /// whose log is empty (`node`, for the errors) is sent the image,
+    /// whose range is the split's as it is now, never the log from its
+    /// start. Blocks.
+    pub(super) fn snapshot_and_purge(
+        &self,
+        raft: &GroupRaft,
+        split: &Descriptor,
+        node: u64,
+    ) -> Result<(), NodeError> {
+        use openraft::type_config::async_runtime::WatchReceiver;
         let applied = raft
             .metrics()
             .borrow_watched()
             .last_applied
             .map(|l| l.index);
         let Some(applied) = applied else {
-            return Ok(None);
+            return Ok(());
         };
         let raft = raft.clone();
         self.block_on(async move {
@@ -894,13 +928,13 @@ impl Hosting {
                 .await
                 .map_err(|e| e.to_string())
         })?
+        .map(|_| ())
         .map_err(|e| {
             NodeError::Raft(format!(
                 "{}: snapshotting for node {node} to join: {e}",
                 split.split
             ))
-        })?;
-        Ok(None)
+        })
     }
 
     /// Stops serving the database of `group` on this node, for good (it

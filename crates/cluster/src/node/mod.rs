@@ -183,6 +183,10 @@ pub struct NodeConfig {
     pub clock: WallClock,
     /// Addresses dialled in place of others (`--route`).
     pub routes: Routes,
+    /// How many entries each split group applies between snapshots
+    /// ([`crate::raft::split_group_config`]; default
+    /// [`crate::raft::SNAPSHOT_EVERY`]).
+    pub snapshot_every: u64,
 }
 
 /// A running node.
@@ -229,6 +233,8 @@ struct Shared {
     /// The latest sample of every other member's clock.
     clocks: parking_lot::Mutex<Clocks>,
     max_clock_offset: Duration,
+    /// How many entries each split group applies between snapshots.
+    snapshot_every: u64,
     /// The database groups this node serves ([`databases`]), by group id.
     hosted: parking_lot::Mutex<BTreeMap<u64, GroupRaft>>,
     /// Their commits and leases, to hand them over when the node stops.
@@ -364,6 +370,7 @@ impl Node {
             clock: config.clock.clone(),
             clocks: parking_lot::Mutex::new(Clocks::default()),
             max_clock_offset: config.max_clock_offset,
+            snapshot_every: config.snapshot_every,
             hosted: parking_lot::Mutex::new(BTreeMap::new()),
             commits: parking_lot::Mutex::new(BTreeMap::new()),
             databases: parking_lot::Mutex::new(BTreeMap::new()),
@@ -1801,6 +1808,7 @@ impl Shared {
                     term: m.current_term,
                     members: m.membership_config.membership().voter_ids().collect(),
                     applied_index: m.last_applied.map(|l| l.index),
+                    purged_index: m.purged.map(|l| l.index),
                     database: report.as_ref().map(|r| r.database),
                     split: report.as_ref().map(|r| r.split.clone()),
                     frozen_into: report.as_ref().and_then(|r| r.frozen.clone()),

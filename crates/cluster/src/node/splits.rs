@@ -121,6 +121,10 @@ pub(super) struct DatabaseGroups {
     /// voter `.0` by host `.1`, asked at `.2` (carried out by
     /// `node::databases::replicas`, given up after `replicas::MOVE_GIVEN_UP`).
     pub(super) moves: parking_lot::Mutex<BTreeMap<SplitId, (u64, u64, std::time::Instant)>>,
+    /// Members of the groups led here that have acknowledged none of the
+    /// group's log, by split and node, since when (or since they were
+    /// last given the split back: `node::databases::replicas`).
+    pub(super) unmatched: parking_lot::Mutex<BTreeMap<(SplitId, u64), std::time::Instant>>,
     /// The locks this node holds for transactions run by other nodes
     /// (`node::participant`).
     pub(super) proxies: super::proxies::Proxies,
@@ -191,7 +195,7 @@ impl DatabaseGroups {
         );
         let raft = GroupRaft::new(
             shared.id,
-            split_group_config(),
+            split_group_config(shared.snapshot_every),
             shared.peers.group(gid),
             self.log.group(gid),
             ReplicaMachine::new(replica),

@@ -95,6 +95,11 @@ pub struct GroupStatus {
     pub members: Vec<u64>,
     /// The index of the last entry this node applied.
     pub applied_index: Option<u64>,
+    /// The index of the last entry this node's log no longer holds (its
+    /// replica's snapshot covers it): a replica behind it is sent the
+    /// snapshot instead of entries. Absent while the log is whole.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purged_index: Option<u64>,
     /// The registry group of the database it serves a split of (the id of
     /// the database's first split's group); absent from a node that
     /// reports none.
@@ -393,6 +398,7 @@ mod tests {
             term,
             members: vec![1, 2, 3],
             applied_index: Some(applied),
+            purged_index: None,
             database: None,
             split: None,
             frozen_into: None,
@@ -495,6 +501,7 @@ mod tests {
                     term: 4,
                     members: vec![1, 2],
                     applied_index: Some(7),
+                    purged_index: None,
                     database: Some(3),
                     split: Some("split-1 [, 0a)".into()),
                     frozen_into: None,
@@ -508,6 +515,7 @@ mod tests {
                     term: 1,
                     members: vec![1, 2],
                     applied_index: Some(2),
+                    purged_index: None,
                     database: Some(3),
                     split: Some("split-4294967296 [0a, end)".into()),
                     frozen_into: Some("split-1".into()),

@@ -887,6 +887,25 @@ impl GroupCommits {
     /// Proposes a group of commits as one `Write` entry, under the lease,
     /// and waits until it is applied here (without commit wait).
     pub(crate) fn propose_group(&self, group: CommitGroup) -> Result<(), String> {
+        self.admits(&group)?;
+        let raft = self.group()?.raft.clone();
+        self.proposed.fetch_add(1, Ordering::Relaxed);
+        let command = Command::Write {
+            commits: group.commits,
+            closed_ts: None,
+            meta: group.meta,
+        };
+        self.block_on(async move { raft.client_write(command).await })?
+            .map_err(|e| refusal(self.split(), e))?;
+        Ok(())
+    }
+
+    /// Whether `group` may be proposed now: this node's lease on the split
+    /// covers every timestamp in it (a lease being renewed late leaves a
+    /// moment between two, and a timestamp drawn in it is refused), the
+    /// split is not frozen for a merge, and every key is in its range. A
+    /// refusal here proposed nothing.
+    pub(crate) fn admits(&self, group: &CommitGroup) -> Result<(), String> {
         let oldest = group.commits.iter().map(|c| c.ts).min();
         let newest = group.newest_ts();
         // The lease first: a node holding it has applied every entry of
@@ -894,7 +913,7 @@ impl GroupCommits {
         // checked next is the one the entry will be applied against.
         let lease = self.lease(newest)?;
         self.check_frozen(None)?;
-        self.check(&group)?;
+        self.check(group)?;
         if let (Some(oldest), Some(newest)) = (oldest, newest) {
             // A holder assigns timestamps only inside its lease.
             if oldest < lease.start || newest >= lease.expiry {
@@ -907,15 +926,6 @@ impl GroupCommits {
                 ));
             }
         }
-        let raft = self.group()?.raft.clone();
-        self.proposed.fetch_add(1, Ordering::Relaxed);
-        let command = Command::Write {
-            commits: group.commits,
-            closed_ts: None,
-            meta: group.meta,
-        };
-        self.block_on(async move { raft.client_write(command).await })?
-            .map_err(|e| refusal(self.split(), e))?;
         Ok(())
     }
 

@@ -1079,7 +1079,11 @@ impl SplitGroups {
     /// the others in two phases; then commit wait. Refused with
     /// [`rowtree_kv::Error::LedElsewhere`], nothing proposed, if this node
     /// no longer leads a group a single-split commit writes (its lease
-    /// moved since the commit was checked).
+    /// moved since the commit was checked), or such a group does not
+    /// admit its commits now ([`GroupCommits::admits`]: a timestamp
+    /// between two of this node's leases, a split frozen for a merge). A
+    /// gateway then sends the commit again at once, where it draws a new
+    /// timestamp, rather than looking up an outcome.
     fn replicate_all(&self, group: CommitGroup) -> rowtree_kv::Result<()> {
         let _gate = self.gate.read();
         let groups = self.groups();
@@ -1151,6 +1155,11 @@ impl SplitGroups {
                 groups[*i].split_id(),
                 leader_name(&groups[*i])
             )));
+        }
+        for (i, g) in &proposals {
+            groups[*i].admits(g).map_err(|why| {
+                rowtree_kv::Error::LedElsewhere(format!("{why}; nothing was done"))
+            })?;
         }
         in_parallel(proposals, |(i, g)| groups[i].propose_group(g))
             .map_err(rowtree_kv::Error::Replication)?;

@@ -106,18 +106,27 @@ pub fn to_raft_log_id(id: LogId) -> RaftLogId {
     )
 }
 
+/// How many entries a split's group applies between two snapshots of its
+/// replica, by default (`rowtree serve --cluster --snapshot-every`).
+pub const SNAPSHOT_EVERY: u64 = 5_000;
+
 /// openraft's settings for a split's group: a heartbeat every 100 ms, an
 /// election after 0.8 to 1.6 s without one, so a group whose leader dies
 /// has a new one within about two seconds (and its lease, design §5, a
-/// moment later).
-pub fn split_group_config() -> std::sync::Arc<openraft::Config> {
+/// moment later). A snapshot of the replica every `snapshot_every`
+/// entries applied (at least 10); the log then keeps a fifth of that many
+/// entries below the snapshot, for a follower a little behind, and purges
+/// the rest: a follower further behind is sent the snapshot.
+pub fn split_group_config(snapshot_every: u64) -> std::sync::Arc<openraft::Config> {
+    let every = snapshot_every.max(10);
     std::sync::Arc::new(
         openraft::Config {
             cluster_name: "rowtree-split".into(),
             heartbeat_interval: 100,
             election_timeout_min: 800,
             election_timeout_max: 1600,
-            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(5_000),
+            snapshot_policy: openraft::SnapshotPolicy::LogsSinceLast(every),
+            max_in_snapshot_log_to_keep: every / 5,
             ..openraft::Config::default()
         }
         .validate()

@@ -35,6 +35,21 @@
 //! votes. The first split's leader is never the voter taken out (cold
 //! groups gather there).
 //!
+//! **Given back.** A node down while a split was cut, and back after the
+//! cut split's log was purged past the cut, is sent an image of the left
+//! half: its replica shrinks to it ([`crate::MergeObserver`]), but it never
+//! applied the `SplitAt` that makes the right half's replica, so it holds
+//! none, though it is a voter of the right half's group. The group's
+//! leader sees it: a member that acknowledged none of the log for
+//! [`GIVE_BACK_AFTER`] while its node answers. It asks the node (`Locate`)
+//! whether a replica there covers the split's start; if none does (the
+//! node has shrunk), it snapshots its replica and purges its log up to it,
+//! then asks the node to hold an empty replica (`HostSplit`), which the
+//! group fills with the snapshot. In that order: a replica made empty must
+//! never be sent the log from the group's start, whose first writes were
+//! the cut's own and are in no entry. (A node that has not applied the cut
+//! yet still covers the start, and is asked again later.)
+//!
 //! **Leaving.** A node that is no longer a member of a split's group
 //! (neither a voter nor a learner) releases its replica ([`DatabaseGroups::release`]): the group leaves
 //! the database's groups here (its keys become a gap, read from the nodes
@@ -58,7 +73,7 @@ use rowtree_kv::SplitId;
 use super::Hosting;
 use crate::node::api::LocateRequest;
 use crate::node::splits::{raft_group, DatabaseGroups};
-use crate::raft::GroupCommits;
+use crate::raft::{GroupCommits, GroupRaft};
 use crate::Replica;
 
 /// How often each node places the replicas of the groups it leads and
@@ -84,6 +99,12 @@ pub const MOVE_GIVEN_UP: Duration = Duration::from_secs(60);
 /// one replica more counts as much as this many nodes' worth of load:
 /// replica counts decide, load breaks ties.
 const REPLICA_WEIGHT: f64 = 2.0;
+
+/// How long a member of a group led here may go without acknowledging any
+/// of the group's log, while its node answers, before the leader asks
+/// whether the node holds a replica of the split at all (see the module
+/// docs, "Given back"); and how long it then waits before asking again.
+pub const GIVE_BACK_AFTER: Duration = Duration::from_secs(5);
 
 /// How long a `Locate` question about a group's voters may take.
 const ASK_TIMEOUT: Duration = Duration::from_millis(500);
@@ -197,6 +218,7 @@ impl DatabaseGroups {
         };
         let first_leader = first.current_leader();
         let mut done = Vec::new();
+        let mut led = BTreeSet::new();
         for group in groups.iter().skip(1) {
             let gid = raft_group(self.database, group.split_id());
             let Some(raft) = shared.hosted.lock().get(&gid.0).cloned() else {
@@ -214,6 +236,17 @@ impl DatabaseGroups {
                 let voters: BTreeSet<u64> = membership.voter_ids().collect();
                 let nodes: BTreeSet<u64> = membership.nodes().map(|(id, _)| *id).collect();
                 let learners: BTreeSet<u64> = nodes.difference(&voters).copied().collect();
+                led.insert(group.split_id());
+                let unmatched: Vec<u64> = m
+                    .replication
+                    .iter()
+                    .flatten()
+                    .filter(|(id, matched)| **id != me && matched.is_none())
+                    .map(|(id, _)| *id)
+                    .collect();
+                if let Some(what) = self.give_back(&hosting, group, &raft, &unmatched) {
+                    done.push(Placed::Changed(what));
+                }
                 // A joint configuration left by a leader that died in the
                 // middle of a change is finished first: to its new voters.
                 let requested = self
@@ -295,7 +328,109 @@ impl DatabaseGroups {
             }
         }
         asked.retain(|split, _| groups.iter().any(|g| g.split_id() == *split));
+        self.unmatched
+            .lock()
+            .retain(|(split, _), _| led.contains(split));
         done
+    }
+
+    /// Of the members of `group` (led here) in `unmatched`, which have
+    /// acknowledged none of its log: one that has not for
+    /// [`GIVE_BACK_AFTER`], whose node answers and holds no replica
+    /// covering the split's start, is given the split back (see the module
+    /// docs). What was done, if anything.
+    fn give_back(
+        &self,
+        hosting: &Hosting,
+        group: &GroupCommits,
+        raft: &GroupRaft,
+        unmatched: &[u64],
+    ) -> Option<String> {
+        let split = group.split_id();
+        let due: Vec<u64> = {
+            let mut since = self.unmatched.lock();
+            since.retain(|(s, node), _| *s != split || unmatched.contains(node));
+            unmatched
+                .iter()
+                .copied()
+                .filter(|node| {
+                    let at = *since.entry((split, *node)).or_insert_with(Instant::now);
+                    at.elapsed() >= GIVE_BACK_AFTER && hosting.answering(*node)
+                })
+                .collect()
+        };
+        for node in due {
+            // Asked again only after another while, whatever the answer.
+            self.unmatched.lock().insert((split, node), Instant::now());
+            let d = group.descriptor();
+            let Some(reply) = self.locate_at(hosting, node, &d.start) else {
+                continue;
+            };
+            if reply.found {
+                // A replica there covers the split's start: the split's
+                // own (the member is only slow), or a wider one that has
+                // not applied the cut yet.
+                continue;
+            }
+            let Ok(records) = hosting.shared.records() else {
+                continue;
+            };
+            let Some(record) = records.get(&node) else {
+                continue;
+            };
+            let given = hosting
+                .snapshot_and_purge(raft, &d, node)
+                .and_then(|()| hosting.host_at(self.database, &d, node, &record.peer_addr));
+            match given {
+                Ok(None) => {
+                    return Some(format!(
+                        "node {node}, a member of {}'s group, held no replica of it (it missed \
+                         the cut that made the split): it holds an empty one again and is sent \
+                         the group's snapshot",
+                        d.split
+                    ))
+                }
+                Ok(Some(waiting)) => return Some(waiting),
+                Err(e) => tracing::warn!(
+                    database = self.database,
+                    split = %d.split,
+                    "giving node {node} its replica back: {e}"
+                ),
+            }
+        }
+        None
+    }
+
+    /// Node `node`'s answer to which of its replicas holds `key`, within
+    /// [`ASK_TIMEOUT`]; `None` if it did not answer.
+    fn locate_at(
+        &self,
+        hosting: &Hosting,
+        node: u64,
+        key: &[u8],
+    ) -> Option<crate::node::api::LocateReply> {
+        let records = hosting.shared.records().ok()?;
+        let channel = records
+            .get(&node)
+            .and_then(|r| hosting.shared.peers.channel(&r.peer_addr).ok())?;
+        let request = LocateRequest {
+            database: self.database,
+            key: key.to_vec(),
+            before: false,
+        };
+        hosting
+            .block_on(async move {
+                let mut client = crate::node::api::NodeClient::new(channel);
+                let mut request = tonic::Request::new(request);
+                request.set_timeout(ASK_TIMEOUT);
+                client
+                    .locate(request)
+                    .await
+                    .ok()
+                    .map(tonic::Response::into_inner)
+            })
+            .ok()
+            .flatten()
     }
 
     /// Whether a voter of `group` (as this node's replica lists them,
@@ -308,36 +443,14 @@ impl DatabaseGroups {
         voters: &BTreeSet<u64>,
     ) -> bool {
         let me = hosting.shared.id;
-        let Ok(records) = hosting.shared.records() else {
-            return false;
-        };
         let d = group.descriptor();
         for voter in voters.iter().filter(|v| **v != me) {
             if !hosting.answering(*voter) {
                 continue;
             }
-            let Some(channel) = records
-                .get(voter)
-                .and_then(|r| hosting.shared.peers.channel(&r.peer_addr).ok())
-            else {
+            let Some(reply) = self.locate_at(hosting, *voter, &d.start) else {
                 continue;
             };
-            let request = LocateRequest {
-                database: self.database,
-                key: d.start.clone(),
-                before: false,
-            };
-            let asked = hosting.block_on(async move {
-                let mut client = crate::node::api::NodeClient::new(channel);
-                let mut request = tonic::Request::new(request);
-                request.set_timeout(ASK_TIMEOUT);
-                client
-                    .locate(request)
-                    .await
-                    .ok()
-                    .map(tonic::Response::into_inner)
-            });
-            let Ok(Some(reply)) = asked else { continue };
             // A leader's or follower's answer about the same split, whose
             // members (voters and learners) do not include this node: it
             // left.
