@@ -114,7 +114,8 @@ use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
 use simkit::{
-    host, mix, now, pair, serve_peer_port, sim_peers, skew, Cuts, Disk, NodeClock, Pair, PORT,
+    host, mix, now, pair, serve_peer_port, sim_peers, skew, Cuts, Disk, Nemesis, NodeClock, Pair,
+    PORT,
 };
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
@@ -813,12 +814,8 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
         leaders: BTreeMap::new(),
         memberships: BTreeMap::new(),
     };
-    let mut down: BTreeMap<u64, Duration> = BTreeMap::new();
-    let mut cuts = Cuts::default();
-    let mut slow_until: Option<Duration> = None;
+    let mut nemesis = Nemesis::default();
     let mut next_fault = Duration::from_millis(rng.random_range(500..1500));
-    let mut crashes = 0;
-    let mut cut_count = 0;
     let mut settled = false;
     let removed = FIRST_VOTERS[rng.random_range(0..3)];
     // When each membership change is asked for (each waits for the one
@@ -863,29 +860,13 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
         }
 
         // Restarts and heals that are due.
-        let due: Vec<u64> = down
-            .iter()
-            .filter(|(_, &at)| at <= t)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in due {
-            down.remove(&id);
-            trace(&world, format!("{t:?} restart node {id}"));
-            sim.bounce(host(id));
-        }
-        cuts.heal(&mut sim, Some(t));
-        if slow_until.is_some_and(|until| until <= t) {
-            slow_until = None;
-            sim.set_max_message_latency(Duration::from_millis(8));
+        for line in nemesis.recover(&mut sim, t) {
+            trace(&world, line);
         }
 
         if t < FAULTS && t >= next_fault {
             next_fault = t + Duration::from_millis(rng.random_range(300..1500));
-            let up: Vec<u64> = NODES
-                .iter()
-                .copied()
-                .filter(|id| !down.contains_key(id))
-                .collect();
+            let up = nemesis.up(&NODES);
             match rng.random_range(0..100) {
                 // One node crashes.
                 0..=29 if !up.is_empty() => {
@@ -893,8 +874,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
                     let back = t + Duration::from_millis(rng.random_range(100..3000));
                     trace(&world, format!("{t:?} crash node {id} until {back:?}"));
                     crash(&mut sim, &world, &disks, id, &mut rng);
-                    down.insert(id, back);
-                    crashes += 1;
+                    nemesis.crashed(id, back);
                 }
                 // A power failure: every node crashes at once.
                 30..=36 => {
@@ -902,8 +882,7 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
                     for &id in &up {
                         crash(&mut sim, &world, &disks, id, &mut rng);
                         let back = t + Duration::from_millis(rng.random_range(100..1500));
-                        down.insert(id, back);
-                        crashes += 1;
+                        nemesis.crashed(id, back);
                     }
                 }
                 // One node is cut off from all others: half the time the
@@ -924,56 +903,31 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
                         None if pick_leader => (any, "the leader, there is none, so "),
                         _ => (any, ""),
                     };
-                    let until = t + Duration::from_millis(rng.random_range(200..4000));
-                    let drops = rng.random_bool(0.3);
-                    trace(
-                        &world,
-                        format!("{t:?} isolate {whom}node {id} until {until:?} (drops: {drops})"),
-                    );
-                    for &other in &NODES {
-                        if other != id {
-                            cuts.cut(&mut sim, id, other, until, drops);
-                        }
-                    }
-                    cut_count += 1;
+                    let line = nemesis.isolate(&mut sim, &mut rng, t, id, &NODES, 4000, whom);
+                    trace(&world, line);
                 }
                 // One link is cut.
                 70..=84 => {
-                    let a = NODES[rng.random_range(0..NODES.len())];
-                    let b = NODES[rng.random_range(0..NODES.len())];
-                    if a != b {
-                        let until = t + Duration::from_millis(rng.random_range(200..3000));
-                        let drops = rng.random_bool(0.3);
-                        trace(
-                            &world,
-                            format!("{t:?} cut {a}-{b} until {until:?} (drops: {drops})"),
-                        );
-                        cuts.cut(&mut sim, a, b, until, drops);
-                        cut_count += 1;
+                    if let Some(line) = nemesis.cut_link(&mut sim, &mut rng, t, &NODES, 3000) {
+                        trace(&world, line);
                     }
                 }
                 // The network slows down.
                 _ => {
-                    let latency = Duration::from_millis(rng.random_range(50..400));
-                    trace(&world, format!("{t:?} latency up to {latency:?}"));
-                    sim.set_max_message_latency(latency);
-                    slow_until = Some(t + Duration::from_millis(rng.random_range(500..3000)));
+                    let line = nemesis.slow(&mut sim, &mut rng, t, 500..3000);
+                    trace(&world, line);
                 }
             }
         }
         // Who is cut off now, after this step's faults, heals and restarts.
-        isolation(&world, &cuts, &down, t);
+        isolation(&world, &nemesis.cuts, &nemesis.down, t);
 
         if t >= FAULTS {
             if !world.lock().unwrap().quiet {
                 trace(&world, format!("{t:?} faults stop"));
                 world.lock().unwrap().quiet = true;
-                cuts.heal(&mut sim, None);
-                for id in std::mem::take(&mut down).into_keys() {
-                    sim.bounce(host(id));
-                }
-                sim.set_max_message_latency(Duration::from_millis(8));
-                isolation(&world, &cuts, &down, t);
+                nemesis.stop(&mut sim);
+                isolation(&world, &nemesis.cuts, &nemesis.down, t);
             }
             if settled_now(&world.lock().unwrap()) {
                 settled = true;
@@ -1005,8 +959,8 @@ fn simulate(seed: u64, plant: Plant) -> Outcome {
         acks: w.acks.len(),
         proposed_alone: w.proposed_alone,
         installed: w.snapshots.iter().map(|c| c.installed()).sum(),
-        crashes,
-        cuts: cut_count,
+        crashes: nemesis.crashes,
+        cuts: nemesis.cut_count,
         lease_reads: w.lease_reads,
         closes: w.closes,
         follower_reads: w.follower_reads,

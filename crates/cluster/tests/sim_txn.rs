@@ -132,7 +132,7 @@ use rowtree_cluster::{
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
-use simkit::{host, mix, now, serve_peer_port, sim_peers, skew, Cuts, Disk, NodeClock, PORT};
+use simkit::{host, mix, now, serve_peer_port, sim_peers, skew, Disk, Nemesis, NodeClock, PORT};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
@@ -1675,12 +1675,15 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         });
     }
     let mut rng = SmallRng::seed_from_u64(mix(seed, 0x6e656d65));
+    // The crashes at named steps happen when a node reaches its step,
+    // which depends on how the tasks interleave (not seeded): what they
+    // draw comes from a generator of their own, so that the nemesis's
+    // own faults stay the same ones at the same moments on a replay.
+    let mut reactions = SmallRng::seed_from_u64(mix(seed, 0x72656163));
     let mut leaders: BTreeMap<(u64, u64), u64> = BTreeMap::new();
-    let mut down: BTreeMap<u64, Duration> = BTreeMap::new();
-    let mut cuts = Cuts::default();
-    let mut slow_until: Option<Duration> = None;
+    let mut nemesis = Nemesis::default();
     let mut next_fault = Duration::from_millis(rng.random_range(500..1500));
-    let (mut crashes, mut cut_count, mut settled) = (0, 0, false);
+    let mut settled = false;
     let trace = |world: &Shared, line: String| world.lock().unwrap().trace.push(line);
 
     while sim.elapsed() < FAULTS + SETTLE {
@@ -1697,46 +1700,33 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         // Nodes that reached the crash point they were armed with.
         let reached = std::mem::take(&mut world.lock().unwrap().crash_now);
         for (id, at) in reached {
-            let back = t + Duration::from_millis(rng.random_range(100..1500));
+            let back = t + Duration::from_millis(reactions.random_range(100..1500));
             trace(
                 &world,
                 format!("{t:?} node {id} crashes at {at:?}, until {back:?}"),
             );
-            crash(&mut sim, &world, &disks, id, &mut rng);
-            down.insert(id, back);
-            crashes += 1;
+            crash(&mut sim, &world, &disks, id, &mut reactions);
+            nemesis.crashed(id, back);
         }
-        let due: Vec<u64> = down
-            .iter()
-            .filter(|(_, &at)| at <= t)
-            .map(|(&id, _)| id)
-            .collect();
-        for id in due {
-            down.remove(&id);
-            trace(&world, format!("{t:?} restart node {id}"));
-            sim.bounce(host(id));
-        }
-        cuts.heal(&mut sim, Some(t));
-        if slow_until.is_some_and(|until| until <= t) {
-            slow_until = None;
-            sim.set_max_message_latency(Duration::from_millis(8));
+        for line in nemesis.recover(&mut sim, t) {
+            trace(&world, line);
         }
 
         if t < FAULTS && t >= next_fault {
             next_fault = t + Duration::from_millis(rng.random_range(200..1000));
-            let up: Vec<u64> = NODES
-                .iter()
-                .copied()
-                .filter(|id| !down.contains_key(id))
-                .collect();
             match rng.random_range(0..100) {
-                0..=19 if !up.is_empty() => {
-                    let id = up[rng.random_range(0..up.len())];
+                // A node drawn among all (those a crash point took down
+                // are not the same on a replay) crashes, if it is up.
+                0..=19 => {
+                    let id = NODES[rng.random_range(0..NODES.len())];
                     let back = t + Duration::from_millis(rng.random_range(100..2000));
-                    trace(&world, format!("{t:?} crash node {id} until {back:?}"));
-                    crash(&mut sim, &world, &disks, id, &mut rng);
-                    down.insert(id, back);
-                    crashes += 1;
+                    if nemesis.down.contains_key(&id) {
+                        trace(&world, format!("{t:?} crash node {id}: down already"));
+                    } else {
+                        trace(&world, format!("{t:?} crash node {id} until {back:?}"));
+                        crash(&mut sim, &world, &disks, id, &mut rng);
+                        nemesis.crashed(id, back);
+                    }
                 }
                 20..=54 => {
                     // Mostly a leaseholder: coordinators and participants
@@ -1745,22 +1735,37 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                     // between prepare and decision, a lookup that aborts,
                     // a recovery, a cut) are armed on every node: the next
                     // to reach one stops there.
-                    let (any, split) = (
+                    // Every draw is made whoever holds the lease, so that
+                    // the draws after it are the same on a replay.
+                    let (any, split, pick_holder) = (
                         NODES[rng.random_range(0..NODES.len())],
                         SPLITS[rng.random_range(0..SPLITS.len())],
+                        rng.random_bool(0.7),
                     );
                     let holder = world.lock().unwrap().holders.get(&split).copied();
-                    let id = holder.filter(|_| rng.random_bool(0.7)).unwrap_or(any);
+                    let (id, whom) = match holder {
+                        Some(holder) if pick_holder => (
+                            holder,
+                            format!("split {split}'s leaseholder, node {holder}"),
+                        ),
+                        None if pick_holder => (
+                            any,
+                            format!("split {split}'s leaseholder, none known, so node {any}"),
+                        ),
+                        _ => (any, format!("node {any}")),
+                    };
                     let at = POINTS[rng.random_range(0..POINTS.len())];
                     let ids: Vec<u64> = if RARE_POINTS.contains(&at) {
                         NODES.to_vec()
                     } else {
                         vec![id]
                     };
-                    trace(
-                        &world,
-                        format!("{t:?} arm nodes {ids:?} to crash at {at:?}"),
-                    );
+                    let whom = if ids.len() > 1 {
+                        "every node".to_string()
+                    } else {
+                        whom
+                    };
+                    trace(&world, format!("{t:?} arm {whom} to crash at {at:?}"));
                     let mut w = world.lock().unwrap();
                     for id in ids {
                         w.armed.entry(id).or_default().insert(at);
@@ -1768,38 +1773,17 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                 }
                 55..=74 => {
                     let id = NODES[rng.random_range(0..NODES.len())];
-                    let until = t + Duration::from_millis(rng.random_range(200..3000));
-                    let drops = rng.random_bool(0.3);
-                    trace(
-                        &world,
-                        format!("{t:?} isolate node {id} until {until:?} (drops: {drops})"),
-                    );
-                    for &other in &NODES {
-                        if other != id {
-                            cuts.cut(&mut sim, id, other, until, drops);
-                        }
-                    }
-                    cut_count += 1;
+                    let line = nemesis.isolate(&mut sim, &mut rng, t, id, &NODES, 3000, "");
+                    trace(&world, line);
                 }
                 75..=89 => {
-                    let a = NODES[rng.random_range(0..NODES.len())];
-                    let b = NODES[rng.random_range(0..NODES.len())];
-                    if a != b {
-                        let until = t + Duration::from_millis(rng.random_range(200..2000));
-                        let drops = rng.random_bool(0.3);
-                        trace(
-                            &world,
-                            format!("{t:?} cut {a}-{b} until {until:?} (drops: {drops})"),
-                        );
-                        cuts.cut(&mut sim, a, b, until, drops);
-                        cut_count += 1;
+                    if let Some(line) = nemesis.cut_link(&mut sim, &mut rng, t, &NODES, 2000) {
+                        trace(&world, line);
                     }
                 }
                 _ => {
-                    let latency = Duration::from_millis(rng.random_range(50..400));
-                    trace(&world, format!("{t:?} latency up to {latency:?}"));
-                    sim.set_max_message_latency(latency);
-                    slow_until = Some(t + Duration::from_millis(rng.random_range(300..2000)));
+                    let line = nemesis.slow(&mut sim, &mut rng, t, 300..2000);
+                    trace(&world, line);
                 }
             }
         }
@@ -1814,11 +1798,7 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                         w.armed.clear();
                     }
                 }
-                cuts.heal(&mut sim, None);
-                for id in std::mem::take(&mut down).into_keys() {
-                    sim.bounce(host(id));
-                }
-                sim.set_max_message_latency(Duration::from_millis(8));
+                nemesis.stop(&mut sim);
             }
             if settled_now(&world.lock().unwrap()) {
                 settled = true;
@@ -1848,8 +1828,8 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         lookup_aborts: w.lookup_aborts,
         atomic_reads: w.atomic_reads,
         installed: w.snapshots.iter().map(|c| c.installed()).sum(),
-        crashes,
-        cuts: cut_count,
+        crashes: nemesis.crashes,
+        cuts: nemesis.cut_count,
         splits_cut: w.cuts_made,
         merges: w.merges_made,
         hits: w.hits.clone(),
@@ -2182,6 +2162,58 @@ fn transactions_across_split_groups_keep_their_invariants_seeds_0_to_11() {
 #[test]
 fn transactions_across_split_groups_keep_their_invariants_seeds_12_to_23() {
     play_clean(12..24);
+}
+
+/// A seed plays its faults again: the same faults at the same moments.
+/// The tasks of a step interleave differently on a replay (not seeded),
+/// so what follows from them differs: which node holds a lease (the
+/// leaseholder a fault picks is named by its split), whether a node drawn
+/// to crash is down already, and the crashes at named steps and their
+/// restarts (drawn from a generator of their own).
+#[test]
+fn a_seed_plays_the_same_faults_again() {
+    let faults = |outcome: Outcomes| -> Vec<String> {
+        outcome
+            .trace
+            .into_iter()
+            .filter_map(|line| {
+                let (at, what) = line.split_once(' ')?;
+                let kinds = [
+                    "crash node",
+                    "arm ",
+                    "isolate ",
+                    "cut ",
+                    "latency up",
+                    "faults stop",
+                ];
+                if !kinds.iter().any(|k| what.starts_with(k)) {
+                    return None;
+                }
+                let what = match what.split_once("leaseholder, ") {
+                    Some((before, after)) => {
+                        let rest = after.split_once(" to crash").map_or("", |(_, rest)| rest);
+                        format!("{before}leaseholder to crash{rest}")
+                    }
+                    None if what.starts_with("crash node") => {
+                        what.split([':', ' ']).take(3).collect::<Vec<_>>().join(" ")
+                    }
+                    None => what.to_string(),
+                };
+                Some(format!("{at} {what}"))
+            })
+            .collect()
+    };
+    let a = faults(simulate(3, Plant::Nothing));
+    let b = faults(simulate(3, Plant::Nothing));
+    assert!(a.len() > 5, "{a:?}");
+    let differ = a.iter().zip(&b).position(|(x, y)| x != y);
+    assert!(
+        differ.is_none() && a.len() == b.len(),
+        "the faults differ from {:?}: {:?} against {:?}",
+        differ,
+        &a[differ.unwrap_or(0)..],
+        &b[differ.unwrap_or(0)..]
+    );
 }
 
 /// Every crash point is reached, and the cluster survives a crash there

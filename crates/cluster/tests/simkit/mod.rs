@@ -127,11 +127,14 @@ impl Disk {
     }
 
     /// The node crashed: a random prefix of the unsynced batches reached
-    /// the disk, the rest is lost.
+    /// the disk, the rest is lost. One draw from `rng` whatever the disk
+    /// holds, so that the draws after it do not depend on how much was
+    /// unsynced.
     pub fn crash(&self, rng: &mut SmallRng) {
         let mut state = self.state.lock().unwrap();
         let state = &mut *state;
-        let kept = rng.random_range(0..=state.pending.len());
+        let draw: u64 = rng.random();
+        let kept = (draw % (state.pending.len() as u64 + 1)) as usize;
         for ops in state.pending.drain(..).take(kept) {
             apply_ops(&mut state.durable, &ops);
         }
@@ -317,5 +320,146 @@ impl Cuts {
                 sim.release(host(a), host(b));
             }
         }
+    }
+}
+
+// ---------------------------------------------------------------------
+// The nemesis.
+
+/// The message latency of a network that is not slowed down.
+pub const NORMAL_LATENCY: Duration = Duration::from_millis(8);
+
+/// The faults both simulators inject, besides their own (membership
+/// changes in one, crashes at named steps in the other), and what they
+/// left down or cut now. The caller crashes a node its own way and
+/// records it ([`Nemesis::crashed`]); restarts, cuts and slow-downs are
+/// made here. Each method draws from the seeded generator in a fixed
+/// order, so a seed plays the same faults again.
+#[derive(Default)]
+pub struct Nemesis {
+    /// Nodes crashed, and when each is restarted.
+    pub down: BTreeMap<u64, Duration>,
+    pub cuts: Cuts,
+    /// When a slow-down of the network ends.
+    slow_until: Option<Duration>,
+    /// Crashes and cuts made so far.
+    pub crashes: usize,
+    pub cut_count: usize,
+}
+
+impl Nemesis {
+    /// The nodes of `nodes` that are not down.
+    pub fn up(&self, nodes: &[u64]) -> Vec<u64> {
+        nodes
+            .iter()
+            .copied()
+            .filter(|id| !self.down.contains_key(id))
+            .collect()
+    }
+
+    /// Node `id`, just crashed by the caller, is restarted at `back`.
+    pub fn crashed(&mut self, id: u64, back: Duration) {
+        self.down.insert(id, back);
+        self.crashes += 1;
+    }
+
+    /// At `t`: restarts the nodes due back, heals the cuts due, and ends a
+    /// slow-down that is over. The trace lines of the restarts.
+    pub fn recover(&mut self, sim: &mut turmoil::Sim<'_>, t: Duration) -> Vec<String> {
+        let due: Vec<u64> = self
+            .down
+            .iter()
+            .filter(|(_, &at)| at <= t)
+            .map(|(&id, _)| id)
+            .collect();
+        let mut lines = Vec::new();
+        for id in due {
+            self.down.remove(&id);
+            lines.push(format!("{t:?} restart node {id}"));
+            sim.bounce(host(id));
+        }
+        self.cuts.heal(sim, Some(t));
+        if self.slow_until.is_some_and(|until| until <= t) {
+            self.slow_until = None;
+            sim.set_max_message_latency(NORMAL_LATENCY);
+        }
+        lines
+    }
+
+    /// Cuts node `id` off from every other node of `nodes`, from `t` until
+    /// 200 ms to `max_ms` later, its messages dropped three times in ten
+    /// (held otherwise). `whom` opens the node's name in the trace line
+    /// returned ("the leader, ").
+    #[allow(clippy::too_many_arguments)]
+    pub fn isolate(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        rng: &mut SmallRng,
+        t: Duration,
+        id: u64,
+        nodes: &[u64],
+        max_ms: u64,
+        whom: &str,
+    ) -> String {
+        let until = t + Duration::from_millis(rng.random_range(200..max_ms));
+        let drops = rng.random_bool(0.3);
+        for &other in nodes {
+            if other != id {
+                self.cuts.cut(sim, id, other, until, drops);
+            }
+        }
+        self.cut_count += 1;
+        format!("{t:?} isolate {whom}node {id} until {until:?} (drops: {drops})")
+    }
+
+    /// Cuts the link between two nodes drawn from `nodes`, from `t` until
+    /// 200 ms to `max_ms` later, as [`Nemesis::isolate`] does; nothing if
+    /// the same node is drawn twice. The trace line.
+    pub fn cut_link(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        rng: &mut SmallRng,
+        t: Duration,
+        nodes: &[u64],
+        max_ms: u64,
+    ) -> Option<String> {
+        let a = nodes[rng.random_range(0..nodes.len())];
+        let b = nodes[rng.random_range(0..nodes.len())];
+        if a == b {
+            return None;
+        }
+        let until = t + Duration::from_millis(rng.random_range(200..max_ms));
+        let drops = rng.random_bool(0.3);
+        self.cuts.cut(sim, a, b, until, drops);
+        self.cut_count += 1;
+        Some(format!(
+            "{t:?} cut {a}-{b} until {until:?} (drops: {drops})"
+        ))
+    }
+
+    /// Slows the network from `t`: messages take up to 50 to 400 ms, for
+    /// a time drawn from `lasting` (milliseconds). The trace line.
+    pub fn slow(
+        &mut self,
+        sim: &mut turmoil::Sim<'_>,
+        rng: &mut SmallRng,
+        t: Duration,
+        lasting: std::ops::Range<u64>,
+    ) -> String {
+        let latency = Duration::from_millis(rng.random_range(50..400));
+        sim.set_max_message_latency(latency);
+        self.slow_until = Some(t + Duration::from_millis(rng.random_range(lasting)));
+        format!("{t:?} latency up to {latency:?}")
+    }
+
+    /// Ends every fault at once: every cut healed, every node down
+    /// restarted, the network back to normal.
+    pub fn stop(&mut self, sim: &mut turmoil::Sim<'_>) {
+        self.cuts.heal(sim, None);
+        for id in std::mem::take(&mut self.down).into_keys() {
+            sim.bounce(host(id));
+        }
+        self.slow_until = None;
+        sim.set_max_message_latency(NORMAL_LATENCY);
     }
 }
