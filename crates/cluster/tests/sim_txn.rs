@@ -107,7 +107,11 @@
 //! without asking the coordinator. The simulator must find a transaction
 //! committed on one split and aborted on the other within 32 seeds. As in
 //! `sim.rs`, a replayed seed plays the same faults at the same moments,
-//! but the tasks of one step may interleave differently.
+//! but the tasks of one step may interleave differently, and what follows
+//! from that may differ: who holds a lease when a fault picks the
+//! leaseholder, and the crashes at named steps, which draw from a
+//! generator of their own so that the nemesis's other draws do not
+//! depend on them (`a_seed_plays_the_same_faults_again`).
 
 mod simkit;
 
