@@ -25,8 +25,7 @@
 //! transaction prepared in a split that a cut leaves wholly in the right
 //! half moves there with it, and that half's leaseholder recovers it.
 //!
-//! **Merges** (with `ROWTREE_SIM_MERGES` set; not in CI yet, see
-//! [`merges`]). Now and then a node that serves a split and its left
+//! **Merges** (unless `ROWTREE_SIM_MERGES=0`, see [`merges`]). Now and then a node that serves a split and its left
 //! neighbour merges them: `Freeze` in the right split's group (a no-op
 //! while it holds prepared transactions), then, once every node's replica
 //! of it has applied the freeze, `Merge` in the left one's. A frozen
@@ -202,17 +201,15 @@ const POINTS: [&str; 11] = [
     "merge: after the merge",
 ];
 
-/// Whether the nodes merge splits (`ROWTREE_SIM_MERGES` set): not in CI
-/// yet. Merges found the bug of the replica that
+/// Whether the nodes merge splits: yes, unless `ROWTREE_SIM_MERGES=0`
+/// (cuts only). Merges found the bug of the replica that
 /// `tests/merge.rs::a_coordinator_merged_into_its_participant_still_finishes_the_prepared_halves`
-/// pins; with it fixed, and the harness starting a restarted node's
-/// splits right to left with a merged split still held started too (a
-/// replayed `Merge` waits for its freeze), about one seed in a hundred
-/// still fails (seed 123 of a soak: a cluster that does not settle; seed
-/// 163 of an earlier one: a write below the closed timestamp), not
-/// explained yet.
+/// pins, and one that `SplitGroups::merge` and `split` now decline: a
+/// split merged away (or cut) while its right neighbour was frozen into
+/// it, which stranded that neighbour, frozen for good with transactions
+/// it coordinated prepared elsewhere.
 fn merges() -> bool {
-    std::env::var_os("ROWTREE_SIM_MERGES").is_some()
+    std::env::var("ROWTREE_SIM_MERGES").map_or(true, |v| v != "0")
 }
 
 /// The crash points that few runs would reach if armed on one node only.
@@ -1546,7 +1543,16 @@ impl Node {
                 None => {
                     let unstrands = stranded == Some(*left);
                     let quiet = self.world.lock().unwrap().quiet;
-                    if (quiet || stranded.is_some()) && !unstrands || gl.frozen.get().is_some() {
+                    // Nor while a split is frozen into this one: merged
+                    // away first, this one would strand it (as the
+                    // product's `SplitGroups::merge` declines too).
+                    let absorbing = held
+                        .iter()
+                        .any(|(_, g)| g.frozen.get() == Some(SplitId(*right)));
+                    if (quiet || stranded.is_some()) && !unstrands
+                        || gl.frozen.get().is_some()
+                        || absorbing
+                    {
                         continue;
                     }
                     let _freezing = gr.gate.write().await;

@@ -1252,6 +1252,18 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     let e = write("Transfers", 100).unwrap_err();
     assert!(e.to_string().contains("frozen for its merge"), "{e}");
     write("Accounts", 100).unwrap();
+    // Nor is the left split cut while the right one is frozen into it:
+    // the merge would no longer be of neighbours, and the right split
+    // would refuse writes for good.
+    let inside = first_key(
+        "Accounts",
+        &["Id", "Balance"],
+        vec![Value::Int64(50), Value::Int64(0)],
+    );
+    assert_eq!(groups.split(&inside, SplitId(9)), Ok(false));
+    for node in nodes.values() {
+        assert_eq!(node.groups.groups().len(), 2, "no node cut");
+    }
 
     // The follower hears the group again: commits finish the merge.
     nodes[&behind]._context.registry.insert(right, cut_off);

@@ -549,6 +549,13 @@ impl SplitGroups {
         if group.descriptor().start.as_slice() == at {
             return Ok(false);
         }
+        // Not while a neighbour is frozen into it: the `Merge` it waits for
+        // would no longer be of neighbours (the half cut off would lie
+        // between them), and the frozen split would refuse writes for
+        // good. The merge finishes first (`finish_frozen`).
+        if self.frozen_into(group.split_id()) {
+            return Ok(false);
+        }
         group.propose(
             None,
             Command::SplitAt {
@@ -572,6 +579,12 @@ impl SplitGroups {
             std::thread::sleep(std::time::Duration::from_millis(2));
         }
         Ok(true)
+    }
+
+    /// Whether a split whose group is here is frozen into `split` for a
+    /// merge not finished yet.
+    fn frozen_into(&self, split: rowtree_kv::SplitId) -> bool {
+        self.groups.read().iter().any(|g| g.frozen() == Some(split))
     }
 
     /// Adopts a split this node's replica applied: the group of `left`'s
@@ -645,6 +658,13 @@ impl SplitGroups {
             let (left, right) = (groups[i - 1].clone(), groups[i].clone());
             let adjacent = left.descriptor().limit.as_deref() == Some(start);
             if !adjacent || !left.leads() || !right.leads() || left.members() != right.members() {
+                return Ok(false);
+            }
+            // Not while the left split is frozen into its own left
+            // neighbour, nor while another split is frozen into the right
+            // one: that merge finishes first, or it would wait for a split
+            // merged away and refuse writes for good.
+            if left.frozen().is_some() || self.frozen_into(right.split_id()) {
                 return Ok(false);
             }
             if right.frozen().is_none() {
