@@ -1302,6 +1302,72 @@ fn a_merge_waits_for_a_member_behind_the_freeze_and_commits_finish_it_later() {
     same_everywhere(&nodes, leader);
 }
 
+/// A split is not merged into its left neighbour while its own right
+/// neighbour is frozen into it: that neighbour's `Merge` would then find
+/// its left neighbour gone, and it would stay frozen for good. Here the
+/// database is cut in three, split 3's merge into split 2 stops at its
+/// freeze (a follower hears nothing of split 3's group), and the merge of
+/// split 2 into split 1 declines; once the follower hears the group again,
+/// commits finish the first merge, and the second goes through.
+#[test]
+fn a_split_with_a_neighbour_frozen_into_it_is_not_merged_away() {
+    let rt = runtime();
+    let dir = tempfile::tempdir().unwrap();
+    let (nodes, leader) = cut_in_two(&rt, dir.path());
+    let third = first_key(
+        "Transfers",
+        &["Id", "Amount"],
+        vec![Value::Int64(100), Value::Int64(10)],
+    );
+    assert_eq!(nodes[&leader].groups.split(&third, SplitId(3)), Ok(true));
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} makes split 3's group"), || {
+            node.groups.groups().len() == 3
+        });
+    }
+    let leader = colocate(&rt, &nodes, None);
+    let groups = nodes[&leader].groups.clone();
+    let db = nodes[&leader].db.clone();
+    db.reload_schema().unwrap();
+
+    let behind = nodes.keys().copied().find(|id| *id != leader).unwrap();
+    let gid = group_id(SplitId(3));
+    let cut_off = nodes[&behind]._context.registry.remove(gid).unwrap();
+    let refused = groups.merge(&third).unwrap_err();
+    assert!(refused.contains("to apply its freeze"), "{refused}");
+    let frozen = |node: &Node, split: u64| {
+        Replica::stored_state(&node.router, SplitId(split))
+            .unwrap()
+            .and_then(|s| s.frozen)
+    };
+    assert_eq!(frozen(&nodes[&leader], 3), Some(SplitId(2)));
+
+    // Split 2 stays: merged away, it would strand split 3.
+    assert_eq!(groups.merge(&split_key()), Ok(false));
+    assert_eq!(frozen(&nodes[&leader], 2), None, "split 2 is not frozen");
+    for node in nodes.values() {
+        assert_eq!(node.groups.groups().len(), 3, "no node merged");
+    }
+
+    // The follower hears split 3's group again: commits finish its merge,
+    // and then split 2 merges into split 1.
+    nodes[&behind]._context.registry.insert(gid, cut_off);
+    wait_for("commits finish the merge of split 3", || {
+        let _ = db.write(vec![Mutation::insert_or_update(
+            "Accounts",
+            &["Id", "Balance"],
+            vec![vec![Value::Int64(60), Value::Int64(1)]],
+        )]);
+        nodes.values().all(|n| n.groups.groups().len() == 2)
+    });
+    assert_eq!(groups.merge(&split_key()), Ok(true));
+    for (id, node) in &nodes {
+        wait_for(&format!("node {id} holds one group"), || {
+            node.groups.groups().len() == 1
+        });
+    }
+}
+
 /// Runs `f` until it does not fail UNAVAILABLE or ABORTED (a lease
 /// changing hands), for at most 20 s; its last answer.
 fn retry_until_served<T>(mut f: impl FnMut() -> rowtree_db::Result<T>) -> rowtree_db::Result<T> {
