@@ -2715,6 +2715,86 @@ fn an_expired_split_point_is_merged_back_into_one_group_on_every_node() {
     }
 }
 
+/// A node named a member of a database after a merge took a neighbour's
+/// rows into the first split (here node 4, replacing a removed node) is
+/// sent an image of the first split, never its log from the start: that
+/// log holds none of the rows written in the merged split after the cut.
+/// Node 4's replica then serves every row by itself (a stale read through
+/// it, served from its replica unless it leads), and with another voter
+/// killed. Without the image it replays the cut, making a replica of the
+/// right half no group ever sends a `Freeze`, and then waits at the
+/// `Merge` for good: it never catches up to become a voter (checked).
+#[test]
+fn a_replacement_after_a_merge_is_sent_the_merged_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(dir.path(), &["--merge-after", "1"]);
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = cut_for_four_seconds(&nodes, &cluster).await;
+        let rows = 1 + across_through_each(&clients, &db).await;
+        let leader = wait_for_groups(&cluster, 1, None);
+        merged_with_every_row(&cluster, &nodes, &clients, &db, rows).await;
+
+        // A follower other than node 1 (which `cluster status` asks) is
+        // removed; node 4 takes its place.
+        let gone = (2..=3).find(|id| *id != leader).expect("a follower");
+        let stays = (2..=3).find(|id| *id != gone).expect("the third replica");
+        let removed = Command::new(ROWTREE)
+            .args(["cluster", "remove", "--node-id", &gone.to_string(), "--dir"])
+            .arg(&cluster)
+            .status()
+            .expect("run rowtree cluster remove");
+        assert!(removed.success(), "node {gone} removed");
+        let mut expected = vec![1, stays, 4];
+        expected.sort_unstable();
+        wait_for_voters(
+            &cluster,
+            &expected,
+            1,
+            &format!("node 4 replacing node {gone}"),
+        );
+        kill_9(nodes[(gone - 1) as usize].pid);
+
+        // Node 4's replica holds every row: a read 2 s stale through it is
+        // served from its replica (once its safe time passed the rows).
+        tokio::time::sleep(Duration::from_millis(3_000)).await;
+        let through = &clients[3];
+        let session = through.create_session(&db).await.expect("session");
+        let stale = Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)));
+        let ((seen, served), _) = retry(
+            "a stale read through node 4",
+            Duration::from_secs(20),
+            || count_at(through, &session, stale.clone()),
+        )
+        .await;
+        let leading = group_leader(&cluster);
+        eprintln!("node 4 read {seen} rows stale (served by {served:?}; node {leading:?} leads)");
+        assert_eq!(seen, rows, "every row, on node 4's replica");
+        if leading != Some(4) {
+            assert_eq!(served, Some(4), "served by node 4's own replica");
+        }
+
+        // The leader killed (or, if node 4 leads, the other old replica):
+        // node 4 is in every majority left.
+        let victim = match leading {
+            Some(l) if l != 4 => l,
+            _ => stays,
+        };
+        kill_9(nodes[(victim - 1) as usize].pid);
+        let (seen, took) = retry(
+            "a count through node 4 after a kill",
+            Duration::from_secs(30),
+            || count(through, &db),
+        )
+        .await;
+        eprintln!(
+            "node 4 and one other served all {seen} rows {:.2} s after node {victim} was killed",
+            took.as_secs_f64()
+        );
+        assert_eq!(seen, rows, "every acknowledged row");
+    });
+}
+
 /// One writer of the hot-database test: single-row commits (insert or
 /// update, in one reused session) of ids `first, first + step, ...`
 /// alternating between the two halves of T (ids from -2 down, left of the

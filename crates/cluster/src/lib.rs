@@ -84,7 +84,7 @@ pub use error::{DecodeError, Error, Result};
 pub use lease::{Lease, LeaseKeeper, LeaseRules, LeaseStatus, LeaseView, Renewal};
 pub use merge::StoredReplica;
 pub use replica::{
-    Applied, ClosedView, Descriptor, FrozenView, MergeObserver, MetaObserver, Observer, Replica,
-    SnapshotImage, SplitObserver,
+    Applied, ClosedView, Descriptor, FrozenView, ImageView, MergeObserver, MetaObserver, Observer,
+    Replica, SnapshotImage, SplitObserver,
 };
 pub use twophase::{GlobalTxnId, Outcome, Prepare, PreparedSummary, PreparedView};

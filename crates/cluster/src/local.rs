@@ -100,6 +100,7 @@ impl LocalCluster {
             name: "local".into(),
             members: (1..=replicas as u64).collect(),
             bootstrap: 1,
+            joined: Vec::new(),
         };
         let mut databases = Vec::with_capacity(replicas);
         // The followers first, so that the group is whole when node 1

@@ -54,11 +54,16 @@
 //! a [`SnapshotImage`], and
 //! [`Replica::install`] replaces a replica's range and state with one, in
 //! one engine batch. A new or lagging replica catches up this way when the
-//! log entries it misses are gone.
+//! log entries it misses are gone. A replica made empty for a group that
+//! already runs ([`Replica::create_for_image`]) must catch up this way:
+//! until it installs an image it refuses every entry, since the group's
+//! log from its start need not hold every row of the split (a cut's right
+//! half begins with the rows its parent held; a merge takes in its
+//! neighbour's).
 
 use std::collections::{HashMap, HashSet};
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 use rowtree_kv::{Router, SplitId};
@@ -149,6 +154,23 @@ impl FrozenView {
     }
 }
 
+/// Whether a replica awaits an image, readable from other threads
+/// ([`Replica::image_view`]): true from [`Replica::create_for_image`]
+/// until it installs one.
+#[derive(Debug, Clone, Default)]
+pub struct ImageView(Arc<AtomicBool>);
+
+impl ImageView {
+    /// Whether the replica still awaits its first image.
+    pub fn awaits(&self) -> bool {
+        self.0.load(Ordering::Acquire)
+    }
+
+    fn set(&self, awaits: bool) {
+        self.0.store(awaits, Ordering::Release);
+    }
+}
+
 /// What a replica tells of the metadata keys it writes
 /// ([`Replica::with_meta_observer`]).
 pub type MetaObserver = Arc<dyn Fn(&[Vec<u8>]) + Send + Sync>;
@@ -203,6 +225,10 @@ pub struct Replica {
     frozen: Option<SplitId>,
     /// `frozen`, for readers elsewhere.
     frozen_view: FrozenView,
+    /// Whether the replica was made empty for an image and has not
+    /// installed one yet (see [`Replica::create_for_image`]), for readers
+    /// elsewhere too.
+    awaits_image: ImageView,
     /// The distributed transactions prepared here (see
     /// [`crate::twophase`]), as the engine holds them.
     pub(crate) prepared: PreparedTable,
@@ -244,6 +270,15 @@ pub(crate) fn state_key(split: SplitId) -> Vec<u8> {
     key
 }
 
+/// The metadata key of the mark a replica made empty for an image keeps
+/// until it installs one ([`Replica::create_for_image`]). Not one of the
+/// side tables an image copies.
+fn awaits_key(split: SplitId) -> Vec<u8> {
+    let mut key = REPLICA_PREFIX.to_vec();
+    key.extend_from_slice(format!("{:016x}/awaits-image", split.0).as_bytes());
+    key
+}
+
 /// How many stored keys [`Replica::discard`] deletes per batch.
 pub const DISCARD_BATCH: usize = 10_000;
 
@@ -257,6 +292,24 @@ impl Replica {
     /// applied, closed timestamp 0. Refused if the engine already holds a
     /// replica of that split.
     pub fn create(router: Arc<Router>, descriptor: Descriptor) -> Result<Replica> {
+        Self::make(router, descriptor, false)
+    }
+
+    /// Creates an empty replica of an existing split, for its group to
+    /// fill with an image: how a node added to a group, or given back a
+    /// split it missed, gets its replica. Until it installs an image it
+    /// applies no entry (refused, as a rule no correct leader breaks), and
+    /// [`Replica::image_view`] says it awaits one, so that the node's peer
+    /// port refuses the group's log from its start: the split's rows did
+    /// not all come through that log (a cut's right half began with the
+    /// rows its parent held, a merge took in its neighbour's), so a replica
+    /// that replayed it from nothing would hold less than the others, for
+    /// good. The mark is stored, and survives a restart.
+    pub fn create_for_image(router: Arc<Router>, descriptor: Descriptor) -> Result<Replica> {
+        Self::make(router, descriptor, true)
+    }
+
+    fn make(router: Arc<Router>, descriptor: Descriptor, for_image: bool) -> Result<Replica> {
         let split = descriptor.split;
         if router.meta_get(&state_key(split))?.is_some() {
             return Err(Error::Replica {
@@ -276,10 +329,15 @@ impl Replica {
             merge_observer: None,
             frozen: None,
             frozen_view: FrozenView::default(),
+            awaits_image: ImageView::default(),
             prepared: PreparedTable::default(),
         };
+        replica.awaits_image.set(for_image);
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
+        replica
+            .router
+            .stage_meta(&mut batch, awaits_key(split), for_image.then(Vec::new));
         replica.router.write(batch, Durability::Buffered)?;
         Ok(replica)
     }
@@ -302,6 +360,8 @@ impl Replica {
         let frozen = twophase::stored_frozen(&router, split)?;
         let frozen_view = FrozenView::default();
         frozen_view.set(frozen);
+        let awaits_image = ImageView::default();
+        awaits_image.set(router.meta_get(&awaits_key(split))?.is_some());
         Ok(Replica {
             router,
             descriptor,
@@ -314,6 +374,7 @@ impl Replica {
             merge_observer: None,
             frozen,
             frozen_view,
+            awaits_image,
             prepared,
         })
     }
@@ -340,6 +401,7 @@ impl Replica {
             }
         }
         router.stage_meta(&mut batch, state_key(split), None);
+        router.stage_meta(&mut batch, awaits_key(split), None);
         router.write(batch, Durability::Sync)?;
         let limit = descriptor.limit.as_deref();
         let mut deleted = 0;
@@ -438,6 +500,12 @@ impl Replica {
         self.frozen_view.clone()
     }
 
+    /// Whether this replica was made empty for an image and awaits it
+    /// ([`Replica::create_for_image`]); a view that follows it.
+    pub fn image_view(&self) -> ImageView {
+        self.awaits_image.clone()
+    }
+
     /// The split this replica holds.
     pub fn descriptor(&self) -> &Descriptor {
         &self.descriptor
@@ -501,6 +569,7 @@ impl Replica {
         if self.state.covers(id) {
             return Ok(Applied::AlreadyApplied);
         }
+        self.check_not_awaiting(id)?;
         let expected = self.state.next_index();
         if id.index != expected {
             return Err(Error::LogGap {
@@ -732,6 +801,7 @@ impl Replica {
         if self.state.covers(id) {
             return Ok(Applied::AlreadyApplied);
         }
+        self.check_not_awaiting(id)?;
         if self.frozen.is_some() {
             // Nothing is written once frozen (see `crate::merge`).
             self.state.applied = Some(id);
@@ -748,6 +818,23 @@ impl Replica {
         };
         self.commit(WriteBatch::new(), state, TableChange::None)?;
         Ok(Applied::Applied)
+    }
+
+    /// Refuses the entry at `id` if this replica awaits an image: it was
+    /// made empty, and the log does not hold all of the split's rows.
+    fn check_not_awaiting(&self, id: LogId) -> Result<()> {
+        if self.awaits_image.awaits() {
+            return Err(Error::Replica {
+                split: self.descriptor.split,
+                message: format!(
+                    "entry {} was sent to a replica made empty for an image: it applies no \
+                     entry before it installs one, since the split's rows did not all come \
+                     through the log",
+                    id.index
+                ),
+            });
+        }
+        Ok(())
     }
 
     /// Writes `batch` with `state` as the new applied state, then adopts
@@ -997,14 +1084,17 @@ impl Replica {
                     }
                 }
                 batch.delete(Space::Meta, state_key(other));
+                batch.delete(Space::Meta, awaits_key(other));
                 gone.push(other);
             }
         }
         let reranged =
             descriptor.start != self.descriptor.start || descriptor.limit != self.descriptor.limit;
         self.stage_state(&mut batch, &descriptor, &state);
+        batch.delete(Space::Meta, awaits_key(split));
         // Synced: the log entries the image replaces may be purged next.
         self.router.write(batch, Durability::Sync)?;
+        self.awaits_image.set(false);
         self.prepared.replace(prepared);
         self.frozen = frozen;
         self.frozen_view.set(frozen);

@@ -170,13 +170,25 @@ fn config() -> Arc<Config> {
 
 /// Starts node `id` on `dir`: a new replica, or the one stored there.
 async fn start(id: u64, dir: &std::path::Path, transport: &Transport) -> Node {
+    start_with(id, dir, transport, false).await
+}
+
+/// [`start`], a new replica made empty for an image if `for_image`.
+async fn start_with(
+    id: u64,
+    dir: &std::path::Path,
+    transport: &Transport,
+    for_image: bool,
+) -> Node {
     let log = LogStore::open(dir.join("raft")).unwrap();
     let data = FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap();
     let router = Arc::new(Router::new(Mvcc::new(Arc::new(data)), SplitMap::new()));
     let replica = match Replica::open(router.clone(), SplitId(1)) {
         Ok(replica) => replica,
+        Err(_) if for_image => Replica::create_for_image(router.clone(), descriptor()).unwrap(),
         Err(_) => Replica::create(router.clone(), descriptor()).unwrap(),
     };
+    let image = replica.image_view();
     let machine = ReplicaMachine::new(replica);
     let group = log.group(GroupId(1));
     let (raft, port) = match transport {
@@ -193,6 +205,7 @@ async fn start(id: u64, dir: &std::path::Path, transport: &Transport) -> Node {
                 .await
                 .unwrap();
             let groups = Groups::new();
+            groups.watch_image(GroupId(1), image);
             groups.insert(GroupId(1), raft.clone());
             let addr = addrs
                 .lock()
@@ -383,6 +396,81 @@ async fn a_group_of_three(network: Transport) {
     );
     let voters: BTreeSet<u64> = learned.membership_config.membership().voter_ids().collect();
     assert_eq!(voters, (1..=3).collect());
+
+    for (id, node) in std::mem::take(&mut nodes) {
+        stop(node, &network, id).await;
+    }
+}
+
+/// A member whose replica was made empty for an image (a node given a
+/// split it holds no replica of) is never sent the group's log from its
+/// start, which need not hold all of the split's rows: its peer port
+/// refuses those entries, and it waits, applying nothing, until the
+/// leader's log is purged and openraft sends it the snapshot instead.
+/// Without the refusal it replays the log (here the log happens to hold
+/// every row, so only the missing snapshot would show it).
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
+    let dir = tempfile::tempdir().unwrap();
+    let network = Transport::peer_port();
+    let mut nodes = BTreeMap::new();
+    for id in 1..=3 {
+        nodes.insert(
+            id,
+            start(id, &dir.path().join(format!("n{id}")), &network).await,
+        );
+    }
+    let members: BTreeMap<u64, BasicNode> = (1..=3).map(|id| network.member(id)).collect();
+    nodes[&1].raft.initialize(members).await.unwrap();
+    let last = write(&nodes, 0, 60).await;
+    for node in nodes.values() {
+        applied(&node.raft, last).await;
+    }
+    let all = stored(&nodes[&1].router);
+
+    // Node 4 holds an empty replica for an image and is added while every
+    // log is whole: the leader would send it the log from index 0.
+    let waiting = start_with(4, &dir.path().join("n4"), &network, true).await;
+    let leader = leader_of(&nodes[&1].raft).await;
+    let (id, addr) = network.member(4);
+    nodes[&leader]
+        .raft
+        .add_learner(id, addr, false)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let m = waiting.raft.metrics().borrow_watched().clone();
+    assert_eq!(m.last_applied, None, "it applied entries: {m:?}");
+    assert_eq!(m.last_log_index, None, "it took entries: {m:?}");
+    assert!(stored(&waiting.router).is_empty());
+    let matched = nodes[&leader]
+        .raft
+        .metrics()
+        .borrow_watched()
+        .replication
+        .clone()
+        .and_then(|r| r.get(&4).cloned().flatten());
+    assert_eq!(matched, None, "the leader counts entries as sent");
+
+    // The leader snapshots and purges its log: the member is sent the
+    // image, installs it, and follows the log from there.
+    let raft = &nodes[&leader].raft;
+    raft.trigger().snapshot().await.unwrap();
+    raft.wait(Some(Duration::from_secs(20)))
+        .metrics(
+            |m| m.snapshot.is_some_and(|s| s.index >= last),
+            "a snapshot of everything",
+        )
+        .await
+        .unwrap();
+    raft.trigger().purge_log(last).await.unwrap();
+    applied(&waiting.raft, last).await;
+    assert!(waiting.raft.metrics().borrow_watched().snapshot.is_some());
+    assert_eq!(stored(&waiting.router), all);
+    nodes.insert(4, waiting);
+    let more = write(&nodes, 60, 10).await;
+    applied(&nodes[&4].raft, more).await;
+    assert_eq!(stored(&nodes[&4].router), stored(&nodes[&leader].router));
 
     for (id, node) in std::mem::take(&mut nodes) {
         stop(node, &network, id).await;

@@ -627,6 +627,79 @@ fn an_installed_image_rebuilds_row_heads() {
     }
 }
 
+/// A replica made empty for an image applies nothing before it installs
+/// one, not even the log's first entry, whatever it is, and across a
+/// restart; the image lifts that, and a later discard leaves no mark. (A
+/// replica that replayed a cut's right half's log from its start would
+/// hold none of the rows the half began with.)
+#[test]
+fn a_replica_made_for_an_image_applies_nothing_before_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let engine: Arc<dyn Engine> =
+        Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
+    let r = router(engine);
+    let mut waiting = Replica::create_for_image(r.clone(), descriptor()).unwrap();
+    assert!(waiting.image_view().awaits());
+    let first = log(1).remove(0);
+    let refused = |e: Error| {
+        assert!(e.to_string().contains("made empty for an image"), "{e}");
+    };
+    refused(waiting.apply(first.0, &first.1).unwrap_err());
+    refused(waiting.apply_config(LogId::new(1, 0), None).unwrap_err());
+    assert_eq!(waiting.applied(), None);
+    drop(waiting);
+
+    // Reopened (a restart), it still awaits its image.
+    let mut waiting = Replica::open(r.clone(), SplitId(7)).unwrap();
+    let view = waiting.image_view();
+    assert!(view.awaits());
+    refused(waiting.apply(first.0, &first.1).unwrap_err());
+
+    // The image of a replica that applied the log: installed, the mark
+    // goes (in the view too, and on the engine), and the log goes on.
+    let source = memory();
+    let mut full = Replica::create(source.clone(), descriptor()).unwrap();
+    assert!(!full.image_view().awaits());
+    let entries = log(12);
+    for (id, command) in &entries[..10] {
+        full.apply(*id, command).unwrap();
+    }
+    waiting.install(&full.image().unwrap()).unwrap();
+    assert!(!view.awaits());
+    for (id, command) in &entries[10..] {
+        full.apply(*id, command).unwrap();
+        waiting.apply(*id, command).unwrap();
+    }
+    assert_eq!(
+        r.scan_stored(b"k", Some(b"l"))
+            .map(Result::unwrap)
+            .collect::<Vec<_>>(),
+        source
+            .scan_stored(b"k", Some(b"l"))
+            .map(Result::unwrap)
+            .collect::<Vec<_>>()
+    );
+    drop(waiting);
+    assert!(!Replica::open(r.clone(), SplitId(7))
+        .unwrap()
+        .image_view()
+        .awaits());
+
+    // Discarded while it awaits, and made again by a split's own cut (an
+    // ordinary replica): no mark is left over.
+    let mut d9 = descriptor();
+    d9.split = SplitId(9);
+    d9.start = b"z".to_vec();
+    d9.limit = None;
+    drop(Replica::create_for_image(r.clone(), d9.clone()).unwrap());
+    Replica::discard(&r, SplitId(9)).unwrap();
+    assert!(!r.meta_scan(b"raft/0000000000000009").any(|_| true));
+    let mut again = Replica::create(r.clone(), d9).unwrap();
+    again
+        .apply(first.0, &write(100, vec![(b"z1".to_vec(), None)]))
+        .unwrap();
+}
+
 /// A replica released by its node (its group moved off it) is deleted
 /// whole: its rows, their heads, its applied state and side tables, so
 /// that the engine holds no replica of the split (a restart opens none),

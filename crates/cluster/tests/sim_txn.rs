@@ -2153,10 +2153,15 @@ fn play_clean(seeds: std::ops::Range<u64>) {
     );
     assert!(all.aborts > 0 && all.recovered > 0 && all.lookup_aborts > 0);
     assert!(all.crashes > 0 && all.cuts > 0 && all.atomic_reads > 0);
+    // How many cuts and merges a run makes depends on how the tasks of a
+    // step interleave (not seeded): twelve seeds made from 4 to 20 cuts
+    // and from 5 to 8 merges. Both must have happened (merges unless
+    // they are off).
     assert!(
-        all.splits_cut as u64 >= played / 2,
-        "only {} splits cut",
-        all.splits_cut
+        all.splits_cut > 0 && (all.merges > 0 || !merges()),
+        "{} splits cut, {} merged: the seeds played no cut or no merge",
+        all.splits_cut,
+        all.merges
     );
 }
 

@@ -292,6 +292,10 @@ pub struct LocateReply {
     /// Its learners (members sent the log that do not vote yet).
     #[prost(uint64, repeated, tag = "7")]
     pub learners: Vec<u64>,
+    /// Whether the replica here was made empty for an image of the split
+    /// and has not installed one yet.
+    #[prost(bool, tag = "8")]
+    pub awaits_image: bool,
 }
 
 /// Rows a node holds, read at a timestamp for a node that holds no replica

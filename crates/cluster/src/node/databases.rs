@@ -88,6 +88,12 @@ pub struct DatabaseGroup {
     /// The node that initializes the group (the one that created the
     /// database).
     pub bootstrap: u64,
+    /// The members named after the group was made: such a node's replica
+    /// of the first split, made here, awaits an image
+    /// ([`Replica::create_for_image`]), since the group's log from its
+    /// start need not hold every row of the split (a merge took in its
+    /// neighbour's rows without writing them).
+    pub joined: Vec<u64>,
 }
 
 /// The node's clock as the database and its leases read it: the node's
@@ -498,7 +504,11 @@ impl Hosting {
             .insert(group.group, hosted.clone());
         for (d, commits) in descriptors.iter().zip(&commits) {
             let replica = if fresh {
-                Replica::create(router.clone(), d.clone())?
+                if d.split == whole_database().split && group.joined.contains(&self.shared.id) {
+                    Replica::create_for_image(router.clone(), d.clone())?
+                } else {
+                    Replica::create(router.clone(), d.clone())?
+                }
             } else {
                 Replica::open(router.clone(), d.split)?
             };
@@ -642,13 +652,20 @@ impl Hosting {
                     "group {group}: node {missing} is not a member of the cluster"
                 ))
             })?;
+            let split = commits.descriptor();
             if group != database {
-                let split = commits.descriptor();
                 if let Some(waiting) =
                     self.prepare_member(database, &raft, &split, missing, &record.peer_addr)?
                 {
                     return Ok(Some(format!("group {group}: {waiting}")));
                 }
+            } else {
+                // The first split's replica is made with the database on
+                // the new member (empty, for an image); the log from its
+                // start need not hold every row of it (a merge took in a
+                // neighbour's without writing them), so it is sent the
+                // snapshot.
+                self.snapshot_and_purge(&raft, &split, missing)?;
             }
             let node = BasicNode {
                 addr: record.peer_addr.clone(),

@@ -686,6 +686,7 @@ impl DatabaseGroups {
                 .collect(),
             voters: voters.into_iter().collect(),
             leader: group.current_leader().unwrap_or(0),
+            awaits_image: group.awaits_image(),
         }
     }
 

@@ -188,6 +188,8 @@ impl DatabaseGroups {
             .with_split_observer(self.split_observer())
             .with_merge_observer(self.merge_observer());
         commits.watch_frozen(replica.frozen_view());
+        commits.watch_image(replica.image_view());
+        let image = replica.image_view();
         let (leases, closed, prepared) = (
             replica.lease_view(),
             replica.closed_view(),
@@ -202,6 +204,7 @@ impl DatabaseGroups {
         )
         .await
         .map_err(|e| NodeError::Raft(format!("group {}: {e}", gid.0)))?;
+        shared.groups.watch_image(gid, image);
         shared.groups.insert(gid, raft.clone());
         shared.hosted.lock().insert(gid.0, raft.clone());
         shared.commits.lock().insert(gid.0, commits.clone());
@@ -372,7 +375,8 @@ impl DatabaseGroups {
     }
 
     /// Holds a replica of split `d` on this node, made empty if there is
-    /// none, for the group's leader to fill with a snapshot image: how a
+    /// none, for the group's leader to fill with a snapshot image (it
+    /// takes nothing else first, [`Replica::create_for_image`]): how a
     /// node added to the database's replicas (a replacement) gets the
     /// splits other than the first, whose group it opens with the
     /// database. Refused while a replica here still covers part of `d`'s
@@ -397,7 +401,8 @@ impl DatabaseGroups {
                 d.split
             ));
         }
-        let replica = Replica::create(self.router.clone(), d.clone()).map_err(|e| e.to_string())?;
+        let replica =
+            Replica::create_for_image(self.router.clone(), d.clone()).map_err(|e| e.to_string())?;
         self.make_from(replica, &d, BTreeMap::new())
             .await
             .map(|_| ())

@@ -76,7 +76,7 @@ use rowtree_txn::Clock;
 use crate::command::Command;
 use crate::lease::{Lease, LeaseKeeper, LeaseRules, LeaseView, Renewal};
 use crate::raft::{renew_lease, GroupRaft, TypeConfig};
-use crate::replica::{hex, ClosedView, Descriptor, FrozenView};
+use crate::replica::{hex, ClosedView, Descriptor, FrozenView, ImageView};
 use crate::twophase::PreparedView;
 
 /// The group this node runs, once started.
@@ -133,6 +133,9 @@ pub struct GroupCommits {
     /// Whether the split is frozen for a merge, as this node's replica
     /// applied it, if told ([`GroupCommits::watch_frozen`]).
     frozen: OnceLock<FrozenView>,
+    /// Whether this node's replica awaits an image, if told
+    /// ([`GroupCommits::watch_image`]).
+    image: OnceLock<ImageView>,
     /// Set while [`GroupCommits::move_to`] hands the group to another node.
     moving: std::sync::atomic::AtomicBool,
     /// Prepare timestamps chosen for other nodes' transactions whose
@@ -213,6 +216,7 @@ impl GroupCommits {
             runtime,
             timeout,
             frozen: OnceLock::new(),
+            image: OnceLock::new(),
             preparing: Mutex::new(Preparing::default()),
             preparing_floor: AtomicU64::new(u64::MAX),
         }
@@ -277,6 +281,18 @@ impl GroupCommits {
     /// [`crate::merge`]), and such an entry would stop the group.
     pub fn watch_frozen(&self, view: FrozenView) {
         let _ = self.frozen.set(view);
+    }
+
+    /// Follows `view` (the replica's, [`crate::Replica::image_view`]):
+    /// whether this node's replica was made empty for an image and has not
+    /// installed one yet.
+    pub fn watch_image(&self, view: ImageView) {
+        let _ = self.image.set(view);
+    }
+
+    /// Whether this node's replica of the split awaits an image.
+    pub fn awaits_image(&self) -> bool {
+        self.image.get().is_some_and(ImageView::awaits)
     }
 
     /// The split this one is frozen into for a merge, as this node's

@@ -58,7 +58,7 @@ use tonic::{Request, Response, Status};
 use super::messages::{self, SnapshotOf};
 use super::{GroupId, ReplicaMachine, TypeConfig, Vote};
 use crate::error::DecodeError;
-use crate::replica::SnapshotImage;
+use crate::replica::{ImageView, SnapshotImage};
 
 /// The generated service: server trait and router (`peer_server`), and
 /// the client (`peer_client`) [`Peers`] uses.
@@ -120,6 +120,9 @@ pub struct PeerReply {
 #[derive(Clone, Default)]
 pub struct Groups {
     groups: Arc<RwLock<HashMap<GroupId, GroupRaft>>>,
+    /// Whether the replica of a group here awaits an image
+    /// ([`Groups::watch_image`]).
+    images: Arc<RwLock<HashMap<GroupId, ImageView>>>,
     /// This node's cluster id (empty: not known yet, nothing checked).
     cluster: Arc<RwLock<String>>,
 }
@@ -137,7 +140,26 @@ impl Groups {
 
     /// Stops serving `group`; messages for it are answered `NOT_FOUND`.
     pub fn remove(&self, group: GroupId) -> Option<GroupRaft> {
+        self.images.write().remove(&group);
         self.groups.write().remove(&group)
+    }
+
+    /// Follows `view`, whether the replica of `group` here awaits an image
+    /// ([`crate::Replica::create_for_image`]): while it does, entries from
+    /// the start of the group's log are refused (`FAILED_PRECONDITION`),
+    /// so its leader keeps failing to send them until it sends an image
+    /// instead (it does once its own log is purged, which its node's
+    /// replica placement sees to).
+    pub fn watch_image(&self, group: GroupId, view: ImageView) {
+        self.images.write().insert(group, view);
+    }
+
+    /// Whether `group`'s replica here awaits an image.
+    pub fn awaits_image(&self, group: GroupId) -> bool {
+        self.images
+            .read()
+            .get(&group)
+            .is_some_and(ImageView::awaits)
     }
 
     /// Sets the cluster id the messages must carry.
@@ -200,6 +222,16 @@ impl Peer for PeerService {
         let request = request.into_inner();
         let raft = self.groups.for_message(&request)?;
         let rpc = messages::decode_append(&request.payload).map_err(bad_message)?;
+        if rpc.prev_log_id.is_none()
+            && !rpc.entries.is_empty()
+            && self.groups.awaits_image(GroupId(request.group))
+        {
+            return Err(Status::failed_precondition(format!(
+                "group {}'s replica here was made empty for an image and takes no entry from \
+                 the start of the group's log before it installs one",
+                request.group
+            )));
+        }
         let response = raft.append_entries(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(PeerReply {
             payload: messages::encode_append_response(&response),

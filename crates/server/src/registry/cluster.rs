@@ -436,6 +436,9 @@ impl Registry {
                     *m = receiver;
                 }
             }
+            if !group.joined.contains(&receiver) {
+                group.joined.push(receiver);
+            }
             // The group exists: no node starts it again, even the one that
             // did if the replica comes back to it with an empty directory.
             if group.bootstrap == donor {
@@ -484,6 +487,9 @@ impl Registry {
             match spare {
                 Some(spare) => {
                     group.members[at] = spare;
+                    if !group.joined.contains(&spare) {
+                        group.joined.push(spare);
+                    }
                     Ok(Some(spare))
                 }
                 // No live node to take it: the group runs one replica
@@ -537,6 +543,7 @@ impl Registry {
                     name: meta.name.clone(),
                     members: group.members.clone(),
                     bootstrap: group.bootstrap,
+                    joined: group.joined.clone(),
                 },
                 &root.join("databases").join(&meta.dir),
                 options,
@@ -781,6 +788,7 @@ impl Replicated {
                     id,
                     members: members.clone(),
                     bootstrap: node,
+                    joined: Vec::new(),
                     // Leaders spread over the nodes, one database after
                     // another.
                     leader: members[(id as usize) % members.len()],
@@ -905,6 +913,7 @@ mod tests {
                 members: members.to_vec(),
                 bootstrap: members[0],
                 leader: members[0],
+                joined: Vec::new(),
             }),
             name: String::new(),
             dir: String::new(),

@@ -107,6 +107,13 @@ pub struct GroupMeta {
     /// databases' leaders spread over the nodes.
     #[serde(default)]
     pub leader: u64,
+    /// The nodes named members after the group was made (replacements of
+    /// dead or removed nodes, moves by load). Such a node makes its
+    /// replica of the database's first split empty for an image: the
+    /// group's log from its start need not hold every row the split holds
+    /// (a merge takes in its neighbour's rows without writing them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub joined: Vec<u64>,
 }
 
 fn google_sql() -> i32 {

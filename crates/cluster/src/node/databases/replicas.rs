@@ -48,7 +48,14 @@
 //! group fills with the snapshot. In that order: a replica made empty must
 //! never be sent the log from the group's start, whose first writes were
 //! the cut's own and are in no entry. (A node that has not applied the cut
-//! yet still covers the start, and is asked again later.)
+//! yet still covers the start, and is asked again later.) The replica
+//! `HostSplit` makes awaits an image ([`Replica::create_for_image`]): it
+//! applies no entry before one, and its node refuses the log from the
+//! group's start. So if leadership moved between the purge and
+//! `HostSplit`, and the new leader's log is whole, the member acknowledges
+//! nothing still; asked again, the node answers that its replica awaits an
+//! image, and the leader purges its own log, which makes openraft send
+//! one. The same holds for a member added by a membership change.
 //!
 //! **Leaving.** A node that is no longer a member of a split's group
 //! (neither a voter nor a learner) releases its replica ([`DatabaseGroups::release`]): the group leaves
@@ -108,6 +115,21 @@ pub const GIVE_BACK_AFTER: Duration = Duration::from_secs(5);
 
 /// How long a `Locate` question about a group's voters may take.
 const ASK_TIMEOUT: Duration = Duration::from_millis(500);
+
+/// The members of a group led here (by `metrics`, this node `me`'s) that
+/// acknowledged none of its log.
+fn unmatched_members(
+    metrics: &openraft::RaftMetrics<crate::raft::TypeConfig>,
+    me: u64,
+) -> Vec<u64> {
+    metrics
+        .replication
+        .iter()
+        .flatten()
+        .filter(|(id, matched)| **id != me && matched.is_none())
+        .map(|(id, _)| *id)
+        .collect()
+}
 
 /// What one round did to a group.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -219,6 +241,23 @@ impl DatabaseGroups {
         let first_leader = first.current_leader();
         let mut done = Vec::new();
         let mut led = BTreeSet::new();
+        // The first split's members are the hosts, placed by the registry:
+        // its leader only sends an image to a member that awaits one.
+        let first_raft = shared
+            .hosted
+            .lock()
+            .get(&raft_group(self.database, first.split_id()).0)
+            .cloned();
+        if let Some(raft) = first_raft {
+            let m = raft.metrics().borrow_watched().clone();
+            if m.current_leader == Some(me) {
+                led.insert(first.split_id());
+                let unmatched = unmatched_members(&m, me);
+                if let Some(what) = self.give_back(&hosting, first, &raft, &unmatched, false) {
+                    done.push(Placed::Changed(what));
+                }
+            }
+        }
         for group in groups.iter().skip(1) {
             let gid = raft_group(self.database, group.split_id());
             let Some(raft) = shared.hosted.lock().get(&gid.0).cloned() else {
@@ -237,14 +276,8 @@ impl DatabaseGroups {
                 let nodes: BTreeSet<u64> = membership.nodes().map(|(id, _)| *id).collect();
                 let learners: BTreeSet<u64> = nodes.difference(&voters).copied().collect();
                 led.insert(group.split_id());
-                let unmatched: Vec<u64> = m
-                    .replication
-                    .iter()
-                    .flatten()
-                    .filter(|(id, matched)| **id != me && matched.is_none())
-                    .map(|(id, _)| *id)
-                    .collect();
-                if let Some(what) = self.give_back(&hosting, group, &raft, &unmatched) {
+                let unmatched = unmatched_members(&m, me);
+                if let Some(what) = self.give_back(&hosting, group, &raft, &unmatched, true) {
                     done.push(Placed::Changed(what));
                 }
                 // A joint configuration left by a leader that died in the
@@ -336,15 +369,17 @@ impl DatabaseGroups {
 
     /// Of the members of `group` (led here) in `unmatched`, which have
     /// acknowledged none of its log: one that has not for
-    /// [`GIVE_BACK_AFTER`], whose node answers and holds no replica
-    /// covering the split's start, is given the split back (see the module
-    /// docs). What was done, if anything.
+    /// [`GIVE_BACK_AFTER`], whose node answers, is sent an image if its
+    /// replica awaits one, or, if it holds no replica covering the split's
+    /// start and `may_host` (a split other than the first), is given the
+    /// split back (see the module docs). What was done, if anything.
     fn give_back(
         &self,
         hosting: &Hosting,
         group: &GroupCommits,
         raft: &GroupRaft,
         unmatched: &[u64],
+        may_host: bool,
     ) -> Option<String> {
         let split = group.split_id();
         let due: Vec<u64> = {
@@ -366,10 +401,33 @@ impl DatabaseGroups {
             let Some(reply) = self.locate_at(hosting, node, &d.start) else {
                 continue;
             };
-            if reply.found {
+            if reply.found && reply.split == d.split.0 && reply.awaits_image {
+                // The node holds the empty replica it was asked to hold,
+                // and refuses this leader's log from its start: the log
+                // is purged, so that it is sent an image instead. (This
+                // leader was elected after the one that asked, whose log
+                // was purged, or the node restarted before its image.)
+                return match hosting.snapshot_and_purge(raft, &d, node) {
+                    Ok(()) => Some(format!(
+                        "node {node}'s replica of {} awaits an image: the group's log is \
+                         purged, and it is sent the snapshot",
+                        d.split
+                    )),
+                    Err(e) => {
+                        tracing::warn!(
+                            database = self.database,
+                            split = %d.split,
+                            "sending node {node} an image: {e}"
+                        );
+                        None
+                    }
+                };
+            }
+            if reply.found || !may_host {
                 // A replica there covers the split's start: the split's
                 // own (the member is only slow), or a wider one that has
-                // not applied the cut yet.
+                // not applied the cut yet. (The first split's replica is
+                // made with the database.)
                 continue;
             }
             let Ok(records) = hosting.shared.records() else {
