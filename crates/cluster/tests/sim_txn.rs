@@ -510,24 +510,40 @@ impl Node {
         }
     }
 
-    /// Proposes `command` to `split`'s group; `writes_at` is the lowest
-    /// timestamp it writes at, kept from closing while it is in flight.
+    /// Chooses the timestamp of a write to propose in `g`'s group (from
+    /// the node's oracle, at least `at_least`) and keeps it from closing
+    /// while its proposal is in flight: the flight's id and the timestamp.
+    /// Chosen and registered under the lock the closer reads the flights
+    /// and its clock under, so that a closed timestamp computed before is
+    /// below it (the oracle is at or above the clock, and a close lags it)
+    /// and one computed after sees it. Chosen earlier, a write held back
+    /// (behind a cut's gate, say) could be proposed below a close made
+    /// meanwhile, and its entry refused: the first run of CI with merges
+    /// found it.
+    fn reserve(&self, g: &Group, at_least: u64) -> (u64, u64) {
+        let mut flights = g.in_flight.lock().unwrap();
+        let ts = self.oracle.next().max(at_least);
+        let mut next = g.next_flight.lock().unwrap();
+        *next += 1;
+        flights.push((*next, Self::term(g), ts));
+        (*next, ts)
+    }
+
+    /// Gives up a flight [`Node::reserve`]d and not proposed.
+    fn release(g: &Group, flight: u64) {
+        g.in_flight.lock().unwrap().retain(|f| f.0 != flight);
+    }
+
+    /// Proposes `command` to `split`'s group; `flight`, if it writes: its
+    /// timestamp's reservation ([`Node::reserve`]), kept while the
+    /// proposal is not known applied.
     async fn propose(
         &self,
         split: u64,
         command: Command,
-        writes_at: Option<u64>,
+        flight: Option<u64>,
     ) -> Result<(), String> {
         let g = self.group(split)?;
-        let flight = writes_at.map(|ts| {
-            let mut next = g.next_flight.lock().unwrap();
-            *next += 1;
-            g.in_flight
-                .lock()
-                .unwrap()
-                .push((*next, Self::term(&g), ts));
-            *next
-        });
         let result = tokio::time::timeout(WRITE_TIMEOUT, g.raft.client_write(command)).await;
         match result {
             Ok(Ok(_)) => {
@@ -546,23 +562,36 @@ impl Node {
     // The three requests, as the node asked serves them.
 
     async fn prepare_here(&self, split: u64, mut prepare: Prepare) -> Result<u64, String> {
-        let lease = self
-            .serving(split)
-            .ok_or_else(|| format!("node {} does not hold split {split}'s lease", self.id))?;
-        let ts = self.oracle.next();
-        if ts >= lease.expiry {
-            return Err(format!("the lease ends before {ts}"));
+        // Asked of a split the transaction does not name: the one it named
+        // was merged into this one since. Refused, as the product refuses
+        // it (the locks were taken in the merged split's term), and the
+        // coordinator aborts; proposed, the replica would refuse the entry
+        // and stop the group.
+        if !prepare.participants.contains(&SplitId(split)) {
+            return Err(format!(
+                "split {split} is not among the transaction's participants (the one it named \
+                 was merged into it)"
+            ));
         }
-        prepare.ts = ts;
         let g = self.group(split)?;
-        {
+        let ts = {
             let _writing = g.gate.read().await;
+            let lease = self
+                .serving(split)
+                .ok_or_else(|| format!("node {} does not hold split {split}'s lease", self.id))?;
             for (key, _) in &prepare.writes {
                 self.may_write(split, &g, key)?;
             }
-            self.propose(split, Command::Prepare(prepare), Some(ts))
+            let (flight, ts) = self.reserve(&g, 0);
+            if ts >= lease.expiry {
+                Self::release(&g, flight);
+                return Err(format!("the lease ends before {ts}"));
+            }
+            prepare.ts = ts;
+            self.propose(split, Command::Prepare(prepare), Some(flight))
                 .await?;
-        }
+            ts
+        };
         point(&self.world, self.id, POINTS[3]).await;
         Ok(ts)
     }
@@ -694,33 +723,40 @@ impl Node {
                 },
             )
             .await;
-        let decision = match prepared {
+        let prepared_at = match prepared {
             Ok(Answer::Prepared(at)) => {
                 point(&self.world, self.id, POINTS[1]).await;
-                let commit = self.oracle.next().max(at);
-                self.oracle.observe(commit);
-                match self.serving(split) {
-                    Some(lease) if commit < lease.expiry => Outcome::Commit { ts: commit },
-                    _ => Outcome::Abort { at: self.now() },
-                }
+                Some(at)
             }
-            _ => Outcome::Abort { at: self.now() },
+            _ => None,
         };
         let Ok(g) = self.group(split) else {
             self.world.lock().unwrap().running.remove(&txn);
             return;
         };
         let writing = g.gate.read().await;
-        // A cut may have taken the coordinator's own key elsewhere.
-        let decision = match decision {
-            Outcome::Commit { .. } if self.may_write(split, &g, &own).is_err() => {
-                Outcome::Abort { at: self.now() }
+        // The commit timestamp, at or above the prepare's, chosen once the
+        // gate is held; a cut may have taken the coordinator's own key
+        // elsewhere meanwhile.
+        let (decision, flight) = match prepared_at {
+            Some(at) if self.may_write(split, &g, &own).is_ok() => {
+                let (flight, commit) = self.reserve(&g, at);
+                self.oracle.observe(commit);
+                match self.serving(split) {
+                    Some(lease) if commit < lease.expiry => {
+                        (Outcome::Commit { ts: commit }, Some(flight))
+                    }
+                    _ => {
+                        Self::release(&g, flight);
+                        (Outcome::Abort { at: self.now() }, None)
+                    }
+                }
             }
-            decision => decision,
+            _ => (Outcome::Abort { at: self.now() }, None),
         };
-        let (writes, writes_at) = match decision {
-            Outcome::Commit { ts } => (vec![(own, Some(value))], Some(ts)),
-            Outcome::Abort { .. } => (Vec::new(), None),
+        let writes = match decision {
+            Outcome::Commit { .. } => vec![(own, Some(value))],
+            Outcome::Abort { .. } => Vec::new(),
         };
         let decided = if self.serving(split).is_some() && Self::writable(&g).is_ok() {
             let decide = Command::Decide {
@@ -728,8 +764,11 @@ impl Node {
                 outcome: decision,
                 writes,
             };
-            self.propose(split, decide, writes_at).await.is_ok()
+            self.propose(split, decide, flight).await.is_ok()
         } else {
+            if let Some(flight) = flight {
+                Self::release(&g, flight);
+            }
             false
         };
         drop(writing);
@@ -851,12 +890,15 @@ impl Node {
         if Self::applied_term(&g) != term {
             return;
         }
-        let in_flight = {
+        // The flights and the clock read under one lock ([`Node::reserve`]).
+        let (in_flight, c) = {
             let mut flights = g.in_flight.lock().unwrap();
             flights.retain(|&(_, t, _)| t == term);
-            flights.iter().map(|f| f.2).min().unwrap_or(u64::MAX)
+            (
+                flights.iter().map(|f| f.2).min().unwrap_or(u64::MAX),
+                self.now().saturating_sub(CLOSE_LAG.as_nanos() as u64),
+            )
         };
-        let c = now.saturating_sub(CLOSE_LAG.as_nanos() as u64);
         let floor = g.prepared.floor().min(in_flight);
         if c > g.closed.get() && c < lease.expiry && c < floor {
             let _ = self.propose(split, Command::ClosedTs(c), None).await;
