@@ -515,7 +515,11 @@ impl Hosting {
             let runner = hosted.clone();
             let commits = commits.clone();
             let raft = self.block_on(async move { runner.run(replica, &commits).await })??;
-            if d.split == whole_database().split && group.bootstrap == self.shared.id {
+            // A member named after the group was made never starts it.
+            if d.split == whole_database().split
+                && group.bootstrap == self.shared.id
+                && !group.joined.contains(&self.shared.id)
+            {
                 self.initialize(&raft, group)?;
             }
         }

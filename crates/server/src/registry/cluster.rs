@@ -431,19 +431,7 @@ impl Registry {
             let Some((donor, receiver)) = balancing_move(&group.members, node, &held) else {
                 return Ok(None);
             };
-            for m in group.members.iter_mut() {
-                if *m == donor {
-                    *m = receiver;
-                }
-            }
-            if !group.joined.contains(&receiver) {
-                group.joined.push(receiver);
-            }
-            // The group exists: no node starts it again, even the one that
-            // did if the replica comes back to it with an empty directory.
-            if group.bootstrap == donor {
-                group.bootstrap = 0;
-            }
+            swap_member(group, donor, receiver);
             Ok(Some((donor, receiver)))
         })?;
         if let Some((donor, receiver)) = moved {
@@ -486,10 +474,7 @@ impl Registry {
                 .map(|(n, _)| *n);
             match spare {
                 Some(spare) => {
-                    group.members[at] = spare;
-                    if !group.joined.contains(&spare) {
-                        group.joined.push(spare);
-                    }
+                    swap_member(group, gone, spare);
                     Ok(Some(spare))
                 }
                 // No live node to take it: the group runs one replica
@@ -551,6 +536,26 @@ impl Registry {
             .map_err(|e| e.to_string())?;
         tracing::info!(database = %meta.name, group = group.id, "opened");
         Ok(db)
+    }
+}
+
+/// Names `receiver` a member of `group` in place of `donor` (a replacement,
+/// or a move by load). The receiver is listed in `joined`: its replica of
+/// the first split waits for an image, since the group's log from its
+/// start need not hold every row. The group exists, so no node starts it
+/// again: not even the one that did, if the replica comes back to it with
+/// an empty directory.
+fn swap_member(group: &mut GroupMeta, donor: u64, receiver: u64) {
+    for m in group.members.iter_mut() {
+        if *m == donor {
+            *m = receiver;
+        }
+    }
+    if !group.joined.contains(&receiver) {
+        group.joined.push(receiver);
+    }
+    if group.bootstrap == donor {
+        group.bootstrap = 0;
     }
 }
 
@@ -983,6 +988,35 @@ mod tests {
         // A member not live: its repair comes first.
         let without_3 = BTreeMap::from([(1, 3), (2, 3), (4, 0)]);
         assert_eq!(balancing_move(&[1, 2, 3], 1, &without_3), None);
+    }
+
+    #[test]
+    fn a_member_named_later_is_listed_as_joined_and_never_starts_the_group() {
+        let mut group = GroupMeta {
+            id: 1,
+            members: vec![1, 2, 3],
+            bootstrap: 1,
+            leader: 2,
+            joined: Vec::new(),
+        };
+        swap_member(&mut group, 3, 4);
+        assert_eq!(group.members, vec![1, 2, 4]);
+        assert_eq!((group.bootstrap, group.joined.clone()), (1, vec![4]));
+        // The node that made the group leaves, and comes back later: it is
+        // a member named later like any other, and starts nothing.
+        swap_member(&mut group, 1, 5);
+        assert_eq!((group.bootstrap, group.joined.clone()), (0, vec![4, 5]));
+        swap_member(&mut group, 4, 1);
+        swap_member(&mut group, 5, 4);
+        assert_eq!(group.members, vec![4, 2, 1]);
+        assert_eq!(group.joined, vec![4, 5, 1]);
+        let json = serde_json::to_string(&group).unwrap();
+        let back: GroupMeta = serde_json::from_str(&json).unwrap();
+        assert_eq!(back.joined, group.joined);
+        // A registry written before `joined` existed reads as none joined.
+        let old: GroupMeta =
+            serde_json::from_str(r#"{"id":1,"members":[1,2,3],"bootstrap":1}"#).unwrap();
+        assert!(old.joined.is_empty());
     }
 
     #[test]
