@@ -464,9 +464,9 @@ impl Registry {
             let Some(group) = meta.group.as_mut() else {
                 return Ok(None);
             };
-            let Some(at) = group.members.iter().position(|m| *m == gone) else {
+            if !group.members.contains(&gone) {
                 return Ok(None);
-            };
+            }
             let spare = held
                 .iter()
                 .filter(|(n, _)| !group.members.contains(n))
