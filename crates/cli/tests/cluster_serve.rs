@@ -1406,12 +1406,7 @@ fn removed_replica_is_replaced(the_leader: bool, split: bool) {
                 .expect("a follower besides node 1")
         };
         let stays = (2..=3).find(|id| *id != gone).expect("the third replica");
-        let removed = Command::new(ROWTREE)
-            .args(["cluster", "remove", "--node-id", &gone.to_string(), "--dir"])
-            .arg(&cluster)
-            .status()
-            .expect("run rowtree cluster remove");
-        assert!(removed.success(), "node {gone} removed");
+        remove_node(&cluster, gone);
         let started = Instant::now();
         let mut expected = vec![1, stays, 4];
         expected.sort_unstable();
@@ -1797,6 +1792,35 @@ async fn count_at(
         .and_then(|v| v.to_str().ok()?.parse().ok());
     let rows = rowtree_check::client::ResultSet::from_pb(response.into_inner())?;
     Ok((rows.single_int()?, served))
+}
+
+/// A single-use read 2 s stale.
+fn two_seconds_stale() -> Selector {
+    Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)))
+}
+
+/// A count of T 2 s stale through `through` in `session`, once the rows
+/// written just before are 2 s old and a closing round has passed them
+/// (3 s later), retried for 20 s: the count, and the node that served it
+/// from its own replica, if one did.
+async fn stale_count(through: &Client, session: &str, what: &str) -> (i64, Option<u64>) {
+    tokio::time::sleep(Duration::from_millis(3_000)).await;
+    let stale = two_seconds_stale();
+    retry(what, Duration::from_secs(20), || {
+        count_at(through, session, stale.clone())
+    })
+    .await
+    .0
+}
+
+/// Takes node `id` out of the cluster with `rowtree cluster remove`.
+fn remove_node(cluster: &Path, id: u64) {
+    let removed = Command::new(ROWTREE)
+        .args(["cluster", "remove", "--node-id", &id.to_string(), "--dir"])
+        .arg(cluster)
+        .status()
+        .expect("run rowtree cluster remove");
+    assert!(removed.success(), "node {id} removed");
 }
 
 /// A node that holds a replica of the database but does not lead its
@@ -2341,15 +2365,14 @@ fn a_split_kept_on_three_of_four_hosts_is_read_through_the_host_without_it() {
         let rows = 299 + 5;
         // A stale read served by this node (it holds the first split): the
         // rows of the second split come from a node that holds them.
-        tokio::time::sleep(Duration::from_millis(3_000)).await;
         let session = through.create_session(&db).await.expect("session");
-        let stale = Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)));
-        let ((seen, served), _) = retry(
+        let (seen, served) = stale_count(
+            through,
+            &session,
             "a stale count through the node without the split",
-            Duration::from_secs(20),
-            || count_at(through, &session, stale.clone()),
         )
         .await;
+        let stale = two_seconds_stale();
         assert_eq!(served, Some(out), "served by node {out}, not forwarded");
         assert_eq!(
             seen, rows,
@@ -2739,12 +2762,7 @@ fn a_replacement_after_a_merge_is_sent_the_merged_rows() {
         // removed; node 4 takes its place.
         let gone = (2..=3).find(|id| *id != leader).expect("a follower");
         let stays = (2..=3).find(|id| *id != gone).expect("the third replica");
-        let removed = Command::new(ROWTREE)
-            .args(["cluster", "remove", "--node-id", &gone.to_string(), "--dir"])
-            .arg(&cluster)
-            .status()
-            .expect("run rowtree cluster remove");
-        assert!(removed.success(), "node {gone} removed");
+        remove_node(&cluster, gone);
         let mut expected = vec![1, stays, 4];
         expected.sort_unstable();
         wait_for_voters(
@@ -2757,16 +2775,9 @@ fn a_replacement_after_a_merge_is_sent_the_merged_rows() {
 
         // Node 4's replica holds every row: a read 2 s stale through it is
         // served from its replica (once its safe time passed the rows).
-        tokio::time::sleep(Duration::from_millis(3_000)).await;
         let through = &clients[3];
         let session = through.create_session(&db).await.expect("session");
-        let stale = Selector::SingleUse(TxnMode::ReadOnlyStale(Duration::from_secs(2)));
-        let ((seen, served), _) = retry(
-            "a stale read through node 4",
-            Duration::from_secs(20),
-            || count_at(through, &session, stale.clone()),
-        )
-        .await;
+        let (seen, served) = stale_count(through, &session, "a stale read through node 4").await;
         let leading = group_leader(&cluster);
         eprintln!("node 4 read {seen} rows stale (served by {served:?}; node {leading:?} leads)");
         assert_eq!(seen, rows, "every row, on node 4's replica");

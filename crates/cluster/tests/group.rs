@@ -308,17 +308,35 @@ async fn over_the_peer_port_a_group_of_three_elects_replicates_survives_a_leader
     a_group_of_three(Transport::peer_port()).await;
 }
 
-async fn a_group_of_three(network: Transport) {
-    let dir = tempfile::tempdir().unwrap();
+/// Nodes 1 to 3 started under `dir`, node 1 making the group of the
+/// three.
+async fn three_nodes(dir: &std::path::Path, network: &Transport) -> BTreeMap<u64, Node> {
     let mut nodes = BTreeMap::new();
     for id in 1..=3 {
-        nodes.insert(
-            id,
-            start(id, &dir.path().join(format!("n{id}")), &network).await,
-        );
+        nodes.insert(id, start(id, &dir.join(format!("n{id}")), network).await);
     }
     let members: BTreeMap<u64, BasicNode> = (1..=3).map(|id| network.member(id)).collect();
     nodes[&1].raft.initialize(members).await.unwrap();
+    nodes
+}
+
+/// Snapshots `raft`'s replica once it covers `last`, and purges its log up
+/// to there.
+async fn snapshot_and_purge(raft: &Raft, last: u64) {
+    raft.trigger().snapshot().await.unwrap();
+    raft.wait(Some(Duration::from_secs(20)))
+        .metrics(
+            |m| m.snapshot.is_some_and(|s| s.index >= last),
+            "a snapshot of everything",
+        )
+        .await
+        .unwrap();
+    raft.trigger().purge_log(last).await.unwrap();
+}
+
+async fn a_group_of_three(network: Transport) {
+    let dir = tempfile::tempdir().unwrap();
+    let mut nodes = three_nodes(dir.path(), &network).await;
 
     // Elections and replication.
     let leader = leader_of(&nodes[&1].raft).await;
@@ -358,15 +376,7 @@ async fn a_group_of_three(network: Transport) {
     // learner, can then only catch up by installing a snapshot.
     for node in nodes.values() {
         let raft = &node.raft;
-        raft.trigger().snapshot().await.unwrap();
-        raft.wait(Some(Duration::from_secs(20)))
-            .metrics(
-                |m| m.snapshot.is_some_and(|s| s.index >= last),
-                "a snapshot of everything",
-            )
-            .await
-            .unwrap();
-        raft.trigger().purge_log(last).await.unwrap();
+        snapshot_and_purge(raft, last).await;
         raft.wait(Some(Duration::from_secs(20)))
             .metrics(|m| m.purged.is_some_and(|p| p.index >= last), "purged")
             .await
@@ -413,15 +423,7 @@ async fn a_group_of_three(network: Transport) {
 async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
     let dir = tempfile::tempdir().unwrap();
     let network = Transport::peer_port();
-    let mut nodes = BTreeMap::new();
-    for id in 1..=3 {
-        nodes.insert(
-            id,
-            start(id, &dir.path().join(format!("n{id}")), &network).await,
-        );
-    }
-    let members: BTreeMap<u64, BasicNode> = (1..=3).map(|id| network.member(id)).collect();
-    nodes[&1].raft.initialize(members).await.unwrap();
+    let mut nodes = three_nodes(dir.path(), &network).await;
     let last = write(&nodes, 0, 60).await;
     for node in nodes.values() {
         applied(&node.raft, last).await;
@@ -454,16 +456,7 @@ async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
 
     // The leader snapshots and purges its log: the member is sent the
     // image, installs it, and follows the log from there.
-    let raft = &nodes[&leader].raft;
-    raft.trigger().snapshot().await.unwrap();
-    raft.wait(Some(Duration::from_secs(20)))
-        .metrics(
-            |m| m.snapshot.is_some_and(|s| s.index >= last),
-            "a snapshot of everything",
-        )
-        .await
-        .unwrap();
-    raft.trigger().purge_log(last).await.unwrap();
+    snapshot_and_purge(&nodes[&leader].raft, last).await;
     applied(&waiting.raft, last).await;
     assert!(waiting.raft.metrics().borrow_watched().snapshot.is_some());
     assert_eq!(stored(&waiting.router), all);
