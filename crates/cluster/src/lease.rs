@@ -215,16 +215,19 @@ impl LeaseKeeper {
     /// Gives the split up, as a node that is stopping does: from now on
     /// [`LeaseKeeper::proposal`] proposes nothing. Returns the lease to
     /// propose in place of the held one, if this node holds the current
-    /// lease: the same lease ending at `until` (at least its start, at
-    /// most its expiry), so that the next holder may start at `until`
-    /// plus ε instead of the full expiry plus ε. The caller must have
+    /// lease: the same lease ending at `until` (at most its expiry), so
+    /// that the next holder may start at `until` plus ε instead of the
+    /// full expiry plus ε. A lease that has not started by `until` (a new
+    /// holder's, waiting out the lease before it) ends one nanosecond
+    /// after its start: no replica takes a lease that ends before it
+    /// starts, and nothing was served under it. The caller must have
     /// served nothing at or above `until`, and serve nothing more.
     pub fn release(&mut self, current: Option<Lease>, until: u64) -> Option<Lease> {
         self.released = true;
         let held = self.held_current(current.as_ref())?;
         Some(Lease {
             seq: held.seq + 1,
-            expiry: until.clamp(held.start, held.expiry),
+            expiry: until.clamp(held.start + 1, held.expiry),
             ..held
         })
     }
@@ -430,6 +433,16 @@ mod tests {
             late.release(Some(first), 9_000 * MS).unwrap().expiry,
             first.expiry
         );
+        // A lease not started yet (node 2's, waiting out node 1's) ends
+        // just after its start, never before it: a replica refuses a lease
+        // that ends before it starts, and its group would stop.
+        let mut waiting = LeaseKeeper::new(2, r);
+        let Renewal::Propose(second) = waiting.proposal(Some(first), 5_500 * MS) else {
+            panic!("propose");
+        };
+        assert!(waiting.applied(second, Some(second)));
+        let early = waiting.release(Some(second), 5_600 * MS).unwrap();
+        assert_eq!((early.start, early.expiry), (second.start, second.start + 1));
         // A node holding nothing releases nothing, but still stops.
         let mut none = LeaseKeeper::new(3, r);
         assert_eq!(none.release(Some(first), 5_300 * MS), None);

@@ -338,7 +338,10 @@ impl Replica {
         replica
             .router
             .stage_meta(&mut batch, awaits_key(split), for_image.then(Vec::new));
-        replica.router.write(batch, Durability::Buffered)?;
+        // Synced: the group's log (another store, synced as it goes) may
+        // soon hold entries for it, and a replica lost under a log that
+        // survived would leave the node a member holding nothing.
+        replica.router.write(batch, Durability::Sync)?;
         Ok(replica)
     }
 
@@ -380,17 +383,28 @@ impl Replica {
     }
 
     /// Deletes the replica of `split` from `router`'s engine: its applied
-    /// state and side tables first, in one synced batch (from then on the
-    /// engine holds no replica of it, and a restart does not open one),
-    /// then the row versions of its range, [`DISCARD_BATCH`] stored keys
-    /// at a time, so that a large split does not become one large batch.
-    /// A crash before the end leaves versions in a range no replica here
-    /// holds: nothing reads them, and a replica placed here again installs
-    /// its image over them, which clears them. Returns how many stored
-    /// keys were deleted; a split with no replica here deletes nothing.
+    /// state and side tables first ([`Replica::forget`]), then the row
+    /// versions of its range ([`Replica::discard_rows`]). Returns how
+    /// many stored keys were deleted; a split with no replica here
+    /// deletes nothing.
     pub fn discard(router: &Router, split: SplitId) -> Result<u64> {
+        match Self::forget(router, split)? {
+            Some(descriptor) => Self::discard_rows(router, &descriptor),
+            None => Ok(0),
+        }
+    }
+
+    /// Deletes the applied state and side tables of the replica of `split`
+    /// in one synced batch: from then on the engine holds no replica of it
+    /// and a restart opens none. Its rows stay (reads already running on
+    /// them finish); [`Replica::discard_rows`] deletes them. What a node
+    /// leaving a split's group does before it removes the group's log, so
+    /// that no crash leaves a replica whose log is gone: started again, it
+    /// would have forgotten its votes, and could vote twice in a term. The
+    /// descriptor of the replica forgotten, if there was one.
+    pub fn forget(router: &Router, split: SplitId) -> Result<Option<Descriptor>> {
         let Some(bytes) = router.meta_get(&state_key(split))? else {
-            return Ok(0);
+            return Ok(None);
         };
         let (descriptor, _) = decode_state(split, &mut Reader::new(&bytes, "applied state"))?;
         let mut batch = WriteBatch::new();
@@ -403,6 +417,17 @@ impl Replica {
         router.stage_meta(&mut batch, state_key(split), None);
         router.stage_meta(&mut batch, awaits_key(split), None);
         router.write(batch, Durability::Sync)?;
+        Ok(Some(descriptor))
+    }
+
+    /// Deletes the row versions of `descriptor`'s range,
+    /// [`DISCARD_BATCH`] stored keys at a time, so that a large split does
+    /// not become one large batch; the caller makes sure no replica here
+    /// covers any of the range. A crash before the end leaves versions in
+    /// a range no replica here holds: nothing reads them, and a replica
+    /// placed here again installs its image over them, which clears them.
+    /// Returns how many stored keys were deleted.
+    pub fn discard_rows(router: &Router, descriptor: &Descriptor) -> Result<u64> {
         let limit = descriptor.limit.as_deref();
         let mut deleted = 0;
         loop {

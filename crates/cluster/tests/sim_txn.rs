@@ -135,7 +135,9 @@ use rowtree_cluster::{
 use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
-use simkit::{host, mix, now, serve_peer_port, sim_peers, skew, Disk, Nemesis, NodeClock, PORT};
+use simkit::{
+    host, mix, now, serve_peer_port, sim_peers, skew, CrashPoints, Disk, Nemesis, NodeClock, PORT,
+};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
@@ -334,14 +336,10 @@ struct World {
     recovered: usize,
     lookup_aborts: usize,
     atomic_reads: usize,
-    /// The crash points each node is armed with, and the nodes that just
-    /// reached theirs.
-    armed: BTreeMap<u64, BTreeSet<&'static str>>,
-    /// Whether crash points stay armed once the faults stop (a run with a
-    /// point armed from the start: a merge often finishes only then).
-    keep_armed: bool,
-    crash_now: Vec<(u64, &'static str)>,
-    hits: BTreeMap<&'static str, usize>,
+    /// The crash points each node is armed with (kept armed after the
+    /// faults stop in a run with a point armed from the start: a merge
+    /// often finishes only then).
+    points: CrashPoints,
     quiet: bool,
     violations: Vec<String>,
     trace: Vec<String>,
@@ -370,19 +368,9 @@ impl World {
 /// with several), it goes no further
 /// here and the harness crashes it at the end of the step.
 async fn point(world: &Shared, id: u64, point: &'static str) {
-    {
-        let mut w = world.lock().unwrap();
-        if !w
-            .armed
-            .get_mut(&id)
-            .is_some_and(|armed| armed.remove(point))
-        {
-            return;
-        }
-        w.crash_now.push((id, point));
-        *w.hits.entry(point).or_default() += 1;
+    if world.lock().unwrap().points.reached(id, point) {
+        std::future::pending::<()>().await;
     }
-    std::future::pending::<()>().await;
 }
 
 /// One group's instance on a node, and what its leaseholder keeps.
@@ -1704,10 +1692,10 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         let mut w = world.lock().unwrap();
         w.splits = SPLITS.iter().map(|&s| (s, descriptor(s))).collect();
         w.next_split = SPLITS.len() as u64;
-        for &id in NODES.iter().filter(|_| armed.is_some()) {
-            w.armed.entry(id).or_default().extend(armed);
+        if let Some(armed) = armed {
+            w.points.arm(&NODES, armed);
         }
-        w.keep_armed = armed.is_some();
+        w.points.keep_armed = armed.is_some();
     }
     let disks: BTreeMap<u64, (Arc<Disk>, Arc<Disk>)> = NODES
         .iter()
@@ -1750,7 +1738,7 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
             break;
         }
         // Nodes that reached the crash point they were armed with.
-        let reached = std::mem::take(&mut world.lock().unwrap().crash_now);
+        let reached = std::mem::take(&mut world.lock().unwrap().points.crash_now);
         for (id, at) in reached {
             let back = t + Duration::from_millis(reactions.random_range(100..1500));
             trace(
@@ -1818,10 +1806,7 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                         whom
                     };
                     trace(&world, format!("{t:?} arm {whom} to crash at {at:?}"));
-                    let mut w = world.lock().unwrap();
-                    for id in ids {
-                        w.armed.entry(id).or_default().insert(at);
-                    }
+                    world.lock().unwrap().points.arm(&ids, at);
                 }
                 55..=74 => {
                     let id = NODES[rng.random_range(0..NODES.len())];
@@ -1846,9 +1831,7 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                 {
                     let mut w = world.lock().unwrap();
                     w.quiet = true;
-                    if !w.keep_armed {
-                        w.armed.clear();
-                    }
+                    w.points.faults_stop();
                 }
                 nemesis.stop(&mut sim);
             }
@@ -1884,7 +1867,7 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
         cuts: nemesis.cut_count,
         splits_cut: w.cuts_made,
         merges: w.merges_made,
-        hits: w.hits.clone(),
+        hits: w.points.hits.clone(),
     };
     w.rafts.clear();
     drop(w);

@@ -296,6 +296,11 @@ pub struct LocateReply {
     /// and has not installed one yet.
     #[prost(bool, tag = "8")]
     pub awaits_image: bool,
+    /// The group's current term as this node knows it: an answer from a
+    /// leader of a term older than the asker's is stale (a leader cut off
+    /// that has not heard of the next one).
+    #[prost(uint64, tag = "9")]
+    pub term: u64,
 }
 
 /// Rows a node holds, read at a timestamp for a node that holds no replica

@@ -918,38 +918,8 @@ impl Hosting {
         split: &Descriptor,
         node: u64,
     ) -> Result<(), NodeError> {
-        use openraft::type_config::async_runtime::WatchReceiver;
-        let applied = raft
-            .metrics()
-            .borrow_watched()
-            .last_applied
-            .map(|l| l.index);
-        let Some(applied) = applied else {
-            return Ok(());
-        };
         let raft = raft.clone();
-        self.block_on(async move {
-            raft.trigger().snapshot().await.map_err(|e| e.to_string())?;
-            raft.wait(Some(GROUP_TIMEOUT))
-                .metrics(
-                    |m| m.snapshot.is_some_and(|s| s.index >= applied),
-                    "the snapshot for a new member",
-                )
-                .await
-                .map_err(|e| e.to_string())?;
-            raft.trigger()
-                .purge_log(applied)
-                .await
-                .map_err(|e| e.to_string())?;
-            raft.wait(Some(GROUP_TIMEOUT))
-                .metrics(
-                    |m| m.purged.is_some_and(|p| p.index >= applied),
-                    "the log purged up to the snapshot",
-                )
-                .await
-                .map_err(|e| e.to_string())
-        })?
-        .map(|_| ())
+        self.block_on(async move { crate::raft::snapshot_and_purge(&raft, GROUP_TIMEOUT).await })?
         .map_err(|e| {
             NodeError::Raft(format!(
                 "{}: snapshotting for node {node} to join: {e}",

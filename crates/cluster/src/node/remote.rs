@@ -687,6 +687,7 @@ impl DatabaseGroups {
             voters: voters.into_iter().collect(),
             leader: group.current_leader().unwrap_or(0),
             awaits_image: group.awaits_image(),
+            term: group.current_term(),
         }
     }
 

@@ -131,7 +131,7 @@ pub(super) struct DatabaseGroups {
 }
 
 /// Whether the ranges of `a` and `b` share a key.
-fn overlaps(a: &Descriptor, b: &Descriptor) -> bool {
+pub(super) fn overlaps(a: &Descriptor, b: &Descriptor) -> bool {
     let below =
         |start: &[u8], limit: &Option<Vec<u8>>| limit.as_ref().is_none_or(|l| start < l.as_slice());
     below(&a.start, &b.limit) && below(&b.start, &a.limit)
@@ -190,6 +190,16 @@ impl DatabaseGroups {
         commits.watch_frozen(replica.frozen_view());
         commits.watch_image(replica.image_view());
         let image = replica.image_view();
+        // A replica awaiting an image starts from an empty log: one left
+        // by an earlier replica of the split here (released, its log's
+        // removal cut short by a crash) holds entries this one must not
+        // apply. The replica applies nothing before its image, so its own
+        // log holds nothing yet that matters.
+        if image.awaits() {
+            self.log
+                .remove_group(gid)
+                .map_err(|e| NodeError::Raft(format!("group {}: clearing its log: {e}", gid.0)))?;
+        }
         let (leases, closed, prepared) = (
             replica.lease_view(),
             replica.closed_view(),

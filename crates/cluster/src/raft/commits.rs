@@ -831,6 +831,14 @@ impl GroupCommits {
             .and_then(|s| s.raft.metrics().borrow_watched().current_leader)
     }
 
+    /// The group's current term as this node's instance knows it (0 if
+    /// the group is not started here).
+    pub fn current_term(&self) -> u64 {
+        self.started
+            .get()
+            .map_or(0, |s| s.raft.metrics().borrow_watched().current_term)
+    }
+
     /// This node's id.
     pub fn node_id(&self) -> u64 {
         self.node

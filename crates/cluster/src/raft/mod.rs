@@ -41,13 +41,18 @@
 //!   once that voter's log has caught up (openraft's transfer is ignored
 //!   by a voter that is behind), and [`caught_up`] waits for that.
 //!
+//! * [`snapshot_and_purge`] makes a leader send an image, never its log
+//!   from the start, to a member whose replica is empty (moves of a
+//!   replica, and a split given back).
+//!
 //! The node process that runs a node's groups is [`crate::node`].
 //! openraft's own storage test suite (`openraft::testing::log::Suite`)
 //! checks [`GroupLog`] and [`ReplicaMachine`] together
 //! (`tests/raft_storage.rs`); `tests/group.rs` runs a group of three `Raft`
 //! instances on them, over an in-process network and over the peer port;
 //! and `tests/sim.rs` plays a group under a deterministic simulation
-//! (turmoil) with crashes, partitions and membership changes.
+//! (turmoil) with crashes, partitions, replica moves and lease
+//! handovers, crashing nodes at each of their steps.
 
 mod codec;
 pub mod commits;
@@ -249,6 +254,45 @@ fn replication_of(raft: &GroupRaft, to: u64) -> (Option<u64>, bool, Option<u64>,
         matched,
         m.last_log_index,
     )
+}
+
+/// Takes a snapshot of this node's replica (the group's leader's) once it
+/// covers everything applied here now, and purges the group's log up to
+/// it, each step within `wait`: so that a member whose log is empty is
+/// sent that image, whose range is the split's as it is now, and never
+/// the log from the group's start (which need not hold every row: a cut's
+/// right half starts with its parent's rows, a merge takes in its
+/// neighbour's). Nothing to do while nothing is applied.
+pub async fn snapshot_and_purge(raft: &GroupRaft, wait: std::time::Duration) -> Result<(), String> {
+    use openraft::type_config::async_runtime::WatchReceiver;
+    let applied = raft
+        .metrics()
+        .borrow_watched()
+        .last_applied
+        .map(|l| l.index);
+    let Some(applied) = applied else {
+        return Ok(());
+    };
+    raft.trigger().snapshot().await.map_err(|e| e.to_string())?;
+    raft.wait(Some(wait))
+        .metrics(
+            |m| m.snapshot.is_some_and(|s| s.index >= applied),
+            "the snapshot for a new member",
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    raft.trigger()
+        .purge_log(applied)
+        .await
+        .map_err(|e| e.to_string())?;
+    raft.wait(Some(wait))
+        .metrics(
+            |m| m.purged.is_some_and(|p| p.index >= applied),
+            "the log purged up to the snapshot",
+        )
+        .await
+        .map_err(|e| e.to_string())?;
+    Ok(())
 }
 
 /// Waits, at most `wait`, until node `to`'s log holds every entry of this

@@ -149,7 +149,13 @@ impl Groups {
     /// the start of the group's log are refused (`FAILED_PRECONDITION`),
     /// so its leader keeps failing to send them until it sends an image
     /// instead (it does once its own log is purged, which its node's
-    /// replica placement sees to).
+    /// replica placement sees to); and so are requests for its vote. A
+    /// node placed in a group it once left starts with an empty log, its
+    /// votes of then forgotten: a candidate whose log still counts it a
+    /// voter (one that missed its removal) could otherwise win an election
+    /// with its vote and overwrite what the group committed since. Once it
+    /// installs an image of the group as it is now, its log is as new as
+    /// the removal, and it votes for no such candidate.
     pub fn watch_image(&self, group: GroupId, view: ImageView) {
         self.images.write().insert(group, view);
     }
@@ -242,6 +248,13 @@ impl Peer for PeerService {
         let request = request.into_inner();
         let raft = self.groups.for_message(&request)?;
         let rpc = messages::decode_vote_request(&request.payload).map_err(bad_message)?;
+        if self.groups.awaits_image(GroupId(request.group)) {
+            return Err(Status::failed_precondition(format!(
+                "group {}'s replica here was made empty for an image and votes in no \
+                 election before it installs one",
+                request.group
+            )));
+        }
         let response = raft.vote(rpc).await.map_err(raft_failed)?;
         Ok(Response::new(PeerReply {
             payload: messages::encode_vote_response(&response),

@@ -6,7 +6,7 @@
 
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::SocketAddr;
 use std::ops::{Bound, RangeBounds};
 use std::pin::Pin;
@@ -319,6 +319,55 @@ impl Cuts {
             } else {
                 sim.release(host(a), host(b));
             }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------
+// Crash points.
+
+/// The crash points of one run: the named steps each node is armed with,
+/// the nodes that reached one in the current step, and how many times
+/// each point was reached. A node that reaches a step it is armed with
+/// goes no further there (its task waits for good), and the harness
+/// crashes it at the end of the step, its disks keeping what was synced.
+#[derive(Default)]
+pub struct CrashPoints {
+    pub armed: BTreeMap<u64, BTreeSet<&'static str>>,
+    /// Whether the points stay armed once the faults stop (a run with a
+    /// point armed from the start: some steps happen only then).
+    pub keep_armed: bool,
+    pub crash_now: Vec<(u64, &'static str)>,
+    pub hits: BTreeMap<&'static str, usize>,
+}
+
+impl CrashPoints {
+    /// Arms every node of `ids` with `point`.
+    pub fn arm(&mut self, ids: &[u64], point: &'static str) {
+        for &id in ids {
+            self.armed.entry(id).or_default().insert(point);
+        }
+    }
+
+    /// Whether node `id`, reaching `point`, stops there: if it is armed
+    /// with it, it is disarmed, counted, and listed to crash.
+    pub fn reached(&mut self, id: u64, point: &'static str) -> bool {
+        if !self
+            .armed
+            .get_mut(&id)
+            .is_some_and(|armed| armed.remove(point))
+        {
+            return false;
+        }
+        self.crash_now.push((id, point));
+        *self.hits.entry(point).or_default() += 1;
+        true
+    }
+
+    /// The faults stop: unless the points stay armed, none is any more.
+    pub fn faults_stop(&mut self) {
+        if !self.keep_armed {
+            self.armed.clear();
         }
     }
 }

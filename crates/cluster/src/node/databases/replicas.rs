@@ -62,12 +62,18 @@
 //! the database's groups here (its keys become a gap, read from the nodes
 //! that hold them), its Raft instance stops, its log is removed, and after
 //! [`RELEASE_GRACE`] (reads already running on the replica finish) the
-//! replica is deleted from the engine ([`Replica::discard`]). It knows it
-//! left from its own replica's membership (the change taking it out
-//! reached it), or, since a group stops sending anything to a node it took
-//! out, from a voter of the group: every [`ASK_EVERY`] it asks one
-//! (`Locate` over the peer port) whether the group's members still include
-//! it.
+//! replica is deleted from the engine ([`Replica::discard_rows`]; its
+//! applied state is deleted at once, before the log,
+//! [`Replica::forget`], so that no crash leaves a replica without the log
+//! that holds its votes). It knows it
+//! left from its own replica's membership, if that counted it before in
+//! this process (the change taking it out reached it; a replica restarted
+//! on an image taken before it was added applies a membership without it
+//! that says nothing of the kind), or, since a group stops sending
+//! anything to a node it took out, from the group's leader: every
+//! [`ASK_EVERY`] it asks the voters it knows (`Locate` over the peer port)
+//! and counts only the answer of one leading the group in a term no older
+//! than its own.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
@@ -79,7 +85,7 @@ use rowtree_kv::SplitId;
 
 use super::Hosting;
 use crate::node::api::LocateRequest;
-use crate::node::splits::{raft_group, DatabaseGroups};
+use crate::node::splits::{overlaps, raft_group, DatabaseGroups};
 use crate::raft::{GroupCommits, GroupRaft};
 use crate::Replica;
 
@@ -198,7 +204,7 @@ impl DatabaseGroups {
     /// run it from a thread that may.
     pub(super) fn place_replicas(
         self: &Arc<Self>,
-        asked: &mut BTreeMap<SplitId, Instant>,
+        tending: &mut Tending,
     ) -> Vec<Placed> {
         let Some(hosting) = self.hosting() else {
             return Vec::new();
@@ -337,7 +343,8 @@ impl DatabaseGroups {
             }
             // Not led here: still a member (a voter, or a learner being
             // sent the log)? Out once a membership without this node is
-            // applied here (so committed), or once a voter says so.
+            // applied here (so committed) after one with it was, or once
+            // the group's leader says so (see the module docs, "Leaving").
             let applied = m.last_applied.map_or(0, |l| l.index);
             let config_applied = m
                 .membership_config
@@ -345,22 +352,34 @@ impl DatabaseGroups {
                 .as_ref()
                 .is_some_and(|l| l.index <= applied);
             let member = membership.nodes().any(|(id, _)| *id == me);
-            let out = !joint && !last.is_empty() && !member && config_applied;
+            let split = group.split_id();
+            if member && config_applied {
+                tending.members.insert(split);
+            }
+            let out = !joint
+                && !last.is_empty()
+                && !member
+                && config_applied
+                && tending.members.contains(&split);
             let out = out || {
-                let due = asked
-                    .get(&group.split_id())
+                let due = tending
+                    .asked
+                    .get(&split)
                     .is_none_or(|at| at.elapsed() >= ASK_EVERY);
                 due && {
-                    asked.insert(group.split_id(), Instant::now());
-                    self.voters_say_out(&hosting, group, &last)
+                    tending.asked.insert(split, Instant::now());
+                    self.leader_says_out(&hosting, group, &last)
                 }
             };
-            if out && self.release(&hosting, group.split_id()) {
-                asked.remove(&group.split_id());
-                done.push(Placed::Released(group.split_id()));
+            if out && self.release(&hosting, split) {
+                tending.asked.remove(&split);
+                tending.members.remove(&split);
+                done.push(Placed::Released(split));
             }
         }
-        asked.retain(|split, _| groups.iter().any(|g| g.split_id() == *split));
+        let held = |split: &SplitId| groups.iter().any(|g| g.split_id() == *split);
+        tending.asked.retain(|split, _| held(split));
+        tending.members.retain(held);
         self.unmatched
             .lock()
             .retain(|(split, _), _| led.contains(split));
@@ -491,10 +510,17 @@ impl DatabaseGroups {
             .flatten()
     }
 
-    /// Whether a voter of `group` (as this node's replica lists them,
-    /// `voters`) says the group holds the split with members that do not
-    /// include this node. Asks each in turn, within [`ASK_TIMEOUT`].
-    fn voters_say_out(
+    /// Whether the leader of `group` says the group holds the split with
+    /// members that do not include this node. Asks the voters as this
+    /// node's replica lists them (`voters`) in turn, within
+    /// [`ASK_TIMEOUT`] each, and then the leader one of them names, if it
+    /// is not among them; only the answer of a node that leads the group,
+    /// in a term no older than this node knows, counts. A follower's view
+    /// may be older than this node's joining (a follower that has not yet
+    /// applied the change adding it), and so may this node's own (a
+    /// replica restarted on an image taken before the change), and a
+    /// leader of an older term may have been cut off since.
+    fn leader_says_out(
         &self,
         hosting: &Hosting,
         group: &GroupCommits,
@@ -502,21 +528,36 @@ impl DatabaseGroups {
     ) -> bool {
         let me = hosting.shared.id;
         let d = group.descriptor();
-        for voter in voters.iter().filter(|v| **v != me) {
-            if !hosting.answering(*voter) {
+        let term = group.current_term();
+        let leads = |r: &crate::node::api::LocateReply, node: u64| {
+            r.found && r.split == d.split.0 && r.leader == node && r.term >= term
+        };
+        let mut asked = BTreeSet::new();
+        let mut named = None;
+        for voter in voters.iter().copied().filter(|v| *v != me) {
+            if !hosting.answering(voter) {
                 continue;
             }
-            let Some(reply) = self.locate_at(hosting, *voter, &d.start) else {
+            asked.insert(voter);
+            let Some(reply) = self.locate_at(hosting, voter, &d.start) else {
                 continue;
             };
-            // A leader's or follower's answer about the same split, whose
-            // members (voters and learners) do not include this node: it
-            // left.
-            if reply.found && reply.split == d.split.0 && !reply.voters.is_empty() {
+            if !reply.found || reply.split != d.split.0 {
+                continue;
+            }
+            if leads(&reply, voter) && !reply.voters.is_empty() {
                 return !reply.voters.contains(&me) && !reply.learners.contains(&me);
             }
+            if reply.leader != 0 && reply.leader != me {
+                named = Some(reply.leader);
+            }
         }
-        false
+        let Some(leader) = named.filter(|l| !asked.contains(l)) else {
+            return false;
+        };
+        self.locate_at(hosting, leader, &d.start)
+            .filter(|r| leads(r, leader) && !r.voters.is_empty())
+            .is_some_and(|r| !r.voters.contains(&me) && !r.learners.contains(&me))
     }
 
     /// Releases this node's replica of `split`, whose group it is no
@@ -537,6 +578,17 @@ impl DatabaseGroups {
         if let Some(raft) = raft {
             let _ = hosting.block_on(async move { raft.shutdown().await });
         }
+        // The replica is forgotten before its log is removed: a replica
+        // started again without its log would have forgotten its votes.
+        let forgotten = match Replica::forget(&self.router, split) {
+            Ok(forgotten) => forgotten,
+            Err(e) => {
+                // Its group stays stopped here and its log stays, so a
+                // restart runs it again, as it was.
+                tracing::warn!(database = self.database, %split, "a released split's replica could not be forgotten: {e}");
+                return true;
+            }
+        };
         if let Err(e) = self.log.remove_group(gid) {
             tracing::warn!(database = self.database, %split, "a released split's log could not be removed: {e}");
         }
@@ -550,14 +602,20 @@ impl DatabaseGroups {
         std::thread::spawn(move || {
             std::thread::sleep(RELEASE_GRACE);
             let Some(this) = this.upgrade() else { return };
-            // Not if the split was placed here again meanwhile: its new
-            // replica (made under the same lock, `DatabaseGroups::host`)
-            // installs its image over the old rows, which clears them.
+            // Not if a replica covering any of its range was placed here
+            // meanwhile (made under the same lock, `DatabaseGroups::host`):
+            // it installs its image over the old rows, which clears them.
+            let Some(range) = forgotten else { return };
             let _one = this.making.blocking_lock();
-            if this.groups.groups().iter().any(|g| g.split_id() == split) {
+            if this
+                .groups
+                .groups()
+                .iter()
+                .any(|g| overlaps(&g.descriptor(), &range))
+            {
                 return;
             }
-            match Replica::discard(&this.router, split) {
+            match Replica::discard_rows(&this.router, &range) {
                 Ok(keys) => {
                     tracing::info!(database, %split, keys, "a released replica's rows are deleted")
                 }
@@ -570,23 +628,36 @@ impl DatabaseGroups {
     }
 }
 
+/// What one node's rounds of [`DatabaseGroups::place_replicas`] remember
+/// of the groups it holds and does not lead.
+#[derive(Default)]
+pub(super) struct Tending {
+    /// When the group's leader was last asked whether this node is still
+    /// a member.
+    asked: BTreeMap<SplitId, Instant>,
+    /// The groups whose replica here applied a membership that counts this
+    /// node, since this process started: only for those is a membership
+    /// applied later without this node its removal.
+    members: BTreeSet<SplitId>,
+}
+
 /// Runs [`DatabaseGroups::place_replicas`] every [`PLACE_EVERY`] until the
 /// database is closed.
 pub(super) fn tend_replicas(runtime: &tokio::runtime::Handle, hosted: &Arc<DatabaseGroups>) {
     let hosted = Arc::downgrade(hosted);
     runtime.spawn(async move {
-        let mut asked = BTreeMap::new();
+        let mut tending = Tending::default();
         loop {
             tokio::time::sleep(PLACE_EVERY).await;
             let Some(this) = hosted.upgrade() else { return };
             let round = tokio::task::spawn_blocking(move || {
-                let done = this.place_replicas(&mut asked);
-                (done, asked)
+                let done = this.place_replicas(&mut tending);
+                (done, tending)
             })
             .await;
             match round {
                 Ok((done, kept)) => {
-                    asked = kept;
+                    tending = kept;
                     for placed in done {
                         if let Placed::Changed(what) = placed {
                             tracing::info!("split replicas: {what}");
