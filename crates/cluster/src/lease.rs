@@ -222,9 +222,18 @@ impl LeaseKeeper {
     /// after its start: no replica takes a lease that ends before it
     /// starts, and nothing was served under it. The caller must have
     /// served nothing at or above `until`, and serve nothing more.
+    ///
+    /// The lease held is let go here, whatever becomes of the proposal: a
+    /// proposal that times out may still be committed, and the next holder
+    /// may then start at `until` plus ε, while this node's replica (cut
+    /// off, say) still shows the old lease as current. So nothing is
+    /// served under it again, even after [`LeaseKeeper::resume`]; only the
+    /// shorter lease, once [`LeaseKeeper::applied`] says it is current.
     pub fn release(&mut self, current: Option<Lease>, until: u64) -> Option<Lease> {
         self.released = true;
-        let held = self.held_current(current.as_ref())?;
+        let held = self.held_current(current.as_ref());
+        self.held = None;
+        let held = held?;
         Some(Lease {
             seq: held.seq + 1,
             expiry: until.clamp(held.start + 1, held.expiry),
@@ -443,6 +452,19 @@ mod tests {
         assert!(waiting.applied(second, Some(second)));
         let early = waiting.release(Some(second), 5_600 * MS).unwrap();
         assert_eq!((early.start, early.expiry), (second.start, second.start + 1));
+        // A release whose entry was never applied here (its proposal timed
+        // out, and may still be committed elsewhere) leaves nothing to
+        // serve under, even once the keeper takes leases again: the next
+        // lease it proposes waits out the one it gave up, plus ε.
+        let mut lost = LeaseKeeper::new(1, r);
+        assert!(lost.applied(first, Some(first)));
+        assert!(lost.release(Some(first), 5_300 * MS).is_some());
+        lost.resume();
+        assert_eq!(lost.serving(Some(first), 5_400 * MS), None);
+        let Renewal::Propose(again) = lost.proposal(Some(first), 5_400 * MS) else {
+            panic!("propose");
+        };
+        assert_eq!(again.start, first.expiry + 20 * MS);
         // A node holding nothing releases nothing, but still stops.
         let mut none = LeaseKeeper::new(3, r);
         assert_eq!(none.release(Some(first), 5_300 * MS), None);

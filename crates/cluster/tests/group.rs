@@ -453,11 +453,38 @@ async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
         .clone()
         .and_then(|r| r.get(&4).cloned().flatten());
     assert_eq!(matched, None, "the leader counts entries as sent");
+    // Nor does it vote: its votes of an earlier membership (a node placed
+    // again in a group it left) are forgotten, and a candidate that still
+    // counts it a voter must not win with its vote.
+    let term = nodes[&leader].raft.metrics().borrow_watched().current_term;
+    let channel = tonic::transport::Endpoint::from_shared(format!(
+        "http://{}",
+        waiting.port.as_ref().unwrap().local_addr
+    ))
+    .unwrap()
+    .connect()
+    .await
+    .unwrap();
+    let mut client = PeerClient::new(channel);
+    let ask = VoteRequest::new(openraft::Vote::new(term + 1, 2), None);
+    let vote = || PeerRequest {
+        group: 1,
+        payload: messages::encode_vote_request(&ask),
+        cluster: String::new(),
+    };
+    let e = client.vote(vote()).await.unwrap_err();
+    assert_eq!(e.code(), tonic::Code::FailedPrecondition, "{e:?}");
+    assert!(e.message().contains("votes in no election"), "{e:?}");
 
     // The leader snapshots and purges its log: the member is sent the
     // image, installs it, and follows the log from there.
     snapshot_and_purge(&nodes[&leader].raft, last).await;
     applied(&waiting.raft, last).await;
+    // Now it answers a vote request, and grants none to a candidate whose
+    // log is behind its own.
+    let answer = client.vote(vote()).await.unwrap().into_inner();
+    let answer = messages::decode_vote_response(&answer.payload).unwrap();
+    assert!(!answer.vote_granted, "{answer:?}");
     assert!(waiting.raft.metrics().borrow_watched().snapshot.is_some());
     assert_eq!(stored(&waiting.router), all);
     nodes.insert(4, waiting);

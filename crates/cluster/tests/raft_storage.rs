@@ -558,6 +558,8 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
 /// A group gone for good (merged away, its database dropped) has its whole
 /// log removed: entries in batches, then vote, committed and purged ids;
 /// after a restart nothing of it is left, and its neighbours keep theirs.
+/// A group cleared (left by this node, which may hold it again) keeps its
+/// vote.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removed_groups_log_is_gone_and_its_neighbours_stay() {
     let dir = tempfile::tempdir().unwrap();
@@ -582,17 +584,24 @@ async fn a_removed_groups_log_is_gone_and_its_neighbours_stay() {
         assert_eq!(store.remove_group(GroupId(5)).unwrap(), (n - 10) as usize);
         assert!(!store.holds_group(GroupId(5)).unwrap());
         assert_eq!(store.remove_group(GroupId(5)).unwrap(), 0, "nothing left");
+        // A group this node leaves, and may be placed in again, keeps its
+        // vote (its term) and loses the rest.
+        assert_eq!(store.clear_group(GroupId(6)).unwrap(), n as usize);
+        assert!(store.holds_group(GroupId(6)).unwrap(), "the vote stays");
     }
     let store = LogStore::open(dir.path()).unwrap();
+    let mut six = store.group(GroupId(6));
+    assert_eq!(six.read_vote().await.unwrap(), Some(vote));
+    assert_eq!(six.read_committed().await.unwrap(), None);
+    let state = six.get_log_state().await.unwrap();
+    assert_eq!((state.last_purged_log_id, state.last_log_id), (None, None));
     assert!(!store.holds_group(GroupId(5)).unwrap());
     let mut five = store.group(GroupId(5));
     assert_eq!(five.read_vote().await.unwrap(), None);
     assert_eq!(five.read_committed().await.unwrap(), None);
     let state = five.get_log_state().await.unwrap();
     assert_eq!((state.last_purged_log_id, state.last_log_id), (None, None));
-    for g in [4u64, 6] {
-        let mut log = store.group(GroupId(g));
-        assert_eq!(log.try_get_log_entries(..).await.unwrap().len() as u64, n);
-        assert_eq!(log.read_vote().await.unwrap(), Some(vote));
-    }
+    let mut four = store.group(GroupId(4));
+    assert_eq!(four.try_get_log_entries(..).await.unwrap().len() as u64, n);
+    assert_eq!(four.read_vote().await.unwrap(), Some(vote));
 }

@@ -729,9 +729,22 @@ fn a_discarded_replica_leaves_nothing_of_its_range() {
         )
         .unwrap();
     let before: Vec<_> = stored(&r);
-    assert!(r.scan_stored(b"k", Some(b"l")).next().is_some());
-    let deleted = Replica::discard(&r, SplitId(7)).unwrap();
-    assert!(deleted > 0);
+    let rows_before = r.scan_stored(b"k", Some(b"l")).count();
+    assert!(rows_before > 0);
+    // In two steps, as a node leaving the group does: the state first (a
+    // restart opens no replica from then on), the rows later.
+    let range = Replica::forget(&r, SplitId(7)).unwrap();
+    assert_eq!(range, Some(descriptor()));
+    assert_eq!(Replica::stored_splits(&r).unwrap(), vec![SplitId(8)]);
+    assert!(Replica::open(r.clone(), SplitId(7)).is_err());
+    assert_eq!(
+        r.scan_stored(b"k", Some(b"l")).count(),
+        rows_before,
+        "the rows stay until they are discarded"
+    );
+    assert_eq!(Replica::forget(&r, SplitId(7)).unwrap(), None);
+    let deleted = Replica::discard_rows(&r, &descriptor()).unwrap();
+    assert_eq!(deleted as usize, rows_before);
     assert!(
         r.scan_stored(b"k", Some(b"l")).next().is_none(),
         "no version left"
@@ -757,8 +770,12 @@ fn a_discarded_replica_leaves_nothing_of_its_range() {
     };
     assert_eq!(outside(stored(&r)), outside(before));
     assert_eq!(r.get(b"m1", u64::MAX).unwrap(), Some(b"x".to_vec()));
-    // Discarding again, or a split never here, deletes nothing.
+    // Discarding again, or a split never here, deletes nothing; at once,
+    // a replica goes whole.
     assert_eq!(Replica::discard(&r, SplitId(7)).unwrap(), 0);
+    assert!(Replica::discard(&r, SplitId(8)).unwrap() > 0);
+    assert!(Replica::stored_splits(&r).unwrap().is_empty());
+    assert_eq!(r.get(b"m1", u64::MAX).unwrap(), None);
     assert_eq!(Replica::discard(&r, SplitId(99)).unwrap(), 0);
 }
 

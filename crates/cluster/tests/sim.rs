@@ -2,8 +2,7 @@
 //! milestone 3).
 //!
 //! Four nodes run as turmoil hosts: the group's three voters and a fourth
-//! node that the group takes in as a learner, promotes to a voter, and
-//! then uses to replace one of the first three. Every node runs the real
+//! that holds no replica. Every node runs the real
 //! code of this crate (log store, replica, peer port over gRPC), on
 //! simulated time and a simulated network, with a simulated disk that
 //! keeps only what was synced when its node crashes (and any prefix of
@@ -16,12 +15,41 @@
 //! clock (a `ClosedTs` entry); every node that holds a valid lease serves a
 //! strong read of every key from its replica every 10 ms, at a timestamp
 //! from its oracle, and every node, leaseholder or not, serves a follower
-//! read of every key at its replica's closed timestamp (its safe time). A seeded nemesis crashes and restarts nodes (one at a time, or
+//! read of every key at its replica's closed timestamp (its safe time).
+//!
+//! **Replica moves.** Every second or two the harness asks for a replica
+//! to move from a voter to the node that holds none, and the leader of the
+//! moment carries it out step by step as the product's replica placement
+//! does (`node::databases::replicas`): it finishes a joint configuration
+//! a dead leader left, hands the group over first if its own replica is
+//! the one to move, asks the new node to hold an empty replica made for an
+//! image (`Replica::create_for_image`, which votes in no election and
+//! takes no entry from the log's start before it installs one), snapshots
+//! and purges its log (`raft::snapshot_and_purge`), adds the node as a
+//! learner, and once it has caught up replaces the old voter with it; a
+//! learner no move is making a voter is removed. The node taken out
+//! learns it from its own replica's membership (if that counted it before,
+//! in this start of the node) or from the leader, and releases its
+//! replica: the group stops, the replica's state is deleted, then the
+//! group's log (its vote kept: Raft's term is never forgotten), and after
+//! a grace the replica's rows. Moves reach every
+//! node in turn, so nodes are placed again in groups they left.
+//! **Lease handovers.** As often, the harness asks the leader to hand the
+//! group to a node; if that node votes, the leader gives its lease up
+//! (`LeaseKeeper::release`, ending it above every timestamp it used) and
+//! transfers leadership (`raft::transfer_leadership`), as the product's
+//! lease balancer does.
+//!
+//! A seeded nemesis crashes and restarts nodes (one at a time, or
 //! all of them at once, as in a power failure), isolates nodes (the
 //! leader half the time, which then serves on under its lease while the
 //! others elect a new leader) and cuts single links (messages held and
 //! delivered when the cut heals, or dropped so that connections break),
-//! and raises the network's latency.
+//! raises the network's latency, and **arms crash points**: every node
+//! stops at the next of the named steps of a move, a release or a
+//! handover ([`POINTS`]) it reaches, and is crashed at the end of that
+//! simulation step (its disks keep what was synced), to restart a little
+//! later.
 //!
 //! After every step of the simulation the harness checks:
 //!
@@ -56,13 +84,30 @@
 //! over the peer port (the runs count them and require some).
 //!
 //! Then the faults stop, every node comes back, and the group must settle
-//! within [`SETTLE`]: one leader, every voter alive and applied as far as
-//! the leader, nothing acknowledged beyond that. Finally **durability**
-//! (invariant 6): every acknowledged write is in every voter's data, and
-//! every voter stores the same bytes (invariant 16).
+//! within [`SETTLE`]: no move under way, one leader, every voter alive and
+//! applied as far as the leader, nothing acknowledged beyond that, no
+//! learner left, and no replica on a node that is not a voter. Finally
+//! **durability** (invariant 6): every acknowledged write is in every
+//! voter's data, and every voter stores the same bytes (invariant 16);
+//! and a node taken out keeps no replica, nor its rows (unless it crashed
+//! while deleting them, which leaves rows that nothing reads).
+//!
+//! The moves and crash points found three bugs in the product, fixed
+//! with them: a lease given up before it started ended before it started,
+//! which every replica refuses as an entry no correct leader writes (the
+//! group stopped); a node placed again in a group it had left, its vote
+//! (its term) forgotten with its log, voted for a candidate whose log
+//! still counted it a voter, or took the image of a leader deposed since
+//! and voted in its old configuration, whose candidate then won and
+//! overwrote committed entries (two leases of the same number applied);
+//! and a node restarted on an image taken
+//! before it was added applied a membership without itself, took it for
+//! its removal and released the replica it had just been given.
 //!
 //! A seed fixes the nemesis, the network's randomness and openraft's
-//! (election timeouts, through `raft::seeded`). CI plays seeds 0 to 63;
+//! (election timeouts, through `raft::seeded`). CI plays seeds 0 to 63,
+//! and for each crash point runs with the point armed on every node from
+//! the start until one reaches it (and keeps every invariant);
 //! the ignored test `replay` plays what the environment names, with each
 //! seed's trace: `ROWTREE_SIM_SEED=n cargo test -p rowtree-cluster --test
 //! sim replay -- --ignored --nocapture` (or `ROWTREE_SIM_SEEDS=a..b`, and
@@ -73,7 +118,8 @@
 //! seeded only in a build with `--cfg tokio_unstable`), so a replayed seed
 //! plays the same faults at the same moments but may interleave the tasks
 //! of one step differently (so the leader that an isolation picks may be
-//! another node).
+//! another node, and the moves, handovers and crashes at named steps,
+//! which draw from generators of their own, may differ).
 //!
 //! Three planted bugs prove the checks bite (`ROWTREE_SIM_PLANT`):
 //!
@@ -234,8 +280,8 @@ const POINTS: [&str; 10] = [
     "host: after the image",
     // At the member taken out, told so: before its group stops.
     "release: before the group stops",
-    // There: its group stopped, its replica's state and its log deleted,
-    // before its rows are.
+    // There: its group stopped, its replica's state and its log (but the
+    // vote) deleted, before its rows are.
     "release: before the discard",
     // At a leaseholder handing its group over: its lease given up (the
     // entry applied), before leadership moves.
@@ -482,8 +528,8 @@ impl Node {
         let mut awaited = image.awaits();
         if awaited {
             // As the product does: a replica awaiting an image starts from
-            // an empty log.
-            self.log.remove_group(GroupId(1))?;
+            // an empty log, with the vote the node had.
+            self.log.clear_group(GroupId(1))?;
         }
         let machine = ReplicaMachine::new(replica);
         {
@@ -577,7 +623,17 @@ impl Node {
             tokio::time::sleep(Duration::from_millis(rng.random_range(5..40))).await;
             if awaited && !image.awaits() {
                 awaited = false;
-                trace(world, format!("{:?} node {id}: installed its image", now()));
+                let m = raft.metrics().borrow_watched().clone();
+                trace(
+                    world,
+                    format!(
+                        "{:?} node {id}: installed its image, applied {:?}, vote {}, membership {:?}",
+                        now(),
+                        m.last_applied.map(|l| (l.leader_id.term, l.index)),
+                        m.vote,
+                        m.membership_config.membership().get_joint_config()
+                    ),
+                );
                 point(world, id, POINTS[5]).await;
             }
             if self.out(&raft, &mut member) {
@@ -780,9 +836,19 @@ impl Node {
             && config_applied
             && membership.get_joint_config().len() == 1
             && !counted;
-        let w = self.world.lock().unwrap();
+        let mut w = self.world.lock().unwrap();
         let joining = w.host_asked.contains(&id) || w.moving.is_some_and(|op| op.to == id);
-        (own || w.told_out.contains(&id)) && !joining
+        let out = (own || w.told_out.contains(&id)) && !joining;
+        if out {
+            let line = format!(
+                "{:?} node {id}: out ({}), its membership {:?}",
+                now(),
+                if own { "its own replica says so" } else { "told so" },
+                membership.get_joint_config()
+            );
+            w.trace.push(line);
+        }
+        out
     }
 
     /// Releases this node's replica, as the product does for a group it
@@ -810,10 +876,10 @@ impl Node {
         self.groups.remove(GroupId(1));
         raft.shutdown().await?;
         drop(raft);
-        // The replica first, then its log: a replica started again
-        // without its log would have forgotten its votes.
+        // The replica first, then its log (but for its vote: the node may
+        // be placed in the group again, and must not forget its term).
         let range = Replica::forget(&self.router, SplitId(1))?;
-        self.log.remove_group(GroupId(1))?;
+        self.log.clear_group(GroupId(1))?;
         point(world, id, POINTS[7]).await;
         tokio::time::sleep(RELEASE_GRACE).await;
         let keys = match range {
@@ -1367,23 +1433,39 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                 w.hand_over = Some(to);
             }
         }
-        // What a voter tells a node that asks whether it is still a member
-        // (the product's `Locate`), every 200 ms: a node whose group runs,
-        // not the one a move makes a member, that the leader's applied
-        // configuration leaves out, and that can reach the leader.
+        // What the leader tells a node that asks whether it is still a
+        // member (the product's `Locate`), every 200 ms: a node whose group
+        // runs, not the one a move makes a member, that the applied
+        // configuration of the node leading in the latest term leaves out,
+        // that applied no further than it, and that can reach it.
         if t >= next_tell {
             next_tell = t + Duration::from_millis(200);
             let mut w = world.lock().unwrap();
             if let Some((leader, nodes)) = leader_members(&w) {
                 let joining = w.moving.map(|op| op.to);
+                // As the node process counts it: the answer of a leader
+                // that applied at least as far as the asker.
+                let applied = |n: &u64| {
+                    w.nodes
+                        .get(n)
+                        .and_then(|r| r.metrics().borrow_watched().last_applied)
+                        .map_or((0, 0), |l| (l.leader_id.term, l.index))
+                };
                 let out: Vec<u64> = w
                     .hosting
                     .iter()
                     .copied()
                     .filter(|&n| !nodes.contains(&n) && Some(n) != joining)
+                    .filter(|n| applied(n) <= applied(&leader))
                     .filter(|&n| !nemesis.cuts.links.contains_key(&pair(n, leader)))
+                    .filter(|n| !w.told_out.contains(n))
                     .collect();
-                w.told_out.extend(out);
+                for n in out {
+                    w.trace.push(format!(
+                        "{t:?} node {leader}, leading, tells node {n} it is out of {nodes:?}"
+                    ));
+                    w.told_out.insert(n);
+                }
             }
         }
 

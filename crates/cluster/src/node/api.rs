@@ -296,11 +296,14 @@ pub struct LocateReply {
     /// and has not installed one yet.
     #[prost(bool, tag = "8")]
     pub awaits_image: bool,
-    /// The group's current term as this node knows it: an answer from a
-    /// leader of a term older than the asker's is stale (a leader cut off
-    /// that has not heard of the next one).
+    /// The log id (term, index) of the last entry this node's replica
+    /// applied (zeros: none): an answer from a node that applied less than
+    /// the asker may be stale (a leader cut off that has not heard of the
+    /// next one).
     #[prost(uint64, tag = "9")]
-    pub term: u64,
+    pub applied_term: u64,
+    #[prost(uint64, tag = "10")]
+    pub applied_index: u64,
 }
 
 /// Rows a node holds, read at a timestamp for a node that holds no replica

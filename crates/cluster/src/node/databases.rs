@@ -932,9 +932,12 @@ impl Hosting {
     /// was dropped, or its replicas moved off this node): every group's
     /// Raft instance stops, the peer port forgets it, and its log is
     /// removed from the node's log store (a replica placed here again
-    /// later starts from an empty log, as from an empty engine). The
-    /// caller drops the database and removes its files.
-    pub fn close_database(&self, group: u64) {
+    /// later starts from an empty log, as from an empty engine). Unless
+    /// the database was `dropped`, each group's vote stays: a database
+    /// moved off a node may be placed on it again, and a node must never
+    /// forget its term in a group ([`LogStore::clear_group`]). The caller
+    /// drops the database and removes its files.
+    pub fn close_database(&self, group: u64, dropped: bool) {
         let rafts = self.database_rafts(group);
         self.shared.databases.lock().remove(&group);
         for (id, raft) in rafts {
@@ -942,7 +945,12 @@ impl Hosting {
             self.shared.hosted.lock().remove(&id);
             self.shared.commits.lock().remove(&id);
             let _ = self.block_on(async move { raft.shutdown().await });
-            if let Err(e) = self.log.remove_group(GroupId(id)) {
+            let cleared = if dropped {
+                self.log.remove_group(GroupId(id))
+            } else {
+                self.log.clear_group(GroupId(id))
+            };
+            if let Err(e) = cleared {
                 tracing::warn!(
                     group = id,
                     "the log of a closed group could not be removed: {e}"

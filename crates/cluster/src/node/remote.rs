@@ -687,7 +687,8 @@ impl DatabaseGroups {
             voters: voters.into_iter().collect(),
             leader: group.current_leader().unwrap_or(0),
             awaits_image: group.awaits_image(),
-            term: group.current_term(),
+            applied_term: group.last_applied().map_or(0, |a| a.0),
+            applied_index: group.last_applied().map_or(0, |a| a.1),
         }
     }
 

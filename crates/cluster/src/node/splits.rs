@@ -194,10 +194,11 @@ impl DatabaseGroups {
         // by an earlier replica of the split here (released, its log's
         // removal cut short by a crash) holds entries this one must not
         // apply. The replica applies nothing before its image, so its own
-        // log holds nothing yet that matters.
+        // log holds nothing yet that matters. The vote stays (Raft's term
+        // is never forgotten).
         if image.awaits() {
             self.log
-                .remove_group(gid)
+                .clear_group(gid)
                 .map_err(|e| NodeError::Raft(format!("group {}: clearing its log: {e}", gid.0)))?;
         }
         let (leases, closed, prepared) = (

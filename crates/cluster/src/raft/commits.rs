@@ -831,12 +831,16 @@ impl GroupCommits {
             .and_then(|s| s.raft.metrics().borrow_watched().current_leader)
     }
 
-    /// The group's current term as this node's instance knows it (0 if
-    /// the group is not started here).
-    pub fn current_term(&self) -> u64 {
-        self.started
-            .get()
-            .map_or(0, |s| s.raft.metrics().borrow_watched().current_term)
+    /// The log id (term, index) of the last entry this node's replica
+    /// applied, if the group runs here and applied any.
+    pub fn last_applied(&self) -> Option<(u64, u64)> {
+        self.started.get().and_then(|s| {
+            s.raft
+                .metrics()
+                .borrow_watched()
+                .last_applied
+                .map(|l| (l.leader_id.term, l.index))
+        })
     }
 
     /// This node's id.

@@ -278,6 +278,23 @@ impl LogStore {
     /// so a crash midway leaves a shorter log that is removed again the
     /// same way; the deletions are synced before it returns.
     pub fn remove_group(&self, group: GroupId) -> io::Result<usize> {
+        self.remove(group, &[VOTE, COMMITTED, PURGED])
+    }
+
+    /// Deletes `group`'s entries, committed and purged log ids as
+    /// [`LogStore::remove_group`] does, but keeps its vote: for a node
+    /// leaving a group that may place it again later (a replica moved off
+    /// it, or awaiting an image). Raft's safety rests on a node never
+    /// forgetting its term and its vote: with them forgotten, a node placed
+    /// again in a group accepted the log and image of a leader deposed
+    /// since (which still counted it a voter), and voted for a candidate
+    /// of that old configuration, which then won and overwrote entries the
+    /// group had committed. Returns how many entries there were.
+    pub fn clear_group(&self, group: GroupId) -> io::Result<usize> {
+        self.remove(group, &[COMMITTED, PURGED])
+    }
+
+    fn remove(&self, group: GroupId, metadata: &[u8]) -> io::Result<usize> {
         let log = self.group(group);
         let mut removed = 0;
         loop {
@@ -302,7 +319,7 @@ impl LogStore {
             removed += n;
         }
         let mut batch = WriteBatch::new();
-        for what in [VOTE, COMMITTED, PURGED] {
+        for &what in metadata {
             batch.delete(Space::Meta, meta_key(group, what));
         }
         self.shared.write(batch)?;

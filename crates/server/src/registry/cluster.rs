@@ -232,7 +232,9 @@ impl Registry {
             next.databases
                 .insert(meta.name.clone(), Hosted { meta, db });
         }
-        let gone: Vec<Hosted> = current
+        // Each gone, and whether only from this node (it is placed on
+        // others: it may be placed here again) rather than dropped.
+        let gone: Vec<(Hosted, bool)> = current
             .databases
             .into_values()
             .filter(|h| {
@@ -240,11 +242,18 @@ impl Registry {
                     .get(&h.meta.name)
                     .is_none_or(|n| n.meta.dir != h.meta.dir)
             })
+            .map(|h| {
+                let moved = next
+                    .elsewhere
+                    .get(&h.meta.name)
+                    .is_some_and(|m| m.dir == h.meta.dir);
+                (h, moved)
+            })
             .collect();
         *self.state.lock() = next;
-        for hosted in gone {
+        for (hosted, moved) in gone {
             if let Some(group) = &hosted.meta.group {
-                c.hosting.close_database(group.id);
+                c.hosting.close_database(group.id, !moved);
             }
             let dir = hosted.meta.dir.clone();
             tracing::info!(database = %hosted.meta.name, "dropped");

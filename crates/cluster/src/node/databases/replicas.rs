@@ -64,16 +64,17 @@
 //! [`RELEASE_GRACE`] (reads already running on the replica finish) the
 //! replica is deleted from the engine ([`Replica::discard_rows`]; its
 //! applied state is deleted at once, before the log,
-//! [`Replica::forget`], so that no crash leaves a replica without the log
-//! that holds its votes). It knows it
+//! [`Replica::forget`], so that no crash leaves a replica without its log;
+//! the group's vote is kept, [`crate::raft::LogStore::clear_group`], as the node may be
+//! placed in the group again and must not forget its term). It knows it
 //! left from its own replica's membership, if that counted it before in
 //! this process (the change taking it out reached it; a replica restarted
 //! on an image taken before it was added applies a membership without it
 //! that says nothing of the kind), or, since a group stops sending
 //! anything to a node it took out, from the group's leader: every
 //! [`ASK_EVERY`] it asks the voters it knows (`Locate` over the peer port)
-//! and counts only the answer of one leading the group in a term no older
-//! than its own.
+//! and counts only the answer of one leading the group that has applied at
+//! least as far as its own replica.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::Ordering;
@@ -515,11 +516,14 @@ impl DatabaseGroups {
     /// node's replica lists them (`voters`) in turn, within
     /// [`ASK_TIMEOUT`] each, and then the leader one of them names, if it
     /// is not among them; only the answer of a node that leads the group,
-    /// in a term no older than this node knows, counts. A follower's view
-    /// may be older than this node's joining (a follower that has not yet
-    /// applied the change adding it), and so may this node's own (a
-    /// replica restarted on an image taken before the change), and a
-    /// leader of an older term may have been cut off since.
+    /// and has applied at least as far as this node's replica, counts. A
+    /// follower's view may be older than this node's joining (a follower
+    /// that has not yet applied the change adding it), and so may this
+    /// node's own (a replica restarted on an image taken before the
+    /// change), and a leader that applied less may have been cut off since
+    /// and not know of the next one. (The term is no guide: a node taken
+    /// out that never learned it stands for election again and again, and
+    /// its term grows past the leader's.)
     fn leader_says_out(
         &self,
         hosting: &Hosting,
@@ -528,9 +532,12 @@ impl DatabaseGroups {
     ) -> bool {
         let me = hosting.shared.id;
         let d = group.descriptor();
-        let term = group.current_term();
+        let mine = group.last_applied().unwrap_or((0, 0));
         let leads = |r: &crate::node::api::LocateReply, node: u64| {
-            r.found && r.split == d.split.0 && r.leader == node && r.term >= term
+            r.found
+                && r.split == d.split.0
+                && r.leader == node
+                && (r.applied_term, r.applied_index) >= mine
         };
         let mut asked = BTreeSet::new();
         let mut named = None;
@@ -589,7 +596,8 @@ impl DatabaseGroups {
                 return true;
             }
         };
-        if let Err(e) = self.log.remove_group(gid) {
+        // Its vote stays: the split may be placed here again.
+        if let Err(e) = self.log.clear_group(gid) {
             tracing::warn!(database = self.database, %split, "a released split's log could not be removed: {e}");
         }
         tracing::info!(
