@@ -451,7 +451,10 @@ mod tests {
         };
         assert!(waiting.applied(second, Some(second)));
         let early = waiting.release(Some(second), 5_600 * MS).unwrap();
-        assert_eq!((early.start, early.expiry), (second.start, second.start + 1));
+        assert_eq!(
+            (early.start, early.expiry),
+            (second.start, second.start + 1)
+        );
         // A release whose entry was never applied here (its proposal timed
         // out, and may still be committed elsewhere) leaves nothing to
         // serve under, even once the keeper takes leases again: the next

@@ -503,7 +503,10 @@ impl Node {
         let replica = Replica::create_for_image(self.router.clone(), descriptor())?;
         trace(
             &self.world,
-            format!("{:?} node {id}: holds an empty replica, for an image", now()),
+            format!(
+                "{:?} node {id}: holds an empty replica, for an image",
+                now()
+            ),
         );
         point(&self.world, id, POINTS[4]).await;
         Ok(replica)
@@ -832,10 +835,7 @@ impl Node {
             .is_some_and(|l| l.index <= applied);
         let counted = membership.nodes().any(|(n, _)| *n == id);
         *member |= config_applied && counted;
-        let own = *member
-            && config_applied
-            && membership.get_joint_config().len() == 1
-            && !counted;
+        let own = *member && config_applied && membership.get_joint_config().len() == 1 && !counted;
         let mut w = self.world.lock().unwrap();
         let joining = w.host_asked.contains(&id) || w.moving.is_some_and(|op| op.to == id);
         let out = (own || w.told_out.contains(&id)) && !joining;
@@ -843,7 +843,11 @@ impl Node {
             let line = format!(
                 "{:?} node {id}: out ({}), its membership {:?}",
                 now(),
-                if own { "its own replica says so" } else { "told so" },
+                if own {
+                    "its own replica says so"
+                } else {
+                    "told so"
+                },
                 membership.get_joint_config()
             );
             w.trace.push(line);
@@ -870,7 +874,10 @@ impl Node {
             w.discarding.insert(id);
             w.releasing.insert(id);
             w.releases += 1;
-            let line = format!("{:?} node {id}: out of the group, releases its replica", now());
+            let line = format!(
+                "{:?} node {id}: out of the group, releases its replica",
+                now()
+            );
             w.trace.push(line);
         }
         self.groups.remove(GroupId(1));
@@ -924,8 +931,7 @@ impl Node {
         let released = keeper.lock().unwrap().release(lease_view.get(), until);
         if let Some(lease) = released {
             let given_up =
-                tokio::time::timeout(WRITE_TIMEOUT, raft.client_write(Command::Lease(lease)))
-                    .await;
+                tokio::time::timeout(WRITE_TIMEOUT, raft.client_write(Command::Lease(lease))).await;
             if let Ok(Ok(_)) = given_up {
                 keeper.lock().unwrap().applied(lease, lease_view.get());
                 trace(
@@ -964,8 +970,8 @@ impl Node {
         let voters: BTreeSet<u64> = membership.voter_ids().collect();
         let nodes: BTreeSet<u64> = membership.nodes().map(|(n, _)| *n).collect();
         let change = |change: ChangeMembers<u64, BasicNode>, what: String| async move {
-            let done = tokio::time::timeout(WRITE_TIMEOUT, raft.change_membership(change, false))
-                .await;
+            let done =
+                tokio::time::timeout(WRITE_TIMEOUT, raft.change_membership(change, false)).await;
             if let Ok(Ok(_)) = done {
                 trace(world, format!("{:?} node {id}: {what}", now()));
                 true
@@ -1414,7 +1420,11 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
             let mut w = world.lock().unwrap();
             if t >= next_move && w.moving.is_none() {
                 if let Some(voters) = settled_voters(&w).filter(|v| *v == w.hosting) {
-                    let spare: Vec<u64> = NODES.iter().copied().filter(|n| !voters.contains(n)).collect();
+                    let spare: Vec<u64> = NODES
+                        .iter()
+                        .copied()
+                        .filter(|n| !voters.contains(n))
+                        .collect();
                     let voters: Vec<u64> = voters.into_iter().collect();
                     let from = voters[admin.random_range(0..voters.len())];
                     let to = spare[admin.random_range(0..spare.len())];
@@ -1429,7 +1439,8 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
             if t >= next_hand_over {
                 next_hand_over = t + Duration::from_millis(admin.random_range(800..2500));
                 let to = NODES[admin.random_range(0..NODES.len())];
-                w.trace.push(format!("{t:?} ask for a handover to node {to}"));
+                w.trace
+                    .push(format!("{t:?} ask for a handover to node {to}"));
                 w.hand_over = Some(to);
             }
         }

@@ -920,12 +920,12 @@ impl Hosting {
     ) -> Result<(), NodeError> {
         let raft = raft.clone();
         self.block_on(async move { crate::raft::snapshot_and_purge(&raft, GROUP_TIMEOUT).await })?
-        .map_err(|e| {
-            NodeError::Raft(format!(
-                "{}: snapshotting for node {node} to join: {e}",
-                split.split
-            ))
-        })
+            .map_err(|e| {
+                NodeError::Raft(format!(
+                    "{}: snapshotting for node {node} to join: {e}",
+                    split.split
+                ))
+            })
     }
 
     /// Stops serving the database of `group` on this node, for good (it

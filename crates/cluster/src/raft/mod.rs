@@ -256,40 +256,45 @@ fn replication_of(raft: &GroupRaft, to: u64) -> (Option<u64>, bool, Option<u64>,
     )
 }
 
-/// Takes a snapshot of this node's replica (the group's leader's) once it
-/// covers everything applied here now, and purges the group's log up to
-/// it, each step within `wait`: so that a member whose log is empty is
-/// sent that image, whose range is the split's as it is now, and never
-/// the log from the group's start (which need not hold every row: a cut's
-/// right half starts with its parent's rows, a merge takes in its
-/// neighbour's). Nothing to do while nothing is applied.
+/// Makes sure a member whose log is empty is sent an image of this node's
+/// replica (the group's leader's), never the log from the group's start
+/// (which need not hold every row: a cut's right half starts with its
+/// parent's rows, a merge takes in its neighbour's). That holds once any
+/// prefix of the log is purged: the member lacks the entry before the
+/// leader's first, so openraft sends it a snapshot. So nothing is done
+/// for a log purged already; otherwise a snapshot is taken of everything
+/// applied here, and the log purged up to where openraft's own policy
+/// would purge after it (keeping `max_in_snapshot_log_to_keep` entries
+/// below it, and at least the first entry purged): openraft requires that
+/// the point it purges up to never moves back, which a purge up to the
+/// snapshot itself would break when its policy next purges. Each step
+/// waits at most `wait`.
 pub async fn snapshot_and_purge(raft: &GroupRaft, wait: std::time::Duration) -> Result<(), String> {
     use openraft::type_config::async_runtime::WatchReceiver;
-    let applied = raft
-        .metrics()
-        .borrow_watched()
-        .last_applied
-        .map(|l| l.index);
-    let Some(applied) = applied else {
+    let m = raft.metrics().borrow_watched().clone();
+    if m.purged.is_some() {
+        return Ok(());
+    }
+    let Some(applied) = m.last_applied.map(|l| l.index) else {
         return Ok(());
     };
     raft.trigger().snapshot().await.map_err(|e| e.to_string())?;
-    raft.wait(Some(wait))
+    let m = raft
+        .wait(Some(wait))
         .metrics(
             |m| m.snapshot.is_some_and(|s| s.index >= applied),
             "the snapshot for a new member",
         )
         .await
         .map_err(|e| e.to_string())?;
+    let snapshot = m.snapshot.map_or(applied, |s| s.index);
+    let upto = snapshot.saturating_sub(raft.config().max_in_snapshot_log_to_keep);
     raft.trigger()
-        .purge_log(applied)
+        .purge_log(upto)
         .await
         .map_err(|e| e.to_string())?;
     raft.wait(Some(wait))
-        .metrics(
-            |m| m.purged.is_some_and(|p| p.index >= applied),
-            "the log purged up to the snapshot",
-        )
+        .metrics(|m| m.purged.is_some(), "the log purged")
         .await
         .map_err(|e| e.to_string())?;
     Ok(())

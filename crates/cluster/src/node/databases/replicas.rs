@@ -43,7 +43,8 @@
 //! leader sees it: a member that acknowledged none of the log for
 //! [`GIVE_BACK_AFTER`] while its node answers. It asks the node (`Locate`)
 //! whether a replica there covers the split's start; if none does (the
-//! node has shrunk), it snapshots its replica and purges its log up to it,
+//! node has shrunk), it makes sure its log no longer starts at the group's
+//! start ([`crate::raft::snapshot_and_purge`]),
 //! then asks the node to hold an empty replica (`HostSplit`), which the
 //! group fills with the snapshot. In that order: a replica made empty must
 //! never be sent the log from the group's start, whose first writes were
@@ -203,10 +204,7 @@ impl DatabaseGroups {
     /// One round of placing the replicas of the split groups this node
     /// leads and releasing those it left (see the module docs). Blocks;
     /// run it from a thread that may.
-    pub(super) fn place_replicas(
-        self: &Arc<Self>,
-        tending: &mut Tending,
-    ) -> Vec<Placed> {
+    pub(super) fn place_replicas(self: &Arc<Self>, tending: &mut Tending) -> Vec<Placed> {
         let Some(hosting) = self.hosting() else {
             return Vec::new();
         };
