@@ -61,7 +61,7 @@
 //! **Leaving.** A node that is no longer a member of a split's group
 //! (neither a voter nor a learner) releases its replica ([`DatabaseGroups::release`]): the group leaves
 //! the database's groups here (its keys become a gap, read from the nodes
-//! that hold them), its Raft instance stops, its log is removed, and after
+//! that hold them), its Raft instance stops, its log is cleared, and after
 //! [`RELEASE_GRACE`] (reads already running on the replica finish) the
 //! replica is deleted from the engine ([`Replica::discard_rows`]; its
 //! applied state is deleted at once, before the log,
