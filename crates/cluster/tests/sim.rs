@@ -92,17 +92,26 @@
 //! and a node taken out keeps no replica, nor its rows (unless it crashed
 //! while deleting them, which leaves rows that nothing reads).
 //!
-//! The moves and crash points found three bugs in the product, fixed
-//! with them: a lease given up before it started ended before it started,
-//! which every replica refuses as an entry no correct leader writes (the
-//! group stopped); a node placed again in a group it had left, its vote
-//! (its term) forgotten with its log, voted for a candidate whose log
-//! still counted it a voter, or took the image of a leader deposed since
-//! and voted in its old configuration, whose candidate then won and
-//! overwrote committed entries (two leases of the same number applied);
-//! and a node restarted on an image taken
-//! before it was added applied a membership without itself, took it for
-//! its removal and released the replica it had just been given.
+//! The moves and crash points found five bugs in the product, fixed with
+//! them (docs/reliability.md tells them in full):
+//!
+//! * a lease given up before it started ended before it started, which
+//!   every replica refuses as an entry no correct leader writes (the group
+//!   stopped);
+//! * a lease given up whose entry timed out was served again by its old
+//!   holder, whose replica had not applied it, while the entry committed
+//!   and the next holder wrote (invariant 9);
+//! * a node placed again in a group it had left, its vote (its term)
+//!   forgotten with its log, voted for a candidate whose log still counted
+//!   it a voter, or took the image of a leader deposed since and voted in
+//!   its old configuration, whose candidate then won and overwrote
+//!   committed entries (two leases of the same number applied);
+//! * purging the leader's log up to its snapshot moved openraft's purge
+//!   point back once its own policy purged after the next snapshot, which
+//!   openraft's core asserts against (in debug builds);
+//! * a node restarted on an image taken before it was added applied a
+//!   membership without itself, took it for its removal and released the
+//!   replica it had just been given.
 //!
 //! A seed fixes the nemesis, the network's randomness and openraft's
 //! (election timeouts, through `raft::seeded`). CI plays seeds 0 to 63,
