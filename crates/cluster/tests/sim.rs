@@ -171,8 +171,8 @@ use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
 use simkit::{
-    host, mix, now, pair, serve_peer_port, sim_peers, skew, CrashPoints, Cuts, Disk, Nemesis,
-    NodeClock, Pair, PORT,
+    every_point_reached, host, mix, nemesis_faults, now, pair, serve_peer_port, sim_peers, skew,
+    CrashPoints, Cuts, Disk, Nemesis, NodeClock, Pair, PORT,
 };
 
 type Raft = openraft::Raft<TypeConfig, ReplicaMachine>;
@@ -392,6 +392,18 @@ struct World {
     quiet: bool,
     violations: Vec<String>,
     trace: Vec<String>,
+}
+
+impl World {
+    /// Node `id`'s group no longer runs (it released its replica, or it
+    /// crashed): what the harness follows of it goes, and what it was told
+    /// (started again, it asks again). Its Raft instance, if it ran.
+    fn group_stopped(&mut self, id: u64) -> Option<Raft> {
+        self.hosting.remove(&id);
+        self.images.remove(&id);
+        self.told_out.remove(&id);
+        self.nodes.remove(&id)
+    }
 }
 
 type Shared = Arc<Mutex<World>>;
@@ -837,11 +849,7 @@ impl Node {
         let id = self.id;
         let m = raft.metrics().borrow_watched().clone();
         let membership = m.membership_config.membership();
-        let applied = m.last_applied.map_or(0, |l| l.index);
-        let config_applied = m
-            .membership_config
-            .log_id()
-            .is_some_and(|l| l.index <= applied);
+        let config_applied = config_applied(&m);
         let counted = membership.nodes().any(|(n, _)| *n == id);
         *member |= config_applied && counted;
         let own = *member && config_applied && membership.get_joint_config().len() == 1 && !counted;
@@ -873,12 +881,9 @@ impl Node {
         reader.abort();
         {
             let mut w = world.lock().unwrap();
-            w.nodes.remove(&id);
-            w.hosting.remove(&id);
+            w.group_stopped(id);
             w.lease_views.remove(&id);
             w.closed_views.remove(&id);
-            w.images.remove(&id);
-            w.told_out.remove(&id);
             w.released.insert(id);
             w.discarding.insert(id);
             w.releasing.insert(id);
@@ -1645,13 +1650,9 @@ fn crash(
 ) {
     let raft = {
         let mut w = world.lock().unwrap();
-        w.hosting.remove(&id);
-        w.images.remove(&id);
         w.releasing.remove(&id);
         w.up.remove(&id);
-        // Restarted, it asks again.
-        w.told_out.remove(&id);
-        w.nodes.remove(&id)
+        w.group_stopped(id)
     };
     drop(raft);
     sim.crash(host(id));
@@ -1701,13 +1702,17 @@ fn leader_members(w: &World) -> Option<(u64, BTreeSet<u64>)> {
         .filter(|(_, m)| m.state == ServerState::Leader)
         .max_by_key(|(_, m)| m.current_term)?;
     let membership = m.membership_config.membership();
-    let applied = m.last_applied.map_or(0, |l| l.index);
-    let config_applied = m
-        .membership_config
-        .log_id()
-        .is_some_and(|l| l.index <= applied);
-    (config_applied && membership.get_joint_config().len() == 1)
+    (config_applied(&m) && membership.get_joint_config().len() == 1)
         .then(|| (id, membership.nodes().map(|(n, _)| *n).collect()))
+}
+
+/// Whether the node whose metrics are `m` has applied the membership it
+/// goes by (so it is committed).
+fn config_applied(m: &openraft::RaftMetrics<TypeConfig>) -> bool {
+    let applied = m.last_applied.map_or(0, |l| l.index);
+    m.membership_config
+        .log_id()
+        .is_some_and(|l| l.index <= applied)
 }
 
 /// Whether the group has settled: no move under way, one leader whose
@@ -2014,38 +2019,7 @@ fn a_seed_plays_the_same_faults_again() {
     // the moves and the handovers (and so who is down when the nemesis
     // draws a node to crash) depend on it too; the nemesis's own faults
     // must not.
-    let faults = |outcome: Outcome| -> Vec<String> {
-        outcome
-            .trace
-            .into_iter()
-            .filter_map(|line| {
-                let (at, what) = line.split_once(' ')?;
-                let kinds = [
-                    "crash node",
-                    "power failure",
-                    "arm ",
-                    "isolate ",
-                    "cut ",
-                    "latency up",
-                    "faults stop",
-                ];
-                if !kinds.iter().any(|k| what.starts_with(k)) {
-                    return None;
-                }
-                let what = match what.split_once("the leader, ") {
-                    Some((before, after)) => {
-                        let rest = after.split_once(" until ").map_or("", |(_, rest)| rest);
-                        format!("{before}the leader until {rest}")
-                    }
-                    None if what.starts_with("crash node") => {
-                        what.split([':', ' ']).take(3).collect::<Vec<_>>().join(" ")
-                    }
-                    None => what.to_string(),
-                };
-                Some(format!("{at} {what}"))
-            })
-            .collect()
-    };
+    let faults = |outcome: Outcome| nemesis_faults(outcome.trace, "the leader, ", " until ");
     let a = faults(simulate(3, Plant::Nothing));
     let b = faults(simulate(3, Plant::Nothing));
     assert!(a.len() > 5, "{a:?}");
@@ -2059,27 +2033,17 @@ fn a_seed_plays_the_same_faults_again() {
 /// must keep every invariant.
 #[test]
 fn a_node_crashing_at_each_step_of_a_move_or_a_handover_breaks_nothing() {
-    let mut failures = Vec::new();
-    for (i, &at) in POINTS.iter().enumerate() {
-        let reached = (200..208).find_map(|seed| {
-            let seed = seed + 8 * i as u64;
+    let failures = every_point_reached(
+        &POINTS,
+        |_| false,
+        |i| 200 + 8 * i as u64,
+        8,
+        |at, seed| {
             let outcome = simulate_armed(seed, Plant::Nothing, Some(at));
             let hit = outcome.hits.get(at).copied().unwrap_or(0);
-            if !outcome.violations.is_empty() {
-                failures.push(format!(
-                    "armed at {at:?}, seed {seed}: {}",
-                    outcome.violations.join("; ")
-                ));
-            }
-            (hit > 0).then_some((seed, hit, outcome.acks))
-        });
-        match reached {
-            Some((seed, hit, acks)) => eprintln!(
-                "{at:?}: seed {seed} crashed {hit} node(s) there; {acks} writes acknowledged"
-            ),
-            None => failures.push(format!("no seed reached {at:?}")),
-        }
-    }
+            (outcome.violations, hit, outcome.acks)
+        },
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

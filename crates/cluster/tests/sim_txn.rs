@@ -136,7 +136,8 @@ use rowtree_kv::{Router, SplitId, SplitMap};
 use rowtree_storage::{Engine, Mvcc};
 use rowtree_txn::timestamp::{Clock, TimestampOracle};
 use simkit::{
-    host, mix, now, serve_peer_port, sim_peers, skew, CrashPoints, Disk, Nemesis, NodeClock, PORT,
+    every_point_reached, host, mix, nemesis_faults, now, serve_peer_port, sim_peers, skew,
+    CrashPoints, Disk, Nemesis, NodeClock, PORT,
 };
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 
@@ -2212,37 +2213,7 @@ fn transactions_across_split_groups_keep_their_invariants_seeds_12_to_23() {
 /// restarts (drawn from a generator of their own).
 #[test]
 fn a_seed_plays_the_same_faults_again() {
-    let faults = |outcome: Outcomes| -> Vec<String> {
-        outcome
-            .trace
-            .into_iter()
-            .filter_map(|line| {
-                let (at, what) = line.split_once(' ')?;
-                let kinds = [
-                    "crash node",
-                    "arm ",
-                    "isolate ",
-                    "cut ",
-                    "latency up",
-                    "faults stop",
-                ];
-                if !kinds.iter().any(|k| what.starts_with(k)) {
-                    return None;
-                }
-                let what = match what.split_once("leaseholder, ") {
-                    Some((before, after)) => {
-                        let rest = after.split_once(" to crash").map_or("", |(_, rest)| rest);
-                        format!("{before}leaseholder to crash{rest}")
-                    }
-                    None if what.starts_with("crash node") => {
-                        what.split([':', ' ']).take(3).collect::<Vec<_>>().join(" ")
-                    }
-                    None => what.to_string(),
-                };
-                Some(format!("{at} {what}"))
-            })
-            .collect()
-    };
+    let faults = |outcome: Outcomes| nemesis_faults(outcome.trace, "leaseholder, ", " to crash");
     let a = faults(simulate(3, Plant::Nothing));
     let b = faults(simulate(3, Plant::Nothing));
     assert!(a.len() > 5, "{a:?}");
@@ -2263,30 +2234,17 @@ fn a_seed_plays_the_same_faults_again() {
 /// must); every run played must keep every invariant.
 #[test]
 fn a_node_crashing_at_each_step_of_a_transaction_or_a_cut_breaks_nothing() {
-    let mut failures = Vec::new();
-    for (i, &at) in POINTS.iter().enumerate() {
-        if at.starts_with("merge") && !merges() {
-            continue;
-        }
-        let reached = (100..116).find_map(|seed| {
-            let seed = seed + 16 * i as u64;
+    let failures = every_point_reached(
+        &POINTS,
+        |at| at.starts_with("merge") && !merges(),
+        |i| 100 + 16 * i as u64,
+        16,
+        |at, seed| {
             let outcome = simulate_armed(seed, Plant::Nothing, Some(at));
             let hit = outcome.hits.get(at).copied().unwrap_or(0);
-            if !outcome.violations.is_empty() {
-                failures.push(format!(
-                    "armed at {at:?}, seed {seed}: {}",
-                    outcome.violations.join("; ")
-                ));
-            }
-            (hit > 0).then_some((seed, hit, outcome.acked))
-        });
-        match reached {
-            Some((seed, hit, acked)) => eprintln!(
-                "{at:?}: seed {seed} crashed {hit} node(s) there; {acked} commits acknowledged"
-            ),
-            None => failures.push(format!("no seed reached {at:?}")),
-        }
-    }
+            (outcome.violations, hit, outcome.acked)
+        },
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 

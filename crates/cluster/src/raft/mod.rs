@@ -257,25 +257,28 @@ fn replication_of(raft: &GroupRaft, to: u64) -> (Option<u64>, bool, Option<u64>,
 }
 
 /// Makes sure a member whose log is empty is sent an image of this node's
-/// replica (the group's leader's), never the log from the group's start
-/// (which need not hold every row: a cut's right half starts with its
-/// parent's rows, a merge takes in its neighbour's). That holds once any
-/// prefix of the log is purged: the member lacks the entry before the
-/// leader's first, so openraft sends it a snapshot. So nothing is done
-/// for a log purged already; otherwise a snapshot is taken of everything
-/// applied here, and the log purged up to where openraft's own policy
-/// would purge after it (keeping `max_in_snapshot_log_to_keep` entries
-/// below it, and at least the first entry purged): openraft requires that
-/// the point it purges up to never moves back, which a purge up to the
-/// snapshot itself would break when its policy next purges. Each step
-/// waits at most `wait`.
+/// replica (the group's leader's) as it is now, never the log from the
+/// group's start (which need not hold every row: a cut's right half
+/// starts with its parent's rows, a merge takes in its neighbour's), nor
+/// an older image. A snapshot is taken of everything applied here (the
+/// image openraft sends next: an older one could list as a voter a node
+/// since taken out, which, placed in the group again, would take it for
+/// its own state). Then, unless some prefix of the log is purged already
+/// (the member lacks the entry before the leader's first, so openraft
+/// sends it the snapshot), the log is purged up to where openraft's own
+/// policy would purge after the snapshot (keeping
+/// `max_in_snapshot_log_to_keep` entries below it, and at least the first
+/// entry purged): openraft requires that the point it purges up to never
+/// moves back, which a purge up to the snapshot itself would break when
+/// its policy next purges. Each step waits at most `wait`.
 pub async fn snapshot_and_purge(raft: &GroupRaft, wait: std::time::Duration) -> Result<(), String> {
     use openraft::type_config::async_runtime::WatchReceiver;
-    let m = raft.metrics().borrow_watched().clone();
-    if m.purged.is_some() {
-        return Ok(());
-    }
-    let Some(applied) = m.last_applied.map(|l| l.index) else {
+    let Some(applied) = raft
+        .metrics()
+        .borrow_watched()
+        .last_applied
+        .map(|l| l.index)
+    else {
         return Ok(());
     };
     raft.trigger().snapshot().await.map_err(|e| e.to_string())?;
@@ -287,6 +290,9 @@ pub async fn snapshot_and_purge(raft: &GroupRaft, wait: std::time::Duration) -> 
         )
         .await
         .map_err(|e| e.to_string())?;
+    if m.purged.is_some() {
+        return Ok(());
+    }
     let snapshot = m.snapshot.map_or(applied, |s| s.index);
     let upto = snapshot.saturating_sub(raft.config().max_in_snapshot_log_to_keep);
     raft.trigger()

@@ -372,6 +372,88 @@ impl CrashPoints {
     }
 }
 
+/// Plays, for the `i`th crash point of `points` (those `skip` accepts left
+/// out), seeds `first(i)` onwards, `tries` of them at most, with the point
+/// armed on every node, until a run reaches it. `run(point, seed)` plays
+/// one run and returns its violations, how many nodes it crashed at the
+/// point, and how many writes it acknowledged. The failures: every
+/// violation of every run played, and every point no run reached.
+pub fn every_point_reached(
+    points: &[&'static str],
+    skip: impl Fn(&str) -> bool,
+    first: impl Fn(usize) -> u64,
+    tries: u64,
+    mut run: impl FnMut(&'static str, u64) -> (Vec<String>, usize, usize),
+) -> Vec<String> {
+    let mut failures = Vec::new();
+    for (i, &at) in points.iter().enumerate() {
+        if skip(at) {
+            continue;
+        }
+        let reached = (first(i)..first(i) + tries).find_map(|seed| {
+            let (violations, hit, acked) = run(at, seed);
+            if !violations.is_empty() {
+                failures.push(format!(
+                    "armed at {at:?}, seed {seed}: {}",
+                    violations.join("; ")
+                ));
+            }
+            (hit > 0).then_some((seed, hit, acked))
+        });
+        match reached {
+            Some((seed, hit, acked)) => {
+                eprintln!("{at:?}: seed {seed} crashed {hit} node(s) there; {acked} acknowledged")
+            }
+            None => failures.push(format!("no seed reached {at:?}")),
+        }
+    }
+    failures
+}
+
+// ---------------------------------------------------------------------
+// Replays.
+
+/// The lines of a run's trace that a replay of its seed must repeat: the
+/// nemesis's own faults (the crashes it drew, power failures, armings of
+/// crash points, isolations, cuts, slow-downs, the end of the faults),
+/// each as `at what`. A crash drawn is kept as drawn, whether or not its
+/// node was up (that depends on the crashes at named steps). A fault aimed
+/// at a role (`aim`, as "the leader, ") keeps the role and what follows
+/// `marker` (the words after the node's name), not the node, which
+/// depends on how the tasks of a step interleaved.
+pub fn nemesis_faults(trace: Vec<String>, aim: &str, marker: &str) -> Vec<String> {
+    let kinds = [
+        "crash node",
+        "power failure",
+        "arm ",
+        "isolate ",
+        "cut ",
+        "latency up",
+        "faults stop",
+    ];
+    let role = aim.trim_end_matches(", ");
+    trace
+        .into_iter()
+        .filter_map(|line| {
+            let (at, what) = line.split_once(' ')?;
+            if !kinds.iter().any(|k| what.starts_with(k)) {
+                return None;
+            }
+            let what = match what.split_once(aim) {
+                Some((before, after)) => {
+                    let tail = after.split_once(marker).map_or("", |(_, tail)| tail);
+                    format!("{before}{role}{marker}{tail}")
+                }
+                None if what.starts_with("crash node") => {
+                    what.split([':', ' ']).take(3).collect::<Vec<_>>().join(" ")
+                }
+                None => what.to_string(),
+            };
+            Some(format!("{at} {what}"))
+        })
+        .collect()
+}
+
 // ---------------------------------------------------------------------
 // The nemesis.
 
