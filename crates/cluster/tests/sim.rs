@@ -928,14 +928,7 @@ impl Node {
         to: u64,
     ) {
         let (id, world) = (self.id, &self.world);
-        let voters: BTreeSet<u64> = raft
-            .metrics()
-            .borrow_watched()
-            .membership_config
-            .membership()
-            .voter_ids()
-            .collect();
-        if to == id || !voters.contains(&to) {
+        if to == id || !voters_of(raft).contains(&to) {
             return;
         }
         handing.store(true, Ordering::SeqCst);
@@ -1681,13 +1674,7 @@ fn isolation(world: &Shared, cuts: &Cuts, down: &BTreeMap<u64, Duration>, t: Dur
 /// one voter set, applied, that has every member voting (no learner).
 fn settled_voters(w: &World) -> Option<BTreeSet<u64>> {
     let (leader, nodes) = leader_members(w)?;
-    let voters: BTreeSet<u64> = w.nodes[&leader]
-        .metrics()
-        .borrow_watched()
-        .membership_config
-        .membership()
-        .voter_ids()
-        .collect();
+    let voters = voters_of(&w.nodes[&leader]);
     (voters == nodes).then_some(voters)
 }
 
@@ -1704,6 +1691,16 @@ fn leader_members(w: &World) -> Option<(u64, BTreeSet<u64>)> {
     let membership = m.membership_config.membership();
     (config_applied(&m) && membership.get_joint_config().len() == 1)
         .then(|| (id, membership.nodes().map(|(n, _)| *n).collect()))
+}
+
+/// The voters of the membership `raft`'s node goes by.
+fn voters_of(raft: &Raft) -> BTreeSet<u64> {
+    raft.metrics()
+        .borrow_watched()
+        .membership_config
+        .membership()
+        .voter_ids()
+        .collect()
 }
 
 /// Whether the node whose metrics are `m` has applied the membership it
