@@ -1907,8 +1907,12 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
     );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
     // The runs did something: runs without acknowledged writes or faults
-    // would check nothing.
-    assert!(acks > played * 50, "only {acks} acknowledged writes");
+    // would check nothing. The bounds are floors, not expectations: a seed
+    // plays in real time, and on a loaded machine moves, handovers and
+    // crashes take a larger share of it (a CI run of seeds 32 to 47 saw 850
+    // acknowledged writes and 316 closed timestamps, a quiet one 875 and
+    // 332), so they sit at about a third of what a loaded run reaches.
+    assert!(acks > played * 20, "only {acks} acknowledged writes");
     assert!(crashes > 0 && cuts > 0, "{crashes} crashes, {cuts} cuts");
     assert!(alone > 0, "no leader was ever cut off while writing");
     assert!(installed > 0, "no replica caught up by a snapshot");
@@ -1917,7 +1921,7 @@ fn play(seeds: impl IntoIterator<Item = u64>, plant: Plant, verbose: bool) {
         "leases changed hands only {changes} times"
     );
     assert!(reads > played * 100, "only {reads} strong reads");
-    assert!(closes > played * 20, "only {closes} timestamps closed");
+    assert!(closes > played * 8, "only {closes} timestamps closed");
     assert!(
         follower_reads > played * 200,
         "only {follower_reads} follower reads"

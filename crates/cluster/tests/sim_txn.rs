@@ -2172,8 +2172,11 @@ fn play_clean(seeds: std::ops::Range<u64>) {
     let played = seeds.end - seeds.start;
     let all = play(seeds, Plant::Nothing, false);
     assert!(all.violations.is_empty(), "{}", all.violations.join("\n"));
+    // A floor, not an expectation: seeds play in real time, so a loaded
+    // machine commits fewer (quiet runs of twelve seeds acknowledge
+    // 900 to 1,250).
     assert!(
-        all.acked as u64 > played * 50,
+        all.acked as u64 > played * 30,
         "only {} commits acknowledged",
         all.acked
     );
