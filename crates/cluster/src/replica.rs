@@ -156,18 +156,35 @@ impl FrozenView {
 
 /// Whether a replica awaits an image, readable from other threads
 /// ([`Replica::image_view`]): true from [`Replica::create_for_image`]
-/// until it installs one.
+/// until it installs one; and the *floor*, the lowest last index of an
+/// image it may install: an index known committed when it was placed
+/// (by the leader that placed it, or by this node before it left the
+/// group, [`crate::raft::LogStore::image_floor`]), so that an older image,
+/// from before the node was last taken out of the group, is refused.
 #[derive(Debug, Clone, Default)]
-pub struct ImageView(Arc<AtomicBool>);
+pub struct ImageView {
+    awaits: Arc<AtomicBool>,
+    floor: Arc<AtomicU64>,
+}
 
 impl ImageView {
     /// Whether the replica still awaits its first image.
     pub fn awaits(&self) -> bool {
-        self.0.load(Ordering::Acquire)
+        self.awaits.load(Ordering::Acquire)
+    }
+
+    /// The lowest last index of an image the replica may install.
+    pub fn floor(&self) -> u64 {
+        self.floor.load(Ordering::Acquire)
+    }
+
+    /// Raises the floor to `index` (never lowers it).
+    pub fn raise_floor(&self, index: u64) {
+        self.floor.fetch_max(index, Ordering::AcqRel);
     }
 
     fn set(&self, awaits: bool) {
-        self.0.store(awaits, Ordering::Release);
+        self.awaits.store(awaits, Ordering::Release);
     }
 }
 
@@ -271,8 +288,9 @@ pub(crate) fn state_key(split: SplitId) -> Vec<u8> {
 }
 
 /// The metadata key of the mark a replica made empty for an image keeps
-/// until it installs one ([`Replica::create_for_image`]). Not one of the
-/// side tables an image copies.
+/// until it installs one ([`Replica::create_for_image`]); its value is the
+/// image floor (8 bytes, big-endian; empty for 0). Not one of the side
+/// tables an image copies.
 fn awaits_key(split: SplitId) -> Vec<u8> {
     let mut key = REPLICA_PREFIX.to_vec();
     key.extend_from_slice(format!("{:016x}/awaits-image", split.0).as_bytes());
@@ -292,7 +310,7 @@ impl Replica {
     /// applied, closed timestamp 0. Refused if the engine already holds a
     /// replica of that split.
     pub fn create(router: Arc<Router>, descriptor: Descriptor) -> Result<Replica> {
-        Self::make(router, descriptor, false)
+        Self::make(router, descriptor, None)
     }
 
     /// Creates an empty replica of an existing split, for its group to
@@ -305,11 +323,21 @@ impl Replica {
     /// rows its parent held, a merge took in its neighbour's), so a replica
     /// that replayed it from nothing would hold less than the others, for
     /// good. The mark is stored, and survives a restart.
-    pub fn create_for_image(router: Arc<Router>, descriptor: Descriptor) -> Result<Replica> {
-        Self::make(router, descriptor, true)
+    ///
+    /// `floor` is an index the caller knows the group committed (the
+    /// applied index of the leader placing the replica, or 0): the replica
+    /// refuses an image older than that ([`ImageView::floor`]), which a
+    /// leader deposed since could still send, listing this node a voter
+    /// from before it was last taken out of the group.
+    pub fn create_for_image(
+        router: Arc<Router>,
+        descriptor: Descriptor,
+        floor: u64,
+    ) -> Result<Replica> {
+        Self::make(router, descriptor, Some(floor))
     }
 
-    fn make(router: Arc<Router>, descriptor: Descriptor, for_image: bool) -> Result<Replica> {
+    fn make(router: Arc<Router>, descriptor: Descriptor, floor: Option<u64>) -> Result<Replica> {
         let split = descriptor.split;
         if router.meta_get(&state_key(split))?.is_some() {
             return Err(Error::Replica {
@@ -332,12 +360,15 @@ impl Replica {
             awaits_image: ImageView::default(),
             prepared: PreparedTable::default(),
         };
-        replica.awaits_image.set(for_image);
+        replica.awaits_image.set(floor.is_some());
+        replica.awaits_image.raise_floor(floor.unwrap_or(0));
         let mut batch = WriteBatch::new();
         replica.stage_state(&mut batch, &replica.descriptor, &replica.state);
-        replica
-            .router
-            .stage_meta(&mut batch, awaits_key(split), for_image.then(Vec::new));
+        replica.router.stage_meta(
+            &mut batch,
+            awaits_key(split),
+            floor.map(|f| f.to_be_bytes().to_vec()),
+        );
         // Synced: the group's log (another store, synced as it goes) may
         // soon hold entries for it, and a replica lost under a log that
         // survived would leave the node a member holding nothing.
@@ -364,7 +395,20 @@ impl Replica {
         let frozen_view = FrozenView::default();
         frozen_view.set(frozen);
         let awaits_image = ImageView::default();
-        awaits_image.set(router.meta_get(&awaits_key(split))?.is_some());
+        if let Some(mark) = router.meta_get(&awaits_key(split))? {
+            awaits_image.set(true);
+            let floor = match mark.len() {
+                0 => 0,
+                8 => u64::from_be_bytes(mark.as_slice().try_into().expect("8 bytes")),
+                n => {
+                    return Err(Error::Replica {
+                        split,
+                        message: format!("its image mark holds {n} bytes, not 8"),
+                    })
+                }
+            };
+            awaits_image.raise_floor(floor);
+        }
         Ok(Replica {
             router,
             descriptor,

@@ -170,7 +170,7 @@ fn config() -> Arc<Config> {
 
 /// Starts node `id` on `dir`: a new replica, or the one stored there.
 async fn start(id: u64, dir: &std::path::Path, transport: &Transport) -> Node {
-    start_with(id, dir, transport, false).await
+    start_with(id, dir, transport, None).await
 }
 
 /// [`start`], a new replica made empty for an image if `for_image`.
@@ -178,15 +178,18 @@ async fn start_with(
     id: u64,
     dir: &std::path::Path,
     transport: &Transport,
-    for_image: bool,
+    // Made empty for an image, with this floor.
+    for_image: Option<u64>,
 ) -> Node {
     let log = LogStore::open(dir.join("raft")).unwrap();
     let data = FjallEngine::open(dir.join("data"), FjallOptions::default()).unwrap();
     let router = Arc::new(Router::new(Mvcc::new(Arc::new(data)), SplitMap::new()));
     let replica = match Replica::open(router.clone(), SplitId(1)) {
         Ok(replica) => replica,
-        Err(_) if for_image => Replica::create_for_image(router.clone(), descriptor()).unwrap(),
-        Err(_) => Replica::create(router.clone(), descriptor()).unwrap(),
+        Err(_) => match for_image {
+            Some(floor) => Replica::create_for_image(router.clone(), descriptor(), floor).unwrap(),
+            None => Replica::create(router.clone(), descriptor()).unwrap(),
+        },
     };
     let image = replica.image_view();
     let machine = ReplicaMachine::new(replica);
@@ -432,7 +435,7 @@ async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
 
     // Node 4 holds an empty replica for an image and is added while every
     // log is whole: the leader would send it the log from index 0.
-    let waiting = start_with(4, &dir.path().join("n4"), &network, true).await;
+    let waiting = start_with(4, &dir.path().join("n4"), &network, Some(0)).await;
     let leader = leader_of(&nodes[&1].raft).await;
     let (id, addr) = network.member(4);
     nodes[&leader]
@@ -492,6 +495,62 @@ async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
     applied(&nodes[&4].raft, more).await;
     assert_eq!(stored(&nodes[&4].router), stored(&nodes[&leader].router));
 
+    for (id, node) in std::mem::take(&mut nodes) {
+        stop(node, &network, id).await;
+    }
+}
+
+/// A replica placed with an image floor (the leader's applied index when
+/// it asked) refuses an image older than that: such an image could count
+/// the node a voter from before it last left the group, and a leader
+/// whose snapshot predates the removal would send it. The leader's next,
+/// fresh image is installed.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_replica_awaiting_an_image_refuses_one_older_than_its_floor() {
+    let dir = tempfile::tempdir().unwrap();
+    let network = Transport::peer_port();
+    let mut nodes = three_nodes(dir.path(), &network).await;
+    let first = write(&nodes, 0, 30).await;
+    for node in nodes.values() {
+        applied(&node.raft, first).await;
+    }
+    // The leader's snapshot, then more writes: its log now starts after
+    // the snapshot, which is all it can send a member with an empty log.
+    let leader = leader_of(&nodes[&1].raft).await;
+    snapshot_and_purge(&nodes[&leader].raft, first).await;
+    let last = write(&nodes, 30, 30).await;
+    let leader = leader_of(&nodes[&1].raft).await;
+    applied(&nodes[&leader].raft, last).await;
+    assert!(last > first + 20);
+
+    let waiting = start_with(4, &dir.path().join("n4"), &network, Some(last)).await;
+    let (id, addr) = network.member(4);
+    nodes[&leader]
+        .raft
+        .add_learner(id, addr, false)
+        .await
+        .unwrap();
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    let m = waiting.raft.metrics().borrow_watched().clone();
+    assert_eq!(
+        m.snapshot, None,
+        "it installed an image older than its floor: {m:?}"
+    );
+    assert_eq!(m.last_applied, None, "{m:?}");
+    assert!(stored(&waiting.router).is_empty());
+
+    // A fresh snapshot, as the product's leader takes for a new member:
+    // installed, and the member follows the log from there.
+    snapshot_and_purge(&nodes[&leader].raft, last).await;
+    applied(&waiting.raft, last).await;
+    assert!(waiting
+        .raft
+        .metrics()
+        .borrow_watched()
+        .snapshot
+        .is_some_and(|s| s.index >= last));
+    assert_eq!(stored(&waiting.router), stored(&nodes[&leader].router));
+    nodes.insert(4, waiting);
     for (id, node) in std::mem::take(&mut nodes) {
         stop(node, &network, id).await;
     }

@@ -566,7 +566,8 @@ async fn what_a_snapshot_covers_is_durable_before_the_log_can_be_purged() {
 /// log removed: entries in batches, then vote, committed and purged ids;
 /// after a restart nothing of it is left, and its neighbours keep theirs.
 /// A group cleared (left by this node, which may hold it again) keeps its
-/// vote.
+/// vote, and as its image floor the highest index it knew committed (or
+/// the caller did); a group removed keeps no floor.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_removed_groups_log_is_gone_and_its_neighbours_stay() {
     let dir = tempfile::tempdir().unwrap();
@@ -587,18 +588,42 @@ async fn a_removed_groups_log_is_gone_and_its_neighbours_stay() {
             log.save_committed(Some(id(1, n - 1))).await.unwrap();
         }
         store.group(GroupId(5)).purge(id(1, 9)).await.unwrap();
+        // A group cleared once, then removed: its floor goes with the rest.
+        store.group(GroupId(7)).save_vote(&vote).await.unwrap();
+        store.clear_group(GroupId(7), 12).unwrap();
+        assert_eq!(store.image_floor(GroupId(7)).unwrap(), 12);
+        store.remove_group(GroupId(7)).unwrap();
+        assert!(!store.holds_group(GroupId(7)).unwrap());
+        assert_eq!(store.image_floor(GroupId(7)).unwrap(), 0);
         assert!(store.holds_group(GroupId(5)).unwrap());
         assert_eq!(store.remove_group(GroupId(5)).unwrap(), (n - 10) as usize);
         assert!(!store.holds_group(GroupId(5)).unwrap());
         assert_eq!(store.remove_group(GroupId(5)).unwrap(), 0, "nothing left");
         // A group this node leaves, and may be placed in again, keeps its
         // vote (its term) and loses the rest.
-        assert_eq!(store.clear_group(GroupId(6)).unwrap(), n as usize);
+        assert_eq!(store.image_floor(GroupId(6)).unwrap(), 0);
+        assert_eq!(store.clear_group(GroupId(6), 3).unwrap(), n as usize);
         assert!(store.holds_group(GroupId(6)).unwrap(), "the vote stays");
+        assert_eq!(
+            store.image_floor(GroupId(6)).unwrap(),
+            n - 1,
+            "what it knew committed"
+        );
+        // Cleared again (a replica awaiting an image starts so), knowing
+        // less: the floor never falls; told more, it rises.
+        assert_eq!(store.clear_group(GroupId(6), 0).unwrap(), 0);
+        assert_eq!(store.image_floor(GroupId(6)).unwrap(), n - 1);
+        store.clear_group(GroupId(6), n + 40).unwrap();
+        assert_eq!(store.image_floor(GroupId(6)).unwrap(), n + 40);
     }
     let store = LogStore::open(dir.path()).unwrap();
     let mut six = store.group(GroupId(6));
     assert_eq!(six.read_vote().await.unwrap(), Some(vote));
+    assert_eq!(
+        store.image_floor(GroupId(6)).unwrap(),
+        n + 40,
+        "kept across a restart"
+    );
     assert_eq!(six.read_committed().await.unwrap(), None);
     let state = six.get_log_state().await.unwrap();
     assert_eq!((state.last_purged_log_id, state.last_log_id), (None, None));

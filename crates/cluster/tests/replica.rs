@@ -638,8 +638,9 @@ fn a_replica_made_for_an_image_applies_nothing_before_one() {
     let engine: Arc<dyn Engine> =
         Arc::new(FjallEngine::open(dir.path(), FjallOptions::default()).unwrap());
     let r = router(engine);
-    let mut waiting = Replica::create_for_image(r.clone(), descriptor()).unwrap();
+    let mut waiting = Replica::create_for_image(r.clone(), descriptor(), 41).unwrap();
     assert!(waiting.image_view().awaits());
+    assert_eq!(waiting.image_view().floor(), 41);
     let first = log(1).remove(0);
     let refused = |e: Error| {
         assert!(e.to_string().contains("made empty for an image"), "{e}");
@@ -649,10 +650,13 @@ fn a_replica_made_for_an_image_applies_nothing_before_one() {
     assert_eq!(waiting.applied(), None);
     drop(waiting);
 
-    // Reopened (a restart), it still awaits its image.
+    // Reopened (a restart), it still awaits its image, with its floor.
     let mut waiting = Replica::open(r.clone(), SplitId(7)).unwrap();
     let view = waiting.image_view();
     assert!(view.awaits());
+    assert_eq!(view.floor(), 41);
+    view.raise_floor(30);
+    assert_eq!(view.floor(), 41, "a floor never falls");
     refused(waiting.apply(first.0, &first.1).unwrap_err());
 
     // The image of a replica that applied the log: installed, the mark
@@ -691,7 +695,7 @@ fn a_replica_made_for_an_image_applies_nothing_before_one() {
     d9.split = SplitId(9);
     d9.start = b"z".to_vec();
     d9.limit = None;
-    drop(Replica::create_for_image(r.clone(), d9.clone()).unwrap());
+    drop(Replica::create_for_image(r.clone(), d9.clone(), 0).unwrap());
     Replica::discard(&r, SplitId(9)).unwrap();
     assert!(!r.meta_scan(b"raft/0000000000000009").any(|_| true));
     let mut again = Replica::create(r.clone(), d9).unwrap();

@@ -367,10 +367,12 @@ struct World {
     moves: usize,
     /// Nodes whose group runs now; nodes the leader asked to hold an
     /// empty replica (the product's `HostSplit`), until the move is done;
-    /// nodes a voter told they are no longer members (the product's
-    /// `Locate` answer); nodes that ever released their replica.
+    /// with the leader's applied index then (the floor of the images the
+    /// replica may install); nodes a voter told they are no longer members
+    /// (the product's `Locate` answer); nodes that ever released their
+    /// replica.
     hosting: BTreeSet<u64>,
-    host_asked: BTreeSet<u64>,
+    host_asked: BTreeMap<u64, u64>,
     told_out: BTreeSet<u64>,
     released: BTreeSet<u64>,
     /// Releases begun and replicas discarded; nodes that released a
@@ -518,10 +520,13 @@ impl Node {
         if FIRST_VOTERS.contains(&id) && !released {
             return Ok(Replica::create(self.router.clone(), descriptor())?);
         }
-        while !self.world.lock().unwrap().host_asked.contains(&id) {
+        let floor = loop {
+            if let Some(floor) = self.world.lock().unwrap().host_asked.get(&id) {
+                break *floor;
+            }
             tokio::time::sleep(Duration::from_millis(10)).await;
-        }
-        let replica = Replica::create_for_image(self.router.clone(), descriptor())?;
+        };
+        let replica = Replica::create_for_image(self.router.clone(), descriptor(), floor)?;
         trace(
             &self.world,
             format!(
@@ -552,8 +557,9 @@ impl Node {
         let mut awaited = image.awaits();
         if awaited {
             // As the product does: a replica awaiting an image starts from
-            // an empty log, with the vote the node had.
-            self.log.clear_group(GroupId(1))?;
+            // an empty log, with the vote and the image floor the node had.
+            self.log.clear_group(GroupId(1), 0)?;
+            image.raise_floor(self.log.image_floor(GroupId(1))?);
         }
         let machine = ReplicaMachine::new(replica);
         {
@@ -854,7 +860,7 @@ impl Node {
         *member |= config_applied && counted;
         let own = *member && config_applied && membership.get_joint_config().len() == 1 && !counted;
         let mut w = self.world.lock().unwrap();
-        let joining = w.host_asked.contains(&id) || w.moving.is_some_and(|op| op.to == id);
+        let joining = w.host_asked.contains_key(&id) || w.moving.is_some_and(|op| op.to == id);
         let out = (own || w.told_out.contains(&id)) && !joining;
         if out {
             let line = format!(
@@ -879,6 +885,13 @@ impl Node {
         let (id, world) = (self.id, &self.world);
         point(world, id, POINTS[6]).await;
         reader.abort();
+        // An index known committed: the floor of the images the node's
+        // replica takes if it is placed in the group again.
+        let known = raft
+            .metrics()
+            .borrow_watched()
+            .last_applied
+            .map_or(0, |l| l.index);
         {
             let mut w = world.lock().unwrap();
             w.group_stopped(id);
@@ -900,7 +913,7 @@ impl Node {
         // The replica first, then its log (but for its vote: the node may
         // be placed in the group again, and must not forget its term).
         let range = Replica::forget(&self.router, SplitId(1))?;
-        self.log.clear_group(GroupId(1))?;
+        self.log.clear_group(GroupId(1), known)?;
         point(world, id, POINTS[7]).await;
         tokio::time::sleep(RELEASE_GRACE).await;
         let keys = match range {
@@ -1036,7 +1049,10 @@ impl Node {
         if !hosting {
             // Asked until it holds an empty replica (again, if a crash lost
             // the one it made).
-            world.lock().unwrap().host_asked.insert(op.to);
+            let applied = m.last_applied.map_or(0, |l| l.index);
+            let mut w = world.lock().unwrap();
+            let floor = w.host_asked.entry(op.to).or_default();
+            *floor = (*floor).max(applied);
             return;
         }
         if !nodes.contains(&op.to) {

@@ -222,6 +222,11 @@ pub struct HostSplitRequest {
     pub limit: Option<Vec<u8>>,
     #[prost(uint64, tag = "5")]
     pub epoch: u64,
+    /// An index the group had committed when the leader asked (its
+    /// applied index): the replica refuses an image older than that
+    /// ([`crate::ImageView::floor`]).
+    #[prost(uint64, tag = "6")]
+    pub floor: u64,
 }
 
 /// Whether the node holds the replica now; if not, why (it does not serve

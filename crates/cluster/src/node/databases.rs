@@ -35,6 +35,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use openraft::type_config::async_runtime::WatchReceiver;
 use openraft::BasicNode;
 use rowtree_db::Database;
 use rowtree_txn::Clock;
@@ -249,7 +250,6 @@ impl Hosting {
     /// knows it; `None` if this node holds no replica of it or knows no
     /// leader (an election).
     pub fn leader_of(&self, group: u64) -> Option<u64> {
-        use openraft::type_config::async_runtime::WatchReceiver;
         let raft = self.shared.hosted.lock().get(&group).cloned()?;
         let leader = raft.metrics().borrow_watched().current_leader;
         leader
@@ -277,7 +277,6 @@ impl Hosting {
         let me = self.shared.id;
         let _ = self.block_on(async move {
             let moves = rafts.into_iter().map(|(_, raft)| async move {
-                use openraft::type_config::async_runtime::WatchReceiver;
                 if raft.metrics().borrow_watched().current_leader == Some(me) {
                     if let Err(e) = transfer_leadership(&raft, to, HAND_OVER_TIMEOUT).await {
                         tracing::warn!(group, to, error = %e, "handing a group over");
@@ -299,7 +298,6 @@ impl Hosting {
     /// ([`Hosting::may_release`] waits for it). Blocks while the transfers
     /// are asked for.
     pub fn give_up_leadership(&self, group: u64, to: u64) {
-        use openraft::type_config::async_runtime::WatchReceiver;
         let me = self.shared.id;
         let led: Vec<GroupRaft> = self
             .database_rafts(group)
@@ -505,7 +503,9 @@ impl Hosting {
         for (d, commits) in descriptors.iter().zip(&commits) {
             let replica = if fresh {
                 if d.split == whole_database().split && group.joined.contains(&self.shared.id) {
-                    Replica::create_for_image(router.clone(), d.clone())?
+                    // Its floor is the one this node's log store kept, if
+                    // it held the group before (raised when the group starts).
+                    Replica::create_for_image(router.clone(), d.clone(), 0)?
                 } else {
                     Replica::create(router.clone(), d.clone())?
                 }
@@ -634,7 +634,6 @@ impl Hosting {
         commits: &GroupCommits,
         members: &[u64],
     ) -> Result<Option<String>, NodeError> {
-        use openraft::type_config::async_runtime::WatchReceiver;
         use openraft::ChangeMembers;
         let m = raft.metrics().borrow_watched().clone();
         if m.current_leader != Some(self.shared.id) {
@@ -723,7 +722,6 @@ impl Hosting {
     /// of the database is pending or under way. False if this node holds
     /// no replica of it.
     pub fn members_settled(&self, group: u64, members: &[u64]) -> bool {
-        use openraft::type_config::async_runtime::WatchReceiver;
         let wanted: BTreeSet<u64> = members.iter().copied().collect();
         let groups = self.database_groups(group);
         !groups.is_empty()
@@ -751,7 +749,6 @@ impl Hosting {
     /// under way, so no group's majority needs it). False if this node
     /// holds no replica of it.
     pub fn may_release(&self, group: u64, members: &[u64]) -> bool {
-        use openraft::type_config::async_runtime::WatchReceiver;
         let groups = self.database_groups(group);
         !groups.is_empty()
             && groups.iter().enumerate().all(|(i, (_, raft, _))| {
@@ -859,7 +856,8 @@ impl Hosting {
         node: u64,
         peer_addr: &str,
     ) -> Result<Option<String>, NodeError> {
-        if let Some(waiting) = self.host_at(database, split, node, peer_addr)? {
+        let floor = applied_index(raft);
+        if let Some(waiting) = self.host_at(database, split, node, peer_addr, floor)? {
             return Ok(Some(waiting));
         }
         self.snapshot_and_purge(raft, split, node)?;
@@ -867,8 +865,9 @@ impl Hosting {
     }
 
     /// Asks node `node` (at `peer_addr`) to hold an empty replica of
-    /// `split` ([`api::HostSplitRequest`]); `Some(why)` while it cannot
-    /// yet.
+    /// `split` ([`api::HostSplitRequest`]), which refuses images older
+    /// than `floor` (this leader's applied index, so committed);
+    /// `Some(why)` while it cannot yet.
     ///
     /// [`api::HostSplitRequest`]: super::api::HostSplitRequest
     pub(super) fn host_at(
@@ -877,6 +876,7 @@ impl Hosting {
         split: &Descriptor,
         node: u64,
         peer_addr: &str,
+        floor: u64,
     ) -> Result<Option<String>, NodeError> {
         let request = super::api::HostSplitRequest {
             database,
@@ -884,6 +884,7 @@ impl Hosting {
             start: split.start.clone(),
             limit: split.limit.clone(),
             epoch: split.epoch,
+            floor,
         };
         let addr = self.dial_addr(peer_addr);
         let reply = self
@@ -948,7 +949,7 @@ impl Hosting {
             let cleared = if dropped {
                 self.log.remove_group(GroupId(id))
             } else {
-                self.log.clear_group(GroupId(id))
+                self.log.clear_group(GroupId(id), 0)
             };
             if let Err(e) = cleared {
                 tracing::warn!(
@@ -971,4 +972,13 @@ impl Hosting {
         rx.recv_timeout(OPEN_TIMEOUT)
             .map_err(|_| NodeError::Raft("the node's runtime did not answer in time".into()))
     }
+}
+
+/// The index `raft`'s replica here has applied (0 if none): committed, so
+/// a floor for the images a member placed now may install.
+pub(super) fn applied_index(raft: &GroupRaft) -> u64 {
+    raft.metrics()
+        .borrow_watched()
+        .last_applied
+        .map_or(0, |l| l.index)
 }

@@ -1965,7 +1965,7 @@ impl api::NodeService for Handler {
             limit: r.limit,
             epoch: r.epoch,
         };
-        let reply = match hosted.host(descriptor).await {
+        let reply = match hosted.host(descriptor, r.floor).await {
             Ok(()) => HostSplitReply {
                 hosted: true,
                 why: String::new(),

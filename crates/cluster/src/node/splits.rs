@@ -195,11 +195,16 @@ impl DatabaseGroups {
         // removal cut short by a crash) holds entries this one must not
         // apply. The replica applies nothing before its image, so its own
         // log holds nothing yet that matters. The vote stays (Raft's term
-        // is never forgotten).
+        // is never forgotten), and so does the image floor the log store
+        // kept of the group, if this node left it before: the replica
+        // refuses images older than that.
         if image.awaits() {
-            self.log
-                .clear_group(gid)
+            let floor = self
+                .log
+                .clear_group(gid, 0)
+                .and_then(|_| self.log.image_floor(gid))
                 .map_err(|e| NodeError::Raft(format!("group {}: clearing its log: {e}", gid.0)))?;
+            image.raise_floor(floor);
         }
         let (leases, closed, prepared) = (
             replica.lease_view(),
@@ -395,10 +400,16 @@ impl DatabaseGroups {
     /// make `d`'s replica itself when it does (or, given an image instead,
     /// shrink). So no two replicas here ever cover one key, and an image a
     /// replica installs clears only keys of its own.
-    pub(super) async fn host(self: &Arc<Self>, d: Descriptor) -> Result<(), String> {
+    ///
+    /// `floor` is an index the group had committed when its leader asked
+    /// (its applied index): the replica refuses an image older than that
+    /// ([`crate::ImageView::floor`]); a replica already here that still
+    /// awaits its image has its floor raised to it.
+    pub(super) async fn host(self: &Arc<Self>, d: Descriptor, floor: u64) -> Result<(), String> {
         let _one = self.making.lock().await;
         let groups = self.groups.groups();
-        if groups.iter().any(|g| g.split_id() == d.split) {
+        if let Some(g) = groups.iter().find(|g| g.split_id() == d.split) {
+            g.raise_image_floor(floor);
             return Ok(());
         }
         if d.split == whole_database().split {
@@ -412,8 +423,8 @@ impl DatabaseGroups {
                 d.split
             ));
         }
-        let replica =
-            Replica::create_for_image(self.router.clone(), d.clone()).map_err(|e| e.to_string())?;
+        let replica = Replica::create_for_image(self.router.clone(), d.clone(), floor)
+            .map_err(|e| e.to_string())?;
         self.make_from(replica, &d, BTreeMap::new())
             .await
             .map(|_| ())

@@ -295,6 +295,14 @@ impl GroupCommits {
         self.image.get().is_some_and(ImageView::awaits)
     }
 
+    /// Raises the floor of the image this node's replica awaits
+    /// ([`ImageView::raise_floor`]), if told of it.
+    pub fn raise_image_floor(&self, index: u64) {
+        if let Some(view) = self.image.get() {
+            view.raise_floor(index);
+        }
+    }
+
     /// The split this one is frozen into for a merge, as this node's
     /// replica applied it.
     pub fn frozen(&self) -> Option<SplitId> {

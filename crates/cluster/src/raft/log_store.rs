@@ -15,7 +15,13 @@
 //! Meta:  group:u64be  b'v'               -> vote
 //!        group:u64be  b'c'               -> committed log id
 //!        group:u64be  b'p'               -> last purged log id
+//!        group:u64be  b'f'               -> image floor: index:u64be
 //! ```
+//!
+//! The image floor is what a node keeps of a group it left besides its
+//! vote ([`LogStore::clear_group`]): the highest index it knew committed.
+//! Placed in the group again, its replica awaits an image, and refuses
+//! one older than that (see `super::peer`).
 //!
 //! # Durability, and the order of writes
 //!
@@ -70,6 +76,7 @@ impl fmt::Display for GroupId {
 const VOTE: u8 = b'v';
 const COMMITTED: u8 = b'c';
 const PURGED: u8 = b'p';
+const FLOOR: u8 = b'f';
 
 /// How many entries [`LogStore::remove_group`] deletes per batch.
 pub const REMOVE_BATCH: usize = 1_000;
@@ -278,7 +285,7 @@ impl LogStore {
     /// so a crash midway leaves a shorter log that is removed again the
     /// same way; the deletions are synced before it returns.
     pub fn remove_group(&self, group: GroupId) -> io::Result<usize> {
-        self.remove(group, &[VOTE, COMMITTED, PURGED])
+        self.remove(group, &[VOTE, COMMITTED, PURGED, FLOOR], None)
     }
 
     /// Deletes `group`'s entries, committed and purged log ids as
@@ -289,12 +296,42 @@ impl LogStore {
     /// again in a group accepted the log and image of a leader deposed
     /// since (which still counted it a voter), and voted for a candidate
     /// of that old configuration, which then won and overwrote entries the
-    /// group had committed. Returns how many entries there were.
-    pub fn clear_group(&self, group: GroupId) -> io::Result<usize> {
-        self.remove(group, &[COMMITTED, PURGED])
+    /// group had committed.
+    ///
+    /// It keeps an image floor as well: the highest of the index it knew
+    /// committed, the floor it kept before and `known` (an index the
+    /// caller knows committed, such as the applied index of the leader
+    /// that told it out). An image older than its removal would still
+    /// count it a voter, and its term alone does not keep it from
+    /// installing one sent by a leader of a later term whose snapshot
+    /// predates the removal; the floor does ([`LogStore::image_floor`]).
+    /// Every index below it is committed, so every leader's images reach
+    /// it in time. Returns how many entries there were.
+    pub fn clear_group(&self, group: GroupId, known: u64) -> io::Result<usize> {
+        let log = self.group(group);
+        let committed = log.log_id_at(COMMITTED)?.map_or(0, |id| id.index);
+        let floor = self.image_floor(group)?.max(committed).max(known);
+        self.remove(group, &[COMMITTED, PURGED], Some(floor))
     }
 
-    fn remove(&self, group: GroupId, metadata: &[u8]) -> io::Result<usize> {
+    /// The image floor [`LogStore::clear_group`] kept for `group`: 0 if it
+    /// kept none.
+    pub fn image_floor(&self, group: GroupId) -> io::Result<u64> {
+        match self.group(group).meta(FLOOR)? {
+            None => Ok(0),
+            Some(bytes) => {
+                let bytes: [u8; 8] = bytes.as_slice().try_into().map_err(|_| {
+                    corrupt(
+                        group,
+                        format!("an image floor of {} bytes, not 8", bytes.len()),
+                    )
+                })?;
+                Ok(u64::from_be_bytes(bytes))
+            }
+        }
+    }
+
+    fn remove(&self, group: GroupId, metadata: &[u8], floor: Option<u64>) -> io::Result<usize> {
         let log = self.group(group);
         let mut removed = 0;
         loop {
@@ -322,13 +359,20 @@ impl LogStore {
         for &what in metadata {
             batch.delete(Space::Meta, meta_key(group, what));
         }
+        if let Some(floor) = floor {
+            batch.put(
+                Space::Meta,
+                meta_key(group, FLOOR),
+                floor.to_be_bytes().to_vec(),
+            );
+        }
         self.shared.write(batch)?;
         self.shared.engine.sync().map_err(io::Error::other)?;
         Ok(removed)
     }
 
     /// Whether anything of `group` is stored: an entry, or its vote,
-    /// committed or purged log id.
+    /// committed or purged log id, or image floor.
     pub fn holds_group(&self, group: GroupId) -> io::Result<bool> {
         let log = self.group(group);
         if let Some(item) = self
@@ -344,7 +388,7 @@ impl LogStore {
             item.map_err(io::Error::other)?;
             return Ok(true);
         }
-        for what in [VOTE, COMMITTED, PURGED] {
+        for what in [VOTE, COMMITTED, PURGED, FLOOR] {
             if log.meta(what)?.is_some() {
                 return Ok(true);
             }

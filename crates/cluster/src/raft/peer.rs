@@ -156,8 +156,25 @@ impl Groups {
     /// with its vote and overwrite what the group committed since. Once it
     /// installs an image of the group as it is now, its log is as new as
     /// the removal, and it votes for no such candidate.
+    ///
+    /// For the same reason an image older than the view's floor
+    /// ([`ImageView::floor`]) is refused: a leader whose snapshot predates
+    /// the node's removal (one deposed since, or elected since and not
+    /// yet snapshotted again) would send an image that counts the node a
+    /// voter, and once installed the node would vote again, in that old
+    /// configuration.
     pub fn watch_image(&self, group: GroupId, view: ImageView) {
         self.images.write().insert(group, view);
+    }
+
+    /// The floor of the image `group`'s replica here awaits, if it awaits
+    /// one.
+    pub fn image_floor(&self, group: GroupId) -> Option<u64> {
+        self.images
+            .read()
+            .get(&group)
+            .filter(|v| v.awaits())
+            .map(ImageView::floor)
     }
 
     /// Whether `group`'s replica here awaits an image.
@@ -268,6 +285,17 @@ impl Peer for PeerService {
         let request = request.into_inner();
         let raft = self.groups.for_message(&request)?;
         let (vote, snapshot) = messages::decode_snapshot(&request.payload).map_err(bad_message)?;
+        let index = snapshot.meta.last_log_id.map_or(0, |id| id.index);
+        if let Some(floor) = self
+            .groups
+            .image_floor(GroupId(request.group))
+            .filter(|floor| index < *floor)
+        {
+            return Err(Status::failed_precondition(format!(
+                "group {}'s replica here awaits an image at least as new as index {floor},                  which the group had committed when it was placed here; this one ends at                  index {index}, and may count this node a voter from before it left the group",
+                request.group
+            )));
+        }
         let response = raft
             .install_full_snapshot(vote, snapshot)
             .await

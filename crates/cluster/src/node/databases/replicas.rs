@@ -67,7 +67,10 @@
 //! applied state is deleted at once, before the log,
 //! [`Replica::forget`], so that no crash leaves a replica without its log;
 //! the group's vote is kept, [`crate::raft::LogStore::clear_group`], as the node may be
-//! placed in the group again and must not forget its term). It knows it
+//! placed in the group again and must not forget its term, and so is an
+//! image floor, an index known committed when it left: placed again, its
+//! replica refuses an image older than that, which could still count it a
+//! voter). It knows it
 //! left from its own replica's membership, if that counted it before in
 //! this process (the change taking it out reached it; a replica restarted
 //! on an image taken before it was added applies a membership without it
@@ -355,22 +358,26 @@ impl DatabaseGroups {
             if member && config_applied {
                 tending.members.insert(split);
             }
-            let out = !joint
+            // Out, and an index known committed then (the floor of the
+            // images the replica takes if it is placed here again).
+            let out = (!joint
                 && !last.is_empty()
                 && !member
                 && config_applied
-                && tending.members.contains(&split);
-            let out = out || {
+                && tending.members.contains(&split))
+            .then_some(applied);
+            let out = out.or_else(|| {
                 let due = tending
                     .asked
                     .get(&split)
                     .is_none_or(|at| at.elapsed() >= ASK_EVERY);
-                due && {
+                due.then(|| {
                     tending.asked.insert(split, Instant::now());
                     self.leader_says_out(&hosting, group, &last)
-                }
-            };
-            if out && self.release(&hosting, split) {
+                })
+                .flatten()
+            });
+            if out.is_some_and(|known| self.release(&hosting, split, known)) {
                 tending.asked.remove(&split);
                 tending.members.remove(&split);
                 done.push(Placed::Released(split));
@@ -454,9 +461,10 @@ impl DatabaseGroups {
             let Some(record) = records.get(&node) else {
                 continue;
             };
+            let floor = super::applied_index(raft);
             let given = hosting
                 .snapshot_and_purge(raft, &d, node)
-                .and_then(|()| hosting.host_at(self.database, &d, node, &record.peer_addr));
+                .and_then(|()| hosting.host_at(self.database, &d, node, &record.peer_addr, floor));
             match given {
                 Ok(None) => {
                     return Some(format!(
@@ -510,7 +518,8 @@ impl DatabaseGroups {
     }
 
     /// Whether the leader of `group` says the group holds the split with
-    /// members that do not include this node. Asks the voters as this
+    /// members that do not include this node: if so, the index the leader
+    /// had applied. Asks the voters as this
     /// node's replica lists them (`voters`) in turn, within
     /// [`ASK_TIMEOUT`] each, and then the leader one of them names, if it
     /// is not among them; only the answer of a node that leads the group,
@@ -527,7 +536,7 @@ impl DatabaseGroups {
         hosting: &Hosting,
         group: &GroupCommits,
         voters: &BTreeSet<u64>,
-    ) -> bool {
+    ) -> Option<u64> {
         let me = hosting.shared.id;
         let d = group.descriptor();
         let mine = group.last_applied().unwrap_or((0, 0));
@@ -551,27 +560,29 @@ impl DatabaseGroups {
                 continue;
             }
             if leads(&reply, voter) && !reply.voters.is_empty() {
-                return !reply.voters.contains(&me) && !reply.learners.contains(&me);
+                let out = !reply.voters.contains(&me) && !reply.learners.contains(&me);
+                return out.then_some(reply.applied_index);
             }
             if reply.leader != 0 && reply.leader != me {
                 named = Some(reply.leader);
             }
         }
-        let Some(leader) = named.filter(|l| !asked.contains(l)) else {
-            return false;
-        };
+        let leader = named.filter(|l| !asked.contains(l))?;
         self.locate_at(hosting, leader, &d.start)
             .filter(|r| leads(r, leader) && !r.voters.is_empty())
-            .is_some_and(|r| !r.voters.contains(&me) && !r.learners.contains(&me))
+            .filter(|r| !r.voters.contains(&me) && !r.learners.contains(&me))
+            .map(|r| r.applied_index)
     }
 
     /// Releases this node's replica of `split`, whose group it is no
     /// longer a member of (see the module docs): the group leaves the database's
     /// groups here, its Raft instance stops and its log is removed; the
-    /// replica is deleted from the engine after [`RELEASE_GRACE`]. False
-    /// if the group is not here (or is the first split's, which is never
-    /// released this way).
-    pub(super) fn release(self: &Arc<Self>, hosting: &Hosting, split: SplitId) -> bool {
+    /// replica is deleted from the engine after [`RELEASE_GRACE`]. The
+    /// log store keeps the group's vote and an image floor of at least
+    /// `known`, an index known committed when the node was told out
+    /// ([`crate::raft::LogStore::clear_group`]). False if the group is not
+    /// here (or is the first split's, which is never released this way).
+    pub(super) fn release(self: &Arc<Self>, hosting: &Hosting, split: SplitId, known: u64) -> bool {
         let Some(_group) = self.groups.remove(split) else {
             return false;
         };
@@ -595,7 +606,7 @@ impl DatabaseGroups {
             }
         };
         // Its vote stays: the split may be placed here again.
-        if let Err(e) = self.log.clear_group(gid) {
+        if let Err(e) = self.log.clear_group(gid, known) {
             tracing::warn!(database = self.database, %split, "a released split's log could not be removed: {e}");
         }
         tracing::info!(
