@@ -337,16 +337,33 @@ async fn snapshot_and_purge(raft: &Raft, last: u64) {
     raft.trigger().purge_log(last).await.unwrap();
 }
 
+/// [`write`], then waits until every node applied the writes.
+async fn write_everywhere(nodes: &BTreeMap<u64, Node>, from: u64, n: u64) -> u64 {
+    let last = write(nodes, from, n).await;
+    for node in nodes.values() {
+        applied(&node.raft, last).await;
+    }
+    last
+}
+
+/// Node `id` joins the group led by `leader` as a learner; the call
+/// returns without waiting for it to catch up.
+async fn add_learner(nodes: &BTreeMap<u64, Node>, leader: u64, network: &Transport, id: u64) {
+    let (id, addr) = network.member(id);
+    nodes[&leader]
+        .raft
+        .add_learner(id, addr, false)
+        .await
+        .unwrap();
+}
+
 async fn a_group_of_three(network: Transport) {
     let dir = tempfile::tempdir().unwrap();
     let mut nodes = three_nodes(dir.path(), &network).await;
 
     // Elections and replication.
     let leader = leader_of(&nodes[&1].raft).await;
-    let last = write(&nodes, 0, 60).await;
-    for node in nodes.values() {
-        applied(&node.raft, last).await;
-    }
+    write_everywhere(&nodes, 0, 60).await;
     let first = stored(&nodes[&1].router);
     assert!(first.len() >= 60, "{} versions stored", first.len());
     for node in nodes.values() {
@@ -427,22 +444,14 @@ async fn a_replica_made_for_an_image_is_never_sent_the_log_from_its_start() {
     let dir = tempfile::tempdir().unwrap();
     let network = Transport::peer_port();
     let mut nodes = three_nodes(dir.path(), &network).await;
-    let last = write(&nodes, 0, 60).await;
-    for node in nodes.values() {
-        applied(&node.raft, last).await;
-    }
+    let last = write_everywhere(&nodes, 0, 60).await;
     let all = stored(&nodes[&1].router);
 
     // Node 4 holds an empty replica for an image and is added while every
     // log is whole: the leader would send it the log from index 0.
     let waiting = start_with(4, &dir.path().join("n4"), &network, Some(0)).await;
     let leader = leader_of(&nodes[&1].raft).await;
-    let (id, addr) = network.member(4);
-    nodes[&leader]
-        .raft
-        .add_learner(id, addr, false)
-        .await
-        .unwrap();
+    add_learner(&nodes, leader, &network, 4).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let m = waiting.raft.metrics().borrow_watched().clone();
     assert_eq!(m.last_applied, None, "it applied entries: {m:?}");
@@ -510,10 +519,7 @@ async fn a_replica_awaiting_an_image_refuses_one_older_than_its_floor() {
     let dir = tempfile::tempdir().unwrap();
     let network = Transport::peer_port();
     let mut nodes = three_nodes(dir.path(), &network).await;
-    let first = write(&nodes, 0, 30).await;
-    for node in nodes.values() {
-        applied(&node.raft, first).await;
-    }
+    let first = write_everywhere(&nodes, 0, 30).await;
     // The leader's snapshot, then more writes: its log now starts after
     // the snapshot, which is all it can send a member with an empty log.
     let leader = leader_of(&nodes[&1].raft).await;
@@ -524,12 +530,7 @@ async fn a_replica_awaiting_an_image_refuses_one_older_than_its_floor() {
     assert!(last > first + 20);
 
     let waiting = start_with(4, &dir.path().join("n4"), &network, Some(last)).await;
-    let (id, addr) = network.member(4);
-    nodes[&leader]
-        .raft
-        .add_learner(id, addr, false)
-        .await
-        .unwrap();
+    add_learner(&nodes, leader, &network, 4).await;
     tokio::time::sleep(Duration::from_secs(3)).await;
     let m = waiting.raft.metrics().borrow_watched().clone();
     assert_eq!(

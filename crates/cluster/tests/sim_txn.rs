@@ -1761,13 +1761,13 @@ fn simulate_armed(seed: u64, plant: Plant, armed: Option<&'static str>) -> Outco
                 0..=19 => {
                     let id = NODES[rng.random_range(0..NODES.len())];
                     let back = t + Duration::from_millis(rng.random_range(100..2000));
-                    if nemesis.down.contains_key(&id) {
-                        trace(&world, format!("{t:?} crash node {id}: down already"));
-                    } else {
-                        trace(&world, format!("{t:?} crash node {id} until {back:?}"));
-                        crash(&mut sim, &world, &disks, id, &mut rng);
-                        nemesis.crashed(id, back);
-                    }
+                    nemesis.crash_drawn(
+                        id,
+                        t,
+                        back,
+                        |line| trace(&world, line),
+                        || crash(&mut sim, &world, &disks, id, &mut rng),
+                    );
                 }
                 20..=54 => {
                     // Mostly a leaseholder: coordinators and participants

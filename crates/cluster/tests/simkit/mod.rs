@@ -494,6 +494,26 @@ impl Nemesis {
         self.crashes += 1;
     }
 
+    /// At `t`, a node drawn among all: crashed with `crash` until `back`
+    /// if it is up (a node a crash point took down may differ on a
+    /// replay, so the draw is made whoever is down), each step traced.
+    pub fn crash_drawn(
+        &mut self,
+        id: u64,
+        t: Duration,
+        back: Duration,
+        mut trace: impl FnMut(String),
+        crash: impl FnOnce(),
+    ) {
+        if self.down.contains_key(&id) {
+            trace(format!("{t:?} crash node {id}: down already"));
+        } else {
+            trace(format!("{t:?} crash node {id} until {back:?}"));
+            crash();
+            self.crashed(id, back);
+        }
+    }
+
     /// At `t`: restarts the nodes due back, heals the cuts due, and ends a
     /// slow-down that is over. The trace lines of the restarts.
     pub fn recover(&mut self, sim: &mut turmoil::Sim<'_>, t: Duration) -> Vec<String> {
