@@ -42,7 +42,9 @@
 //!   still goes to the leader;
 //! * a split point cuts the database's group in two on every replica's
 //!   node, and once it expires the two groups are merged back into one on
-//!   every node (`--merge-after`), with every row kept;
+//!   every node (`--merge-after`), with every row kept; with three
+//!   replicas per split on four hosts, the right group first takes the
+//!   left one's four voters;
 //! * a node holding a replica that is removed from the cluster is
 //!   replaced by the fourth node, which gets the data and votes: the
 //!   database survives the loss of its leader afterwards;
@@ -2635,6 +2637,80 @@ async fn merged_with_every_row(
         let (seen, _) = retry(&what, Duration::from_secs(30), || count(c, db)).await;
         assert_eq!(seen, rows, "every row, through node {}", n.id);
     }
+}
+
+/// With `--split-replicas 3` on four hosts, an expired split point's
+/// right group holds three replicas and the first split four, and a merge
+/// needs the two groups' voters to be the same. The leader, declining the
+/// merge, places a fourth replica of the right group (the left group's
+/// voters), then merges: one group over the whole key space on all four
+/// nodes, with every row. (Before, the merge was declined for good.)
+#[test]
+fn an_expired_split_point_held_by_three_of_four_hosts_is_merged_once_the_voters_match() {
+    let dir = tempfile::tempdir().unwrap();
+    let (_up, nodes, cluster) = up_with(
+        dir.path(),
+        &[
+            "--replicas",
+            "4",
+            "--split-replicas",
+            "3",
+            "--merge-after",
+            "1",
+        ],
+    );
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    rt.block_on(async {
+        let (clients, db, _) = one_row_database(&nodes, &cluster).await;
+        let expires = std::time::SystemTime::now() + Duration::from_secs(20);
+        clients[0]
+            .add_split_points_until(&db, "T", &[vec![Value::from(100)]], Some(expires))
+            .await
+            .expect("AddSplitPoints");
+        // The second group is trimmed to three voters before the point
+        // expires.
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let right = loop {
+            let groups = database_groups(&cluster);
+            if let [first, second] = groups.as_slice() {
+                if first.2 == vec![1, 2, 3, 4] && second.2.len() == 3 && !second.3.is_empty() {
+                    eprintln!("before the merge: {groups:?}");
+                    break second.0;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the status did not show a second group on three nodes: {groups:?}"
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        };
+        let rows = 1 + across_through_each(&clients, &db).await;
+
+        // Expired and cold: merged, on all four nodes.
+        let deadline = Instant::now() + Duration::from_secs(90);
+        loop {
+            let groups = database_groups(&cluster);
+            if let [only] = groups.as_slice() {
+                if only.2 == vec![1, 2, 3, 4] {
+                    break;
+                }
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the groups were not merged on all four nodes within 90 s: {groups:?}\n{}",
+                node_log_tails(&cluster, 30)
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+        assert!(
+            log_lines(
+                &nodes,
+                &format!("group {right}'s voters are now nodes {{1, 2, 3, 4}}")
+            ) > 0,
+            "the right group took the left one's voters first"
+        );
+        merged_with_every_row(&cluster, &nodes, &clients, &db, rows).await;
+    });
 }
 
 /// An expired split point is merged away on a cluster too: the leader

@@ -156,6 +156,12 @@ pub struct SplitGroups {
     /// locks are not in this node's lock table, so they serve no lock or
     /// commit until it is.
     unsettled: Mutex<HashSet<rowtree_kv::SplitId>>,
+    /// Merges decided and declined because the two groups' voters differ:
+    /// the right split, the left one's voters, and when
+    /// ([`SplitGroups::merge_wish`]). The node's replica placement moves
+    /// the right group's replicas to those voters, and the next try
+    /// merges.
+    merge_wishes: Mutex<BTreeMap<rowtree_kv::SplitId, (BTreeSet<u64>, std::time::Instant)>>,
     /// Itself, for work done in the background (set with
     /// [`SplitGroups::set_elsewhere`]).
     this: OnceLock<Weak<SplitGroups>>,
@@ -370,6 +376,11 @@ struct Frozen {
 /// split to apply its freeze.
 const FREEZE_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
 
+/// How long a merge declined for its groups' different voters is wished
+/// for ([`SplitGroups::merge_wish`]) after the last try: the split
+/// manager tries again while the merge stays due, every few seconds.
+pub const MERGE_WISH_FOR: std::time::Duration = std::time::Duration::from_secs(30);
+
 /// How long a read at a timestamp of a split led by another node waits
 /// for this node's replica to close that timestamp (see
 /// [`Replication::check_range`]): closed timestamps trail the
@@ -429,6 +440,7 @@ impl SplitGroups {
             spanning: Mutex::new(std::collections::HashMap::new()),
             held_for_others: Mutex::new(std::collections::HashMap::new()),
             unsettled: Mutex::new(HashSet::new()),
+            merge_wishes: Mutex::new(BTreeMap::new()),
             this: OnceLock::new(),
         })
     }
@@ -657,9 +669,21 @@ impl SplitGroups {
             };
             let (left, right) = (groups[i - 1].clone(), groups[i].clone());
             let adjacent = left.descriptor().limit.as_deref() == Some(start);
-            if !adjacent || !left.leads() || !right.leads() || left.members() != right.members() {
+            if !adjacent || !left.leads() || !right.leads() {
                 return Ok(false);
             }
+            let (voters, members) = (left.members(), right.members());
+            if voters != members {
+                // The right group's replicas are moved to the left one's
+                // voters first (a group in the middle of a change waits).
+                let settled = voters.1.keys().all(|n| voters.0.contains(n));
+                let mut wishes = self.merge_wishes.lock();
+                if settled && !voters.0.is_empty() && right.frozen().is_none() {
+                    wishes.insert(right.split_id(), (voters.0, std::time::Instant::now()));
+                }
+                return Ok(false);
+            }
+            self.merge_wishes.lock().remove(&right.split_id());
             // Not while the left split is frozen into its own left
             // neighbour, nor while another split is frozen into the right
             // one: that merge finishes first, or it would wait for a split
@@ -698,6 +722,15 @@ impl SplitGroups {
         let _gate = self.gate.write();
         let _one = self.recovering.lock();
         self.propose_merge(&left, &right, frozen)
+    }
+
+    /// The voters the group of `split` should have for a merge into its
+    /// left neighbour that was declined because they differ (the left
+    /// group's voters), if one was tried in the last [`MERGE_WISH_FOR`].
+    pub fn merge_wish(&self, split: rowtree_kv::SplitId) -> Option<BTreeSet<u64>> {
+        let mut wishes = self.merge_wishes.lock();
+        wishes.retain(|_, (_, at)| at.elapsed() < MERGE_WISH_FOR);
+        wishes.get(&split).map(|(voters, _)| voters.clone())
     }
 
     /// What the `Merge` of `right`, frozen into `left`, is made of: the

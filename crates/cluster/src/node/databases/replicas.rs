@@ -305,10 +305,20 @@ impl DatabaseGroups {
                     })
                 });
                 let keep: Vec<u64> = std::iter::once(me).chain(first_leader).collect();
+                // A merge into the left neighbour, declined because its
+                // voters differ: this group takes the left one's voters
+                // (all hosts, this node among them), whatever their count.
+                let merging = self
+                    .groups
+                    .merge_wish(group.split_id())
+                    .filter(|w| w.contains(&me) && w.is_subset(&hosts));
                 let wanted = if joint {
                     last.clone()
                 } else if let Some(moved) = moved {
                     moved
+                } else if let Some(merging) = merging {
+                    self.moves.lock().remove(&group.split_id());
+                    merging
                 } else {
                     self.moves.lock().remove(&group.split_id());
                     let wanted = wanted_voters(&voters, &learners, &hosts, target, &keep, &|id| {
