@@ -1951,6 +1951,33 @@ fn database_groups(dir: &Path) -> Vec<(u64, Option<u64>, Vec<u64>, String)> {
         .unwrap_or_default()
 }
 
+/// The groups of the database, as [`database_groups`] lists them.
+type Groups = [(u64, Option<u64>, Vec<u64>, String)];
+
+/// Reads the status every 200 ms until `found` returns something for its
+/// database groups, and returns that; fails after `limit`, saying that
+/// `what` was not seen, with the last groups and the nodes' log tails.
+fn await_groups<T>(
+    dir: &Path,
+    limit: Duration,
+    what: &str,
+    mut found: impl FnMut(&Groups) -> Option<T>,
+) -> T {
+    let deadline = Instant::now() + limit;
+    loop {
+        let groups = database_groups(dir);
+        if let Some(t) = found(&groups) {
+            return t;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "{what} within {limit:?}: {groups:?}\n{}",
+            node_log_tails(dir, 30)
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
 /// Waits (at most 60 s) until the status shows exactly `groups` database
 /// groups, each with `voters` (sorted) as its voters; `what` names the
 /// change awaited in the failure.
@@ -2493,22 +2520,18 @@ fn a_first_split_leader_lacking_another_split_hands_the_first_split_on() {
     }
     eprintln!("node {out} led the first split after {kills} kills of its leader");
     // Within seconds the first split is led by a voter of the second.
-    let deadline = Instant::now() + Duration::from_secs(15);
-    loop {
-        let groups = database_groups(&cluster);
-        if let [first, second] = groups.as_slice() {
-            if first.1.is_some_and(|l| l != out && second.2.contains(&l)) {
+    await_groups(
+        &cluster,
+        Duration::from_secs(15),
+        &format!("the first split is still led by node {out}, which lacks the second"),
+        |groups| match groups {
+            [first, second] if first.1.is_some_and(|l| l != out && second.2.contains(&l)) => {
                 eprintln!("groups: {groups:?}");
-                break;
+                Some(())
             }
-        }
-        assert!(
-            Instant::now() < deadline,
-            "the first split is still led by node {out}, which lacks the second: {groups:?}\n{}",
-            node_log_tails(&cluster, 30)
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+            _ => None,
+        },
+    );
     assert!(
         handed(),
         "node {out}'s log says it handed the first split on (or tried to)\n{}",
@@ -2669,39 +2692,31 @@ fn an_expired_split_point_held_by_three_of_four_hosts_is_merged_once_the_voters_
             .expect("AddSplitPoints");
         // The second group is trimmed to three voters before the point
         // expires.
-        let deadline = Instant::now() + Duration::from_secs(20);
-        let right = loop {
-            let groups = database_groups(&cluster);
-            if let [first, second] = groups.as_slice() {
-                if first.2 == vec![1, 2, 3, 4] && second.2.len() == 3 && !second.3.is_empty() {
+        let right = await_groups(
+            &cluster,
+            Duration::from_secs(20),
+            "no second group on three nodes",
+            |groups| match groups {
+                [first, second]
+                    if first.2 == vec![1, 2, 3, 4]
+                        && second.2.len() == 3
+                        && !second.3.is_empty() =>
+                {
                     eprintln!("before the merge: {groups:?}");
-                    break second.0;
+                    Some(second.0)
                 }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the status did not show a second group on three nodes: {groups:?}"
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        };
+                _ => None,
+            },
+        );
         let rows = 1 + across_through_each(&clients, &db).await;
 
         // Expired and cold: merged, on all four nodes.
-        let deadline = Instant::now() + Duration::from_secs(90);
-        loop {
-            let groups = database_groups(&cluster);
-            if let [only] = groups.as_slice() {
-                if only.2 == vec![1, 2, 3, 4] {
-                    break;
-                }
-            }
-            assert!(
-                Instant::now() < deadline,
-                "the groups were not merged on all four nodes within 90 s: {groups:?}\n{}",
-                node_log_tails(&cluster, 30)
-            );
-            std::thread::sleep(Duration::from_millis(200));
-        }
+        await_groups(
+            &cluster,
+            Duration::from_secs(90),
+            "the groups were not merged on all four nodes",
+            |groups| matches!(groups, [only] if only.2 == vec![1, 2, 3, 4]).then_some(()),
+        );
         assert!(
             log_lines(
                 &nodes,
